@@ -1,0 +1,113 @@
+#include "base/file_io.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace npu {
+namespace {
+std::string Errno() { return std::strerror(errno); }
+}  // namespace
+
+bool FileExists(const std::string& path) {
+  struct stat st{};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+Result<MappedFile> MappedFile::Open(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return Status::Error("E13001", "file", path, "the file does not exist");
+    return Status::Error("E13002", "file", path, "cannot open: " + Errno());
+  }
+  struct stat st{};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::Error("E13002", "file", path, "not a regular file");
+  }
+  MappedFile f;
+  f.path_ = path;
+  f.size_ = static_cast<size_t>(st.st_size);
+  if (f.size_ == 0) {
+    ::close(fd);
+    f.data_ = std::shared_ptr<const std::byte>(reinterpret_cast<const std::byte*>(""), [](const std::byte*) {});
+    return f;
+  }
+  void* p = ::mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) return Status::Error("E13002", "file", path, "mmap failed: " + Errno());
+  size_t n = f.size_;
+  f.data_ = std::shared_ptr<const std::byte>(static_cast<const std::byte*>(p),
+                                              [n](const std::byte* q) { ::munmap(const_cast<std::byte*>(q), n); });
+  return f;
+}
+
+Result<std::string> ReadFileToString(const std::string& path) {
+  NPU_ASSIGN_OR_RETURN(MappedFile f, MappedFile::Open(path));
+  auto b = f.bytes();
+  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+}
+
+Result<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(const std::string& path) {
+  auto w = std::make_unique<AtomicFileWriter>();
+  w->path_ = path;
+  w->tmp_ = path + ".tmp." + std::to_string(::getpid());
+  w->fd_ = ::open(w->tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (w->fd_ < 0) return Status::Error("E13004", "output", path, "cannot create: " + Errno());
+  return w;
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_ && !tmp_.empty()) ::unlink(tmp_.c_str());
+}
+
+Status AtomicFileWriter::Write(std::span<const std::byte> data) {
+  const std::byte* p = data.data();
+  size_t left = data.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd_, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::Error("E13004", "output", path_, "write failed: " + Errno());
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  offset_ += data.size();
+  return Status::Ok();
+}
+
+Status AtomicFileWriter::WriteZeros(size_t n) {
+  static const std::byte zeros[4096] = {};
+  while (n > 0) {
+    size_t k = std::min(n, sizeof zeros);
+    NPU_RETURN_IF_ERROR(Write(std::span(zeros, k)));
+    n -= k;
+  }
+  return Status::Ok();
+}
+
+Status AtomicFileWriter::Commit() {
+  if (::close(fd_) != 0) {
+    fd_ = -1;
+    return Status::Error("E13004", "output", path_, "close failed: " + Errno());
+  }
+  fd_ = -1;
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0)
+    return Status::Error("E13004", "output", path_, "rename failed: " + Errno());
+  committed_ = true;
+  return Status::Ok();
+}
+
+Status WriteFileAtomic(const std::string& path, std::span<const std::byte> data) {
+  NPU_ASSIGN_OR_RETURN(auto w, AtomicFileWriter::Create(path));
+  NPU_RETURN_IF_ERROR(w->Write(data));
+  return w->Commit();
+}
+
+}  // namespace npu

@@ -1,0 +1,55 @@
+// File access: read-only memory maps for inputs, atomic (temp + rename) writes for outputs,
+// so a failed run never leaves a half-written file behind.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "base/status.h"
+
+namespace npu {
+
+// A read-only mapping of a whole file. Cheap to share: bytes() stays valid while any copy lives.
+class MappedFile {
+ public:
+  static Result<MappedFile> Open(const std::string& path);
+  std::span<const std::byte> bytes() const { return {data_.get(), size_}; }
+  const std::string& path() const { return path_; }
+  // An owner handle that keeps the mapping alive (for tensors that alias into the file).
+  std::shared_ptr<const std::byte> share() const { return data_; }
+
+ private:
+  std::shared_ptr<const std::byte> data_;
+  size_t size_ = 0;
+  std::string path_;
+};
+
+Result<std::string> ReadFileToString(const std::string& path);
+bool FileExists(const std::string& path);
+
+// Writes to "<path>.tmp.<pid>" and renames onto path in Commit(); abandoned writers delete the temp file.
+class AtomicFileWriter {
+ public:
+  static Result<std::unique_ptr<AtomicFileWriter>> Create(const std::string& path);
+  AtomicFileWriter() = default;  // use Create()
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+  Status Write(std::span<const std::byte> data);
+  Status Write(std::string_view text) { return Write(std::as_bytes(std::span(text.data(), text.size()))); }
+  Status WriteZeros(size_t n);
+  size_t offset() const { return offset_; }
+  Status Commit();
+
+ private:
+  std::string path_, tmp_;
+  int fd_ = -1;
+  size_t offset_ = 0;
+  bool committed_ = false;
+};
+
+// Convenience: write a whole buffer atomically.
+Status WriteFileAtomic(const std::string& path, std::span<const std::byte> data);
+
+}  // namespace npu

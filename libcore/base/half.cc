@@ -1,0 +1,96 @@
+#include "base/half.h"
+
+#include <cstring>
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
+namespace npu {
+
+float HalfToFloat(uint16_t h) {
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ff;
+  uint32_t u;
+  if (exp == 0) {
+    if (mant == 0) {
+      u = sign;
+    } else {  // subnormal: renormalise
+      int e = -1;
+      do {
+        ++e;
+        mant <<= 1;
+      } while ((mant & 0x400) == 0);
+      u = sign | static_cast<uint32_t>(127 - 15 - e) << 23 | (mant & 0x3ff) << 13;
+    }
+  } else if (exp == 31) {
+    u = sign | 0x7f800000 | mant << 13;
+  } else {
+    u = sign | (exp + 112) << 23 | mant << 13;
+  }
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+uint16_t FloatToHalf(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000);
+  uint32_t abs = u & 0x7fffffff;
+  if (abs > 0x7f800000) return sign | 0x7e00 | static_cast<uint16_t>((abs >> 13) & 0x1ff);  // NaN
+  if (abs >= 0x477ff000) return sign | 0x7c00;  // rounds to >= 65520 -> inf
+  if (abs < 0x38800000) {                        // result is subnormal or zero
+    if (abs < 0x33000000) return sign;           // < 2^-25 rounds to 0
+    uint32_t exp = abs >> 23;
+    uint32_t mant = (abs & 0x7fffff) | 0x800000;
+    uint32_t shift = 126 - exp;  // 14 + (113 - exp) ... shift so that result is in units of 2^-24
+    uint32_t q = mant >> shift;
+    uint32_t rem = mant & ((1u << shift) - 1);
+    uint32_t half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (q & 1))) ++q;
+    return sign | static_cast<uint16_t>(q);
+  }
+  uint32_t r = abs + 0xfff + ((abs >> 13) & 1);  // round to nearest even
+  return sign | static_cast<uint16_t>((r - 0x38000000) >> 13);
+}
+
+uint16_t FloatToBF16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((u >> 16) | 0x40);
+  u += 0x7fff + ((u >> 16) & 1);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+void HalfToFloat(std::span<const uint16_t> in, std::span<float> out) {
+  size_t i = 0, n = in.size();
+#if defined(__F16C__)
+  for (; i + 8 <= n; i += 8) {
+    __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in.data() + i));
+    _mm256_storeu_ps(out.data() + i, _mm256_cvtph_ps(h));
+  }
+#endif
+  for (; i < n; ++i) out[i] = HalfToFloat(in[i]);
+}
+
+void FloatToHalf(std::span<const float> in, std::span<uint16_t> out) {
+  size_t i = 0, n = in.size();
+#if defined(__F16C__)
+  for (; i + 8 <= n; i += 8) {
+    __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(in.data() + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out.data() + i), h);
+  }
+#endif
+  for (; i < n; ++i) out[i] = FloatToHalf(in[i]);
+}
+
+void BF16ToFloat(std::span<const uint16_t> in, std::span<float> out) {
+  for (size_t i = 0; i < in.size(); ++i) out[i] = BF16ToFloat(in[i]);  // a shift: the compiler vectorises it
+}
+
+void FloatToBF16(std::span<const float> in, std::span<uint16_t> out) {
+  for (size_t i = 0; i < in.size(); ++i) out[i] = FloatToBF16(in[i]);
+}
+
+}  // namespace npu

@@ -1,0 +1,29 @@
+// Levelled logging. The level comes from --log or ASCEND_GLOBAL_LOG_LEVEL (0 debug, 1 info,
+// 2 warning, 3 error, 4 null); ASCEND_SLOG_PRINT_TO_STDOUT=1 sends log lines to stdout instead of stderr.
+#pragma once
+#include <optional>
+#include <sstream>
+#include <string_view>
+
+namespace npu::log {
+
+enum class Level { kDebug = 0, kInfo, kWarning, kError, kNull };
+
+std::optional<Level> ParseLevel(std::string_view name);  // "debug".."null" or "0".."4"
+void SetLevel(Level level);
+Level GetLevel();
+// Reads ASCEND_GLOBAL_LOG_LEVEL and ASCEND_SLOG_PRINT_TO_STDOUT; called once by each tool's main.
+void InitFromEnv();
+bool Enabled(Level level);
+void Write(Level level, std::string_view module, const std::string& text);
+
+}  // namespace npu::log
+
+#define NPU_LOG(level, module, stream_expr)                                  \
+  do {                                                                       \
+    if (::npu::log::Enabled(::npu::log::Level::level)) {                     \
+      std::ostringstream npu_os_;                                            \
+      npu_os_ << stream_expr;                                                \
+      ::npu::log::Write(::npu::log::Level::level, module, npu_os_.str());    \
+    }                                                                        \
+  } while (0)

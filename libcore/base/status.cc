@@ -1,0 +1,82 @@
+#include "base/status.h"
+
+#include <array>
+
+namespace npu {
+namespace {
+
+// The error catalogue. Codes follow the CANN numbering (E1xxxx = graph engine/ATC, EH = ACL runtime);
+// titles are ours.
+constexpr std::array kCatalogue = {
+    ErrorInfo{"E10001", "invalid parameter value", "Check the value against the parameter's description in --help."},
+    ErrorInfo{"E10002", "invalid --input_shape", "Use \"name1:n,c,h,w;name2:n,c\" with positive integers, quoted as a whole."},
+    ErrorInfo{"E10003", "invalid .om file", "Regenerate the .om with atc; it may be truncated, corrupt or not an .om at all."},
+    ErrorInfo{"E10004", "empty parameter", "Give the parameter a value."},
+    ErrorInfo{"E10007", "required parameter missing", "Add the parameter to the command line."},
+    ErrorInfo{"E10010", "invalid log level", "Use one of debug, info, warning, error, null."},
+    ErrorInfo{"E10016", "name not found in the model", "Use a name that exists in the model (listed in the message); separate entries with ';' and quote the value."},
+    ErrorInfo{"E10041", "failed to load the model", "Check that the file exists, is readable, is a valid model and matches --framework."},
+    ErrorInfo{"E10055", "not supported", "Use a supported value or feature."},
+    ErrorInfo{"E13001", "file not found", "Check the path."},
+    ErrorInfo{"E13002", "file cannot be read", "Check the file's permissions and that it is a regular file."},
+    ErrorInfo{"E13004", "file cannot be written", "Check that the directory exists, is writable and the disk is not full."},
+    ErrorInfo{"E16002", "unsupported ONNX operator", "Replace the operator in the model, or export with another opset."},
+    ErrorInfo{"E16004", "ONNX model has no graph", "Export the model again."},
+    ErrorInfo{"E16005", "invalid ONNX model", "Run onnx.checker on the model and export it again."},
+    ErrorInfo{"E19999", "internal error", "Report this with the command line and model."},
+    ErrorInfo{"EH0001", "invalid runtime input", "Give input files that match the model's inputs in number, size and type."},
+    ErrorInfo{"EH0002", "operator execution failed", "Check the input data; see the reason for the operator that failed."},
+};
+
+const std::string& Empty() {
+  static const std::string s;
+  return s;
+}
+
+}  // namespace
+
+const ErrorInfo* FindError(std::string_view code) {
+  for (const auto& e : kCatalogue)
+    if (e.code == code) return &e;
+  return nullptr;
+}
+
+Status Status::Error(std::string_view code, std::string param, std::string value, std::string reason,
+                     std::string fix) {
+  Status s;
+  s.err_ = std::make_shared<Err>(Err{std::string(code), std::move(param), std::move(value), std::move(reason),
+                                     std::move(fix)});
+  if (s.err_->fix.empty())
+    if (const ErrorInfo* info = FindError(code)) s.err_->fix = std::string(info->fix);
+  return s;
+}
+
+const std::string& Status::code() const { return err_ ? err_->code : Empty(); }
+const std::string& Status::param() const { return err_ ? err_->param : Empty(); }
+const std::string& Status::reason() const { return err_ ? err_->reason : Empty(); }
+
+Status& Status::with_context(std::string_view ctx) {
+  if (err_) {
+    auto copy = std::make_shared<Err>(*err_);
+    copy->reason = std::string(ctx) + ": " + copy->reason;
+    err_ = std::move(copy);
+  }
+  return *this;
+}
+
+std::string Status::message() const {
+  if (!err_) return "success";
+  const ErrorInfo* info = FindError(err_->code);
+  std::string m = err_->code + ": ";
+  if (info) m += std::string(info->title) + ". ";
+  if (!err_->value.empty() || !err_->param.empty()) {
+    if (!err_->value.empty()) m += "Value [" + err_->value + "] for ";
+    m += (err_->value.empty() ? "Parameter [" : "parameter [") + err_->param + "]";
+    m += err_->value.empty() ? ". " : " is invalid. ";
+  }
+  m += "Reason: " + err_->reason;
+  if (!err_->fix.empty()) m += "\n  Solution: " + err_->fix;
+  return m;
+}
+
+}  // namespace npu

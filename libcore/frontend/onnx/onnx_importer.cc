@@ -1,0 +1,308 @@
+#include "frontend/onnx/onnx_importer.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <onnx/onnx_pb.h>
+
+#include <climits>
+#include <cstring>
+#include <filesystem>
+
+#include "base/file_io.h"
+#include "base/log.h"
+#include "ir/op_schema.h"
+#include "kernels/registry.h"
+
+namespace npu {
+namespace {
+
+constexpr int64_t kMinOpset = 7, kMaxOpset = 17;
+
+std::optional<DType> FromOnnxType(int32_t t) {
+  switch (t) {
+    case onnx::TensorProto::FLOAT: return DType::kF32;
+    case onnx::TensorProto::UINT8: return DType::kU8;
+    case onnx::TensorProto::INT8: return DType::kI8;
+    case onnx::TensorProto::INT16: return DType::kI16;
+    case onnx::TensorProto::INT32: return DType::kI32;
+    case onnx::TensorProto::INT64: return DType::kI64;
+    case onnx::TensorProto::BOOL: return DType::kBool;
+    case onnx::TensorProto::FLOAT16: return DType::kF16;
+    case onnx::TensorProto::DOUBLE: return DType::kF64;
+    case onnx::TensorProto::BFLOAT16: return DType::kBF16;
+    default: return std::nullopt;
+  }
+}
+
+Status Bad(const std::string& path, std::string why) { return Status::Error("E10041", "--model", path, std::move(why)); }
+
+// Everything a conversion needs to keep alive: the parsed model and any external-data maps.
+struct ImportState {
+  std::string path, dir;
+  std::shared_ptr<onnx::ModelProto> model;
+  std::map<std::string, MappedFile> external;
+};
+
+Result<Tensor> ExternalTensor(ImportState& st, const onnx::TensorProto& t, DType dt, const Shape& shape) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : t.external_data()) {
+    if (kv.key() == "location") location = kv.value();
+    else if (kv.key() == "offset") offset = std::stoll(kv.value());
+    else if (kv.key() == "length") length = std::stoll(kv.value());
+  }
+  std::filesystem::path rel(location);
+  if (location.empty() || rel.is_absolute() || rel.lexically_normal().string().starts_with(".."))
+    return Bad(st.path, "initializer '" + t.name() + "' has an invalid external data location '" + location + "'");
+  std::string full = st.dir + "/" + location;
+  auto it = st.external.find(full);
+  if (it == st.external.end()) {
+    auto f = MappedFile::Open(full);
+    if (!f.ok()) return Bad(st.path, "external data for '" + t.name() + "': " + f.status().reason() + " (" + full + ")");
+    it = st.external.emplace(full, std::move(f).value()).first;
+  }
+  size_t need = static_cast<size_t>(NumElements(shape)) * DTypeSize(dt);
+  auto bytes = it->second.bytes();
+  if (length >= 0 && static_cast<size_t>(length) != need)
+    return Bad(st.path, "external data length of '" + t.name() + "' is " + std::to_string(length) + " bytes, its shape needs " + std::to_string(need));
+  if (offset < 0 || static_cast<size_t>(offset) > bytes.size() || bytes.size() - static_cast<size_t>(offset) < need)
+    return Bad(st.path, "external data of '" + t.name() + "' lies past the end of " + full);
+  return Tensor::View(dt, shape, it->second.share(), bytes.data() + offset);
+}
+
+template <class Src, class Dst>
+Tensor CopyTyped(DType dt, const Shape& shape, const Src& field) {
+  Tensor x = Tensor::Empty(dt, shape);
+  Dst* d = x.mutable_data<Dst>();
+  for (int i = 0; i < field.size(); ++i) d[i] = static_cast<Dst>(field.Get(i));
+  return x;
+}
+
+Result<Tensor> ConvertTensor(ImportState& st, const onnx::TensorProto& t) {
+  auto dt = FromOnnxType(t.data_type());
+  if (!dt) return Status::Error("E16002", "tensor", t.name(), "element type " + std::to_string(t.data_type()) + " is not supported");
+  Shape shape(t.dims().begin(), t.dims().end());
+  for (int64_t d : shape)
+    if (d < 0) return Bad(st.path, "tensor '" + t.name() + "' has a negative dim");
+  const size_t n = static_cast<size_t>(NumElements(shape)), bytes = n * DTypeSize(*dt);
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) return ExternalTensor(st, t, *dt, shape);
+  if (t.has_raw_data()) {
+    if (t.raw_data().size() != bytes)
+      return Bad(st.path, "tensor '" + t.name() + "' holds " + std::to_string(t.raw_data().size()) + " bytes, its shape needs " + std::to_string(bytes));
+    return Tensor::View(*dt, shape, st.model, t.raw_data().data());  // aliases the parsed model
+  }
+  auto count_ok = [&](int have) { return static_cast<size_t>(have) == n; };
+  switch (*dt) {
+    case DType::kF32:
+      if (!count_ok(t.float_data_size())) break;
+      return CopyTyped<decltype(t.float_data()), float>(*dt, shape, t.float_data());
+    case DType::kF64:
+      if (!count_ok(t.double_data_size())) break;
+      return CopyTyped<decltype(t.double_data()), double>(*dt, shape, t.double_data());
+    case DType::kI64:
+      if (!count_ok(t.int64_data_size())) break;
+      return CopyTyped<decltype(t.int64_data()), int64_t>(*dt, shape, t.int64_data());
+    case DType::kI32: if (count_ok(t.int32_data_size())) return CopyTyped<decltype(t.int32_data()), int32_t>(*dt, shape, t.int32_data()); break;
+    case DType::kI16: if (count_ok(t.int32_data_size())) return CopyTyped<decltype(t.int32_data()), int16_t>(*dt, shape, t.int32_data()); break;
+    case DType::kI8: if (count_ok(t.int32_data_size())) return CopyTyped<decltype(t.int32_data()), int8_t>(*dt, shape, t.int32_data()); break;
+    case DType::kU8:
+    case DType::kBool: if (count_ok(t.int32_data_size())) return CopyTyped<decltype(t.int32_data()), uint8_t>(*dt, shape, t.int32_data()); break;
+    case DType::kF16:
+    case DType::kBF16: if (count_ok(t.int32_data_size())) return CopyTyped<decltype(t.int32_data()), uint16_t>(*dt, shape, t.int32_data()); break;
+    default: break;
+  }
+  return Bad(st.path, "tensor '" + t.name() + "' has " + std::string(n ? "too few or too many" : "unexpected") + " values for shape " + ShapeToString(shape));
+}
+
+Result<Attr> ConvertAttr(ImportState& st, const onnx::AttributeProto& a) {
+  using A = onnx::AttributeProto;
+  switch (a.type()) {
+    case A::INT: return Attr(a.i());
+    case A::FLOAT: return Attr(a.f());
+    case A::STRING: return Attr(a.s());
+    case A::INTS: return Attr(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+    case A::FLOATS: return Attr(std::vector<float>(a.floats().begin(), a.floats().end()));
+    case A::STRINGS: return Attr(std::vector<std::string>(a.strings().begin(), a.strings().end()));
+    case A::TENSOR: {
+      NPU_ASSIGN_OR_RETURN(Tensor t, ConvertTensor(st, a.t()));
+      return Attr(std::move(t));
+    }
+    default: return Status::Error("E16002", "attribute", a.name(), "attribute kind " + std::to_string(a.type()) + " (graphs, sparse tensors) is not supported");
+  }
+}
+
+Result<std::shared_ptr<onnx::ModelProto>> ParseModel(const std::string& path, const MappedFile& file) {
+  auto bytes = file.bytes();
+  if (bytes.empty()) return Bad(path, "the file is empty");
+  auto model = std::make_shared<onnx::ModelProto>();
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(std::min<size_t>(bytes.size(), INT_MAX)));
+  in.SetTotalBytesLimit(INT_MAX);
+  if (bytes.size() > INT_MAX) return Bad(path, "the protobuf part is larger than 2 GB; export with external data");
+  if (!model->ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
+    return Bad(path, "not a valid ONNX protobuf (truncated, corrupt or another format)");
+  if (!model->has_graph()) return Status::Error("E16004", "--model", path, "the model has no graph");
+  return model;
+}
+
+Status ApplyInputShapes(Graph& g, const OnnxImportOptions& opts) {
+  std::string names;
+  for (int i : g.inputs) names += (names.empty() ? "" : ", ") + g.values[i].name;
+  for (const auto& [name, shape] : opts.input_shapes) {
+    int id = g.FindValue(name);
+    bool is_input = std::find(g.inputs.begin(), g.inputs.end(), id) != g.inputs.end();
+    if (!is_input)
+      return Status::Error("E10016", "--input_shape", name, "input '" + name + "' is not found in the model; the model's inputs are: " + names);
+    Value& v = g.values[id];
+    if (v.has_shape && v.shape.size() != shape.size())
+      return Status::Error("E10002", "--input_shape", name + ":" + ShapeToString(shape),
+                           "the model's input has rank " + std::to_string(v.shape.size()) + " (" + ShapeToString(v.shape) + ")");
+    v.shape = shape;
+    v.has_shape = true;
+  }
+  return Status::Ok();
+}
+
+Status SelectOutputs(Graph& g, const onnx::GraphProto& gp, const OnnxImportOptions& opts) {
+  if (opts.out_nodes.empty()) {
+    for (const auto& o : gp.output()) {
+      int id = g.FindValue(o.name());
+      if (id < 0) return Status::Error("E16005", "output", o.name(), "graph output is not produced by any node");
+      g.outputs.push_back(id);
+    }
+    return Status::Ok();
+  }
+  for (const auto& [node, idx] : opts.out_nodes) {
+    auto it = std::find_if(g.nodes.begin(), g.nodes.end(), [&](const Node& n) { return n.name == node; });
+    if (it == g.nodes.end())
+      return Status::Error("E10016", "--out_nodes", node, "node '" + node + "' is not found in the model");
+    if (idx < 0 || idx >= static_cast<int>(it->outputs.size()))
+      return Status::Error("E10001", "--out_nodes", node + ":" + std::to_string(idx),
+                           "the node has " + std::to_string(it->outputs.size()) + " outputs");
+    g.outputs.push_back(it->outputs[idx]);
+  }
+  return Status::Ok();
+}
+
+// Arity and registry checks; every failure is collected rather than stopping at the first.
+void CheckNode(const onnx::NodeProto& np, const std::string& name, int64_t opset, std::vector<UnsupportedNode>& bad) {
+  std::string domain = np.domain() == "ai.onnx" ? "" : np.domain();
+  const OpSchema* s = domain.empty() ? OpSchemaRegistry::Get().Find(np.op_type()) : nullptr;
+  auto add = [&](std::string why) { bad.push_back({name, np.op_type(), domain.empty() ? "ai.onnx" : domain, opset, std::move(why)}); };
+  if (!s) return add(domain.empty() ? "no parser/kernel is registered for this op type" : "custom domain is not supported");
+  if (np.input_size() < s->min_inputs || np.input_size() > s->max_inputs)
+    return add("has " + std::to_string(np.input_size()) + " inputs, expected " + std::to_string(s->min_inputs) + ".." + std::to_string(s->max_inputs));
+  if (np.output_size() < s->min_outputs || np.output_size() > s->max_outputs)
+    return add("has " + std::to_string(np.output_size()) + " outputs, expected " + std::to_string(s->min_outputs) + ".." + std::to_string(s->max_outputs));
+  for (const auto& a : np.attribute())
+    if (a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS)
+      return add("subgraph attribute '" + a.name() + "' (control flow) is not supported");
+}
+
+}  // namespace
+
+Result<Graph> ImportOnnx(const std::string& path, const OnnxImportOptions& opts, OnnxModelInfo* info) {
+  RegisterBuiltinOps();
+  OnnxModelInfo local;
+  if (!info) info = &local;
+  auto file = MappedFile::Open(path);
+  if (!file.ok()) return Status::Error("E10041", "--model", path, file.status().reason(), "Check the --model path.");
+  ImportState st;
+  st.path = path;
+  st.dir = std::filesystem::path(path).parent_path().string();
+  if (st.dir.empty()) st.dir = ".";
+  NPU_ASSIGN_OR_RETURN(st.model, ParseModel(path, file.value()));
+  const onnx::ModelProto& m = *st.model;
+  const onnx::GraphProto& gp = m.graph();
+  info->producer = m.producer_name() + " " + m.producer_version();
+  std::map<std::string, int64_t> opsets;
+  for (const auto& o : m.opset_import()) opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
+  info->opset = opsets.count("") ? opsets[""] : 0;
+  if (info->opset < kMinOpset || info->opset > kMaxOpset)
+    return Status::Error("E10055", "opset", std::to_string(info->opset),
+                         "supported ONNX opsets are " + std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset),
+                         "Export the model with an opset in that range (torch.onnx.export(..., opset_version=13)).");
+
+  Graph g;
+  g.name = gp.name().empty() ? "graph" : gp.name();
+  for (const auto& t : gp.initializer()) {
+    auto tensor = ConvertTensor(st, t);
+    if (!tensor.ok()) return tensor.status();
+    int id = g.AddValue(t.name());
+    g.values[id].dtype = tensor.value().dtype();
+    g.values[id].shape = tensor.value().shape();
+    g.values[id].has_shape = true;
+    g.values[id].constant = std::move(tensor).value();
+  }
+  for (const auto& in : gp.input()) {
+    int id = g.AddValue(in.name());
+    if (g.values[id].constant) continue;  // an initializer listed as input (old exporters): a constant
+    const auto& tt = in.type().tensor_type();
+    auto dt = FromOnnxType(tt.elem_type());
+    if (!dt) return Status::Error("E16002", "input", in.name(), "input element type " + std::to_string(tt.elem_type()) + " is not supported");
+    Value& v = g.values[id];
+    v.dtype = *dt;
+    v.has_shape = tt.has_shape();
+    for (const auto& d : tt.shape().dim()) v.shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
+    g.inputs.push_back(id);
+  }
+  NPU_RETURN_IF_ERROR(ApplyInputShapes(g, opts));
+
+  int index = 0;
+  for (const auto& np : gp.node()) {
+    std::string domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    int64_t opset = opsets.count(domain) ? opsets[domain] : 0;
+    std::string name = np.name().empty() ? np.op_type() + "_" + std::to_string(index) : np.name();
+    ++index;
+    CheckNode(np, name, opset, info->unsupported);
+    info->nodes.emplace_back(name, np.op_type());
+    Node n;
+    n.name = name;
+    n.op_type = np.op_type();
+    n.domain = domain;
+    n.opset = static_cast<int>(opset);
+    n.original_names = {name};
+    for (const auto& a : np.attribute()) {
+      if (a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS) continue;
+      auto attr = ConvertAttr(st, a);
+      if (!attr.ok()) {
+        info->unsupported.push_back({name, np.op_type(), domain.empty() ? "ai.onnx" : domain, opset, attr.status().reason()});
+        continue;
+      }
+      n.attrs.emplace(a.name(), std::move(attr).value());
+    }
+    if (n.op_type == "Cast") {  // the IR stores Cast targets as npu DType values
+      auto to = FromOnnxType(static_cast<int32_t>(n.attr_int("to", 0)));
+      if (!to) info->unsupported.push_back({name, "Cast", "ai.onnx", opset, "target element type is not supported"});
+      else n.attrs["to"] = static_cast<int64_t>(*to);
+    }
+    for (const auto& i : np.input()) {
+      if (i.empty()) {
+        n.inputs.push_back(-1);
+        continue;
+      }
+      int id = g.FindValue(i);
+      if (id < 0) return Status::Error("E16005", "node", name, "input '" + i + "' is not produced by any earlier node, initializer or graph input");
+      n.inputs.push_back(id);
+    }
+    for (const auto& o : np.output()) {
+      int id = g.AddValue(o.empty() ? name + ":unused" + std::to_string(n.outputs.size()) : o);
+      g.values[id].producer = static_cast<int>(g.nodes.size());
+      n.outputs.push_back(id);
+    }
+    g.nodes.push_back(std::move(n));
+  }
+  if (!info->unsupported.empty()) {
+    std::string list;
+    for (const auto& u : info->unsupported)
+      list += "\n    " + u.name + " (type " + u.op_type + ", domain " + u.domain + ", opset " + std::to_string(u.opset) + "): " + u.reason;
+    return Status::Error("E16002", "--model", path,
+                         std::to_string(info->unsupported.size()) + " node(s) are not supported:" + list,
+                         "Replace these operators in the model or export it with another opset; atc --mode=3 writes the full report.");
+  }
+  NPU_RETURN_IF_ERROR(SelectOutputs(g, gp, opts));
+  NPU_RETURN_IF_ERROR(g.Verify());
+  NPU_LOG(kInfo, "ONNX", "imported " << path << ": opset " << info->opset << ", " << g.nodes.size() << " nodes, "
+                                     << gp.initializer_size() << " initializers");
+  return g;
+}
+
+}  // namespace npu

@@ -1,0 +1,69 @@
+// The graph IR: values (named tensors with dtype/shape, optionally constant) and nodes in topological
+// order. Every node remembers the framework op names it came from, so fusion never loses the mapping
+// that dumps and accuracy comparison need.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "base/status.h"
+#include "ir/tensor.h"
+
+namespace npu {
+
+using Attr = std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>,
+                          std::vector<std::string>, Tensor>;
+using AttrMap = std::map<std::string, Attr, std::less<>>;
+
+struct Value {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  Shape shape;             // dims < 0 are unknown
+  bool has_shape = false;  // false: rank unknown
+  std::optional<Tensor> constant;
+  int producer = -1;  // node index, -1 for graph inputs and constants
+};
+
+struct Node {
+  std::string name, op_type, domain;
+  int opset = 0;
+  std::vector<int> inputs;  // value indices; -1 marks an omitted optional input
+  std::vector<int> outputs;
+  AttrMap attrs;
+  std::vector<std::string> original_names;
+
+  bool has_attr(std::string_view k) const { return attrs.find(k) != attrs.end(); }
+  int64_t attr_int(std::string_view k, int64_t def) const;
+  float attr_float(std::string_view k, float def) const;
+  std::string attr_string(std::string_view k, std::string def = {}) const;
+  std::vector<int64_t> attr_ints(std::string_view k, std::vector<int64_t> def = {}) const;
+  std::vector<float> attr_floats(std::string_view k) const;
+  const Tensor* attr_tensor(std::string_view k) const;
+};
+
+class Graph {
+ public:
+  std::string name;
+  std::vector<Value> values;
+  std::vector<Node> nodes;
+  std::vector<int> inputs, outputs;  // value indices
+
+  int AddValue(std::string name);  // returns the existing index if the name is taken
+  int FindValue(std::string_view name) const;  // -1 if absent
+  // Checks that names are unique, every input is produced before use and outputs exist.
+  Status Verify() const;
+  // Human-readable dump, one node per line.
+  std::string ToText() const;
+  // Recomputes Value::producer and drops nodes whose outputs nobody reads.
+  void RemoveDeadNodes();
+
+ private:
+  std::unordered_map<std::string, int> index_;
+};
+
+std::string AttrToString(const Attr& a);
+
+}  // namespace npu

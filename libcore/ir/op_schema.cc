@@ -1,0 +1,104 @@
+#include "ir/op_schema.h"
+
+#include <algorithm>
+
+namespace npu {
+
+void InferContext::set_output(size_t i, DType t, Shape s, bool has_shape) {
+  if (i >= out.size() || out[i] == nullptr) return;
+  out[i]->dtype = t;
+  out[i]->shape = std::move(s);
+  out[i]->has_shape = has_shape;
+}
+
+Status InferContext::Fail(std::string reason) const {
+  return Status::Error("E10001", node.op_type + " node", node.name, std::move(reason),
+                       "Check the model: the operator's inputs do not fit its definition.");
+}
+
+OpSchemaRegistry& OpSchemaRegistry::Get() {
+  static OpSchemaRegistry r;
+  return r;
+}
+
+void OpSchemaRegistry::Register(OpSchema schema) {
+  auto it = std::find_if(schemas_.begin(), schemas_.end(), [&](const OpSchema& s) { return s.type == schema.type; });
+  if (it != schemas_.end()) *it = std::move(schema);
+  else schemas_.push_back(std::move(schema));
+}
+
+const OpSchema* OpSchemaRegistry::Find(std::string_view type) const {
+  for (const auto& s : schemas_)
+    if (s.type == type) return &s;
+  return nullptr;
+}
+
+std::vector<std::string> OpSchemaRegistry::Types() const {
+  std::vector<std::string> v;
+  for (const auto& s : schemas_) v.push_back(s.type);
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+int64_t NormalizeAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+
+Result<Shape> BroadcastShapes(const Shape& a, const Shape& b) {
+  size_t r = std::max(a.size(), b.size());
+  Shape out(r);
+  for (size_t i = 0; i < r; ++i) {
+    int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (da == db || db == 1) out[i] = da;
+    else if (da == 1) out[i] = db;
+    else if (da < 0 || db < 0) out[i] = -1;
+    else
+      return Status::Error("E10001", "shapes", ShapeToString(a) + " and " + ShapeToString(b),
+                           "the shapes cannot be broadcast together");
+  }
+  return out;
+}
+
+namespace {
+Status InferBroadcastTo(InferContext& c, DType out_type) {
+  Shape s;
+  bool known = true;
+  for (size_t i = 0; i < c.num_inputs(); ++i) {
+    if (!c.has_input(i)) continue;
+    if (!c.in[i]->has_shape) {
+      known = false;
+      continue;
+    }
+    auto r = BroadcastShapes(s, c.in[i]->shape);
+    if (!r.ok()) return c.Fail(r.status().reason() + " (" + ShapeToString(s) + " vs " + ShapeToString(c.in[i]->shape) + ")");
+    s = r.value();
+  }
+  c.set_output(0, out_type, s, known);
+  return Status::Ok();
+}
+}  // namespace
+
+Status InferSameAsInput0(InferContext& c) {
+  for (size_t i = 0; i < c.out.size(); ++i) c.set_output(i, c.in[0]->dtype, c.in[0]->shape, c.in[0]->has_shape);
+  return Status::Ok();
+}
+Status InferBroadcast(InferContext& c) { return InferBroadcastTo(c, c.in[0]->dtype); }
+Status InferBroadcastBool(InferContext& c) { return InferBroadcastTo(c, DType::kBool); }
+
+Status InferNode(Graph& g, const Node& n) {
+  const OpSchema* s = OpSchemaRegistry::Get().Find(n.op_type);
+  if (!s) return Status::Error("E16002", "node", n.name, "no schema registered for op type " + n.op_type);
+  InferContext c{n, {}, {}};
+  for (int i : n.inputs) c.in.push_back(i < 0 ? nullptr : &g.values[i]);
+  for (int o : n.outputs) c.out.push_back(&g.values[o]);
+  if (s->min_inputs > 0 && (c.in.empty() || c.in[0] == nullptr)) return c.Fail("the first input is missing");
+  Status st = s->infer(c);
+  if (!st.ok()) st.with_context("node " + n.name + " (" + n.op_type + ")");
+  return st;
+}
+
+Status InferGraph(Graph& g) {
+  for (const auto& n : g.nodes) NPU_RETURN_IF_ERROR(InferNode(g, n));
+  return Status::Ok();
+}
+
+}  // namespace npu

@@ -1,0 +1,66 @@
+// Operator schemas: arity, engine, precision class and shape/dtype inference. Adding an op means
+// registering a schema (here) and a kernel (kernels/registry.h), nothing else.
+#pragma once
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "ir/graph.h"
+
+namespace npu {
+
+enum class Engine { kCube, kVector, kAiCpu };
+// Mixed-precision list membership: white ops may drop to fp16, black ops keep fp32, gray ops follow their input.
+enum class PrecisionClass { kWhite, kBlack, kGray };
+
+// What inference sees of one node: its inputs (dtype, shape, constant value if known) and the outputs to fill.
+struct InferContext {
+  const Node& node;
+  std::vector<const Value*> in;  // nullptr for omitted optional inputs
+  std::vector<Value*> out;
+
+  size_t num_inputs() const { return in.size(); }
+  bool has_input(size_t i) const { return i < in.size() && in[i] != nullptr; }
+  const Tensor* const_input(size_t i) const { return has_input(i) && in[i]->constant ? &*in[i]->constant : nullptr; }
+  // Sets output i; pass has_shape=false when only the dtype is known.
+  void set_output(size_t i, DType t, Shape s, bool has_shape = true);
+  Status Fail(std::string reason) const;  // E10001-style error naming the node
+};
+using InferFn = std::function<Status(InferContext&)>;
+
+struct OpSchema {
+  std::string type;
+  int min_inputs = 1, max_inputs = 1;
+  int min_outputs = 1, max_outputs = 1;
+  Engine engine = Engine::kVector;
+  PrecisionClass precision = PrecisionClass::kGray;
+  InferFn infer;
+};
+
+class OpSchemaRegistry {
+ public:
+  static OpSchemaRegistry& Get();
+  void Register(OpSchema schema);
+  const OpSchema* Find(std::string_view type) const;
+  std::vector<std::string> Types() const;
+
+ private:
+  std::vector<OpSchema> schemas_;
+};
+
+// Runs each node's inference in order, filling Value dtype/shape (and constants where inference can
+// compute them, such as Shape of a static tensor). Errors name the node.
+Status InferGraph(Graph& g);
+// Inference for one node (used by passes that interleave inference with folding).
+Status InferNode(Graph& g, const Node& n);
+
+// Inference helpers shared by many ops.
+Status InferSameAsInput0(InferContext& c);
+Status InferBroadcast(InferContext& c);        // numpy broadcasting, dtype of input 0
+Status InferBroadcastBool(InferContext& c);    // same shape, bool result
+Result<Shape> BroadcastShapes(const Shape& a, const Shape& b);
+int64_t NormalizeAxis(int64_t axis, int64_t rank);  // negative axes count from the end
+
+}  // namespace npu

@@ -1,0 +1,110 @@
+#include "ir/tensor.h"
+
+#include <cstring>
+#include <new>
+
+#include "base/half.h"
+
+namespace npu {
+
+int64_t NumElements(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) {
+    if (d < 0) return -1;
+    n *= d;
+  }
+  return n;
+}
+
+std::string ShapeToString(const Shape& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+namespace {
+// 64-byte aligned so vector kernels and the .om weight layout agree.
+std::shared_ptr<void> AllocAligned(size_t n) {
+  size_t bytes = std::max<size_t>(64, (n + 63) / 64 * 64);
+  void* p = ::operator new(bytes, std::align_val_t(64));
+  return std::shared_ptr<void>(p, [](void* q) { ::operator delete(q, std::align_val_t(64)); });
+}
+}  // namespace
+
+Tensor Tensor::Empty(DType t, Shape shape) {
+  Tensor x;
+  x.dtype_ = t;
+  x.shape_ = std::move(shape);
+  auto mem = AllocAligned(x.nbytes());
+  x.data_ = mem.get();
+  x.owner_ = std::move(mem);
+  return x;
+}
+
+Tensor Tensor::Zeros(DType t, Shape shape) {
+  Tensor x = Empty(t, std::move(shape));
+  std::memset(x.mutable_raw(), 0, x.nbytes());
+  return x;
+}
+
+Tensor Tensor::View(DType t, Shape shape, std::shared_ptr<const void> owner, const void* data) {
+  Tensor x;
+  x.dtype_ = t;
+  x.shape_ = std::move(shape);
+  x.owner_ = std::move(owner);
+  x.data_ = data;
+  return x;
+}
+
+Tensor Tensor::Reshaped(Shape shape) const {
+  Tensor x = *this;
+  x.shape_ = std::move(shape);
+  return x;
+}
+
+Tensor Tensor::Clone() const {
+  Tensor x = Empty(dtype_, shape_);
+  x.format = format;
+  if (nbytes()) std::memcpy(x.mutable_raw(), raw(), nbytes());
+  return x;
+}
+
+namespace {
+template <class T>
+void AppendAs(const Tensor& t, auto& out) {
+  const T* p = t.data<T>();
+  for (int64_t i = 0; i < t.numel(); ++i) out.push_back(static_cast<typename std::decay_t<decltype(out)>::value_type>(p[i]));
+}
+}  // namespace
+
+std::vector<int64_t> Tensor::ToInt64Vector() const {
+  std::vector<int64_t> v;
+  v.reserve(static_cast<size_t>(std::max<int64_t>(0, numel())));
+  switch (dtype_) {
+    case DType::kI64: AppendAs<int64_t>(*this, v); break;
+    case DType::kI32: AppendAs<int32_t>(*this, v); break;
+    case DType::kI16: AppendAs<int16_t>(*this, v); break;
+    case DType::kI8: AppendAs<int8_t>(*this, v); break;
+    case DType::kU8: case DType::kBool: AppendAs<uint8_t>(*this, v); break;
+    case DType::kF32: AppendAs<float>(*this, v); break;
+    case DType::kF64: AppendAs<double>(*this, v); break;
+    default: break;
+  }
+  return v;
+}
+
+std::vector<double> Tensor::ToDoubleVector() const {
+  std::vector<double> v;
+  v.reserve(static_cast<size_t>(std::max<int64_t>(0, numel())));
+  switch (dtype_) {
+    case DType::kF32: AppendAs<float>(*this, v); break;
+    case DType::kF64: AppendAs<double>(*this, v); break;
+    case DType::kF16: for (int64_t i = 0; i < numel(); ++i) v.push_back(HalfToFloat(data<uint16_t>()[i])); break;
+    case DType::kBF16: for (int64_t i = 0; i < numel(); ++i) v.push_back(BF16ToFloat(data<uint16_t>()[i])); break;
+    default:
+      for (int64_t x : ToInt64Vector()) v.push_back(static_cast<double>(x));
+  }
+  return v;
+}
+
+}  // namespace npu

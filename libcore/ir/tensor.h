@@ -1,0 +1,62 @@
+// Tensor: dtype, shape, format and shared storage. Storage may alias a memory-mapped file
+// (ONNX initializers, .om weights), so copying a Tensor never copies its bytes.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+
+namespace npu {
+
+using Shape = std::vector<int64_t>;
+int64_t NumElements(const Shape& s);  // 1 for a scalar; -1 if any dim is unknown (< 0)
+std::string ShapeToString(const Shape& s);  // "[1,3,224,224]"
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // Fresh zero-initialised storage.
+  static Tensor Zeros(DType t, Shape shape);
+  // Uninitialised storage (the caller writes every element).
+  static Tensor Empty(DType t, Shape shape);
+  // Aliases existing bytes; `owner` keeps them alive.
+  static Tensor View(DType t, Shape shape, std::shared_ptr<const void> owner, const void* data);
+
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t numel() const { return NumElements(shape_); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * DTypeSize(dtype_); }
+  bool defined() const { return dtype_ != DType::kUndefined; }
+  Format format = Format::kND;
+
+  const std::byte* raw() const { return static_cast<const std::byte*>(data_); }
+  std::byte* mutable_raw() { return static_cast<std::byte*>(const_cast<void*>(data_)); }
+  template <class T>
+  const T* data() const { return static_cast<const T*>(data_); }
+  template <class T>
+  T* mutable_data() { return static_cast<T*>(const_cast<void*>(data_)); }
+  template <class T>
+  std::span<const T> span() const { return {data<T>(), static_cast<size_t>(numel())}; }
+  std::span<const std::byte> bytes() const { return {raw(), nbytes()}; }
+
+  // Same bytes, new shape (numel must match).
+  Tensor Reshaped(Shape shape) const;
+  // Deep copy into fresh storage.
+  Tensor Clone() const;
+  // Scalar/1-D integer tensor contents as int64 (any integer dtype).
+  std::vector<int64_t> ToInt64Vector() const;
+  std::vector<double> ToDoubleVector() const;
+  std::shared_ptr<const void> owner() const { return owner_; }
+
+ private:
+  DType dtype_ = DType::kUndefined;
+  Shape shape_;
+  std::shared_ptr<const void> owner_;
+  const void* data_ = nullptr;
+};
+
+}  // namespace npu

@@ -1,0 +1,408 @@
+// Elementwise ops: activations and unary math, broadcasting binary arithmetic and comparisons,
+// variadic Max/Min/Sum/Mean, Where, Clip and Cast.
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernels/kernel_util.h"
+
+namespace npu {
+namespace {
+
+constexpr int64_t kGrain = 1 << 14;  // elements per parallel chunk
+
+template <class T, class R, class F>
+void MapUnary(ThreadPool& pool, const T* in, R* out, int64_t n, F f) {
+  pool.ParallelFor(static_cast<size_t>(n), kGrain, [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) out[i] = static_cast<R>(f(in[i]));
+  });
+}
+
+// Runs out[i] = f(a[ia], b[ib]) over the broadcast of a and b.
+template <class T, class R, class F>
+void MapBinary(ThreadPool& pool, const Tensor& a, const Tensor& b, Tensor& out, F f) {
+  BroadcastPlan p = MakeBroadcastPlan({&a.shape(), &b.shape()}, out.shape());
+  const T* pa = a.data<T>();
+  const T* pb = b.data<T>();
+  R* po = out.mutable_data<R>();
+  const int64_t inner = p.inner, sa = p.inner_stride[0], sb = p.inner_stride[1];
+  size_t grain = static_cast<size_t>(std::max<int64_t>(1, kGrain / std::max<int64_t>(1, inner)));
+  pool.ParallelFor(static_cast<size_t>(p.outer), grain, [&](size_t rb, size_t re) {
+    int64_t offs[2];
+    for (size_t r = rb; r < re; ++r) {
+      BroadcastRowOffsets(p, static_cast<int64_t>(r), offs);
+      const T* x = pa + offs[0];
+      const T* y = pb + offs[1];
+      R* o = po + static_cast<int64_t>(r) * inner;
+      if (sa == 1 && sb == 1)
+        for (int64_t i = 0; i < inner; ++i) o[i] = static_cast<R>(f(x[i], y[i]));
+      else if (sa == 1)
+        for (int64_t i = 0; i < inner; ++i) o[i] = static_cast<R>(f(x[i], y[0]));
+      else if (sb == 1)
+        for (int64_t i = 0; i < inner; ++i) o[i] = static_cast<R>(f(x[0], y[i]));
+      else
+        for (int64_t i = 0; i < inner; ++i) o[i] = static_cast<R>(f(x[0], y[0]));
+    }
+  });
+}
+
+Status OutShape(KernelContext& c, const Tensor& a, const Tensor& b, Shape& out) {
+  auto r = BroadcastShapes(a.shape(), b.shape());
+  if (!r.ok()) return c.Fail(r.status().reason() + ": " + ShapeToString(a.shape()) + " vs " + ShapeToString(b.shape()));
+  out = r.value();
+  return Status::Ok();
+}
+
+// ---- unary --------------------------------------------------------------------------------------
+
+enum class UnaryTypes { kFloat, kSigned, kAll };
+
+template <UnaryTypes kTypes, class Make>
+void RegisterUnary(const char* name, Make make) {
+  RegisterOp({name, 1, 1, 1, 1, Engine::kVector, PrecisionClass::kGray, InferSameAsInput0},
+             [make](KernelContext& ctx) {
+               return WithWidenedHalves(ctx, [&](KernelContext& c) {
+                 const Tensor& x = c.in(0);
+                 auto f = make(c.node);
+                 Tensor y = Tensor::Empty(x.dtype(), x.shape());
+                 bool supported = true;
+                 bool ok = DispatchAll(x.dtype(), [&](auto tag) {
+                   using T = decltype(tag);
+                   constexpr bool floating = std::is_floating_point_v<T>;
+                   constexpr bool is_signed = std::is_signed_v<T> && !std::is_same_v<T, bool>;
+                   if constexpr (floating || (kTypes == UnaryTypes::kSigned && is_signed) ||
+                                 (kTypes == UnaryTypes::kAll && !std::is_same_v<T, bool>)) {
+                     MapUnary(c.pool, x.data<T>(), y.mutable_data<T>(), x.numel(), [&](T v) { return f(v); });
+                   } else {
+                     supported = false;
+                   }
+                 });
+                 if (!ok || !supported) {
+                   return c.Fail("dtype " + std::string(DTypeName(x.dtype())) + " is not supported");
+                 }
+                 c.outputs[0] = std::move(y);
+                 return Status::Ok();
+               });
+             });
+}
+
+void RegisterUnaryOps() {
+  auto plain = [](auto fn) { return [fn](const Node&) { return fn; }; };
+  RegisterUnary<UnaryTypes::kSigned>("Relu", plain([](auto x) { return x > 0 ? x : decltype(x)(0); }));
+  RegisterUnary<UnaryTypes::kSigned>("Neg", plain([](auto x) { return -x; }));
+  RegisterUnary<UnaryTypes::kAll>("Abs", plain([](auto x) {
+    if constexpr (std::is_unsigned_v<decltype(x)>) return x;
+    else return x < 0 ? decltype(x)(-x) : x;
+  }));
+  RegisterUnary<UnaryTypes::kSigned>("Sign", plain([](auto x) { return decltype(x)((x > 0) - (x < 0)); }));
+  RegisterUnary<UnaryTypes::kFloat>("Sigmoid", plain([](auto x) { return 1 / (1 + std::exp(-x)); }));
+  RegisterUnary<UnaryTypes::kFloat>("Tanh", plain([](auto x) { return std::tanh(x); }));
+  RegisterUnary<UnaryTypes::kFloat>("Erf", plain([](auto x) { return std::erf(x); }));
+  RegisterUnary<UnaryTypes::kFloat>("Sqrt", plain([](auto x) { return std::sqrt(x); }));
+  RegisterUnary<UnaryTypes::kFloat>("Exp", plain([](auto x) { return std::exp(x); }));
+  RegisterUnary<UnaryTypes::kFloat>("Log", plain([](auto x) { return std::log(x); }));
+  RegisterUnary<UnaryTypes::kFloat>("Reciprocal", plain([](auto x) { return 1 / x; }));
+  RegisterUnary<UnaryTypes::kFloat>("Floor", plain([](auto x) { return std::floor(x); }));
+  RegisterUnary<UnaryTypes::kFloat>("Ceil", plain([](auto x) { return std::ceil(x); }));
+  RegisterUnary<UnaryTypes::kFloat>("Round", plain([](auto x) { return std::nearbyint(x); }));
+  RegisterUnary<UnaryTypes::kFloat>("Sin", plain([](auto x) { return std::sin(x); }));
+  RegisterUnary<UnaryTypes::kFloat>("Cos", plain([](auto x) { return std::cos(x); }));
+  RegisterUnary<UnaryTypes::kFloat>("Softsign", plain([](auto x) { return x / (1 + std::abs(x)); }));
+  // log(1 + e^x) without overflow for large x.
+  RegisterUnary<UnaryTypes::kFloat>("Softplus", plain([](auto x) {
+    return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+  }));
+  RegisterUnary<UnaryTypes::kFloat>("HardSwish", plain([](auto x) {
+    using T = decltype(x);
+    return x * std::max(T(0), std::min(T(1), x / T(6) + T(0.5)));
+  }));
+  RegisterUnary<UnaryTypes::kFloat>("LeakyRelu", [](const Node& n) {
+    double a = n.attr_float("alpha", 0.01f);
+    return [a](auto x) { return x >= 0 ? x : decltype(x)(a * x); };
+  });
+  RegisterUnary<UnaryTypes::kFloat>("Elu", [](const Node& n) {
+    double a = n.attr_float("alpha", 1.0f);
+    return [a](auto x) { return x >= 0 ? x : decltype(x)(a * std::expm1(x)); };
+  });
+  RegisterUnary<UnaryTypes::kFloat>("Celu", [](const Node& n) {
+    double a = n.attr_float("alpha", 1.0f);
+    return [a](auto x) { return decltype(x)(std::max(0.0, double(x)) + std::min(0.0, a * std::expm1(x / a))); };
+  });
+  RegisterUnary<UnaryTypes::kFloat>("Selu", [](const Node& n) {
+    double a = n.attr_float("alpha", 1.67326319217681884765625f);
+    double g = n.attr_float("gamma", 1.05070102214813232421875f);
+    return [a, g](auto x) { return decltype(x)(x > 0 ? g * x : g * a * std::expm1(x)); };
+  });
+  RegisterUnary<UnaryTypes::kFloat>("ThresholdedRelu", [](const Node& n) {
+    double a = n.attr_float("alpha", 1.0f);
+    return [a](auto x) { return x > a ? x : decltype(x)(0); };
+  });
+  RegisterUnary<UnaryTypes::kFloat>("HardSigmoid", [](const Node& n) {
+    double a = n.attr_float("alpha", 0.2f), b = n.attr_float("beta", 0.5f);
+    return [a, b](auto x) { return decltype(x)(std::max(0.0, std::min(1.0, a * x + b))); };
+  });
+}
+
+// ---- binary -------------------------------------------------------------------------------------
+
+template <UnaryTypes kTypes, class F>
+Status BinaryKernel(KernelContext& c, const Tensor& a, const Tensor& b, F f) {
+  if (a.dtype() != b.dtype()) return c.Fail("input dtypes differ: " + std::string(DTypeName(a.dtype())) + " vs " + std::string(DTypeName(b.dtype())));
+  Shape s;
+  NPU_RETURN_IF_ERROR(OutShape(c, a, b, s));
+  Tensor out = Tensor::Empty(a.dtype(), s);
+  bool supported = true;
+  bool known = DispatchAll(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool> || (kTypes == UnaryTypes::kFloat && !std::is_floating_point_v<T>)) supported = false;
+    else MapBinary<T, T>(c.pool, a, b, out, f);
+  });
+  if (!known || !supported) return c.Fail("dtype " + std::string(DTypeName(a.dtype())) + " is not supported");
+  c.outputs[0] = std::move(out);
+  return Status::Ok();
+}
+
+template <UnaryTypes kTypes, class F>
+void RegisterBinary(const char* name, F f) {
+  RegisterOp({name, 2, 2, 1, 1, Engine::kVector, PrecisionClass::kGray, InferBroadcast}, [f](KernelContext& ctx) {
+    return WithWidenedHalves(ctx, [&](KernelContext& c) { return BinaryKernel<kTypes>(c, c.in(0), c.in(1), f); });
+  });
+}
+
+// Variadic ops fold pairwise; broadcasting is associative for these.
+template <class F>
+void RegisterVariadic(const char* name, F f, bool mean = false) {
+  RegisterOp({name, 1, 1 << 20, 1, 1, Engine::kVector, PrecisionClass::kGray, InferBroadcast}, [f, mean](KernelContext& ctx) {
+    return WithWidenedHalves(ctx, [&](KernelContext& c) {
+      Tensor acc = c.in(0);
+      for (size_t i = 1; i < c.inputs.size(); ++i) {
+        NPU_RETURN_IF_ERROR(BinaryKernel<UnaryTypes::kAll>(c, acc, c.in(i), f));
+        acc = std::move(c.outputs[0]);
+      }
+      if (mean) {
+        Tensor out = Tensor::Empty(acc.dtype(), acc.shape());
+        double k = static_cast<double>(c.inputs.size());
+        if (!DispatchFloat(acc.dtype(), [&](auto tag) {
+              using T = decltype(tag);
+              MapUnary(c.pool, acc.data<T>(), out.mutable_data<T>(), acc.numel(), [k](T v) { return T(v / k); });
+            }))
+          return c.Fail("Mean supports float types only");
+        acc = std::move(out);
+      } else if (c.inputs.size() == 1) {
+        acc = acc.Clone();
+      }
+      c.outputs[0] = std::move(acc);
+      return Status::Ok();
+    });
+  });
+}
+
+// Comparison and logic ops produce bool.
+template <bool kLogical, class F>
+void RegisterCompare(const char* name, F f) {
+  RegisterOp({name, 2, 2, 1, 1, Engine::kVector, PrecisionClass::kGray, InferBroadcastBool}, [f](KernelContext& ctx) {
+    return WithWidenedHalves(ctx, [&](KernelContext& c) {
+      const Tensor &a = c.in(0), &b = c.in(1);
+      if (a.dtype() != b.dtype()) return c.Fail("input dtypes differ");
+      Shape s;
+      NPU_RETURN_IF_ERROR(OutShape(c, a, b, s));
+      Tensor out = Tensor::Empty(DType::kBool, s);
+      bool ok = DispatchAll(a.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        if constexpr (kLogical) MapBinary<uint8_t, uint8_t>(c.pool, a, b, out, f);
+        else MapBinary<T, bool>(c.pool, a, b, out, f);
+      });
+      if (!ok) return c.Fail("dtype not supported");
+      c.outputs[0] = std::move(out);
+      return Status::Ok();
+    });
+  });
+}
+
+Status PowKernel(KernelContext& c) {
+  const Tensor& a = c.in(0);
+  const Tensor b = c.in(1).dtype() == a.dtype() ? c.in(1) : Tensor();
+  Tensor exponent = b.defined() ? b : Tensor::Empty(DType::kF64, c.in(1).shape());
+  if (!b.defined()) {
+    auto v = c.in(1).ToDoubleVector();
+    std::copy(v.begin(), v.end(), exponent.mutable_data<double>());
+  }
+  Shape s;
+  NPU_RETURN_IF_ERROR(OutShape(c, a, exponent, s));
+  Tensor out = Tensor::Empty(a.dtype(), s);
+  bool ok = DispatchAll(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>) {
+      if (exponent.dtype() == a.dtype()) {
+        MapBinary<T, T>(c.pool, a, exponent, out, [](T x, T y) { return T(std::pow(double(x), double(y))); });
+      } else {  // mixed dtypes: widen the base to double for the broadcast loop
+        Tensor base = Tensor::Empty(DType::kF64, a.shape());
+        for (int64_t i = 0; i < a.numel(); ++i) base.mutable_data<double>()[i] = double(a.data<T>()[i]);
+        MapBinary<double, T>(c.pool, base, exponent, out, [](double x, double y) {
+          if constexpr (std::is_floating_point_v<T>) return std::pow(x, y);
+          else return std::round(std::pow(x, y));
+        });
+      }
+    }
+  });
+  if (!ok) return c.Fail("dtype not supported");
+  c.outputs[0] = std::move(out);
+  return Status::Ok();
+}
+
+Status PReluKernel(KernelContext& c) {
+  return BinaryKernel<UnaryTypes::kSigned>(c, c.in(0), c.in(1), [](auto x, auto s) { return x < 0 ? decltype(x)(s * x) : x; });
+}
+
+Status WhereKernel(KernelContext& c) {
+  const Tensor &cond = c.in(0), &x = c.in(1), &y = c.in(2);
+  if (x.dtype() != y.dtype()) return c.Fail("X and Y dtypes differ");
+  Shape s;
+  NPU_RETURN_IF_ERROR(OutShape(c, cond, x, s));
+  Tensor tmp = Tensor::Empty(DType::kBool, s);
+  NPU_RETURN_IF_ERROR(OutShape(c, tmp, y, s));
+  Tensor out = Tensor::Empty(x.dtype(), s);
+  BroadcastPlan p = MakeBroadcastPlan({&cond.shape(), &x.shape(), &y.shape()}, s);
+  size_t es = DTypeSize(x.dtype());
+  const uint8_t* pc = cond.data<uint8_t>();
+  for (int64_t r = 0; r < p.outer; ++r) {
+    int64_t offs[3];
+    BroadcastRowOffsets(p, r, offs);
+    for (int64_t i = 0; i < p.inner; ++i) {
+      bool take_x = pc[offs[0] + i * p.inner_stride[0]] != 0;
+      const std::byte* src = take_x ? x.raw() + (offs[1] + i * p.inner_stride[1]) * es
+                                    : y.raw() + (offs[2] + i * p.inner_stride[2]) * es;
+      std::memcpy(out.mutable_raw() + (r * p.inner + i) * es, src, es);
+    }
+  }
+  c.outputs[0] = std::move(out);
+  return Status::Ok();
+}
+
+Status ClipKernel(KernelContext& ctx) {
+  return WithWidenedHalves(ctx, [](KernelContext& c) {
+    const Tensor& x = c.in(0);
+    Tensor y = Tensor::Empty(x.dtype(), x.shape());
+    bool ok = DispatchAll(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (!std::is_same_v<T, bool>) {
+        T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
+        if (c.node.opset < 11) {
+          lo = static_cast<T>(c.node.attr_float("min", -3.402823e38f));
+          hi = static_cast<T>(c.node.attr_float("max", 3.402823e38f));
+        }
+        if (c.has(1)) lo = c.in(1).data<T>()[0];
+        if (c.has(2)) hi = c.in(2).data<T>()[0];
+        MapUnary(c.pool, x.data<T>(), y.mutable_data<T>(), x.numel(), [lo, hi](T v) {
+          if constexpr (std::is_floating_point_v<T>)
+            if (std::isnan(v)) return v;
+          return std::min(hi, std::max(lo, v));
+        });
+      }
+    });
+    if (!ok) return c.Fail("dtype not supported");
+    c.outputs[0] = std::move(y);
+    return Status::Ok();
+  });
+}
+
+Status NotKernel(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  Tensor y = Tensor::Empty(DType::kBool, x.shape());
+  MapUnary(c.pool, x.data<uint8_t>(), y.mutable_data<uint8_t>(), x.numel(), [](uint8_t v) { return uint8_t(v == 0); });
+  c.outputs[0] = std::move(y);
+  return Status::Ok();
+}
+
+}  // namespace
+
+// Casts between any supported dtypes (fp16/bf16 through fp32). Shared with other families.
+Tensor CastTensor(const Tensor& x, DType to) {
+  if (x.dtype() == to) return x;
+  Tensor src = ToF32(x);
+  Tensor mid = Tensor::Empty(IsHalfLike(to) ? DType::kF32 : to, x.shape());
+  DispatchAll(src.dtype(), [&](auto in_tag) {
+    using I = decltype(in_tag);
+    DispatchAll(mid.dtype(), [&](auto out_tag) {
+      using O = decltype(out_tag);
+      const I* s = src.data<I>();
+      O* d = mid.mutable_data<O>();
+      for (int64_t i = 0; i < src.numel(); ++i) {
+        if constexpr (std::is_same_v<O, bool>) d[i] = s[i] != I(0);
+        else if constexpr (std::is_floating_point_v<I> && !std::is_floating_point_v<O>)
+          d[i] = std::isfinite(s[i]) ? static_cast<O>(s[i]) : O(0);  // NaN/inf to int is undefined in C++
+        else d[i] = static_cast<O>(s[i]);
+      }
+    });
+  });
+  return FromF32(mid, to);
+}
+
+void RegisterElementwiseOps() {
+  RegisterUnaryOps();
+  RegisterBinary<UnaryTypes::kAll>("Add", [](auto a, auto b) { return a + b; });
+  RegisterBinary<UnaryTypes::kAll>("Sub", [](auto a, auto b) { return a - b; });
+  RegisterBinary<UnaryTypes::kAll>("Mul", [](auto a, auto b) { return a * b; });
+  RegisterBinary<UnaryTypes::kAll>("Div", [](auto a, auto b) {
+    if constexpr (std::is_integral_v<decltype(a)>) return b == 0 ? decltype(a)(0) : decltype(a)(a / b);
+    else return a / b;
+  });
+  RegisterBinary<UnaryTypes::kAll>("Mod", [](auto a, auto b) {
+    if constexpr (std::is_integral_v<decltype(a)>) {
+      if (b == 0) return decltype(a)(0);
+      auto r = decltype(a)(a % b);
+      return (r != 0 && ((r < 0) != (b < 0))) ? decltype(a)(r + b) : r;  // sign of the divisor (fmod=0)
+    } else {
+      return decltype(a)(std::fmod(a, b));
+    }
+  });
+  RegisterOp({"Pow", 2, 2, 1, 1, Engine::kVector, PrecisionClass::kBlack, InferBroadcast},
+             [](KernelContext& ctx) { return WithWidenedHalves(ctx, PowKernel); });
+  RegisterOp({"PRelu", 2, 2, 1, 1, Engine::kVector, PrecisionClass::kGray, InferSameAsInput0},
+             [](KernelContext& ctx) { return WithWidenedHalves(ctx, PReluKernel); });
+  RegisterVariadic("Max", [](auto a, auto b) {
+    if constexpr (std::is_floating_point_v<decltype(a)>)
+      if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<decltype(a)>::quiet_NaN();
+    return std::max(a, b);
+  });
+  RegisterVariadic("Min", [](auto a, auto b) {
+    if constexpr (std::is_floating_point_v<decltype(a)>)
+      if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<decltype(a)>::quiet_NaN();
+    return std::min(a, b);
+  });
+  RegisterVariadic("Sum", [](auto a, auto b) { return decltype(a)(a + b); });
+  RegisterVariadic("Mean", [](auto a, auto b) { return decltype(a)(a + b); }, /*mean=*/true);
+  RegisterCompare<false>("Equal", [](auto a, auto b) { return a == b; });
+  RegisterCompare<false>("Less", [](auto a, auto b) { return a < b; });
+  RegisterCompare<false>("LessOrEqual", [](auto a, auto b) { return a <= b; });
+  RegisterCompare<false>("Greater", [](auto a, auto b) { return a > b; });
+  RegisterCompare<false>("GreaterOrEqual", [](auto a, auto b) { return a >= b; });
+  RegisterCompare<true>("And", [](uint8_t a, uint8_t b) { return uint8_t(a && b); });
+  RegisterCompare<true>("Or", [](uint8_t a, uint8_t b) { return uint8_t(a || b); });
+  RegisterCompare<true>("Xor", [](uint8_t a, uint8_t b) { return uint8_t((a != 0) != (b != 0)); });
+  RegisterOp({"Not", 1, 1, 1, 1, Engine::kVector, PrecisionClass::kGray, InferSameAsInput0}, NotKernel);
+  RegisterOp({"Where", 3, 3, 1, 1, Engine::kVector, PrecisionClass::kGray,
+              [](InferContext& c) {
+                NPU_RETURN_IF_ERROR(InferBroadcast(c));
+                c.out[0]->dtype = c.in[1]->dtype;
+                return Status::Ok();
+              }},
+             [](KernelContext& ctx) { return WhereKernel(ctx); });
+  RegisterOp({"Clip", 1, 3, 1, 1, Engine::kVector, PrecisionClass::kGray, InferSameAsInput0}, ClipKernel);
+  RegisterOp({"Cast", 1, 1, 1, 1, Engine::kVector, PrecisionClass::kGray,
+              [](InferContext& c) {
+                auto to = DTypeFromGe(static_cast<int32_t>(c.node.attr_int("to", 0)));
+                if (!to) return c.Fail("unsupported target dtype");
+                c.set_output(0, *to, c.in[0]->shape, c.in[0]->has_shape);
+                return Status::Ok();
+              }},
+             [](KernelContext& c) {
+               auto to = DTypeFromGe(static_cast<int32_t>(c.node.attr_int("to", 0)));
+               if (!to) return c.Fail("unsupported target dtype");
+               c.outputs[0] = CastTensor(c.in(0), *to);
+               if (c.outputs[0].raw() == c.in(0).raw()) c.outputs[0] = c.outputs[0].Clone();
+               return Status::Ok();
+             });
+}
+
+}  // namespace npu

@@ -1,0 +1,150 @@
+#include "kernels/kernel_util.h"
+
+namespace npu {
+
+bool IsHalfLike(DType t) { return t == DType::kF16 || t == DType::kBF16; }
+
+Tensor ToF32(const Tensor& t) {
+  if (!IsHalfLike(t.dtype())) return t;
+  Tensor out = Tensor::Empty(DType::kF32, t.shape());
+  auto n = static_cast<size_t>(t.numel());
+  std::span<const uint16_t> in(t.data<uint16_t>(), n);
+  std::span<float> o(out.mutable_data<float>(), n);
+  if (t.dtype() == DType::kF16) HalfToFloat(in, o);
+  else BF16ToFloat(in, o);
+  return out;
+}
+
+Tensor FromF32(const Tensor& t, DType target) {
+  if (t.dtype() != DType::kF32 || !IsHalfLike(target)) return t;
+  Tensor out = Tensor::Empty(target, t.shape());
+  auto n = static_cast<size_t>(t.numel());
+  std::span<const float> in(t.data<float>(), n);
+  std::span<uint16_t> o(out.mutable_data<uint16_t>(), n);
+  if (target == DType::kF16) FloatToHalf(in, o);
+  else FloatToBF16(in, o);
+  return out;
+}
+
+Status WithWidenedHalves(KernelContext& c, const std::function<Status(KernelContext&)>& body) {
+  DType narrow = DType::kUndefined;
+  for (auto& t : c.inputs)
+    if (t.defined() && IsHalfLike(t.dtype())) {
+      if (narrow == DType::kUndefined) narrow = t.dtype();
+      t = ToF32(t);
+    }
+  NPU_RETURN_IF_ERROR(body(c));
+  if (narrow != DType::kUndefined)
+    for (auto& t : c.outputs)
+      if (t.defined() && t.dtype() == DType::kF32) t = FromF32(t, narrow);
+  return Status::Ok();
+}
+
+std::vector<int64_t> Strides(const Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (int i = static_cast<int>(s.size()) - 2; i >= 0; --i) st[i] = st[i + 1] * s[i + 1];
+  return st;
+}
+
+std::vector<int64_t> BroadcastStrides(const Shape& in, const Shape& out) {
+  std::vector<int64_t> st(out.size(), 0);
+  auto base = Strides(in);
+  size_t off = out.size() - in.size();
+  for (size_t i = 0; i < in.size(); ++i) st[off + i] = in[i] == 1 ? 0 : base[i];
+  return st;
+}
+
+BroadcastPlan MakeBroadcastPlan(const std::vector<const Shape*>& ins, const Shape& out) {
+  BroadcastPlan p;
+  // Merge adjacent dims where every input is either contiguous across both or broadcast across both,
+  // so the innermost run is as long as possible.
+  std::vector<std::vector<int64_t>> st;
+  for (const Shape* s : ins) st.push_back(BroadcastStrides(*s, out));
+  Shape dims;
+  std::vector<std::vector<int64_t>> mst(ins.size());
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (out[d] == 1) continue;
+    bool merge = !dims.empty();
+    for (size_t k = 0; merge && k < ins.size(); ++k) {
+      int64_t prev = mst[k].back();
+      merge = (prev == 0 && st[k][d] == 0) || (prev != 0 && st[k][d] != 0 && prev == st[k][d] * out[d]);
+    }
+    if (merge) {
+      dims.back() *= out[d];
+      for (size_t k = 0; k < ins.size(); ++k) mst[k].back() = st[k][d];
+    } else {
+      dims.push_back(out[d]);
+      for (size_t k = 0; k < ins.size(); ++k) mst[k].push_back(st[k][d]);
+    }
+  }
+  if (dims.empty()) {
+    dims.push_back(1);
+    for (auto& m : mst) m.push_back(0);
+  }
+  p.out = dims;
+  p.inner = dims.back();
+  for (size_t k = 0; k < ins.size(); ++k) {
+    p.inner_stride.push_back(mst[k].back());
+    p.in_strides.push_back(mst[k]);
+  }
+  p.outer = NumElements(dims) / std::max<int64_t>(1, p.inner);
+  return p;
+}
+
+void BroadcastRowOffsets(const BroadcastPlan& p, int64_t row, int64_t* offs) {
+  size_t nd = p.out.size();
+  for (size_t k = 0; k < p.in_strides.size(); ++k) offs[k] = 0;
+  for (int d = static_cast<int>(nd) - 2; d >= 0; --d) {
+    int64_t idx = row % p.out[d];
+    row /= p.out[d];
+    for (size_t k = 0; k < p.in_strides.size(); ++k) offs[k] += idx * p.in_strides[k][d];
+  }
+}
+
+Result<WindowGeometry> ComputeWindow(const Node& n, const Shape& in_spatial, const std::vector<int64_t>& kernel,
+                                     bool ceil_mode) {
+  size_t r = in_spatial.size();
+  WindowGeometry g;
+  g.in = in_spatial;
+  g.kernel = kernel;
+  g.stride = n.attr_ints("strides", std::vector<int64_t>(r, 1));
+  g.dilation = n.attr_ints("dilations", std::vector<int64_t>(r, 1));
+  auto pads = n.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
+  std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
+  if (kernel.size() != r || g.stride.size() != r || g.dilation.size() != r || pads.size() != 2 * r)
+    return Status::Error("E10001", n.op_type + " node", n.name,
+                         "kernel_shape/strides/dilations/pads do not match the " + std::to_string(r) + " spatial dims of the input");
+  g.pad_begin.assign(pads.begin(), pads.begin() + static_cast<long>(r));
+  g.pad_end.assign(pads.begin() + static_cast<long>(r), pads.end());
+  g.out.resize(r);
+  for (size_t i = 0; i < r; ++i) {
+    if (g.stride[i] <= 0 || g.dilation[i] <= 0 || kernel[i] <= 0)
+      return Status::Error("E10001", n.op_type + " node", n.name, "strides, dilations and kernel sizes must be positive");
+    int64_t eff = (kernel[i] - 1) * g.dilation[i] + 1;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      g.out[i] = (g.in[i] + g.stride[i] - 1) / g.stride[i];
+      int64_t total = std::max<int64_t>(0, (g.out[i] - 1) * g.stride[i] + eff - g.in[i]);
+      int64_t small = total / 2;
+      g.pad_begin[i] = auto_pad == "SAME_UPPER" ? small : total - small;
+      g.pad_end[i] = total - g.pad_begin[i];
+      continue;
+    }
+    if (auto_pad == "VALID") g.pad_begin[i] = g.pad_end[i] = 0;
+    int64_t span = g.in[i] + g.pad_begin[i] + g.pad_end[i] - eff;
+    if (span < 0)
+      return Status::Error("E10001", n.op_type + " node", n.name, "the window is larger than the padded input");
+    g.out[i] = (ceil_mode ? (span + g.stride[i] - 1) / g.stride[i] : span / g.stride[i]) + 1;
+    // With ceil_mode the last window must start inside the input or left padding.
+    if (ceil_mode && (g.out[i] - 1) * g.stride[i] >= g.in[i] + g.pad_begin[i]) --g.out[i];
+  }
+  return g;
+}
+
+float* ThreadScratch(size_t n, int slot) {
+  thread_local std::vector<float> buffers[2];
+  auto& b = buffers[slot];
+  if (b.size() < n) b.resize(n);
+  return b.data();
+}
+
+}  // namespace npu

@@ -1,0 +1,82 @@
+// Helpers shared by kernel families: dtype dispatch, fp16/bf16 widening, broadcasting strides.
+// Kept small and template-light: only kernel .cc files include it.
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#include "base/half.h"
+#include "kernels/registry.h"
+
+namespace npu {
+
+// Calls f(T{}) with the C++ type for dtype t; returns false when the dtype is not in the list.
+template <class F>
+bool DispatchAll(DType t, F&& f) {
+  switch (t) {
+    case DType::kF32: f(float{}); return true;
+    case DType::kF64: f(double{}); return true;
+    case DType::kI32: f(int32_t{}); return true;
+    case DType::kI64: f(int64_t{}); return true;
+    case DType::kI8: f(int8_t{}); return true;
+    case DType::kI16: f(int16_t{}); return true;
+    case DType::kU8: f(uint8_t{}); return true;
+    case DType::kBool: f(bool{}); return true;
+    default: return false;
+  }
+}
+template <class F>
+bool DispatchFloat(DType t, F&& f) {
+  switch (t) {
+    case DType::kF32: f(float{}); return true;
+    case DType::kF64: f(double{}); return true;
+    default: return false;
+  }
+}
+
+// fp16/bf16 tensors are widened to fp32 for computing and narrowed back afterwards
+// (the reference numerics of a vector op computing in fp32).
+Tensor ToF32(const Tensor& t);
+Tensor FromF32(const Tensor& t, DType target);
+bool IsHalfLike(DType t);
+// Runs `body` with every fp16/bf16 input widened to fp32, then narrows float outputs back
+// to the dtype of input 0 (or `out_type` when given).
+Status WithWidenedHalves(KernelContext& c, const std::function<Status(KernelContext&)>& body);
+
+// Row-major strides of a shape, and strides for reading `in` broadcast to `out` (0 where broadcast).
+std::vector<int64_t> Strides(const Shape& s);
+std::vector<int64_t> BroadcastStrides(const Shape& in, const Shape& out);
+
+// Calls f(out_offset, in_offsets...) over all elements of `out`: the innermost dimension as a
+// contiguous run of length `inner` with per-input inner strides (0 or 1), so callers vectorise it.
+struct BroadcastPlan {
+  Shape out;
+  std::vector<std::vector<int64_t>> in_strides;  // per input, per dim
+  int64_t inner = 1;                             // length of the innermost run
+  std::vector<int64_t> inner_stride;             // per input: 0 or 1
+  int64_t outer = 1;
+};
+BroadcastPlan MakeBroadcastPlan(const std::vector<const Shape*>& ins, const Shape& out);
+// Offsets of each input at the start of outer row `row`.
+void BroadcastRowOffsets(const BroadcastPlan& p, int64_t row, int64_t* offs);
+
+// Casts between any supported dtypes (fp16/bf16 through fp32); returns x itself when no cast is needed.
+Tensor CastTensor(const Tensor& x, DType to);
+
+// Spatial geometry of a sliding-window op (Conv, pooling) from ONNX attributes.
+struct WindowGeometry {
+  std::vector<int64_t> in, kernel, stride, dilation, pad_begin, pad_end, out;
+};
+// kernel: window sizes; reads strides/dilations/pads/auto_pad from the node. ceil_mode for pooling.
+Result<WindowGeometry> ComputeWindow(const Node& n, const Shape& in_spatial, const std::vector<int64_t>& kernel,
+                                     bool ceil_mode = false);
+
+// Permutes dimensions (any dtype); shared by Transpose, Einsum and layout code.
+Tensor TransposeTensor(const Tensor& x, const std::vector<int64_t>& perm, ThreadPool& pool);
+// Batched row-major GEMM: c[b] = a[b] (m x k) * b[b] (k x n), a and b given per batch by the index maps.
+// Float and double use Eigen; integer types a plain triple loop (rare in models).
+Status MatMulTensors(KernelContext& c, const Tensor& a, const Tensor& b, Tensor& out);
+
+// Grows and returns a per-thread scratch buffer of at least n floats (reused across calls).
+float* ThreadScratch(size_t n, int slot = 0);
+
+}  // namespace npu

@@ -1,0 +1,326 @@
+// MatMul (numpy semantics, broadcast batch dims), Gemm and Einsum (forms that reduce to batched GEMM
+// plus sums over single-operand labels).
+#include <Eigen/Core>
+#include <algorithm>
+#include <map>
+
+#include "kernels/kernel_util.h"
+
+namespace npu {
+namespace {
+
+template <class T>
+using RowMatT = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// One GEMM of rows [m0, m1): out = a * b.
+template <class T>
+void GemmRows(const T* a, const T* b, T* out, int64_t m0, int64_t m1, int64_t K, int64_t N) {
+  Eigen::Map<const RowMatT<T>> A(a + m0 * K, m1 - m0, K);
+  Eigen::Map<const RowMatT<T>> B(b, K, N);
+  Eigen::Map<RowMatT<T>> C(out + m0 * N, m1 - m0, N);
+  C.noalias() = A * B;
+}
+
+Result<Shape> MatMulShape(const Shape& a0, const Shape& b0) {
+  if (a0.empty() || b0.empty()) return Status::Error("E10001", "MatMul", "", "inputs must have rank >= 1");
+  Shape a = a0.size() == 1 ? Shape{1, a0[0]} : a0;
+  Shape b = b0.size() == 1 ? Shape{b0[0], 1} : b0;
+  if (a.back() != b[b.size() - 2])
+    return Status::Error("E10001", "MatMul", ShapeToString(a0) + " x " + ShapeToString(b0), "inner dimensions differ");
+  NPU_ASSIGN_OR_RETURN(Shape batch, BroadcastShapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2)));
+  Shape out = batch;
+  if (a0.size() > 1) out.push_back(a[a.size() - 2]);
+  if (b0.size() > 1) out.push_back(b.back());
+  return out;
+}
+
+}  // namespace
+
+Status MatMulTensors(KernelContext& c, const Tensor& a0, const Tensor& b0, Tensor& out) {
+  auto rs = MatMulShape(a0.shape(), b0.shape());
+  if (!rs.ok()) return c.Fail(rs.status().reason());
+  Shape a = a0.rank() == 1 ? Shape{1, a0.shape()[0]} : a0.shape();
+  Shape b = b0.rank() == 1 ? Shape{b0.shape()[0], 1} : b0.shape();
+  const int64_t M = a[a.size() - 2], K = a.back(), N = b.back();
+  Shape abatch(a.begin(), a.end() - 2), bbatch(b.begin(), b.end() - 2);
+  Shape batch = BroadcastShapes(abatch, bbatch).value();
+  const int64_t nb = NumElements(batch);
+  auto as = BroadcastStrides(abatch, batch), bs = BroadcastStrides(bbatch, batch);
+  auto bst = Strides(batch);
+  auto offset = [&](int64_t i, const std::vector<int64_t>& st) {
+    int64_t o = 0;
+    for (size_t d = 0; d < batch.size(); ++d) o += (i / bst[d]) % batch[d] * st[d];
+    return o;
+  };
+  out = Tensor::Empty(a0.dtype(), rs.value());
+  bool ok = DispatchAll(a0.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) return;
+    else {
+      const T* pa = a0.data<T>();
+      const T* pb = b0.data<T>();
+      T* po = out.mutable_data<T>();
+      auto gemm = [&](int64_t i, int64_t m0, int64_t m1) {
+        const T* ai = pa + offset(i, as) * M * K;
+        const T* bi = pb + offset(i, bs) * K * N;
+        T* oi = po + i * M * N;
+        if constexpr (std::is_floating_point_v<T>) {
+          GemmRows(ai, bi, oi, m0, m1, K, N);
+        } else {
+          for (int64_t m = m0; m < m1; ++m)
+            for (int64_t n = 0; n < N; ++n) {
+              T s = 0;
+              for (int64_t k = 0; k < K; ++k) s += ai[m * K + k] * bi[k * N + n];
+              oi[m * N + n] = s;
+            }
+        }
+      };
+      if (nb >= c.pool.size()) {
+        c.pool.ParallelFor(static_cast<size_t>(nb), 1, [&](size_t s, size_t e) {
+          for (size_t i = s; i < e; ++i) gemm(static_cast<int64_t>(i), 0, M);
+        });
+      } else {
+        for (int64_t i = 0; i < nb; ++i)
+          c.pool.ParallelFor(static_cast<size_t>(M), std::max<size_t>(4, static_cast<size_t>(M) / c.pool.size()),
+                             [&](size_t s, size_t e) { gemm(i, static_cast<int64_t>(s), static_cast<int64_t>(e)); });
+      }
+    }
+  });
+  if (!ok || a0.dtype() == DType::kBool || a0.dtype() != b0.dtype())
+    return c.Fail("dtype " + std::string(DTypeName(a0.dtype())) + " x " + std::string(DTypeName(b0.dtype())) + " is not supported");
+  return Status::Ok();
+}
+
+namespace {
+
+Status MatMulKernel(KernelContext& c) { return MatMulTensors(c, c.in(0), c.in(1), c.outputs[0]); }
+
+Status GemmKernel(KernelContext& c) {
+  const Tensor &a = c.in(0), &b = c.in(1);
+  if (a.dtype() != DType::kF32 && a.dtype() != DType::kF64) return c.Fail("Gemm supports float types only");
+  if (a.rank() != 2 || b.rank() != 2) return c.Fail("A and B must be 2-D");
+  bool ta = c.node.attr_int("transA", 0), tb = c.node.attr_int("transB", 0);
+  float alpha = c.node.attr_float("alpha", 1.f), beta = c.node.attr_float("beta", 1.f);
+  int64_t M = ta ? a.shape()[1] : a.shape()[0], K = ta ? a.shape()[0] : a.shape()[1];
+  int64_t N = tb ? b.shape()[0] : b.shape()[1], Kb = tb ? b.shape()[1] : b.shape()[0];
+  if (K != Kb) return c.Fail("inner dimensions differ: " + std::to_string(K) + " vs " + std::to_string(Kb));
+  Tensor y = Tensor::Empty(a.dtype(), {M, N});
+  DispatchFloat(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using Map = Eigen::Map<const RowMatT<T>>;
+    Map A(a.data<T>(), a.shape()[0], a.shape()[1]), B(b.data<T>(), b.shape()[0], b.shape()[1]);
+    Eigen::Map<RowMatT<T>> Y(y.mutable_data<T>(), M, N);
+    if (c.has(2) && beta != 0.f) {  // broadcast C into Y first
+      const Tensor& C = c.in(2);
+      auto st = BroadcastStrides(C.shape(), {M, N});
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) Y(i, j) = T(beta) * C.data<T>()[i * st[0] + j * st[1]];
+    } else {
+      Y.setZero();
+    }
+    // Split output columns across threads: the FC layers of CNNs have M = 1.
+    int threads = c.pool.size();
+    c.pool.ParallelFor(static_cast<size_t>(N), std::max<size_t>(16, static_cast<size_t>(N) / threads), [&](size_t s, size_t e) {
+      auto cols = [&](auto&& m) { return m.middleCols(s, e - s); };
+      auto rows = [&](auto&& m) { return m.middleRows(s, e - s); };
+      if (!ta && !tb) cols(Y).noalias() += T(alpha) * A * cols(B);
+      else if (!ta && tb) cols(Y).noalias() += T(alpha) * A * rows(B).transpose();
+      else if (ta && !tb) cols(Y).noalias() += T(alpha) * A.transpose() * cols(B);
+      else cols(Y).noalias() += T(alpha) * A.transpose() * rows(B).transpose();
+    });
+  });
+  c.outputs[0] = std::move(y);
+  return Status::Ok();
+}
+
+// ---- Einsum -------------------------------------------------------------------------------------
+
+struct EinsumSpec {
+  std::vector<std::string> inputs;
+  std::string output;
+};
+
+Result<EinsumSpec> ParseEinsum(std::string eq, const std::vector<const Tensor*>& ins) {
+  eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
+  EinsumSpec s;
+  auto arrow = eq.find("->");
+  std::string lhs = eq.substr(0, arrow);
+  size_t start = 0;
+  for (size_t i = 0; i <= lhs.size(); ++i)
+    if (i == lhs.size() || lhs[i] == ',') {
+      s.inputs.push_back(lhs.substr(start, i - start));
+      start = i + 1;
+    }
+  if (s.inputs.size() != ins.size()) return Status::Error("E10001", "equation", eq, "operand count differs from input count");
+  // Expand "..." into upper-case labels (equations use lower case) right-aligned across operands.
+  size_t max_ell = 0;
+  for (size_t k = 0; k < ins.size(); ++k) {
+    auto p = s.inputs[k].find("...");
+    if (p == std::string::npos) continue;
+    size_t named = s.inputs[k].size() - 3;
+    size_t ell = static_cast<size_t>(ins[k]->rank()) - named;
+    max_ell = std::max(max_ell, ell);
+    std::string labels;
+    for (size_t j = 0; j < ell; ++j) labels += static_cast<char>('A' + (max_ell - ell) + j);
+    s.inputs[k].replace(p, 3, labels);
+  }
+  std::string ell_labels;
+  for (size_t j = 0; j < max_ell; ++j) ell_labels += static_cast<char>('A' + j);
+  if (arrow != std::string::npos) {
+    s.output = eq.substr(arrow + 2);
+    auto p = s.output.find("...");
+    if (p != std::string::npos) s.output.replace(p, 3, ell_labels);
+  } else {  // implicit: ellipsis labels, then labels used once, alphabetically
+    std::map<char, int> count;
+    for (auto& in : s.inputs)
+      for (char ch : in) count[ch]++;
+    s.output = ell_labels;
+    for (auto [ch, n] : count)
+      if (n == 1 && !(ch >= 'A' && ch <= 'Z')) s.output += ch;
+  }
+  for (size_t k = 0; k < ins.size(); ++k) {
+    if (s.inputs[k].size() != static_cast<size_t>(ins[k]->rank()))
+      return Status::Error("E10001", "equation", eq, "operand " + std::to_string(k) + " rank differs from its labels");
+    for (size_t i = 0; i < s.inputs[k].size(); ++i)
+      if (s.inputs[k].find(s.inputs[k][i]) != i)
+        return Status::Error("E10055", "equation", eq, "repeated labels within one operand (diagonals) are not supported");
+  }
+  return s;
+}
+
+// Sums x over labels not in `keep`, returning the tensor with labels in `keep` order (a subset of labels).
+Tensor SumOut(const Tensor& x, const std::string& labels, const std::string& keep, ThreadPool& pool, std::string& out_labels) {
+  std::vector<int64_t> perm;
+  std::string kept, summed;
+  for (size_t i = 0; i < labels.size(); ++i)
+    if (keep.find(labels[i]) != std::string::npos) perm.push_back(i), kept += labels[i];
+  for (size_t i = 0; i < labels.size(); ++i)
+    if (keep.find(labels[i]) == std::string::npos) perm.push_back(i), summed += labels[i];
+  out_labels = kept;
+  if (summed.empty()) return x;
+  Tensor t = TransposeTensor(x, perm, pool);
+  Shape ks;
+  for (char ch : kept) ks.push_back(x.shape()[labels.find(ch)]);
+  int64_t outer = NumElements(ks), inner = outer ? t.numel() / outer : 0;
+  Tensor out = Tensor::Empty(x.dtype(), ks);
+  DispatchAll(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>)
+      for (int64_t o = 0; o < outer; ++o) {
+        T s = 0;
+        for (int64_t i = 0; i < inner; ++i) s += t.data<T>()[o * inner + i];
+        out.mutable_data<T>()[o] = s;
+      }
+  });
+  return out;
+}
+
+Status EinsumKernel(KernelContext& c) {
+  std::vector<const Tensor*> ins;
+  for (auto& t : c.inputs) ins.push_back(&t);
+  auto spec = ParseEinsum(c.node.attr_string("equation"), ins);
+  if (!spec.ok()) return spec.status();
+  const EinsumSpec& s = spec.value();
+  if (ins.size() > 2) return c.Fail("Einsum with more than two operands is not supported");
+  if (ins.size() == 1) {
+    std::string lab;
+    Tensor r = SumOut(*ins[0], s.inputs[0], s.output, c.pool, lab);
+    std::vector<int64_t> perm;
+    for (char ch : s.output) perm.push_back(static_cast<int64_t>(lab.find(ch)));
+    c.outputs[0] = TransposeTensor(r, perm, c.pool);
+    if (c.outputs[0].raw() == ins[0]->raw()) c.outputs[0] = c.outputs[0].Clone();
+    return Status::Ok();
+  }
+  // Labels kept by each operand: those in the output or in the other operand.
+  std::string la0 = s.inputs[0], lb0 = s.inputs[1], la, lb;
+  Tensor A = SumOut(*ins[0], la0, s.output + lb0, c.pool, la);
+  Tensor B = SumOut(*ins[1], lb0, s.output + la0, c.pool, lb);
+  std::string batch, freeA, freeB, contr;
+  for (char ch : la) {
+    bool inB = lb.find(ch) != std::string::npos, inO = s.output.find(ch) != std::string::npos;
+    (inB ? (inO ? batch : contr) : freeA) += ch;
+  }
+  for (char ch : lb)
+    if (la.find(ch) == std::string::npos) freeB += ch;
+  auto dim = [&](char ch) { auto p = la.find(ch); return p != std::string::npos ? A.shape()[p] : B.shape()[lb.find(ch)]; };
+  for (char ch : batch + contr)
+    if (A.shape()[la.find(ch)] != B.shape()[lb.find(ch)]) return c.Fail(std::string("label '") + ch + "' has different sizes");
+  auto permute = [&](const Tensor& t, const std::string& from, const std::string& to) {
+    std::vector<int64_t> perm;
+    for (char ch : to) perm.push_back(static_cast<int64_t>(from.find(ch)));
+    return TransposeTensor(t, perm, c.pool);
+  };
+  auto prod = [&](const std::string& l) { int64_t p = 1; for (char ch : l) p *= dim(ch); return p; };
+  Tensor A3 = permute(A, la, batch + freeA + contr).Reshaped({prod(batch), prod(freeA), prod(contr)});
+  Tensor B3 = permute(B, lb, batch + contr + freeB).Reshaped({prod(batch), prod(contr), prod(freeB)});
+  Tensor R;
+  NPU_RETURN_IF_ERROR(MatMulTensors(c, A3, B3, R));
+  Shape rs;
+  std::string rl = batch + freeA + freeB;
+  for (char ch : rl) rs.push_back(dim(ch));
+  c.outputs[0] = permute(R.Reshaped(rs), rl, s.output);
+  return Status::Ok();
+}
+
+Status InferMatMul(InferContext& c) {
+  if (!c.in[0]->has_shape || !c.in[1]->has_shape) {
+    c.set_output(0, c.in[0]->dtype, {}, false);
+    return Status::Ok();
+  }
+  auto r = MatMulShape(c.in[0]->shape, c.in[1]->shape);
+  if (!r.ok()) return c.Fail(r.status().reason() + ": " + ShapeToString(c.in[0]->shape) + " x " + ShapeToString(c.in[1]->shape));
+  c.set_output(0, c.in[0]->dtype, r.value());
+  return Status::Ok();
+}
+
+Status InferGemm(InferContext& c) {
+  const Value &a = *c.in[0], &b = *c.in[1];
+  if (!a.has_shape || !b.has_shape) {
+    c.set_output(0, a.dtype, {}, false);
+    return Status::Ok();
+  }
+  if (a.shape.size() != 2 || b.shape.size() != 2) return c.Fail("A and B must be 2-D");
+  bool ta = c.node.attr_int("transA", 0), tb = c.node.attr_int("transB", 0);
+  c.set_output(0, a.dtype, {ta ? a.shape[1] : a.shape[0], tb ? b.shape[0] : b.shape[1]});
+  return Status::Ok();
+}
+
+Status InferEinsum(InferContext& c) {
+  // Shapes follow from the labels; compute them from the parsed spec.
+  std::vector<Tensor> fake;
+  for (auto* v : c.in) {
+    if (!v->has_shape) {
+      c.set_output(0, c.in[0]->dtype, {}, false);
+      return Status::Ok();
+    }
+    fake.push_back(Tensor::View(v->dtype, v->shape, nullptr, nullptr));
+  }
+  std::vector<const Tensor*> ins;
+  for (auto& t : fake) ins.push_back(&t);
+  auto spec = ParseEinsum(c.node.attr_string("equation"), ins);
+  if (!spec.ok()) return spec.status();
+  Shape out;
+  for (char ch : spec.value().output) {
+    int64_t d = -1;
+    for (size_t k = 0; k < ins.size(); ++k) {
+      auto p = spec.value().inputs[k].find(ch);
+      if (p != std::string::npos) d = std::max(d, ins[k]->shape()[p]);
+    }
+    out.push_back(d);
+  }
+  c.set_output(0, c.in[0]->dtype, out);
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterMatMulOps() {
+  RegisterOp({"MatMul", 2, 2, 1, 1, Engine::kCube, PrecisionClass::kWhite, InferMatMul},
+             [](KernelContext& c) { return WithWidenedHalves(c, MatMulKernel); });
+  RegisterOp({"Gemm", 2, 3, 1, 1, Engine::kCube, PrecisionClass::kWhite, InferGemm},
+             [](KernelContext& c) { return WithWidenedHalves(c, GemmKernel); });
+  RegisterOp({"Einsum", 1, 2, 1, 1, Engine::kCube, PrecisionClass::kWhite, InferEinsum},
+             [](KernelContext& c) { return WithWidenedHalves(c, EinsumKernel); });
+}
+
+}  // namespace npu

@@ -1,0 +1,173 @@
+// Pooling: MaxPool (with optional Indices), AveragePool, GlobalAveragePool, GlobalMaxPool, over 1 to 3
+// spatial dims. Windows are clipped to the input once per output row, so the inner loops stay simple.
+#include <cmath>
+#include <limits>
+
+#include "kernels/kernel_util.h"
+
+namespace npu {
+namespace {
+
+// Spatial dims padded to 3 (leading 1s) so one loop nest serves 1-D, 2-D and 3-D pools.
+struct Pool3 {
+  int64_t in[3], k[3], s[3], d[3], pb[3], pe[3], out[3];
+};
+
+Pool3 To3(const WindowGeometry& g) {
+  Pool3 p;
+  size_t r = g.in.size(), off = 3 - r;
+  for (size_t i = 0; i < 3; ++i) {
+    bool real = i >= off;
+    size_t j = i - off;
+    p.in[i] = real ? g.in[j] : 1;
+    p.k[i] = real ? g.kernel[j] : 1;
+    p.s[i] = real ? g.stride[j] : 1;
+    p.d[i] = real ? g.dilation[j] : 1;
+    p.pb[i] = real ? g.pad_begin[j] : 0;
+    p.pe[i] = real ? g.pad_end[j] : 0;
+    p.out[i] = real ? g.out[j] : 1;
+  }
+  return p;
+}
+
+enum class PoolKind { kMax, kAverage };
+
+template <PoolKind kKind>
+Status PoolKernel(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  if (x.dtype() != DType::kF32) return c.Fail("dtype " + std::string(DTypeName(x.dtype())) + " is not supported");
+  if (x.rank() < 3 || x.rank() > 5) return c.Fail("pooling needs 1 to 3 spatial dims");
+  Shape sp(x.shape().begin() + 2, x.shape().end());
+  auto kernel = c.node.attr_ints("kernel_shape");
+  NPU_ASSIGN_OR_RETURN(WindowGeometry g, ComputeWindow(c.node, sp, kernel, c.node.attr_int("ceil_mode", 0) != 0));
+  Pool3 p = To3(g);
+  bool include_pad = c.node.attr_int("count_include_pad", 0) != 0;
+  bool col_major = c.node.attr_int("storage_order", 0) != 0;
+  const int64_t NC = x.shape()[0] * x.shape()[1];
+  const int64_t in_sz = p.in[0] * p.in[1] * p.in[2], out_sz = p.out[0] * p.out[1] * p.out[2];
+  Shape os = {x.shape()[0], x.shape()[1]};
+  os.insert(os.end(), g.out.begin(), g.out.end());
+  Tensor y = Tensor::Empty(DType::kF32, os);
+  bool want_idx = kKind == PoolKind::kMax && c.outputs.size() > 1;
+  Tensor idx = want_idx ? Tensor::Empty(DType::kI64, os) : Tensor();
+  c.pool.ParallelFor(static_cast<size_t>(NC), 1, [&](size_t b, size_t e) {
+    for (size_t nc = b; nc < e; ++nc) {
+      const float* src = x.data<float>() + nc * in_sz;
+      float* dst = y.mutable_data<float>() + nc * out_sz;
+      int64_t o = 0;
+      for (int64_t o0 = 0; o0 < p.out[0]; ++o0)
+        for (int64_t o1 = 0; o1 < p.out[1]; ++o1)
+          for (int64_t o2 = 0; o2 < p.out[2]; ++o2, ++o) {
+            int64_t st[3] = {o0 * p.s[0] - p.pb[0], o1 * p.s[1] - p.pb[1], o2 * p.s[2] - p.pb[2]};
+            float best = -std::numeric_limits<float>::infinity();
+            int64_t best_i = -1, count = 0;
+            double sum = 0;
+            int64_t padded = 1;  // window positions inside the padded input (count_include_pad)
+            for (int a = 0; a < 3; ++a) {
+              int64_t n = 0;
+              for (int64_t k = 0; k < p.k[a]; ++k) {
+                int64_t pos = st[a] + k * p.d[a];
+                n += pos >= -p.pb[a] && pos < p.in[a] + p.pe[a];
+              }
+              padded *= n;
+            }
+            for (int64_t k0 = 0; k0 < p.k[0]; ++k0) {
+              int64_t i0 = st[0] + k0 * p.d[0];
+              if (i0 < 0 || i0 >= p.in[0]) continue;
+              for (int64_t k1 = 0; k1 < p.k[1]; ++k1) {
+                int64_t i1 = st[1] + k1 * p.d[1];
+                if (i1 < 0 || i1 >= p.in[1]) continue;
+                for (int64_t k2 = 0; k2 < p.k[2]; ++k2) {
+                  int64_t i2 = st[2] + k2 * p.d[2];
+                  if (i2 < 0 || i2 >= p.in[2]) continue;
+                  int64_t li = (i0 * p.in[1] + i1) * p.in[2] + i2;
+                  float v = src[li];
+                  if constexpr (kKind == PoolKind::kMax) {
+                    if (v > best || best_i < 0) best = v, best_i = col_major ? (i2 * p.in[1] + i1) * p.in[0] + i0 : li;
+                  } else {
+                    sum += v;
+                    ++count;
+                  }
+                }
+              }
+            }
+            if constexpr (kKind == PoolKind::kMax) {
+              dst[o] = best;
+              if (want_idx) idx.mutable_data<int64_t>()[nc * out_sz + o] = static_cast<int64_t>(nc) * in_sz + best_i;
+            } else {
+              int64_t div = include_pad ? padded : count;
+              dst[o] = div ? static_cast<float>(sum / static_cast<double>(div)) : 0.f;
+            }
+          }
+    }
+  });
+  c.outputs[0] = std::move(y);
+  if (want_idx) c.outputs[1] = std::move(idx);
+  return Status::Ok();
+}
+
+template <PoolKind kKind>
+Status GlobalPoolKernel(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  if (x.dtype() != DType::kF32) return c.Fail("dtype " + std::string(DTypeName(x.dtype())) + " is not supported");
+  if (x.rank() < 2) return c.Fail("input must have rank >= 2");
+  const int64_t NC = x.shape()[0] * x.shape()[1], inner = x.numel() / std::max<int64_t>(1, NC);
+  Shape os = x.shape();
+  for (size_t d = 2; d < os.size(); ++d) os[d] = 1;
+  Tensor y = Tensor::Empty(DType::kF32, os);
+  c.pool.ParallelFor(static_cast<size_t>(NC), 16, [&](size_t b, size_t e) {
+    for (size_t nc = b; nc < e; ++nc) {
+      const float* s = x.data<float>() + nc * inner;
+      if constexpr (kKind == PoolKind::kMax) {
+        float m = -std::numeric_limits<float>::infinity();
+        for (int64_t i = 0; i < inner; ++i) m = std::max(m, s[i]);
+        y.mutable_data<float>()[nc] = m;
+      } else {
+        double sum = 0;
+        for (int64_t i = 0; i < inner; ++i) sum += s[i];
+        y.mutable_data<float>()[nc] = static_cast<float>(sum / static_cast<double>(inner));
+      }
+    }
+  });
+  c.outputs[0] = std::move(y);
+  return Status::Ok();
+}
+
+Status InferPool(InferContext& c) {
+  const Value& x = *c.in[0];
+  if (!x.has_shape) {
+    c.set_output(0, x.dtype, {}, false);
+    return Status::Ok();
+  }
+  if (x.shape.size() < 3) return c.Fail("pooling needs at least one spatial dim");
+  Shape sp(x.shape.begin() + 2, x.shape.end());
+  auto g = ComputeWindow(c.node, sp, c.node.attr_ints("kernel_shape"), c.node.attr_int("ceil_mode", 0) != 0);
+  if (!g.ok()) return g.status();
+  Shape os = {x.shape[0], x.shape[1]};
+  os.insert(os.end(), g.value().out.begin(), g.value().out.end());
+  c.set_output(0, x.dtype, os);
+  if (c.out.size() > 1) c.set_output(1, DType::kI64, os);
+  return Status::Ok();
+}
+
+Status InferGlobalPool(InferContext& c) {
+  Shape s = c.in[0]->shape;
+  for (size_t d = 2; d < s.size(); ++d) s[d] = 1;
+  c.set_output(0, c.in[0]->dtype, s, c.in[0]->has_shape);
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterPoolOps() {
+  RegisterOp({"MaxPool", 1, 1, 1, 2, Engine::kVector, PrecisionClass::kGray, InferPool},
+             [](KernelContext& c) { return WithWidenedHalves(c, PoolKernel<PoolKind::kMax>); });
+  RegisterOp({"AveragePool", 1, 1, 1, 1, Engine::kVector, PrecisionClass::kGray, InferPool},
+             [](KernelContext& c) { return WithWidenedHalves(c, PoolKernel<PoolKind::kAverage>); });
+  RegisterOp({"GlobalAveragePool", 1, 1, 1, 1, Engine::kVector, PrecisionClass::kGray, InferGlobalPool},
+             [](KernelContext& c) { return WithWidenedHalves(c, GlobalPoolKernel<PoolKind::kAverage>); });
+  RegisterOp({"GlobalMaxPool", 1, 1, 1, 1, Engine::kVector, PrecisionClass::kGray, InferGlobalPool},
+             [](KernelContext& c) { return WithWidenedHalves(c, GlobalPoolKernel<PoolKind::kMax>); });
+}
+
+}  // namespace npu

@@ -1,0 +1,281 @@
+// Reductions (ReduceMean/Sum/Max/Min/Prod/L1/L2/SumSquare/LogSum/LogSumExp), ArgMax/ArgMin, TopK, CumSum.
+// Reductions move the reduced axes last (one transpose) and then reduce contiguous rows in double.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "kernels/kernel_util.h"
+
+namespace npu {
+namespace {
+
+enum class Reduce { kMean, kSum, kMax, kMin, kProd, kL1, kL2, kSumSquare, kLogSum, kLogSumExp };
+
+// Axes from the input (ReduceSum since 13, all reductions since 18) or the attribute; empty = all axes
+// unless noop_with_empty_axes.
+Result<std::vector<bool>> ReducedAxes(const Node& n, int64_t rank, const Tensor* axes_input) {
+  std::vector<int64_t> axes = axes_input ? axes_input->ToInt64Vector() : n.attr_ints("axes");
+  std::vector<bool> red(static_cast<size_t>(rank), axes.empty() && !n.attr_int("noop_with_empty_axes", 0));
+  for (int64_t a : axes) {
+    int64_t ax = NormalizeAxis(a, rank);
+    if (ax < 0 || ax >= rank) return Status::Error("E10001", n.op_type + " node", n.name, "axis " + std::to_string(a) + " out of range");
+    red[ax] = true;
+  }
+  return red;
+}
+
+Shape ReducedShape(const Shape& in, const std::vector<bool>& red, bool keep) {
+  Shape out;
+  for (size_t d = 0; d < in.size(); ++d)
+    if (!red[d]) out.push_back(in[d]);
+    else if (keep) out.push_back(1);
+  return out;
+}
+
+template <Reduce kOp, class T>
+T ReduceRow(const T* x, int64_t n) {
+  double acc;
+  if constexpr (kOp == Reduce::kMax || kOp == Reduce::kMin) {
+    if (n == 0) return kOp == Reduce::kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+    T m = x[0];
+    for (int64_t i = 1; i < n; ++i) {
+      if constexpr (std::is_floating_point_v<T>)
+        if (std::isnan(x[i])) return x[i];
+      m = kOp == Reduce::kMax ? std::max(m, x[i]) : std::min(m, x[i]);
+    }
+    return m;
+  } else if constexpr (kOp == Reduce::kProd) {
+    acc = 1;
+    for (int64_t i = 0; i < n; ++i) acc *= x[i];
+  } else if constexpr (kOp == Reduce::kLogSumExp) {
+    double mx = -std::numeric_limits<double>::infinity();
+    for (int64_t i = 0; i < n; ++i) mx = std::max(mx, double(x[i]));
+    acc = 0;
+    for (int64_t i = 0; i < n; ++i) acc += std::exp(double(x[i]) - mx);
+    return static_cast<T>(std::log(acc) + mx);
+  } else {
+    acc = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      double v = x[i];
+      if constexpr (kOp == Reduce::kL1) acc += std::abs(v);
+      else if constexpr (kOp == Reduce::kL2 || kOp == Reduce::kSumSquare) acc += v * v;
+      else acc += v;
+    }
+    if constexpr (kOp == Reduce::kMean) acc = n ? acc / static_cast<double>(n) : std::nan("");
+    if constexpr (kOp == Reduce::kL2) acc = std::sqrt(acc);
+    if constexpr (kOp == Reduce::kLogSum) acc = std::log(acc);
+  }
+  if constexpr (std::is_integral_v<T>) return static_cast<T>(std::llround(acc));
+  else return static_cast<T>(acc);
+}
+
+// The axes input moved from attribute to input in opset 13 for ReduceSum and in 18 for the others.
+bool AxesIsInput(const Node& n) { return n.op_type == "ReduceSum" ? n.opset >= 13 : n.opset >= 18; }
+
+template <Reduce kOp>
+Status ReduceKernel(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  NPU_ASSIGN_OR_RETURN(auto red, ReducedAxes(c.node, x.rank(), AxesIsInput(c.node) && c.has(1) ? &c.in(1) : nullptr));
+  bool keep = c.node.attr_int("keepdims", 1) != 0;
+  std::vector<int64_t> perm;
+  Shape kept;
+  int64_t inner = 1;
+  for (int64_t d = 0; d < x.rank(); ++d)
+    if (!red[d]) perm.push_back(d), kept.push_back(x.shape()[d]);
+  for (int64_t d = 0; d < x.rank(); ++d)
+    if (red[d]) perm.push_back(d), inner *= x.shape()[d];
+  Tensor t = TransposeTensor(x, perm, c.pool);
+  const int64_t outer = NumElements(kept);
+  Tensor y = Tensor::Empty(x.dtype(), ReducedShape(x.shape(), red, keep));
+  bool ok = DispatchAll(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>) {
+      const T* src = t.data<T>();
+      T* dst = y.mutable_data<T>();
+      c.pool.ParallelFor(static_cast<size_t>(outer), std::max<int64_t>(1, 8192 / std::max<int64_t>(1, inner)), [&](size_t b, size_t e) {
+        for (size_t o = b; o < e; ++o) dst[o] = ReduceRow<kOp>(src + o * inner, inner);
+      });
+    }
+  });
+  if (!ok || x.dtype() == DType::kBool) return c.Fail("dtype not supported");
+  c.outputs[0] = std::move(y);
+  return Status::Ok();
+}
+
+Status InferReduce(InferContext& c) {
+  const Value& x = *c.in[0];
+  bool axes_in = AxesIsInput(c.node) && c.has_input(1);
+  if (!x.has_shape || (axes_in && !c.const_input(1))) {
+    c.set_output(0, x.dtype, {}, false);
+    return Status::Ok();
+  }
+  auto red = ReducedAxes(c.node, static_cast<int64_t>(x.shape.size()), axes_in ? c.const_input(1) : nullptr);
+  if (!red.ok()) return red.status();
+  c.set_output(0, x.dtype, ReducedShape(x.shape, red.value(), c.node.attr_int("keepdims", 1) != 0));
+  return Status::Ok();
+}
+
+// [outer, n, inner] view of a tensor around `axis`.
+struct AxisView {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+AxisView ViewAround(const Shape& s, int64_t axis) {
+  AxisView v;
+  for (int64_t d = 0; d < static_cast<int64_t>(s.size()); ++d) (d < axis ? v.outer : d == axis ? v.n : v.inner) *= s[d];
+  return v;
+}
+
+template <bool kMax>
+Status ArgKernel(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  int64_t axis = NormalizeAxis(c.node.attr_int("axis", 0), x.rank());
+  if (axis < 0 || axis >= x.rank()) return c.Fail("axis out of range");
+  bool keep = c.node.attr_int("keepdims", 1) != 0, last = c.node.attr_int("select_last_index", 0) != 0;
+  std::vector<bool> red(x.rank(), false);
+  red[axis] = true;
+  AxisView v = ViewAround(x.shape(), axis);
+  Tensor y = Tensor::Empty(DType::kI64, ReducedShape(x.shape(), red, keep));
+  bool ok = DispatchAll(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = x.data<T>();
+    for (int64_t o = 0; o < v.outer; ++o)
+      for (int64_t i = 0; i < v.inner; ++i) {
+        int64_t best = 0;
+        for (int64_t k = 1; k < v.n; ++k) {
+          T a = p[(o * v.n + k) * v.inner + i], b = p[(o * v.n + best) * v.inner + i];
+          bool better = kMax ? (last ? a >= b : a > b) : (last ? a <= b : a < b);
+          if (better) best = k;
+        }
+        y.mutable_data<int64_t>()[o * v.inner + i] = best;
+      }
+  });
+  if (!ok) return c.Fail("dtype not supported");
+  c.outputs[0] = std::move(y);
+  return Status::Ok();
+}
+
+Status InferArg(InferContext& c) {
+  const Value& x = *c.in[0];
+  if (!x.has_shape) {
+    c.set_output(0, DType::kI64, {}, false);
+    return Status::Ok();
+  }
+  int64_t axis = NormalizeAxis(c.node.attr_int("axis", 0), static_cast<int64_t>(x.shape.size()));
+  if (axis < 0 || axis >= static_cast<int64_t>(x.shape.size())) return c.Fail("axis out of range");
+  std::vector<bool> red(x.shape.size(), false);
+  red[axis] = true;
+  c.set_output(0, DType::kI64, ReducedShape(x.shape, red, c.node.attr_int("keepdims", 1) != 0));
+  return Status::Ok();
+}
+
+Status TopKKernel(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  int64_t k = c.node.opset < 10 ? c.node.attr_int("k", 0) : c.in(1).ToInt64Vector().at(0);
+  int64_t axis = NormalizeAxis(c.node.attr_int("axis", -1), x.rank());
+  if (axis < 0 || axis >= x.rank()) return c.Fail("axis out of range");
+  if (k < 0 || k > x.shape()[axis]) return c.Fail("k = " + std::to_string(k) + " is outside [0, " + std::to_string(x.shape()[axis]) + "]");
+  bool largest = c.node.attr_int("largest", 1) != 0;
+  AxisView v = ViewAround(x.shape(), axis);
+  Shape os = x.shape();
+  os[axis] = k;
+  Tensor vals = Tensor::Empty(x.dtype(), os), idx = Tensor::Empty(DType::kI64, os);
+  bool ok = DispatchAll(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = x.data<T>();
+    std::vector<int64_t> order(static_cast<size_t>(v.n));
+    for (int64_t o = 0; o < v.outer; ++o)
+      for (int64_t i = 0; i < v.inner; ++i) {
+        auto at = [&](int64_t j) { return p[(o * v.n + j) * v.inner + i]; };
+        std::iota(order.begin(), order.end(), 0);
+        // Ties keep the lower index first, as ONNX requires.
+        std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
+          return at(a) == at(b) ? a < b : (largest ? at(a) > at(b) : at(a) < at(b));
+        });
+        for (int64_t j = 0; j < k; ++j) {
+          vals.mutable_data<T>()[(o * k + j) * v.inner + i] = at(order[j]);
+          idx.mutable_data<int64_t>()[(o * k + j) * v.inner + i] = order[j];
+        }
+      }
+  });
+  if (!ok) return c.Fail("dtype not supported");
+  c.outputs[0] = std::move(vals);
+  c.outputs[1] = std::move(idx);
+  return Status::Ok();
+}
+
+Status CumSumKernel(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  int64_t axis = NormalizeAxis(c.in(1).ToInt64Vector().at(0), x.rank());
+  if (axis < 0 || axis >= x.rank()) return c.Fail("axis out of range");
+  bool exclusive = c.node.attr_int("exclusive", 0) != 0, reverse = c.node.attr_int("reverse", 0) != 0;
+  AxisView v = ViewAround(x.shape(), axis);
+  Tensor y = Tensor::Empty(x.dtype(), x.shape());
+  bool ok = DispatchAll(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>) {
+      for (int64_t o = 0; o < v.outer; ++o)
+        for (int64_t i = 0; i < v.inner; ++i) {
+          T acc = 0;
+          for (int64_t s = 0; s < v.n; ++s) {
+            int64_t j = reverse ? v.n - 1 - s : s;
+            int64_t off = (o * v.n + j) * v.inner + i;
+            T cur = x.data<T>()[off];
+            if (exclusive) y.mutable_data<T>()[off] = acc, acc += cur;
+            else acc += cur, y.mutable_data<T>()[off] = acc;
+          }
+        }
+    }
+  });
+  if (!ok || x.dtype() == DType::kBool) return c.Fail("dtype not supported");
+  c.outputs[0] = std::move(y);
+  return Status::Ok();
+}
+
+template <Reduce kOp>
+void RegisterReduce(const char* name, PrecisionClass pc) {
+  RegisterOp({name, 1, 2, 1, 1, Engine::kVector, pc, InferReduce},
+             [](KernelContext& c) { return WithWidenedHalves(c, ReduceKernel<kOp>); });
+}
+
+}  // namespace
+
+void RegisterReduceOps() {
+  RegisterReduce<Reduce::kMean>("ReduceMean", PrecisionClass::kBlack);
+  RegisterReduce<Reduce::kSum>("ReduceSum", PrecisionClass::kBlack);
+  RegisterReduce<Reduce::kMax>("ReduceMax", PrecisionClass::kGray);
+  RegisterReduce<Reduce::kMin>("ReduceMin", PrecisionClass::kGray);
+  RegisterReduce<Reduce::kProd>("ReduceProd", PrecisionClass::kBlack);
+  RegisterReduce<Reduce::kL1>("ReduceL1", PrecisionClass::kBlack);
+  RegisterReduce<Reduce::kL2>("ReduceL2", PrecisionClass::kBlack);
+  RegisterReduce<Reduce::kSumSquare>("ReduceSumSquare", PrecisionClass::kBlack);
+  RegisterReduce<Reduce::kLogSum>("ReduceLogSum", PrecisionClass::kBlack);
+  RegisterReduce<Reduce::kLogSumExp>("ReduceLogSumExp", PrecisionClass::kBlack);
+  RegisterOp({"ArgMax", 1, 1, 1, 1, Engine::kVector, PrecisionClass::kGray, InferArg},
+             [](KernelContext& c) { return WithWidenedHalves(c, ArgKernel<true>); });
+  RegisterOp({"ArgMin", 1, 1, 1, 1, Engine::kVector, PrecisionClass::kGray, InferArg},
+             [](KernelContext& c) { return WithWidenedHalves(c, ArgKernel<false>); });
+  RegisterOp({"TopK", 1, 2, 2, 2, Engine::kAiCpu, PrecisionClass::kGray,
+              [](InferContext& c) {
+                const Value& x = *c.in[0];
+                const Tensor* kt = c.const_input(1);
+                if (!x.has_shape || (c.node.opset >= 10 && !kt)) {
+                  c.set_output(0, x.dtype, {}, false);
+                  c.set_output(1, DType::kI64, {}, false);
+                  return Status::Ok();
+                }
+                int64_t k = kt ? kt->ToInt64Vector().at(0) : c.node.attr_int("k", 0);
+                int64_t axis = NormalizeAxis(c.node.attr_int("axis", -1), static_cast<int64_t>(x.shape.size()));
+                if (axis < 0 || axis >= static_cast<int64_t>(x.shape.size())) return c.Fail("axis out of range");
+                Shape s = x.shape;
+                s[axis] = k;
+                c.set_output(0, x.dtype, s);
+                c.set_output(1, DType::kI64, s);
+                return Status::Ok();
+              }},
+             [](KernelContext& c) { return WithWidenedHalves(c, TopKKernel); });
+  RegisterOp({"CumSum", 2, 2, 1, 1, Engine::kVector, PrecisionClass::kBlack, InferSameAsInput0},
+             [](KernelContext& c) { return WithWidenedHalves(c, CumSumKernel); });
+}
+
+}  // namespace npu

@@ -1,0 +1,196 @@
+// Resize (opsets 10-13) and Upsample: nearest, linear and cubic over any rank, separable per dim.
+// Each output coordinate maps to a few (index, weight) taps per dim; the kernel sums over their product.
+#include <cmath>
+
+#include "kernels/kernel_util.h"
+
+namespace npu {
+namespace {
+
+struct Tap {
+  int64_t index;
+  double weight;
+};
+
+struct ResizeParams {
+  Shape out;
+  std::vector<double> scales;
+  std::vector<double> roi;  // [starts..., ends...] for tf_crop_and_resize
+};
+
+// Scales or sizes from the inputs (Resize >= 11: X, roi, scales, sizes; Resize-10 and Upsample-9: X, scales;
+// Upsample-7: attribute `scales`).
+Result<ResizeParams> ResizeParamsFor(const Node& n, const Shape& in, const std::vector<const Tensor*>& ins) {
+  auto at = [&](size_t i) { return i < ins.size() ? ins[i] : nullptr; };
+  bool v11 = n.op_type == "Resize" && n.opset >= 11;
+  const Tensor* scales = v11 ? at(2) : at(1);
+  const Tensor* sizes = v11 ? at(3) : nullptr;
+  ResizeParams p;
+  size_t r = in.size();
+  if (sizes && sizes->numel() > 0) {
+    auto s = sizes->ToInt64Vector();
+    if (s.size() != r) return Status::Error("E10001", "Resize node", n.name, "sizes must have one entry per input dim");
+    p.out = s;
+    for (size_t d = 0; d < r; ++d) p.scales.push_back(in[d] ? static_cast<double>(s[d]) / static_cast<double>(in[d]) : 1.0);
+  } else {
+    std::vector<double> sc;
+    if (scales && scales->numel() > 0) sc = scales->ToDoubleVector();
+    else
+      for (float f : n.attr_floats("scales")) sc.push_back(f);
+    if (sc.size() != r) return Status::Error("E10001", n.op_type + " node", n.name, "scales must have one entry per input dim");
+    p.scales = sc;
+    for (size_t d = 0; d < r; ++d) p.out.push_back(static_cast<int64_t>(std::floor(static_cast<double>(in[d]) * static_cast<float>(sc[d]))));
+  }
+  if (v11 && at(1) && at(1)->numel() == static_cast<int64_t>(2 * r)) p.roi = at(1)->ToDoubleVector();
+  return p;
+}
+
+std::string TransformMode(const Node& n) {
+  if (n.op_type == "Upsample" || n.opset < 11) return "asymmetric";
+  return n.attr_string("coordinate_transformation_mode", "half_pixel");
+}
+
+double Nearest(double x, const std::string& mode) {
+  if (mode == "floor") return std::floor(x);
+  if (mode == "ceil") return std::ceil(x);
+  double f = std::floor(x);
+  if (x - f == 0.5) return mode == "round_prefer_ceil" ? f + 1 : f;
+  return std::round(x);
+}
+
+double CubicWeight(double t, double a) {
+  t = std::abs(t);
+  if (t <= 1) return ((a + 2) * t - (a + 3)) * t * t + 1;
+  if (t < 2) return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
+  return 0;
+}
+
+// Taps for every output position of one dim; `outside` marks positions that take extrapolation_value.
+void DimTaps(const Node& n, int64_t in_len, int64_t out_len, double scale, double roi_s, double roi_e,
+             std::vector<std::vector<Tap>>& taps, std::vector<bool>& outside) {
+  std::string mode = n.attr_string("mode", "nearest"), ct = TransformMode(n);
+  std::string nearest_mode = n.op_type == "Upsample" || n.opset < 11 ? "floor" : n.attr_string("nearest_mode", "round_prefer_floor");
+  if (n.op_type == "Resize" && n.opset == 10 && mode == "nearest") nearest_mode = "floor";
+  double a = n.attr_float("cubic_coeff_a", -0.75f);
+  bool exclude = n.attr_int("exclude_outside", 0) != 0;
+  taps.assign(static_cast<size_t>(out_len), {});
+  outside.assign(static_cast<size_t>(out_len), false);
+  for (int64_t o = 0; o < out_len; ++o) {
+    double x;
+    if (ct == "half_pixel") x = (o + 0.5) / scale - 0.5;
+    else if (ct == "pytorch_half_pixel") x = out_len > 1 ? (o + 0.5) / scale - 0.5 : 0;
+    else if (ct == "align_corners") x = out_len == 1 ? 0 : o * static_cast<double>(in_len - 1) / static_cast<double>(out_len - 1);
+    else if (ct == "tf_half_pixel_for_nearest") x = (o + 0.5) / scale;
+    else if (ct == "tf_crop_and_resize") {
+      x = out_len > 1 ? roi_s * (in_len - 1) + o * (roi_e - roi_s) * (in_len - 1) / static_cast<double>(out_len - 1)
+                      : 0.5 * (roi_s + roi_e) * (in_len - 1);
+      if (x < 0 || x > in_len - 1) outside[o] = true;
+    } else x = o / scale;  // asymmetric
+    auto& t = taps[o];
+    auto clampi = [&](int64_t i) { return std::clamp<int64_t>(i, 0, in_len - 1); };
+    if (mode == "nearest") {
+      t.push_back({clampi(static_cast<int64_t>(Nearest(x, nearest_mode))), 1.0});
+    } else if (mode == "linear") {
+      double xc = std::clamp(x, 0.0, static_cast<double>(in_len - 1));
+      int64_t i0 = static_cast<int64_t>(std::floor(xc));
+      double w = xc - i0;
+      t.push_back({i0, 1 - w});
+      if (w > 0) t.push_back({clampi(i0 + 1), w});
+    } else {  // cubic
+      int64_t i0 = static_cast<int64_t>(std::floor(x));
+      double frac = x - i0, total = 0;
+      for (int64_t k = -1; k <= 2; ++k) {
+        int64_t i = i0 + k;
+        double w = CubicWeight(k - frac, a);
+        if (exclude && (i < 0 || i >= in_len)) w = 0;
+        t.push_back({clampi(i), w});
+        total += w;
+      }
+      if (exclude && total != 0)
+        for (auto& tp : t) tp.weight /= total;
+    }
+  }
+}
+
+Status ResizeKernel(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  if (x.dtype() != DType::kF32) return c.Fail("dtype " + std::string(DTypeName(x.dtype())) + " is not supported");
+  std::vector<const Tensor*> ins;
+  for (auto& t : c.inputs) ins.push_back(t.defined() ? &t : nullptr);
+  NPU_ASSIGN_OR_RETURN(ResizeParams p, ResizeParamsFor(c.node, x.shape(), ins));
+  std::string mode = c.node.attr_string("mode", "nearest");
+  if (mode != "nearest" && mode != "linear" && mode != "cubic") return c.Fail("mode " + mode + " is not supported");
+  const size_t r = x.shape().size();
+  std::vector<std::vector<std::vector<Tap>>> taps(r);
+  std::vector<std::vector<bool>> outside(r);
+  for (size_t d = 0; d < r; ++d) {
+    double rs = p.roi.empty() ? 0 : p.roi[d], re = p.roi.empty() ? 1 : p.roi[d + r];
+    DimTaps(c.node, x.shape()[d], p.out[d], p.scales[d], rs, re, taps[d], outside[d]);
+  }
+  float extrapolation = c.node.attr_float("extrapolation_value", 0.f);
+  Tensor y = Tensor::Empty(DType::kF32, p.out);
+  auto ist = Strides(x.shape()), ost = Strides(p.out);
+  const float* src = x.data<float>();
+  c.pool.ParallelFor(static_cast<size_t>(y.numel()), 1024, [&](size_t b, size_t e) {
+    std::vector<int64_t> idx(r);
+    for (size_t o = b; o < e; ++o) {
+      bool out_of_roi = false;
+      for (size_t d = 0; d < r; ++d) {
+        idx[d] = static_cast<int64_t>(o) / ost[d] % p.out[d];
+        out_of_roi |= outside[d][idx[d]];
+      }
+      if (out_of_roi) {
+        y.mutable_data<float>()[o] = extrapolation;
+        continue;
+      }
+      // Sum over the tensor product of the per-dim taps (odometer over tap choices).
+      double acc = 0;
+      std::vector<size_t> k(r, 0);
+      for (;;) {
+        double w = 1;
+        int64_t off = 0;
+        for (size_t d = 0; d < r; ++d) {
+          const Tap& t = taps[d][idx[d]][k[d]];
+          w *= t.weight;
+          off += t.index * ist[d];
+        }
+        acc += w * src[off];
+        size_t d = r;
+        while (d > 0 && ++k[d - 1] == taps[d - 1][idx[d - 1]].size()) k[--d] = 0;
+        if (d == 0) break;
+      }
+      y.mutable_data<float>()[o] = static_cast<float>(acc);
+    }
+  });
+  c.outputs[0] = std::move(y);
+  return Status::Ok();
+}
+
+Status InferResize(InferContext& c) {
+  std::vector<const Tensor*> ins;
+  for (size_t i = 0; i < c.num_inputs(); ++i) {
+    ins.push_back(c.const_input(i));
+    if (i > 0 && c.has_input(i) && !ins.back()) {
+      c.set_output(0, c.in[0]->dtype, {}, false);
+      return Status::Ok();
+    }
+  }
+  if (!c.in[0]->has_shape) {
+    c.set_output(0, c.in[0]->dtype, {}, false);
+    return Status::Ok();
+  }
+  auto p = ResizeParamsFor(c.node, c.in[0]->shape, ins);
+  if (!p.ok()) return p.status();
+  c.set_output(0, c.in[0]->dtype, p.value().out);
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterResizeOps() {
+  for (const char* name : {"Resize", "Upsample"})
+    RegisterOp({name, 1, 4, 1, 1, Engine::kVector, PrecisionClass::kGray, InferResize},
+               [](KernelContext& c) { return WithWidenedHalves(c, ResizeKernel); });
+}
+
+}  // namespace npu

@@ -1,0 +1,128 @@
+#include "om/om_file.h"
+
+#include <xxhash.h>
+
+#include <cstring>
+
+namespace npu::om {
+namespace {
+
+// Field offsets in the 256-byte header (CANN ModelFileHeader order).
+constexpr size_t kOffMagic = 0, kOffHeadSize = 4, kOffVersion = 8, kOffChecksum = 12, kOffLength = 76;
+constexpr size_t kOffIsChecksum = 81, kOffModelType = 82, kOffName = 84, kOffModelNum = 156;
+constexpr size_t kOffPlatform = 160, kOffModelLength = 184, kOffDynamic = 193;
+constexpr size_t kTableEntry = 24, kTableHead = 8;  // u32 num + pad; {u32 type, pad, u64 offset, u64 size}
+constexpr uint32_t kMaxPartitions = 16;
+
+template <class T>
+void Put(std::vector<std::byte>& b, size_t off, T v) { std::memcpy(b.data() + off, &v, sizeof v); }
+template <class T>
+T Get(std::span<const std::byte> b, size_t off) {
+  T v;
+  std::memcpy(&v, b.data() + off, sizeof v);
+  return v;
+}
+
+Status Corrupt(const std::string& path, std::string why) { return Status::Error("E10003", "--om", path, std::move(why)); }
+
+}  // namespace
+
+Status WriteOmFile(const std::string& path, const HeaderInfo& info, const std::vector<PartitionData>& parts) {
+  const size_t table = kTableHead + kTableEntry * parts.size();
+  std::vector<std::byte> tbl(table);
+  Put<uint32_t>(tbl, 0, static_cast<uint32_t>(parts.size()));
+  // Offsets are relative to the end of the table; partitions may be padded to their alignment.
+  std::vector<size_t> pad(parts.size());
+  size_t off = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    size_t abs = kHeaderSize + table + off;
+    pad[i] = (parts[i].align - abs % parts[i].align) % parts[i].align;
+    off += pad[i];
+    Put<uint32_t>(tbl, kTableHead + i * kTableEntry, static_cast<uint32_t>(parts[i].type));
+    Put<uint64_t>(tbl, kTableHead + i * kTableEntry + 8, off);
+    Put<uint64_t>(tbl, kTableHead + i * kTableEntry + 16, parts[i].bytes.size());
+    off += parts[i].bytes.size();
+  }
+  XXH3_state_t* st = XXH3_createState();
+  XXH3_128bits_reset(st);
+  XXH3_128bits_update(st, tbl.data(), tbl.size());
+  static const std::byte zeros[kWeightAlign] = {};
+  for (size_t i = 0; i < parts.size(); ++i) {
+    XXH3_128bits_update(st, zeros, pad[i]);
+    XXH3_128bits_update(st, parts[i].bytes.data(), parts[i].bytes.size());
+  }
+  XXH128_hash_t h = XXH3_128bits_digest(st);
+  XXH3_freeState(st);
+
+  std::vector<std::byte> hdr(kHeaderSize);
+  Put<uint32_t>(hdr, kOffMagic, kMagic);
+  Put<uint32_t>(hdr, kOffHeadSize, kHeaderSize);
+  Put<uint32_t>(hdr, kOffVersion, kVersion);
+  Put<uint64_t>(hdr, kOffChecksum, h.low64);
+  Put<uint64_t>(hdr, kOffChecksum + 8, h.high64);
+  Put<uint32_t>(hdr, kOffLength, static_cast<uint32_t>(std::min<size_t>(table + off, UINT32_MAX)));
+  Put<uint8_t>(hdr, kOffIsChecksum, 0);  // 0 = checksum present
+  Put<uint8_t>(hdr, kOffModelType, 0);   // IR model
+  std::memcpy(hdr.data() + kOffName, info.name.data(), std::min<size_t>(31, info.name.size()));
+  Put<uint32_t>(hdr, kOffModelNum, 1);
+  std::memcpy(hdr.data() + kOffPlatform, info.platform_version.data(), std::min<size_t>(19, info.platform_version.size()));
+  Put<uint64_t>(hdr, kOffModelLength, table + off);
+  Put<uint8_t>(hdr, kOffDynamic, info.dynamic ? 1 : 0);
+
+  NPU_ASSIGN_OR_RETURN(auto w, AtomicFileWriter::Create(path));
+  NPU_RETURN_IF_ERROR(w->Write(hdr));
+  NPU_RETURN_IF_ERROR(w->Write(tbl));
+  for (size_t i = 0; i < parts.size(); ++i) {
+    NPU_RETURN_IF_ERROR(w->WriteZeros(pad[i]));
+    NPU_RETURN_IF_ERROR(w->Write(parts[i].bytes));
+  }
+  return w->Commit();
+}
+
+Result<OmFile> ReadOmFile(const std::string& path) {
+  auto mf = MappedFile::Open(path);
+  if (!mf.ok()) return Status::Error("E10003", "--om", path, mf.status().reason(), "Check the .om path.");
+  OmFile om;
+  om.file = std::move(mf).value();
+  auto b = om.file.bytes();
+  if (b.size() < kHeaderSize) return Corrupt(path, "the file has " + std::to_string(b.size()) + " bytes, less than the 256-byte header");
+  if (Get<uint32_t>(b, kOffMagic) != kMagic) return Corrupt(path, "wrong magic number: not an .om file");
+  if (Get<uint32_t>(b, kOffHeadSize) != kHeaderSize) return Corrupt(path, "header size field is not 256");
+  om.version = Get<uint32_t>(b, kOffVersion);
+  if (om.version != kVersion) return Corrupt(path, "unsupported .om version 0x" + std::to_string(om.version));
+  uint64_t model_length = Get<uint64_t>(b, kOffModelLength);
+  if (model_length != b.size() - kHeaderSize)
+    return Corrupt(path, "header says " + std::to_string(model_length) + " bytes follow it, the file has " +
+                             std::to_string(b.size() - kHeaderSize) + " (truncated or appended to)");
+  auto body = b.subspan(kHeaderSize);
+  if (body.size() < kTableHead) return Corrupt(path, "no partition table");
+  uint32_t num = Get<uint32_t>(body, 0);
+  if (num == 0 || num > kMaxPartitions) return Corrupt(path, "partition count " + std::to_string(num) + " is out of range");
+  size_t table = kTableHead + kTableEntry * num;
+  if (body.size() < table) return Corrupt(path, "partition table runs past the end of the file");
+  if (Get<uint8_t>(b, kOffIsChecksum) == 0) {
+    XXH128_hash_t h = XXH3_128bits(body.data(), body.size());
+    if (h.low64 != Get<uint64_t>(b, kOffChecksum) || h.high64 != Get<uint64_t>(b, kOffChecksum + 8))
+      return Corrupt(path, "checksum mismatch: the file was modified or damaged after atc wrote it");
+  }
+  auto data = body.subspan(table);
+  uint64_t prev_end = 0;
+  for (uint32_t i = 0; i < num; ++i) {
+    auto type = static_cast<PartitionType>(Get<uint32_t>(body, kTableHead + i * kTableEntry));
+    uint64_t off = Get<uint64_t>(body, kTableHead + i * kTableEntry + 8);
+    uint64_t size = Get<uint64_t>(body, kTableHead + i * kTableEntry + 16);
+    if (off < prev_end || off > data.size() || size > data.size() - off)
+      return Corrupt(path, "partition " + std::to_string(i) + " (offset " + std::to_string(off) + ", size " +
+                               std::to_string(size) + ") lies outside the file or overlaps another");
+    prev_end = off + size;
+    om.partitions[type] = data.subspan(off, size);
+  }
+  if (!om.partitions.count(PartitionType::kModelDef)) return Corrupt(path, "no MODEL_DEF partition");
+  om.info.name.assign(reinterpret_cast<const char*>(b.data() + kOffName), strnlen(reinterpret_cast<const char*>(b.data() + kOffName), 32));
+  om.info.platform_version.assign(reinterpret_cast<const char*>(b.data() + kOffPlatform),
+                                  strnlen(reinterpret_cast<const char*>(b.data() + kOffPlatform), 20));
+  om.info.dynamic = Get<uint8_t>(b, kOffDynamic) != 0;
+  return om;
+}
+
+}  // namespace npu::om

@@ -1,0 +1,48 @@
+// The .om container: a 256-byte header (magic "IMOD"), a partition table and the partitions.
+// Header fields sit at the CANN offsets; the checksum field holds XXH3-128 of everything after the
+// header. The reader checks magic, sizes, bounds and checksum before any partition is handed out.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/file_io.h"
+#include "base/status.h"
+
+namespace npu::om {
+
+enum class PartitionType : uint32_t { kModelDef = 0, kWeightsData = 1, kTaskInfo = 2 };
+
+constexpr uint32_t kMagic = 0x444F4D49;  // "IMOD" little-endian
+constexpr uint32_t kHeaderSize = 256;
+constexpr uint32_t kVersion = 0x20000000;
+constexpr size_t kWeightAlign = 64;
+
+struct PartitionData {
+  PartitionType type;
+  std::span<const std::byte> bytes;
+  size_t align = 1;  // file offset alignment for this partition
+};
+
+struct HeaderInfo {
+  std::string name;
+  std::string platform_version;  // SoC
+  bool dynamic = false;
+};
+
+// Writes header, table and partitions atomically to `path`.
+Status WriteOmFile(const std::string& path, const HeaderInfo& info, const std::vector<PartitionData>& parts);
+
+struct OmFile {
+  MappedFile file;
+  HeaderInfo info;
+  uint32_t version = 0;
+  std::map<PartitionType, std::span<const std::byte>> partitions;
+  size_t file_offset(std::span<const std::byte> s) const { return static_cast<size_t>(s.data() - file.bytes().data()); }
+};
+
+Result<OmFile> ReadOmFile(const std::string& path);
+
+}  // namespace npu::om

@@ -1,0 +1,227 @@
+#include "om/om_model.h"
+
+#include <cstring>
+#include <unordered_map>
+
+#include "om.pb.h"
+
+namespace npu {
+namespace {
+
+void FillDesc(om::TensorDesc* d, const Value& v) {
+  d->set_name(v.name);
+  d->set_dtype(static_cast<int32_t>(v.dtype));
+  d->set_has_shape(v.has_shape);
+  for (int64_t x : v.shape) d->add_shape(x);
+  for (int64_t x : v.shape) d->add_origin_shape(x);
+  d->set_layout(v.shape.size() == 4 ? "NCHW" : "ND");
+  d->set_origin_layout(d->layout());
+  int64_t n = v.has_shape ? NumElements(v.shape) : -1;
+  d->set_size(n < 0 ? -1 : n * static_cast<int64_t>(DTypeSize(v.dtype)));
+}
+
+// Packs constant tensors into one weight blob, 64-byte aligned each.
+class WeightPacker {
+ public:
+  void Add(const Tensor& t, om::WeightRef* ref) {
+    size_t off = (blob_.size() + om::kWeightAlign - 1) / om::kWeightAlign * om::kWeightAlign;
+    blob_.resize(off + t.nbytes());
+    if (t.nbytes()) std::memcpy(blob_.data() + off, t.raw(), t.nbytes());
+    ref->set_offset(off);
+    ref->set_size(t.nbytes());
+    auto* d = ref->mutable_desc();
+    d->set_dtype(static_cast<int32_t>(t.dtype()));
+    d->set_has_shape(true);
+    for (int64_t x : t.shape()) d->add_shape(x);
+  }
+  const std::vector<std::byte>& blob() const { return blob_; }
+
+ private:
+  std::vector<std::byte> blob_;
+};
+
+void SaveAttr(const Attr& a, om::AttrValue* out, WeightPacker& w) {
+  std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, int64_t>) out->set_i(v);
+        else if constexpr (std::is_same_v<T, float>) out->set_f(v);
+        else if constexpr (std::is_same_v<T, std::string>) out->set_s(v);
+        else if constexpr (std::is_same_v<T, std::vector<int64_t>>) *out->mutable_ints()->mutable_v() = {v.begin(), v.end()};
+        else if constexpr (std::is_same_v<T, std::vector<float>>) *out->mutable_floats()->mutable_v() = {v.begin(), v.end()};
+        else if constexpr (std::is_same_v<T, std::vector<std::string>>) *out->mutable_strings()->mutable_v() = {v.begin(), v.end()};
+        else w.Add(v, out->mutable_t());
+      },
+      a);
+}
+
+Status Corrupt(const std::string& path, std::string why) { return Status::Error("E10003", "--om", path, std::move(why)); }
+
+Result<Tensor> LoadWeight(const std::string& path, const om::WeightRef& r, std::span<const std::byte> blob,
+                          std::shared_ptr<const void> owner) {
+  auto dt = DTypeFromGe(r.desc().dtype());
+  if (!dt) return Corrupt(path, "weight '" + r.desc().name() + "' has unknown dtype " + std::to_string(r.desc().dtype()));
+  Shape s(r.desc().shape().begin(), r.desc().shape().end());
+  for (int64_t d : s)
+    if (d < 0) return Corrupt(path, "weight '" + r.desc().name() + "' has a negative dim");
+  size_t need = static_cast<size_t>(NumElements(s)) * DTypeSize(*dt);
+  if (need != r.size() || r.offset() > blob.size() || r.size() > blob.size() - r.offset())
+    return Corrupt(path, "weight '" + r.desc().name() + "' lies outside WEIGHTS_DATA or its size does not match its shape");
+  return Tensor::View(*dt, s, std::move(owner), blob.data() + r.offset());
+}
+
+}  // namespace
+
+Status SaveOm(const std::string& path, const OmModel& model) {
+  const Graph& g = model.graph;
+  om::ModelDef md;
+  md.set_name(g.name);
+  md.set_version(1);
+  for (const auto& [k, v] : model.attrs) (*md.mutable_attr())[k] = v;
+  om::GraphDef* gd = md.add_graph();
+  gd->set_name(g.name);
+  WeightPacker weights;
+  for (int i : g.inputs) FillDesc(gd->add_input(), g.values[i]);
+  for (int o : g.outputs) FillDesc(gd->add_output(), g.values[o]);
+  // Constants that something still reads: node inputs and graph outputs.
+  std::vector<bool> used(g.values.size(), false);
+  for (const auto& n : g.nodes)
+    for (int i : n.inputs)
+      if (i >= 0) used[i] = true;
+  for (int o : g.outputs) used[o] = true;
+  for (size_t i = 0; i < g.values.size(); ++i) {
+    if (!used[i] || !g.values[i].constant) continue;
+    om::WeightRef* r = gd->add_weight();
+    weights.Add(*g.values[i].constant, r);
+    r->mutable_desc()->set_name(g.values[i].name);
+  }
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& n = g.nodes[k];
+    om::OpDef* op = gd->add_op();
+    op->set_name(n.name);
+    op->set_type(n.op_type);
+    op->set_id(static_cast<int64_t>(k));
+    op->set_opset(n.opset);
+    const OpSchema* s = OpSchemaRegistry::Get().Find(n.op_type);
+    op->set_engine(std::string(EngineName(s ? s->engine : Engine::kVector)));
+    for (int i : n.inputs) {
+      op->add_input(i < 0 ? "" : g.values[i].name);
+      if (i >= 0) FillDesc(op->add_input_desc(), g.values[i]);
+    }
+    for (int o : n.outputs) {
+      op->add_output(g.values[o].name);
+      FillDesc(op->add_output_desc(), g.values[o]);
+    }
+    for (const auto& name : n.original_names) op->add_original_op_names(name);
+    for (const auto& [key, a] : n.attrs) SaveAttr(a, &(*op->mutable_attr())[key], weights);
+  }
+  om::ModelTaskDef td;
+  for (const Task& t : model.tasks) {
+    om::TaskDef* d = td.add_task();
+    d->set_task_id(t.task_id);
+    d->set_stream_id(t.stream_id);
+    d->set_op_index(t.op_index);
+    d->set_kernel_name(t.kernel_name);
+    d->set_block_dim(t.block_dim);
+    d->set_engine(std::string(EngineName(t.engine)));
+  }
+  td.set_weight_size(weights.blob().size());
+  td.set_stream_num(1);
+  std::string md_bytes = md.SerializeAsString(), td_bytes = td.SerializeAsString();
+  auto as_bytes = [](const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); };
+  return om::WriteOmFile(path, model.header,
+                         {{om::PartitionType::kModelDef, as_bytes(md_bytes)},
+                          {om::PartitionType::kWeightsData, std::span(weights.blob()), om::kWeightAlign},
+                          {om::PartitionType::kTaskInfo, as_bytes(td_bytes)}});
+}
+
+Result<OmModel> LoadOm(const std::string& path) {
+  NPU_ASSIGN_OR_RETURN(om::OmFile f, om::ReadOmFile(path));
+  OmModel m;
+  m.header = f.info;
+  auto md_bytes = f.partitions[om::PartitionType::kModelDef];
+  om::ModelDef md;
+  if (!md.ParseFromArray(md_bytes.data(), static_cast<int>(md_bytes.size())) || md.graph_size() < 1)
+    return Corrupt(path, "MODEL_DEF does not parse");
+  m.model_def_size = md_bytes.size();
+  for (const auto& [k, v] : md.attr()) m.attrs[k] = v;
+  std::span<const std::byte> blob;
+  if (f.partitions.count(om::PartitionType::kWeightsData)) blob = f.partitions[om::PartitionType::kWeightsData];
+  m.weight_size = blob.size();
+  auto owner = f.file.share();
+  const om::GraphDef& gd = md.graph(0);
+  Graph& g = m.graph;
+  g.name = gd.name();
+  auto load_desc = [&](const om::TensorDesc& d) -> Result<int> {
+    int id = g.AddValue(d.name());
+    auto dt = DTypeFromGe(d.dtype());
+    if (!dt) return Corrupt(path, "tensor '" + d.name() + "' has unknown dtype");
+    g.values[id].dtype = *dt;
+    g.values[id].shape.assign(d.shape().begin(), d.shape().end());
+    g.values[id].has_shape = d.has_shape();
+    return id;
+  };
+  for (const auto& w : gd.weight()) {
+    NPU_ASSIGN_OR_RETURN(int id, load_desc(w.desc()));
+    NPU_ASSIGN_OR_RETURN(Tensor t, LoadWeight(path, w, blob, owner));
+    g.values[id].constant = std::move(t);
+  }
+  for (const auto& d : gd.input()) {
+    NPU_ASSIGN_OR_RETURN(int id, load_desc(d));
+    g.inputs.push_back(id);
+  }
+  for (const auto& op : gd.op()) {
+    Node n;
+    n.name = op.name();
+    n.op_type = op.type();
+    n.opset = op.opset();
+    n.original_names.assign(op.original_op_names().begin(), op.original_op_names().end());
+    for (const auto& in : op.input()) {
+      int id = in.empty() ? -1 : g.FindValue(in);
+      if (!in.empty() && id < 0) return Corrupt(path, "op '" + op.name() + "' reads unknown tensor '" + in + "'");
+      n.inputs.push_back(id);
+    }
+    for (int j = 0; j < op.output_desc_size(); ++j) {
+      NPU_ASSIGN_OR_RETURN(int id, load_desc(op.output_desc(j)));
+      g.values[id].producer = static_cast<int>(g.nodes.size());
+      n.outputs.push_back(id);
+    }
+    for (const auto& [k, a] : op.attr()) {
+      switch (a.value_case()) {
+        case om::AttrValue::kI: n.attrs[k] = a.i(); break;
+        case om::AttrValue::kF: n.attrs[k] = a.f(); break;
+        case om::AttrValue::kS: n.attrs[k] = a.s(); break;
+        case om::AttrValue::kInts: n.attrs[k] = std::vector<int64_t>(a.ints().v().begin(), a.ints().v().end()); break;
+        case om::AttrValue::kFloats: n.attrs[k] = std::vector<float>(a.floats().v().begin(), a.floats().v().end()); break;
+        case om::AttrValue::kStrings: n.attrs[k] = std::vector<std::string>(a.strings().v().begin(), a.strings().v().end()); break;
+        case om::AttrValue::kT: {
+          NPU_ASSIGN_OR_RETURN(Tensor t, LoadWeight(path, a.t(), blob, owner));
+          n.attrs[k] = std::move(t);
+          break;
+        }
+        default: return Corrupt(path, "op '" + op.name() + "' has an empty attribute '" + k + "'");
+      }
+    }
+    g.nodes.push_back(std::move(n));
+  }
+  for (const auto& d : gd.output()) {
+    int id = g.FindValue(d.name());
+    if (id < 0) return Corrupt(path, "graph output '" + d.name() + "' is not produced");
+    g.outputs.push_back(id);
+  }
+  NPU_RETURN_IF_ERROR(g.Verify().with_context("graph in " + path));
+  if (f.partitions.count(om::PartitionType::kTaskInfo)) {
+    auto tb = f.partitions[om::PartitionType::kTaskInfo];
+    m.task_info_size = tb.size();
+    om::ModelTaskDef td;
+    if (!td.ParseFromArray(tb.data(), static_cast<int>(tb.size()))) return Corrupt(path, "TASK_INFO does not parse");
+    for (const auto& t : td.task()) {
+      if (t.op_index() >= g.nodes.size()) return Corrupt(path, "task " + std::to_string(t.task_id()) + " points at a missing op");
+      m.tasks.push_back({t.task_id(), t.stream_id(), t.op_index(), t.block_dim(), t.kernel_name(),
+                         t.engine() == "AiCpu" ? Engine::kAiCpu : Engine::kVector});
+    }
+  }
+  return m;
+}
+
+}  // namespace npu

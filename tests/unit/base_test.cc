@@ -1,0 +1,76 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "base/file_io.h"
+#include "base/half.h"
+#include "base/status.h"
+#include "base/thread_pool.h"
+
+namespace npu {
+
+TEST(Status, MessageNamesCodeParamValueReasonAndFix) {
+  Status s = Status::Error("E10001", "--mode", "7", "only 0, 1, 3, 6");
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), "E10001");
+  std::string m = s.message();
+  EXPECT_NE(m.find("E10001"), std::string::npos);
+  EXPECT_NE(m.find("[7]"), std::string::npos);
+  EXPECT_NE(m.find("[--mode]"), std::string::npos);
+  EXPECT_NE(m.find("Solution"), std::string::npos);
+}
+
+TEST(Half, RoundTripsAndRounds) {
+  EXPECT_EQ(FloatToHalf(1.0f), 0x3c00);
+  EXPECT_EQ(FloatToHalf(65504.0f), 0x7bff);
+  EXPECT_EQ(FloatToHalf(65520.0f), 0x7c00);  // rounds to inf
+  EXPECT_EQ(FloatToHalf(-0.0f), 0x8000);
+  EXPECT_EQ(HalfToFloat(0x0001), std::ldexp(1.0f, -24));  // smallest subnormal
+  EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -24)), 0x0001);
+  EXPECT_TRUE(std::isnan(HalfToFloat(FloatToHalf(NAN))));
+  // Every half value survives half -> float -> half, scalar and vector paths alike.
+  std::vector<uint16_t> all(65536), back(65536);
+  std::vector<float> f(65536);
+  for (int i = 0; i < 65536; ++i) all[i] = static_cast<uint16_t>(i);
+  HalfToFloat(all, f);
+  FloatToHalf(f, back);
+  for (int i = 0; i < 65536; ++i) {
+    if (std::isnan(f[i])) continue;
+    ASSERT_EQ(back[i], all[i]) << i;
+    ASSERT_EQ(FloatToHalf(HalfToFloat(all[i])), all[i]) << i;
+  }
+  EXPECT_EQ(FloatToBF16(1.0f), 0x3f80);
+  EXPECT_EQ(BF16ToFloat(0x3f80), 1.0f);
+}
+
+TEST(ThreadPool, CoversEveryIndexOnce) {
+  ThreadPool pool(3);
+  std::vector<int> hits(10007, 0);
+  pool.ParallelFor(hits.size(), 10, [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) hits[i]++;
+  });
+  for (int h : hits) ASSERT_EQ(h, 1);
+}
+
+TEST(FileIo, AtomicWriterLeavesNothingWhenAbandoned) {
+  auto dir = std::filesystem::temp_directory_path() / "npukit_fileio_test";
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "out.bin").string();
+  std::filesystem::remove(path);
+  {
+    auto w = AtomicFileWriter::Create(path);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE(w.value()->Write(std::string_view("partial")).ok());
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+  for (const auto& e : std::filesystem::directory_iterator(dir)) ADD_FAILURE() << "left behind: " << e.path();
+  std::string text = "hello";
+  ASSERT_TRUE(WriteFileAtomic(path, std::as_bytes(std::span(text.data(), text.size()))).ok());
+  auto back = ReadFileToString(path);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back.value(), "hello");
+  EXPECT_EQ(MappedFile::Open((dir / "missing").string()).status().code(), "E13001");
+}
+
+}  // namespace npu

@@ -1,0 +1,100 @@
+// Kernel checks against small hand-computed cases; the ONNX node tests cover the rest.
+#include <gtest/gtest.h>
+
+#include "ir/op_schema.h"
+#include "kernels/registry.h"
+
+namespace npu {
+namespace {
+
+Tensor F32(Shape s, std::vector<float> v) {
+  Tensor t = Tensor::Empty(DType::kF32, std::move(s));
+  std::copy(v.begin(), v.end(), t.mutable_data<float>());
+  return t;
+}
+
+std::vector<Tensor> Run(const std::string& op, std::vector<Tensor> ins, AttrMap attrs = {}, int opset = 13, int outs = 1) {
+  RegisterBuiltinOps();
+  Node n;
+  n.name = "n";
+  n.op_type = op;
+  n.opset = opset;
+  n.attrs = std::move(attrs);
+  for (int i = 0; i < outs; ++i) n.outputs.push_back(i);
+  n.inputs.assign(ins.size(), 0);
+  std::vector<Tensor> out;
+  Status s = RunKernel(n, std::move(ins), out, ThreadPool::Global());
+  EXPECT_TRUE(s.ok()) << s.message();
+  return out;
+}
+
+TEST(Kernels, AddBroadcastsRowAgainstMatrix) {
+  auto y = Run("Add", {F32({2, 3}, {1, 2, 3, 4, 5, 6}), F32({3}, {10, 20, 30})})[0];
+  EXPECT_EQ(y.shape(), (Shape{2, 3}));
+  std::vector<float> want = {11, 22, 33, 14, 25, 36};
+  for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(y.data<float>()[i], want[i]);
+}
+
+TEST(Kernels, ConvWithPaddingMatchesHandComputation) {
+  // 1x1x3x3 input of ones, 3x3 kernel of ones, pad 1: centre 9, edges 6, corners 4.
+  auto y = Run("Conv", {F32({1, 1, 3, 3}, std::vector<float>(9, 1)), F32({1, 1, 3, 3}, std::vector<float>(9, 1))},
+               {{"pads", std::vector<int64_t>{1, 1, 1, 1}}})[0];
+  std::vector<float> want = {4, 6, 4, 6, 9, 6, 4, 6, 4};
+  ASSERT_EQ(y.shape(), (Shape{1, 1, 3, 3}));
+  for (int i = 0; i < 9; ++i) EXPECT_FLOAT_EQ(y.data<float>()[i], want[i]);
+}
+
+TEST(Kernels, DepthwiseConvUsesOneFilterPerChannel) {
+  auto y = Run("Conv", {F32({1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}), F32({2, 1, 1, 1}, {2, -1}), F32({2}, {0.5f, 0})},
+               {{"group", int64_t{2}}})[0];
+  std::vector<float> want = {2.5f, 4.5f, 6.5f, 8.5f, -5, -6, -7, -8};
+  for (int i = 0; i < 8; ++i) EXPECT_FLOAT_EQ(y.data<float>()[i], want[i]);
+}
+
+TEST(Kernels, SoftmaxRowsSumToOne) {
+  auto y = Run("Softmax", {F32({2, 3}, {1, 2, 3, 1000, 1000, 1000})})[0];
+  for (int r = 0; r < 2; ++r) {
+    float s = 0;
+    for (int i = 0; i < 3; ++i) s += y.data<float>()[r * 3 + i];
+    EXPECT_NEAR(s, 1.f, 1e-6);
+  }
+  EXPECT_NEAR(y.data<float>()[3], 1.f / 3, 1e-6);
+}
+
+TEST(Kernels, MaxPoolAndGemm) {
+  auto p = Run("MaxPool", {F32({1, 1, 2, 2}, {1, 5, 3, 2})}, {{"kernel_shape", std::vector<int64_t>{2, 2}}})[0];
+  EXPECT_FLOAT_EQ(p.data<float>()[0], 5);
+  auto g = Run("Gemm", {F32({1, 2}, {1, 2}), F32({3, 2}, {1, 0, 0, 1, 1, 1}), F32({3}, {0, 0, 10})},
+               {{"transB", int64_t{1}}})[0];
+  ASSERT_EQ(g.shape(), (Shape{1, 3}));
+  EXPECT_FLOAT_EQ(g.data<float>()[0], 1);
+  EXPECT_FLOAT_EQ(g.data<float>()[1], 2);
+  EXPECT_FLOAT_EQ(g.data<float>()[2], 13);
+}
+
+TEST(Inference, ReshapeWithConstantShapeIsStatic) {
+  RegisterBuiltinOps();
+  Graph g;
+  int x = g.AddValue("x"), s = g.AddValue("s"), y = g.AddValue("y");
+  g.values[x].dtype = DType::kF32;
+  g.values[x].shape = {2, 3, 4};
+  g.values[x].has_shape = true;
+  Tensor shape = Tensor::Empty(DType::kI64, {2});
+  shape.mutable_data<int64_t>()[0] = -1;
+  shape.mutable_data<int64_t>()[1] = 4;
+  g.values[s].constant = shape;
+  g.inputs = {x};
+  Node n;
+  n.name = "r";
+  n.op_type = "Reshape";
+  n.opset = 13;
+  n.inputs = {x, s};
+  n.outputs = {y};
+  g.nodes.push_back(n);
+  g.outputs = {y};
+  ASSERT_TRUE(InferGraph(g).ok());
+  EXPECT_EQ(g.values[y].shape, (Shape{6, 4}));
+}
+
+}  // namespace
+}  // namespace npu

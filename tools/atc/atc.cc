@@ -1,0 +1,328 @@
+#include "atc.h"
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "base/file_io.h"
+#include "base/log.h"
+#include "frontend/onnx/onnx_importer.h"
+#include "kernels/registry.h"
+#include "om/om_model.h"
+#include "passes/pass_manager.h"
+
+namespace npu::atc {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::vector<std::string> Split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i)
+    if (i == s.size() || s[i] == sep) {
+      out.emplace_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  return out;
+}
+
+Status ShapeError(std::string_view spec, std::string why) {
+  return Status::Error("E10002", "--input_shape", std::string(spec), std::move(why),
+                       "Use \"name1:n,c,h,w;name2:n,c\" (e.g. --input_shape=\"input:1,3,224,224\") and quote the whole value.");
+}
+
+Status WriteJson(const std::string& path, const json& j) {
+  std::string text = j.dump(2) + "\n";
+  return WriteFileAtomic(path, std::as_bytes(std::span(text.data(), text.size())));
+}
+
+int Fail(std::ostream& out, const std::vector<Status>& errors) {
+  out << "ATC run failed, Please check the detail log, Try 'atc --help' for more information\n";
+  for (const auto& e : errors) out << e.message() << "\n";
+  return 1;
+}
+
+// ---- mode 0: convert ------------------------------------------------------------------------------
+
+Result<Graph> Import(const AtcOptions& o, OnnxModelInfo* info) {
+  OnnxImportOptions io;
+  if (!o.input_shape.empty()) {
+    NPU_ASSIGN_OR_RETURN(io.input_shapes, ParseInputShape(o.input_shape));
+  }
+  if (!o.out_nodes.empty()) {
+    NPU_ASSIGN_OR_RETURN(io.out_nodes, ParseOutNodes(o.out_nodes));
+  }
+  return ImportOnnx(o.model, io, info);
+}
+
+int Convert(const AtcOptions& o, std::ostream& out) {
+  auto t0 = std::chrono::steady_clock::now();
+  OnnxModelInfo info;
+  auto g = Import(o, &info);
+  if (!g.ok()) return Fail(out, {g.status()});
+  PassManager pm = DefaultPipeline();
+  if (Status s = pm.Run(g.value()); !s.ok()) return Fail(out, {s});
+  OmModel m;
+  m.graph = std::move(g).value();
+  m.tasks = LowerToTasks(m.graph);
+  m.attrs = {{"atc_cmdline", o.cmdline},
+             {"atc_version", kVersion},
+             {"soc_version", o.soc_version},
+             {"framework_type", o.framework},
+             {"onnx_opset", std::to_string(info.opset)},
+             {"producer", info.producer}};
+  m.header.name = std::filesystem::path(o.output).filename().string();
+  m.header.platform_version = o.soc_version;
+  for (int i : m.graph.inputs) m.header.dynamic |= NumElements(m.graph.values[i].shape) < 0;
+  std::string path = o.output + ".om";
+  if (Status s = SaveOm(path, m); !s.ok()) return Fail(out, {s});
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  NPU_LOG(kInfo, "ATC", "wrote " << path << " (" << m.graph.nodes.size() << " ops) in " << ms << " ms");
+  out << "ATC run success, welcome to the next use.\n";
+  return 0;
+}
+
+// ---- mode 3: pre-check ------------------------------------------------------------------------------
+
+int PreCheck(const AtcOptions& o, std::ostream& out) {
+  OnnxModelInfo info;
+  auto g = Import(o, &info);
+  json ops = json::array();
+  std::map<std::string, const UnsupportedNode*> bad;
+  for (const auto& u : info.unsupported) bad[u.name] = &u;
+  for (const auto& [name, type] : info.nodes) {
+    json op = {{"name", name}, {"type", type}, {"result", bad.count(name) ? "failed" : "success"}, {"cause", json::array()}};
+    if (bad.count(name)) op["cause"].push_back({{"code", "E16002"}, {"message", bad[name]->reason}});
+    ops.push_back(op);
+  }
+  bool parsed = !info.nodes.empty() || g.ok();
+  json report = {{"name", o.model},
+                 {"result", g.ok() ? "success" : "failed"},
+                 {"total", info.nodes.size()},
+                 {"pass", info.nodes.size() - info.unsupported.size()},
+                 {"fail", info.unsupported.size()},
+                 {"op", ops}};
+  if (!g.ok() && info.unsupported.empty()) report["error"] = g.status().message();
+  if (Status s = WriteJson(o.check_report, report); !s.ok()) return Fail(out, {s});
+  out << "Pre-check report written to " << o.check_report << ": " << info.unsupported.size() << " of " << info.nodes.size()
+      << " op(s) unsupported.\n";
+  if (!g.ok()) return Fail(out, {g.status()});
+  (void)parsed;
+  out << "ATC run success, welcome to the next use.\n";
+  return 0;
+}
+
+// ---- mode 1: .om / .onnx -> JSON -------------------------------------------------------------------
+
+json DescJson(const Value& v) {
+  json d = {{"name", v.name}, {"dtype", DTypeName(v.dtype)}, {"layout", v.shape.size() == 4 ? "NCHW" : "ND"}};
+  d["shape"] = {{"dim", v.has_shape ? v.shape : Shape{}}};
+  d["attr"] = json::array({{{"key", "origin_shape"}, {"value", {{"list", {{"i", v.shape}}}}}},
+                           {{"key", "origin_format"}, {"value", {{"s", v.shape.size() == 4 ? "NCHW" : "ND"}}}}});
+  return d;
+}
+
+json AttrJson(const Attr& a) {
+  return std::visit(
+      [](const auto& v) -> json {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, int64_t>) return {{"i", v}};
+        else if constexpr (std::is_same_v<T, float>) return {{"f", v}};
+        else if constexpr (std::is_same_v<T, std::string>) return {{"s", v}};
+        else if constexpr (std::is_same_v<T, std::vector<int64_t>>) return {{"list", {{"i", v}}}};
+        else if constexpr (std::is_same_v<T, std::vector<float>>) return {{"list", {{"f", v}}}};
+        else if constexpr (std::is_same_v<T, std::vector<std::string>>) return {{"list", {{"s", v}}}};
+        else return {{"t", {{"dtype", DTypeName(v.dtype()), }, {"shape", v.shape()}}}};
+      },
+      a);
+}
+
+json GraphJson(const Graph& g, const std::map<std::string, std::string>& attrs) {
+  json ops = json::array();
+  // Inputs as "producer:index", graph inputs and weights by name (CANN style).
+  auto ref = [&](int v) -> std::string {
+    if (v < 0) return "";
+    int p = g.values[v].producer;
+    if (p < 0) return g.values[v].name;
+    const Node& n = g.nodes[p];
+    size_t idx = std::find(n.outputs.begin(), n.outputs.end(), v) - n.outputs.begin();
+    return n.name + ":" + std::to_string(idx);
+  };
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& n = g.nodes[k];
+    json op = {{"name", n.name}, {"type", n.op_type}, {"id", k}, {"input", json::array()}};
+    for (int i : n.inputs) op["input"].push_back(ref(i));
+    json at = json::array();
+    for (const auto& [key, a] : n.attrs) at.push_back({{"key", key}, {"value", AttrJson(a)}});
+    at.push_back({{"key", "_datadump_original_op_names"}, {"value", {{"list", {{"s", n.original_names}}}}}});
+    op["attr"] = at;
+    op["input_desc"] = json::array();
+    for (int i : n.inputs)
+      if (i >= 0) op["input_desc"].push_back(DescJson(g.values[i]));
+    op["output_desc"] = json::array();
+    for (int o : n.outputs) op["output_desc"].push_back(DescJson(g.values[o]));
+    ops.push_back(op);
+  }
+  json gj = {{"name", g.name}, {"input", json::array()}, {"output", json::array()}, {"op", ops}};
+  for (int i : g.inputs) gj["input"].push_back(DescJson(g.values[i]));
+  for (int o : g.outputs) gj["output"].push_back(ref(o));
+  json model = {{"name", g.name}, {"attr", json::array()}, {"graph", json::array({gj})}};
+  for (const auto& [k, v] : attrs) model["attr"].push_back({{"key", k}, {"value", {{"s", v}}}});
+  return model;
+}
+
+int ToJson(const AtcOptions& o, std::ostream& out) {
+  json j;
+  if (o.framework == "5") {
+    OnnxModelInfo info;
+    AtcOptions tmp = o;
+    tmp.model = o.om;
+    auto g = Import(tmp, &info);
+    if (!g.ok()) return Fail(out, {g.status()});
+    if (Status s = InferGraph(g.value()); !s.ok()) return Fail(out, {s});
+    j = GraphJson(g.value(), {{"framework_type", "5"}});
+  } else {
+    auto m = LoadOm(o.om);
+    if (!m.ok()) return Fail(out, {m.status()});
+    j = GraphJson(m.value().graph, m.value().attrs);
+  }
+  if (Status s = WriteJson(o.json, j); !s.ok()) return Fail(out, {s});
+  out << "ATC run success, welcome to the next use.\n";
+  return 0;
+}
+
+// ---- mode 6: display model info --------------------------------------------------------------------
+
+int Display(const AtcOptions& o, std::ostream& out) {
+  auto m = LoadOm(o.om);
+  if (!m.ok()) return Fail(out, {m.status()});
+  const OmModel& om = m.value();
+  auto attr = [&](const char* k) { auto it = om.attrs.find(k); return it == om.attrs.end() ? std::string("unknown") : it->second; };
+  out << "============ Display Model Info start ============\n"
+      << "Original Atc command line: " << attr("atc_cmdline") << "\n"
+      << "system   info: atc_version[" << attr("atc_version") << "], soc_version[" << attr("soc_version")
+      << "], framework_type[" << attr("framework_type") << "].\n"
+      << "resource info: memory_size[0 B], weight_size[" << om.weight_size << " B], stream_num[1], event_num[0].\n"
+      << "om       info: modeldef_size[" << om.model_def_size << " B], weight_data_size[" << om.weight_size
+      << " B], tbe_kernels_size[0 B], cust_aicpu_kernel_store_size[0 B], task_info_size[" << om.task_info_size << " B].\n"
+      << "graph    info: ops[" << om.graph.nodes.size() << "], inputs[" << om.graph.inputs.size() << "], outputs["
+      << om.graph.outputs.size() << "].\n";
+  for (int i : om.graph.inputs)
+    out << "  input  " << om.graph.values[i].name << ": " << DTypeName(om.graph.values[i].dtype) << ShapeToString(om.graph.values[i].shape) << "\n";
+  for (int i : om.graph.outputs)
+    out << "  output " << om.graph.values[i].name << ": " << DTypeName(om.graph.values[i].dtype) << ShapeToString(om.graph.values[i].shape) << "\n";
+  out << "============ Display Model Info end   ============\n";
+  return 0;
+}
+
+}  // namespace
+
+const std::vector<std::string>& SupportedSocs() {
+  static const std::vector<std::string> socs = {"Ascend310", "Ascend310P3", "Ascend910A", "Ascend910B1",
+                                                "Ascend910B2", "Ascend910B3", "Ascend910B4"};
+  return socs;
+}
+
+Result<std::map<std::string, Shape>> ParseInputShape(std::string_view spec) {
+  std::map<std::string, Shape> out;
+  for (const std::string& item : Split(spec, ';')) {
+    if (item.empty()) continue;
+    auto colon = item.rfind(':');
+    if (colon == std::string::npos || colon == 0)
+      return ShapeError(spec, "entry '" + item + "' is not of the form name:dims");
+    std::string name = item.substr(0, colon);
+    Shape s;
+    std::string dims = item.substr(colon + 1);
+    if (!dims.empty())
+      for (const std::string& d : Split(dims, ',')) {
+        char* end = nullptr;
+        long long v = std::strtoll(d.c_str(), &end, 10);
+        if (d.empty() || *end != '\0') return ShapeError(spec, "dim '" + d + "' of '" + name + "' is not an integer");
+        if (v == 0 || v < -1) return ShapeError(spec, "dim " + d + " of '" + name + "' must be positive (or -1 for dynamic)");
+        s.push_back(v);
+      }
+    if (out.count(name)) return ShapeError(spec, "input '" + name + "' is given twice");
+    out[name] = s;
+  }
+  if (out.empty()) return ShapeError(spec, "no input shape given");
+  return out;
+}
+
+Result<std::vector<std::pair<std::string, int>>> ParseOutNodes(std::string_view spec) {
+  std::vector<std::pair<std::string, int>> out;
+  for (const std::string& item : Split(spec, ';')) {
+    if (item.empty()) continue;
+    auto colon = item.rfind(':');
+    std::string name = colon == std::string::npos ? item : item.substr(0, colon);
+    int idx = 0;
+    if (colon != std::string::npos) {
+      char* end = nullptr;
+      idx = static_cast<int>(std::strtol(item.c_str() + colon + 1, &end, 10));
+      if (*end != '\0' || colon + 1 == item.size() || idx < 0)
+        return Status::Error("E10001", "--out_nodes", std::string(spec), "entry '" + item + "' is not of the form node:index");
+    }
+    out.emplace_back(name, idx);
+  }
+  return out;
+}
+
+std::vector<Status> ValidateOptions(const AtcOptions& o) {
+  std::vector<Status> errs;
+  for (const auto& f : o.unknown_flags)
+    errs.push_back(Status::Error("E10001", f, "", "unknown flag", "See atc --help for the supported flags."));
+  if (!o.log.empty() && !log::ParseLevel(o.log))
+    errs.push_back(Status::Error("E10010", "--log", o.log, "the log level must be one of debug, info, warning, error, null"));
+  if (o.mode != "0" && o.mode != "1" && o.mode != "3" && o.mode != "6") {
+    errs.push_back(Status::Error("E10001", "--mode", o.mode,
+                                 "only support 0(model to framework model), 1(framework model to json), 3(only pre-check), 6(display model info)"));
+    return errs;
+  }
+  bool build = o.mode == "0" || o.mode == "3";
+  if (build || (o.mode == "1" && !o.framework.empty())) {
+    if (o.framework.empty()) errs.push_back(Status::Error("E10007", "--framework", "", "--framework is required. The value must be 5 (ONNX)"));
+    else if (o.framework != "5")
+      errs.push_back(Status::Error("E10001", "--framework", o.framework, "this build supports 5 (ONNX) only; 0 Caffe, 1 MindSpore and 3 TensorFlow are not available"));
+  }
+  if (build) {
+    if (o.model.empty()) errs.push_back(Status::Error("E10004", "--model", "", "Value for --model is empty"));
+    else if (!FileExists(o.model)) errs.push_back(Status::Error("E13001", "--model", o.model, "the model file does not exist"));
+    if (o.soc_version.empty())
+      errs.push_back(Status::Error("E10007", "--soc_version", "", "--soc_version is required in mode " + o.mode + ". The value must be one of the supported SoCs (e.g. Ascend310P3)"));
+    else if (std::find(SupportedSocs().begin(), SupportedSocs().end(), o.soc_version) == SupportedSocs().end()) {
+      std::string list;
+      for (const auto& s : SupportedSocs()) list += (list.empty() ? "" : ", ") + s;
+      errs.push_back(Status::Error("E10001", "--soc_version", o.soc_version, "supported SoCs are " + list));
+    }
+    if (o.mode == "0" && o.output.empty()) errs.push_back(Status::Error("E10004", "--output", "", "Value for --output is empty"));
+    if (!o.input_shape.empty())
+      if (auto r = ParseInputShape(o.input_shape); !r.ok()) errs.push_back(r.status());
+    if (!o.out_nodes.empty())
+      if (auto r = ParseOutNodes(o.out_nodes); !r.ok()) errs.push_back(r.status());
+    if (!o.input_format.empty() && o.input_format != "NCHW" && o.input_format != "ND" && o.input_format != "NCDHW")
+      errs.push_back(Status::Error("E10001", "--input_format", o.input_format, "for ONNX models the input format must be NCHW, ND or NCDHW"));
+  }
+  if (o.mode == "1" || o.mode == "6") {
+    if (o.om.empty()) errs.push_back(Status::Error("E10004", "--om", "", "Value for --om is empty; mode " + o.mode + " reads the model given by --om"));
+    else if (!FileExists(o.om)) errs.push_back(Status::Error("E13001", "--om", o.om, "the file does not exist"));
+  }
+  if (o.mode == "1" && o.json.empty()) errs.push_back(Status::Error("E10004", "--json", "", "Value for --json is empty"));
+  return errs;
+}
+
+int RunAtc(const AtcOptions& o, std::ostream& out, std::ostream& err) {
+  (void)err;
+  if (!o.log.empty())
+    if (auto l = log::ParseLevel(o.log)) log::SetLevel(*l);
+  out << "ATC start working now, please wait for a moment.\n";
+  std::vector<Status> errs = ValidateOptions(o);
+  if (!errs.empty()) return Fail(out, errs);
+  RegisterBuiltinOps();
+  if (o.mode == "0") return Convert(o, out);
+  if (o.mode == "3") return PreCheck(o, out);
+  if (o.mode == "1") return ToJson(o, out);
+  return Display(o, out);
+}
+
+}  // namespace npu::atc

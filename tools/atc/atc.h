@@ -1,0 +1,33 @@
+// libatc: everything `atc` does, callable from tests. main.cc only parses flags into AtcOptions.
+#pragma once
+#include <iosfwd>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "ir/tensor.h"
+
+namespace npu::atc {
+
+struct AtcOptions {
+  std::string mode = "0", model, framework, output, soc_version, input_shape, input_format, out_nodes, log, json, om;
+  std::string check_report = "check_result.json";
+  std::vector<std::string> unknown_flags;
+  std::string cmdline;  // the effective command line, stored in the .om
+};
+
+constexpr const char* kVersion = "npukit atc 0.1.0";
+const std::vector<std::string>& SupportedSocs();
+
+// "in1:1,3,224,224;in2:1,10" -> {in1: [1,3,224,224], in2: [1,10]}; errors are E10002.
+Result<std::map<std::string, Shape>> ParseInputShape(std::string_view spec);
+// "node:0;node2:1" -> [(node, 0), (node2, 1)]; a missing ":idx" means output 0.
+Result<std::vector<std::pair<std::string, int>>> ParseOutNodes(std::string_view spec);
+// Every problem with the flags, not just the first.
+std::vector<Status> ValidateOptions(const AtcOptions& o);
+
+// Runs the requested mode; prints progress to `out`, errors to `err`; returns the exit code.
+int RunAtc(const AtcOptions& o, std::ostream& out, std::ostream& err);
+
+}  // namespace npu::atc

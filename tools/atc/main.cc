@@ -1,0 +1,34 @@
+// atc: model conversion CLI. Flags are parsed as plain strings; libatc validates them all at once.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "atc.h"
+#include "base/log.h"
+
+int main(int argc, char** argv) {
+  npu::log::InitFromEnv();
+  npu::atc::AtcOptions o;
+  CLI::App app{"atc: convert ONNX models to .om offline models for the simulated NPU"};
+  app.allow_extras();
+  app.set_version_flag("--version", npu::atc::kVersion);
+  app.add_option("--mode", o.mode, "0 convert (default), 1 .om/.onnx to JSON, 3 pre-check, 6 display .om info");
+  app.add_option("--model", o.model, "source model (.onnx)");
+  app.add_option("--framework", o.framework, "5 = ONNX");
+  app.add_option("--output", o.output, "output path without suffix; .om is appended");
+  app.add_option("--soc_version,--soc-version", o.soc_version, "target SoC, e.g. Ascend310P3, Ascend910B1");
+  app.add_option("--input_shape", o.input_shape, "\"name:n,c,h,w;name2:...\"");
+  app.add_option("--input_format", o.input_format, "NCHW, ND or NCDHW");
+  app.add_option("--out_nodes", o.out_nodes, "\"node:0;node2:1\" outputs to keep");
+  app.add_option("--log", o.log, "debug, info, warning, error, null");
+  app.add_option("--json", o.json, "JSON output of mode 1");
+  app.add_option("--om", o.om, ".om (or .onnx with --framework=5) read by modes 1 and 6");
+  app.add_option("--check_report", o.check_report, "pre-check report path (default ./check_result.json)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  o.unknown_flags = app.remaining();
+  for (int i = 0; i < argc; ++i) o.cmdline += (i ? " " : "") + std::string(argv[i]);
+  return npu::atc::RunAtc(o, std::cout, std::cerr);
+}

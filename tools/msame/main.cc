@@ -1,0 +1,28 @@
+// msame: run an .om (or .onnx reference) model on input files.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "base/log.h"
+#include "msame.h"
+
+int main(int argc, char** argv) {
+  npu::log::InitFromEnv();
+  npu::msame::MsameOptions o;
+  CLI::App app{"msame: run an .om on the simulated NPU, or an .onnx on the fp32 reference path"};
+  app.allow_extras();
+  app.set_version_flag("--version", npu::msame::kVersion);
+  app.add_option("--model", o.model, "model file (.om or .onnx)");
+  app.add_option("--input", o.input, "comma-separated input files (.npy or raw .bin); none = zeros");
+  app.add_option("--output", o.output, "directory for the outputs");
+  app.add_option("--outfmt", o.outfmt, "BIN (default), NPY or TXT");
+  app.add_option("--loop", o.loop, "number of inferences (default 1)");
+  app.add_option("--device", o.device, "device id (0)");
+  app.add_option("--log", o.log, "debug, info, warning, error, null");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  o.unknown_flags = app.remaining();
+  return npu::msame::RunMsame(o, std::cout);
+}

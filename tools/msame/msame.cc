@@ -1,0 +1,157 @@
+#include "msame.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "base/file_io.h"
+#include "base/log.h"
+#include "dump/npy.h"
+#include "frontend/onnx/onnx_importer.h"
+#include "kernels/kernel_util.h"
+#include "passes/pass_manager.h"
+
+namespace npu::msame {
+namespace {
+
+bool EndsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string TextOf(const Tensor& t) {
+  std::ostringstream os;
+  os.precision(9);
+  auto v = t.ToDoubleVector();
+  int64_t row = t.rank() ? std::max<int64_t>(1, t.shape().back()) : 1;
+  for (size_t i = 0; i < v.size(); ++i) os << v[i] << ((static_cast<int64_t>(i) + 1) % row == 0 ? "\n" : " ");
+  return os.str();
+}
+
+}  // namespace
+
+Result<Session> LoadModel(const std::string& path) {
+  if (!EndsWith(path, ".onnx")) return Session::FromOm(path);
+  NPU_ASSIGN_OR_RETURN(Graph g, ImportOnnx(path, {}));
+  PassManager pm = DefaultPipeline();
+  NPU_RETURN_IF_ERROR(pm.Run(g));
+  return Session::FromGraph(std::move(g));
+}
+
+Result<Tensor> ReadInput(const std::string& path, const Value& in) {
+  if (EndsWith(path, ".npy")) return ReadNpy(path);
+  NPU_ASSIGN_OR_RETURN(MappedFile f, MappedFile::Open(path));
+  int64_t n = in.has_shape ? NumElements(in.shape) : -1;
+  if (n < 0)
+    return Status::Error("EH0001", "--input", path, "input '" + in.name + "' has a dynamic shape " + ShapeToString(in.shape) + ", so a raw .bin cannot be sized",
+                         "Give the input as .npy, which carries its shape.");
+  size_t want = static_cast<size_t>(n) * DTypeSize(in.dtype);
+  if (f.bytes().size() != want)
+    return Status::Error("EH0001", "--input", path,
+                         "the file has " + std::to_string(f.bytes().size()) + " bytes, input '" + in.name + "' (" +
+                             std::string(DTypeName(in.dtype)) + ShapeToString(in.shape) + ") needs " + std::to_string(want) + " bytes");
+  return Tensor::View(in.dtype, in.shape, f.share(), f.bytes().data());
+}
+
+Result<std::string> WriteOutput(const std::string& dir, const std::string& model_name, size_t index, const Tensor& t,
+                                const std::string& fmt) {
+  std::string base = dir + "/" + model_name + "_output_" + std::to_string(index);
+  if (fmt == "NPY") {
+    NPU_RETURN_IF_ERROR(WriteNpy(base + ".npy", t));
+    return base + ".npy";
+  }
+  if (fmt == "TXT") {
+    std::string text = TextOf(t);
+    NPU_RETURN_IF_ERROR(WriteFileAtomic(base + ".txt", std::as_bytes(std::span(text.data(), text.size()))));
+    return base + ".txt";
+  }
+  NPU_RETURN_IF_ERROR(WriteFileAtomic(base + ".bin", t.bytes()));
+  return base + ".bin";
+}
+
+std::vector<Status> ValidateOptions(const MsameOptions& o) {
+  std::vector<Status> errs;
+  for (const auto& f : o.unknown_flags) errs.push_back(Status::Error("E10001", f, "", "unknown flag", "See msame --help."));
+  if (o.model.empty()) errs.push_back(Status::Error("E10004", "--model", "", "Value for --model is empty"));
+  else if (!FileExists(o.model)) errs.push_back(Status::Error("E13001", "--model", o.model, "the model file does not exist"));
+  if (o.outfmt != "BIN" && o.outfmt != "NPY" && o.outfmt != "TXT")
+    errs.push_back(Status::Error("E10001", "--outfmt", o.outfmt, "the output format must be BIN, NPY or TXT"));
+  char* end = nullptr;
+  long loops = std::strtol(o.loop.c_str(), &end, 10);
+  if (o.loop.empty() || *end != '\0' || loops < 1 || loops > 1000000)
+    errs.push_back(Status::Error("E10001", "--loop", o.loop, "the loop count must be an integer in [1, 1000000]"));
+  if (o.device != "0") errs.push_back(Status::Error("E10001", "--device", o.device, "the simulated SoC has one device: 0"));
+  if (!o.log.empty() && !log::ParseLevel(o.log))
+    errs.push_back(Status::Error("E10010", "--log", o.log, "the log level must be one of debug, info, warning, error, null"));
+  return errs;
+}
+
+int RunMsame(const MsameOptions& o, std::ostream& out) {
+  if (!o.log.empty())
+    if (auto l = log::ParseLevel(o.log)) log::SetLevel(*l);
+  auto fail = [&](const std::vector<Status>& errs) {
+    for (const auto& e : errs) out << "[ERROR] " << e.message() << "\n";
+    return 1;
+  };
+  if (auto errs = ValidateOptions(o); !errs.empty()) return fail(errs);
+  auto session = LoadModel(o.model);
+  if (!session.ok()) return fail({session.status()});
+  Session& s = session.value();
+  const Graph& g = s.graph();
+  std::string model_name = std::filesystem::path(o.model).stem().string();
+  out << "[INFO] model " << o.model << " loaded: " << g.nodes.size() << " ops, " << g.inputs.size() << " input(s), "
+      << g.outputs.size() << " output(s)\n";
+
+  std::vector<Tensor> inputs;
+  std::vector<std::string> files;
+  std::stringstream ss(o.input);
+  for (std::string f; std::getline(ss, f, ',');)
+    if (!f.empty()) files.push_back(f);
+  if (files.empty()) {  // like msame: no --input runs on all-zero data
+    for (int i : g.inputs) {
+      const Value& v = g.values[i];
+      if (!v.has_shape || NumElements(v.shape) < 0)
+        return fail({Status::Error("EH0001", "--input", "", "input '" + v.name + "' has a dynamic shape; give --input files")});
+      inputs.push_back(Tensor::Zeros(v.dtype, v.shape));
+    }
+  } else {
+    if (files.size() != g.inputs.size())
+      return fail({Status::Error("EH0001", "--input", o.input,
+                                 std::to_string(files.size()) + " file(s) given, the model has " + std::to_string(g.inputs.size()) + " input(s)")});
+    for (size_t k = 0; k < files.size(); ++k) {
+      auto t = ReadInput(files[k], g.values[g.inputs[k]]);
+      if (!t.ok()) return fail({t.status()});
+      inputs.push_back(std::move(t).value());
+    }
+  }
+  if (!o.output.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.output, ec);
+    if (ec) return fail({Status::Error("E13004", "--output", o.output, "cannot create the directory: " + ec.message())});
+  }
+  long loops = std::strtol(o.loop.c_str(), nullptr, 10);
+  std::vector<Tensor> outputs;
+  double total = 0, first = 0;
+  for (long l = 0; l < loops; ++l) {
+    auto t0 = std::chrono::steady_clock::now();
+    Status st = s.Run(inputs, outputs);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!st.ok()) return fail({st});
+    if (l == 0) first = ms;
+    total += ms;
+    out << "[INFO] loop " << l + 1 << " inference time: " << ms << " ms\n";
+  }
+  if (!o.output.empty())
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      auto p = WriteOutput(o.output, model_name, i, outputs[i], o.outfmt);
+      if (!p.ok()) return fail({p.status()});
+      out << "[INFO] output " << i << " " << DTypeName(outputs[i].dtype()) << ShapeToString(outputs[i].shape()) << " -> " << p.value() << "\n";
+    }
+  out << "Inference average time: " << total / static_cast<double>(loops) << " ms\n";
+  if (loops > 1) out << "Inference average time without first time: " << (total - first) / static_cast<double>(loops - 1) << " ms\n";
+  out << "[INFO] msame run success\n";
+  return 0;
+}
+
+}  // namespace npu::msame

@@ -1,0 +1,30 @@
+// libmsame: run a model (.om on the simulated SoC, or .onnx on the fp32 reference path) on input files.
+#pragma once
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "ir/tensor.h"
+#include "runtime/runtime.h"
+
+namespace npu::msame {
+
+struct MsameOptions {
+  std::string model, input, output, outfmt = "BIN", loop = "1", device = "0", log;
+  std::vector<std::string> unknown_flags;
+};
+
+constexpr const char* kVersion = "npukit msame 0.1.0";
+
+// Loads an .om, or imports an .onnx and folds it (the golden reference path).
+Result<Session> LoadModel(const std::string& path);
+// Reads one input file: .npy as is, anything else as raw bytes in the model input's dtype and shape.
+Result<Tensor> ReadInput(const std::string& path, const Value& model_input);
+// Writes output i as DIR/<model>_output_<i>.<bin|npy|txt>; returns the path written.
+Result<std::string> WriteOutput(const std::string& dir, const std::string& model_name, size_t index, const Tensor& t,
+                                const std::string& fmt);
+std::vector<Status> ValidateOptions(const MsameOptions& o);
+int RunMsame(const MsameOptions& o, std::ostream& out);
+
+}  // namespace npu::msame
