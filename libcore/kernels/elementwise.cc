@@ -347,14 +347,21 @@ void RegisterElementwiseOps() {
     if constexpr (std::is_integral_v<decltype(a)>) return b == 0 ? decltype(a)(0) : decltype(a)(a / b);
     else return a / b;
   });
-  RegisterBinary<UnaryTypes::kAll>("Mod", [](auto a, auto b) {
-    if constexpr (std::is_integral_v<decltype(a)>) {
-      if (b == 0) return decltype(a)(0);
-      auto r = decltype(a)(a % b);
-      return (r != 0 && ((r < 0) != (b < 0))) ? decltype(a)(r + b) : r;  // sign of the divisor (fmod=0)
-    } else {
-      return decltype(a)(std::fmod(a, b));
-    }
+  RegisterOp({"Mod", 2, 2, 1, 1, Engine::kVector, PrecisionClass::kGray, InferBroadcast}, [](KernelContext& ctx) {
+    return WithWidenedHalves(ctx, [](KernelContext& c) {
+      bool fmod = c.node.attr_int("fmod", 0) != 0;  // fmod: sign of the dividend (C); else of the divisor (Python)
+      return BinaryKernel<UnaryTypes::kAll>(c, c.in(0), c.in(1), [fmod](auto a, auto b) {
+        using T = decltype(a);
+        if constexpr (std::is_integral_v<T>) {
+          if (b == 0) return T(0);
+          T r = T(a % b);
+          return (!fmod && r != 0 && ((r < 0) != (b < 0))) ? T(r + b) : r;
+        } else {
+          T r = T(std::fmod(a, b));
+          return (!fmod && r != 0 && ((r < 0) != (b < 0))) ? T(r + b) : r;
+        }
+      });
+    });
   });
   RegisterOp({"Pow", 2, 2, 1, 1, Engine::kVector, PrecisionClass::kBlack, InferBroadcast},
              [](KernelContext& ctx) { return WithWidenedHalves(ctx, PowKernel); });

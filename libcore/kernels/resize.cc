@@ -75,11 +75,13 @@ void DimTaps(const Node& n, int64_t in_len, int64_t out_len, double scale, doubl
   bool exclude = n.attr_int("exclude_outside", 0) != 0;
   taps.assign(static_cast<size_t>(out_len), {});
   outside.assign(static_cast<size_t>(out_len), false);
+  // The ONNX reference uses the unrounded resized length (in_len * scale) in these formulas.
+  const double resized = static_cast<double>(in_len) * scale;
   for (int64_t o = 0; o < out_len; ++o) {
     double x;
     if (ct == "half_pixel") x = (o + 0.5) / scale - 0.5;
-    else if (ct == "pytorch_half_pixel") x = out_len > 1 ? (o + 0.5) / scale - 0.5 : 0;
-    else if (ct == "align_corners") x = out_len == 1 ? 0 : o * static_cast<double>(in_len - 1) / static_cast<double>(out_len - 1);
+    else if (ct == "pytorch_half_pixel") x = resized > 1 ? (o + 0.5) / scale - 0.5 : 0;
+    else if (ct == "align_corners") x = resized == 1 ? 0 : o * static_cast<double>(in_len - 1) / (resized - 1);
     else if (ct == "tf_half_pixel_for_nearest") x = (o + 0.5) / scale;
     else if (ct == "tf_crop_and_resize") {
       x = out_len > 1 ? roi_s * (in_len - 1) + o * (roi_e - roi_s) * (in_len - 1) / static_cast<double>(out_len - 1)

@@ -13,7 +13,7 @@ Tensor F32(Shape s, std::vector<float> v) {
   return t;
 }
 
-std::vector<Tensor> Run(const std::string& op, std::vector<Tensor> ins, AttrMap attrs = {}, int opset = 13, int outs = 1) {
+std::vector<Tensor> RunOp(const std::string& op, std::vector<Tensor> ins, AttrMap attrs = {}, int opset = 13, int outs = 1) {
   RegisterBuiltinOps();
   Node n;
   n.name = "n";
@@ -29,7 +29,7 @@ std::vector<Tensor> Run(const std::string& op, std::vector<Tensor> ins, AttrMap 
 }
 
 TEST(Kernels, AddBroadcastsRowAgainstMatrix) {
-  auto y = Run("Add", {F32({2, 3}, {1, 2, 3, 4, 5, 6}), F32({3}, {10, 20, 30})})[0];
+  auto y = RunOp("Add", {F32({2, 3}, {1, 2, 3, 4, 5, 6}), F32({3}, {10, 20, 30})})[0];
   EXPECT_EQ(y.shape(), (Shape{2, 3}));
   std::vector<float> want = {11, 22, 33, 14, 25, 36};
   for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(y.data<float>()[i], want[i]);
@@ -37,7 +37,7 @@ TEST(Kernels, AddBroadcastsRowAgainstMatrix) {
 
 TEST(Kernels, ConvWithPaddingMatchesHandComputation) {
   // 1x1x3x3 input of ones, 3x3 kernel of ones, pad 1: centre 9, edges 6, corners 4.
-  auto y = Run("Conv", {F32({1, 1, 3, 3}, std::vector<float>(9, 1)), F32({1, 1, 3, 3}, std::vector<float>(9, 1))},
+  auto y = RunOp("Conv", {F32({1, 1, 3, 3}, std::vector<float>(9, 1)), F32({1, 1, 3, 3}, std::vector<float>(9, 1))},
                {{"pads", std::vector<int64_t>{1, 1, 1, 1}}})[0];
   std::vector<float> want = {4, 6, 4, 6, 9, 6, 4, 6, 4};
   ASSERT_EQ(y.shape(), (Shape{1, 1, 3, 3}));
@@ -45,14 +45,14 @@ TEST(Kernels, ConvWithPaddingMatchesHandComputation) {
 }
 
 TEST(Kernels, DepthwiseConvUsesOneFilterPerChannel) {
-  auto y = Run("Conv", {F32({1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}), F32({2, 1, 1, 1}, {2, -1}), F32({2}, {0.5f, 0})},
+  auto y = RunOp("Conv", {F32({1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}), F32({2, 1, 1, 1}, {2, -1}), F32({2}, {0.5f, 0})},
                {{"group", int64_t{2}}})[0];
   std::vector<float> want = {2.5f, 4.5f, 6.5f, 8.5f, -5, -6, -7, -8};
   for (int i = 0; i < 8; ++i) EXPECT_FLOAT_EQ(y.data<float>()[i], want[i]);
 }
 
 TEST(Kernels, SoftmaxRowsSumToOne) {
-  auto y = Run("Softmax", {F32({2, 3}, {1, 2, 3, 1000, 1000, 1000})})[0];
+  auto y = RunOp("Softmax", {F32({2, 3}, {1, 2, 3, 1000, 1000, 1000})})[0];
   for (int r = 0; r < 2; ++r) {
     float s = 0;
     for (int i = 0; i < 3; ++i) s += y.data<float>()[r * 3 + i];
@@ -62,9 +62,9 @@ TEST(Kernels, SoftmaxRowsSumToOne) {
 }
 
 TEST(Kernels, MaxPoolAndGemm) {
-  auto p = Run("MaxPool", {F32({1, 1, 2, 2}, {1, 5, 3, 2})}, {{"kernel_shape", std::vector<int64_t>{2, 2}}})[0];
+  auto p = RunOp("MaxPool", {F32({1, 1, 2, 2}, {1, 5, 3, 2})}, {{"kernel_shape", std::vector<int64_t>{2, 2}}})[0];
   EXPECT_FLOAT_EQ(p.data<float>()[0], 5);
-  auto g = Run("Gemm", {F32({1, 2}, {1, 2}), F32({3, 2}, {1, 0, 0, 1, 1, 1}), F32({3}, {0, 0, 10})},
+  auto g = RunOp("Gemm", {F32({1, 2}, {1, 2}), F32({3, 2}, {1, 0, 0, 1, 1, 1}), F32({3}, {0, 0, 10})},
                {{"transB", int64_t{1}}})[0];
   ASSERT_EQ(g.shape(), (Shape{1, 3}));
   EXPECT_FLOAT_EQ(g.data<float>()[0], 1);

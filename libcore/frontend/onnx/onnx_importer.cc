@@ -15,7 +15,8 @@
 namespace npu {
 namespace {
 
-constexpr int64_t kMinOpset = 7, kMaxOpset = 17;
+// Opsets 7-17 are the tested range; older models are accepted with a warning (their ops are opset-aware).
+constexpr int64_t kMinOpset = 1, kTestedMinOpset = 7, kMaxOpset = 17;
 
 std::optional<DType> FromOnnxType(int32_t t) {
   switch (t) {
@@ -220,6 +221,8 @@ Result<Graph> ImportOnnx(const std::string& path, const OnnxImportOptions& opts,
     return Status::Error("E10055", "opset", std::to_string(info->opset),
                          "supported ONNX opsets are " + std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset),
                          "Export the model with an opset in that range (torch.onnx.export(..., opset_version=13)).");
+  if (info->opset < kTestedMinOpset)
+    NPU_LOG(kWarning, "ONNX", path << ": opset " << info->opset << " is older than the tested range " << kTestedMinOpset << "-" << kMaxOpset);
 
   Graph g;
   g.name = gp.name().empty() ? "graph" : gp.name();
@@ -303,6 +306,19 @@ Result<Graph> ImportOnnx(const std::string& path, const OnnxImportOptions& opts,
   NPU_LOG(kInfo, "ONNX", "imported " << path << ": opset " << info->opset << ", " << g.nodes.size() << " nodes, "
                                      << gp.initializer_size() << " initializers");
   return g;
+}
+
+Result<Tensor> ReadOnnxTensor(const std::string& path) {
+  NPU_ASSIGN_OR_RETURN(MappedFile f, MappedFile::Open(path));
+  ImportState st;
+  st.path = path;
+  st.dir = std::filesystem::path(path).parent_path().string();
+  auto holder = std::make_shared<onnx::TensorProto>();
+  if (!holder->ParseFromArray(f.bytes().data(), static_cast<int>(f.bytes().size())))
+    return Status::Error("EH0001", "tensor", path, "not a serialized ONNX TensorProto");
+  st.model = std::shared_ptr<onnx::ModelProto>(holder, nullptr);  // keeps the tensor's bytes alive
+  NPU_ASSIGN_OR_RETURN(Tensor t, ConvertTensor(st, *holder));
+  return t.Clone();
 }
 
 }  // namespace npu

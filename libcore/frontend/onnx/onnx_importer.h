@@ -35,4 +35,7 @@ struct OnnxModelInfo {
 // `info->unsupported` holds them for reports.
 Result<Graph> ImportOnnx(const std::string& path, const OnnxImportOptions& opts, OnnxModelInfo* info = nullptr);
 
+// Reads a serialized TensorProto (the ONNX test-data .pb format) into a tensor.
+Result<Tensor> ReadOnnxTensor(const std::string& path);
+
 }  // namespace npu
