@@ -40,8 +40,8 @@ Status WriteOmFile(const std::string& path, const HeaderInfo& info, const std::v
     off += pad[i];
     Put<uint32_t>(tbl, kTableHead + i * kTableEntry, static_cast<uint32_t>(parts[i].type));
     Put<uint64_t>(tbl, kTableHead + i * kTableEntry + 8, off);
-    Put<uint64_t>(tbl, kTableHead + i * kTableEntry + 16, parts[i].bytes.size());
-    off += parts[i].bytes.size();
+    Put<uint64_t>(tbl, kTableHead + i * kTableEntry + 16, parts[i].size());
+    off += parts[i].size();
   }
   XXH3_state_t* st = XXH3_createState();
   XXH3_128bits_reset(st);
@@ -49,7 +49,7 @@ Status WriteOmFile(const std::string& path, const HeaderInfo& info, const std::v
   static const std::byte zeros[kWeightAlign] = {};
   for (size_t i = 0; i < parts.size(); ++i) {
     XXH3_128bits_update(st, zeros, pad[i]);
-    XXH3_128bits_update(st, parts[i].bytes.data(), parts[i].bytes.size());
+    for (const auto& p : parts[i].pieces) XXH3_128bits_update(st, p.data(), p.size());
   }
   XXH128_hash_t h = XXH3_128bits_digest(st);
   XXH3_freeState(st);
@@ -74,7 +74,7 @@ Status WriteOmFile(const std::string& path, const HeaderInfo& info, const std::v
   NPU_RETURN_IF_ERROR(w->Write(tbl));
   for (size_t i = 0; i < parts.size(); ++i) {
     NPU_RETURN_IF_ERROR(w->WriteZeros(pad[i]));
-    NPU_RETURN_IF_ERROR(w->Write(parts[i].bytes));
+    for (const auto& p : parts[i].pieces) NPU_RETURN_IF_ERROR(w->Write(p));
   }
   return w->Commit();
 }

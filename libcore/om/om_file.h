@@ -20,10 +20,17 @@ constexpr uint32_t kHeaderSize = 256;
 constexpr uint32_t kVersion = 0x20000000;
 constexpr size_t kWeightAlign = 64;
 
+// A partition as a list of byte ranges written back to back (weights are written straight from the
+// tensors that hold them, never gathered into one buffer first).
 struct PartitionData {
   PartitionType type;
-  std::span<const std::byte> bytes;
+  std::vector<std::span<const std::byte>> pieces;
   size_t align = 1;  // file offset alignment for this partition
+  size_t size() const {
+    size_t n = 0;
+    for (const auto& p : pieces) n += p.size();
+    return n;
+  }
 };
 
 struct HeaderInfo {

@@ -20,24 +20,32 @@ void FillDesc(om::TensorDesc* d, const Value& v) {
   d->set_size(n < 0 ? -1 : n * static_cast<int64_t>(DTypeSize(v.dtype)));
 }
 
-// Packs constant tensors into one weight blob, 64-byte aligned each.
+// Lays constant tensors out in WEIGHTS_DATA, 64-byte aligned each, as a list of pieces that point at
+// the tensors' own bytes (keeps the tensors alive until the file is written).
 class WeightPacker {
  public:
   void Add(const Tensor& t, om::WeightRef* ref) {
-    size_t off = (blob_.size() + om::kWeightAlign - 1) / om::kWeightAlign * om::kWeightAlign;
-    blob_.resize(off + t.nbytes());
-    if (t.nbytes()) std::memcpy(blob_.data() + off, t.raw(), t.nbytes());
-    ref->set_offset(off);
+    static const std::byte kZeros[om::kWeightAlign] = {};
+    size_t pad = (om::kWeightAlign - size_ % om::kWeightAlign) % om::kWeightAlign;
+    if (pad) pieces_.push_back(std::span(kZeros, pad));
+    size_ += pad;
+    ref->set_offset(size_);
     ref->set_size(t.nbytes());
+    if (t.nbytes()) pieces_.push_back(t.bytes());
+    size_ += t.nbytes();
+    keep_.push_back(t);
     auto* d = ref->mutable_desc();
     d->set_dtype(static_cast<int32_t>(t.dtype()));
     d->set_has_shape(true);
     for (int64_t x : t.shape()) d->add_shape(x);
   }
-  const std::vector<std::byte>& blob() const { return blob_; }
+  const std::vector<std::span<const std::byte>>& pieces() const { return pieces_; }
+  size_t size() const { return size_; }
 
  private:
-  std::vector<std::byte> blob_;
+  std::vector<std::span<const std::byte>> pieces_;
+  std::vector<Tensor> keep_;
+  size_t size_ = 0;
 };
 
 void SaveAttr(const Attr& a, om::AttrValue* out, WeightPacker& w) {
@@ -125,14 +133,14 @@ Status SaveOm(const std::string& path, const OmModel& model) {
     d->set_block_dim(t.block_dim);
     d->set_engine(std::string(EngineName(t.engine)));
   }
-  td.set_weight_size(weights.blob().size());
+  td.set_weight_size(weights.size());
   td.set_stream_num(1);
   std::string md_bytes = md.SerializeAsString(), td_bytes = td.SerializeAsString();
   auto as_bytes = [](const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); };
   return om::WriteOmFile(path, model.header,
-                         {{om::PartitionType::kModelDef, as_bytes(md_bytes)},
-                          {om::PartitionType::kWeightsData, std::span(weights.blob()), om::kWeightAlign},
-                          {om::PartitionType::kTaskInfo, as_bytes(td_bytes)}});
+                         {{om::PartitionType::kModelDef, {as_bytes(md_bytes)}},
+                          {om::PartitionType::kWeightsData, weights.pieces(), om::kWeightAlign},
+                          {om::PartitionType::kTaskInfo, {as_bytes(td_bytes)}}});
 }
 
 Result<OmModel> LoadOm(const std::string& path) {

@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# make bench: every benchmark against its named peer, printing ratios.
+set -euo pipefail
+build=${1:-build}
+/usr/bin/python3 "$(dirname "$0")/bench_resnet50.py" "$build" "${THREADS:-$(nproc)}"
