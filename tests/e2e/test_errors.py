@@ -8,6 +8,7 @@ import unittest
 
 import numpy as np
 import onnx
+import onnx.numpy_helper
 from onnx import TensorProto, helper
 
 BUILD, WORK = sys.argv[1], sys.argv[2]
@@ -135,6 +136,49 @@ class OmErrors(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout)
         vals = np.loadtxt(os.path.join(out, "ok_output_0.txt")).ravel()
         np.testing.assert_allclose(vals, np.maximum(x, 0).ravel(), atol=1e-6)
+
+
+class ExternalData(unittest.TestCase):
+    """model.onnx + weight file: converted and run; a weight file that is too short is rejected."""
+
+    def make(self, name):
+        w = np.arange(2 * 3 * 1 * 1, dtype=np.float32).reshape(2, 3, 1, 1) - 2.5
+        graph = helper.make_graph(
+            [helper.make_node("Conv", ["x", "w"], ["y"], name="conv")], "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 2, 2])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+            [onnx.numpy_helper.from_array(w, "w")])
+        d = os.path.join(WORK, name)
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, "model.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path,
+                  save_as_external_data=True, all_tensors_to_one_file=True, location="weights.bin", size_threshold=0)
+        return path, w
+
+    def test_external_weights_convert_and_run(self):
+        path, w = self.make("ext_ok")
+        out = os.path.join(WORK, "ext_ok", "m")
+        r = run(ATC, "--framework=5", f"--model={path}", f"--output={out}", "--soc_version=Ascend310")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        x = np.random.default_rng(0).standard_normal((1, 3, 2, 2), dtype=np.float32)
+        np.save(out + "_x.npy", x)
+        r = run(MSAME, "--model", out + ".om", "--input", out + "_x.npy", "--output", out + "_o", "--outfmt", "NPY")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        want = np.einsum("oc,nchw->nohw", w[:, :, 0, 0], x)
+        np.testing.assert_allclose(np.load(os.path.join(out + "_o", "m_output_0.npy")), want, rtol=1e-5, atol=1e-6)
+
+    def test_short_weight_file_is_rejected(self):
+        path, _ = self.make("ext_short")
+        wfile = os.path.join(os.path.dirname(path), "weights.bin")
+        data = open(wfile, "rb").read()
+        with open(wfile, "wb") as f:
+            f.write(data[:-4])
+        out = os.path.join(WORK, "ext_short", "m")
+        r = run(ATC, "--framework=5", f"--model={path}", f"--output={out}", "--soc_version=Ascend310")
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("E10041", r.stdout)
+        self.assertIn("past the end", r.stdout)
+        self.assertFalse(os.path.exists(out + ".om"))
 
 
 if __name__ == "__main__":
