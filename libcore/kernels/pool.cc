@@ -157,11 +157,21 @@ Status InferGlobalPool(InferContext& c) {
   return Status::Ok();
 }
 
+
+// MaxPool is defined for int8/uint8 too: every such value is exact in fp32, so pool there and narrow back.
+Status MaxPoolKernel(KernelContext& c) {
+  DType t = c.in(0).dtype();
+  if (t != DType::kI8 && t != DType::kU8) return WithWidenedHalves(c, PoolKernel<PoolKind::kMax>);
+  c.inputs[0] = CastTensor(c.in(0), DType::kF32);
+  NPU_RETURN_IF_ERROR(PoolKernel<PoolKind::kMax>(c));
+  c.outputs[0] = CastTensor(c.outputs[0], t);
+  return Status::Ok();
+}
+
 }  // namespace
 
 void RegisterPoolOps() {
-  RegisterOp({"MaxPool", 1, 1, 1, 2, Engine::kVector, PrecisionClass::kGray, InferPool},
-             [](KernelContext& c) { return WithWidenedHalves(c, PoolKernel<PoolKind::kMax>); });
+  RegisterOp({"MaxPool", 1, 1, 1, 2, Engine::kVector, PrecisionClass::kGray, InferPool}, MaxPoolKernel);
   RegisterOp({"AveragePool", 1, 1, 1, 1, Engine::kVector, PrecisionClass::kGray, InferPool},
              [](KernelContext& c) { return WithWidenedHalves(c, PoolKernel<PoolKind::kAverage>); });
   RegisterOp({"GlobalAveragePool", 1, 1, 1, 1, Engine::kVector, PrecisionClass::kGray, InferGlobalPool},
