@@ -97,7 +97,6 @@ int PreCheck(const AtcOptions& o, std::ostream& out) {
     if (bad.count(name)) op["cause"].push_back({{"code", "E16002"}, {"message", bad[name]->reason}});
     ops.push_back(op);
   }
-  bool parsed = !info.nodes.empty() || g.ok();
   json report = {{"name", o.model},
                  {"result", g.ok() ? "success" : "failed"},
                  {"total", info.nodes.size()},
@@ -109,7 +108,6 @@ int PreCheck(const AtcOptions& o, std::ostream& out) {
   out << "Pre-check report written to " << o.check_report << ": " << info.unsupported.size() << " of " << info.nodes.size()
       << " op(s) unsupported.\n";
   if (!g.ok()) return Fail(out, {g.status()});
-  (void)parsed;
   out << "ATC run success, welcome to the next use.\n";
   return 0;
 }
