@@ -352,14 +352,14 @@ void RegisterElementwiseOps() {
       bool fmod = c.node.attr_int("fmod", 0) != 0;  // fmod: sign of the dividend (C); else of the divisor (Python)
       return BinaryKernel<UnaryTypes::kAll>(c, c.in(0), c.in(1), [fmod](auto a, auto b) {
         using T = decltype(a);
+        T r;
         if constexpr (std::is_integral_v<T>) {
           if (b == 0) return T(0);
-          T r = T(a % b);
-          return (!fmod && r != 0 && ((r < 0) != (b < 0))) ? T(r + b) : r;
+          r = T(a % b);
         } else {
-          T r = T(std::fmod(a, b));
-          return (!fmod && r != 0 && ((r < 0) != (b < 0))) ? T(r + b) : r;
+          r = T(std::fmod(a, b));
         }
+        return (!fmod && r != 0 && ((r < 0) != (b < 0))) ? T(r + b) : r;
       });
     });
   });

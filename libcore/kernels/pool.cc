@@ -157,7 +157,6 @@ Status InferGlobalPool(InferContext& c) {
   return Status::Ok();
 }
 
-
 // MaxPool is defined for int8/uint8 too: every such value is exact in fp32, so pool there and narrow back.
 Status MaxPoolKernel(KernelContext& c) {
   DType t = c.in(0).dtype();

@@ -1,7 +1,5 @@
 #include "om/om_model.h"
 
-#include <cstring>
-#include <unordered_map>
 
 #include "om.pb.h"
 

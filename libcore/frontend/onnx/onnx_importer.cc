@@ -316,9 +316,8 @@ Result<Tensor> ReadOnnxTensor(const std::string& path) {
   auto holder = std::make_shared<onnx::TensorProto>();
   if (!holder->ParseFromArray(f.bytes().data(), static_cast<int>(f.bytes().size())))
     return Status::Error("EH0001", "tensor", path, "not a serialized ONNX TensorProto");
-  st.model = std::shared_ptr<onnx::ModelProto>(holder, nullptr);  // keeps the tensor's bytes alive
-  NPU_ASSIGN_OR_RETURN(Tensor t, ConvertTensor(st, *holder));
-  return t.Clone();
+  st.model = std::shared_ptr<onnx::ModelProto>(holder, nullptr);  // aliasing owner: keeps the tensor's bytes alive
+  return ConvertTensor(st, *holder);
 }
 
 }  // namespace npu
