@@ -1,0 +1,185 @@
+#include "dump/dump_file.h"
+
+#include <cstring>
+
+#include "base/half.h"
+
+namespace npu {
+namespace {
+
+constexpr DumpDType kDumpTypes[] = {
+    {1, "float32", "<f4", 4, true},  {2, "float16", "<f2", 2, true},  {3, "int8", "|i1", 1, false},
+    {4, "uint8", "|u1", 1, false},   {5, "int16", "<i2", 2, false},   {6, "uint16", "<u2", 2, false},
+    {7, "int32", "<i4", 4, false},   {8, "int64", "<i8", 8, false},   {9, "uint32", "<u4", 4, false},
+    {10, "uint64", "<u8", 8, false}, {11, "bool", "|b1", 1, false},   {12, "float64", "<f8", 8, true},
+    {27, "bfloat16", nullptr, 2, true},
+};
+
+template <class T>
+void Widen(const std::byte* src, size_t n, double* dst) {
+  const T* s = reinterpret_cast<const T*>(src);  // dump payloads are unaligned-safe on x86
+  for (size_t i = 0; i < n; ++i) dst[i] = static_cast<double>(s[i]);
+}
+
+// fp16/bf16 go through the 32-bit vector converters in blocks that stay in L1.
+template <void (*Convert)(std::span<const uint16_t>, std::span<float>)>
+void WidenHalf(const std::byte* src, size_t n, double* dst) {
+  float tmp[1024];
+  for (size_t b = 0; b < n; b += 1024) {
+    size_t m = std::min<size_t>(1024, n - b);
+    uint16_t in[1024];
+    std::memcpy(in, src + 2 * b, 2 * m);
+    Convert({in, m}, {tmp, m});
+    for (size_t i = 0; i < m; ++i) dst[b + i] = tmp[i];
+  }
+}
+
+Status Corrupt(const std::string& path, const std::string& why) {
+  return Status::Error("EC0011", "dump file", path, why);
+}
+
+std::vector<int64_t> Dims(const toolkit::dump::Shape& s) {
+  return {s.dim().begin(), s.dim().end()};
+}
+
+// Checks the declared size against dtype x shape, so a lying header is caught per tensor.
+void CheckTensor(DumpTensor& t) {
+  const DumpDType* d = FindDumpDType(t.dtype_code);
+  if (!d) {
+    t.problem = "unsupported data type code " + std::to_string(t.dtype_code);
+    return;
+  }
+  if (t.kind != DumpTensor::kInput && t.kind != DumpTensor::kOutput) return;
+  unsigned __int128 want = d->size;
+  for (int64_t v : t.shape) want *= static_cast<uint64_t>(v);
+  if (want != t.data.size())
+    t.problem = "size " + std::to_string(t.data.size()) + " does not match " + d->name + " shape of " +
+                std::to_string(static_cast<uint64_t>(want / d->size)) + " elements";
+}
+
+}  // namespace
+
+const DumpDType* FindDumpDType(int code) {
+  for (const auto& d : kDumpTypes)
+    if (d.code == code) return &d;
+  return nullptr;
+}
+
+const char* DumpFormatName(int f) {
+  switch (f) {
+    case 0: return "NCHW";
+    case 1: return "NHWC";
+    case 2: return "ND";
+    case 3: return "NC1HWC0";
+    case 4: return "FRACTAL_Z";
+    case 16: return "HWCN";
+    case 27: return "NDHWC";
+    case 29: return "FRACTAL_NZ";
+    case 30: return "NCDHW";
+    case 32: return "NDC1HWC0";
+    default: return "FORMAT_UNKNOWN";
+  }
+}
+
+void DecodeToDouble(const DumpDType& t, const std::byte* src, size_t n, double* dst) {
+  switch (t.code) {
+    case 1: return Widen<float>(src, n, dst);
+    case 2: return WidenHalf<static_cast<void (*)(std::span<const uint16_t>, std::span<float>)>(HalfToFloat)>(src, n, dst);
+    case 3: return Widen<int8_t>(src, n, dst);
+    case 4: case 11: return Widen<uint8_t>(src, n, dst);
+    case 5: return Widen<int16_t>(src, n, dst);
+    case 6: return Widen<uint16_t>(src, n, dst);
+    case 7: return Widen<int32_t>(src, n, dst);
+    case 8: return Widen<int64_t>(src, n, dst);
+    case 9: return Widen<uint32_t>(src, n, dst);
+    case 10: return Widen<uint64_t>(src, n, dst);
+    case 12: std::memcpy(dst, src, n * 8); return;
+    case 27: return WidenHalf<static_cast<void (*)(std::span<const uint16_t>, std::span<float>)>(BF16ToFloat)>(src, n, dst);
+  }
+}
+
+const char* DumpTensor::kind_name() const {
+  static const char* kNames[] = {"input", "output", "buffer", "space"};
+  return kNames[kind];
+}
+
+Result<DumpFile> ReadDumpFile(const std::string& path) {
+  DumpFile f;
+  f.path = path;
+  NPU_ASSIGN_OR_RETURN(f.file, MappedFile::Open(path));
+  auto b = f.file.bytes();
+  if (b.size() <= 8) return Corrupt(path, "the file has " + std::to_string(b.size()) + " bytes, fewer than a header");
+  uint64_t hlen;
+  std::memcpy(&hlen, b.data(), 8);
+  if (hlen > b.size() - 8)
+    return Corrupt(path, "the header length " + std::to_string(hlen) + " runs past the end of the file (" +
+                             std::to_string(b.size()) + " bytes)");
+  toolkit::dump::DumpData h;
+  if (!h.ParseFromArray(b.data() + 8, static_cast<int>(hlen)))
+    return Corrupt(path, "the " + std::to_string(hlen) + "-byte header is not a DumpData protobuf");
+  f.op_name = h.op_name();
+  f.dump_time = h.dump_time();
+  for (const auto& a : h.attr()) f.attrs.emplace_back(a.name(), a.value());
+
+  // Payloads follow in input, output, buffer, workspace order; each size is checked against what is left.
+  size_t offset = 8 + hlen;
+  auto take = [&](DumpTensor& t, uint64_t size) -> Status {
+    if (size > b.size() - offset)
+      return Corrupt(path, std::string(t.kind_name()) + " " + std::to_string(t.index) + " declares " +
+                               std::to_string(size) + " bytes at offset " + std::to_string(offset) + ", but only " +
+                               std::to_string(b.size() - offset) + " remain");
+    t.data = b.subspan(offset, size);
+    offset += size;
+    return Status::Ok();
+  };
+  for (int i = 0; i < h.input_size(); ++i) {
+    const auto& in = h.input(i);
+    DumpTensor t{DumpTensor::kInput, i, in.data_type(), in.format(), Dims(in.shape()), Dims(in.original_shape())};
+    t.address = in.address();
+    NPU_RETURN_IF_ERROR(take(t, in.size()));
+    f.inputs.push_back(std::move(t));
+  }
+  for (int i = 0; i < h.output_size(); ++i) {
+    const auto& out = h.output(i);
+    DumpTensor t{DumpTensor::kOutput, i, out.data_type(), out.format(), Dims(out.shape()), Dims(out.original_shape())};
+    t.address = out.address();
+    if (out.has_original_op()) {
+      t.original_name = out.original_op().name();
+      t.original_output_index = static_cast<int>(out.original_op().output_index());
+    }
+    NPU_RETURN_IF_ERROR(take(t, out.size()));
+    f.outputs.push_back(std::move(t));
+  }
+  for (int i = 0; i < h.buffer_size(); ++i) {
+    DumpTensor t{DumpTensor::kBuffer, i, 4 /*uint8*/, 2};
+    NPU_RETURN_IF_ERROR(take(t, h.buffer(i).size()));
+    t.shape = {static_cast<int64_t>(t.data.size())};
+    f.buffers.push_back(std::move(t));
+  }
+  for (int i = 0; i < h.space_size(); ++i) {
+    DumpTensor t{DumpTensor::kSpace, i, 4, 2};
+    NPU_RETURN_IF_ERROR(take(t, h.space(i).size()));
+    t.shape = {static_cast<int64_t>(t.data.size())};
+    f.spaces.push_back(std::move(t));
+  }
+  if (offset != b.size())
+    return Corrupt(path, "the header's sizes account for " + std::to_string(offset) + " bytes, the file has " +
+                             std::to_string(b.size()));
+  for (auto* list : {&f.inputs, &f.outputs})
+    for (DumpTensor& t : *list) CheckTensor(t);
+  return f;
+}
+
+Status WriteDumpFile(const std::string& path, const toolkit::dump::DumpData& header,
+                     std::span<const std::span<const std::byte>> payloads) {
+  std::string h;
+  if (!header.SerializeToString(&h)) return Status::Error("E19999", "dump file", path, "cannot serialise the header");
+  NPU_ASSIGN_OR_RETURN(auto w, AtomicFileWriter::Create(path));
+  uint64_t hlen = h.size();
+  NPU_RETURN_IF_ERROR(w->Write(std::as_bytes(std::span(&hlen, 1))));
+  NPU_RETURN_IF_ERROR(w->Write(h));
+  for (auto p : payloads) NPU_RETURN_IF_ERROR(w->Write(p));
+  return w->Commit();
+}
+
+}  // namespace npu
