@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   app.add_option("--outfmt", o.outfmt, "BIN (default), NPY or TXT");
   app.add_option("--loop", o.loop, "number of inferences (default 1)");
   app.add_option("--device", o.device, "device id (0)");
+  app.add_option("--acl_json_path", o.acl_json_path, "acl.json with a \"dump\" section (op dumps, golden data, overflow)");
   app.add_option("--log", o.log, "debug, info, warning, error, null");
   try {
     app.parse(argc, argv);

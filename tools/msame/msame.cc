@@ -9,6 +9,7 @@
 #include "base/file_io.h"
 #include "base/log.h"
 #include "dump/npy.h"
+#include "dump_observer.h"
 #include "frontend/onnx/onnx_importer.h"
 #include "kernels/kernel_util.h"
 #include "passes/pass_manager.h"
@@ -82,6 +83,8 @@ std::vector<Status> ValidateOptions(const MsameOptions& o) {
   if (o.loop.empty() || *end != '\0' || loops < 1 || loops > 1000000)
     errs.push_back(Status::Error("E10001", "--loop", o.loop, "the loop count must be an integer in [1, 1000000]"));
   if (o.device != "0") errs.push_back(Status::Error("E10001", "--device", o.device, "the simulated SoC has one device: 0"));
+  if (!o.acl_json_path.empty() && !FileExists(o.acl_json_path))
+    errs.push_back(Status::Error("E13001", "--acl_json_path", o.acl_json_path, "the acl.json file does not exist"));
   if (!o.log.empty() && !log::ParseLevel(o.log))
     errs.push_back(Status::Error("E10010", "--log", o.log, "the log level must be one of debug, info, warning, error, null"));
   return errs;
@@ -95,6 +98,13 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
     return 1;
   };
   if (auto errs = ValidateOptions(o); !errs.empty()) return fail(errs);
+  DumpConfig dump;
+  if (!o.acl_json_path.empty()) {
+    auto c = ParseDumpConfig(o.acl_json_path);
+    if (!c.ok()) return fail({c.status()});
+    dump = std::move(c).value();
+    for (const auto& w : dump.warnings) out << "[WARNING] " << o.acl_json_path << ": " << w << "\n";
+  }
   auto session = LoadModel(o.model);
   if (!session.ok()) return fail({session.status()});
   Session& s = session.value();
@@ -130,12 +140,23 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
     std::filesystem::create_directories(o.output, ec);
     if (ec) return fail({Status::Error("E13004", "--output", o.output, "cannot create the directory: " + ec.message())});
   }
+  std::unique_ptr<DumpObserver> dumper;
+  if (dump.dump_data || dump.dump_debug) {
+    auto mode = dump.dump_debug ? DumpObserver::kOverflow : EndsWith(o.model, ".onnx") ? DumpObserver::kGolden : DumpObserver::kOpDump;
+    dumper = std::make_unique<DumpObserver>(dump, g, DumpRoot(dump.path, o.device, model_name), model_name, mode);
+    for (const auto& l : dumper->unknown_layers) out << "[WARNING] dump_list layer " << l << " is not an op of the model\n";
+    if (!dump.dump_debug && !dump.EntryFor(model_name))
+      out << "[WARNING] dump_list names no entry for model " << model_name << "; nothing is dumped\n";
+    s.AddObserver(dumper.get());
+  }
   long loops = std::strtol(o.loop.c_str(), nullptr, 10);
   std::vector<Tensor> outputs;
   double total = 0, first = 0;
   for (long l = 0; l < loops; ++l) {
+    if (dumper) dumper->BeginStep(static_cast<uint64_t>(l), inputs);
     auto t0 = std::chrono::steady_clock::now();
     Status st = s.Run(inputs, outputs);
+    if (dumper && st.ok()) st = dumper->status();
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (!st.ok()) return fail({st});
     if (l == 0) first = ms;
@@ -148,6 +169,9 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
       if (!p.ok()) return fail({p.status()});
       out << "[INFO] output " << i << " " << DTypeName(outputs[i].dtype()) << ShapeToString(outputs[i].shape()) << " -> " << p.value() << "\n";
     }
+  if (dumper)
+    out << "[INFO] " << (dump.dump_debug ? std::to_string(dumper->overflows()) + " overflow(s), " : std::string()) << dumper->files_written()
+        << " dump file(s) under " << dump.path << "\n";
   out << "Inference average time: " << total / static_cast<double>(loops) << " ms\n";
   if (loops > 1) out << "Inference average time without first time: " << (total - first) / static_cast<double>(loops - 1) << " ms\n";
   out << "[INFO] msame run success\n";

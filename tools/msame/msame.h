@@ -11,7 +11,7 @@
 namespace npu::msame {
 
 struct MsameOptions {
-  std::string model, input, output, outfmt = "BIN", loop = "1", device = "0", log;
+  std::string model, input, output, outfmt = "BIN", loop = "1", device = "0", log, acl_json_path;
   std::vector<std::string> unknown_flags;
 };
 

@@ -1,0 +1,190 @@
+#include "dump_observer.h"
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+
+#include "base/half.h"
+#include "dump/dump_file.h"
+#include "dump/npy.h"
+#include "dump/overflow_record.h"
+
+namespace npu::msame {
+namespace {
+
+// Simulated device addresses: stable per graph value, so two dumps of one model agree.
+uint64_t Address(int value) { return 0x12C000000000ull + static_cast<uint64_t>(value) * 0x200000ull; }
+
+int FormatOf(const Tensor& t) { return t.rank() == 4 ? static_cast<int>(Format::kNCHW) : static_cast<int>(Format::kND); }
+
+template <class Desc>
+void Describe(Desc* d, const Tensor& t, int value) {
+  d->set_data_type(static_cast<int>(t.dtype()));
+  d->set_format(FormatOf(t));
+  for (int64_t v : t.shape()) {
+    d->mutable_shape()->add_dim(static_cast<uint64_t>(v));
+    d->mutable_original_shape()->add_dim(static_cast<uint64_t>(v));
+  }
+  d->set_size(t.nbytes());
+  d->set_address(Address(value));
+}
+
+// Counts Inf/NaN and fp16 values at or past the fp16 limit.
+void CountAbnormal(const Tensor& t, uint64_t& non_finite, uint64_t& saturated) {
+  auto scan = [&](auto get) {
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      double v = get(i);
+      if (!std::isfinite(v)) ++non_finite;
+      else if (t.dtype() == DType::kF16 && std::fabs(v) >= 65504.0) ++saturated;
+    }
+  };
+  switch (t.dtype()) {
+    case DType::kF32: scan([&](int64_t i) { return static_cast<double>(t.data<float>()[i]); }); break;
+    case DType::kF64: scan([&](int64_t i) { return t.data<double>()[i]; }); break;
+    case DType::kF16: scan([&](int64_t i) { return static_cast<double>(HalfToFloat(t.data<uint16_t>()[i])); }); break;
+    case DType::kBF16: scan([&](int64_t i) { return static_cast<double>(BF16ToFloat(t.data<uint16_t>()[i])); }); break;
+    default: break;
+  }
+}
+
+}  // namespace
+
+std::string DumpRoot(const std::string& dump_path, const std::string& device, const std::string& model_name) {
+  std::time_t now = std::time(nullptr);
+  char ts[32];
+  std::strftime(ts, sizeof ts, "%Y%m%d%H%M%S", std::localtime(&now));
+  return dump_path + "/" + ts + "/" + device + "/" + SanitizeDumpName(model_name) + "/1";
+}
+
+DumpObserver::DumpObserver(const DumpConfig& c, const Graph& g, std::string root, std::string model_name, Mode mode)
+    : cfg_(c), graph_(g), root_(std::move(root)), model_name_(std::move(model_name)), mode_(mode) {
+  entry_ = mode == kOverflow ? nullptr : c.EntryFor(model_name_);
+  if (entry_) layers_.insert(entry_->layers.begin(), entry_->layers.end());
+  std::set<std::string> known;
+  for (const Node& n : g.nodes) {
+    known.insert(n.name);
+    known.insert(n.original_names.begin(), n.original_names.end());
+  }
+  for (const auto& l : layers_)
+    if (!known.count(l)) unknown_layers.push_back(l);
+}
+
+bool DumpObserver::Selected(const Node& n) const {
+  if (layers_.empty() || layers_.count(n.name)) return true;
+  for (const auto& o : n.original_names)
+    if (layers_.count(o)) return true;
+  return false;
+}
+
+uint64_t DumpObserver::Timestamp() {  // microseconds, strictly increasing so names never collide
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  last_ts_ = std::max<uint64_t>(last_ts_ + 1, static_cast<uint64_t>(us));
+  return last_ts_;
+}
+
+void DumpObserver::BeginStep(uint64_t step, const std::vector<Tensor>& inputs) {
+  active_ = status_.ok() && cfg_.StepSelected(step) && (mode_ == kOverflow || entry_);
+  if (!active_) return;
+  dir_ = root_ + "/" + std::to_string(step);
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec) {
+    status_ = Status::Error("E13004", "dump_path", dir_, "cannot create the dump folder: " + ec.message());
+    active_ = false;
+    return;
+  }
+  names_ = std::make_unique<LongNameMap>(dir_);
+  if (mode_ == kGolden)
+    for (size_t k = 0; k < inputs.size() && k < graph_.inputs.size(); ++k)
+      WriteGolden(graph_.values[graph_.inputs[k]].name, 0, inputs[k]);
+}
+
+void DumpObserver::AfterTask(const TaskEvent& e) {
+  if (!active_ || !status_.ok()) return;
+  if (mode_ == kOverflow) return CheckOverflow(e);
+  if (!Selected(e.node)) return;
+  if (mode_ == kOpDump) return WriteOpDump(e, cfg_.inputs, cfg_.outputs);
+  const std::string& name = e.node.original_names.empty() ? e.node.name : e.node.original_names.back();
+  for (size_t j = 0; j < e.outputs.size(); ++j) WriteGolden(name, j, e.outputs[j]);
+}
+
+void DumpObserver::WriteGolden(const std::string& op_name, size_t index, const Tensor& t) {
+  if (!status_.ok() || !t.defined()) return;
+  auto file = names_->OnDisk(SanitizeDumpName(op_name) + "." + std::to_string(index) + "." + std::to_string(Timestamp()) + ".npy");
+  if (!file.ok()) {
+    status_ = file.status();
+    return;
+  }
+  status_ = WriteNpy(dir_ + "/" + file.value(), t);
+  files_ += status_.ok();
+}
+
+void DumpObserver::WriteOpDump(const TaskEvent& e, bool inputs, bool outputs) {
+  toolkit::dump::DumpData h;
+  h.set_version("2.0");
+  uint64_t ts = Timestamp();
+  h.set_dump_time(ts);
+  h.set_op_name(e.node.name);
+  std::vector<std::span<const std::byte>> payloads;
+  if (inputs)
+    for (size_t i = 0; i < e.inputs.size(); ++i) {
+      if (!e.inputs[i].defined()) continue;  // absent optional input
+      Describe(h.add_input(), e.inputs[i], e.node.inputs[i]);
+      payloads.push_back(e.inputs[i].bytes());
+    }
+  if (outputs)
+    for (size_t j = 0; j < e.outputs.size(); ++j) {
+      auto* o = h.add_output();
+      Describe(o, e.outputs[j], e.node.outputs[j]);
+      auto* orig = o->mutable_original_op();
+      orig->set_name(e.node.original_names.empty() ? e.node.name : e.node.original_names.back());
+      orig->set_output_index(static_cast<uint32_t>(j));
+      orig->set_data_type(o->data_type());
+      orig->set_format(o->format());
+      payloads.push_back(e.outputs[j].bytes());
+    }
+  auto file = names_->OnDisk(SanitizeDumpName(e.node.op_type) + "." + SanitizeDumpName(e.node.name) + "." +
+                             std::to_string(e.task.task_id) + "." + std::to_string(e.task.stream_id) + "." + std::to_string(ts));
+  if (!file.ok()) {
+    status_ = file.status();
+    return;
+  }
+  status_ = WriteDumpFile(dir_ + "/" + file.value(), h, payloads);
+  files_ += status_.ok();
+}
+
+void DumpObserver::CheckOverflow(const TaskEvent& e) {
+  uint64_t in_bad = 0, in_sat = 0, non_finite = 0, saturated = 0;
+  for (const Tensor& t : e.inputs)
+    if (t.defined()) CountAbnormal(t, in_bad, in_sat);
+  if (in_bad) return;  // Inf/NaN coming in is the producer's overflow, already recorded there
+  for (const Tensor& t : e.outputs) CountAbnormal(t, non_finite, saturated);
+  if (!non_finite && !saturated) return;
+  ++overflows_;
+  WriteOpDump(e, true, true);
+  OverflowRecord rec;
+  rec.stream_id = static_cast<uint32_t>(e.task.stream_id);
+  rec.task_id = static_cast<uint32_t>(e.task.task_id);
+  rec.model_id = 1;
+  rec.status = 1;
+  rec.non_finite = non_finite;
+  rec.saturated = saturated;
+  toolkit::dump::DumpData h;
+  h.set_version("2.0");
+  uint64_t ts = Timestamp();
+  h.set_dump_time(ts);
+  h.set_op_name(kOpDebugName);
+  auto* o = h.add_output();
+  o->set_data_type(static_cast<int>(DType::kU8));
+  o->set_format(static_cast<int>(Format::kND));
+  o->mutable_shape()->add_dim(sizeof rec);
+  o->set_size(sizeof rec);
+  std::span<const std::byte> payload[] = {std::as_bytes(std::span(&rec, 1))};
+  std::string file = std::string(kOpDebugType) + "." + kOpDebugName + "." + std::to_string(e.task.task_id) + "." +
+                     std::to_string(e.task.stream_id) + "." + std::to_string(ts);
+  if (status_.ok()) status_ = WriteDumpFile(dir_ + "/" + file, h, payload);
+  files_ += status_.ok();
+}
+
+}  // namespace npu::msame
