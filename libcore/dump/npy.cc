@@ -84,10 +84,14 @@ std::string NpyHeader(const Tensor& t) {
   for (const auto& k : kTypes)
     if (k.t == t.dtype()) descr = k.descr;
   if (t.dtype() == DType::kBF16) descr = "<u2";  // numpy has no bfloat16: raw bits
+  return NpyHeader(descr ? descr : "|u1", t.shape());
+}
+
+std::string NpyHeader(std::string_view descr, const Shape& s) {
   std::string shape = "(";
-  for (size_t i = 0; i < t.shape().size(); ++i) shape += std::to_string(t.shape()[i]) + (t.shape().size() == 1 || i + 1 < t.shape().size() ? "," : "");
+  for (size_t i = 0; i < s.size(); ++i) shape += std::to_string(s[i]) + (s.size() == 1 || i + 1 < s.size() ? "," : "");
   shape += ")";
-  std::string dict = std::string("{'descr': '") + (descr ? descr : "|u1") + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  std::string dict = "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': " + shape + ", }";
   size_t total = 10 + dict.size() + 1;
   dict.append((64 - total % 64) % 64, ' ');
   dict += '\n';

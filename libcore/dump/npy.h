@@ -11,5 +11,6 @@ namespace npu {
 Result<Tensor> ReadNpy(const std::string& path);
 Status WriteNpy(const std::string& path, const Tensor& t);
 std::string NpyHeader(const Tensor& t);  // magic + version + padded header dict
+std::string NpyHeader(std::string_view descr, const Shape& shape);  // for element types Tensor lacks (uint32, ...)
 
 }  // namespace npu

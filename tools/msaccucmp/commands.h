@@ -1,0 +1,21 @@
+// The other msaccucmp subcommands: convert, file_compare, overflow and merge.
+#pragma once
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace npu::cmp {
+
+struct ConvertOptions {
+  std::string dump, out, type = "npy", format, shape, output_index, input_index;
+};
+int RunConvert(const ConvertOptions& o, std::ostream& out);
+
+int RunFileCompare(const std::string& npu, const std::string& golden, const std::string& out_dir, std::ostream& out);
+
+int RunOverflow(const std::string& dump_dir, const std::string& out_dir, const std::string& top, std::ostream& out);
+
+// Shard results (files or folders holding result_*_shard{K}of{N}.csv|json) -> one result file.
+int RunMerge(const std::vector<std::string>& inputs, const std::string& out_dir, const std::string& format, std::ostream& out);
+
+}  // namespace npu::cmp

@@ -1,0 +1,380 @@
+#include "compare.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <set>
+
+#include "base/file_io.h"
+#include "base/thread_pool.h"
+#include "report.h"
+#include "summary.h"
+
+namespace npu::cmp {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr uint64_t kBigItem = 64ull << 20;  // pairs above this use the whole pool by themselves
+constexpr size_t kWindow = 512;             // rows computed between two flushes to the result file
+
+struct Thresholds {
+  double pass_cos, warn_cos, atol;
+};
+
+std::map<std::string, Thresholds> DefaultThresholds() {
+  return {{"float32", {0.9999, 0.999, 1e-5}}, {"float64", {0.9999, 0.999, 1e-7}}, {"float16", {0.999, 0.99, 1e-3}},
+          {"bfloat16", {0.995, 0.98, 1e-2}},  {"int8", {0.999, 0.99, 1}},           {"uint8", {0.999, 0.99, 1}},
+          {"default", {1.0, 0.9999, 0}}};
+}
+
+Result<std::map<std::string, Thresholds>> LoadThresholds(const std::string& path) {
+  auto t = DefaultThresholds();
+  if (path.empty()) return t;
+  NPU_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  auto bad = [&](const std::string& why) {
+    return Status::Error("E10001", "--thresholds", path, why,
+                         "Use {\"float16\": {\"cosine_pass\": 0.999, \"cosine_warn\": 0.99, \"atol\": 0.001}, ...}.");
+  };
+  if (!j.is_object()) return bad("not a JSON object");
+  for (auto& [dtype, v] : j.items()) {
+    if (!v.is_object()) return bad("\"" + dtype + "\" must map to an object");
+    Thresholds th = t.count(dtype) ? t[dtype] : t["default"];
+    for (auto& [k, x] : v.items()) {
+      if (!x.is_number()) return bad(dtype + "." + k + " must be a number");
+      if (k == "cosine_pass") th.pass_cos = x;
+      else if (k == "cosine_warn") th.warn_cos = x;
+      else if (k == "atol") th.atol = x;
+      else return bad("unknown key " + dtype + "." + k + " (cosine_pass, cosine_warn, atol)");
+    }
+    t[dtype] = th;
+  }
+  return t;
+}
+
+struct Ctx {
+  std::vector<Metric> shown, computed;  // computed = shown + what the verdict needs
+  bool overflow = false;
+  uint64_t max_cmp = 0;
+  std::map<std::string, Thresholds> thresholds;
+};
+
+std::string Fmt(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char b[64];
+  std::snprintf(b, sizeof b, "%.6f", v);
+  return b;
+}
+
+std::string Fmt3(double v) {
+  if (std::isnan(v)) return "NaN";
+  char b[64];
+  std::snprintf(b, sizeof b, "%.3f", std::fabs(v) < 0.001 ? 0.0 : v);
+  return b;
+}
+
+std::string Hex(uint64_t v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+std::string ShapeCell(const std::vector<int64_t>& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+Row Header(const Plan& p, const Ctx& c) {
+  Row h = {"Index"};
+  if (p.layout == Layout::kH5) {
+    h.insert(h.end(), {"NPUDump", "NPUDumpPath", "GroundTruthPath", "DataType", "Shape"});
+  } else {
+    if (p.with_sequence) h.push_back("OpSequence");
+    h.insert(h.end(), {"OpType", "NPUDump", "DataType"});
+    if (p.npu_address) h.push_back("Address");
+    h.insert(h.end(), {"GroundTruth", "DataType"});
+    if (p.golden_address) h.push_back("Address");
+    h.insert(h.end(), {"TensorIndex", "Shape"});
+    if (c.overflow) h.push_back("OverFlow");
+  }
+  for (Metric m : c.shown) h.push_back(std::string(MetricName(m)));
+  h.insert(h.end(), {"Verdict", "NPUNaN", "NPUInf", "GoldenNaN", "GoldenInf", "CompareFailReason"});
+  return h;
+}
+
+std::string Verdict(const MetricResults& r, const std::string& dtype, const Ctx& c) {
+  if (r.npu.nan != r.golden.nan || r.npu.inf != r.golden.inf) return "FAIL";
+  double cos = r.value[static_cast<int>(Metric::kCosine)], maxabs = r.value[static_cast<int>(Metric::kMaxAbs)];
+  if (dtype == "bool") return r.value[static_cast<int>(Metric::kRelEuclid)] == 0 ? "PASS" : "FAIL";
+  auto it = c.thresholds.find(dtype);
+  const Thresholds& t = it != c.thresholds.end() ? it->second : c.thresholds.at("default");
+  if (maxabs <= t.atol) return "PASS";
+  if (std::isnan(cos)) return "FAIL";
+  return cos >= t.pass_cos ? "PASS" : cos >= t.warn_cos ? "WARN" : "FAIL";
+}
+
+struct Side {
+  std::optional<LoadedTensor> t;
+  std::string error;  // why there is no usable tensor
+};
+
+Side LoadSide(const TensorRef& r, const char* missing) {
+  Side s;
+  if (!r.present()) {
+    s.error = missing;
+    return s;
+  }
+  auto l = Load(r);
+  if (!l.ok()) s.error = l.status().reason();
+  else if (!l.value().problem.empty()) s.error = l.value().problem, s.t = std::move(l).value();
+  else s.t = std::move(l).value();
+  return s;
+}
+
+Row ComputeRow(const CompareItem& it, const Plan& p, const Ctx& c, ThreadPool* pool) {
+  Side a = LoadSide(it.npu, "no NPU dump data"), b = LoadSide(it.golden, "no golden data");
+  auto dtype = [](const Side& s) { return s.t && s.t->dtype ? std::string(s.t->dtype->name) : std::string("NaN"); };
+  auto addr = [](const Side& s) { return s.t && s.t->address ? Hex(s.t->address) : std::string("NaN"); };
+  const auto& shape = a.t ? a.t->shape : b.t ? b.t->shape : std::vector<int64_t>{};
+  Row row = {it.index};
+  if (p.layout == Layout::kH5) {
+    row.insert(row.end(), {it.npu_name, it.npu.present() ? it.npu.dataset : "*", it.golden.present() ? it.golden.dataset : "*",
+                           dtype(a.t ? a : b), ShapeCell(shape)});
+  } else {
+    if (p.with_sequence) row.push_back(it.sequence);
+    row.insert(row.end(), {it.op_type, it.npu_name, dtype(a)});
+    if (p.npu_address) row.push_back(addr(a));
+    row.insert(row.end(), {it.golden_name, dtype(b)});
+    if (p.golden_address) row.push_back(addr(b));
+    row.insert(row.end(), {it.tensor_index, ShapeCell(shape)});
+  }
+  std::string reason, verdict;
+  MetricResults r;
+  r.value.fill(NAN);
+  r.npu = r.golden = {NAN, NAN, 0, 0};
+  bool ready = a.error.empty() && b.error.empty();
+  if (!it.npu.present() || !it.golden.present()) verdict = "SKIP", reason = !it.npu.present() ? a.error : b.error;
+  else if (!ready) verdict = "FAIL", reason = !a.error.empty() ? "NPU: " + a.error : "golden: " + b.error;
+  else if (a.t->numel() != b.t->numel())
+    verdict = "FAIL", reason = "shape mismatch: NPU " + ShapeCell(a.t->shape) + " vs golden " + ShapeCell(b.t->shape);
+  if (verdict.empty()) {
+    size_t n = a.t->numel();
+    if (c.max_cmp && c.max_cmp < n) n = c.max_cmp;
+    r = ComputeMetrics({a.t->dtype, a.t->data.data(), n}, {b.t->dtype, b.t->data.data(), n}, c.computed, pool);
+    verdict = Verdict(r, a.t->dtype->name, c);
+    std::set<std::string> seen;
+    for (Metric m : c.shown) {
+      const std::string& msg = r.message[static_cast<int>(m)];
+      if (!msg.empty() && seen.insert(msg).second) reason += (reason.empty() ? "" : " ") + msg;
+    }
+  }
+  if (c.overflow && p.layout != Layout::kH5) {
+    bool fp16 = a.t && a.t->dtype && a.t->dtype->code == 2 && ready;
+    std::string of = "NaN";
+    if (fp16) {
+      bool big = r.npu.inf > 0;
+      const uint16_t* h = reinterpret_cast<const uint16_t*>(a.t->data.data());
+      for (size_t i = 0; !big && i < a.t->numel(); ++i) big = (h[i] & 0x7fff) >= 0x7bff && (h[i] & 0x7fff) <= 0x7c00;
+      of = big ? "YES" : "NO";
+    }
+    row.push_back(of);
+  }
+  for (Metric m : c.shown)
+    row.push_back(m == Metric::kStd ? (std::isnan(r.npu.mean) ? "NaN" : "(" + Fmt3(r.npu.mean) + ";" + Fmt3(r.npu.std) + "),(" +
+                                                                           Fmt3(r.golden.mean) + ";" + Fmt3(r.golden.std) + ")")
+                                    : Fmt(r.value[static_cast<int>(m)]));
+  bool counted = !std::isnan(r.npu.mean) || r.npu.nan;
+  auto count = [&](uint64_t v) { return counted ? std::to_string(v) : std::string("NaN"); };
+  row.insert(row.end(), {verdict, count(r.npu.nan), count(r.npu.inf), count(r.golden.nan), count(r.golden.inf), reason});
+  return row;
+}
+
+Result<std::vector<Metric>> ParseAlgs(const std::string& s) {
+  std::vector<Metric> v;
+  if (s.empty() || s == "all") {
+    for (int i = 0; i < kNumMetrics; ++i) v.push_back(static_cast<Metric>(i));
+    return v;
+  }
+  size_t b = 0;
+  while (b <= s.size()) {
+    size_t e = s.find_first_of(", ", b);
+    std::string t = s.substr(b, e == std::string::npos ? std::string::npos : e - b);
+    if (!t.empty()) {
+      auto m = ParseMetric(t);
+      if (!m) return Status::Error("E10001", "-alg", s, "unknown algorithm \"" + t + "\"", "Use names such as CosineSimilarity or indices 0-9.");
+      if (std::find(v.begin(), v.end(), *m) == v.end()) v.push_back(*m);
+    }
+    if (e == std::string::npos) break;
+    b = e + 1;
+  }
+  if (v.empty()) return Status::Error("E10004", "-alg", s, "no algorithm named");
+  return v;
+}
+
+Result<std::pair<size_t, size_t>> ParseShard(const std::string& s) {
+  unsigned long k = 0, n = 0;
+  char tail = 0;
+  if (std::sscanf(s.c_str(), "%lu/%lu%c", &k, &n, &tail) != 2 || n < 1 || k < 1 || k > n || n > 100000)
+    return Status::Error("E10001", "--shard", s, "must be K/N with 1 <= K <= N", "Run shards 1/N .. N/N, then merge their results.");
+  return std::pair<size_t, size_t>{k, n};
+}
+
+// Which items shard k of n owns: contiguous runs balanced by bytes; every shard computes the same cut.
+std::vector<size_t> ShardItems(const std::vector<CompareItem>& items, size_t k, size_t n) {
+  long double total = 0;
+  for (const auto& it : items) total += static_cast<long double>(std::max<uint64_t>(it.bytes(), 1));
+  std::vector<size_t> mine;
+  long double before = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    long double w = static_cast<long double>(std::max<uint64_t>(items[i].bytes(), 1));
+    size_t owner = std::min<size_t>(n - 1, static_cast<size_t>((before + w / 2) * static_cast<long double>(n) / total));
+    if (owner == k - 1) mine.push_back(i);
+    before += w;
+  }
+  return mine;
+}
+
+void Progress(bool on, size_t done, size_t total) {
+  if (!on || total == 0) return;
+  int width = 40, filled = static_cast<int>(width * done / total);
+  std::fprintf(stderr, "\r[%s%s] %zu/%zu tensors", std::string(filled, '#').c_str(), std::string(width - filled, ' ').c_str(), done, total);
+  if (done == total) std::fprintf(stderr, "\n");
+}
+
+// Computes rows for `order` (item indices) in windows, in parallel, and hands them to `sink` in order.
+Status RunItems(const Plan& p, const Ctx& c, const std::vector<size_t>& order, bool progress,
+                const std::function<Status(size_t, Row&)>& sink) {
+  ThreadPool& pool = ThreadPool::Global();
+  for (size_t w = 0; w < order.size(); w += kWindow) {
+    size_t end = std::min(order.size(), w + kWindow);
+    std::vector<Row> rows(end - w);
+    std::vector<size_t> small, big;
+    for (size_t i = w; i < end; ++i) (p.items[order[i]].bytes() > kBigItem ? big : small).push_back(i - w);
+    for (size_t i : big) rows[i] = ComputeRow(p.items[order[w + i]], p, c, &pool);  // each splits across the pool
+    std::sort(small.begin(), small.end(), [&](size_t a, size_t b) { return p.items[order[w + a]].bytes() > p.items[order[w + b]].bytes(); });
+    std::atomic<size_t> next{0};
+    pool.ParallelFor(static_cast<size_t>(pool.size()), 1, [&](size_t, size_t) {
+      for (size_t k; (k = next.fetch_add(1)) < small.size();) rows[small[k]] = ComputeRow(p.items[order[w + small[k]]], p, c, nullptr);
+    });
+    for (size_t i = 0; i < rows.size(); ++i) NPU_RETURN_IF_ERROR(sink(order[w + i], rows[i]));
+    Progress(progress, end, order.size());
+  }
+  return Status::Ok();
+}
+
+Status WriteMapping(const Plan& p, const std::string& dir, std::ostream& out) {
+  std::string path = dir + "/mapping_" + Timestamp14() + ".csv";
+  NPU_ASSIGN_OR_RETURN(auto w, ResultWriter::Create(path, "csv", {"Index", "OpType", "NPUDump", "GroundTruth", "TensorIndex", "NPUDumpPath", "GroundTruthPath"}, false));
+  for (size_t i = 0; i < p.items.size(); ++i) {
+    const auto& it = p.items[i];
+    NPU_RETURN_IF_ERROR(w->Add(i, {it.index, it.op_type, it.npu_name, it.golden_name, it.tensor_index,
+                                   it.npu.present() ? it.npu.path : "*", it.golden.present() ? it.golden.path : "*"}));
+  }
+  NPU_RETURN_IF_ERROR(w->Finish());
+  out << "[INFO] mapping written to " << path << "\n";
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status SingleOpDetail(const Plan& p, const CompareOptions& o, const std::string& dir, std::ostream& out);
+
+int RunCompare(const CompareOptions& o, std::ostream& out) {
+  auto fail = [&](const Status& s) {
+    out << "[ERROR] " << s.message() << "\n";
+    return 1;
+  };
+  Ctx c;
+  auto algs = ParseAlgs(o.alg);
+  if (!algs.ok()) return fail(algs.status());
+  c.shown = algs.value();
+  c.computed = c.shown;
+  for (Metric m : {Metric::kCosine, Metric::kMaxAbs, Metric::kRelEuclid})
+    if (std::find(c.computed.begin(), c.computed.end(), m) == c.computed.end()) c.computed.push_back(m);
+  c.overflow = o.overflow || o.advisor;
+  char* end = nullptr;
+  long long max_cmp = std::strtoll(o.max_cmp.c_str(), &end, 10);
+  if (o.max_cmp.empty() || *end || max_cmp < 0) return fail(Status::Error("E10001", "-max", o.max_cmp, "must be an integer >= 0 (0 = all elements)"));
+  c.max_cmp = static_cast<uint64_t>(max_cmp);
+  if (o.format != "csv" && o.format != "json") return fail(Status::Error("E10001", "--format", o.format, "must be csv or json"));
+  if (!o.range.empty() && !o.select.empty()) return fail(Status::Error("E10001", "-s", o.select, "-r and -s exclude each other"));
+  if (!o.op_name.empty() && (!o.range.empty() || !o.select.empty() || o.mapping))
+    return fail(Status::Error("E10001", "-op", o.op_name, "-op excludes -r, -s and -map"));
+  if ((!o.input_index.empty() || !o.output_index.empty()) && o.op_name.empty() && fs::is_directory(o.npu))
+    return fail(Status::Error("E10001", "-i/-o", o.input_index + o.output_index, "-i and -o select a tensor of the op named by -op"));
+  if (!o.input_index.empty() && !o.output_index.empty()) return fail(Status::Error("E10001", "-i", o.input_index, "-i and -o exclude each other"));
+  if (o.mapping && o.fusion.empty()) return fail(Status::Error("E10007", "-f", "", "-map needs the fusion rule file -f"));
+  auto th = LoadThresholds(o.thresholds);
+  if (!th.ok()) return fail(th.status());
+  c.thresholds = th.value();
+  std::optional<std::pair<size_t, size_t>> shard;
+  if (!o.shard.empty()) {
+    auto s = ParseShard(o.shard);
+    if (!s.ok()) return fail(s.status());
+    shard = s.value();
+  }
+  bool file_mode = !fs::is_directory(o.npu) && !o.npu.ends_with(".h5");
+  std::string dir = o.out.empty() ? "." : o.out;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return fail(Status::Error("E13004", "-out", dir, "cannot create the folder: " + ec.message()));
+
+  auto plan = BuildPlan(o);
+  if (!plan.ok()) return fail(plan.status());
+  Plan& p = plan.value();
+  if (p.items.empty()) {
+    out << "[WARNING] no op of the NPU dump matches the golden data; nothing to compare\n";
+    return 2;
+  }
+  if (o.mapping) {
+    Status s = WriteMapping(p, dir, out);
+    return s.ok() ? 0 : fail(s);
+  }
+  if (!o.op_name.empty()) {
+    Status s = SingleOpDetail(p, o, dir, out);
+    return s.ok() ? 0 : fail(s);
+  }
+
+  std::vector<size_t> order;
+  if (shard) order = ShardItems(p.items, shard->first, shard->second);
+  else
+    for (size_t i = 0; i < p.items.size(); ++i) order.push_back(i);
+  Row header = Header(p, c);
+  // Shards are always CSV (exact cells, so `merge` reproduces a single run byte for byte).
+  std::string format = shard ? "csv" : o.format;
+  std::string name = "result_" + Timestamp14() +
+                     (shard ? "_shard" + std::to_string(shard->first) + "of" + std::to_string(shard->second) : "") + "." + format;
+  std::unique_ptr<ResultWriter> w;
+  if (!file_mode || !o.out.empty()) {
+    auto r = ResultWriter::Create(dir + "/" + name, format, header, shard.has_value());
+    if (!r.ok()) return fail(r.status());
+    w = std::move(r).value();
+  }
+  Summary sum(header);
+  Status s = RunItems(p, c, order, o.progress, [&](size_t ordinal, Row& row) {
+    sum.Add(row);
+    if (file_mode)
+      for (size_t i = 0; i < header.size(); ++i) out << header[i] << ": " << row[i] << "\n";
+    return w ? w->Add(ordinal, row) : Status::Ok();
+  });
+  if (s.ok() && w) s = w->Finish();
+  if (!s.ok()) return fail(s);
+  for (const auto& n : p.notes) out << "[WARNING] " << n << "\n";
+  sum.Print(out);
+  if (w) out << "[INFO] result written to " << dir + "/" + name << (shard ? " (merge the shards with msaccucmp merge)" : "") << "\n";
+  if (o.advisor) {
+    Status a = sum.Advise(dir, out);
+    if (!a.ok()) return fail(a);
+  }
+  return 0;
+}
+
+}  // namespace npu::cmp

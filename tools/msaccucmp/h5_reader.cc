@@ -1,0 +1,124 @@
+#include "h5_reader.h"
+
+#include <hdf5.h>
+
+#include <mutex>
+#include <regex>
+
+namespace npu::cmp {
+namespace {
+
+std::mutex& H5Lock() {
+  static std::mutex m;
+  return m;
+}
+
+// Closes an HDF5 handle on scope exit.
+struct Handle {
+  hid_t id;
+  herr_t (*close)(hid_t);
+  ~Handle() {
+    if (id >= 0) close(id);
+  }
+};
+
+Status Bad(const std::string& file, const std::string& why) { return Status::Error("EC0014", "h5 file", file, why); }
+
+Result<hid_t> OpenFile(const std::string& file) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors come back as statuses, not stderr noise
+  if (H5Fis_hdf5(file.c_str()) <= 0) return Bad(file, "not an HDF5 file, or unreadable");
+  hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) return Bad(file, "cannot open it");
+  return f;
+}
+
+// The dump code for an HDF5 type, and the memory type to read it with.
+int CodeOf(hid_t t, hid_t& mem) {
+  size_t size = H5Tget_size(t);
+  switch (H5Tget_class(t)) {
+    case H5T_FLOAT:
+      mem = size == 2 ? t : size == 4 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;  // fp16 is read as stored (LE)
+      return size == 2 ? 2 : size == 4 ? 1 : size == 8 ? 12 : 0;
+    case H5T_INTEGER: {
+      bool sign = H5Tget_sign(t) == H5T_SGN_2;
+      static const hid_t* kS[] = {&H5T_NATIVE_SCHAR, &H5T_NATIVE_SHORT, &H5T_NATIVE_INT, &H5T_NATIVE_LLONG};
+      static const hid_t* kU[] = {&H5T_NATIVE_UCHAR, &H5T_NATIVE_USHORT, &H5T_NATIVE_UINT, &H5T_NATIVE_ULLONG};
+      int k = size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : size == 8 ? 3 : -1;
+      if (k < 0) return 0;
+      mem = sign ? *kS[k] : *kU[k];
+      static const int kSc[] = {3, 5, 7, 8}, kUc[] = {4, 6, 9, 10};
+      return sign ? kSc[k] : kUc[k];
+    }
+    case H5T_ENUM:  // h5py stores bool as an int8 enum
+      mem = t;
+      return size == 1 ? 11 : 0;
+    default:
+      return 0;
+  }
+}
+
+struct VisitState {
+  std::vector<H5Dataset>* out;
+  hid_t file;
+};
+
+herr_t Visit(hid_t obj, const char* name, const H5O_info_t* info, void* data) {
+  if (info->type != H5O_TYPE_DATASET) return 0;
+  auto* st = static_cast<VisitState*>(data);
+  static const std::regex kPath(R"(([^/]+)/(\d+)/([a-z]+)/(.+))");
+  std::cmatch m;
+  if (!std::regex_match(name, m, kPath)) return 0;
+  Handle ds{H5Dopen2(obj, name, H5P_DEFAULT), H5Dclose};
+  if (ds.id < 0) return 0;
+  if (H5Aexists(ds.id, "Type") > 0) {  // only Type == 0 (TENSOR) datasets are tensors
+    Handle a{H5Aopen(ds.id, "Type", H5P_DEFAULT), H5Aclose};
+    long long type = -1;
+    if (a.id < 0 || H5Aread(a.id, H5T_NATIVE_LLONG, &type) < 0 || type != 0) return 0;
+  }
+  H5Dataset d{std::string("/") + name, m[1].str(), m[3].str(), m[4].str(), std::stoull(m[2].str().substr(0, 18))};
+  d.bytes = H5Dget_storage_size(ds.id);
+  st->out->push_back(std::move(d));
+  return 0;
+}
+
+}  // namespace
+
+Result<std::vector<H5Dataset>> ListH5Datasets(const std::string& file) {
+  std::lock_guard lock(H5Lock());
+  NPU_ASSIGN_OR_RETURN(hid_t fid, OpenFile(file));
+  Handle f{fid, H5Fclose};
+  std::vector<H5Dataset> out;
+  VisitState st{&out, fid};
+  if (H5Ovisit(fid, H5_INDEX_NAME, H5_ITER_INC, Visit, &st) < 0) return Bad(file, "cannot walk its groups");
+  return out;
+}
+
+Result<LoadedTensor> ReadH5Dataset(const std::string& file, const std::string& dataset) {
+  std::lock_guard lock(H5Lock());
+  NPU_ASSIGN_OR_RETURN(hid_t fid, OpenFile(file));
+  Handle f{fid, H5Fclose};
+  Handle ds{H5Dopen2(fid, dataset.c_str(), H5P_DEFAULT), H5Dclose};
+  if (ds.id < 0) return Bad(file, "no dataset " + dataset);
+  Handle type{H5Dget_type(ds.id), H5Tclose};
+  Handle space{H5Dget_space(ds.id), H5Sclose};
+  int rank = H5Sget_simple_extent_ndims(space.id);
+  if (rank < 0 || rank > 32) return Bad(file, dataset + " has an unreadable shape");
+  std::vector<hsize_t> dims(static_cast<size_t>(rank));
+  H5Sget_simple_extent_dims(space.id, dims.data(), nullptr);
+  LoadedTensor l;
+  uint64_t n = 1;
+  for (hsize_t d : dims) l.shape.push_back(static_cast<int64_t>(d)), n *= d;
+  hid_t mem = -1;
+  l.dtype = FindDumpDType(CodeOf(type.id, mem));
+  if (!l.dtype) {
+    l.problem = "unsupported HDF5 element type";
+    return l;
+  }
+  auto buf = std::make_shared<std::vector<std::byte>>(n * l.dtype->size);
+  if (n && H5Dread(ds.id, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf->data()) < 0) return Bad(file, "cannot read " + dataset);
+  l.data = *buf;
+  l.keep = buf;
+  return l;
+}
+
+}  // namespace npu::cmp

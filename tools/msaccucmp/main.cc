@@ -1,0 +1,98 @@
+// msaccucmp: compare NPU dumps with golden data, convert dumps, inspect overflows, merge shard results.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <set>
+
+#include "base/log.h"
+#include "commands.h"
+#include "compare.h"
+
+namespace {
+
+// msaccucmp spells its long options with one dash (-out, -alg, ...); CLI11 wants two.
+std::vector<std::string> NormaliseArgs(int argc, char** argv) {
+  static const std::set<std::string> kLong = {"-out", "-alg", "-max", "-op", "-map", "-advisor", "-overflow_detection"};
+  std::vector<std::string> args;
+  for (int i = argc - 1; i >= 1; --i) {  // CLI11 takes them reversed
+    std::string a = argv[i];
+    std::string key = a.substr(0, a.find('='));
+    if (kLong.count(key)) a = "-" + a;
+    args.push_back(a);
+  }
+  return args;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  npu::log::InitFromEnv();
+  CLI::App app{"msaccucmp: compare NPU dump data with golden data, convert dumps, analyse overflows"};
+  app.set_version_flag("--version", "npukit msaccucmp 0.1.0");
+  app.require_subcommand(1);
+
+  npu::cmp::CompareOptions c;
+  auto* cmp = app.add_subcommand("compare", "compare NPU dumps with golden data (npy, NPU dumps, h5), or two files");
+  cmp->add_option("-m,--my_dump_path", c.npu, "NPU dump folder or file (or .h5)")->required();
+  cmp->add_option("-g,--golden_dump_path", c.golden, "golden .npy folder, NPU dump folder, or file (or .h5)")->required();
+  cmp->add_option("-f,--fusion_rule_file", c.fusion, "fusion rule JSON from atc --mode=1");
+  cmp->add_option("--out,--output", c.out, "result folder (default: current folder)");
+  cmp->add_option("--alg,--algorithm", c.alg, "metrics: names or indices 0-9, comma-separated (default all)");
+  cmp->add_option("--max,--max_cmp_size", c.max_cmp, "compare only the first N elements of each tensor (0 = all)");
+  cmp->add_option("-r,--range", c.range, "op range start,end,step over the fusion rule's op sequence");
+  cmp->add_option("-s,--select", c.select, "op sequence numbers i,j,k");
+  cmp->add_option("--op,--op_name", c.op_name, "single-op detail for this op");
+  cmp->add_option("-i,--input_tensor", c.input_index, "with -op: input index");
+  cmp->add_option("-o,--output_tensor", c.output_index, "with -op: output index (default 0)");
+  cmp->add_option("-n,--topn", c.topn, "with -op: rows in the top-N error files (default 20)");
+  cmp->add_flag("--map,--mapping", c.mapping, "write only the NPU-golden mapping table");
+  cmp->add_flag("--overflow_detection", c.overflow, "add the OverFlow column (fp16 tensors)");
+  cmp->add_flag("--advisor", c.advisor, "run the expert advisor after the comparison");
+  cmp->add_option("--format", c.format, "csv (default) or json");
+  cmp->add_option("--shard", c.shard, "K/N: compute only this shard of the rows (merge the shards afterwards)");
+  cmp->add_option("--thresholds", c.thresholds, "JSON of per-dtype verdict thresholds");
+
+  npu::cmp::ConvertOptions v;
+  auto* conv = app.add_subcommand("convert", "convert dump files to .npy, .bin or .txt");
+  conv->add_option("-d,--dump_file", v.dump, "dump file, folder, or comma-separated files")->required();
+  conv->add_option("--out,--output", v.out, "output folder (default: current folder)");
+  conv->add_option("-t,--type", v.type, "npy (default), bin or txt");
+  conv->add_option("-f,--format", v.format, "convert to this layout (NCHW or ND)");
+  conv->add_option("-s,--shape", v.shape, "original shape for FRACTAL_NZ when the dump lacks it");
+  conv->add_option("-o,--output_tensor", v.output_index, "only this output");
+  conv->add_option("-i,--input_tensor", v.input_index, "only this input");
+
+  std::string fm, fg, fout;
+  auto* fc = app.add_subcommand("file_compare", "compare two .npy files");
+  fc->add_option("-m,--my_dump_path", fm, "NPU .npy")->required();
+  fc->add_option("-g,--golden_dump_path", fg, "golden .npy")->required();
+  fc->add_option("--out,--output", fout, "result folder")->required();
+
+  std::string od, oout, on = "1";
+  auto* of = app.add_subcommand("overflow", "summarise overflow records (Opdebug files)");
+  of->add_option("-d,--dump_path", od, "dump folder")->required();
+  of->add_option("--out,--output", oout, "result folder");
+  of->add_option("-n,--top_num", on, "how many overflow ops to detail (1-5, default 1)");
+
+  std::vector<std::string> mi;
+  std::string mout, mformat = "csv";
+  auto* mg = app.add_subcommand("merge", "merge the shard results of compare --shard into one result");
+  mg->add_option("-d,--dir", mi, "shard result files or folders")->required();
+  mg->add_option("--out,--output", mout, "result folder");
+  mg->add_option("--format", mformat, "csv (default) or json");
+
+  try {
+    app.parse(NormaliseArgs(argc, argv));
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (*cmp) {
+    c.progress = isatty(2);
+    return npu::cmp::RunCompare(c, std::cout);
+  }
+  if (*conv) return npu::cmp::RunConvert(v, std::cout);
+  if (*fc) return npu::cmp::RunFileCompare(fm, fg, fout, std::cout);
+  if (*of) return npu::cmp::RunOverflow(od, oout, on, std::cout);
+  return npu::cmp::RunMerge(mi, mout, mformat, std::cout);
+}

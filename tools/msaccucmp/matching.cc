@@ -1,0 +1,333 @@
+// Pairing NPU tensors with golden tensors.
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "compare.h"
+#include "dump/dump_names.h"
+#include "fusion_rule.h"
+#include "h5_reader.h"
+
+namespace npu::cmp {
+namespace fs = std::filesystem;
+namespace {
+
+bool IsDir(const std::string& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec);
+}
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
+  return s;
+}
+
+TensorRef DumpRef(const std::string& path, bool input, int index, uint64_t bytes) {
+  return {TensorRef::kDump, path, input, index, "", bytes};
+}
+
+TensorRef NpyRef(const std::map<std::string, std::string>& goldens, const std::string& key) {
+  auto it = goldens.find(key);
+  if (it == goldens.end()) return {};
+  return {TensorRef::kNpy, it->second, false, 0, "", FileSize(it->second)};
+}
+
+// Header of one dump file, read once while planning (payloads are not touched).
+Result<DumpFile> Peek(const std::string& path) { return ReadDumpFile(path); }
+
+// "-r start,end,step" or "-s i,j,k" -> selected 1-based op sequence numbers.
+Result<std::set<int64_t>> Selection(const CompareOptions& o, size_t op_count) {
+  std::set<int64_t> sel;
+  auto nums = [](const std::string& s) {
+    std::vector<int64_t> v;
+    size_t b = 0;
+    while (b <= s.size()) {
+      size_t e = s.find(',', b);
+      std::string t = s.substr(b, e == std::string::npos ? std::string::npos : e - b);
+      char* end = nullptr;
+      long long x = std::strtoll(t.c_str(), &end, 10);
+      if (t.empty() || *end) return std::vector<int64_t>{};
+      v.push_back(x);
+      if (e == std::string::npos) break;
+      b = e + 1;
+    }
+    return v;
+  };
+  int64_t n = static_cast<int64_t>(op_count);
+  if (!o.range.empty()) {
+    auto v = nums(o.range);
+    int64_t start = v.size() == 3 ? v[0] : 0, end = v.size() == 3 ? (v[1] == -1 ? n : v[1]) : 0, step = v.size() == 3 ? v[2] : 0;
+    if (v.size() != 3 || start < 1 || start > n || end < start || end > n || step < 1 || (n > 1 && step >= n && step != 1))
+      return Status::Error("E10001", "-r", o.range, "must be start,end,step with 1 <= start <= end <= " + std::to_string(n) + " (end -1 = last) and step >= 1");
+    for (int64_t i = start; i <= end; i += step) sel.insert(i);
+  } else {
+    auto v = nums(o.select);
+    if (v.empty()) return Status::Error("E10001", "-s", o.select, "must be a comma-separated list of op sequence numbers");
+    for (int64_t i : v) {
+      if (i < 1 || i > n) return Status::Error("E10001", "-s", o.select, std::to_string(i) + " is outside 1.." + std::to_string(n));
+      sel.insert(i);
+    }
+  }
+  return sel;
+}
+
+// Golden key ("{op}.{output}") of output `idx` of fusion op `op`, preferring what the NPU dump says.
+std::string GoldenKeyOf(const FusionOp& op, size_t idx, const DumpTensor* dumped) {
+  if (dumped && !dumped->original_name.empty())
+    return SanitizeDumpName(dumped->original_name) + "." + std::to_string(std::max(dumped->original_output_index, 0));
+  if (op.original_names.empty()) return "";
+  return SanitizeDumpName(op.original_names.back()) + "." + std::to_string(idx);
+}
+
+Result<Plan> WithFusionRule(const CompareOptions& o, const std::map<std::string, DumpEntry>& dumps,
+                            const std::map<std::string, std::string>& goldens) {
+  NPU_ASSIGN_OR_RETURN(FusionRule rule, ReadFusionRule(o.fusion));
+  Plan plan;
+  plan.with_sequence = !o.range.empty() || !o.select.empty();
+  std::set<int64_t> selected;
+  if (plan.with_sequence) {
+    NPU_ASSIGN_OR_RETURN(selected, Selection(o, rule.ops.size()));
+  }
+  size_t weights = 0;
+  for (size_t k = 0; k < rule.ops.size(); ++k) {
+    const FusionOp& op = rule.ops[k];
+    if (plan.with_sequence && !selected.count(static_cast<int64_t>(k) + 1)) continue;
+    auto d = dumps.find(SanitizeDumpName(op.name));
+    std::optional<DumpFile> file;
+    if (d != dumps.end()) {
+      auto f = Peek(d->second.path);
+      if (f.ok()) file = std::move(f).value();
+      else plan.notes.push_back(f.status().message());
+    }
+    auto base = [&](const std::string& io, size_t i) {
+      CompareItem it;
+      it.index = std::to_string(op.id);
+      it.sequence = std::to_string(k + 1);
+      it.op_type = op.type;
+      it.npu_name = d != dumps.end() ? op.name : "*";
+      it.tensor_index = op.name + ":" + io + ":" + std::to_string(i);
+      return it;
+    };
+    if (file) {  // inputs: golden of whatever produced them; weights have none and are not compared
+      size_t i = 0;
+      for (const std::string& src : op.inputs) {
+        if (src.empty()) continue;
+        size_t colon = src.rfind(':');
+        std::string key;
+        auto p = colon == std::string::npos ? rule.by_name.end() : rule.by_name.find(src.substr(0, colon));
+        if (p != rule.by_name.end()) key = GoldenKeyOf(rule.ops[p->second], std::stoul("0" + src.substr(colon + 1)), nullptr);
+        else key = SanitizeDumpName(src) + ".0";
+        TensorRef g = key.empty() ? TensorRef{} : NpyRef(goldens, key);
+        if (i < file->inputs.size() && g.present()) {
+          CompareItem it = base("input", i);
+          it.golden_name = p != rule.by_name.end() ? Join(rule.ops[p->second].original_names) : src;
+          it.npu = DumpRef(d->second.path, true, static_cast<int>(i), file->inputs[i].data.size());
+          it.golden = g;
+          it.is_input = true;
+          plan.items.push_back(std::move(it));
+        } else if (i < file->inputs.size()) {
+          ++weights;
+        }
+        ++i;
+      }
+    }
+    size_t outs = std::max(op.num_outputs, file ? file->outputs.size() : 0);
+    for (size_t j = 0; j < outs; ++j) {
+      const DumpTensor* t = file && j < file->outputs.size() ? &file->outputs[j] : nullptr;
+      CompareItem it = base("output", j);
+      std::string key = GoldenKeyOf(op, j, t);
+      it.golden = key.empty() ? TensorRef{} : NpyRef(goldens, key);
+      it.golden_name = it.golden.present() ? Join(op.original_names) : "*";
+      if (t) it.npu = DumpRef(d->second.path, false, static_cast<int>(j), t->data.size());
+      else if (d != dumps.end() && !file) it.npu = DumpRef(d->second.path, false, static_cast<int>(j), 0);  // unreadable: the row says why
+      if (!it.npu.present() && !it.golden.present()) continue;
+      plan.items.push_back(std::move(it));
+    }
+  }
+  if (weights) plan.notes.push_back(std::to_string(weights) + " op input(s) fed by weights or constants have no golden data and were not compared");
+  return plan;
+}
+
+// Dumps in execution order (task id, then time).
+std::vector<const DumpEntry*> InOrder(const std::map<std::string, DumpEntry>& dumps) {
+  std::vector<const DumpEntry*> v;
+  for (const auto& [k, e] : dumps) v.push_back(&e);
+  std::sort(v.begin(), v.end(), [](auto* a, auto* b) { return std::tie(a->task_id, a->timestamp) < std::tie(b->task_id, b->timestamp); });
+  return v;
+}
+
+// No fusion rule: an NPU output is matched with the golden of the framework op its dump names.
+Plan ByName(const std::map<std::string, DumpEntry>& dumps, const std::map<std::string, std::string>& goldens) {
+  Plan plan;
+  for (const DumpEntry* e : InOrder(dumps)) {
+    auto f = Peek(e->path);
+    if (!f.ok()) {  // a row whose CompareFailReason says what is wrong with the file
+      CompareItem it;
+      it.index = std::to_string(e->task_id);
+      it.op_type = e->op_type;
+      it.npu_name = e->op_name;
+      it.golden_name = "*";
+      it.tensor_index = e->op_name + ":output:0";
+      it.npu = DumpRef(e->path, false, 0, 0);
+      plan.items.push_back(std::move(it));
+      continue;
+    }
+    for (const DumpTensor& t : f.value().outputs) {
+      std::string orig = t.original_name.empty() ? e->op_name : SanitizeDumpName(t.original_name);
+      int idx = t.original_name.empty() ? t.index : std::max(t.original_output_index, 0);
+      CompareItem it;
+      it.index = std::to_string(e->task_id);
+      it.op_type = e->op_type;
+      it.npu_name = f.value().op_name.empty() ? e->op_name : f.value().op_name;
+      it.tensor_index = it.npu_name + ":output:" + std::to_string(t.index);
+      it.npu = DumpRef(e->path, false, t.index, t.data.size());
+      it.golden = NpyRef(goldens, orig + "." + std::to_string(idx));
+      it.golden_name = it.golden.present() ? (t.original_name.empty() ? it.npu_name : t.original_name) : "*";
+      plan.items.push_back(std::move(it));
+    }
+  }
+  return plan;
+}
+
+// NPU dumps against NPU dumps: same op name, every input and output.
+Plan DumpsAgainstDumps(const std::map<std::string, DumpEntry>& a, const std::map<std::string, DumpEntry>& b) {
+  Plan plan;
+  plan.golden_address = true;
+  for (const DumpEntry* e : InOrder(a)) {
+    auto fa = Peek(e->path);
+    auto gb = b.find(e->op_name);
+    std::optional<DumpFile> fb;
+    if (gb != b.end())
+      if (auto f = Peek(gb->second.path); f.ok()) fb = std::move(f).value();
+    if (!fa.ok()) {
+      plan.notes.push_back(fa.status().message());
+      continue;
+    }
+    for (bool input : {true, false}) {
+      const auto& list = input ? fa.value().inputs : fa.value().outputs;
+      for (const DumpTensor& t : list) {
+        CompareItem it;
+        it.index = std::to_string(e->task_id);
+        it.op_type = e->op_type;
+        it.npu_name = fa.value().op_name;
+        it.tensor_index = it.npu_name + (input ? ":input:" : ":output:") + std::to_string(t.index);
+        it.npu = DumpRef(e->path, input, t.index, t.data.size());
+        const auto* other = fb ? &(input ? fb->inputs : fb->outputs) : nullptr;
+        if (other && t.index < static_cast<int>(other->size()))
+          it.golden = DumpRef(gb->second.path, input, t.index, (*other)[t.index].data.size());
+        it.golden_name = it.golden.present() ? fb->op_name : "*";
+        it.is_input = input;
+        plan.items.push_back(std::move(it));
+      }
+    }
+  }
+  return plan;
+}
+
+Result<Plan> H5AgainstH5(const CompareOptions& o) {
+  NPU_ASSIGN_OR_RETURN(auto npu, ListH5Datasets(o.npu));
+  NPU_ASSIGN_OR_RETURN(auto golden, ListH5Datasets(o.golden));
+  std::map<std::string, const H5Dataset*> by_path;
+  for (const auto& d : npu) by_path[d.path] = &d;
+  bool npu_has_inputs = std::any_of(npu.begin(), npu.end(), [](const H5Dataset& d) { return d.io == "input"; });
+  std::vector<const H5Dataset*> order;
+  for (const auto& d : golden)
+    if (d.io != "input" || npu_has_inputs) order.push_back(&d);
+  std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->seq < b->seq; });
+  Plan plan;
+  plan.layout = Layout::kH5;
+  size_t k = 0;
+  for (const H5Dataset* g : order) {
+    CompareItem it;
+    it.index = std::to_string(k++);
+    it.op_type = g->op;
+    it.npu_name = g->op + ":" + std::to_string(g->seq);
+    it.tensor_index = g->path;
+    it.golden = {TensorRef::kH5, o.golden, false, 0, g->path, g->bytes};
+    it.golden_name = g->path;
+    it.is_input = g->io == "input";
+    if (auto m = by_path.find(g->path); m != by_path.end()) it.npu = {TensorRef::kH5, o.npu, false, 0, g->path, m->second->bytes};
+    plan.items.push_back(std::move(it));
+  }
+  return plan;
+}
+
+// A single file against a single file: .npy or a dump (every input/output pair, or output 0 against a .npy).
+Result<Plan> FileAgainstFile(const CompareOptions& o) {
+  Plan plan;
+  auto is_npy = [](const std::string& p) { return p.ends_with(".npy"); };
+  auto add = [&](const std::string& name, TensorRef a, TensorRef b) {
+    CompareItem it;
+    it.index = std::to_string(plan.items.size());
+    it.op_type = "*";
+    it.npu_name = fs::path(o.npu).filename().string();
+    it.golden_name = fs::path(o.golden).filename().string();
+    it.tensor_index = name;
+    it.npu = a;
+    it.golden = b;
+    plan.items.push_back(std::move(it));
+  };
+  if (is_npy(o.npu) && is_npy(o.golden)) {
+    add("0", {TensorRef::kNpy, o.npu, false, 0, "", FileSize(o.npu)}, {TensorRef::kNpy, o.golden, false, 0, "", FileSize(o.golden)});
+    return plan;
+  }
+  if (is_npy(o.npu)) return Status::Error("E10001", "-m", o.npu, "a .npy on the NPU side needs a .npy golden");
+  NPU_ASSIGN_OR_RETURN(DumpFile a, Peek(o.npu));
+  if (is_npy(o.golden)) {
+    bool input = !o.input_index.empty();
+    int idx = std::atoi((input ? o.input_index : o.output_index.empty() ? "0" : o.output_index).c_str());
+    add(a.op_name + (input ? ":input:" : ":output:") + std::to_string(idx), DumpRef(o.npu, input, idx, FileSize(o.npu)),
+        {TensorRef::kNpy, o.golden, false, 0, "", FileSize(o.golden)});
+    return plan;
+  }
+  NPU_ASSIGN_OR_RETURN(DumpFile b, Peek(o.golden));
+  plan.golden_address = true;
+  for (bool input : {true, false}) {
+    const auto& la = input ? a.inputs : a.outputs;
+    const auto& lb = input ? b.inputs : b.outputs;
+    for (size_t i = 0; i < la.size(); ++i)
+      add(a.op_name + (input ? ":input:" : ":output:") + std::to_string(i), DumpRef(o.npu, input, static_cast<int>(i), la[i].data.size()),
+          i < lb.size() ? DumpRef(o.golden, input, static_cast<int>(i), lb[i].data.size()) : TensorRef{});
+  }
+  return plan;
+}
+
+}  // namespace
+
+Result<Plan> BuildPlan(const CompareOptions& o) {
+  for (const auto& [flag, p] : {std::pair{"-m", o.npu}, std::pair{"-g", o.golden}}) {
+    std::error_code ec;
+    if (p.empty()) return Status::Error("E10004", flag, "", "the path is empty");
+    if (!fs::exists(p, ec)) return Status::Error("E13001", flag, p, "the path does not exist");
+  }
+  if (o.npu.ends_with(".h5") || o.golden.ends_with(".h5")) {
+    if (!o.npu.ends_with(".h5") || !o.golden.ends_with(".h5"))
+      return Status::Error("E10001", "-g", o.golden, "an .h5 dump compares only with another .h5 dump");
+    if (!o.fusion.empty()) return Status::Error("E10001", "-f", o.fusion, "the h5 comparison does not take a fusion rule");
+    return H5AgainstH5(o);
+  }
+  if (!IsDir(o.npu) && !IsDir(o.golden)) return FileAgainstFile(o);
+  if (!IsDir(o.npu) || !IsDir(o.golden))
+    return Status::Error("E10001", "-g", o.golden, "-m and -g must both be folders or both be files");
+  std::vector<std::string> skipped;
+  auto dumps = ScanDumps(o.npu, &skipped);
+  if (dumps.empty()) return Status::Error("EC0002", "-m", o.npu, "no NPU dump files ({op_type}.{op_name}.{task}.{stream}.{time}) below it");
+  auto goldens = ScanGoldens(o.golden);
+  Plan plan;
+  if (goldens.empty()) {
+    auto other = ScanDumps(o.golden, nullptr);
+    if (other.empty()) return Status::Error("EC0002", "-g", o.golden, "no golden .npy files ({op}.{output}.{time}.npy) or NPU dumps below it");
+    if (!o.fusion.empty()) return Status::Error("E10001", "-f", o.fusion, "NPU-against-NPU comparison matches ops by name and takes no fusion rule");
+    plan = DumpsAgainstDumps(dumps, other);
+  } else if (!o.fusion.empty()) {
+    NPU_ASSIGN_OR_RETURN(plan, WithFusionRule(o, dumps, goldens));
+  } else {
+    if (!o.range.empty() || !o.select.empty()) return Status::Error("E10007", "-f", "", "-r and -s select ops of a fusion rule; give -f");
+    plan = ByName(dumps, goldens);
+  }
+  if (!skipped.empty()) plan.notes.push_back(std::to_string(skipped.size()) + " file(s) below -m are not dump files and were skipped");
+  return plan;
+}
+
+}  // namespace npu::cmp

@@ -1,0 +1,218 @@
+// file_compare, overflow and merge.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <ostream>
+#include <regex>
+#include <sstream>
+
+#include "base/file_io.h"
+#include "commands.h"
+#include "compare/metrics.h"
+#include "dump/dump_names.h"
+#include "dump/overflow_record.h"
+#include "report.h"
+#include "sources.h"
+#include "summary.h"
+
+namespace npu::cmp {
+namespace fs = std::filesystem;
+namespace {
+
+int Fail(std::ostream& out, const Status& s) {
+  out << "[ERROR] " << s.message() << "\n";
+  return 1;
+}
+
+std::string F6(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char b[64];
+  std::snprintf(b, sizeof b, "%.6f", v);
+  return b;
+}
+
+Status EnsureDir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  return ec ? Status::Error("E13004", "-out", dir, "cannot create the folder: " + ec.message()) : Status::Ok();
+}
+
+// One line of tensor statistics for the overflow summary.
+std::string Stats(const DumpTensor& t) {
+  std::ostringstream os;
+  os << "  " << t.kind_name() << " " << t.index;
+  const DumpDType* d = FindDumpDType(t.dtype_code);
+  if (!d || !t.problem.empty()) return os.str() + ": " + (t.problem.empty() ? "unsupported data type" : t.problem) + "\n";
+  size_t n = t.data.size() / d->size;
+  std::vector<double> v(n);
+  DecodeToDouble(*d, t.data.data(), n, v.data());
+  double mx = -INFINITY, mn = INFINITY, sum = 0;
+  size_t nan = 0, inf = 0;
+  for (double x : v) {
+    if (std::isnan(x)) { ++nan; continue; }
+    if (std::isinf(x)) ++inf;
+    mx = std::max(mx, x), mn = std::min(mn, x), sum += x;
+  }
+  std::string shape = "[";
+  for (size_t i = 0; i < t.shape.size(); ++i) shape += (i ? "," : "") + std::to_string(t.shape[i]);
+  os << " " << d->name << shape << "]: max " << F6(n ? mx : NAN) << ", min " << F6(n ? mn : NAN) << ", mean " << F6(n > nan ? sum / double(n - nan) : NAN)
+     << ", NaN " << nan << ", Inf " << inf << "\n";
+  return os.str();
+}
+
+}  // namespace
+
+int RunFileCompare(const std::string& npu, const std::string& golden, const std::string& out_dir, std::ostream& out) {
+  for (const auto& [flag, p] : {std::pair{"-m", npu}, std::pair{"-g", golden}})
+    if (!p.ends_with(".npy")) return Fail(out, Status::Error("E10001", flag, p, "file_compare takes .npy files"));
+  TensorRef ra{TensorRef::kNpy, npu}, rb{TensorRef::kNpy, golden};
+  auto a = Load(ra), b = Load(rb);
+  if (!a.ok()) return Fail(out, a.status());
+  if (!b.ok()) return Fail(out, b.status());
+  if (!a.value().problem.empty() || !b.value().problem.empty())
+    return Fail(out, Status::Error("EC0015", "-m", npu, a.value().problem.empty() ? b.value().problem : a.value().problem));
+  if (a.value().shape != b.value().shape)
+    return Fail(out, Status::Error("EC0015", "-g", golden, "the shapes differ; file_compare needs identical shapes"));
+  std::vector<Metric> ms;
+  for (int i = 0; i < kNumMetrics; ++i)
+    if (i != static_cast<int>(Metric::kKL) && i != static_cast<int>(Metric::kStd)) ms.push_back(static_cast<Metric>(i));
+  auto r = ComputeMetrics({a.value().dtype, a.value().data.data(), a.value().numel()}, {b.value().dtype, b.value().data.data(), b.value().numel()}, ms);
+  std::string text;
+  for (Metric m : ms) {
+    text += std::string(MetricName(m)) + ": " + F6(r.value[static_cast<int>(m)]);
+    if (!r.message[static_cast<int>(m)].empty()) text += " (" + r.message[static_cast<int>(m)] + ")";
+    text += "\n";
+  }
+  std::string dir = out_dir.empty() ? "." : out_dir;
+  if (Status s = EnsureDir(dir); !s.ok()) return Fail(out, s);
+  std::string path = dir + "/file_result_" + Timestamp14() + ".txt";
+  if (Status s = WriteFileAtomic(path, std::as_bytes(std::span(text.data(), text.size()))); !s.ok()) return Fail(out, s);
+  out << text << "[INFO] result written to " << path << "\n";
+  return 0;
+}
+
+int RunOverflow(const std::string& dump_dir, const std::string& out_dir, const std::string& top, std::ostream& out) {
+  char* end = nullptr;
+  long n = std::strtol(top.c_str(), &end, 10);
+  if (top.empty() || *end || n < 1 || n > 5) return Fail(out, Status::Error("E10001", "-n", top, "must be an integer in [1, 5]"));
+  std::error_code ec;
+  if (!fs::is_directory(dump_dir, ec)) return Fail(out, Status::Error("E13001", "-d", dump_dir, "not a folder"));
+  struct Found { uint64_t ts; std::string path; };
+  std::vector<Found> debug;
+  std::map<std::string, std::vector<std::pair<DumpFileName, std::string>>> by_dir;
+  for (auto it = fs::recursive_directory_iterator(dump_dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file()) continue;
+    auto name = ParseDumpFileName(it->path().filename().string());
+    if (!name) continue;
+    if (name->op_type == kOpDebugType) debug.push_back({name->timestamp, it->path().string()});
+    else by_dir[it->path().parent_path().string()].emplace_back(*name, it->path().string());
+  }
+  std::sort(debug.begin(), debug.end(), [](const Found& a, const Found& b) { return a.ts < b.ts; });
+  std::string text = "Overflow records: " + std::to_string(debug.size()) + "\n";
+  for (size_t k = 0; k < debug.size() && k < static_cast<size_t>(n); ++k) {
+    auto f = ReadDumpFile(debug[k].path);
+    if (!f.ok()) {
+      text += "\n[" + std::to_string(k + 1) + "] " + f.status().message() + "\n";
+      continue;
+    }
+    OverflowRecord r;
+    if (f.value().outputs.empty() || f.value().outputs[0].data.size() != sizeof r) {
+      text += "\n[" + std::to_string(k + 1) + "] " + debug[k].path + ": not an overflow record\n";
+      continue;
+    }
+    std::memcpy(&r, f.value().outputs[0].data.data(), sizeof r);
+    if (r.magic != OverflowRecord::kMagic) {
+      text += "\n[" + std::to_string(k + 1) + "] " + debug[k].path + ": bad magic\n";
+      continue;
+    }
+    std::string op = "(no op dump found)", stats;
+    for (const auto& [name, path] : by_dir[fs::path(debug[k].path).parent_path().string()])
+      if (name.task_id == r.task_id && name.stream_id == r.stream_id) {
+        op = name.op_type + " " + name.op_name;
+        if (auto d = ReadDumpFile(path); d.ok()) {
+          for (const auto& t : d.value().inputs) stats += Stats(t);
+          for (const auto& t : d.value().outputs) stats += Stats(t);
+        } else {
+          stats = "  " + d.status().message() + "\n";
+        }
+      }
+    text += "\n[" + std::to_string(k + 1) + "] " + op + "\n  task_id " + std::to_string(r.task_id) + ", stream_id " + std::to_string(r.stream_id) +
+            ", status " + std::to_string(r.status) + ", Inf/NaN elements " + std::to_string(r.non_finite) + ", saturated fp16 elements " +
+            std::to_string(r.saturated) + "\n" + stats;
+  }
+  std::string dir = out_dir.empty() ? "." : out_dir;
+  if (Status s = EnsureDir(dir); !s.ok()) return Fail(out, s);
+  std::string path = dir + "/overflow_summary_" + Timestamp14() + ".txt";
+  if (Status s = WriteFileAtomic(path, std::as_bytes(std::span(text.data(), text.size()))); !s.ok()) return Fail(out, s);
+  out << text << "[INFO] summary written to " << path << "\n";
+  return 0;
+}
+
+int RunMerge(const std::vector<std::string>& inputs, const std::string& out_dir, const std::string& format, std::ostream& out) {
+  if (format != "csv" && format != "json") return Fail(out, Status::Error("E10001", "--format", format, "must be csv or json"));
+  static const std::regex kShard(R"(result_\d+_shard(\d+)of(\d+)\.csv)");
+  std::map<size_t, std::string> shards;
+  size_t total = 0;
+  std::error_code ec;
+  auto consider = [&](const fs::path& p) -> Status {
+    std::smatch m;
+    std::string name = p.filename().string();
+    if (!std::regex_match(name, m, kShard)) return Status::Ok();
+    size_t k = std::stoul(m[1].str().substr(0, 9)), n = std::stoul(m[2].str().substr(0, 9));
+    if (total && n != total) return Status::Error("E10001", "merge", p.string(), "belongs to a run split " + std::to_string(n) + " ways, others to " + std::to_string(total));
+    total = n;
+    if (!shards.emplace(k, p.string()).second)
+      return Status::Error("E10001", "merge", p.string(), "shard " + std::to_string(k) + " appears twice (" + shards[k] + ")", "Merge the shards of one run only.");
+    return Status::Ok();
+  };
+  for (const auto& in : inputs) {
+    Status s;
+    if (fs::is_directory(in, ec))
+      for (const auto& e : fs::directory_iterator(in, ec)) s = s.ok() ? consider(e.path()) : s;
+    else if (fs::exists(in, ec)) s = consider(in);
+    else s = Status::Error("E13001", "merge", in, "the path does not exist");
+    if (!s.ok()) return Fail(out, s);
+  }
+  if (shards.empty()) return Fail(out, Status::Error("EC0002", "merge", "", "no result_*_shard{K}of{N}.csv files among the inputs"));
+  for (size_t k = 1; k <= total; ++k)
+    if (!shards.count(k)) return Fail(out, Status::Error("E10001", "merge", "shard " + std::to_string(k) + "of" + std::to_string(total), "is missing", "Run the missing shard, then merge again."));
+  Row header;
+  std::map<size_t, Row> rows;
+  for (const auto& [k, path] : shards) {
+    auto csv = ReadCsv(path);
+    if (!csv.ok()) return Fail(out, csv.status());
+    auto& t = csv.value();
+    if (t.empty() || t[0].empty() || t[0][0] != "Ordinal") return Fail(out, Status::Error("EC0015", "merge", path, "not a shard result (no Ordinal column)"));
+    Row h(t[0].begin() + 1, t[0].end());
+    if (!header.empty() && h != header) return Fail(out, Status::Error("EC0015", "merge", path, "its columns differ from the other shards"));
+    header = h;
+    for (size_t i = 1; i < t.size(); ++i) {
+      char* end = nullptr;
+      unsigned long long ord = std::strtoull(t[i][0].c_str(), &end, 10);
+      if (*end || t[i].size() != header.size() + 1 || !rows.emplace(ord, Row(t[i].begin() + 1, t[i].end())).second)
+        return Fail(out, Status::Error("EC0015", "merge", path, "row " + std::to_string(i) + " is malformed or repeats ordinal " + t[i][0]));
+    }
+  }
+  size_t expect = 0;
+  for (const auto& [ord, r] : rows)
+    if (ord != expect++) return Fail(out, Status::Error("EC0015", "merge", std::to_string(ord), "rows are missing before this ordinal; a shard is incomplete"));
+  std::string dir = out_dir.empty() ? "." : out_dir;
+  if (Status s = EnsureDir(dir); !s.ok()) return Fail(out, s);
+  std::string path = dir + "/result_" + Timestamp14() + "." + format;
+  auto w = ResultWriter::Create(path, format, header, false);
+  if (!w.ok()) return Fail(out, w.status());
+  Summary sum(header);
+  for (const auto& [ord, r] : rows) {
+    sum.Add(r);
+    if (Status s = w.value()->Add(ord, r); !s.ok()) return Fail(out, s);
+  }
+  if (Status s = w.value()->Finish(); !s.ok()) return Fail(out, s);
+  sum.Print(out);
+  out << "[INFO] merged " << total << " shard(s), " << rows.size() << " row(s) into " << path << "\n";
+  return 0;
+}
+
+}  // namespace npu::cmp

@@ -1,0 +1,34 @@
+// Result tables: CSV as msaccucmp writes it (quoted where needed, 6-decimal metrics) or JSON
+// ({"header": [...], "rows": [{...}]}), written atomically row by row. Shard files carry a leading
+// Ordinal column so `merge` can restore the single-run order.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/file_io.h"
+#include "base/status.h"
+
+namespace npu::cmp {
+
+using Row = std::vector<std::string>;
+
+class ResultWriter {
+ public:
+  static Result<std::unique_ptr<ResultWriter>> Create(const std::string& path, const std::string& format, Row header,
+                                                      bool with_ordinal);
+  Status Add(size_t ordinal, const Row& row);
+  Status Finish();
+
+ private:
+  std::unique_ptr<AtomicFileWriter> w_;
+  std::string format_;
+  Row header_, keys_;
+  bool ordinal_ = false, first_ = true;
+};
+
+std::string CsvCell(const std::string& s);       // quotes cells with , " or newlines; defuses =+@ prefixes
+Result<std::vector<Row>> ReadCsv(const std::string& path);  // the subset of CSV that CsvCell writes
+std::string Timestamp14();                        // YYYYmmddHHMMSS, local time
+
+}  // namespace npu::cmp

@@ -1,0 +1,58 @@
+// Where compared tensors come from, and loading them: one tensor of a dump file, a golden .npy, or an
+// HDF5 dataset. Loading happens in the worker that compares the pair, so at most a few tensors per
+// worker are mapped at a time.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "dump/dump_file.h"
+
+namespace npu::cmp {
+
+struct TensorRef {
+  enum Kind { kNone, kDump, kNpy, kH5 };
+  Kind kind = kNone;
+  std::string path;
+  bool input = false;  // dump: input or output list
+  int index = 0;       // dump: position in that list
+  std::string dataset;  // h5: dataset path
+  uint64_t bytes = 0;   // estimated payload size, for scheduling and sharding
+  bool present() const { return kind != kNone; }
+};
+
+struct LoadedTensor {
+  const DumpDType* dtype = nullptr;
+  std::span<const std::byte> data;
+  std::vector<int64_t> shape;
+  int format = 2;
+  uint64_t address = 0;
+  std::shared_ptr<const void> keep;  // mapping or buffer that `data` points into
+  std::string problem;               // the tensor exists but cannot be compared (why)
+  size_t numel() const { return dtype ? data.size() / dtype->size : 0; }
+};
+
+// Dump tensors in a device layout are converted back to NCHW/ND and cropped to the original shape.
+// A tensor-level problem (unknown dtype, lying size) comes back in LoadedTensor::problem; an unreadable
+// file is an error.
+Result<LoadedTensor> Load(const TensorRef& r);
+
+// One NPU dump file found under a folder.
+struct DumpEntry {
+  std::string path, op_type, op_name;  // op_name as on disk (sanitised)
+  uint64_t task_id = 0, timestamp = 0, step = 0;
+};
+// Dump files below `dir` (any depth), one per op name: where several steps hold the same op the largest
+// step wins, then the latest timestamp. Long names are resolved through mapping.csv.
+std::map<std::string, DumpEntry> ScanDumps(const std::string& dir, std::vector<std::string>* skipped);
+
+// Golden .npy files below `dir`: "{op}.{output}" -> path, same step rule.
+std::map<std::string, std::string> ScanGoldens(const std::string& dir);
+
+uint64_t FileSize(const std::string& path);
+
+}  // namespace npu::cmp
