@@ -60,21 +60,23 @@ Result<std::map<std::string, Thresholds>> LoadThresholds(const std::string& path
 
 struct Ctx {
   std::vector<Metric> shown, computed;  // computed = shown + what the verdict needs
-  bool overflow = false;
+  bool overflow = false, full_precision = false;
   uint64_t max_cmp = 0;
   std::map<std::string, Thresholds> thresholds;
 };
 
-std::string Fmt(double v) {
+// msaccucmp prints 6 decimals; --precision full keeps every bit (17 significant digits).
+std::string Fmt(double v, bool full = false) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char b[64];
-  std::snprintf(b, sizeof b, "%.6f", v);
+  std::snprintf(b, sizeof b, full ? "%.17g" : "%.6f", v);
   return b;
 }
 
-std::string Fmt3(double v) {
+std::string Fmt3(double v, bool full) {
   if (std::isnan(v)) return "NaN";
+  if (full) return Fmt(v, true);
   char b[64];
   std::snprintf(b, sizeof b, "%.3f", std::fabs(v) < 0.001 ? 0.0 : v);
   return b;
@@ -165,7 +167,8 @@ Row ComputeRow(const CompareItem& it, const Plan& p, const Ctx& c, ThreadPool* p
   else if (!ready) verdict = "FAIL", reason = !a.error.empty() ? "NPU: " + a.error : "golden: " + b.error;
   else if (a.t->numel() != b.t->numel())
     verdict = "FAIL", reason = "shape mismatch: NPU " + ShapeCell(a.t->shape) + " vs golden " + ShapeCell(b.t->shape);
-  if (verdict.empty()) {
+  bool computed = verdict.empty();
+  if (computed) {
     size_t n = a.t->numel();
     if (c.max_cmp && c.max_cmp < n) n = c.max_cmp;
     r = ComputeMetrics({a.t->dtype, a.t->data.data(), n}, {b.t->dtype, b.t->data.data(), n}, c.computed, pool);
@@ -188,11 +191,11 @@ Row ComputeRow(const CompareItem& it, const Plan& p, const Ctx& c, ThreadPool* p
     row.push_back(of);
   }
   for (Metric m : c.shown)
-    row.push_back(m == Metric::kStd ? (std::isnan(r.npu.mean) ? "NaN" : "(" + Fmt3(r.npu.mean) + ";" + Fmt3(r.npu.std) + "),(" +
-                                                                           Fmt3(r.golden.mean) + ";" + Fmt3(r.golden.std) + ")")
-                                    : Fmt(r.value[static_cast<int>(m)]));
-  bool counted = !std::isnan(r.npu.mean) || r.npu.nan;
-  auto count = [&](uint64_t v) { return counted ? std::to_string(v) : std::string("NaN"); };
+    row.push_back(m == Metric::kStd ? (!computed ? "NaN"
+                                                              : "(" + Fmt3(r.npu.mean, c.full_precision) + ";" + Fmt3(r.npu.std, c.full_precision) + "),(" +
+                                                                    Fmt3(r.golden.mean, c.full_precision) + ";" + Fmt3(r.golden.std, c.full_precision) + ")")
+                                    : Fmt(r.value[static_cast<int>(m)], c.full_precision));
+  auto count = [&](uint64_t v) { return computed ? std::to_string(v) : std::string("NaN"); };
   row.insert(row.end(), {verdict, count(r.npu.nan), count(r.npu.inf), count(r.golden.nan), count(r.golden.inf), reason});
   return row;
 }
@@ -304,6 +307,8 @@ int RunCompare(const CompareOptions& o, std::ostream& out) {
   long long max_cmp = std::strtoll(o.max_cmp.c_str(), &end, 10);
   if (o.max_cmp.empty() || *end || max_cmp < 0) return fail(Status::Error("E10001", "-max", o.max_cmp, "must be an integer >= 0 (0 = all elements)"));
   c.max_cmp = static_cast<uint64_t>(max_cmp);
+  if (o.precision != "6" && o.precision != "full") return fail(Status::Error("E10001", "--precision", o.precision, "must be 6 or full"));
+  c.full_precision = o.precision == "full";
   if (o.format != "csv" && o.format != "json") return fail(Status::Error("E10001", "--format", o.format, "must be csv or json"));
   if (!o.range.empty() && !o.select.empty()) return fail(Status::Error("E10001", "-s", o.select, "-r and -s exclude each other"));
   if (!o.op_name.empty() && (!o.range.empty() || !o.select.empty() || o.mapping))

@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   cmp->add_flag("--advisor", c.advisor, "run the expert advisor after the comparison");
   cmp->add_option("--format", c.format, "csv (default) or json");
   cmp->add_option("--shard", c.shard, "K/N: compute only this shard of the rows (merge the shards afterwards)");
+  cmp->add_option("--precision", c.precision, "metric digits: 6 (default, as msaccucmp) or full");
   cmp->add_option("--thresholds", c.thresholds, "JSON of per-dtype verdict thresholds");
 
   npu::cmp::ConvertOptions v;
