@@ -15,6 +15,7 @@
 #include "dump/dump_names.h"
 #include "dump/npy.h"
 #include "dump/overflow_record.h"
+#include "sources.h"
 
 namespace npu::cmp {
 namespace fs = std::filesystem;
@@ -137,6 +138,7 @@ int RunConvert(const ConvertOptions& o, std::ostream& out) {
     return fail(Status::Error("E10001", "-s", o.shape, "must be comma-separated dims such as 1,3,224,224"));
   if (!o.input_index.empty() && !o.output_index.empty()) return fail(Status::Error("E10001", "-i", o.input_index, "-i and -o exclude each other"));
   std::vector<std::string> files;
+  NameMaps maps;
   std::stringstream ss(o.dump);
   for (std::string p; std::getline(ss, p, ',');) {
     std::error_code ec;
@@ -144,7 +146,7 @@ int RunConvert(const ConvertOptions& o, std::ostream& out) {
     if (fs::is_regular_file(p, ec)) files.push_back(p);
     else
       for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-        if (it->is_regular_file() && ParseDumpFileName(it->path().filename().string())) files.push_back(it->path().string());
+        if (it->is_regular_file() && ParseDumpFileName(RealFileName(it->path().string(), maps))) files.push_back(it->path().string());
   }
   if (files.empty()) return fail(Status::Error("EC0002", "-d", o.dump, "no dump files found"));
   ConvertOptions opts = o;

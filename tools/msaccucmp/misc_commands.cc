@@ -103,9 +103,10 @@ int RunOverflow(const std::string& dump_dir, const std::string& out_dir, const s
   struct Found { uint64_t ts; std::string path; };
   std::vector<Found> debug;
   std::map<std::string, std::vector<std::pair<DumpFileName, std::string>>> by_dir;
+  NameMaps maps;
   for (auto it = fs::recursive_directory_iterator(dump_dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (!it->is_regular_file()) continue;
-    auto name = ParseDumpFileName(it->path().filename().string());
+    auto name = ParseDumpFileName(RealFileName(it->path().string(), maps));
     if (!name) continue;
     if (name->op_type == kOpDebugType) debug.push_back({name->timestamp, it->path().string()});
     else by_dir[it->path().parent_path().string()].emplace_back(*name, it->path().string());

@@ -18,8 +18,10 @@ uint64_t StepOf(const fs::path& p) {
   return std::stoull(s);
 }
 
-// Real name of a file, through mapping.csv when its on-disk name is a hash stand-in.
-std::string RealName(const fs::path& p, std::map<std::string, std::map<std::string, std::string>>& maps) {
+}  // namespace
+
+std::string RealFileName(const std::string& path, NameMaps& maps) {
+  fs::path p(path);
   std::string name = p.filename().string();
   std::string stem = name.ends_with(".npy") ? name.substr(0, name.size() - 4) : name;
   if (stem.empty() || stem.find_first_not_of("0123456789") != std::string::npos) return name;
@@ -28,6 +30,8 @@ std::string RealName(const fs::path& p, std::map<std::string, std::map<std::stri
   auto it = maps[dir].find(name);
   return it == maps[dir].end() ? name : it->second;
 }
+
+namespace {
 
 template <class Fn>
 void Walk(const std::string& dir, Fn&& fn) {
@@ -101,11 +105,11 @@ Result<LoadedTensor> Load(const TensorRef& r) {
 
 std::map<std::string, DumpEntry> ScanDumps(const std::string& dir, std::vector<std::string>* skipped) {
   std::map<std::string, DumpEntry> out;
-  std::map<std::string, std::map<std::string, std::string>> maps;
+  NameMaps maps;
   Walk(dir, [&](const fs::path& p) {
     std::string name = p.filename().string();
     if (name == "mapping.csv" || name.ends_with(".npy") || name.ends_with(".csv") || name.ends_with(".txt")) return;
-    auto n = ParseDumpFileName(RealName(p, maps));
+    auto n = ParseDumpFileName(RealFileName(p.string(), maps));
     if (!n) {
       if (skipped) skipped->push_back(p.string());
       return;
@@ -119,9 +123,9 @@ std::map<std::string, DumpEntry> ScanDumps(const std::string& dir, std::vector<s
 
 std::map<std::string, std::string> ScanGoldens(const std::string& dir) {
   std::map<std::string, std::pair<std::pair<uint64_t, uint64_t>, std::string>> best;
-  std::map<std::string, std::map<std::string, std::string>> maps;
+  NameMaps maps;
   Walk(dir, [&](const fs::path& p) {
-    auto g = ParseGoldenFileName(RealName(p, maps));
+    auto g = ParseGoldenFileName(RealFileName(p.string(), maps));
     if (!g) return;
     std::string key = g->op_name + "." + std::to_string(g->output_index);
     std::pair<uint64_t, uint64_t> rank{StepOf(p), g->timestamp};

@@ -55,4 +55,9 @@ std::map<std::string, std::string> ScanGoldens(const std::string& dir);
 
 uint64_t FileSize(const std::string& path);
 
+// The real name of a dump or golden file: itself, or through its folder's mapping.csv when the name on
+// disk is a hash stand-in for a name too long for the filesystem. `cache` holds the mappings read so far.
+using NameMaps = std::map<std::string, std::map<std::string, std::string>>;
+std::string RealFileName(const std::string& path, NameMaps& cache);
+
 }  // namespace npu::cmp
