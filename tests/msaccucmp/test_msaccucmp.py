@@ -281,6 +281,18 @@ def misc_suite():
     for args in (["-alg", "Nope"], ["-max", "-1"], ["-r", "5,1,1"], ["--shard", "4/3"], ["--format", "xml"]):
         p = run("compare", "-m", npu, "-g", gold, "-f", fusion, "-out", f"{WORK}/n_bad", *args, expect=1)
         check("[ERROR] E10001" in p.stdout, f"bad option {args} is E10001: {p.stdout}")
+    # many-to-one: a fused op made of two framework ops compares against the golden of the last one
+    fz, fg = f"{WORK}/f_npu", f"{WORK}/f_gold"
+    os.makedirs(fz); os.makedirs(fg)
+    v = rng.standard_normal(64).astype(np.float32)
+    dg.write_dump(pb, f"{fz}/ConvRelu.fused.0.0.1", "fused", outputs=[{"arr": v}], original="relu1")
+    np.save(f"{fg}/conv1.0.1.npy", -v); np.save(f"{fg}/relu1.0.2.npy", v)
+    json.dump({"graph": [{"op": [{"name": "fused", "type": "ConvRelu", "id": 0, "input": [],
+                                  "attr": [{"key": "_datadump_original_op_names", "value": {"list": {"s": ["conv1", "relu1"]}}}],
+                                  "output_desc": [{}]}]}]}, open(f"{WORK}/fused.json", "w"))
+    run("compare", "-m", fz, "-g", fg, "-f", f"{WORK}/fused.json", "-out", f"{WORK}/f_out")
+    fr = open(glob.glob(f"{WORK}/f_out/result_*.csv")[0]).read().splitlines()
+    check(len(fr) == 2 and '"conv1,relu1"' in fr[1] and ",PASS," in fr[1], "many-to-one fusion matches the last original op: " + fr[-1])
     p = run("compare", "-m", npu, "-g", gold, "-f", f"{WORK}/a.npy", "-out", f"{WORK}/n_bad", expect=1)
     check("EC0012" in p.stdout, "a broken fusion rule is EC0012")
     p = run("compare", "-m", f"{WORK}/nope", "-g", gold, expect=1)
