@@ -1,5 +1,6 @@
 #include "dump/dump_file.h"
 
+#include <climits>
 #include <cstring>
 
 #include "base/half.h"
@@ -114,6 +115,7 @@ Result<DumpFile> ReadDumpFile(const std::string& path) {
   if (hlen > b.size() - 8)
     return Corrupt(path, "the header length " + std::to_string(hlen) + " runs past the end of the file (" +
                              std::to_string(b.size()) + " bytes)");
+  if (hlen > static_cast<uint64_t>(INT32_MAX)) return Corrupt(path, "the header length " + std::to_string(hlen) + " is implausibly large");
   toolkit::dump::DumpData h;
   if (!h.ParseFromArray(b.data() + 8, static_cast<int>(hlen)))
     return Corrupt(path, "the " + std::to_string(hlen) + "-byte header is not a DumpData protobuf");

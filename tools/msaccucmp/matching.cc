@@ -116,7 +116,7 @@ Result<Plan> WithFusionRule(const CompareOptions& o, const std::map<std::string,
         size_t colon = src.rfind(':');
         std::string key;
         auto p = colon == std::string::npos ? rule.by_name.end() : rule.by_name.find(src.substr(0, colon));
-        if (p != rule.by_name.end()) key = GoldenKeyOf(rule.ops[p->second], std::stoul("0" + src.substr(colon + 1)), nullptr);
+        if (p != rule.by_name.end()) key = GoldenKeyOf(rule.ops[p->second], std::strtoul(src.c_str() + colon + 1, nullptr, 10), nullptr);
         else key = SanitizeDumpName(src) + ".0";
         TensorRef g = key.empty() ? TensorRef{} : NpyRef(goldens, key);
         if (i < file->inputs.size() && g.present()) {
