@@ -134,16 +134,23 @@ Result<DumpFile> ReadDumpFile(const std::string& path) {
     offset += size;
     return Status::Ok();
   };
+  auto make = [](DumpTensor::Kind kind, int i, int dtype, int format) {
+    DumpTensor t;
+    t.kind = kind, t.index = i, t.dtype_code = dtype, t.format = format;
+    return t;
+  };
   for (int i = 0; i < h.input_size(); ++i) {
     const auto& in = h.input(i);
-    DumpTensor t{DumpTensor::kInput, i, in.data_type(), in.format(), Dims(in.shape()), Dims(in.original_shape())};
+    DumpTensor t = make(DumpTensor::kInput, i, in.data_type(), in.format());
+    t.shape = Dims(in.shape()), t.original_shape = Dims(in.original_shape());
     t.address = in.address();
     NPU_RETURN_IF_ERROR(take(t, in.size()));
     f.inputs.push_back(std::move(t));
   }
   for (int i = 0; i < h.output_size(); ++i) {
     const auto& out = h.output(i);
-    DumpTensor t{DumpTensor::kOutput, i, out.data_type(), out.format(), Dims(out.shape()), Dims(out.original_shape())};
+    DumpTensor t = make(DumpTensor::kOutput, i, out.data_type(), out.format());
+    t.shape = Dims(out.shape()), t.original_shape = Dims(out.original_shape());
     t.address = out.address();
     if (out.has_original_op()) {
       t.original_name = out.original_op().name();
@@ -153,13 +160,13 @@ Result<DumpFile> ReadDumpFile(const std::string& path) {
     f.outputs.push_back(std::move(t));
   }
   for (int i = 0; i < h.buffer_size(); ++i) {
-    DumpTensor t{DumpTensor::kBuffer, i, 4 /*uint8*/, 2};
+    DumpTensor t = make(DumpTensor::kBuffer, i, 4 /*uint8*/, 2 /*ND*/);
     NPU_RETURN_IF_ERROR(take(t, h.buffer(i).size()));
     t.shape = {static_cast<int64_t>(t.data.size())};
     f.buffers.push_back(std::move(t));
   }
   for (int i = 0; i < h.space_size(); ++i) {
-    DumpTensor t{DumpTensor::kSpace, i, 4, 2};
+    DumpTensor t = make(DumpTensor::kSpace, i, 4, 2);
     NPU_RETURN_IF_ERROR(take(t, h.space(i).size()));
     t.shape = {static_cast<int64_t>(t.data.size())};
     f.spaces.push_back(std::move(t));

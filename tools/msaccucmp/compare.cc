@@ -65,18 +65,9 @@ struct Ctx {
   std::map<std::string, Thresholds> thresholds;
 };
 
-// msaccucmp prints 6 decimals; --precision full keeps every bit (17 significant digits).
-std::string Fmt(double v, bool full = false) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char b[64];
-  std::snprintf(b, sizeof b, full ? "%.17g" : "%.6f", v);
-  return b;
-}
-
 std::string Fmt3(double v, bool full) {
   if (std::isnan(v)) return "NaN";
-  if (full) return Fmt(v, true);
+  if (full) return FormatNumber(v, true);
   char b[64];
   std::snprintf(b, sizeof b, "%.3f", std::fabs(v) < 0.001 ? 0.0 : v);
   return b;
@@ -194,7 +185,7 @@ Row ComputeRow(const CompareItem& it, const Plan& p, const Ctx& c, ThreadPool* p
     row.push_back(m == Metric::kStd ? (!computed ? "NaN"
                                                               : "(" + Fmt3(r.npu.mean, c.full_precision) + ";" + Fmt3(r.npu.std, c.full_precision) + "),(" +
                                                                     Fmt3(r.golden.mean, c.full_precision) + ";" + Fmt3(r.golden.std, c.full_precision) + ")")
-                                    : Fmt(r.value[static_cast<int>(m)], c.full_precision));
+                                    : FormatNumber(r.value[static_cast<int>(m)], c.full_precision));
   auto count = [&](uint64_t v) { return computed ? std::to_string(v) : std::string("NaN"); };
   row.insert(row.end(), {verdict, count(r.npu.nan), count(r.npu.inf), count(r.golden.nan), count(r.golden.inf), reason});
   return row;

@@ -33,9 +33,6 @@ TensorRef NpyRef(const std::map<std::string, std::string>& goldens, const std::s
   return {TensorRef::kNpy, it->second, false, 0, "", FileSize(it->second)};
 }
 
-// Header of one dump file, read once while planning (payloads are not touched).
-Result<DumpFile> Peek(const std::string& path) { return ReadDumpFile(path); }
-
 // "-r start,end,step" or "-s i,j,k" -> selected 1-based op sequence numbers.
 Result<std::set<int64_t>> Selection(const CompareOptions& o, size_t op_count) {
   std::set<int64_t> sel;
@@ -96,7 +93,7 @@ Result<Plan> WithFusionRule(const CompareOptions& o, const std::map<std::string,
     auto d = dumps.find(SanitizeDumpName(op.name));
     std::optional<DumpFile> file;
     if (d != dumps.end()) {
-      auto f = Peek(d->second.path);
+      auto f = ReadDumpFile(d->second.path);
       if (f.ok()) file = std::move(f).value();
       else plan.notes.push_back(f.status().message());
     }
@@ -161,7 +158,7 @@ std::vector<const DumpEntry*> InOrder(const std::map<std::string, DumpEntry>& du
 Plan ByName(const std::map<std::string, DumpEntry>& dumps, const std::map<std::string, std::string>& goldens) {
   Plan plan;
   for (const DumpEntry* e : InOrder(dumps)) {
-    auto f = Peek(e->path);
+    auto f = ReadDumpFile(e->path);
     if (!f.ok()) {  // a row whose CompareFailReason says what is wrong with the file
       CompareItem it;
       it.index = std::to_string(e->task_id);
@@ -195,11 +192,11 @@ Plan DumpsAgainstDumps(const std::map<std::string, DumpEntry>& a, const std::map
   Plan plan;
   plan.golden_address = true;
   for (const DumpEntry* e : InOrder(a)) {
-    auto fa = Peek(e->path);
+    auto fa = ReadDumpFile(e->path);
     auto gb = b.find(e->op_name);
     std::optional<DumpFile> fb;
     if (gb != b.end())
-      if (auto f = Peek(gb->second.path); f.ok()) fb = std::move(f).value();
+      if (auto f = ReadDumpFile(gb->second.path); f.ok()) fb = std::move(f).value();
     if (!fa.ok()) {
       plan.notes.push_back(fa.status().message());
       continue;
@@ -273,7 +270,7 @@ Result<Plan> FileAgainstFile(const CompareOptions& o) {
     return plan;
   }
   if (is_npy(o.npu)) return Status::Error("E10001", "-m", o.npu, "a .npy on the NPU side needs a .npy golden");
-  NPU_ASSIGN_OR_RETURN(DumpFile a, Peek(o.npu));
+  NPU_ASSIGN_OR_RETURN(DumpFile a, ReadDumpFile(o.npu));
   if (is_npy(o.golden)) {
     bool input = !o.input_index.empty();
     int idx = std::atoi((input ? o.input_index : o.output_index.empty() ? "0" : o.output_index).c_str());
@@ -281,7 +278,7 @@ Result<Plan> FileAgainstFile(const CompareOptions& o) {
         {TensorRef::kNpy, o.golden, false, 0, "", FileSize(o.golden)});
     return plan;
   }
-  NPU_ASSIGN_OR_RETURN(DumpFile b, Peek(o.golden));
+  NPU_ASSIGN_OR_RETURN(DumpFile b, ReadDumpFile(o.golden));
   plan.golden_address = true;
   for (bool input : {true, false}) {
     const auto& la = input ? a.inputs : a.outputs;

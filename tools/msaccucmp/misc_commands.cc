@@ -26,14 +26,6 @@ int Fail(std::ostream& out, const Status& s) {
   return 1;
 }
 
-std::string F6(double v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char b[64];
-  std::snprintf(b, sizeof b, "%.6f", v);
-  return b;
-}
-
 Status EnsureDir(const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -58,7 +50,7 @@ std::string Stats(const DumpTensor& t) {
   }
   std::string shape = "[";
   for (size_t i = 0; i < t.shape.size(); ++i) shape += (i ? "," : "") + std::to_string(t.shape[i]);
-  os << " " << d->name << shape << "]: max " << F6(n ? mx : NAN) << ", min " << F6(n ? mn : NAN) << ", mean " << F6(n > nan ? sum / double(n - nan) : NAN)
+  os << " " << d->name << shape << "]: max " << FormatNumber(n ? mx : NAN) << ", min " << FormatNumber(n ? mn : NAN) << ", mean " << FormatNumber(n > nan ? sum / double(n - nan) : NAN)
      << ", NaN " << nan << ", Inf " << inf << "\n";
   return os.str();
 }
@@ -68,7 +60,7 @@ std::string Stats(const DumpTensor& t) {
 int RunFileCompare(const std::string& npu, const std::string& golden, const std::string& out_dir, std::ostream& out) {
   for (const auto& [flag, p] : {std::pair{"-m", npu}, std::pair{"-g", golden}})
     if (!p.ends_with(".npy")) return Fail(out, Status::Error("E10001", flag, p, "file_compare takes .npy files"));
-  TensorRef ra{TensorRef::kNpy, npu}, rb{TensorRef::kNpy, golden};
+  TensorRef ra{TensorRef::kNpy, npu, false, 0, "", 0}, rb{TensorRef::kNpy, golden, false, 0, "", 0};
   auto a = Load(ra), b = Load(rb);
   if (!a.ok()) return Fail(out, a.status());
   if (!b.ok()) return Fail(out, b.status());
@@ -82,7 +74,7 @@ int RunFileCompare(const std::string& npu, const std::string& golden, const std:
   auto r = ComputeMetrics({a.value().dtype, a.value().data.data(), a.value().numel()}, {b.value().dtype, b.value().data.data(), b.value().numel()}, ms);
   std::string text;
   for (Metric m : ms) {
-    text += std::string(MetricName(m)) + ": " + F6(r.value[static_cast<int>(m)]);
+    text += std::string(MetricName(m)) + ": " + FormatNumber(r.value[static_cast<int>(m)]);
     if (!r.message[static_cast<int>(m)].empty()) text += " (" + r.message[static_cast<int>(m)] + ")";
     text += "\n";
   }

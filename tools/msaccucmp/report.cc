@@ -1,5 +1,6 @@
 #include "report.h"
 
+#include <cmath>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
@@ -22,6 +23,14 @@ std::string Timestamp14() {
   char ts[32];
   std::strftime(ts, sizeof ts, "%Y%m%d%H%M%S", std::localtime(&now));
   return ts;
+}
+
+std::string FormatNumber(double v, bool full) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char b[64];
+  std::snprintf(b, sizeof b, full ? "%.17g" : "%.6f", v);
+  return b;
 }
 
 std::string CsvCell(const std::string& s) {

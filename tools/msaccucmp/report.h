@@ -30,5 +30,7 @@ class ResultWriter {
 std::string CsvCell(const std::string& s);       // quotes cells with , " or newlines; defuses =+@ prefixes
 Result<std::vector<Row>> ReadCsv(const std::string& path);  // the subset of CSV that CsvCell writes
 std::string Timestamp14();                        // YYYYmmddHHMMSS, local time
+// msaccucmp's number cells: 6 decimals ("NaN", "inf", "-inf" spelled out); full = 17 significant digits.
+std::string FormatNumber(double v, bool full = false);
 
 }  // namespace npu::cmp

@@ -11,14 +11,6 @@
 namespace npu::cmp {
 namespace {
 
-std::string F6(double v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char b[64];
-  std::snprintf(b, sizeof b, "%.6f", v);
-  return b;
-}
-
 std::vector<double> Decode(const LoadedTensor& t, size_t n) {
   std::vector<double> v(n);
   DecodeToDouble(*t.dtype, t.data.data(), n, v.data());
@@ -54,7 +46,7 @@ Status SingleOpDetail(const Plan& p, const CompareOptions& o, const std::string&
     std::vector<std::string> coord(shape.size());
     for (size_t d = shape.size(); d-- > 0;) coord[d] = std::to_string(rest % std::max<int64_t>(shape[d], 1)), rest /= std::max<int64_t>(shape[d], 1);
     r.insert(r.end(), coord.begin(), coord.end());
-    r.insert(r.end(), {F6(x[i]), F6(y[i]), F6(abs[i]), F6(rel[i])});
+    r.insert(r.end(), {FormatNumber(x[i]), FormatNumber(y[i]), FormatNumber(abs[i]), FormatNumber(rel[i])});
     return r;
   };
   std::string prefix = dir + "/" + SanitizeDumpName(o.op_name) + (input ? "_input_" : "_output_") + (input ? o.input_index : o.output_index.empty() ? "0" : o.output_index);
@@ -80,8 +72,8 @@ Status SingleOpDetail(const Plan& p, const CompareOptions& o, const std::string&
   }
   auto [amin, amax] = std::minmax_element(abs.begin(), abs.end());
   auto [rmin, rmax] = std::minmax_element(rel.begin(), rel.end());
-  std::string text = n ? "MinAbsoluteError: " + F6(*amin) + "\nMaxAbsoluteError: " + F6(*amax) + "\nMinRelativeError: " + F6(*rmin) +
-                             "\nMaxRelativeError: " + F6(*rmax) + "\n"
+  std::string text = n ? "MinAbsoluteError: " + FormatNumber(*amin) + "\nMaxAbsoluteError: " + FormatNumber(*amax) + "\nMinRelativeError: " + FormatNumber(*rmin) +
+                             "\nMaxRelativeError: " + FormatNumber(*rmax) + "\n"
                        : "The tensor is empty.\n";
   NPU_RETURN_IF_ERROR(WriteFileAtomic(prefix + "_summary.txt", std::as_bytes(std::span(text.data(), text.size()))));
   out << text << "[INFO] detail written to " << prefix << "_*.csv\n";
