@@ -5,9 +5,10 @@ set -euo pipefail
 what=${1:-all}
 
 build_pkgs=(cmake g++ make ccache pkg-config libprotobuf-dev protobuf-compiler libonnx-dev
-            libeigen3-dev libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libhdf5-dev)
+            libeigen3-dev libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libhdf5-dev
+            libtree-sitter-dev libxlsxwriter-dev curl ca-certificates)
 test_pkgs=(python3 python3-numpy libopenblas0-pthread python3-onnx python3-torch python3-torchvision
-           python3-h5py python3-protobuf)
+           python3-h5py python3-protobuf python3-openpyxl)
 
 case "$what" in
   build) want=("${build_pkgs[@]}") ;;
@@ -19,15 +20,40 @@ missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
 
-echo "install-deps: installing ${missing[*]}"
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-export DEBIAN_FRONTEND=noninteractive
-# Refresh the package lists only when apt cannot find a candidate for a missing package.
-if ! $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/npukit-apt.log 2>&1; then
-  $sudo apt-get update -qq >>/tmp/npukit-apt.log 2>&1
-  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >>/tmp/npukit-apt.log 2>&1 || {
-    echo "install-deps: apt-get failed; see /tmp/npukit-apt.log" >&2; tail -20 /tmp/npukit-apt.log >&2; exit 1; }
-fi
+install_missing() {
+  echo "install-deps: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  # Refresh the package lists only when apt cannot find a candidate for a missing package.
+  if ! $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/npukit-apt.log 2>&1; then
+    $sudo apt-get update -qq >>/tmp/npukit-apt.log 2>&1
+    $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >>/tmp/npukit-apt.log 2>&1 || {
+      echo "install-deps: apt-get failed; see /tmp/npukit-apt.log" >&2; tail -20 /tmp/npukit-apt.log >&2; exit 1; }
+  fi
+}
+
+# transplt parses Python with the tree-sitter-python grammar. Debian packages the runtime (ABI 14) but not
+# this grammar, so its generated C sources come from the npm registry at the 0.20.x release built for that
+# ABI, checked against a pinned digest, into .deps/ (git-ignored; never committed).
+fetch_grammar() {
+  local ver=0.20.4 sum=644cb3faabb8faae1a1c734d1a636f94f40b18e94265f018c4b90dc8cb9b00ba
+  local root; root=$(cd "$(dirname "$0")/.." && pwd)
+  local dest="$root/.deps/tree-sitter-python-$ver"
+  [ -f "$dest/src/parser.c" ] && return 0
+  local tmp; tmp=$(mktemp -d)
+  local url="https://registry.npmjs.org/tree-sitter-python/-/tree-sitter-python-$ver.tgz"
+  if ! curl -fsSL --retry 3 -o "$tmp/g.tgz" "$url" 2>"$tmp/err"; then
+    (cd "$tmp" && npm pack --silent "tree-sitter-python@$ver" >/dev/null 2>>"$tmp/err" && mv tree-sitter-python-$ver.tgz g.tgz) || {
+      echo "install-deps: cannot download $url:" >&2; cat "$tmp/err" >&2; rm -rf "$tmp"; exit 1; }
+  fi
+  echo "$sum  $tmp/g.tgz" | sha256sum -c --quiet - || {
+    echo "install-deps: $url does not match the pinned sha256 $sum" >&2; rm -rf "$tmp"; exit 1; }
+  tar xzf "$tmp/g.tgz" -C "$tmp" package/src package/LICENSE
+  mkdir -p "$root/.deps" && rm -rf "$dest" && mv "$tmp/package" "$dest"
+  rm -rf "$tmp"
+}
+
+[ ${#missing[@]} -eq 0 ] || install_missing
+fetch_grammar

@@ -1,0 +1,49 @@
+// Migrates one Python file: finds every change the rules call for (as byte-range edits on the concrete
+// syntax tree) and every unsupported API (as findings). Nothing here touches the file system.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rules.h"
+#include "syntax.h"
+
+namespace transplt {
+
+enum class OpType { kInsert, kModify, kDelete };
+std::string_view OpTypeName(OpType op);  // INSERT, MODIFY, DELETE (change_list.csv "Operation Type")
+
+struct Edit {
+  uint32_t start = 0, end = 0;  // byte range of the UTF-8 text replaced (start == end: insertion)
+  std::string text;             // replacement
+  std::string rule;             // rule id
+  OpType op = OpType::kModify;
+  std::string message;
+};
+
+struct Finding {
+  uint32_t offset = 0;  // where the API is used
+  std::string rule, api, reason, suggestion;
+};
+
+struct MigrateOptions {
+  bool specify_device = false;  // -s, or distributed mode
+  bool distributed = false;
+  bool main_file = false;       // this is the distributed -m file
+  std::string target_model = "model";
+};
+
+struct Migration {
+  std::vector<Edit> edits;          // sorted by position, never overlapping
+  std::vector<Finding> findings;    // sorted by position
+  std::vector<std::string> notes;   // things a human should look at (e.g. set_epoch not placed)
+};
+
+// `utf8` must be what `root` was parsed from, without syntax errors.
+Migration Migrate(std::string_view utf8, TSNode root, const RuleSet& rules, const MigrateOptions& opts);
+
+// Splices sorted, non-overlapping edits into `text`.
+std::string ApplyEdits(std::string_view text, const std::vector<Edit>& edits);
+
+}  // namespace transplt

@@ -1,0 +1,306 @@
+#include "project.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <regex>
+#include <system_error>
+
+#include "base/file_io.h"
+#include "base/thread_pool.h"
+#include "source_text.h"
+#include "syntax.h"
+
+namespace fs = std::filesystem;
+
+namespace transplt {
+namespace {
+
+constexpr const char* kReportFiles[] = {"msFmkTranspltlog.txt", "change_list.csv", "unsupported_op.xlsx",
+                                        "run_distributed_npu.sh"};
+
+npu::Status PathError(const char* code, const char* param, const std::string& value, std::string why, std::string fix) {
+  return npu::Status::Error(code, param, value, std::move(why), std::move(fix));
+}
+
+bool IsInside(const fs::path& child, const fs::path& parent) {
+  auto c = child.begin(), p = parent.begin();
+  for (; p != parent.end(); ++p, ++c)
+    if (c == child.end() || *c != *p) return false;
+  return true;
+}
+
+// Resolves the change and finding positions against the original text.
+void Locate(FileOutcome& f) {
+  LineIndex lines(f.old_utf8);
+  for (const Edit& e : f.migration.edits) {
+    uint32_t sl = lines.LineOf(e.start), el = e.end > e.start ? lines.LineOf(e.end - 1) : sl;
+    f.changes.push_back({sl, el, e.start + f.bom, e.end + f.bom, &e, f.old_utf8.substr(e.start, e.end - e.start)});
+  }
+  for (const Finding& x : f.migration.findings) {
+    uint32_t l = lines.LineOf(x.offset);
+    f.findings.push_back({l, static_cast<uint32_t>(x.offset - lines.LineStart(l) + 1), &x});
+  }
+}
+
+}  // namespace
+
+std::string_view FileStatusName(FileStatus s) {
+  switch (s) {
+    case FileStatus::kMigrated: return "migrated";
+    case FileStatus::kUnchanged: return "unchanged";
+    case FileStatus::kSkipped: return "skipped";
+    case FileStatus::kFailed: return "failed";
+    case FileStatus::kCopied: return "copied";
+  }
+  return "copied";
+}
+
+FileOutcome MigrateFile(const std::string& rel, const std::string& raw, const RuleSet& rules, const MigrateOptions& mo) {
+  FileOutcome f;
+  f.rel = rel;
+  auto decoded = DecodeSource(raw);
+  if (auto* p = std::get_if<DecodeProblem>(&decoded)) {
+    f.status = FileStatus::kSkipped;
+    f.reason = p->reason;
+    return f;
+  }
+  SourceText src = std::move(std::get<SourceText>(decoded));
+  f.bom = src.bom ? 3 : 0;
+  Tree tree = ParsePython(src.utf8);
+  TSNode root = ts_tree_root_node(tree.get());
+  if (auto err = FirstSyntaxError(root)) {
+    f.status = FileStatus::kFailed;
+    f.error_line = err->line;
+    f.error_column = err->column;
+    f.reason = "syntax error; copied unchanged";
+    return f;
+  }
+  f.migration = Migrate(src.utf8, root, rules, mo);
+  f.old_utf8 = std::move(src.utf8);
+  Locate(f);
+  if (f.migration.edits.empty()) {
+    f.status = FileStatus::kUnchanged;
+    return f;
+  }
+  f.new_utf8 = ApplyEdits(f.old_utf8, f.migration.edits);
+  // Never hand back a file that no longer parses: that would be a rule bug, so keep the original.
+  Tree check = ParsePython(f.new_utf8);
+  if (auto err = FirstSyntaxError(ts_tree_root_node(check.get()))) {
+    f.status = FileStatus::kFailed;
+    f.reason = "migrated text would not parse (line " + std::to_string(err->line) + "); copied unchanged, please report";
+    f.migration.edits.clear();
+    f.changes.clear();
+    return f;
+  }
+  auto encoded = EncodeSource(src, f.new_utf8);
+  if (auto* p = std::get_if<DecodeProblem>(&encoded)) {
+    f.status = FileStatus::kSkipped;
+    f.reason = p->reason;
+    f.migration.edits.clear();
+    f.changes.clear();
+    return f;
+  }
+  f.new_bytes = std::move(std::get<std::string>(encoded));
+  f.status = FileStatus::kMigrated;
+  return f;
+}
+
+npu::Result<RunResult> MigrateTree(const Options& opts, const RuleSet& rules) {
+  std::error_code ec;
+  fs::path in = opts.input;
+  auto st = fs::symlink_status(in, ec);
+  if (ec || !fs::exists(st))
+    return PathError("ET0001", "--input", opts.input, "the path does not exist", "Give an existing Python file or folder.");
+  bool single = fs::is_regular_file(st);
+  if (!single && !fs::is_directory(st))
+    return PathError("ET0001", "--input", opts.input, "not a regular file or a folder (symbolic links are not followed)",
+                     "Give the real path of a Python file or folder.");
+  fs::path in_abs = fs::weakly_canonical(fs::absolute(in));
+  fs::path out_abs = fs::weakly_canonical(fs::absolute(opts.output));
+  fs::path in_root = single ? in_abs.parent_path() : in_abs;
+  if (!single && IsInside(out_abs, in_abs))
+    return PathError("ET0002", "--output", opts.output, "the output folder is inside the input folder " + in_abs.string(),
+                     "Choose an output folder outside the input tree; transplt never writes into its input.");
+  if (fs::exists(out_abs, ec) && !fs::is_directory(out_abs, ec))
+    return PathError("ET0002", "--output", opts.output, "exists and is not a folder", "Give a folder for the output.");
+  std::string name = single ? in_abs.stem().string() : in_abs.filename().string();
+  RunResult r;
+  r.dest = (out_abs / (name + "_msft")).string();
+  if (!opts.dry_run && fs::exists(r.dest, ec) && !opts.force)
+    return PathError("ET0002", "--output", r.dest, "the result folder already exists",
+                     "Pass --force to replace it, or choose another --output.");
+
+  // The files to handle, in a stable order.
+  std::vector<std::pair<std::string, fs::file_type>> entries;
+  if (single) {
+    entries.emplace_back(in_abs.filename().string(), fs::file_type::regular);
+  } else {
+    fs::recursive_directory_iterator it(in_abs, fs::directory_options::none, ec), end;
+    if (ec) return PathError("E13002", "--input", opts.input, ec.message(), "Check the folder's permissions.");
+    for (; it != end; it.increment(ec)) {
+      if (ec) return PathError("E13002", "--input", it->path().string(), ec.message(), "Check the folder's permissions.");
+      entries.emplace_back(fs::relative(it->path(), in_abs).string(), it->symlink_status().type());
+    }
+    std::sort(entries.begin(), entries.end());
+    // Reports of an earlier run (transplt on its own output) are replaced by this run's, not copied.
+    std::erase_if(entries, [](const auto& e) {
+      return std::any_of(std::begin(kReportFiles), std::end(kReportFiles), [&](const char* r) { return e.first == r; });
+    });
+  }
+  if (opts.distributed) {
+    fs::path m = fs::weakly_canonical(fs::absolute(opts.main_file));
+    if (!fs::is_regular_file(m) || m.extension() != ".py" || !IsInside(m, in_root))
+      return PathError("ET0004", "distributed -m", opts.main_file,
+                       "the main file must be an existing .py file inside the input", "Give the training entry script.");
+  }
+  std::string main_rel = opts.distributed ? fs::relative(fs::weakly_canonical(fs::absolute(opts.main_file)), in_root).string() : "";
+
+  r.files.resize(entries.size());
+  std::vector<std::string> unreadable(entries.size());
+  npu::ThreadPool::Global().ParallelFor(entries.size(), 1, [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) {
+      const auto& [rel, type] = entries[i];
+      FileOutcome& f = r.files[i];
+      f.rel = rel;
+      if (type == fs::file_type::directory) { f.status = FileStatus::kCopied; f.reason = "dir"; continue; }
+      bool py = fs::path(rel).extension() == ".py";
+      if (type == fs::file_type::symlink) {
+        f.status = py ? FileStatus::kSkipped : FileStatus::kCopied;
+        f.reason = py ? "symbolic link: copied as a link, not migrated" : "";
+        continue;
+      }
+      if (type != fs::file_type::regular) {
+        f.status = FileStatus::kSkipped;
+        f.reason = "not a regular file: not copied";
+        continue;
+      }
+      if (!py) continue;  // copied as it is
+      auto raw = npu::ReadFileToString((in_root / rel).string());
+      if (!raw.ok()) {
+        unreadable[i] = raw.status().message();
+        continue;
+      }
+      MigrateOptions mo;
+      mo.specify_device = opts.specify_device || opts.distributed;
+      mo.distributed = opts.distributed;
+      mo.main_file = opts.distributed && rel == main_rel;
+      mo.target_model = opts.target_model;
+      f = MigrateFile(rel, *raw, rules, mo);
+    }
+  });
+  for (size_t i = 0; i < entries.size(); ++i)
+    if (!unreadable[i].empty())
+      return PathError("E13002", "--input", (in_root / entries[i].first).string(),
+                       "cannot read it: " + unreadable[i] + "; nothing was written",
+                       "Fix the file's permissions (or move it out of the input) and run again.");
+  for (const FileOutcome& f : r.files) {
+    r.changes += f.changes.size();
+    r.findings += f.findings.size();
+  }
+  return r;
+}
+
+namespace {
+
+npu::Status WriteTree(const RunResult& r, const Options& opts, const fs::path& in_root, const std::string& main_rel) {
+  fs::path dest = r.dest, parent = dest.parent_path();
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  std::string pid = std::to_string(getpid());
+  fs::path stage = parent / ("." + dest.filename().string() + ".partial-" + pid);
+  fs::remove_all(stage, ec);
+  auto fail = [&](const std::string& what, const std::string& why) {
+    fs::remove_all(stage, ec);
+    return PathError("E13004", "--output", what, why + "; nothing was written", "Check that the output disk is writable and has room.");
+  };
+  if (!fs::create_directory(stage, ec)) return fail(stage.string(), ec.message());
+  for (const FileOutcome& f : r.files) {
+    fs::path src = in_root / f.rel, dst = stage / f.rel;
+    if (f.reason == "dir") {
+      if (!fs::create_directories(dst, ec) && ec) return fail(dst.string(), ec.message());
+      continue;
+    }
+    if (f.status == FileStatus::kSkipped && f.reason.rfind("not a regular", 0) == 0) continue;
+    fs::create_directories(dst.parent_path(), ec);
+    if (fs::is_symlink(fs::symlink_status(src))) fs::copy_symlink(src, dst, ec);
+    else if (f.status == FileStatus::kMigrated) {
+      std::ofstream o(dst, std::ios::binary);
+      o.write(f.new_bytes.data(), static_cast<std::streamsize>(f.new_bytes.size()));
+      if (!o.good()) return fail(dst.string(), "write failed");
+      o.close();
+      fs::permissions(dst, fs::status(src).permissions(), ec);
+    } else {
+      fs::copy_file(src, dst, ec);
+    }
+    if (ec) return fail(dst.string(), ec.message());
+  }
+  auto write = [&](const char* name, const std::string& text) -> npu::Status {
+    std::ofstream o(stage / name, std::ios::binary);
+    o << text;
+    return o.good() ? npu::Status{} : fail((stage / name).string(), "write failed");
+  };
+  NPU_RETURN_IF_ERROR(write("msFmkTranspltlog.txt", LogText(r, opts)));
+  NPU_RETURN_IF_ERROR(write("change_list.csv", ChangeListCsv(r)));
+  if (npu::Status s = WriteUnsupportedXlsx(r, (stage / "unsupported_op.xlsx").string()); !s.ok()) {
+    fs::remove_all(stage, ec);
+    return s;
+  }
+  if (opts.distributed) {
+    NPU_RETURN_IF_ERROR(write("run_distributed_npu.sh", DistributedScript(main_rel)));
+    fs::permissions(stage / "run_distributed_npu.sh", fs::perms(0750), ec);
+  }
+  // Swap the finished tree into place; an old result (--force) is removed only after that.
+  fs::path old = parent / ("." + dest.filename().string() + ".old-" + pid);
+  bool had_old = fs::exists(fs::symlink_status(dest));
+  if (had_old) {
+    fs::rename(dest, old, ec);
+    if (ec) return fail(dest.string(), "cannot move the previous result aside: " + ec.message());
+  }
+  fs::rename(stage, dest, ec);
+  if (ec) {
+    if (had_old) fs::rename(old, dest, ec);
+    return fail(dest.string(), "cannot move the result into place");
+  }
+  if (had_old) fs::remove_all(old, ec);
+  return {};
+}
+
+}  // namespace
+
+int RunTransplt(const Options& opts) {
+  RuleSet rules = RuleSet::Builtin(opts.similar);
+  auto report = [](const npu::Status& s) {
+    std::cerr << "transplt: " << s.message() << "\n";
+    return 1;
+  };
+  if (!opts.rule_file.empty())
+    if (npu::Status s = rules.AddCustom(opts.rule_file); !s.ok()) return report(s);
+  if (opts.distributed && !std::regex_match(opts.target_model, std::regex(R"(^([A-Za-z_]\w*\.)*[A-Za-z_]\w*$)")))
+    return report(PathError("E10001", "distributed -t", opts.target_model, "not a Python variable name such as model or self.model",
+                            "Give the name the script assigns the model to."));
+  auto result = MigrateTree(opts, rules);
+  if (!result.ok()) return report(result.status());
+  RunResult& r = *result;
+  if (opts.diff)
+    for (const FileOutcome& f : r.files)
+      if (f.status == FileStatus::kMigrated) std::cout << UnifiedDiff(f);
+  if (!opts.report_json.empty()) {
+    std::string json = ReportJson(r, opts);
+    if (npu::Status s = npu::WriteFileAtomic(opts.report_json, std::as_bytes(std::span(json.data(), json.size()))); !s.ok())
+      return report(s);
+  }
+  if (!opts.dry_run) {
+    fs::path in_abs = fs::weakly_canonical(fs::absolute(opts.input));
+    fs::path in_root = fs::is_directory(in_abs) ? in_abs : in_abs.parent_path();
+    std::string main_rel = opts.distributed ? fs::relative(fs::weakly_canonical(fs::absolute(opts.main_file)), in_root).string() : "";
+    if (npu::Status s = WriteTree(r, opts, in_root, main_rel); !s.ok()) return report(s);
+  }
+  (opts.diff ? std::cerr : std::cout) << SummaryTable(r, opts);
+  return opts.dry_run && r.changes > 0 ? 3 : 0;
+}
+
+}  // namespace transplt
