@@ -31,11 +31,14 @@ bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.s
 
 // Children of an import statement that carry the "name" field (there can be several).
 std::vector<TSNode> ImportNames(TSNode stmt) {
+  // A cursor, because ts_node_field_name_for_child misreports repeated fields in tree-sitter 0.20.
   std::vector<TSNode> out;
-  for (uint32_t i = 0, n = ts_node_child_count(stmt); i < n; ++i) {
-    const char* f = ts_node_field_name_for_child(stmt, i);
-    if (f && std::string_view(f) == "name") out.push_back(ts_node_child(stmt, i));
+  TSTreeCursor cur = ts_tree_cursor_new(stmt);
+  for (bool more = ts_tree_cursor_goto_first_child(&cur); more; more = ts_tree_cursor_goto_next_sibling(&cur)) {
+    const char* f = ts_tree_cursor_current_field_name(&cur);
+    if (f && std::string_view(f) == "name") out.push_back(ts_tree_cursor_current_node(&cur));
   }
+  ts_tree_cursor_delete(&cur);
   return out;
 }
 
@@ -542,6 +545,7 @@ std::vector<TSNode> Migrator::RewriteCall(TSNode call) {
     std::vector<TSNode> pos = PositionalArgs(args);
     if (static_cast<size_t>(a.index) >= pos.size()) continue;
     TSNode arg = pos[a.index];
+    if (Text(arg) == a.new_arg) continue;  // already migrated
     AddEdit(Start(arg), End(arg), a.new_arg, a.id, OpType::kModify,
             "change the arg at position " + std::to_string(a.index) + " of function " + a.function + " to " + a.new_arg);
     replaced.push_back(arg);

@@ -143,7 +143,7 @@ npu::Result<RunResult> MigrateTree(const Options& opts, const RuleSet& rules) {
     if (ec) return PathError("E13002", "--input", opts.input, ec.message(), "Check the folder's permissions.");
     for (; it != end; it.increment(ec)) {
       if (ec) return PathError("E13002", "--input", it->path().string(), ec.message(), "Check the folder's permissions.");
-      entries.emplace_back(fs::relative(it->path(), in_abs).string(), it->symlink_status().type());
+      entries.emplace_back(it->path().lexically_relative(in_abs).string(), it->symlink_status().type());
     }
     std::sort(entries.begin(), entries.end());
     // Reports of an earlier run (transplt on its own output) are replaced by this run's, not copied.

@@ -162,7 +162,7 @@ std::string SummaryTable(const RunResult& r, const Options& opts) {
     for (const FindingRecord& x : f.findings) ++by_api[x.finding->api];
   }
   std::ostringstream os;
-  auto row = [&](const std::string& k, size_t v) { os << "  " << std::left << std::setw(44) << k << std::right << std::setw(8) << v << "\n"; };
+  auto row = [&](const std::string& k, size_t v) { os << "  " << std::left << std::setw(52) << k << std::right << std::setw(8) << v << "\n"; };
   os << "transplt: " << opts.input << " -> " << r.dest << (opts.dry_run ? "  (dry run: nothing written)" : "") << "\n";
   row("python files scanned", Count(r, FileStatus::kMigrated) + Count(r, FileStatus::kUnchanged) + Count(r, FileStatus::kSkipped) + Count(r, FileStatus::kFailed));
   row("  changed", Count(r, FileStatus::kMigrated));

@@ -1,0 +1,10 @@
+import torch
+from torch.autograd import profiler
+
+
+def measure(model, x):
+    with torch.autograd.profiler.profile(use_cuda=True, record_shapes=True) as prof:
+        model(x)
+    with profiler.profile(use_cuda=True):
+        model(x)
+    return prof.key_averages().table(sort_by="cuda_time_total")

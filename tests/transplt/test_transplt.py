@@ -1,0 +1,251 @@
+#!/usr/bin/python3
+"""transplt end-to-end tests: golden before/after pairs for every rule, byte fidelity, reports, bad input.
+
+usage: test_transplt.py SOURCE_DIR BUILD_DIR WORK_DIR
+"""
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import openpyxl
+
+SRC, BUILD, WORK = sys.argv[1:4]
+T = os.path.join(BUILD, "tools", "transplt", "transplt")
+GOLD = os.path.join(SRC, "tests", "transplt", "golden")
+failures = []
+
+
+def check(cond, msg):
+    if not cond:
+        failures.append(msg)
+        print("FAIL:", msg)
+
+
+def run(args, code=0, env=None):
+    p = subprocess.run([T] + args, capture_output=True, env=env)
+    check(p.returncode == code, f"transplt {' '.join(args)}: exit {p.returncode}, want {code}\n{p.stderr.decode()}")
+    return p
+
+
+def fresh(path):
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
+
+
+def compiles(path):
+    return subprocess.run(["/usr/bin/python3", "-m", "py_compile", path], capture_output=True).returncode == 0
+
+
+def check_reports(dest, report, label):
+    """change_list.csv and unsupported_op.xlsx must hold exactly what the JSON report holds."""
+    with open(os.path.join(dest, "change_list.csv"), newline="") as f:
+        rows = list(csv.reader(f))
+    check(rows[0] == ["File", "Start Line", "End Line", "Operation Type", "Rule", "Message"], f"{label}: csv header")
+    want = [[f["file"], str(c["start_line"]), str(c["end_line"]), c["operation"], c["rule"], c["message"]]
+            for f in report["files"] for c in f["changes"]]
+    check(rows[1:] == want, f"{label}: change_list.csv differs from the JSON report")
+    ws = openpyxl.load_workbook(os.path.join(dest, "unsupported_op.xlsx")).active
+    xrows = [list(r) for r in ws.iter_rows(values_only=True)]
+    check(xrows[0] == ["File", "Line", "API", "Reason", "Suggestion"], f"{label}: xlsx header {xrows[0]}")
+    want = [[f["file"], x["line"], x["api"], x["reason"], x["suggestion"]] for f in report["files"] for x in f["findings"]]
+    check(xrows[1:] == want, f"{label}: unsupported_op.xlsx differs from the JSON report")
+
+
+def check_spans(original, migrated, changes, label):
+    """Bytes outside the reported edit spans are identical to the input."""
+    out, at = b"", 0
+    for c in changes:
+        s, e = c["span"]
+        check(original[s:e] == c["before"].encode(), f"{label}: span {s}-{e} does not hold the reported 'before'")
+        out += original[at:s] + c["after"].encode()
+        at = e
+    out += original[at:]
+    check(out == migrated, f"{label}: the output differs from the input outside the reported edits")
+
+
+def case_args(case, main, rule):
+    path = os.path.join(GOLD, case, "args.json")
+    args = json.load(open(path)) if os.path.exists(path) else []
+    return [a.replace("{main}", main).replace("{rule}", os.path.join(GOLD, case, "rule.json")) for a in args]
+
+
+def test_goldens():
+    seen = set()
+    for case in sorted(os.listdir(GOLD)):
+        base = fresh(os.path.join(WORK, "golden", case))
+        src = fresh(os.path.join(base, "in"))
+        shutil.copy(os.path.join(GOLD, case, "before.py"), os.path.join(src, "main.py"))
+        rep = os.path.join(base, "report.json")
+        args = case_args(case, os.path.join(src, "main.py"), None)
+        cut = args.index("distributed") if "distributed" in args else len(args)
+        opts, dist = args[:cut], args[cut:]
+        run(["-i", src, "-o", os.path.join(base, "out"), "--report-json", rep] + opts + dist)
+        dest = os.path.join(base, "out", "in_msft")
+        got = open(os.path.join(dest, "main.py"), "rb").read()
+        want = open(os.path.join(GOLD, case, "after.py"), "rb").read()
+        check(got == want, f"golden {case}: output differs from after.py")
+        check(compiles(os.path.join(GOLD, case, "before.py")) and compiles(os.path.join(dest, "main.py")),
+              f"golden {case}: does not compile")
+        report = json.load(open(rep))
+        changes = report["files"][0]["changes"]
+        check_spans(open(os.path.join(src, "main.py"), "rb").read(), got, changes, case)
+        check_reports(dest, report, case)
+        seen |= {c["rule"] for c in changes} | {x["rule"] for x in report["files"][0]["findings"]}
+        if dist:
+            script = os.path.join(dest, "run_distributed_npu.sh")
+            check(os.access(script, os.X_OK) and "main.py" in open(script).read(), f"{case}: run_distributed_npu.sh")
+            check(subprocess.run(["bash", "-n", script]).returncode == 0, f"{case}: launch script syntax")
+        # Idempotent: transplt on its own output finds nothing to change (no second import torch_npu).
+        again = os.path.join(base, "again.json")
+        dist2 = [a.replace(src, dest) for a in dist]
+        run(["-i", dest, "-o", fresh(os.path.join(base, "out2")), "--dry-run", "--report-json", again] + opts + dist2)
+        n = sum(len(f["changes"]) for f in json.load(open(again))["files"])
+        check(n == 0, f"golden {case}: a second run still changes {n} things")
+    listed = {line.split()[0] for line in run(["--list-rules"]).stdout.decode().splitlines()}
+    check(listed - seen == set(), f"built-in rules without a golden case: {sorted(listed - seen)}")
+    kinds = {r.split("[")[0] for r in seen if r.startswith("custom.")}
+    check(kinds == {"custom.ArgsModifyRule", "custom.FuncNameModifyRule", "custom.ModuleNameModifyRule"},
+          f"custom rule kinds covered: {kinds}")
+
+
+def test_bytes_and_tree():
+    base = fresh(os.path.join(WORK, "tree"))
+    src = fresh(os.path.join(base, "proj"))
+    files = {
+        "crlf_bom.py": b"\xef\xbb\xbfimport torch\r\nx = torch.cuda.is_available()\r\ny = 'cuda'",
+        "tabs.py": b"import torch\nif True:\n\tx = y.cuda()\n\tz = 1  # cuda\n",
+        "latin1.py": b"# -*- coding: latin-1 -*-\nimport torch\ns = 'caf\xe9'  # \xe9t\xe9\nm = n.cuda()\n",
+        "pkg/sub/deep.py": b"from torch import cuda\nprint(cuda.device_count())\n",
+        "broken.py": b"import torch\nx = torch.cuda.is_available()\ndef f(:\n    pass\n",
+        "binary.py": b"\x00\x01\x02torch.cuda\xff",
+        "not_utf8.py": b"import torch\ns = '\xe9'\n",
+        "README.md": b"uses cuda\n",
+        "data/weights.bin": bytes(range(256)),
+        "plain.py": b"print('no torch here')\n",
+    }
+    for rel, data in files.items():
+        os.makedirs(os.path.dirname(os.path.join(src, rel)), exist_ok=True)
+        open(os.path.join(src, rel), "wb").write(data)
+    os.symlink("plain.py", os.path.join(src, "link.py"))
+    before = {rel: open(os.path.join(src, rel), "rb").read() for rel in files}
+    rep = os.path.join(base, "r.json")
+    p = run(["-i", src, "-o", os.path.join(base, "out"), "--report-json", rep])
+    dest = os.path.join(base, "out", "proj_msft")
+    out = lambda rel: open(os.path.join(dest, rel), "rb").read()
+    check(out("crlf_bom.py") == b"\xef\xbb\xbfimport torch_npu\r\nimport torch\r\nx = torch.npu.is_available()\r\ny = 'npu'",
+          f"BOM/CRLF/no final newline not preserved: {out('crlf_bom.py')!r}")
+    check(out("tabs.py") == b"import torch_npu\nimport torch\nif True:\n\tx = y.npu()\n\tz = 1  # cuda\n", "tabs")
+    check(out("latin1.py") == b"# -*- coding: latin-1 -*-\nimport torch_npu\nimport torch\ns = 'caf\xe9'  # \xe9t\xe9\nm = n.npu()\n",
+          f"latin-1 cookie not honoured: {out('latin1.py')!r}")
+    check(out("pkg/sub/deep.py") == b"from torch import npu\nprint(npu.device_count())\n".replace(b"from", b"import torch_npu\nfrom", 1),
+          f"nested file: {out('pkg/sub/deep.py')!r}")
+    for rel in ["broken.py", "binary.py", "not_utf8.py", "README.md", "data/weights.bin", "plain.py"]:
+        check(out(rel) == before[rel], f"{rel} must be copied unchanged")
+    check(os.path.islink(os.path.join(dest, "link.py")), "symlinks are copied as links")
+    for rel, data in files.items():
+        check(open(os.path.join(src, rel), "rb").read() == data, f"input {rel} was modified")
+    summary = p.stdout.decode()
+    check("broken.py:3:" in summary, f"syntax error location missing from the summary:\n{summary}")
+    status = {f["file"]: f["status"] for f in json.load(open(rep))["files"]}
+    check(status.get("broken.py") == "failed" and status.get("binary.py") == "skipped" and
+          status.get("not_utf8.py") == "skipped" and status.get("plain.py") == "unchanged", f"statuses {status}")
+    for rel in ["crlf_bom.py", "tabs.py", "latin1.py", "pkg/sub/deep.py"]:
+        check(compiles(os.path.join(dest, rel)), f"{rel} does not compile after migration")
+    # --diff is a real unified diff: applying it to the input reproduces the output.
+    d = run(["-i", src, "-o", fresh(os.path.join(base, "o2")), "--dry-run", "--diff"], code=3).stdout.decode("utf-8", "replace")
+    check(apply_diff(os.path.join(src, "tabs.py"), d, "tabs.py") == out("tabs.py").decode(), "diff of tabs.py does not apply")
+    check(not os.listdir(os.path.join(base, "o2")), "--dry-run wrote something")
+    # An existing result needs --force; with it the old tree is replaced.
+    p = run(["-i", src, "-o", os.path.join(base, "out")], code=1)
+    check(b"ET0002" in p.stderr and b"--force" in p.stderr, "existing output without --force")
+    open(os.path.join(dest, "stale.txt"), "w").write("old")
+    run(["-i", src, "-o", os.path.join(base, "out"), "--force"])
+    check(not os.path.exists(os.path.join(dest, "stale.txt")), "--force must replace the old result")
+    # A single file as input.
+    run(["-i", os.path.join(src, "tabs.py"), "-o", fresh(os.path.join(base, "single"))])
+    check(open(os.path.join(base, "single", "tabs_msft", "tabs.py"), "rb").read() == out("tabs.py"), "single-file input")
+
+
+def apply_diff(path, diff, rel):
+    """A small independent unified-diff applier (one file) used to validate --diff."""
+    lines = open(path, encoding="utf-8").read().splitlines(keepends=True)
+    text = diff.split(f"--- a/{rel}\n+++ b/{rel}\n", 1)[1].split("\n--- a/", 1)[0]
+    out, at = [], 0
+    for hunk in re.split(r"^@@ ", text, flags=re.M)[1:]:
+        head, body = hunk.split("\n", 1)
+        start = int(head.split()[0][1:].split(",")[0]) - 1
+        out += lines[at:start]
+        at = start
+        for l in body.splitlines(keepends=True):
+            if l.startswith("\\"):
+                out[-1] = out[-1].rstrip("\n")
+            elif l[0] in " -":
+                at += 1
+                if l[0] == " ":
+                    out.append(l[1:])
+            elif l[0] == "+":
+                out.append(l[1:])
+    return "".join(out + lines[at:])
+
+
+def test_bad_input():
+    base = fresh(os.path.join(WORK, "bad"))
+    src = fresh(os.path.join(base, "proj"))
+    open(os.path.join(src, "a.py"), "w").write("import torch\nx.cuda()\n")
+    out = fresh(os.path.join(base, "out"))
+
+    def err(args, code, needle, label):
+        p = run(args, code=1)
+        text = p.stderr.decode()
+        check(code in text and needle in text, f"{label}: want {code} mentioning {needle!r}, got:\n{text}")
+        check(not os.path.exists(os.path.join(out, "proj_msft")), f"{label}: something was written")
+
+    err(["-i", os.path.join(base, "missing"), "-o", out], "ET0001", "does not exist", "missing input")
+    err(["-i", src, "-o", os.path.join(src, "inside")], "ET0002", "inside the input", "output inside input")
+    check(not os.path.exists(os.path.join(src, "inside")), "output inside input was created")
+    err(["-o", out], "E10007", "-i/--input", "no -i")
+    err(["-i", src, "-o", out, "distributed", "-m", "/etc/hostname"], "ET0004", "inside the input", "main outside input")
+    err(["-i", src, "-o", out, "distributed", "-m", os.path.join(src, "a.py"), "-t", "1model"], "E10001", "1model", "bad -t")
+    rules = {
+        "not json": ("{rules: }", "not valid JSON"),
+        "not an object": ("[1]", "top level must be an object"),
+        "no rules": ('{"x": 1}', "missing the \"rules\" object"),
+        "unknown kind": ('{"rules": {"RenameRule": []}}', "rules.RenameRule: unknown rule kind"),
+        "not a list": ('{"rules": {"FuncNameModifyRule": {}}}', "must be a list"),
+        "entry not object": ('{"rules": {"FuncNameModifyRule": [3]}}', "FuncNameModifyRule[0]: must be an object"),
+        "missing field": ('{"rules": {"FuncNameModifyRule": [{"old_name": "a"}]}}', "FuncNameModifyRule[0].new_name: missing"),
+        "wrong type": ('{"rules": {"FuncNameModifyRule": [{"old_name": "a", "new_name": 5}]}}', ".new_name: must be a string"),
+        "bad name": ('{"rules": {"ModuleNameModifyRule": [{"old_name": "a.b", "new_name": "c", "parent_module": "x"}]}}',
+                     ".old_name: 'a.b' is not a Python identifier"),
+        "bad index": ('{"rules": {"ArgsModifyRule": [{"func_name": "f", "arg_idx": -1, "arg_new": "1"}]}}', ".arg_idx: must be an integer"),
+        "bad expression": ('{"rules": {"ArgsModifyRule": [{"func_name": "f", "arg_idx": 0, "arg_new": "(1,"}]}}', "is not a Python expression"),
+        "unknown field": ('{"rules": {"FuncNameModifyRule": [{"old_name": "a", "new_name": "b", "x": 1}]}}', "unknown field 'x'"),
+    }
+    for label, (text, needle) in rules.items():
+        path = os.path.join(base, "rule.json")
+        open(path, "w").write(text)
+        err(["-i", src, "-o", out, "-r", path], "ET0003", needle, f"rule file: {label}")
+    if os.geteuid() != 0:  # root reads anything, so this case only runs unprivileged
+        locked = os.path.join(src, "locked.py")
+        open(locked, "w").write("x = 1\n")
+        os.chmod(locked, 0)
+        err(["-i", src, "-o", out], "E13002", "locked.py", "unreadable file")
+        os.chmod(locked, 0o644)
+    else:
+        print("note: running as root, the unreadable-file case is skipped")
+    # --dry-run exit codes: 3 with pending changes, 0 without.
+    run(["-i", src, "-o", out, "--dry-run"], code=3)
+    clean = fresh(os.path.join(base, "clean"))
+    open(os.path.join(clean, "b.py"), "w").write("print(1)\n")
+    run(["-i", clean, "-o", out, "--dry-run"], code=0)
+
+
+for t in [test_goldens, test_bytes_and_tree, test_bad_input]:
+    t()
+print(f"transplt tests: {len(failures)} failures")
+sys.exit(1 if failures else 0)
