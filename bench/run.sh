@@ -4,3 +4,4 @@ set -euo pipefail
 build=${1:-build}
 /usr/bin/python3 "$(dirname "$0")/bench_resnet50.py" "$build" "${THREADS:-$(nproc)}"
 /usr/bin/python3 "$(dirname "$0")/bench_msaccucmp.py" "$build"
+/usr/bin/python3 "$(dirname "$0")/bench_transplt.py" "$build"

@@ -102,12 +102,13 @@ Migration Migrator::Run() {
 // ---- bindings --------------------------------------------------------------------------------------
 
 void Migrator::ForEachNode(TSNode from, const std::function<bool(TSNode)>& visit) const {
-  std::vector<TSNode> stack{from};
+  std::vector<TSNode> stack{from}, kids;
   while (!stack.empty()) {
     TSNode n = stack.back();
     stack.pop_back();
     if (!visit(n)) continue;
-    for (uint32_t i = ts_node_named_child_count(n); i-- > 0;) stack.push_back(ts_node_named_child(n, i));
+    NamedChildren(n, kids);
+    stack.insert(stack.end(), kids.rbegin(), kids.rend());
   }
 }
 
@@ -316,8 +317,7 @@ uint32_t Migrator::LineEndAfter(uint32_t offset) const {
 
 // ---- the rewriting pass ----------------------------------------------------------------------------
 
-bool Migrator::IsReference(TSNode ident) const {
-  TSNode p = Parent(ident);
+bool Migrator::IsReference(TSNode ident, TSNode p) const {
   std::string_view t = Type(p);
   if (t == "keyword_argument" || t == "function_definition" || t == "class_definition" || t == "assignment")
     return !Same(Field(p, t == "assignment" ? "left" : "name"), ident);
@@ -325,14 +325,21 @@ bool Migrator::IsReference(TSNode ident) const {
          t != "typed_default_parameter" && t != "global_statement" && t != "nonlocal_statement";
 }
 
+// One pre-order pass over the tree. Parents travel with the nodes: ts_node_parent rescans from the root.
 void Migrator::Walk() {
-  std::vector<TSNode> stack{root_};
-  auto push_children = [&](TSNode n) {
-    for (uint32_t i = ts_node_named_child_count(n); i-- > 0;) stack.push_back(ts_node_named_child(n, i));
+  struct Item {
+    TSNode node, parent;
   };
-  auto is_callee = [](TSNode n) { return Is(Parent(n), "call") && Same(Field(Parent(n), "function"), n); };
+  std::vector<Item> stack{{root_, TSNode{}}};
+  std::vector<TSNode> kids;
+  auto push_children = [&](TSNode n, const std::vector<TSNode>& skip = {}) {
+    NamedChildren(n, kids);
+    for (auto it = kids.rbegin(); it != kids.rend(); ++it)
+      if (std::none_of(skip.begin(), skip.end(), [&](TSNode r) { return Same(r, *it); })) stack.push_back({*it, n});
+  };
+  auto is_callee = [](TSNode n, TSNode p) { return Is(p, "call") && Same(Field(p, "function"), n); };
   while (!stack.empty()) {
-    TSNode n = stack.back();
+    auto [n, parent] = stack.back();
     stack.pop_back();
     std::string_view t = Type(n);
     if (t == "import_statement") {
@@ -341,22 +348,19 @@ void Migrator::Walk() {
       RewriteImportFrom(n);
     } else if (t == "future_import_statement" || t == "comment") {
     } else if (t == "string") {
-      RewriteString(n);
+      RewriteString(n, parent);
       push_children(n);  // interpolations hold expressions
     } else if (t == "call") {
       std::vector<TSNode> replaced = RewriteCall(n);
       TSNode args = Field(n, "arguments");
-      for (uint32_t i = ts_node_named_child_count(args); i-- > 0;) {
-        TSNode a = ts_node_named_child(args, i);
-        if (std::none_of(replaced.begin(), replaced.end(), [&](TSNode r) { return Same(r, a); })) stack.push_back(a);
-      }
-      stack.push_back(Field(n, "function"));
+      push_children(args, replaced);
+      stack.push_back({Field(n, "function"), n});
     } else if (t == "attribute") {
       Chain c = Flatten(n);
-      RewriteChain(c, is_callee(n));
-      if (!c.pure) stack.push_back(c.base);
+      RewriteChain(c, is_callee(n, parent));
+      if (!c.pure) stack.push_back({c.base, TSNode{}});
     } else if (t == "identifier") {
-      if (IsReference(n)) RewriteChain(Flatten(n), is_callee(n));
+      if (IsReference(n, parent)) RewriteChain(Flatten(n), is_callee(n, parent));
     } else {
       push_children(n);
     }
@@ -472,7 +476,7 @@ void Migrator::RewriteImportFrom(TSNode stmt) {
   }
 }
 
-void Migrator::RewriteString(TSNode str) {
+void Migrator::RewriteString(TSNode str, TSNode parent) {
   uint32_t kids = ts_node_child_count(str);
   if (kids < 2) return;
   TSNode open = ts_node_child(str, 0), close = ts_node_child(str, kids - 1);
@@ -506,8 +510,8 @@ void Migrator::RewriteString(TSNode str) {
       device = (digits && interps.empty()) || placeholder || interpolated;
     }
     if (!device) continue;
-    if (device_mode() && !Is(Parent(str), "concatenated_string")) {
-      TSNode p = Parent(str);
+    if (device_mode() && !Is(parent, "concatenated_string")) {
+      TSNode p = parent;
       bool device_arg = Is(p, "keyword_argument") ? (Text(Field(p, "name")) == "device" || Text(Field(p, "name")) == "map_location")
                                                   : Is(p, "argument_list");
       if (device_arg) {

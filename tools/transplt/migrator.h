@@ -46,10 +46,10 @@ class Migrator {
   void RewriteImport(TSNode stmt);
   void RewriteImportFrom(TSNode stmt);
   void RewriteChain(const Chain& c, bool is_callee);
-  void RewriteString(TSNode str);
+  void RewriteString(TSNode str, TSNode parent);
   std::vector<TSNode> RewriteCall(TSNode call);  // returns arguments it replaced (not to be visited)
   void InsertTorchNpuImport();
-  bool IsReference(TSNode ident) const;
+  bool IsReference(TSNode ident, TSNode parent) const;
 
   // -s and distributed rules, in distributed.cc.
   std::vector<TSNode> RewriteCallForDevice(TSNode call, const std::string& callee);

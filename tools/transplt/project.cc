@@ -46,6 +46,35 @@ void Locate(FileOutcome& f) {
   }
 }
 
+TSPoint PointAt(const LineIndex& lines, uint32_t offset) {
+  uint32_t line = lines.LineOf(offset);
+  return TSPoint{line - 1, static_cast<uint32_t>(offset - lines.LineStart(line))};
+}
+
+TSPoint Advance(TSPoint p, std::string_view text) {
+  size_t nl = text.rfind('\n');
+  if (nl == std::string_view::npos) return TSPoint{p.row, p.column + static_cast<uint32_t>(text.size())};
+  return TSPoint{p.row + static_cast<uint32_t>(std::count(text.begin(), text.end(), '\n')),
+                 static_cast<uint32_t>(text.size() - nl - 1)};
+}
+
+// Parses the migrated text reusing the original tree: only the edited regions are parsed again.
+Tree ReparseEdited(const TSTree* tree, std::string_view old_text, const std::vector<Edit>& edits, std::string_view new_text) {
+  Tree copy(ts_tree_copy(tree));
+  LineIndex lines(old_text);
+  for (auto e = edits.rbegin(); e != edits.rend(); ++e) {  // last first, so earlier offsets stay valid
+    TSInputEdit in{};
+    in.start_byte = e->start;
+    in.old_end_byte = e->end;
+    in.new_end_byte = e->start + static_cast<uint32_t>(e->text.size());
+    in.start_point = PointAt(lines, e->start);
+    in.old_end_point = PointAt(lines, e->end);
+    in.new_end_point = Advance(in.start_point, e->text);
+    ts_tree_edit(copy.get(), &in);
+  }
+  return ParsePython(new_text, copy.get());
+}
+
 }  // namespace
 
 std::string_view FileStatusName(FileStatus s) {
@@ -88,7 +117,7 @@ FileOutcome MigrateFile(const std::string& rel, const std::string& raw, const Ru
   }
   f.new_utf8 = ApplyEdits(f.old_utf8, f.migration.edits);
   // Never hand back a file that no longer parses: that would be a rule bug, so keep the original.
-  Tree check = ParsePython(f.new_utf8);
+  Tree check = ReparseEdited(tree.get(), f.old_utf8, f.migration.edits, f.new_utf8);
   if (auto err = FirstSyntaxError(ts_tree_root_node(check.get()))) {
     f.status = FileStatus::kFailed;
     f.reason = "migrated text would not parse (line " + std::to_string(err->line) + "); copied unchanged, please report";

@@ -22,9 +22,24 @@ TSParser* ThreadParser() {
 
 }  // namespace
 
-Tree ParsePython(std::string_view utf8) {
-  return Tree(ts_parser_parse_string_encoding(ThreadParser(), nullptr, utf8.data(),
+Tree ParsePython(std::string_view utf8, const TSTree* old) {
+  return Tree(ts_parser_parse_string_encoding(ThreadParser(), old, utf8.data(),
                                               static_cast<uint32_t>(utf8.size()), TSInputEncodingUTF8));
+}
+
+void NamedChildren(TSNode n, std::vector<TSNode>& out) {
+  struct Cursor {
+    TSTreeCursor c = ts_tree_cursor_new(TSNode{});
+    ~Cursor() { ts_tree_cursor_delete(&c); }
+  };
+  thread_local Cursor cur;
+  out.clear();
+  ts_tree_cursor_reset(&cur.c, n);
+  if (!ts_tree_cursor_goto_first_child(&cur.c)) return;
+  do {
+    TSNode x = ts_tree_cursor_current_node(&cur.c);
+    if (ts_node_is_named(x)) out.push_back(x);
+  } while (ts_tree_cursor_goto_next_sibling(&cur.c));
 }
 
 std::optional<SyntaxError> FirstSyntaxError(TSNode root) {

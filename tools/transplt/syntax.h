@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace transplt {
 
@@ -15,7 +16,8 @@ struct TreeDeleter {
 using Tree = std::unique_ptr<TSTree, TreeDeleter>;
 
 // Parses UTF-8 Python. One parser per thread (tree-sitter parsers are not thread-safe).
-Tree ParsePython(std::string_view utf8);
+// With `old` (an edited copy of an earlier tree, see ts_tree_edit) only the edited regions are reparsed.
+Tree ParsePython(std::string_view utf8, const TSTree* old = nullptr);
 
 // Where the first syntax error is (1-based line and column, in bytes), if any.
 struct SyntaxError {
@@ -34,5 +36,8 @@ inline TSNode Field(TSNode n, std::string_view name) {
 }
 inline TSNode Parent(TSNode n) { return ts_node_parent(n); }
 inline bool Same(TSNode a, TSNode b) { return ts_node_eq(a, b); }
+// The named children of n, in order, into out (cleared first). Linear, unlike ts_node_named_child(n, i),
+// which rescans from the first child on every call.
+void NamedChildren(TSNode n, std::vector<TSNode>& out);
 
 }  // namespace transplt
