@@ -33,15 +33,6 @@ std::string FormatNumber(double v, bool full) {
   return b;
 }
 
-std::string CsvCell(const std::string& s) {
-  std::string v = s;
-  if (!v.empty() && (v[0] == '=' || v[0] == '+' || v[0] == '@')) v = "'" + v;  // no formulas in spreadsheets
-  if (v.find_first_of(",\"\n\r") == std::string::npos) return v;
-  std::string q = "\"";
-  for (char c : v) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
 Result<std::vector<Row>> ReadCsv(const std::string& path) {
   NPU_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
   std::vector<Row> rows;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "base/csv.h"
 #include "base/file_io.h"
 #include "base/status.h"
 
@@ -27,8 +28,7 @@ class ResultWriter {
   bool ordinal_ = false, first_ = true;
 };
 
-std::string CsvCell(const std::string& s);       // quotes cells with , " or newlines; defuses =+@ prefixes
-Result<std::vector<Row>> ReadCsv(const std::string& path);  // the subset of CSV that CsvCell writes
+Result<std::vector<Row>> ReadCsv(const std::string& path);  // the subset of CSV that npu::CsvCell writes
 std::string Timestamp14();                        // YYYYmmddHHMMSS, local time
 // msaccucmp's number cells: 6 decimals ("NaN", "inf", "-inf" spelled out); full = 17 significant digits.
 std::string FormatNumber(double v, bool full = false);

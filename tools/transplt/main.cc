@@ -37,14 +37,6 @@ int main(int argc, char** argv) {
     std::cout << transplt::RuleSet::Builtin(o.similar).Describe();
     return 0;
   }
-  std::string missing;
-  if (o.input.empty()) missing += " -i/--input";
-  if (o.output.empty()) missing += " -o/--output";
-  if (!missing.empty()) {
-    std::cerr << "transplt: " << npu::Status::Error("E10007", missing.substr(1), "", "required to migrate", "").message()
-              << "\n";
-    return 1;
-  }
   o.distributed = static_cast<bool>(*dist);
   return transplt::RunTransplt(o);
 }

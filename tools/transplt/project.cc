@@ -84,6 +84,8 @@ std::string_view FileStatusName(FileStatus s) {
     case FileStatus::kSkipped: return "skipped";
     case FileStatus::kFailed: return "failed";
     case FileStatus::kCopied: return "copied";
+    case FileStatus::kDirectory: return "directory";
+    case FileStatus::kOmitted: return "omitted";
   }
   return "copied";
 }
@@ -186,7 +188,8 @@ npu::Result<RunResult> MigrateTree(const Options& opts, const RuleSet& rules) {
       return PathError("ET0004", "distributed -m", opts.main_file,
                        "the main file must be an existing .py file inside the input", "Give the training entry script.");
   }
-  std::string main_rel = opts.distributed ? fs::relative(fs::weakly_canonical(fs::absolute(opts.main_file)), in_root).string() : "";
+  r.in_root = in_root.string();
+  if (opts.distributed) r.main_rel = fs::relative(fs::weakly_canonical(fs::absolute(opts.main_file)), in_root).string();
 
   r.files.resize(entries.size());
   std::vector<std::string> unreadable(entries.size());
@@ -195,7 +198,10 @@ npu::Result<RunResult> MigrateTree(const Options& opts, const RuleSet& rules) {
       const auto& [rel, type] = entries[i];
       FileOutcome& f = r.files[i];
       f.rel = rel;
-      if (type == fs::file_type::directory) { f.status = FileStatus::kCopied; f.reason = "dir"; continue; }
+      if (type == fs::file_type::directory) {
+        f.status = FileStatus::kDirectory;
+        continue;
+      }
       bool py = fs::path(rel).extension() == ".py";
       if (type == fs::file_type::symlink) {
         f.status = py ? FileStatus::kSkipped : FileStatus::kCopied;
@@ -203,7 +209,7 @@ npu::Result<RunResult> MigrateTree(const Options& opts, const RuleSet& rules) {
         continue;
       }
       if (type != fs::file_type::regular) {
-        f.status = FileStatus::kSkipped;
+        f.status = FileStatus::kOmitted;
         f.reason = "not a regular file: not copied";
         continue;
       }
@@ -216,7 +222,7 @@ npu::Result<RunResult> MigrateTree(const Options& opts, const RuleSet& rules) {
       MigrateOptions mo;
       mo.specify_device = opts.specify_device || opts.distributed;
       mo.distributed = opts.distributed;
-      mo.main_file = opts.distributed && rel == main_rel;
+      mo.main_file = opts.distributed && rel == r.main_rel;
       mo.target_model = opts.target_model;
       f = MigrateFile(rel, *raw, rules, mo);
     }
@@ -235,7 +241,8 @@ npu::Result<RunResult> MigrateTree(const Options& opts, const RuleSet& rules) {
 
 namespace {
 
-npu::Status WriteTree(const RunResult& r, const Options& opts, const fs::path& in_root, const std::string& main_rel) {
+npu::Status WriteTree(const RunResult& r, const Options& opts) {
+  const fs::path in_root = r.in_root;
   fs::path dest = r.dest, parent = dest.parent_path();
   std::error_code ec;
   fs::create_directories(parent, ec);
@@ -249,11 +256,11 @@ npu::Status WriteTree(const RunResult& r, const Options& opts, const fs::path& i
   if (!fs::create_directory(stage, ec)) return fail(stage.string(), ec.message());
   for (const FileOutcome& f : r.files) {
     fs::path src = in_root / f.rel, dst = stage / f.rel;
-    if (f.reason == "dir") {
+    if (f.status == FileStatus::kDirectory) {
       if (!fs::create_directories(dst, ec) && ec) return fail(dst.string(), ec.message());
       continue;
     }
-    if (f.status == FileStatus::kSkipped && f.reason.rfind("not a regular", 0) == 0) continue;
+    if (f.status == FileStatus::kOmitted) continue;
     fs::create_directories(dst.parent_path(), ec);
     if (fs::is_symlink(fs::symlink_status(src))) fs::copy_symlink(src, dst, ec);
     else if (f.status == FileStatus::kMigrated) {
@@ -279,7 +286,7 @@ npu::Status WriteTree(const RunResult& r, const Options& opts, const fs::path& i
     return s;
   }
   if (opts.distributed) {
-    NPU_RETURN_IF_ERROR(write("run_distributed_npu.sh", DistributedScript(main_rel)));
+    NPU_RETURN_IF_ERROR(write("run_distributed_npu.sh", DistributedScript(r.main_rel)));
     fs::permissions(stage / "run_distributed_npu.sh", fs::perms(0750), ec);
   }
   // Swap the finished tree into place; an old result (--force) is removed only after that.
@@ -306,6 +313,8 @@ int RunTransplt(const Options& opts) {
     std::cerr << "transplt: " << s.message() << "\n";
     return 1;
   };
+  std::string missing = std::string(opts.input.empty() ? " -i/--input" : "") + (opts.output.empty() ? " -o/--output" : "");
+  if (!missing.empty()) return report(npu::Status::Error("E10007", missing.substr(1), "", "required to migrate", ""));
   if (!opts.rule_file.empty())
     if (npu::Status s = rules.AddCustom(opts.rule_file); !s.ok()) return report(s);
   if (opts.distributed && !std::regex_match(opts.target_model, std::regex(R"(^([A-Za-z_]\w*\.)*[A-Za-z_]\w*$)")))
@@ -323,10 +332,7 @@ int RunTransplt(const Options& opts) {
       return report(s);
   }
   if (!opts.dry_run) {
-    fs::path in_abs = fs::weakly_canonical(fs::absolute(opts.input));
-    fs::path in_root = fs::is_directory(in_abs) ? in_abs : in_abs.parent_path();
-    std::string main_rel = opts.distributed ? fs::relative(fs::weakly_canonical(fs::absolute(opts.main_file)), in_root).string() : "";
-    if (npu::Status s = WriteTree(r, opts, in_root, main_rel); !s.ok()) return report(s);
+    if (npu::Status s = WriteTree(r, opts); !s.ok()) return report(s);
   }
   (opts.diff ? std::cerr : std::cout) << SummaryTable(r, opts);
   return opts.dry_run && r.changes > 0 ? 3 : 0;

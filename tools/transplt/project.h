@@ -16,7 +16,8 @@ struct Options {
   std::string main_file, target_model = "model";
 };
 
-enum class FileStatus { kMigrated, kUnchanged, kSkipped, kFailed, kCopied };
+// kDirectory: a folder of the input (recreated); kOmitted: not a file transplt can copy (socket, fifo...).
+enum class FileStatus { kMigrated, kUnchanged, kSkipped, kFailed, kCopied, kDirectory, kOmitted };
 std::string_view FileStatusName(FileStatus s);
 
 // One change as reported: line numbers and texts resolved against the original file.
@@ -45,7 +46,9 @@ struct FileOutcome {
 };
 
 struct RunResult {
-  std::string dest;  // <output>/<name>_msft
+  std::string dest;      // <output>/<name>_msft
+  std::string in_root;   // the input folder (a single-file input's folder)
+  std::string main_rel;  // distributed -m, relative to in_root
   std::vector<FileOutcome> files;
   size_t changes = 0, findings = 0;
 };

@@ -2,6 +2,7 @@
 // the unified diff, the summary table and the multi-card launch script.
 #include <xlsxwriter.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <iomanip>
@@ -9,21 +10,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/csv.h"
 #include "project.h"
 #include "source_text.h"
 
 namespace transplt {
 namespace {
-
-// A CSV cell: quoted when needed; a leading = + - @ gets a space so spreadsheets do not run it as a formula.
-std::string Csv(std::string_view v) {
-  std::string s(v);
-  if (!s.empty() && (s[0] == '=' || s[0] == '+' || s[0] == '-' || s[0] == '@' || s[0] == '%')) s.insert(0, " ");
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? "\"\"" : std::string(1, c);
-  return q + "\"";
-}
 
 std::string Now() {
   std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -36,9 +28,17 @@ std::string Now() {
 
 size_t Count(const RunResult& r, FileStatus s) {
   size_t n = 0;
-  for (const FileOutcome& f : r.files) n += f.status == s && f.reason != "dir";
+  for (const FileOutcome& f : r.files) n += f.status == s;
   return n;
 }
+
+// A Python file transplt looked at (as opposed to folders and other files it only copies).
+bool Scanned(const FileOutcome& f) {
+  return f.status == FileStatus::kMigrated || f.status == FileStatus::kUnchanged || f.status == FileStatus::kSkipped ||
+         f.status == FileStatus::kFailed;
+}
+
+size_t CountScanned(const RunResult& r) { return std::count_if(r.files.begin(), r.files.end(), Scanned); }
 
 std::string Where(const FileOutcome& f) {
   return f.error_line ? f.rel + ":" + std::to_string(f.error_line) + ":" + std::to_string(f.error_column) : f.rel;
@@ -50,8 +50,8 @@ std::string ChangeListCsv(const RunResult& r) {
   std::string out = "File,Start Line,End Line,Operation Type,Rule,Message\n";
   for (const FileOutcome& f : r.files)
     for (const ChangeRecord& c : f.changes)
-      out += Csv(f.rel) + "," + std::to_string(c.start_line) + "," + std::to_string(c.end_line) + "," +
-             std::string(OpTypeName(c.edit->op)) + "," + Csv(c.edit->rule) + "," + Csv(c.edit->message) + "\n";
+      out += npu::CsvCell(f.rel) + "," + std::to_string(c.start_line) + "," + std::to_string(c.end_line) + "," +
+             std::string(OpTypeName(c.edit->op)) + "," + npu::CsvCell(c.edit->rule) + "," + npu::CsvCell(c.edit->message) + "\n";
   return out;
 }
 
@@ -86,8 +86,7 @@ npu::Status WriteUnsupportedXlsx(const RunResult& r, const std::string& path) {
 std::string LogText(const RunResult& r, const Options& opts) {
   std::ostringstream os;
   std::string now = Now();
-  size_t done = 0, total = 0;
-  for (const FileOutcome& f : r.files) total += f.status != FileStatus::kCopied;
+  size_t done = 0, total = CountScanned(r);
   auto line = [&](const char* level, const std::string& msg) {
     os << now << " [" << level << "] ";
     if (total) os << "[Progress: " << std::fixed << std::setprecision(2) << 100.0 * done / total << "%] ";
@@ -96,7 +95,8 @@ std::string LogText(const RunResult& r, const Options& opts) {
   line("INFO", "transplt " + opts.input + " -> " + r.dest + (opts.specify_device ? " -s" : "") +
                    (opts.similar ? " -sim" : "") + (opts.distributed ? " distributed -m " + opts.main_file + " -t " + opts.target_model : ""));
   for (const FileOutcome& f : r.files) {
-    if (f.status == FileStatus::kCopied) continue;
+    if (f.status == FileStatus::kOmitted) line("WARNING", f.rel + " " + f.reason);
+    if (!Scanned(f)) continue;
     ++done;
     switch (f.status) {
       case FileStatus::kSkipped: line("WARNING", f.rel + " skipped: " + f.reason); break;
@@ -123,7 +123,7 @@ std::string ReportJson(const RunResult& r, const Options& opts) {
   j["dry_run"] = opts.dry_run;
   ordered_json files = ordered_json::array();
   for (const FileOutcome& f : r.files) {
-    if (f.status == FileStatus::kCopied) continue;
+    if (!Scanned(f)) continue;
     ordered_json o;
     o["file"] = f.rel;
     o["status"] = FileStatusName(f.status);
@@ -144,8 +144,7 @@ std::string ReportJson(const RunResult& r, const Options& opts) {
     files.push_back(std::move(o));
   }
   j["files"] = std::move(files);
-  j["summary"] = {{"files_scanned", Count(r, FileStatus::kMigrated) + Count(r, FileStatus::kUnchanged) +
-                                        Count(r, FileStatus::kSkipped) + Count(r, FileStatus::kFailed)},
+  j["summary"] = {{"files_scanned", CountScanned(r)},
                   {"files_changed", Count(r, FileStatus::kMigrated)},
                   {"files_unchanged", Count(r, FileStatus::kUnchanged)},
                   {"files_skipped", Count(r, FileStatus::kSkipped)},
@@ -164,7 +163,7 @@ std::string SummaryTable(const RunResult& r, const Options& opts) {
   std::ostringstream os;
   auto row = [&](const std::string& k, size_t v) { os << "  " << std::left << std::setw(52) << k << std::right << std::setw(8) << v << "\n"; };
   os << "transplt: " << opts.input << " -> " << r.dest << (opts.dry_run ? "  (dry run: nothing written)" : "") << "\n";
-  row("python files scanned", Count(r, FileStatus::kMigrated) + Count(r, FileStatus::kUnchanged) + Count(r, FileStatus::kSkipped) + Count(r, FileStatus::kFailed));
+  row("python files scanned", CountScanned(r));
   row("  changed", Count(r, FileStatus::kMigrated));
   row("  unchanged", Count(r, FileStatus::kUnchanged));
   row("  skipped (binary, encoding, link)", Count(r, FileStatus::kSkipped));
@@ -177,7 +176,7 @@ std::string SummaryTable(const RunResult& r, const Options& opts) {
   if (!by_api.empty()) os << "unsupported APIs:\n";
   for (const auto& [k, v] : by_api) row("  " + k, v);
   for (const FileOutcome& f : r.files) {
-    if (f.status == FileStatus::kSkipped || f.status == FileStatus::kFailed)
+    if (f.status == FileStatus::kSkipped || f.status == FileStatus::kFailed || f.status == FileStatus::kOmitted)
       os << "  " << FileStatusName(f.status) << ": " << Where(f) << ": " << f.reason << "\n";
     for (const std::string& n : f.migration.notes) os << "  review: " << f.rel << ": " << n << "\n";
   }
