@@ -21,14 +21,14 @@ bool ContainsNoCase(std::string_view s, std::string_view what) {
 bool HasTopLevelAssignment(TSNode module, std::string_view src, std::string_view name) {
   for (uint32_t i = 0, n = ts_node_named_child_count(module); i < n; ++i) {
     TSNode s = ts_node_named_child(module, i);
-    if (!Is(s, "expression_statement")) continue;
+    if (!Is(s, sym::expression_statement)) continue;
     TSNode a = ts_node_named_child(s, 0);
-    if (Is(a, "assignment") && Text(Field(a, "left"), src) == name) return true;
+    if (Is(a, sym::assignment) && Text(Field(a, fld::left), src) == name) return true;
   }
   return false;
 }
 
-TSNode Enclosing(TSNode n, std::string_view type) {
+TSNode Enclosing(TSNode n, TSSymbol type) {
   for (TSNode p = Parent(n); !ts_node_is_null(p); p = Parent(p))
     if (Is(p, type)) return p;
   return TSNode{};
@@ -38,11 +38,11 @@ TSNode Enclosing(TSNode n, std::string_view type) {
 
 std::vector<TSNode> Migrator::RewriteCallForDevice(TSNode call, const std::string& callee) {
   std::vector<TSNode> replaced;
-  TSNode fn = Field(call, "function"), args = Field(call, "arguments");
+  TSNode fn = Field(call, fld::function), args = Field(call, fld::arguments);
   Chain c = Flatten(fn);
   std::vector<TSNode> pos = PositionalArgs(args);
   if (pos.empty()) return replaced;
-  if (Is(fn, "attribute") && Text(c.names.back()) == "cuda" && callee.empty()) {
+  if (Is(fn, sym::attribute) && Text(c.names.back()) == "cuda" && callee.empty()) {
     DeleteArgument(args, pos[0], rules_.cuda_arg_rule_id, "delete the arg at position 0 of function cuda (DEVICE_ID is set)");
     replaced.push_back(pos[0]);
   }
@@ -53,7 +53,7 @@ std::vector<TSNode> Migrator::RewriteCallForDevice(TSNode call, const std::strin
             "change the arg at position 0 of function set_device to " + std::string(kDeviceString));
     replaced.push_back(pos[0]);
   }
-  if (callee == "torch.device" && pos.size() >= 2 && Is(pos[0], "string") && Contains(Text(pos[0]), "cuda")) {
+  if (callee == "torch.device" && pos.size() >= 2 && Is(pos[0], sym::string) && Contains(Text(pos[0]), "cuda")) {
     DeleteArgument(args, pos[1], rules_.cuda_arg_rule_id, "delete the arg at position 1 of function torch.device (DEVICE_ID is set)");
     replaced.push_back(pos[1]);
   }
@@ -91,16 +91,16 @@ void Migrator::RewriteDataLoaders() {
   };
   std::vector<Loader> loaders;
   ForEachNode(root_, [&](TSNode n) {
-    if (!Is(n, "assignment")) return true;
-    TSNode rhs = Field(n, "right");
-    if (!Is(rhs, "call") || !Is(Field(rhs, "arguments"), "argument_list")) return true;
-    std::string q = Qualified(Flatten(Field(rhs, "function")));
+    if (!Is(n, sym::assignment)) return true;
+    TSNode rhs = Field(n, fld::right);
+    if (!Is(rhs, sym::call) || !Is(Field(rhs, fld::arguments), sym::argument_list)) return true;
+    std::string q = Qualified(Flatten(Field(rhs, fld::function)));
     if (q != "torch.utils.data.DataLoader" && q != "torch.utils.data.dataloader.DataLoader") return true;
-    TSNode args = Field(rhs, "arguments");
+    TSNode args = Field(rhs, fld::arguments);
     std::vector<TSNode> pos = PositionalArgs(args);
     TSNode ds = pos.empty() ? KeywordArg(args, "dataset") : pos[0];
-    if (Is(ds, "keyword_argument")) ds = Field(ds, "value");
-    loaders.push_back({n, Field(n, "left"), args, std::string(Text(Field(n, "left"))),
+    if (Is(ds, sym::keyword_argument)) ds = Field(ds, fld::value);
+    loaders.push_back({n, Field(n, fld::left), args, std::string(Text(Field(n, fld::left))),
                        ts_node_is_null(ds) ? "" : std::string(Text(ds))});
     return true;
   });
@@ -125,14 +125,14 @@ void Migrator::RewriteDataLoaders() {
     for (auto [kw, want] : {std::pair{"shuffle", "False"}, std::pair{"drop_last", "True"}}) {
       TSNode a = KeywordArg(l.args, kw);
       if (ts_node_is_null(a)) append += std::string(", ") + kw + "=" + want;
-      else if (Text(Field(a, "value")) != want)
-        AddEdit(Start(Field(a, "value")), End(Field(a, "value")), want, id, OpType::kModify,
+      else if (Text(Field(a, fld::value)) != want)
+        AddEdit(Start(Field(a, fld::value)), End(Field(a, fld::value)), want, id, OpType::kModify,
                 std::string("set ") + kw + "=" + want + " for DataLoader " + l.name);
     }
     append += ", sampler=torch.utils.data.distributed.DistributedSampler(" + l.dataset + ")";
     TSNode last{};
     for (uint32_t i = 0, n = ts_node_named_child_count(l.args); i < n; ++i)
-      if (!Is(ts_node_named_child(l.args, i), "comment")) last = ts_node_named_child(l.args, i);
+      if (!Is(ts_node_named_child(l.args, i), sym::comment)) last = ts_node_named_child(l.args, i);
     AddEdit(End(last), End(last), append, id, OpType::kModify, "add a DistributedSampler to DataLoader " + l.name);
     if (!Lookup("torch") || Lookup("torch")->qualified != "torch") {
       uint32_t at = Start(first_torch_import_);
@@ -142,16 +142,16 @@ void Migrator::RewriteDataLoaders() {
                 OpType::kInsert, "import torch.utils.data.distributed for DistributedSampler");
     }
     // set_epoch at the top of every epoch loop that can see the loader.
-    TSNode scope = Is(l.target, "attribute") ? Enclosing(l.stmt, "class_definition") : Enclosing(l.stmt, "function_definition");
+    TSNode scope = Is(l.target, sym::attribute) ? Enclosing(l.stmt, sym::class_definition) : Enclosing(l.stmt, sym::function_definition);
     if (ts_node_is_null(scope)) scope = root_;
     int placed = 0;
     ForEachNode(scope, [&](TSNode n) {
-      if (!Is(n, "for_statement")) return true;
-      TSNode left = Field(n, "left");
-      if (!Is(left, "identifier") || !(Contains(Text(left), "epoch") || Contains(Text(Field(n, "right")), "epoch"))) return true;
-      TSNode body = Field(n, "body");
+      if (!Is(n, sym::for_statement)) return true;
+      TSNode left = Field(n, fld::left);
+      if (!Is(left, sym::identifier) || !(Contains(Text(left), "epoch") || Contains(Text(Field(n, fld::right)), "epoch"))) return true;
+      TSNode body = Field(n, fld::body);
       TSNode first = ts_node_named_child(body, 0);
-      while (Is(first, "comment")) first = ts_node_next_named_sibling(first);
+      while (Is(first, sym::comment)) first = ts_node_next_named_sibling(first);
       if (ts_node_is_null(first)) return true;
       std::string call = l.name + ".sampler.set_epoch(" + std::string(Text(left)) + ")";
       if (Contains(Text(first), call)) {
@@ -176,17 +176,17 @@ void Migrator::RewriteModelForDdp() {
   const std::string& e = eol_;
   int created = 0;
   ForEachNode(root_, [&](TSNode n) {
-    if (!Is(n, "assignment") || Text(Field(n, "left")) != t) return true;
-    TSNode stmt = Parent(n), rhs = Field(n, "right");
-    if (!Is(stmt, "expression_statement") || !Is(rhs, "call")) return true;
+    if (!Is(n, sym::assignment) || Text(Field(n, fld::left)) != t) return true;
+    TSNode stmt = Parent(n), rhs = Field(n, fld::right);
+    if (!Is(stmt, sym::expression_statement) || !Is(rhs, sym::call)) return true;
     bool wraps_dp = false, uses_model = false;
     ForEachNode(rhs, [&](TSNode x) {
-      if (!Is(x, "call")) return true;
-      std::string q = Qualified(Flatten(Field(x, "function")));
-      auto args = PositionalArgs(Field(x, "arguments"));
+      if (!Is(x, sym::call)) return true;
+      std::string q = Qualified(Flatten(Field(x, fld::function)));
+      auto args = PositionalArgs(Field(x, fld::arguments));
       bool model_arg = std::any_of(args.begin(), args.end(), [&](TSNode a) { return Text(a) == t; });
       if (q == "torch.nn.DataParallel" || q == "torch.nn.parallel.DataParallel") wraps_dp |= model_arg;
-      uses_model |= model_arg || Contains(Text(Field(x, "function")), t + ".");
+      uses_model |= model_arg || Contains(Text(Field(x, fld::function)), t + ".");
       return true;
     });
     std::string indent = LineIndent(Start(stmt));
@@ -194,7 +194,7 @@ void Migrator::RewriteModelForDdp() {
     uint32_t line_start = Start(stmt) - indent.size(), line_end = LineEndAfter(End(stmt));
     if (wraps_dp) {
       // The statement goes; a block that would be left empty keeps a `pass`.
-      bool alone = Is(Parent(stmt), "block") && ts_node_named_child_count(Parent(stmt)) == 1;
+      bool alone = Is(Parent(stmt), sym::block) && ts_node_named_child_count(Parent(stmt)) == 1;
       std::erase_if(out_.edits, [&](const Edit& x) { return x.start >= Start(stmt) && x.end <= End(stmt); });
       AddEdit(Start(stmt), End(stmt), alone ? "pass" : "", rules_.remove_dp_rule_id, OpType::kDelete,
               "delete statement " + std::string(Text(stmt)) + " (DistributedDataParallel replaces DataParallel)");

@@ -35,8 +35,7 @@ std::vector<TSNode> ImportNames(TSNode stmt) {
   std::vector<TSNode> out;
   TSTreeCursor cur = ts_tree_cursor_new(stmt);
   for (bool more = ts_tree_cursor_goto_first_child(&cur); more; more = ts_tree_cursor_goto_next_sibling(&cur)) {
-    const char* f = ts_tree_cursor_current_field_name(&cur);
-    if (f && std::string_view(f) == "name") out.push_back(ts_tree_cursor_current_node(&cur));
+    if (ts_tree_cursor_current_field_id(&cur) == fld::name) out.push_back(ts_tree_cursor_current_node(&cur));
   }
   ts_tree_cursor_delete(&cur);
   return out;
@@ -68,6 +67,7 @@ Migrator::Migrator(std::string_view src, TSNode root, const RuleSet& rules, cons
 }
 
 Migration Migrator::Run() {
+  rows_ = NamedPreorder(root_);
   CollectBindings();
   Walk();
   InsertTorchNpuImport();
@@ -114,35 +114,36 @@ void Migrator::ForEachNode(TSNode from, const std::function<bool(TSNode)>& visit
 
 void Migrator::CollectBindings() {
   std::vector<std::pair<std::string, TSNode>> aliases;
-  ForEachNode(root_, [&](TSNode n) {
-    std::string_view t = Type(n);
-    if (t == "import_statement" || t == "import_from_statement") {
-      BindImport(n);
-      return false;
+  for (uint32_t i = 0; i < rows_.size(); ++i) {
+    TSNode n = rows_[i].node;
+    TSSymbol t = rows_[i].kind;
+    if (t == sym::import_statement || t == sym::import_from_statement) {
+      BindImport(n, rows_[i].parent == kNoRow ? TSNode{} : rows_[rows_[i].parent].node);
+      i = rows_[i].end - 1;  // nothing inside an import binds anything else
+      continue;
     }
-    if (t == "assignment") {
-      TSNode left = Field(n, "left"), right = Field(n, "right");
-      if (Is(left, "identifier") && (Is(right, "attribute") || Is(right, "identifier")))
+    if (t == sym::assignment) {
+      TSNode left = Field(n, fld::left), right = Field(n, fld::right);
+      if (Is(left, sym::identifier) && (Is(right, sym::attribute) || Is(right, sym::identifier)))
         aliases.emplace_back(std::string(Text(left)), right);
       else
         BindOther(left);
-    } else if (t == "augmented_assignment" || t == "for_statement" || t == "for_in_clause") {
-      BindOther(Field(n, "left"));
-    } else if (t == "function_definition" || t == "class_definition") {
-      other_.insert(std::string(Text(Field(n, "name"))));
-    } else if (t == "parameters" || t == "lambda_parameters") {
+    } else if (t == sym::augmented_assignment || t == sym::for_statement || t == sym::for_in_clause) {
+      BindOther(Field(n, fld::left));
+    } else if (t == sym::function_definition || t == sym::class_definition) {
+      other_.insert(std::string(Text(Field(n, fld::name))));
+    } else if (t == sym::parameters || t == sym::lambda_parameters) {
       for (uint32_t i = 0, c = ts_node_named_child_count(n); i < c; ++i) {
         TSNode p = ts_node_named_child(n, i);
-        TSNode name = Field(p, "name");
-        BindOther(ts_node_is_null(name) ? (Is(p, "identifier") ? p : ts_node_named_child(p, 0)) : name);
+        TSNode name = Field(p, fld::name);
+        BindOther(ts_node_is_null(name) ? (Is(p, sym::identifier) ? p : ts_node_named_child(p, 0)) : name);
       }
-    } else if (t == "as_pattern_target") {
+    } else if (t == sym::as_pattern_target) {
       BindOther(n);
-    } else if (t == "named_expression") {
-      BindOther(Field(n, "name"));
+    } else if (t == sym::named_expression) {
+      BindOther(Field(n, fld::name));
     }
-    return true;
-  });
+  }
   // Aliases of aliases resolve in later rounds; whatever never resolves is an ordinary variable.
   for (int round = 0; round < 3; ++round) {
     for (auto& [name, rhs] : aliases) {
@@ -162,7 +163,7 @@ void Migrator::CollectBindings() {
     if (other_.count(name)) b.conflicting = true;
 }
 
-void Migrator::BindImport(TSNode stmt) {
+void Migrator::BindImport(TSNode stmt, TSNode parent) {
   auto bind = [&](std::string local, std::string qualified) {
     Binding& b = binds_[local];
     if (!b.qualified.empty() && b.qualified != qualified) b.conflicting = true;
@@ -173,13 +174,13 @@ void Migrator::BindImport(TSNode stmt) {
     if (root == "torch_npu") has_torch_npu_import_ = true;
     if (IsTorchRoot(root) && ts_node_is_null(first_torch_import_)) first_torch_import_ = stmt;
   };
-  if (Is(Parent(stmt), "module")) last_top_import_ = stmt;
-  if (Is(stmt, "import_statement")) {
+  if (Is(parent, sym::module)) last_top_import_ = stmt;
+  if (Is(stmt, sym::import_statement)) {
     for (TSNode name : ImportNames(stmt)) {
-      if (Is(name, "aliased_import")) {
-        std::string q = DottedText(Field(name, "name"), src_);
+      if (Is(name, sym::aliased_import)) {
+        std::string q = DottedText(Field(name, fld::name), src_);
         note_root(Root(q));
-        bind(std::string(Text(Field(name, "alias"))), q);
+        bind(std::string(Text(Field(name, fld::alias))), q);
       } else {
         std::string q = DottedText(name, src_);
         note_root(Root(q));
@@ -188,14 +189,14 @@ void Migrator::BindImport(TSNode stmt) {
     }
     return;
   }
-  TSNode module = Field(stmt, "module_name");
-  bool relative = Is(module, "relative_import");
+  TSNode module = Field(stmt, fld::module_name);
+  bool relative = Is(module, sym::relative_import);
   std::string m = relative ? "" : DottedText(module, src_);
   if (!relative) note_root(Root(m));
   for (TSNode name : ImportNames(stmt)) {
-    bool aliased = Is(name, "aliased_import");
-    std::string imported = DottedText(aliased ? Field(name, "name") : name, src_);
-    std::string local = aliased ? std::string(Text(Field(name, "alias"))) : imported;
+    bool aliased = Is(name, sym::aliased_import);
+    std::string imported = DottedText(aliased ? Field(name, fld::name) : name, src_);
+    std::string local = aliased ? std::string(Text(Field(name, fld::alias))) : imported;
     if (relative) other_.insert(local);  // a project module: not something the rules know
     else bind(local, m + "." + imported);
   }
@@ -203,11 +204,11 @@ void Migrator::BindImport(TSNode stmt) {
 
 void Migrator::BindOther(TSNode target) {
   if (ts_node_is_null(target)) return;
-  if (Is(target, "identifier")) {
+  if (Is(target, sym::identifier)) {
     other_.insert(std::string(Text(target)));
     return;
   }
-  if (Is(target, "attribute") || Is(target, "subscript")) return;  // binds no name
+  if (Is(target, sym::attribute) || Is(target, sym::subscript)) return;  // binds no name
   for (uint32_t i = 0, n = ts_node_named_child_count(target); i < n; ++i) BindOther(ts_node_named_child(target, i));
 }
 
@@ -220,12 +221,12 @@ Chain Migrator::Flatten(TSNode n) const {
   Chain c;
   c.node = n;
   std::vector<TSNode> rev;
-  while (Is(n, "attribute")) {
-    rev.push_back(Field(n, "attribute"));
-    n = Field(n, "object");
+  while (Is(n, sym::attribute)) {
+    rev.push_back(Field(n, fld::attribute));
+    n = Field(n, fld::object);
   }
   c.base = n;
-  c.pure = Is(n, "identifier");
+  c.pure = Is(n, sym::identifier);
   if (c.pure) c.names.push_back(n);
   c.names.insert(c.names.end(), rev.rbegin(), rev.rend());
   return c;
@@ -270,7 +271,7 @@ std::vector<TSNode> Migrator::PositionalArgs(TSNode args) const {
   std::vector<TSNode> out;
   for (uint32_t i = 0, n = ts_node_named_child_count(args); i < n; ++i) {
     TSNode a = ts_node_named_child(args, i);
-    if (Is(a, "keyword_argument") || Is(a, "dictionary_splat") || Is(a, "comment")) continue;
+    if (Is(a, sym::keyword_argument) || Is(a, sym::dictionary_splat) || Is(a, sym::comment)) continue;
     out.push_back(a);
   }
   return out;
@@ -279,7 +280,7 @@ std::vector<TSNode> Migrator::PositionalArgs(TSNode args) const {
 TSNode Migrator::KeywordArg(TSNode args, std::string_view name) const {
   for (uint32_t i = 0, n = ts_node_named_child_count(args); i < n; ++i) {
     TSNode a = ts_node_named_child(args, i);
-    if (Is(a, "keyword_argument") && Text(Field(a, "name")) == name) return a;
+    if (Is(a, sym::keyword_argument) && Text(Field(a, fld::name)) == name) return a;
   }
   return TSNode{};
 }
@@ -288,10 +289,10 @@ void Migrator::DeleteArgument(TSNode args, TSNode arg, const std::string& rule, 
   TSNode prev{}, next{};
   for (uint32_t i = 0, n = ts_node_named_child_count(args); i < n; ++i) {
     TSNode a = ts_node_named_child(args, i);
-    if (Is(a, "comment")) continue;
+    if (Is(a, sym::comment)) continue;
     if (Same(a, arg)) {
       for (uint32_t j = i + 1; j < n && ts_node_is_null(next); ++j)
-        if (!Is(ts_node_named_child(args, j), "comment")) next = ts_node_named_child(args, j);
+        if (!Is(ts_node_named_child(args, j), sym::comment)) next = ts_node_named_child(args, j);
       break;
     }
     prev = a;
@@ -317,53 +318,93 @@ uint32_t Migrator::LineEndAfter(uint32_t offset) const {
 
 // ---- the rewriting pass ----------------------------------------------------------------------------
 
-bool Migrator::IsReference(TSNode ident, TSNode p) const {
-  std::string_view t = Type(p);
-  if (t == "keyword_argument" || t == "function_definition" || t == "class_definition" || t == "assignment")
-    return !Same(Field(p, t == "assignment" ? "left" : "name"), ident);
-  return t != "parameters" && t != "lambda_parameters" && t != "default_parameter" && t != "typed_parameter" &&
-         t != "typed_default_parameter" && t != "global_statement" && t != "nonlocal_statement";
+// Whether the identifier at `row` is a use of a name rather than a name being defined (a parameter, a keyword
+// argument's name, an assignment target...). Those defining slots are the first named child of their parent.
+bool Migrator::IsReference(uint32_t row, uint32_t parent) const {
+  if (parent == kNoRow) return true;
+  TSSymbol t = rows_[parent].kind;
+  if (t == sym::keyword_argument || t == sym::function_definition || t == sym::class_definition || t == sym::assignment)
+    return parent + 1 != row;
+  return t != sym::parameters && t != sym::lambda_parameters && t != sym::default_parameter && t != sym::typed_parameter &&
+         t != sym::typed_default_parameter && t != sym::global_statement && t != sym::nonlocal_statement;
 }
 
-// One pre-order pass over the tree. Parents travel with the nodes: ts_node_parent rescans from the root.
+// The chain of the attribute or identifier at `row`, read from the rows: an attribute's object is its first
+// named child and its name the last (a comment can sit between them).
+Chain Migrator::FlattenAt(uint32_t row) const {
+  Chain c;
+  c.node = rows_[row].node;
+  std::vector<TSNode> rev;
+  while (rows_[row].kind == sym::attribute && row + 1 < rows_[row].end) {
+    uint32_t last = row + 1;
+    for (uint32_t k = last; k < rows_[row].end; k = rows_[k].end)
+      if (rows_[k].kind != sym::comment) last = k;
+    rev.push_back(rows_[last].node);
+    row = row + 1;
+  }
+  c.base = rows_[row].node;
+  c.pure = rows_[row].kind == sym::identifier;
+  if (c.pure) c.names.push_back(c.base);
+  c.names.insert(c.names.end(), rev.rbegin(), rev.rend());
+  return c;
+}
+
+// One pre-order pass over the rows; a node's handler decides which part of its subtree is visited next.
 void Migrator::Walk() {
-  struct Item {
-    TSNode node, parent;
-  };
-  std::vector<Item> stack{{root_, TSNode{}}};
-  std::vector<TSNode> kids;
-  auto push_children = [&](TSNode n, const std::vector<TSNode>& skip = {}) {
-    NamedChildren(n, kids);
-    for (auto it = kids.rbegin(); it != kids.rend(); ++it)
-      if (std::none_of(skip.begin(), skip.end(), [&](TSNode r) { return Same(r, *it); })) stack.push_back({*it, n});
-  };
-  auto is_callee = [](TSNode n, TSNode p) { return Is(p, "call") && Same(Field(p, "function"), n); };
-  while (!stack.empty()) {
-    auto [n, parent] = stack.back();
-    stack.pop_back();
-    std::string_view t = Type(n);
-    if (t == "import_statement") {
-      RewriteImport(n);
-    } else if (t == "import_from_statement") {
-      RewriteImportFrom(n);
-    } else if (t == "future_import_statement" || t == "comment") {
-    } else if (t == "string") {
-      RewriteString(n, parent);
-      push_children(n);  // interpolations hold expressions
-    } else if (t == "call") {
-      std::vector<TSNode> replaced = RewriteCall(n);
-      TSNode args = Field(n, "arguments");
-      push_children(args, replaced);
-      stack.push_back({Field(n, "function"), n});
-    } else if (t == "attribute") {
-      Chain c = Flatten(n);
-      RewriteChain(c, is_callee(n, parent));
-      if (!c.pure) stack.push_back({c.base, TSNode{}});
-    } else if (t == "identifier") {
-      if (IsReference(n, parent)) RewriteChain(Flatten(n), is_callee(n, parent));
-    } else {
-      push_children(n);
+  std::vector<TSNode> skip;                              // call arguments a rule replaced whole
+  std::vector<std::pair<uint32_t, uint32_t>> resume;     // (row, jump to): leave an attribute after its base
+  uint32_t base_row = UINT32_MAX;                        // a chain's object, visited as if it had no parent
+  for (uint32_t i = 0; i < rows_.size();) {
+    while (!resume.empty() && resume.back().first == i) {
+      i = resume.back().second;
+      resume.pop_back();
     }
+    if (i >= rows_.size()) break;
+    const NodeRow& row = rows_[i];
+    uint32_t p = i == base_row ? kNoRow : row.parent;
+    TSNode n = row.node, parent = p == kNoRow ? TSNode{} : rows_[p].node;
+    bool is_callee = p != kNoRow && rows_[p].kind == sym::call && p + 1 == i;  // a call's function comes first
+    if (!skip.empty()) {
+      auto hit = std::find_if(skip.begin(), skip.end(), [&](TSNode r) { return Same(r, n); });
+      if (hit != skip.end()) {
+        skip.erase(hit);
+        i = row.end;
+        continue;
+      }
+    }
+    TSSymbol t = row.kind;
+    uint32_t next = i + 1;  // default: descend
+    if (t == sym::import_statement) {
+      RewriteImport(n);
+      next = row.end;
+    } else if (t == sym::import_from_statement) {
+      RewriteImportFrom(n);
+      next = row.end;
+    } else if (t == sym::future_import_statement || t == sym::comment) {
+      next = row.end;
+    } else if (t == sym::string) {
+      RewriteString(n, parent);  // then its interpolations, which hold expressions
+    } else if (t == sym::call) {
+      std::vector<TSNode> replaced = RewriteCall(i);
+      skip.insert(skip.end(), replaced.begin(), replaced.end());
+    } else if (t == sym::attribute) {
+      Chain c = FlattenAt(i);
+      RewriteChain(c, is_callee);
+      next = row.end;
+      if (!c.pure) {  // the object is an expression of its own (a call, a subscript...): visit it, then leave
+        uint32_t b = i + 1;
+        while (b < row.end && !Same(rows_[b].node, c.base)) ++b;
+        if (b < row.end) {
+          resume.emplace_back(rows_[b].end, row.end);
+          base_row = b;
+          next = b;
+        }
+      }
+    } else if (t == sym::identifier) {
+      if (IsReference(i, p)) RewriteChain(FlattenAt(i), is_callee);
+      next = row.end;
+    }
+    i = next;
   }
 }
 
@@ -404,8 +445,8 @@ void Migrator::RewriteChain(const Chain& c, bool is_callee) {
 
 void Migrator::RewriteImport(TSNode stmt) {
   for (TSNode name : ImportNames(stmt)) {
-    bool aliased = Is(name, "aliased_import");
-    TSNode dotted = aliased ? Field(name, "name") : name;
+    bool aliased = Is(name, sym::aliased_import);
+    TSNode dotted = aliased ? Field(name, fld::name) : name;
     std::string q = DottedText(dotted, src_);
     const ApiRule* r = rules_.Match(q);
     if (!r) continue;
@@ -422,8 +463,8 @@ void Migrator::RewriteImport(TSNode stmt) {
 }
 
 void Migrator::RewriteImportFrom(TSNode stmt) {
-  TSNode module = Field(stmt, "module_name");
-  if (Is(module, "relative_import")) return;
+  TSNode module = Field(stmt, fld::module_name);
+  if (Is(module, sym::relative_import)) return;
   std::string m = DottedText(module, src_);
   if (const ApiRule* r = rules_.Match(m); r && r->unsupported()) return AddFinding(module, *r, m);
   struct Item {
@@ -437,8 +478,8 @@ void Migrator::RewriteImportFrom(TSNode stmt) {
   const ApiRule* module_rule = nullptr;
   bool mixed = false;
   for (TSNode n : ImportNames(stmt)) {
-    bool aliased = Is(n, "aliased_import");
-    TSNode dn = aliased ? Field(n, "name") : n;
+    bool aliased = Is(n, sym::aliased_import);
+    TSNode dn = aliased ? Field(n, fld::name) : n;
     std::string imported = DottedText(dn, src_), q = m + "." + imported;
     const ApiRule* r = rules_.Match(q);
     if (r && r->unsupported()) {
@@ -488,7 +529,7 @@ void Migrator::RewriteString(TSNode str, TSNode parent) {
   std::string_view content = src_.substr(cs, ce - cs);
   std::vector<TSNode> interps;
   for (uint32_t i = 0, n = ts_node_named_child_count(str); i < n; ++i)
-    if (Is(ts_node_named_child(str, i), "interpolation")) interps.push_back(ts_node_named_child(str, i));
+    if (Is(ts_node_named_child(str, i), sym::interpolation)) interps.push_back(ts_node_named_child(str, i));
   for (const StringRule& r : rules_.strings) {
     if (!r.device) {
       if (interps.empty() && content == r.old_text)
@@ -510,10 +551,10 @@ void Migrator::RewriteString(TSNode str, TSNode parent) {
       device = (digits && interps.empty()) || placeholder || interpolated;
     }
     if (!device) continue;
-    if (device_mode() && !Is(parent, "concatenated_string")) {
+    if (device_mode() && !Is(parent, sym::concatenated_string)) {
       TSNode p = parent;
-      bool device_arg = Is(p, "keyword_argument") ? (Text(Field(p, "name")) == "device" || Text(Field(p, "name")) == "map_location")
-                                                  : Is(p, "argument_list");
+      bool device_arg = Is(p, sym::keyword_argument) ? (Text(Field(p, fld::name)) == "device" || Text(Field(p, fld::name)) == "map_location")
+                                                  : Is(p, sym::argument_list);
       if (device_arg) {
         std::string_view q = Text(close);
         std::string repl = "f" + std::string(q) + "npu:{DEVICE_ID}" + std::string(q);
@@ -527,18 +568,21 @@ void Migrator::RewriteString(TSNode str, TSNode parent) {
   }
 }
 
-std::vector<TSNode> Migrator::RewriteCall(TSNode call) {
+std::vector<TSNode> Migrator::RewriteCall(uint32_t row) {
   std::vector<TSNode> replaced;
-  TSNode fn = Field(call, "function"), args = Field(call, "arguments");
-  if (!Is(args, "argument_list") || !(Is(fn, "attribute") || Is(fn, "identifier"))) return replaced;
-  Chain c = Flatten(fn);
+  // A call's named children are its function, then its arguments.
+  uint32_t f = row + 1, a = f < rows_[row].end ? rows_[f].end : rows_[row].end;
+  if (a >= rows_[row].end || rows_[a].kind != sym::argument_list) return replaced;
+  if (rows_[f].kind != sym::attribute && rows_[f].kind != sym::identifier) return replaced;
+  TSNode call = rows_[row].node, fn = rows_[f].node, args = rows_[a].node;
+  Chain c = FlattenAt(f);
   std::string callee = Qualified(c);
   std::string_view last = Text(c.names.empty() ? fn : c.names.back());
   for (const KeywordRule& k : rules_.keywords) {
     if (callee != k.function) continue;
     TSNode kw = KeywordArg(args, k.old_name);
     if (ts_node_is_null(kw)) continue;
-    TSNode name = Field(kw, "name");
+    TSNode name = Field(kw, fld::name);
     AddEdit(Start(name), End(name), k.new_name, k.id, OpType::kModify,
             "change the argument " + k.old_name + " of " + k.function + " to " + k.new_name);
   }

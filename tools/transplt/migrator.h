@@ -37,7 +37,7 @@ class Migrator {
  private:
   // Binding collection (first pass).
   void CollectBindings();
-  void BindImport(TSNode stmt);
+  void BindImport(TSNode stmt, TSNode parent);
   void BindOther(TSNode target);
   const Binding* Lookup(std::string_view name) const;
 
@@ -47,9 +47,9 @@ class Migrator {
   void RewriteImportFrom(TSNode stmt);
   void RewriteChain(const Chain& c, bool is_callee);
   void RewriteString(TSNode str, TSNode parent);
-  std::vector<TSNode> RewriteCall(TSNode call);  // returns arguments it replaced (not to be visited)
+  std::vector<TSNode> RewriteCall(uint32_t row);  // returns arguments it replaced (not to be visited)
   void InsertTorchNpuImport();
-  bool IsReference(TSNode ident, TSNode parent) const;
+  bool IsReference(uint32_t row, uint32_t parent_row) const;
 
   // -s and distributed rules, in distributed.cc.
   std::vector<TSNode> RewriteCallForDevice(TSNode call, const std::string& callee);
@@ -60,6 +60,7 @@ class Migrator {
 
   // Helpers.
   Chain Flatten(TSNode n) const;
+  Chain FlattenAt(uint32_t row) const;  // the same, read from rows_ (the walk's fast path)
   std::string Qualified(const Chain& c) const;  // "" unless pure with a bound head
   std::string_view Text(TSNode n) const { return transplt::Text(n, src_); }
   void AddEdit(uint32_t start, uint32_t end, std::string text, const std::string& rule, OpType op, std::string message);
@@ -77,6 +78,7 @@ class Migrator {
 
   std::string_view src_;
   TSNode root_;
+  std::vector<NodeRow> rows_;  // the tree's named nodes in pre-order, walked by both passes
   const RuleSet& rules_;
   MigrateOptions opts_;
   std::string eol_ = "\n";

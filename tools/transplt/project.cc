@@ -11,6 +11,7 @@
 
 #include "base/file_io.h"
 #include "base/thread_pool.h"
+#include "edit_safety.h"
 #include "source_text.h"
 #include "syntax.h"
 
@@ -119,8 +120,11 @@ FileOutcome MigrateFile(const std::string& rel, const std::string& raw, const Ru
   }
   f.new_utf8 = ApplyEdits(f.old_utf8, f.migration.edits);
   // Never hand back a file that no longer parses: that would be a rule bug, so keep the original.
-  Tree check = ReparseEdited(tree.get(), f.old_utf8, f.migration.edits, f.new_utf8);
-  if (auto err = FirstSyntaxError(ts_tree_root_node(check.get()))) {
+  // Only edits that could change the syntax call for parsing the result again.
+  bool recheck = std::any_of(f.migration.edits.begin(), f.migration.edits.end(),
+                             [&](const Edit& e) { return !KeepsSyntax(e, f.old_utf8, root); });
+  Tree check = recheck ? ReparseEdited(tree.get(), f.old_utf8, f.migration.edits, f.new_utf8) : nullptr;
+  if (auto err = check ? FirstSyntaxError(ts_tree_root_node(check.get())) : std::nullopt) {
     f.status = FileStatus::kFailed;
     f.reason = "migrated text would not parse (line " + std::to_string(err->line) + "); copied unchanged, please report";
     f.migration.edits.clear();
@@ -254,33 +258,52 @@ npu::Status WriteTree(const RunResult& r, const Options& opts) {
     return PathError("E13004", "--output", what, why + "; nothing was written", "Check that the output disk is writable and has room.");
   };
   if (!fs::create_directory(stage, ec)) return fail(stage.string(), ec.message());
-  for (const FileOutcome& f : r.files) {
-    fs::path src = in_root / f.rel, dst = stage / f.rel;
-    if (f.status == FileStatus::kDirectory) {
-      if (!fs::create_directories(dst, ec) && ec) return fail(dst.string(), ec.message());
-      continue;
-    }
-    if (f.status == FileStatus::kOmitted) continue;
-    fs::create_directories(dst.parent_path(), ec);
-    if (fs::is_symlink(fs::symlink_status(src))) fs::copy_symlink(src, dst, ec);
-    else if (f.status == FileStatus::kMigrated) {
-      std::ofstream o(dst, std::ios::binary);
-      o.write(f.new_bytes.data(), static_cast<std::streamsize>(f.new_bytes.size()));
-      if (!o.good()) return fail(dst.string(), "write failed");
-      o.close();
-      fs::permissions(dst, fs::status(src).permissions(), ec);
-    } else {
-      fs::copy_file(src, dst, ec);
-    }
-    if (ec) return fail(dst.string(), ec.message());
+  for (const FileOutcome& f : r.files) {  // folders first, so files can be written in any order
+    if (f.status != FileStatus::kDirectory && f.status != FileStatus::kOmitted)
+      fs::create_directories((stage / f.rel).parent_path(), ec);
+    else if (f.status == FileStatus::kDirectory)
+      fs::create_directories(stage / f.rel, ec);
+    if (ec) return fail((stage / f.rel).string(), ec.message());
   }
+  // The two text reports and the files are independent: write them across the pool (reports first, they are
+  // the longest tasks), and keep the first error.
+  const size_t n = r.files.size();
+  std::vector<std::string> errors(n + 2);
+  auto write_text = [&](size_t slot, const char* name, const std::string& text) {
+    std::ofstream o(stage / name, std::ios::binary);
+    o << text;
+    if (!o.good()) errors[slot] = (stage / name).string() + "\nwrite failed";
+  };
+  npu::ThreadPool::Global().ParallelFor(n + 2, 1, [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) {
+      if (i == 0) write_text(i, "msFmkTranspltlog.txt", LogText(r, opts));
+      if (i == 1) write_text(i, "change_list.csv", ChangeListCsv(r));
+      if (i < 2) continue;
+      const FileOutcome& f = r.files[i - 2];
+      if (f.status == FileStatus::kDirectory || f.status == FileStatus::kOmitted) continue;
+      std::error_code fec;
+      fs::path src = in_root / f.rel, dst = stage / f.rel;
+      if (fs::is_symlink(fs::symlink_status(src))) {
+        fs::copy_symlink(src, dst, fec);
+      } else if (f.status == FileStatus::kMigrated) {
+        std::ofstream o(dst, std::ios::binary);
+        o.write(f.new_bytes.data(), static_cast<std::streamsize>(f.new_bytes.size()));
+        o.close();
+        if (!o.good()) fec = std::make_error_code(std::errc::io_error);
+        else fs::permissions(dst, fs::status(src).permissions(), fec);
+      } else {
+        fs::copy_file(src, dst, fec);
+      }
+      if (fec) errors[i] = dst.string() + "\n" + fec.message();
+    }
+  });
+  for (const std::string& err : errors)
+    if (!err.empty()) return fail(err.substr(0, err.find('\n')), err.substr(err.find('\n') + 1));
   auto write = [&](const char* name, const std::string& text) -> npu::Status {
     std::ofstream o(stage / name, std::ios::binary);
     o << text;
     return o.good() ? npu::Status{} : fail((stage / name).string(), "write failed");
   };
-  NPU_RETURN_IF_ERROR(write("msFmkTranspltlog.txt", LogText(r, opts)));
-  NPU_RETURN_IF_ERROR(write("change_list.csv", ChangeListCsv(r)));
   if (npu::Status s = WriteUnsupportedXlsx(r, (stage / "unsupported_op.xlsx").string()); !s.ok()) {
     fs::remove_all(stage, ec);
     return s;

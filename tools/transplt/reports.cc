@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <iomanip>
 #include <map>
@@ -84,13 +85,17 @@ npu::Status WriteUnsupportedXlsx(const RunResult& r, const std::string& path) {
 }
 
 std::string LogText(const RunResult& r, const Options& opts) {
-  std::ostringstream os;
-  std::string now = Now();
+  std::string out, now = Now(), progress;  // progress changes once per file, so it is formatted once per file
   size_t done = 0, total = CountScanned(r);
+  auto set_progress = [&] {
+    char buf[48] = "";
+    if (total) std::snprintf(buf, sizeof buf, "[Progress: %.2f%%] ", 100.0 * static_cast<double>(done) / total);
+    progress = buf;
+  };
+  set_progress();
   auto line = [&](const char* level, const std::string& msg) {
-    os << now << " [" << level << "] ";
-    if (total) os << "[Progress: " << std::fixed << std::setprecision(2) << 100.0 * done / total << "%] ";
-    os << msg << "\n";
+    ((((out += now) += " [") += level) += "] ");
+    ((out += progress) += msg) += '\n';
   };
   line("INFO", "transplt " + opts.input + " -> " + r.dest + (opts.specify_device ? " -s" : "") +
                    (opts.similar ? " -sim" : "") + (opts.distributed ? " distributed -m " + opts.main_file + " -t " + opts.target_model : ""));
@@ -98,6 +103,7 @@ std::string LogText(const RunResult& r, const Options& opts) {
     if (f.status == FileStatus::kOmitted) line("WARNING", f.rel + " " + f.reason);
     if (!Scanned(f)) continue;
     ++done;
+    set_progress();
     switch (f.status) {
       case FileStatus::kSkipped: line("WARNING", f.rel + " skipped: " + f.reason); break;
       case FileStatus::kFailed: line("WARNING", Where(f) + " " + f.reason); break;
@@ -111,7 +117,7 @@ std::string LogText(const RunResult& r, const Options& opts) {
       line("WARNING", f.rel + ":" + std::to_string(x.line) + " unsupported API " + x.finding->api + ": " + x.finding->reason);
     for (const std::string& n : f.migration.notes) line("WARNING", f.rel + ": " + n);
   }
-  return os.str();
+  return out;
 }
 
 std::string ReportJson(const RunResult& r, const Options& opts) {

@@ -127,7 +127,7 @@ bool IsExpression(const std::string& text) {
   TSNode root = ts_tree_root_node(t.get());
   if (ts_node_has_error(root) || ts_node_named_child_count(root) != 1) return false;
   TSNode stmt = ts_node_named_child(root, 0);
-  return Is(stmt, "expression_statement") && ts_node_named_child_count(stmt) == 1;
+  return Is(stmt, sym::expression_statement) && ts_node_named_child_count(stmt) == 1;
 }
 
 }  // namespace
