@@ -1,7 +1,11 @@
-// Conv and ConvTranspose (1-D and 2-D, groups, dilations, pads, auto_pad). Convolution is lowered to
-// GEMM on Eigen (im2col, skipped for 1x1 stride-1 kernels), split across the thread pool; depthwise
-// convolution has a direct kernel because its per-group GEMM would be a single row.
+// Conv and ConvTranspose (1-D, 2-D and 3-D; groups, dilations, pads, auto_pad; fp32 and fp64, fp16/bf16
+// widened to fp32). Convolution is lowered to GEMM on Eigen (im2col, skipped for 1x1 stride-1 kernels),
+// split across the thread pool; depthwise convolution has a direct kernel because its per-group GEMM would
+// be a single row. Every spatial rank is handled as 3-D with leading extents of 1.
+// GCC 12 flags Eigen's AVX-512 double kernels with -Wmaybe-uninitialized (a known false positive).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <Eigen/Core>
+#include <array>
 #include <cstring>
 
 #include "kernels/kernel_util.h"
@@ -9,101 +13,147 @@
 namespace npu {
 namespace {
 
-using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using MapRM = Eigen::Map<RowMat, 0, Eigen::OuterStride<>>;
-using CMapRM = Eigen::Map<const RowMat, 0, Eigen::OuterStride<>>;
+template <class T>
+using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T>
+using MapRM = Eigen::Map<RowMat<T>, 0, Eigen::OuterStride<>>;
+template <class T>
+using CMapRM = Eigen::Map<const RowMat<T>, 0, Eigen::OuterStride<>>;
 
-struct Conv2D {
-  int64_t C, H, W, M, KH, KW, OH, OW, G;
-  int64_t sh, sw, dh, dw, pt, pl;
+using Dims3 = std::array<int64_t, 3>;  // depth, height, width
+
+struct ConvGeom {
+  int64_t C = 0, M = 0, G = 1;
+  Dims3 in{1, 1, 1}, k{1, 1, 1}, out{1, 1, 1}, stride{1, 1, 1}, dil{1, 1, 1}, pad{0, 0, 0};  // pad: at the start
+  size_t rank = 2;  // spatial rank of the model's tensors (1, 2 or 3)
   int64_t Cg() const { return C / G; }
   int64_t Mg() const { return M / G; }
-  int64_t K() const { return Cg() * KH * KW; }
-  bool pointwise() const { return KH == 1 && KW == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && OH == H && OW == W; }
+  int64_t InSize() const { return in[0] * in[1] * in[2]; }
+  int64_t OutSize() const { return out[0] * out[1] * out[2]; }
+  int64_t KSize() const { return k[0] * k[1] * k[2]; }
+  int64_t K() const { return Cg() * KSize(); }
+  bool pointwise() const { return KSize() == 1 && stride == Dims3{1, 1, 1} && pad == Dims3{0, 0, 0} && out == in; }
+  Shape OutShape(int64_t n) const {
+    Shape s = {n, M};
+    s.insert(s.end(), out.end() - static_cast<long>(rank), out.end());
+    return s;
+  }
 };
 
-// Rows [r0, r1) of the im2col matrix of one group: row (c, ki, kj), column (oh, ow).
-void Im2ColRows(const Conv2D& p, const float* in, float* col, int64_t r0, int64_t r1) {
-  const int64_t ohw = p.OH * p.OW;
+// Fills the last r entries of a 3-vector from a per-spatial-dim attribute list.
+Dims3 Widen(const std::vector<int64_t>& v, int64_t fill) {
+  Dims3 d{fill, fill, fill};
+  std::copy(v.begin(), v.end(), d.end() - static_cast<long>(v.size()));
+  return d;
+}
+
+template <class T>
+T* Scratch(size_t n) {  // ThreadScratch counts floats; its storage is new-aligned, enough for double
+  return reinterpret_cast<T*>(ThreadScratch((n * sizeof(T) + sizeof(float) - 1) / sizeof(float)));
+}
+
+// Output columns ow in [lo, hi) whose input column (ow * stride + off) lies inside [0, W).
+void InsideRange(int64_t W, int64_t OW, int64_t stride, int64_t off, int64_t& lo, int64_t& hi) {
+  lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
+  hi = W - off <= 0 ? 0 : std::min(OW, (W - off + stride - 1) / stride);
+  lo = std::min(lo, hi);
+}
+
+// Rows [r0, r1) of the im2col matrix of one group: row (c, kd, kh, kw), column (od, oh, ow).
+template <class T>
+void Im2ColRows(const ConvGeom& p, const T* in, T* col, int64_t r0, int64_t r1) {
+  const int64_t osz = p.OutSize(), ksz = p.KSize();
+  const auto [D, H, W] = p.in;
+  const auto [OD, OH, OW] = p.out;
   for (int64_t r = r0; r < r1; ++r) {
-    int64_t c = r / (p.KH * p.KW), ki = (r / p.KW) % p.KH, kj = r % p.KW;
-    const float* src = in + c * p.H * p.W;
-    float* dst = col + r * ohw;
-    // Output columns whose input column is inside the image: ow in [lo, hi).
-    int64_t off = kj * p.dw - p.pl;
-    int64_t lo = off >= 0 ? 0 : (-off + p.sw - 1) / p.sw;
-    int64_t hi = p.W - off <= 0 ? 0 : std::min(p.OW, (p.W - off + p.sw - 1) / p.sw);
-    lo = std::min(lo, hi);
-    for (int64_t oh = 0; oh < p.OH; ++oh) {
-      int64_t ih = oh * p.sh - p.pt + ki * p.dh;
-      float* d = dst + oh * p.OW;
-      if (ih < 0 || ih >= p.H) {
-        std::memset(d, 0, sizeof(float) * p.OW);
-        continue;
+    int64_t c = r / ksz, kd = (r / (p.k[1] * p.k[2])) % p.k[0], kh = (r / p.k[2]) % p.k[1], kw = r % p.k[2];
+    const T* src = in + c * p.InSize();
+    T* dst = col + r * osz;
+    int64_t off = kw * p.dil[2] - p.pad[2], lo, hi;
+    InsideRange(W, OW, p.stride[2], off, lo, hi);
+    for (int64_t od = 0; od < OD; ++od) {
+      int64_t id = od * p.stride[0] - p.pad[0] + kd * p.dil[0];
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        int64_t ih = oh * p.stride[1] - p.pad[1] + kh * p.dil[1];
+        T* d = dst + (od * OH + oh) * OW;
+        if (id < 0 || id >= D || ih < 0 || ih >= H) {
+          std::fill(d, d + OW, T(0));
+          continue;
+        }
+        const T* s = src + (id * H + ih) * W + off;
+        std::fill(d, d + lo, T(0));
+        if (p.stride[2] == 1) std::memcpy(d + lo, s + lo, sizeof(T) * (hi - lo));
+        else
+          for (int64_t ow = lo; ow < hi; ++ow) d[ow] = s[ow * p.stride[2]];
+        std::fill(d + hi, d + OW, T(0));
       }
-      const float* s = src + ih * p.W + off;
-      std::fill(d, d + lo, 0.f);
-      if (p.sw == 1) std::memcpy(d + lo, s + lo, sizeof(float) * (hi - lo));
-      else
-        for (int64_t ow = lo; ow < hi; ++ow) d[ow] = s[ow * p.sw];
-      std::fill(d + hi, d + p.OW, 0.f);
     }
   }
 }
 
-// out[Mg x ohw] = w[Mg x K] * col[K x ohw] + bias, split over columns (large images) or rows.
-void GemmBias(ThreadPool& pool, const float* w, const float* col, const float* bias, float* out, int64_t Mg,
-              int64_t K, int64_t ohw) {
+// out[Mg x osz] = w[Mg x K] * col[K x osz] + bias, split over columns (large outputs) or rows.
+template <class T>
+void GemmBias(ThreadPool& pool, const T* w, const T* col, const T* bias, T* out, int64_t Mg, int64_t K, int64_t osz) {
   int threads = pool.size();
-  bool split_cols = ohw >= 64 * threads;
-  size_t n = static_cast<size_t>(split_cols ? ohw : Mg);
+  bool split_cols = osz >= 64 * threads;
+  size_t n = static_cast<size_t>(split_cols ? osz : Mg);
   size_t grain = split_cols ? std::max<size_t>(64, (n + threads - 1) / threads) : std::max<size_t>(8, (n + threads - 1) / threads);
   pool.ParallelFor(n, grain, [&](size_t b, size_t e) {
     int64_t m0 = split_cols ? 0 : b, m1 = split_cols ? Mg : e;
-    int64_t c0 = split_cols ? b : 0, c1 = split_cols ? e : ohw;
-    MapRM o(out + m0 * ohw + c0, m1 - m0, c1 - c0, Eigen::OuterStride<>(ohw));
-    for (int64_t m = m0; m < m1; ++m) std::fill(&o(m - m0, 0), &o(m - m0, 0) + (c1 - c0), bias ? bias[m] : 0.f);
-    CMapRM a(w + m0 * K, m1 - m0, K, Eigen::OuterStride<>(K));
-    CMapRM x(col + c0, K, c1 - c0, Eigen::OuterStride<>(ohw));
+    int64_t c0 = split_cols ? b : 0, c1 = split_cols ? e : osz;
+    MapRM<T> o(out + m0 * osz + c0, m1 - m0, c1 - c0, Eigen::OuterStride<>(osz));
+    for (int64_t m = m0; m < m1; ++m) std::fill(&o(m - m0, 0), &o(m - m0, 0) + (c1 - c0), bias ? bias[m] : T(0));
+    CMapRM<T> a(w + m0 * K, m1 - m0, K, Eigen::OuterStride<>(K));
+    CMapRM<T> x(col + c0, K, c1 - c0, Eigen::OuterStride<>(osz));
     o.noalias() += a * x;
   });
 }
 
-void DepthwiseConv(ThreadPool& pool, const Conv2D& p, const float* in, const float* w, const float* bias, float* out) {
+template <class T>
+void DepthwiseConv(ThreadPool& pool, const ConvGeom& p, const T* in, const T* w, const T* bias, T* out) {
+  const auto [D, H, W] = p.in;
+  const auto [OD, OH, OW] = p.out;
   // Each output channel m reads input channel m / Mg.
   pool.ParallelFor(static_cast<size_t>(p.M), 1, [&](size_t b, size_t e) {
     for (size_t m = b; m < e; ++m) {
-      const float* src = in + (m / p.Mg()) * p.H * p.W;
-      float* dst = out + m * p.OH * p.OW;
-      std::fill(dst, dst + p.OH * p.OW, bias ? bias[m] : 0.f);
-      for (int64_t ki = 0; ki < p.KH; ++ki)
-        for (int64_t kj = 0; kj < p.KW; ++kj) {
-          float wv = w[(m * p.KH + ki) * p.KW + kj];
-          int64_t off = kj * p.dw - p.pl;
-          int64_t lo = off >= 0 ? 0 : (-off + p.sw - 1) / p.sw;
-          int64_t hi = p.W - off <= 0 ? 0 : std::min(p.OW, (p.W - off + p.sw - 1) / p.sw);
-          for (int64_t oh = 0; oh < p.OH; ++oh) {
-            int64_t ih = oh * p.sh - p.pt + ki * p.dh;
-            if (ih < 0 || ih >= p.H) continue;
-            const float* s = src + ih * p.W + off;
-            float* d = dst + oh * p.OW;
-            if (p.sw == 1)
-              for (int64_t ow = lo; ow < hi; ++ow) d[ow] += wv * s[ow];
-            else
-              for (int64_t ow = lo; ow < hi; ++ow) d[ow] += wv * s[ow * p.sw];
+      const T* src = in + (m / p.Mg()) * p.InSize();
+      T* dst = out + m * p.OutSize();
+      std::fill(dst, dst + p.OutSize(), bias ? bias[m] : T(0));
+      for (int64_t kd = 0; kd < p.k[0]; ++kd)
+        for (int64_t kh = 0; kh < p.k[1]; ++kh)
+          for (int64_t kw = 0; kw < p.k[2]; ++kw) {
+            T wv = w[((m * p.k[0] + kd) * p.k[1] + kh) * p.k[2] + kw];
+            int64_t off = kw * p.dil[2] - p.pad[2], lo, hi;
+            InsideRange(W, OW, p.stride[2], off, lo, hi);
+            for (int64_t od = 0; od < OD; ++od) {
+              int64_t id = od * p.stride[0] - p.pad[0] + kd * p.dil[0];
+              if (id < 0 || id >= D) continue;
+              for (int64_t oh = 0; oh < OH; ++oh) {
+                int64_t ih = oh * p.stride[1] - p.pad[1] + kh * p.dil[1];
+                if (ih < 0 || ih >= H) continue;
+                const T* s = src + (id * H + ih) * W + off;
+                T* d = dst + (od * OH + oh) * OW;
+                if (p.stride[2] == 1)
+                  for (int64_t ow = lo; ow < hi; ++ow) d[ow] += wv * s[ow];
+                else
+                  for (int64_t ow = lo; ow < hi; ++ow) d[ow] += wv * s[ow * p.stride[2]];
+              }
+            }
           }
-        }
     }
   });
 }
 
-// Views a 1-D or 2-D conv as 2-D: 1-D gets H = 1.
-Result<Conv2D> MakeConv2D(const Node& node, const Shape& x, const Shape& w, bool transpose) {
+Status RankError(const Node& node, size_t r) {
+  return Status::Error("E10055", node.op_type + " node", node.name,
+                       std::to_string(r) + "-D convolution is not supported (1-D, 2-D and 3-D are)");
+}
+
+Result<ConvGeom> MakeConv(const Node& node, const Shape& x, const Shape& w, bool transpose) {
   size_t r = x.size() - 2;
-  if (r != 1 && r != 2)
-    return Status::Error("E10055", node.op_type + " node", node.name,
-                         std::to_string(r) + "-D convolution is not supported (1-D and 2-D are)");
-  Conv2D p{};
+  if (r < 1 || r > 3) return RankError(node, r);
+  ConvGeom p;
+  p.rank = r;
   p.G = node.attr_int("group", 1);
   p.C = x[1];
   p.M = transpose ? w[1] * p.G : w[0];
@@ -111,11 +161,8 @@ Result<Conv2D> MakeConv2D(const Node& node, const Shape& x, const Shape& w, bool
   Shape sp(x.begin() + 2, x.end());
   if (!transpose) {
     NPU_ASSIGN_OR_RETURN(WindowGeometry g, ComputeWindow(node, sp, k));
-    auto pick = [&](const std::vector<int64_t>& v, int64_t def) { return r == 2 ? v[0] : def; };
-    auto last = [&](const std::vector<int64_t>& v) { return v[r - 1]; };
-    p.H = pick(g.in, 1), p.W = last(g.in), p.KH = pick(g.kernel, 1), p.KW = last(g.kernel);
-    p.OH = pick(g.out, 1), p.OW = last(g.out), p.sh = pick(g.stride, 1), p.sw = last(g.stride);
-    p.dh = pick(g.dilation, 1), p.dw = last(g.dilation), p.pt = pick(g.pad_begin, 0), p.pl = last(g.pad_begin);
+    p.in = Widen(g.in, 1), p.k = Widen(g.kernel, 1), p.out = Widen(g.out, 1);
+    p.stride = Widen(g.stride, 1), p.dil = Widen(g.dilation, 1), p.pad = Widen(g.pad_begin, 0);
   }
   if (p.G <= 0 || p.C % p.G != 0 || p.M % p.G != 0)
     return Status::Error("E10001", node.op_type + " node", node.name, "channels are not divisible by group");
@@ -125,44 +172,48 @@ Result<Conv2D> MakeConv2D(const Node& node, const Shape& x, const Shape& w, bool
   return p;
 }
 
-Status ConvKernel(KernelContext& c) {
+template <class T>
+void ConvCompute(KernelContext& c, const ConvGeom& p, Tensor& y) {
   const Tensor &x = c.in(0), &w = c.in(1);
-  if (x.dtype() != DType::kF32) return c.Fail("dtype " + std::string(DTypeName(x.dtype())) + " is not supported");
-  if (x.rank() < 3 || w.rank() != x.rank()) return c.Fail("input and weight ranks must match and be >= 3");
-  NPU_ASSIGN_OR_RETURN(Conv2D p, MakeConv2D(c.node, x.shape(), w.shape(), false));
-  const float* bias = c.has(2) ? c.in(2).data<float>() : nullptr;
-  Shape out_shape = {x.shape()[0], p.M};
-  if (x.rank() == 4) out_shape.push_back(p.OH);
-  out_shape.push_back(p.OW);
-  Tensor y = Tensor::Empty(DType::kF32, out_shape);
-  const int64_t N = x.shape()[0], ohw = p.OH * p.OW;
+  const T* bias = c.has(2) ? c.in(2).data<T>() : nullptr;
+  const int64_t N = x.shape()[0], osz = p.OutSize();
   for (int64_t n = 0; n < N; ++n) {
-    const float* xin = x.data<float>() + n * p.C * p.H * p.W;
-    float* yout = y.mutable_data<float>() + n * p.M * ohw;
+    const T* xin = x.data<T>() + n * p.C * p.InSize();
+    T* yout = y.mutable_data<T>() + n * p.M * osz;
     if (p.Cg() == 1 && p.G > 1) {
-      DepthwiseConv(c.pool, p, xin, w.data<float>(), bias, yout);
+      DepthwiseConv(c.pool, p, xin, w.data<T>(), bias, yout);
       continue;
     }
     for (int64_t g = 0; g < p.G; ++g) {
-      const float* xg = xin + g * p.Cg() * p.H * p.W;
-      const float* col = xg;
+      const T* xg = xin + g * p.Cg() * p.InSize();
+      const T* col = xg;
       if (!p.pointwise()) {
-        float* buf = ThreadScratch(static_cast<size_t>(p.K() * ohw));
+        T* buf = Scratch<T>(static_cast<size_t>(p.K() * osz));
         c.pool.ParallelFor(static_cast<size_t>(p.K()), 1, [&](size_t b, size_t e) { Im2ColRows(p, xg, buf, b, e); });
         col = buf;
       }
-      GemmBias(c.pool, w.data<float>() + g * p.Mg() * p.K(), col, bias ? bias + g * p.Mg() : nullptr,
-               yout + g * p.Mg() * ohw, p.Mg(), p.K(), ohw);
+      GemmBias(c.pool, w.data<T>() + g * p.Mg() * p.K(), col, bias ? bias + g * p.Mg() : nullptr, yout + g * p.Mg() * osz,
+               p.Mg(), p.K(), osz);
     }
   }
+}
+
+Status ConvKernel(KernelContext& c) {
+  const Tensor &x = c.in(0), &w = c.in(1);
+  if (x.dtype() != DType::kF32 && x.dtype() != DType::kF64)
+    return c.Fail("dtype " + std::string(DTypeName(x.dtype())) + " is not supported");
+  if (x.rank() < 3 || w.rank() != x.rank()) return c.Fail("input and weight ranks must match and be >= 3");
+  NPU_ASSIGN_OR_RETURN(ConvGeom p, MakeConv(c.node, x.shape(), w.shape(), false));
+  Tensor y = Tensor::Empty(x.dtype(), p.OutShape(x.shape()[0]));
+  DispatchFloat(x.dtype(), [&](auto t) { ConvCompute<decltype(t)>(c, p, y); });
   c.outputs[0] = std::move(y);
   return Status::Ok();
 }
 
 // ---- ConvTranspose ------------------------------------------------------------------------------
 
-Result<Conv2D> MakeConvTranspose(const Node& n, const Shape& x, const Shape& w) {
-  NPU_ASSIGN_OR_RETURN(Conv2D p, MakeConv2D(n, x, w, true));
+Result<ConvGeom> MakeConvTranspose(const Node& n, const Shape& x, const Shape& w) {
+  NPU_ASSIGN_OR_RETURN(ConvGeom p, MakeConv(n, x, w, true));
   size_t r = x.size() - 2;
   std::vector<int64_t> k = n.attr_ints("kernel_shape", Shape(w.begin() + 2, w.end()));
   auto strides = n.attr_ints("strides", std::vector<int64_t>(r, 1));
@@ -190,61 +241,74 @@ Result<Conv2D> MakeConvTranspose(const Node& n, const Shape& x, const Shape& w) 
       out[i] = full - pads[i] - pads[i + r];
     }
   }
-  auto pick = [&](const std::vector<int64_t>& v, int64_t def) { return r == 2 ? v[0] : def; };
-  p.H = r == 2 ? x[2] : 1, p.W = x.back();
-  p.KH = pick(k, 1), p.KW = k.back(), p.OH = pick(out, 1), p.OW = out.back();
-  p.sh = pick(strides, 1), p.sw = strides.back(), p.dh = pick(dil, 1), p.dw = dil.back();
-  p.pt = pick(pb, 0), p.pl = pb.back();
+  p.in = Widen(Shape(x.begin() + 2, x.end()), 1), p.k = Widen(k, 1), p.out = Widen(out, 1);
+  p.stride = Widen(strides, 1), p.dil = Widen(dil, 1), p.pad = Widen(pb, 0);
   return p;
 }
 
-// Scatter-adds col[(m, ki, kj), (h, w)] into out[m][oh][ow]; parallel over output channels.
-void Col2Im(ThreadPool& pool, const Conv2D& p, int64_t Mg, const float* col, float* out) {
+// Scatter-adds col[(m, kd, kh, kw), (d, h, w)] into out[m][od][oh][ow]; parallel over output channels.
+template <class T>
+void Col2Im(ThreadPool& pool, const ConvGeom& p, int64_t Mg, const T* col, T* out) {
+  const auto [D, H, W] = p.in;
+  const auto [OD, OH, OW] = p.out;
   pool.ParallelFor(static_cast<size_t>(Mg), 1, [&](size_t b, size_t e) {
     for (size_t m = b; m < e; ++m)
-      for (int64_t ki = 0; ki < p.KH; ++ki)
-        for (int64_t kj = 0; kj < p.KW; ++kj) {
-          const float* src = col + ((m * p.KH + ki) * p.KW + kj) * p.H * p.W;
-          for (int64_t h = 0; h < p.H; ++h) {
-            int64_t oh = h * p.sh - p.pt + ki * p.dh;
-            if (oh < 0 || oh >= p.OH) continue;
-            for (int64_t w = 0; w < p.W; ++w) {
-              int64_t ow = w * p.sw - p.pl + kj * p.dw;
-              if (ow >= 0 && ow < p.OW) out[(m * p.OH + oh) * p.OW + ow] += src[h * p.W + w];
+      for (int64_t kd = 0; kd < p.k[0]; ++kd)
+        for (int64_t kh = 0; kh < p.k[1]; ++kh)
+          for (int64_t kw = 0; kw < p.k[2]; ++kw) {
+            const T* src = col + (((m * p.k[0] + kd) * p.k[1] + kh) * p.k[2] + kw) * p.InSize();
+            T* dst = out + m * p.OutSize();
+            for (int64_t d = 0; d < D; ++d) {
+              int64_t od = d * p.stride[0] - p.pad[0] + kd * p.dil[0];
+              if (od < 0 || od >= OD) continue;
+              for (int64_t h = 0; h < H; ++h) {
+                int64_t oh = h * p.stride[1] - p.pad[1] + kh * p.dil[1];
+                if (oh < 0 || oh >= OH) continue;
+                const T* s = src + (d * H + h) * W;
+                T* o = dst + (od * OH + oh) * OW;
+                for (int64_t w = 0; w < W; ++w) {
+                  int64_t ow = w * p.stride[2] - p.pad[2] + kw * p.dil[2];
+                  if (ow >= 0 && ow < OW) o[ow] += s[w];
+                }
+              }
             }
           }
-        }
   });
+}
+
+template <class T>
+void ConvTransposeCompute(KernelContext& c, const ConvGeom& p, Tensor& y) {
+  const Tensor &x = c.in(0), &w = c.in(1);
+  const int64_t N = x.shape()[0], isz = p.InSize(), osz = p.OutSize(), Cg = p.Cg(), Mg = p.Mg(), rows = Mg * p.KSize();
+  std::vector<T> col(static_cast<size_t>(rows * isz));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t g = 0; g < p.G; ++g) {
+      // col[rows x isz] = W_g^T [rows x Cg] * X_g [Cg x isz]; W_g is stored Cg x rows.
+      CMapRM<T> wg(w.data<T>() + g * Cg * rows, Cg, rows, Eigen::OuterStride<>(rows));
+      CMapRM<T> xg(x.data<T>() + (n * p.C + g * Cg) * isz, Cg, isz, Eigen::OuterStride<>(isz));
+      MapRM<T> cm(col.data(), rows, isz, Eigen::OuterStride<>(isz));
+      cm.noalias() = wg.transpose() * xg;
+      Col2Im(c.pool, p, Mg, col.data(), y.mutable_data<T>() + (n * p.M + g * Mg) * osz);
+    }
+  if (c.has(2)) {
+    const T* b = c.in(2).data<T>();
+    T* yp = y.mutable_data<T>();
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t m = 0; m < p.M; ++m) {
+        T* row = yp + (n * p.M + m) * osz;
+        for (int64_t i = 0; i < osz; ++i) row[i] += b[m];
+      }
+  }
 }
 
 Status ConvTransposeKernel(KernelContext& c) {
   const Tensor &x = c.in(0), &w = c.in(1);
-  if (x.dtype() != DType::kF32) return c.Fail("dtype " + std::string(DTypeName(x.dtype())) + " is not supported");
+  if (x.dtype() != DType::kF32 && x.dtype() != DType::kF64)
+    return c.Fail("dtype " + std::string(DTypeName(x.dtype())) + " is not supported");
   if (x.rank() < 3 || w.rank() != x.rank()) return c.Fail("input and weight ranks must match and be >= 3");
-  NPU_ASSIGN_OR_RETURN(Conv2D p, MakeConvTranspose(c.node, x.shape(), w.shape()));
-  const int64_t N = x.shape()[0], hw = p.H * p.W, Cg = p.Cg(), Mg = p.Mg(), rows = Mg * p.KH * p.KW;
-  Shape out_shape = {N, p.M};
-  if (x.rank() == 4) out_shape.push_back(p.OH);
-  out_shape.push_back(p.OW);
-  Tensor y = Tensor::Zeros(DType::kF32, out_shape);
-  std::vector<float> col(static_cast<size_t>(rows * hw));
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t g = 0; g < p.G; ++g) {
-      // col[rows x hw] = W_g^T [rows x Cg] * X_g [Cg x hw]; W_g is stored Cg x rows.
-      CMapRM wg(w.data<float>() + g * Cg * rows, Cg, rows, Eigen::OuterStride<>(rows));
-      CMapRM xg(x.data<float>() + (n * p.C + g * Cg) * hw, Cg, hw, Eigen::OuterStride<>(hw));
-      MapRM cm(col.data(), rows, hw, Eigen::OuterStride<>(hw));
-      cm.noalias() = wg.transpose() * xg;
-      float* yg = y.mutable_data<float>() + (n * p.M + g * Mg) * p.OH * p.OW;
-      Col2Im(c.pool, p, Mg, col.data(), yg);
-    }
-  if (c.has(2)) {
-    const float* b = c.in(2).data<float>();
-    float* yp = y.mutable_data<float>();
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t m = 0; m < p.M; ++m)
-        for (int64_t i = 0; i < p.OH * p.OW; ++i) yp[(n * p.M + m) * p.OH * p.OW + i] += b[m];
-  }
+  NPU_ASSIGN_OR_RETURN(ConvGeom p, MakeConvTranspose(c.node, x.shape(), w.shape()));
+  Tensor y = Tensor::Zeros(x.dtype(), p.OutShape(x.shape()[0]));
+  DispatchFloat(x.dtype(), [&](auto t) { ConvTransposeCompute<decltype(t)>(c, p, y); });
   c.outputs[0] = std::move(y);
   return Status::Ok();
 }
@@ -256,13 +320,9 @@ Status InferConv(InferContext& c, bool transpose) {
     return Status::Ok();
   }
   if (x.shape.size() < 3 || w.shape.size() != x.shape.size()) return c.Fail("input and weight ranks must match and be >= 3");
-  auto geo = transpose ? MakeConvTranspose(c.node, x.shape, w.shape) : MakeConv2D(c.node, x.shape, w.shape, false);
+  auto geo = transpose ? MakeConvTranspose(c.node, x.shape, w.shape) : MakeConv(c.node, x.shape, w.shape, false);
   if (!geo.ok()) return geo.status();
-  const Conv2D& p = geo.value();
-  Shape s = {x.shape[0], p.M};
-  if (x.shape.size() == 4) s.push_back(p.OH);
-  s.push_back(p.OW);
-  c.set_output(0, x.dtype, s);
+  c.set_output(0, x.dtype, geo.value().OutShape(x.shape[0]));
   return Status::Ok();
 }
 

@@ -1,7 +1,8 @@
-// MatMul (numpy semantics, broadcast batch dims), Gemm and Einsum (forms that reduce to batched GEMM
-// plus sums over single-operand labels).
+// MatMul (numpy semantics, broadcast batch dims), Gemm and Einsum (any number of operands, diagonals,
+// ellipsis; contracted pairwise as batched GEMMs plus sums over labels no one else needs).
 #include <Eigen/Core>
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 #include "kernels/kernel_util.h"
@@ -182,10 +183,43 @@ Result<EinsumSpec> ParseEinsum(std::string eq, const std::vector<const Tensor*>&
     if (s.inputs[k].size() != static_cast<size_t>(ins[k]->rank()))
       return Status::Error("E10001", "equation", eq, "operand " + std::to_string(k) + " rank differs from its labels");
     for (size_t i = 0; i < s.inputs[k].size(); ++i)
-      if (s.inputs[k].find(s.inputs[k][i]) != i)
-        return Status::Error("E10055", "equation", eq, "repeated labels within one operand (diagonals) are not supported");
+      if (size_t first = s.inputs[k].find(s.inputs[k][i]); first != i && ins[k]->shape()[first] != ins[k]->shape()[i])
+        return Status::Error("E10001", "equation", eq, "operand " + std::to_string(k) + " repeats a label over dimensions of different sizes");
   }
   return s;
+}
+
+// The diagonal over repeated labels ("ii" -> "i"): labels become unique, in order of first appearance.
+// Each output element reads the input at the offset whose repeated dims share one index, so the output's
+// stride for a label is the sum of the input strides of its occurrences.
+Tensor TakeDiagonal(const Tensor& x, std::string& labels) {
+  std::string unique;
+  for (char ch : labels)
+    if (unique.find(ch) == std::string::npos) unique += ch;
+  if (unique.size() == labels.size()) return x;
+  std::vector<int64_t> in_strides = Strides(x.shape()), strides;
+  Shape shape;
+  for (char ch : unique) {
+    int64_t stride = 0;
+    for (size_t i = 0; i < labels.size(); ++i)
+      if (labels[i] == ch) stride += in_strides[i];
+    shape.push_back(x.shape()[labels.find(ch)]);
+    strides.push_back(stride);
+  }
+  Tensor out = Tensor::Empty(x.dtype(), shape);
+  const size_t esz = DTypeSize(x.dtype());
+  std::vector<int64_t> idx(shape.size(), 0);
+  for (int64_t o = 0, n = out.numel(); o < n; ++o) {
+    int64_t off = 0;
+    for (size_t d = 0; d < idx.size(); ++d) off += idx[d] * strides[d];
+    std::memcpy(out.mutable_raw() + o * esz, x.raw() + off * esz, esz);
+    for (size_t d = idx.size(); d-- > 0;) {  // next multi-index, last dim fastest
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  labels = unique;
+  return out;
 }
 
 // Sums x over labels not in `keep`, returning the tensor with labels in `keep` order (a subset of labels).
@@ -215,36 +249,24 @@ Tensor SumOut(const Tensor& x, const std::string& labels, const std::string& kee
   return out;
 }
 
-Status EinsumKernel(KernelContext& c) {
-  std::vector<const Tensor*> ins;
-  for (auto& t : c.inputs) ins.push_back(&t);
-  auto spec = ParseEinsum(c.node.attr_string("equation"), ins);
-  if (!spec.ok()) return spec.status();
-  const EinsumSpec& s = spec.value();
-  if (ins.size() > 2) return c.Fail("Einsum with more than two operands is not supported");
-  if (ins.size() == 1) {
-    std::string lab;
-    Tensor r = SumOut(*ins[0], s.inputs[0], s.output, c.pool, lab);
-    std::vector<int64_t> perm;
-    for (char ch : s.output) perm.push_back(static_cast<int64_t>(lab.find(ch)));
-    c.outputs[0] = TransposeTensor(r, perm, c.pool);
-    if (c.outputs[0].raw() == ins[0]->raw()) c.outputs[0] = c.outputs[0].Clone();
-    return Status::Ok();
-  }
-  // Labels kept by each operand: those in the output or in the other operand.
-  std::string la0 = s.inputs[0], lb0 = s.inputs[1], la, lb;
-  Tensor A = SumOut(*ins[0], la0, s.output + lb0, c.pool, la);
-  Tensor B = SumOut(*ins[1], lb0, s.output + la0, c.pool, lb);
+// Contracts two operands with unique labels into the labels `out` (each from either operand): labels in
+// neither `out` nor the other operand are summed first, the rest becomes one batched GEMM.
+Result<Tensor> Contract(KernelContext& c, const Tensor& a, const std::string& la0, const Tensor& b,
+                        const std::string& lb0, const std::string& out) {
+  std::string la, lb;
+  Tensor A = SumOut(a, la0, out + lb0, c.pool, la);
+  Tensor B = SumOut(b, lb0, out + la0, c.pool, lb);
   std::string batch, freeA, freeB, contr;
   for (char ch : la) {
-    bool inB = lb.find(ch) != std::string::npos, inO = s.output.find(ch) != std::string::npos;
+    bool inB = lb.find(ch) != std::string::npos, inO = out.find(ch) != std::string::npos;
     (inB ? (inO ? batch : contr) : freeA) += ch;
   }
   for (char ch : lb)
     if (la.find(ch) == std::string::npos) freeB += ch;
   auto dim = [&](char ch) { auto p = la.find(ch); return p != std::string::npos ? A.shape()[p] : B.shape()[lb.find(ch)]; };
   for (char ch : batch + contr)
-    if (A.shape()[la.find(ch)] != B.shape()[lb.find(ch)]) return c.Fail(std::string("label '") + ch + "' has different sizes");
+    if (A.shape()[la.find(ch)] != B.shape()[lb.find(ch)])
+      return Status::Error("E10001", "Einsum node", c.node.name, std::string("label '") + ch + "' has different sizes");
   auto permute = [&](const Tensor& t, const std::string& from, const std::string& to) {
     std::vector<int64_t> perm;
     for (char ch : to) perm.push_back(static_cast<int64_t>(from.find(ch)));
@@ -258,7 +280,43 @@ Status EinsumKernel(KernelContext& c) {
   Shape rs;
   std::string rl = batch + freeA + freeB;
   for (char ch : rl) rs.push_back(dim(ch));
-  c.outputs[0] = permute(R.Reshaped(rs), rl, s.output);
+  return permute(R.Reshaped(rs), rl, out);
+}
+
+// Diagonals first, then operands contracted left to right; each intermediate keeps only the labels that
+// the output or a later operand still needs.
+Status EinsumKernel(KernelContext& c) {
+  std::vector<const Tensor*> ins;
+  for (auto& t : c.inputs) ins.push_back(&t);
+  auto spec = ParseEinsum(c.node.attr_string("equation"), ins);
+  if (!spec.ok()) return spec.status();
+  EinsumSpec s = std::move(spec).value();
+  std::vector<Tensor> ops;
+  for (size_t k = 0; k < ins.size(); ++k) ops.push_back(TakeDiagonal(*ins[k], s.inputs[k]));
+  if (ops.size() == 1) {
+    std::string lab;
+    Tensor r = SumOut(ops[0], s.inputs[0], s.output, c.pool, lab);
+    std::vector<int64_t> perm;
+    for (char ch : s.output) perm.push_back(static_cast<int64_t>(lab.find(ch)));
+    c.outputs[0] = TransposeTensor(r, perm, c.pool);
+    if (c.outputs[0].raw() == ins[0]->raw()) c.outputs[0] = c.outputs[0].Clone();
+    return Status::Ok();
+  }
+  Tensor acc = ops[0];
+  std::string acc_labels = s.inputs[0];
+  for (size_t k = 1; k < ops.size(); ++k) {
+    std::string keep = s.output;
+    if (k + 1 < ops.size()) {
+      std::string later = s.output;
+      for (size_t j = k + 1; j < ops.size(); ++j) later += s.inputs[j];
+      keep.clear();
+      for (char ch : acc_labels + s.inputs[k])
+        if (later.find(ch) != std::string::npos && keep.find(ch) == std::string::npos) keep += ch;
+    }
+    NPU_ASSIGN_OR_RETURN(acc, Contract(c, acc, acc_labels, ops[k], s.inputs[k], keep));
+    acc_labels = keep;
+  }
+  c.outputs[0] = std::move(acc);
   return Status::Ok();
 }
 
@@ -319,7 +377,7 @@ void RegisterMatMulOps() {
              [](KernelContext& c) { return WithWidenedHalves(c, MatMulKernel); });
   RegisterOp({"Gemm", 2, 3, 1, 1, Engine::kCube, PrecisionClass::kWhite, InferGemm},
              [](KernelContext& c) { return WithWidenedHalves(c, GemmKernel); });
-  RegisterOp({"Einsum", 1, 2, 1, 1, Engine::kCube, PrecisionClass::kWhite, InferEinsum},
+  RegisterOp({"Einsum", 1, 64, 1, 1, Engine::kCube, PrecisionClass::kWhite, InferEinsum},
              [](KernelContext& c) { return WithWidenedHalves(c, EinsumKernel); });
 }
 

@@ -8,86 +8,91 @@
 namespace npu {
 namespace {
 
-Status CheckFloat(KernelContext& c) {
-  return c.in(0).dtype() == DType::kF32 ? Status::Ok()
-                                        : c.Fail("dtype " + std::string(DTypeName(c.in(0).dtype())) + " is not supported");
+// fp32 and fp64 compute in their own type (statistics in double); fp16/bf16 arrive widened to fp32.
+template <Status (*F32)(KernelContext&), Status (*F64)(KernelContext&)>
+Status ByFloatType(KernelContext& c) {
+  DType t = c.in(0).dtype();
+  if (t == DType::kF32) return F32(c);
+  if (t == DType::kF64) return F64(c);
+  return c.Fail("dtype " + std::string(DTypeName(t)) + " is not supported");
 }
 
 // Applies y = x * a[ch] + b[ch] over [N, C, inner].
-void ChannelAffine(ThreadPool& pool, const float* x, float* y, int64_t N, int64_t C, int64_t inner,
-                   const std::vector<float>& a, const std::vector<float>& b) {
+template <class T>
+void ChannelAffine(ThreadPool& pool, const T* x, T* y, int64_t N, int64_t C, int64_t inner,
+                   const std::vector<T>& a, const std::vector<T>& b) {
   pool.ParallelFor(static_cast<size_t>(N * C), std::max<int64_t>(1, 4096 / std::max<int64_t>(1, inner)), [&](size_t s, size_t e) {
     for (size_t nc = s; nc < e; ++nc) {
-      float av = a[nc % C], bv = b[nc % C];
-      const float* xi = x + nc * inner;
-      float* yi = y + nc * inner;
+      T av = a[nc % C], bv = b[nc % C];
+      const T* xi = x + nc * inner;
+      T* yi = y + nc * inner;
       for (int64_t i = 0; i < inner; ++i) yi[i] = xi[i] * av + bv;
     }
   });
 }
 
+template <class T>
 Status BatchNormKernel(KernelContext& c) {
-  NPU_RETURN_IF_ERROR(CheckFloat(c));
   const Tensor& x = c.in(0);
   if (x.rank() < 2) return c.Fail("input must have rank >= 2");
   const int64_t N = x.shape()[0], C = x.shape()[1], inner = x.numel() / std::max<int64_t>(1, N * C);
-  float eps = c.node.attr_float("epsilon", 1e-5f), momentum = c.node.attr_float("momentum", 0.9f);
+  double eps = c.node.attr_float("epsilon", 1e-5f), momentum = c.node.attr_float("momentum", 0.9f);
   bool training = c.node.attr_int("training_mode", 0) != 0;
-  const float *scale = c.in(1).data<float>(), *bias = c.in(2).data<float>();
-  const float *mean = c.in(3).data<float>(), *var = c.in(4).data<float>();
-  std::vector<float> use_mean(mean, mean + C), use_var(var, var + C);
+  const T *scale = c.in(1).data<T>(), *bias = c.in(2).data<T>();
+  const T *mean = c.in(3).data<T>(), *var = c.in(4).data<T>();
+  std::vector<T> use_mean(mean, mean + C), use_var(var, var + C);
   if (training) {
     for (int64_t ch = 0; ch < C; ++ch) {
       double s = 0, s2 = 0;
       for (int64_t n = 0; n < N; ++n)
-        for (int64_t i = 0; i < inner; ++i) s += x.data<float>()[(n * C + ch) * inner + i];
+        for (int64_t i = 0; i < inner; ++i) s += x.data<T>()[(n * C + ch) * inner + i];
       double m = s / static_cast<double>(N * inner);
       for (int64_t n = 0; n < N; ++n)
         for (int64_t i = 0; i < inner; ++i) {
-          double d = x.data<float>()[(n * C + ch) * inner + i] - m;
+          double d = x.data<T>()[(n * C + ch) * inner + i] - m;
           s2 += d * d;
         }
-      use_mean[ch] = static_cast<float>(m);
-      use_var[ch] = static_cast<float>(s2 / static_cast<double>(N * inner));
+      use_mean[ch] = static_cast<T>(m);
+      use_var[ch] = static_cast<T>(s2 / static_cast<double>(N * inner));
     }
   }
-  std::vector<float> a(C), b(C);
+  std::vector<T> a(C), b(C);
   for (int64_t ch = 0; ch < C; ++ch) {
     a[ch] = scale[ch] / std::sqrt(use_var[ch] + eps);
     b[ch] = bias[ch] - use_mean[ch] * a[ch];
   }
-  Tensor y = Tensor::Empty(DType::kF32, x.shape());
-  ChannelAffine(c.pool, x.data<float>(), y.mutable_data<float>(), N, C, inner, a, b);
+  Tensor y = Tensor::Empty(x.dtype(), x.shape());
+  ChannelAffine(c.pool, x.data<T>(), y.mutable_data<T>(), N, C, inner, a, b);
   c.outputs[0] = std::move(y);
   if (training) {
     for (size_t k = 1; k < c.outputs.size() && k < 3; ++k) {
-      Tensor r = Tensor::Empty(DType::kF32, {C});
-      const float* running = k == 1 ? mean : var;
+      Tensor r = Tensor::Empty(x.dtype(), {C});
+      const T* running = k == 1 ? mean : var;
       const auto& batch = k == 1 ? use_mean : use_var;
-      for (int64_t ch = 0; ch < C; ++ch) r.mutable_data<float>()[ch] = running[ch] * momentum + batch[ch] * (1 - momentum);
+      for (int64_t ch = 0; ch < C; ++ch) r.mutable_data<T>()[ch] = running[ch] * momentum + batch[ch] * (1 - momentum);
       c.outputs[k] = std::move(r);
     }
   }
   return Status::Ok();
 }
 
+template <class T>
 Status InstanceNormKernel(KernelContext& c) {
-  NPU_RETURN_IF_ERROR(CheckFloat(c));
   const Tensor& x = c.in(0);
   const int64_t N = x.shape()[0], C = x.shape()[1], inner = x.numel() / std::max<int64_t>(1, N * C);
-  float eps = c.node.attr_float("epsilon", 1e-5f);
-  const float *scale = c.in(1).data<float>(), *bias = c.in(2).data<float>();
-  Tensor y = Tensor::Empty(DType::kF32, x.shape());
+  double eps = c.node.attr_float("epsilon", 1e-5f);
+  const T *scale = c.in(1).data<T>(), *bias = c.in(2).data<T>();
+  Tensor y = Tensor::Empty(x.dtype(), x.shape());
   c.pool.ParallelFor(static_cast<size_t>(N * C), 1, [&](size_t s, size_t e) {
     for (size_t nc = s; nc < e; ++nc) {
-      const float* xi = x.data<float>() + nc * inner;
+      const T* xi = x.data<T>() + nc * inner;
       double sum = 0, sq = 0;
       for (int64_t i = 0; i < inner; ++i) sum += xi[i];
       double m = sum / static_cast<double>(inner);
       for (int64_t i = 0; i < inner; ++i) sq += (xi[i] - m) * (xi[i] - m);
       double inv = 1.0 / std::sqrt(sq / static_cast<double>(inner) + eps);
-      float a = static_cast<float>(scale[nc % C] * inv), b = static_cast<float>(bias[nc % C] - m * scale[nc % C] * inv);
-      float* yi = y.mutable_data<float>() + nc * inner;
+      T a = static_cast<T>(scale[nc % C] * inv), b = static_cast<T>(bias[nc % C] - m * scale[nc % C] * inv);
+      T* yi = y.mutable_data<T>() + nc * inner;
       for (int64_t i = 0; i < inner; ++i) yi[i] = xi[i] * a + b;
     }
   });
@@ -95,17 +100,17 @@ Status InstanceNormKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+template <class T>
 Status LayerNormKernel(KernelContext& c) {
-  NPU_RETURN_IF_ERROR(CheckFloat(c));
   const Tensor& x = c.in(0);
   int64_t axis = NormalizeAxis(c.node.attr_int("axis", -1), x.rank());
   if (axis < 0 || axis >= x.rank()) return c.Fail("axis out of range");
-  float eps = c.node.attr_float("epsilon", 1e-5f);
+  double eps = c.node.attr_float("epsilon", 1e-5f);
   Shape norm_shape(x.shape().begin() + axis, x.shape().end());
   const int64_t inner = NumElements(norm_shape), outer = x.numel() / std::max<int64_t>(1, inner);
   // Scale and bias broadcast to the normalised shape.
-  auto expand = [&](size_t i, float def) {
-    std::vector<float> v(static_cast<size_t>(inner), def);
+  auto expand = [&](size_t i, T def) {
+    std::vector<T> v(static_cast<size_t>(inner), def);
     if (!c.has(i)) return v;
     const Tensor& t = c.in(i);
     auto st = BroadcastStrides(t.shape(), norm_shape);
@@ -113,25 +118,25 @@ Status LayerNormKernel(KernelContext& c) {
     for (int64_t k = 0; k < inner; ++k) {
       int64_t off = 0;
       for (size_t d = 0; d < norm_shape.size(); ++d) off += (k / ost[d]) % norm_shape[d] * st[d];
-      v[k] = t.data<float>()[off];
+      v[k] = t.data<T>()[off];
     }
     return v;
   };
-  std::vector<float> scale = expand(1, 1.f), bias = expand(2, 0.f);
+  std::vector<T> scale = expand(1, 1.f), bias = expand(2, 0.f);
   Shape stat_shape = x.shape();
   for (int64_t d = axis; d < x.rank(); ++d) stat_shape[d] = 1;
-  Tensor y = Tensor::Empty(DType::kF32, x.shape());
-  Tensor mean = Tensor::Empty(DType::kF32, stat_shape), inv_std = Tensor::Empty(DType::kF32, stat_shape);
+  Tensor y = Tensor::Empty(x.dtype(), x.shape());
+  Tensor mean = Tensor::Empty(DType::kF32, stat_shape), inv_std = Tensor::Empty(DType::kF32, stat_shape);  // stash_type float
   c.pool.ParallelFor(static_cast<size_t>(outer), std::max<int64_t>(1, 4096 / std::max<int64_t>(1, inner)), [&](size_t s, size_t e) {
     for (size_t o = s; o < e; ++o) {
-      const float* xi = x.data<float>() + o * inner;
+      const T* xi = x.data<T>() + o * inner;
       double sum = 0, sq = 0;
       for (int64_t i = 0; i < inner; ++i) sum += xi[i];
       double m = sum / static_cast<double>(inner);
       for (int64_t i = 0; i < inner; ++i) sq += (xi[i] - m) * (xi[i] - m);
       double inv = 1.0 / std::sqrt(sq / static_cast<double>(inner) + eps);
-      float* yi = y.mutable_data<float>() + o * inner;
-      for (int64_t i = 0; i < inner; ++i) yi[i] = static_cast<float>((xi[i] - m) * inv) * scale[i] + bias[i];
+      T* yi = y.mutable_data<T>() + o * inner;
+      for (int64_t i = 0; i < inner; ++i) yi[i] = static_cast<T>((xi[i] - m) * inv) * scale[i] + bias[i];
       mean.mutable_data<float>()[o] = static_cast<float>(m);
       inv_std.mutable_data<float>()[o] = static_cast<float>(inv);
     }
@@ -145,9 +150,8 @@ Status LayerNormKernel(KernelContext& c) {
 enum class SoftmaxKind { kSoftmax, kLogSoftmax, kHardmax };
 
 // Before opset 13 the input is coerced to 2-D at `axis`; from 13 on the op works along `axis` alone.
-template <SoftmaxKind kKind>
+template <SoftmaxKind kKind, class T>
 Status SoftmaxKernel(KernelContext& c) {
-  NPU_RETURN_IF_ERROR(CheckFloat(c));
   const Tensor& x = c.in(0);
   bool v13 = c.node.opset >= 13;
   int64_t axis = NormalizeAxis(c.node.attr_int("axis", v13 ? -1 : 1), x.rank());
@@ -159,13 +163,13 @@ Status SoftmaxKernel(KernelContext& c) {
     else if (d == axis || !v13) n *= x.shape()[d];
     else inner *= x.shape()[d];
   }
-  Tensor y = Tensor::Empty(DType::kF32, x.shape());
+  Tensor y = Tensor::Empty(x.dtype(), x.shape());
   c.pool.ParallelFor(static_cast<size_t>(outer * inner), std::max<int64_t>(1, 4096 / std::max<int64_t>(1, n)), [&](size_t s, size_t e) {
     for (size_t r = s; r < e; ++r) {
       int64_t o = static_cast<int64_t>(r) / inner, i = static_cast<int64_t>(r) % inner;
-      const float* xi = x.data<float>() + o * n * inner + i;
-      float* yi = y.mutable_data<float>() + o * n * inner + i;
-      float mx = -std::numeric_limits<float>::infinity();
+      const T* xi = x.data<T>() + o * n * inner + i;
+      T* yi = y.mutable_data<T>() + o * n * inner + i;
+      T mx = -std::numeric_limits<T>::infinity();
       int64_t arg = 0;
       for (int64_t k = 0; k < n; ++k)
         if (xi[k * inner] > mx) mx = xi[k * inner], arg = k;
@@ -176,10 +180,10 @@ Status SoftmaxKernel(KernelContext& c) {
       double sum = 0;
       for (int64_t k = 0; k < n; ++k) sum += std::exp(static_cast<double>(xi[k * inner] - mx));
       if constexpr (kKind == SoftmaxKind::kSoftmax) {
-        float inv = static_cast<float>(1.0 / sum);
+        T inv = static_cast<T>(1.0 / sum);
         for (int64_t k = 0; k < n; ++k) yi[k * inner] = std::exp(xi[k * inner] - mx) * inv;
       } else {
-        float lse = static_cast<float>(std::log(sum));
+        T lse = static_cast<T>(std::log(sum));
         for (int64_t k = 0; k < n; ++k) yi[k * inner] = xi[k * inner] - mx - lse;
       }
     }
@@ -209,17 +213,17 @@ Status InferBatchNorm(InferContext& c) {
 
 void RegisterNormOps() {
   RegisterOp({"BatchNormalization", 5, 5, 1, 3, Engine::kVector, PrecisionClass::kGray, InferBatchNorm},
-             [](KernelContext& c) { return WithWidenedHalves(c, BatchNormKernel); });
+             [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<BatchNormKernel<float>, BatchNormKernel<double>>); });
   RegisterOp({"InstanceNormalization", 3, 3, 1, 1, Engine::kVector, PrecisionClass::kGray, InferSameAsInput0},
-             [](KernelContext& c) { return WithWidenedHalves(c, InstanceNormKernel); });
+             [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<InstanceNormKernel<float>, InstanceNormKernel<double>>); });
   RegisterOp({"LayerNormalization", 1, 3, 1, 3, Engine::kVector, PrecisionClass::kBlack, InferLayerNorm},
-             [](KernelContext& c) { return WithWidenedHalves(c, LayerNormKernel); });
+             [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<LayerNormKernel<float>, LayerNormKernel<double>>); });
   RegisterOp({"Softmax", 1, 1, 1, 1, Engine::kVector, PrecisionClass::kBlack, InferSameAsInput0},
-             [](KernelContext& c) { return WithWidenedHalves(c, SoftmaxKernel<SoftmaxKind::kSoftmax>); });
+             [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<SoftmaxKernel<SoftmaxKind::kSoftmax, float>, SoftmaxKernel<SoftmaxKind::kSoftmax, double>>); });
   RegisterOp({"LogSoftmax", 1, 1, 1, 1, Engine::kVector, PrecisionClass::kBlack, InferSameAsInput0},
-             [](KernelContext& c) { return WithWidenedHalves(c, SoftmaxKernel<SoftmaxKind::kLogSoftmax>); });
+             [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<SoftmaxKernel<SoftmaxKind::kLogSoftmax, float>, SoftmaxKernel<SoftmaxKind::kLogSoftmax, double>>); });
   RegisterOp({"Hardmax", 1, 1, 1, 1, Engine::kVector, PrecisionClass::kGray, InferSameAsInput0},
-             [](KernelContext& c) { return WithWidenedHalves(c, SoftmaxKernel<SoftmaxKind::kHardmax>); });
+             [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<SoftmaxKernel<SoftmaxKind::kHardmax, float>, SoftmaxKernel<SoftmaxKind::kHardmax, double>>); });
 }
 
 }  // namespace npu

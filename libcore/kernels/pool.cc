@@ -32,10 +32,9 @@ Pool3 To3(const WindowGeometry& g) {
 
 enum class PoolKind { kMax, kAverage };
 
-template <PoolKind kKind>
-Status PoolKernel(KernelContext& c) {
+template <PoolKind kKind, class T>
+Status PoolCompute(KernelContext& c) {
   const Tensor& x = c.in(0);
-  if (x.dtype() != DType::kF32) return c.Fail("dtype " + std::string(DTypeName(x.dtype())) + " is not supported");
   if (x.rank() < 3 || x.rank() > 5) return c.Fail("pooling needs 1 to 3 spatial dims");
   Shape sp(x.shape().begin() + 2, x.shape().end());
   auto kernel = c.node.attr_ints("kernel_shape");
@@ -47,19 +46,19 @@ Status PoolKernel(KernelContext& c) {
   const int64_t in_sz = p.in[0] * p.in[1] * p.in[2], out_sz = p.out[0] * p.out[1] * p.out[2];
   Shape os = {x.shape()[0], x.shape()[1]};
   os.insert(os.end(), g.out.begin(), g.out.end());
-  Tensor y = Tensor::Empty(DType::kF32, os);
+  Tensor y = Tensor::Empty(x.dtype(), os);
   bool want_idx = kKind == PoolKind::kMax && c.outputs.size() > 1;
   Tensor idx = want_idx ? Tensor::Empty(DType::kI64, os) : Tensor();
   c.pool.ParallelFor(static_cast<size_t>(NC), 1, [&](size_t b, size_t e) {
     for (size_t nc = b; nc < e; ++nc) {
-      const float* src = x.data<float>() + nc * in_sz;
-      float* dst = y.mutable_data<float>() + nc * out_sz;
+      const T* src = x.data<T>() + nc * in_sz;
+      T* dst = y.mutable_data<T>() + nc * out_sz;
       int64_t o = 0;
       for (int64_t o0 = 0; o0 < p.out[0]; ++o0)
         for (int64_t o1 = 0; o1 < p.out[1]; ++o1)
           for (int64_t o2 = 0; o2 < p.out[2]; ++o2, ++o) {
             int64_t st[3] = {o0 * p.s[0] - p.pb[0], o1 * p.s[1] - p.pb[1], o2 * p.s[2] - p.pb[2]};
-            float best = -std::numeric_limits<float>::infinity();
+            T best = -std::numeric_limits<T>::infinity();
             int64_t best_i = -1, count = 0;
             double sum = 0;
             int64_t padded = 1;  // window positions inside the padded input (count_include_pad)
@@ -81,7 +80,7 @@ Status PoolKernel(KernelContext& c) {
                   int64_t i2 = st[2] + k2 * p.d[2];
                   if (i2 < 0 || i2 >= p.in[2]) continue;
                   int64_t li = (i0 * p.in[1] + i1) * p.in[2] + i2;
-                  float v = src[li];
+                  T v = src[li];
                   if constexpr (kKind == PoolKind::kMax) {
                     if (v > best || best_i < 0) best = v, best_i = col_major ? (i2 * p.in[1] + i1) * p.in[0] + i0 : li;
                   } else {
@@ -96,7 +95,7 @@ Status PoolKernel(KernelContext& c) {
               if (want_idx) idx.mutable_data<int64_t>()[nc * out_sz + o] = static_cast<int64_t>(nc) * in_sz + best_i;
             } else {
               int64_t div = include_pad ? padded : count;
-              dst[o] = div ? static_cast<float>(sum / static_cast<double>(div)) : 0.f;
+              dst[o] = div ? static_cast<T>(sum / static_cast<double>(div)) : T(0);
             }
           }
     }
@@ -106,31 +105,47 @@ Status PoolKernel(KernelContext& c) {
   return Status::Ok();
 }
 
-template <PoolKind kKind>
-Status GlobalPoolKernel(KernelContext& c) {
+template <PoolKind kKind, class T>
+Status GlobalPoolCompute(KernelContext& c) {
   const Tensor& x = c.in(0);
-  if (x.dtype() != DType::kF32) return c.Fail("dtype " + std::string(DTypeName(x.dtype())) + " is not supported");
   if (x.rank() < 2) return c.Fail("input must have rank >= 2");
   const int64_t NC = x.shape()[0] * x.shape()[1], inner = x.numel() / std::max<int64_t>(1, NC);
   Shape os = x.shape();
   for (size_t d = 2; d < os.size(); ++d) os[d] = 1;
-  Tensor y = Tensor::Empty(DType::kF32, os);
+  Tensor y = Tensor::Empty(x.dtype(), os);
   c.pool.ParallelFor(static_cast<size_t>(NC), 16, [&](size_t b, size_t e) {
     for (size_t nc = b; nc < e; ++nc) {
-      const float* s = x.data<float>() + nc * inner;
+      const T* s = x.data<T>() + nc * inner;
       if constexpr (kKind == PoolKind::kMax) {
-        float m = -std::numeric_limits<float>::infinity();
+        T m = -std::numeric_limits<T>::infinity();
         for (int64_t i = 0; i < inner; ++i) m = std::max(m, s[i]);
-        y.mutable_data<float>()[nc] = m;
+        y.mutable_data<T>()[nc] = m;
       } else {
         double sum = 0;
         for (int64_t i = 0; i < inner; ++i) sum += s[i];
-        y.mutable_data<float>()[nc] = static_cast<float>(sum / static_cast<double>(inner));
+        y.mutable_data<T>()[nc] = static_cast<T>(sum / static_cast<double>(inner));
       }
     }
   });
   c.outputs[0] = std::move(y);
   return Status::Ok();
+}
+
+// fp32 and fp64 pool in their own type (sums in fp64); fp16/bf16 arrive widened to fp32.
+template <PoolKind kKind>
+Status PoolKernel(KernelContext& c) {
+  DType t = c.in(0).dtype();
+  if (t == DType::kF32) return PoolCompute<kKind, float>(c);
+  if (t == DType::kF64) return PoolCompute<kKind, double>(c);
+  return c.Fail("dtype " + std::string(DTypeName(t)) + " is not supported");
+}
+
+template <PoolKind kKind>
+Status GlobalPoolKernel(KernelContext& c) {
+  DType t = c.in(0).dtype();
+  if (t == DType::kF32) return GlobalPoolCompute<kKind, float>(c);
+  if (t == DType::kF64) return GlobalPoolCompute<kKind, double>(c);
+  return c.Fail("dtype " + std::string(DTypeName(t)) + " is not supported");
 }
 
 Status InferPool(InferContext& c) {

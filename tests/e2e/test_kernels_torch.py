@@ -1,0 +1,117 @@
+#!/usr/bin/python3
+"""Kernel parity with PyTorch CPU for what the torchvision models do not reach: 3-D Conv and ConvTranspose
+(groups, strides, dilations, pads, depthwise), float64 Conv/ConvTranspose/pooling/normalisation/softmax, and
+Einsum with diagonals and more than two operands. Each model is exported with torch.onnx.export, run by
+msame on the .onnx reference path (and the fp32 ones through atc + msame on the .om too).
+usage: test_kernels_torch.py BUILD_DIR WORK_DIR"""
+import os
+import subprocess
+import sys
+import unittest
+
+import numpy as np
+import torch
+
+BUILD, WORK = sys.argv[1], sys.argv[2]
+ATC = os.path.join(BUILD, "tools/atc/atc")
+MSAME = os.path.join(BUILD, "tools/msame/msame")
+
+
+class Conv3dNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.grouped = torch.nn.Conv3d(4, 6, (3, 2, 3), stride=(1, 2, 1), padding=(1, 0, 2), dilation=(2, 1, 1), groups=2)
+        self.depthwise = torch.nn.Conv3d(6, 6, 3, padding=1, groups=6)
+        self.up = torch.nn.ConvTranspose3d(6, 4, 3, stride=2, padding=1, output_padding=1, groups=2)
+        self.pool = torch.nn.MaxPool3d(2, ceil_mode=True)
+
+    def forward(self, x):
+        return self.pool(self.up(torch.relu(self.depthwise(self.grouped(x)))))
+
+
+class Float64Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.inorm = torch.nn.InstanceNorm2d(8, affine=True)
+        self.up = torch.nn.ConvTranspose2d(8, 4, 2, stride=2)
+        self.conv1d = torch.nn.Conv1d(4, 5, 3, dilation=2)
+        self.ln = torch.nn.LayerNorm(5)
+
+    def forward(self, x):
+        y = self.bn(torch.nn.functional.max_pool2d(self.conv(x), 3, stride=1, padding=1))  # not foldable into conv
+        y = torch.nn.functional.avg_pool2d(self.inorm(y), 2, count_include_pad=False)
+        y = self.up(y)
+        z = self.conv1d(y.flatten(2)).transpose(1, 2)
+        return torch.softmax(self.ln(z), dim=-1) + torch.nn.functional.adaptive_avg_pool2d(y, 1).sum()
+
+
+class EinsumNet(torch.nn.Module):
+    def forward(self, a, b, c):
+        # a diagonal, a batch label, three operands, a label (j) shared by the first and last operand only
+        return torch.einsum("bii,bij,bjk->bk", a, b, c) + torch.einsum("bij,bkl,bjl->bik", b, c, c).sum()
+
+
+def run(*args):
+    return subprocess.run(list(args), capture_output=True, text=True, check=False)
+
+
+class KernelParity(unittest.TestCase):
+    def export(self, name, model, inputs, opset=13):
+        path = os.path.join(WORK, name + ".onnx")
+        names = [f"in{i}" for i in range(len(inputs))]
+        torch.onnx.export(model.eval(), tuple(inputs), path, opset_version=opset, input_names=names,
+                          output_names=["out"])
+        files = []
+        for i, t in enumerate(inputs):
+            files.append(os.path.join(WORK, f"{name}_in{i}.npy"))
+            np.save(files[-1], t.numpy())
+        with torch.no_grad():
+            want = model(*inputs).numpy()
+        return path, files, want
+
+    def msame(self, model, inputs, name):
+        out = os.path.join(WORK, name + "_out")
+        r = run(MSAME, "--model", model, "--input", ",".join(inputs), "--output", out, "--outfmt", "NPY")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        base = os.path.splitext(os.path.basename(model))[0]
+        return np.load(os.path.join(out, f"{base}_output_0.npy"))
+
+    def check(self, got, want, atol, what):
+        self.assertEqual(got.dtype, want.dtype, what)
+        self.assertEqual(got.shape, want.shape, what)
+        err = float(np.abs(got - want).max())
+        print(f"{what}: max abs error {err:.3e}", file=sys.stderr)
+        self.assertLessEqual(err, atol, what)
+
+    def test_conv3d_fp32_reference_and_om(self):
+        torch.manual_seed(0)
+        path, files, want = self.export("conv3d", Conv3dNet(), [torch.randn(2, 4, 7, 9, 8)])
+        self.check(self.msame(path, files, "conv3d_ref"), want, 1e-4, "3-D conv, .onnx reference path")
+        om = os.path.join(WORK, "conv3d")
+        r = run(ATC, "--framework=5", f"--model={path}", f"--output={om}", "--soc_version=Ascend310P3")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.check(self.msame(om + ".om", files, "conv3d_om"), want, 1e-4, "3-D conv, .om")
+
+    def test_float64_conv_pool_norm(self):
+        torch.manual_seed(1)
+        model = Float64Net().double()
+        with torch.no_grad():  # non-trivial running statistics for the inference-mode BatchNorm
+            model.bn.running_mean.uniform_(-1, 1)
+            model.bn.running_var.uniform_(0.5, 2)
+        # opset 17, so LayerNorm is exported as LayerNormalization rather than decomposed
+        path, files, want = self.export("float64", model, [torch.randn(2, 3, 16, 16, dtype=torch.float64)], opset=17)
+        self.assertEqual(want.dtype, np.float64)
+        self.check(self.msame(path, files, "float64"), want, 1e-10, "float64 conv/pool/norm")
+
+    def test_einsum_diagonal_and_three_operands(self):
+        torch.manual_seed(2)
+        inputs = [torch.randn(3, 4, 4), torch.randn(3, 4, 5), torch.randn(3, 5, 6)]
+        path, files, want = self.export("einsum", EinsumNet(), inputs)
+        self.check(self.msame(path, files, "einsum"), want, 1e-4, "einsum")
+
+
+if __name__ == "__main__":
+    os.makedirs(WORK, exist_ok=True)
+    unittest.main(argv=sys.argv[:1], verbosity=2)
