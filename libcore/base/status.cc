@@ -65,6 +65,15 @@ const std::string& Status::code() const { return err_ ? err_->code : Empty(); }
 const std::string& Status::param() const { return err_ ? err_->param : Empty(); }
 const std::string& Status::reason() const { return err_ ? err_->reason : Empty(); }
 
+Status& Status::with_note(std::string_view note) {
+  if (err_) {
+    auto copy = std::make_shared<Err>(*err_);
+    copy->reason += "; " + std::string(note);
+    err_ = std::move(copy);
+  }
+  return *this;
+}
+
 Status& Status::with_context(std::string_view ctx) {
   if (err_) {
     auto copy = std::make_shared<Err>(*err_);

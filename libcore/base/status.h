@@ -28,6 +28,8 @@ class Status {
   std::string message() const;
   // Prefixes the reason with context (e.g. the node being imported) while keeping the code.
   Status& with_context(std::string_view ctx);
+  // Appends a sentence to the reason (e.g. a second tool's view of the same input).
+  Status& with_note(std::string_view note);
 
  private:
   struct Err {

@@ -71,6 +71,18 @@ class AtcErrors(unittest.TestCase):
         self.assertIn("unique_1 (type Unique, domain ai.onnx, opset 13)", text)
         self.assertIn("nonzero_2 (type NonZero, domain ai.onnx, opset 13)", text)
 
+    def test_dangling_input_names_the_checker_finding(self):
+        # A node reads a value nothing produces: our importer's error carries the ONNX checker's finding too.
+        path = os.path.join(WORK, "dangling.onnx")
+        node = helper.make_node("Add", ["x", "ghost"], ["y"], name="add_0")
+        graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 4])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 4, 4])])
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+        text = self.atc(f"--model={path}", "--soc_version=Ascend310", code="E16005")
+        self.assertIn("input 'ghost' is not produced", text)
+        self.assertIn("the ONNX checker also reports", text)
+        self.assertIn("ghost", text.split("the ONNX checker also reports", 1)[1])
+
     def test_bad_input_shape_syntax(self):
         self.atc(f"--model={self.good}", "--soc_version=Ascend310", "--input_shape=x:1,3,a,4", code="E10002")
 

@@ -1,6 +1,7 @@
 #include "frontend/onnx/onnx_importer.h"
 
 #include <google/protobuf/io/coded_stream.h>
+#include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 
 #include <climits>
@@ -144,6 +145,20 @@ Result<std::shared_ptr<onnx::ModelProto>> ParseModel(const std::string& path, co
   return model;
 }
 
+// libonnx's checker is stricter than exporters in the wild (it rejects, say, a graph input without a shape,
+// which runtimes accept), so its finding is not a verdict: it is logged, and added to the reason when the
+// import fails, where it often names the real mistake.
+std::string CheckerFinding(const onnx::ModelProto& model) {
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    std::string why = e.what();
+    if (size_t ctx = why.find("\n\n==> Context:"); ctx != std::string::npos) why.resize(ctx);
+    return why;
+  }
+  return {};
+}
+
 Status ApplyInputShapes(Graph& g, const OnnxImportOptions& opts) {
   std::string names;
   for (int i : g.inputs) names += (names.empty() ? "" : ", ") + g.values[i].name;
@@ -198,19 +213,8 @@ void CheckNode(const onnx::NodeProto& np, const std::string& name, int64_t opset
       return add("subgraph attribute '" + a.name() + "' (control flow) is not supported");
 }
 
-}  // namespace
-
-Result<Graph> ImportOnnx(const std::string& path, const OnnxImportOptions& opts, OnnxModelInfo* info) {
-  RegisterBuiltinOps();
-  OnnxModelInfo local;
-  if (!info) info = &local;
-  auto file = MappedFile::Open(path);
-  if (!file.ok()) return Status::Error("E10041", "--model", path, file.status().reason(), "Check the --model path.");
-  ImportState st;
-  st.path = path;
-  st.dir = std::filesystem::path(path).parent_path().string();
-  if (st.dir.empty()) st.dir = ".";
-  NPU_ASSIGN_OR_RETURN(st.model, ParseModel(path, file.value()));
+Result<Graph> ImportParsed(ImportState& st, const OnnxImportOptions& opts, OnnxModelInfo* info) {
+  const std::string& path = st.path;
   const onnx::ModelProto& m = *st.model;
   const onnx::GraphProto& gp = m.graph();
   info->producer = m.producer_name() + " " + m.producer_version();
@@ -305,6 +309,26 @@ Result<Graph> ImportOnnx(const std::string& path, const OnnxImportOptions& opts,
   NPU_RETURN_IF_ERROR(g.Verify());
   NPU_LOG(kInfo, "ONNX", "imported " << path << ": opset " << info->opset << ", " << g.nodes.size() << " nodes, "
                                      << gp.initializer_size() << " initializers");
+  return g;
+}
+
+}  // namespace
+
+Result<Graph> ImportOnnx(const std::string& path, const OnnxImportOptions& opts, OnnxModelInfo* info) {
+  RegisterBuiltinOps();
+  OnnxModelInfo local;
+  if (!info) info = &local;
+  auto file = MappedFile::Open(path);
+  if (!file.ok()) return Status::Error("E10041", "--model", path, file.status().reason(), "Check the --model path.");
+  ImportState st;
+  st.path = path;
+  st.dir = std::filesystem::path(path).parent_path().string();
+  if (st.dir.empty()) st.dir = ".";
+  NPU_ASSIGN_OR_RETURN(st.model, ParseModel(path, file.value()));
+  std::string finding = CheckerFinding(*st.model);
+  if (!finding.empty()) NPU_LOG(kWarning, "ONNX", path << ": the ONNX checker reports: " << finding);
+  auto g = ImportParsed(st, opts, info);
+  if (!g.ok() && !finding.empty()) return Status(g.status()).with_note("the ONNX checker also reports: " + finding);
   return g;
 }
 
