@@ -23,9 +23,13 @@ struct Value {
   DType dtype = DType::kUndefined;
   Shape shape;             // dims < 0 are unknown
   bool has_shape = false;  // false: rank unknown
+  std::string layout;      // graph inputs: atc --input_format; empty = by rank (see LayoutOf)
   std::optional<Tensor> constant;
   int producer = -1;  // node index, -1 for graph inputs and constants
 };
+
+// The layout recorded for a value: its own when set, else NCHW for 4-D and ND otherwise.
+inline std::string LayoutOf(const Value& v) { return !v.layout.empty() ? v.layout : v.shape.size() == 4 ? "NCHW" : "ND"; }
 
 struct Node {
   std::string name, op_type, domain;

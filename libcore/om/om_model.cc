@@ -12,7 +12,7 @@ void FillDesc(om::TensorDesc* d, const Value& v) {
   d->set_has_shape(v.has_shape);
   for (int64_t x : v.shape) d->add_shape(x);
   for (int64_t x : v.shape) d->add_origin_shape(x);
-  d->set_layout(v.shape.size() == 4 ? "NCHW" : "ND");
+  d->set_layout(LayoutOf(v));
   d->set_origin_layout(d->layout());
   int64_t n = v.has_shape ? NumElements(v.shape) : -1;
   d->set_size(n < 0 ? -1 : n * static_cast<int64_t>(DTypeSize(v.dtype)));
@@ -165,6 +165,7 @@ Result<OmModel> LoadOm(const std::string& path) {
     g.values[id].dtype = *dt;
     g.values[id].shape.assign(d.shape().begin(), d.shape().end());
     g.values[id].has_shape = d.has_shape();
+    g.values[id].layout = d.layout();
     return id;
   };
   for (const auto& w : gd.weight()) {

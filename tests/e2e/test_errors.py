@@ -83,6 +83,10 @@ class AtcErrors(unittest.TestCase):
         self.assertIn("the ONNX checker also reports", text)
         self.assertIn("ghost", text.split("the ONNX checker also reports", 1)[1])
 
+    def test_input_format_must_fit_the_input_rank(self):
+        text = self.atc(f"--model={self.good}", "--soc_version=Ascend310", "--input_format=NCDHW", code="E10001")
+        self.assertIn("input 'x' is 4-D", text)
+
     def test_bad_input_shape_syntax(self):
         self.atc(f"--model={self.good}", "--soc_version=Ascend310", "--input_shape=x:1,3,a,4", code="E10002")
 

@@ -87,6 +87,15 @@ class TorchvisionParity(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout)
         self.assertIn("Display Model Info start", r.stdout)
         self.assertIn("soc_version[Ascend310P3]", r.stdout)
+        self.assertIn("input  input: float32[1,3,224,224] NCHW", r.stdout)
+        # --input_format is recorded in the .om: ND here, shown by --mode=6 and --mode=1
+        nd = os.path.join(WORK, "mobilenet_v2_nd")
+        r = run(ATC, "--framework=5", f"--model={base}.onnx", f"--output={nd}", "--soc_version=Ascend310P3",
+                "--input_format=ND")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("input  input: float32[1,3,224,224] ND", run(ATC, "--mode=6", f"--om={nd}.om").stdout)
+        run(ATC, "--mode=1", f"--om={nd}.om", f"--json={nd}.json")
+        self.assertEqual(json.load(open(nd + ".json"))["graph"][0]["input"][0]["layout"], "ND")
         report = os.path.join(WORK, "check_result.json")
         r = run(ATC, "--mode=3", "--framework=5", f"--model={base}.onnx", "--soc_version=Ascend910B1",
                 f"--check_report={report}")

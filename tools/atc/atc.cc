@@ -46,6 +46,23 @@ int Fail(std::ostream& out, const std::vector<Status>& errors) {
 
 // ---- mode 0: convert ------------------------------------------------------------------------------
 
+// --input_format names the layout of every graph input; it is recorded in the .om (and shown by --mode=1
+// and --mode=6). A layout whose rank does not fit an input is an error, not a silent relabel.
+Status ApplyInputFormat(Graph& g, const std::string& format) {
+  if (format.empty()) return Status::Ok();
+  size_t rank = format == "NCHW" ? 4 : format == "NCDHW" ? 5 : 0;
+  for (int i : g.inputs) {
+    Value& v = g.values[i];
+    if (rank && v.has_shape && v.shape.size() != rank)
+      return Status::Error("E10001", "--input_format", format,
+                           "input '" + v.name + "' is " + std::to_string(v.shape.size()) + "-D (" + ShapeToString(v.shape) +
+                               "), but " + format + " describes " + std::to_string(rank) + "-D tensors",
+                           "Use ND for inputs that are not images, or fix --input_shape.");
+    v.layout = format;
+  }
+  return Status::Ok();
+}
+
 Result<Graph> Import(const AtcOptions& o, OnnxModelInfo* info) {
   OnnxImportOptions io;
   if (!o.input_shape.empty()) {
@@ -54,7 +71,9 @@ Result<Graph> Import(const AtcOptions& o, OnnxModelInfo* info) {
   if (!o.out_nodes.empty()) {
     NPU_ASSIGN_OR_RETURN(io.out_nodes, ParseOutNodes(o.out_nodes));
   }
-  return ImportOnnx(o.model, io, info);
+  NPU_ASSIGN_OR_RETURN(Graph g, ImportOnnx(o.model, io, info));
+  NPU_RETURN_IF_ERROR(ApplyInputFormat(g, o.input_format));
+  return g;
 }
 
 int Convert(const AtcOptions& o, std::ostream& out) {
@@ -115,10 +134,10 @@ int PreCheck(const AtcOptions& o, std::ostream& out) {
 // ---- mode 1: .om / .onnx -> JSON -------------------------------------------------------------------
 
 json DescJson(const Value& v) {
-  json d = {{"name", v.name}, {"dtype", DTypeName(v.dtype)}, {"layout", v.shape.size() == 4 ? "NCHW" : "ND"}};
+  json d = {{"name", v.name}, {"dtype", DTypeName(v.dtype)}, {"layout", LayoutOf(v)}};
   d["shape"] = {{"dim", v.has_shape ? v.shape : Shape{}}};
   d["attr"] = json::array({{{"key", "origin_shape"}, {"value", {{"list", {{"i", v.shape}}}}}},
-                           {{"key", "origin_format"}, {"value", {{"s", v.shape.size() == 4 ? "NCHW" : "ND"}}}}});
+                           {{"key", "origin_format"}, {"value", {{"s", LayoutOf(v)}}}}});
   return d;
 }
 
@@ -208,7 +227,8 @@ int Display(const AtcOptions& o, std::ostream& out) {
       << "graph    info: ops[" << om.graph.nodes.size() << "], inputs[" << om.graph.inputs.size() << "], outputs["
       << om.graph.outputs.size() << "].\n";
   for (int i : om.graph.inputs)
-    out << "  input  " << om.graph.values[i].name << ": " << DTypeName(om.graph.values[i].dtype) << ShapeToString(om.graph.values[i].shape) << "\n";
+    out << "  input  " << om.graph.values[i].name << ": " << DTypeName(om.graph.values[i].dtype)
+        << ShapeToString(om.graph.values[i].shape) << " " << LayoutOf(om.graph.values[i]) << "\n";
   for (int i : om.graph.outputs)
     out << "  output " << om.graph.values[i].name << ": " << DTypeName(om.graph.values[i].dtype) << ShapeToString(om.graph.values[i].shape) << "\n";
   out << "============ Display Model Info end   ============\n";
