@@ -146,8 +146,8 @@ Result<std::shared_ptr<onnx::ModelProto>> ParseModel(const std::string& path, co
 }
 
 // libonnx's checker is stricter than exporters in the wild (it rejects, say, a graph input without a shape,
-// which runtimes accept), so its finding is not a verdict: it is logged, and added to the reason when the
-// import fails, where it often names the real mistake.
+// which runtimes accept), so its finding is not a verdict: it is added to the reason when the import fails,
+// where it often names the real mistake.
 std::string CheckerFinding(const onnx::ModelProto& model) {
   try {
     onnx::checker::check_model(model);
@@ -325,11 +325,10 @@ Result<Graph> ImportOnnx(const std::string& path, const OnnxImportOptions& opts,
   st.dir = std::filesystem::path(path).parent_path().string();
   if (st.dir.empty()) st.dir = ".";
   NPU_ASSIGN_OR_RETURN(st.model, ParseModel(path, file.value()));
-  std::string finding = CheckerFinding(*st.model);
-  if (!finding.empty()) NPU_LOG(kWarning, "ONNX", path << ": the ONNX checker reports: " << finding);
   auto g = ImportParsed(st, opts, info);
-  if (!g.ok() && !finding.empty()) return Status(g.status()).with_note("the ONNX checker also reports: " + finding);
-  return g;
+  if (g.ok()) return g;
+  std::string finding = CheckerFinding(*st.model);  // only on failure: it costs ~20 ms on a ResNet-50
+  return finding.empty() ? g : Result<Graph>(Status(g.status()).with_note("the ONNX checker also reports: " + finding));
 }
 
 Result<Tensor> ReadOnnxTensor(const std::string& path) {
