@@ -1,6 +1,9 @@
-// Resize (opsets 10-13) and Upsample: nearest, linear and cubic over any rank, separable per dim.
+// Resize (opsets 10-13) and Upsample: nearest, linear and cubic over any rank and numeric dtype, separable per dim.
 // Each output coordinate maps to a few (index, weight) taps per dim; the kernel sums over their product.
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <type_traits>
 
 #include "kernels/kernel_util.h"
 
@@ -114,9 +117,21 @@ void DimTaps(const Node& n, int64_t in_len, int64_t out_len, double scale, doubl
   }
 }
 
+// A tap sum (accumulated in double) stored as T: integer types round to nearest and saturate.
+template <class T>
+T StoreAs(double v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(v);
+  } else {
+    double r = std::nearbyint(v);
+    r = std::clamp(r, static_cast<double>(std::numeric_limits<T>::lowest()), static_cast<double>(std::numeric_limits<T>::max()));
+    return static_cast<T>(r);
+  }
+}
+
 Status ResizeKernel(KernelContext& c) {
   const Tensor& x = c.in(0);
-  if (x.dtype() != DType::kF32) return c.Fail("dtype " + std::string(DTypeName(x.dtype())) + " is not supported");
+  if (x.dtype() == DType::kBool) return c.Fail("dtype bool is not supported");
   std::vector<const Tensor*> ins;
   for (auto& t : c.inputs) ins.push_back(t.defined() ? &t : nullptr);
   NPU_ASSIGN_OR_RETURN(ResizeParams p, ResizeParamsFor(c.node, x.shape(), ins));
@@ -130,40 +145,44 @@ Status ResizeKernel(KernelContext& c) {
     DimTaps(c.node, x.shape()[d], p.out[d], p.scales[d], rs, re, taps[d], outside[d]);
   }
   float extrapolation = c.node.attr_float("extrapolation_value", 0.f);
-  Tensor y = Tensor::Empty(DType::kF32, p.out);
+  Tensor y = Tensor::Empty(x.dtype(), p.out);
   auto ist = Strides(x.shape()), ost = Strides(p.out);
-  const float* src = x.data<float>();
-  c.pool.ParallelFor(static_cast<size_t>(y.numel()), 1024, [&](size_t b, size_t e) {
-    std::vector<int64_t> idx(r);
-    for (size_t o = b; o < e; ++o) {
-      bool out_of_roi = false;
-      for (size_t d = 0; d < r; ++d) {
-        idx[d] = static_cast<int64_t>(o) / ost[d] % p.out[d];
-        out_of_roi |= outside[d][idx[d]];
-      }
-      if (out_of_roi) {
-        y.mutable_data<float>()[o] = extrapolation;
-        continue;
-      }
-      // Sum over the tensor product of the per-dim taps (odometer over tap choices).
-      double acc = 0;
-      std::vector<size_t> k(r, 0);
-      for (;;) {
-        double w = 1;
-        int64_t off = 0;
+  bool known = DispatchAll(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* src = x.data<T>();
+    c.pool.ParallelFor(static_cast<size_t>(y.numel()), 1024, [&](size_t b, size_t e) {
+      std::vector<int64_t> idx(r);
+      for (size_t o = b; o < e; ++o) {
+        bool out_of_roi = false;
         for (size_t d = 0; d < r; ++d) {
-          const Tap& t = taps[d][idx[d]][k[d]];
-          w *= t.weight;
-          off += t.index * ist[d];
+          idx[d] = static_cast<int64_t>(o) / ost[d] % p.out[d];
+          out_of_roi |= outside[d][idx[d]];
         }
-        acc += w * src[off];
-        size_t d = r;
-        while (d > 0 && ++k[d - 1] == taps[d - 1][idx[d - 1]].size()) k[--d] = 0;
-        if (d == 0) break;
+        if (out_of_roi) {
+          y.mutable_data<T>()[o] = StoreAs<T>(extrapolation);
+          continue;
+        }
+        // Sum over the tensor product of the per-dim taps (odometer over tap choices).
+        double acc = 0;
+        std::vector<size_t> k(r, 0);
+        for (;;) {
+          double w = 1;
+          int64_t off = 0;
+          for (size_t d = 0; d < r; ++d) {
+            const Tap& t = taps[d][idx[d]][k[d]];
+            w *= t.weight;
+            off += t.index * ist[d];
+          }
+          acc += w * src[off];
+          size_t d = r;
+          while (d > 0 && ++k[d - 1] == taps[d - 1][idx[d - 1]].size()) k[--d] = 0;
+          if (d == 0) break;
+        }
+        y.mutable_data<T>()[o] = StoreAs<T>(acc);
       }
-      y.mutable_data<float>()[o] = static_cast<float>(acc);
-    }
+    });
   });
+  if (!known) return c.Fail("dtype " + std::string(DTypeName(x.dtype())) + " is not supported");
   c.outputs[0] = std::move(y);
   return Status::Ok();
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Kernel parity with PyTorch CPU for what the torchvision models do not reach: 3-D Conv and ConvTranspose
-(groups, strides, dilations, pads, depthwise), float64 Conv/ConvTranspose/pooling/normalisation/softmax, and
-Einsum with diagonals and more than two operands. Each model is exported with torch.onnx.export, run by
+(groups, strides, dilations, pads, depthwise), float64 Conv/ConvTranspose/pooling/normalisation/softmax,
+Einsum with diagonals and more than two operands, and Resize on uint8 and float64. Each model is exported with torch.onnx.export, run by
 msame on the .onnx reference path (and the fp32 ones through atc + msame on the .om too).
 usage: test_kernels_torch.py BUILD_DIR WORK_DIR"""
 import os
@@ -53,6 +53,15 @@ class EinsumNet(torch.nn.Module):
         return torch.einsum("bii,bij,bjk->bk", a, b, c) + torch.einsum("bij,bkl,bjl->bik", b, c, c).sum()
 
 
+class ResizeNet(torch.nn.Module):
+    def __init__(self, mode, scale):
+        super().__init__()
+        self.mode, self.scale = mode, scale
+
+    def forward(self, x):
+        return torch.nn.functional.interpolate(x, scale_factor=self.scale, mode=self.mode)
+
+
 def run(*args):
     return subprocess.run(list(args), capture_output=True, text=True, check=False)
 
@@ -81,7 +90,7 @@ class KernelParity(unittest.TestCase):
     def check(self, got, want, atol, what):
         self.assertEqual(got.dtype, want.dtype, what)
         self.assertEqual(got.shape, want.shape, what)
-        err = float(np.abs(got - want).max())
+        err = float(np.abs(got.astype(np.float64) - want.astype(np.float64)).max())  # no uint8 wrap-around
         print(f"{what}: max abs error {err:.3e}", file=sys.stderr)
         self.assertLessEqual(err, atol, what)
 
@@ -110,6 +119,15 @@ class KernelParity(unittest.TestCase):
         inputs = [torch.randn(3, 4, 4), torch.randn(3, 4, 5), torch.randn(3, 5, 6)]
         path, files, want = self.export("einsum", EinsumNet(), inputs)
         self.check(self.msame(path, files, "einsum"), want, 1e-4, "einsum")
+
+    def test_resize_uint8_and_float64(self):
+        torch.manual_seed(3)
+        x8 = torch.randint(0, 256, (1, 3, 5, 7), dtype=torch.uint8)
+        path, files, want = self.export("resize_u8", ResizeNet("nearest", 2.0), [x8])
+        self.check(self.msame(path, files, "resize_u8"), want, 0, "Resize nearest, uint8")
+        x64 = torch.randn(2, 3, 5, 7, dtype=torch.float64)
+        path, files, want = self.export("resize_f64", ResizeNet("bilinear", 1.5), [x64])
+        self.check(self.msame(path, files, "resize_f64"), want, 1e-12, "Resize linear, float64")
 
 
 if __name__ == "__main__":
