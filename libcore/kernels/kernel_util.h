@@ -33,6 +33,16 @@ bool DispatchFloat(DType t, F&& f) {
   }
 }
 
+// Runs F32 or F64 by the dtype of input 0, for kernels that compute fp32 and fp64 in their own type (fp16/bf16
+// arrive widened to fp32 by WithWidenedHalves); any other dtype is a clear failure.
+template <Status (*F32)(KernelContext&), Status (*F64)(KernelContext&)>
+Status ByFloatType(KernelContext& c) {
+  DType t = c.in(0).dtype();
+  if (t == DType::kF32) return F32(c);
+  if (t == DType::kF64) return F64(c);
+  return c.Fail("dtype " + std::string(DTypeName(t)) + " is not supported");
+}
+
 // fp16/bf16 tensors are widened to fp32 for computing and narrowed back afterwards
 // (the reference numerics of a vector op computing in fp32).
 Tensor ToF32(const Tensor& t);

@@ -1,5 +1,8 @@
 // MatMul (numpy semantics, broadcast batch dims), Gemm and Einsum (any number of operands, diagonals,
 // ellipsis; contracted pairwise as batched GEMMs plus sums over labels no one else needs).
+// GCC 12 flags Eigen's AVX-512 double kernels (their _mm512_undefined operands) as uninitialized: false positives.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstring>

@@ -8,15 +8,6 @@
 namespace npu {
 namespace {
 
-// fp32 and fp64 compute in their own type (statistics in double); fp16/bf16 arrive widened to fp32.
-template <Status (*F32)(KernelContext&), Status (*F64)(KernelContext&)>
-Status ByFloatType(KernelContext& c) {
-  DType t = c.in(0).dtype();
-  if (t == DType::kF32) return F32(c);
-  if (t == DType::kF64) return F64(c);
-  return c.Fail("dtype " + std::string(DTypeName(t)) + " is not supported");
-}
-
 // Applies y = x * a[ch] + b[ch] over [N, C, inner].
 template <class T>
 void ChannelAffine(ThreadPool& pool, const T* x, T* y, int64_t N, int64_t C, int64_t inner,

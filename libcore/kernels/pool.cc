@@ -131,21 +131,15 @@ Status GlobalPoolCompute(KernelContext& c) {
   return Status::Ok();
 }
 
-// fp32 and fp64 pool in their own type (sums in fp64); fp16/bf16 arrive widened to fp32.
+// fp32 and fp64 pool in their own type (sums in fp64).
 template <PoolKind kKind>
 Status PoolKernel(KernelContext& c) {
-  DType t = c.in(0).dtype();
-  if (t == DType::kF32) return PoolCompute<kKind, float>(c);
-  if (t == DType::kF64) return PoolCompute<kKind, double>(c);
-  return c.Fail("dtype " + std::string(DTypeName(t)) + " is not supported");
+  return ByFloatType<PoolCompute<kKind, float>, PoolCompute<kKind, double>>(c);
 }
 
 template <PoolKind kKind>
 Status GlobalPoolKernel(KernelContext& c) {
-  DType t = c.in(0).dtype();
-  if (t == DType::kF32) return GlobalPoolCompute<kKind, float>(c);
-  if (t == DType::kF64) return GlobalPoolCompute<kKind, double>(c);
-  return c.Fail("dtype " + std::string(DTypeName(t)) + " is not supported");
+  return ByFloatType<GlobalPoolCompute<kKind, float>, GlobalPoolCompute<kKind, double>>(c);
 }
 
 Status InferPool(InferContext& c) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <regex>
 #include <system_error>
 
@@ -259,25 +260,27 @@ npu::Status WriteTree(const RunResult& r, const Options& opts) {
   };
   if (!fs::create_directory(stage, ec)) return fail(stage.string(), ec.message());
   for (const FileOutcome& f : r.files) {  // folders first, so files can be written in any order
-    if (f.status != FileStatus::kDirectory && f.status != FileStatus::kOmitted)
-      fs::create_directories((stage / f.rel).parent_path(), ec);
-    else if (f.status == FileStatus::kDirectory)
-      fs::create_directories(stage / f.rel, ec);
-    if (ec) return fail((stage / f.rel).string(), ec.message());
+    if (f.status == FileStatus::kOmitted) continue;
+    fs::path dir = f.status == FileStatus::kDirectory ? stage / f.rel : (stage / f.rel).parent_path();
+    if (!fs::create_directories(dir, ec) && ec) return fail(dir.string(), ec.message());
   }
   // The two text reports and the files are independent: write them across the pool (reports first, they are
   // the longest tasks), and keep the first error.
-  const size_t n = r.files.size();
-  std::vector<std::string> errors(n + 2);
-  auto write_text = [&](size_t slot, const char* name, const std::string& text) {
+  struct WriteError {
+    std::string what, why;
+  };
+  auto write_text = [&](const char* name, const std::string& text) -> std::optional<WriteError> {
     std::ofstream o(stage / name, std::ios::binary);
     o << text;
-    if (!o.good()) errors[slot] = (stage / name).string() + "\nwrite failed";
+    if (o.good()) return std::nullopt;
+    return WriteError{(stage / name).string(), "write failed"};
   };
+  const size_t n = r.files.size();
+  std::vector<std::optional<WriteError>> errors(n + 2);
   npu::ThreadPool::Global().ParallelFor(n + 2, 1, [&](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) {
-      if (i == 0) write_text(i, "msFmkTranspltlog.txt", LogText(r, opts));
-      if (i == 1) write_text(i, "change_list.csv", ChangeListCsv(r));
+      if (i == 0) errors[i] = write_text("msFmkTranspltlog.txt", LogText(r, opts));
+      if (i == 1) errors[i] = write_text("change_list.csv", ChangeListCsv(r));
       if (i < 2) continue;
       const FileOutcome& f = r.files[i - 2];
       if (f.status == FileStatus::kDirectory || f.status == FileStatus::kOmitted) continue;
@@ -294,22 +297,17 @@ npu::Status WriteTree(const RunResult& r, const Options& opts) {
       } else {
         fs::copy_file(src, dst, fec);
       }
-      if (fec) errors[i] = dst.string() + "\n" + fec.message();
+      if (fec) errors[i] = WriteError{dst.string(), fec.message()};
     }
   });
-  for (const std::string& err : errors)
-    if (!err.empty()) return fail(err.substr(0, err.find('\n')), err.substr(err.find('\n') + 1));
-  auto write = [&](const char* name, const std::string& text) -> npu::Status {
-    std::ofstream o(stage / name, std::ios::binary);
-    o << text;
-    return o.good() ? npu::Status{} : fail((stage / name).string(), "write failed");
-  };
+  for (const auto& err : errors)
+    if (err) return fail(err->what, err->why);
   if (npu::Status s = WriteUnsupportedXlsx(r, (stage / "unsupported_op.xlsx").string()); !s.ok()) {
     fs::remove_all(stage, ec);
     return s;
   }
   if (opts.distributed) {
-    NPU_RETURN_IF_ERROR(write("run_distributed_npu.sh", DistributedScript(r.main_rel)));
+    if (auto err = write_text("run_distributed_npu.sh", DistributedScript(r.main_rel))) return fail(err->what, err->why);
     fs::permissions(stage / "run_distributed_npu.sh", fs::perms(0750), ec);
   }
   // Swap the finished tree into place; an old result (--force) is removed only after that.
