@@ -54,6 +54,12 @@ int Graph::FindValue(std::string_view n) const {
   return it == index_.end() ? -1 : it->second;
 }
 
+void Graph::RenameValue(int v, std::string new_name) {
+  index_.erase(values[v].name);
+  index_[new_name] = v;
+  values[v].name = std::move(new_name);
+}
+
 Status Graph::Verify() const {
   std::vector<bool> ready(values.size(), false);
   for (int i : inputs) ready[i] = true;
@@ -135,7 +141,7 @@ std::string Graph::ToText() const {
   for (const auto& n : nodes) {
     os << "  ";
     for (size_t i = 0; i < n.outputs.size(); ++i) os << (i ? ", " : "") << val(n.outputs[i]);
-    os << " = " << n.op_type << "(";
+    os << " = " << ShownType(n) << "(";
     for (size_t i = 0; i < n.inputs.size(); ++i) os << (i ? ", " : "") << (n.inputs[i] < 0 ? "_" : "%" + values[n.inputs[i]].name);
     os << ")";
     if (!n.attrs.empty()) {

@@ -32,7 +32,9 @@ struct Value {
 inline std::string LayoutOf(const Value& v) { return !v.layout.empty() ? v.layout : v.shape.size() == 4 ? "NCHW" : "ND"; }
 
 struct Node {
-  std::string name, op_type, domain;
+  // op_type selects the schema and kernel (the ONNX name, or npukit's for fused ops); ascend_type is the
+  // Ascend IR type users see (dump names, --mode=1 JSON, mixed-precision lists), set by atc's mapping.
+  std::string name, op_type, domain, ascend_type;
   int opset = 0;
   std::vector<int> inputs;  // value indices; -1 marks an omitted optional input
   std::vector<int> outputs;
@@ -57,6 +59,8 @@ class Graph {
 
   int AddValue(std::string name);  // returns the existing index if the name is taken
   int FindValue(std::string_view name) const;  // -1 if absent
+  // Gives value v a new (unused) name; passes use it to hand a graph output's name to an inserted node.
+  void RenameValue(int v, std::string new_name);
   // Checks that names are unique, every input is produced before use and outputs exist.
   Status Verify() const;
   // Human-readable dump, one node per line.
@@ -69,5 +73,7 @@ class Graph {
 };
 
 std::string AttrToString(const Attr& a);
+// The type shown to users: the Ascend IR type once atc has mapped it, the framework type before.
+inline const std::string& ShownType(const Node& n) { return n.ascend_type.empty() ? n.op_type : n.ascend_type; }
 
 }  // namespace npu

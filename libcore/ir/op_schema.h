@@ -37,6 +37,11 @@ struct OpSchema {
   Engine engine = Engine::kVector;
   PrecisionClass precision = PrecisionClass::kGray;
   InferFn infer;
+  // Moves bytes without arithmetic (Reshape, Transpose, Concat, ...): runs on fp16/bf16 as they are. Other
+  // kernels see fp16/bf16 inputs widened to fp32 and their results narrowed once (correct rounding).
+  bool moves_bytes = false;
+  // Float inputs whose dtype precision assignment never changes (Resize scales, Dropout ratio).
+  std::vector<int> fixed_dtype_inputs = {};
 };
 
 class OpSchemaRegistry {

@@ -98,6 +98,8 @@ void RegisterUnaryOps() {
   RegisterUnary<UnaryTypes::kFloat>("Sigmoid", plain([](auto x) { return 1 / (1 + std::exp(-x)); }));
   RegisterUnary<UnaryTypes::kFloat>("Tanh", plain([](auto x) { return std::tanh(x); }));
   RegisterUnary<UnaryTypes::kFloat>("Erf", plain([](auto x) { return std::erf(x); }));
+  // Gelu (erf form): the op GeluONNXFusionPass makes of the exported Div-Erf-Add-Mul-Mul chain.
+  RegisterUnary<UnaryTypes::kFloat>("Gelu", plain([](auto x) { return x * (std::erf(x * decltype(x)(M_SQRT1_2)) + 1) * decltype(x)(0.5); }));
   RegisterUnary<UnaryTypes::kFloat>("Sqrt", plain([](auto x) { return std::sqrt(x); }));
   RegisterUnary<UnaryTypes::kFloat>("Exp", plain([](auto x) { return std::exp(x); }));
   RegisterUnary<UnaryTypes::kFloat>("Log", plain([](auto x) { return std::log(x); }));
@@ -406,7 +408,9 @@ void RegisterElementwiseOps() {
              [](KernelContext& c) {
                auto to = DTypeFromGe(static_cast<int32_t>(c.node.attr_int("to", 0)));
                if (!to) return c.Fail("unsupported target dtype");
-               c.outputs[0] = CastTensor(c.in(0), *to);
+               // Narrowing to fp16/bf16 goes through the context: it saturates or overflows as the SoC does.
+               bool narrow = IsHalfLike(*to) && IsFloat(c.in(0).dtype()) && c.in(0).dtype() != *to;
+               c.outputs[0] = narrow ? c.Narrow(CastTensor(c.in(0), DType::kF32), *to) : CastTensor(c.in(0), *to);
                if (c.outputs[0].raw() == c.in(0).raw()) c.outputs[0] = c.outputs[0].Clone();
                return Status::Ok();
              });

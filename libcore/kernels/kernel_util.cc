@@ -35,8 +35,8 @@ Status WithWidenedHalves(KernelContext& c, const std::function<Status(KernelCont
     }
   NPU_RETURN_IF_ERROR(body(c));
   if (narrow != DType::kUndefined)
-    for (auto& t : c.outputs)
-      if (t.defined() && t.dtype() == DType::kF32) t = FromF32(t, narrow);
+    for (size_t j = 0; j < c.outputs.size(); ++j)
+      if (Tensor& t = c.outputs[j]; t.defined() && t.dtype() == DType::kF32) t = c.Narrow(t, narrow, static_cast<int>(j));
   return Status::Ok();
 }
 

@@ -99,6 +99,26 @@ namespace {
 
 Status MatMulKernel(KernelContext& c) { return MatMulTensors(c, c.in(0), c.in(1), c.outputs[0]); }
 
+// MatMul + bias over the last dim: what MatMulBiasAddFusionPass makes of MatMul -> Add(const).
+Status MatMulBiasKernel(KernelContext& c) {
+  NPU_RETURN_IF_ERROR(MatMulTensors(c, c.in(0), c.in(1), c.outputs[0]));
+  Tensor& y = c.outputs[0];
+  const Tensor& b = c.in(2);
+  int64_t n = y.rank() ? y.shape().back() : 1;
+  if (b.numel() != n || y.dtype() != b.dtype()) return c.Fail("the bias must hold one value per output column");
+  DispatchFloat(y.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* out = y.mutable_data<T>();
+    const T* bias = b.data<T>();
+    int64_t rows = y.numel() / std::max<int64_t>(1, n);
+    c.pool.ParallelFor(static_cast<size_t>(rows), 64, [&](size_t r0, size_t r1) {
+      for (size_t r = r0; r < r1; ++r)
+        for (int64_t j = 0; j < n; ++j) out[static_cast<int64_t>(r) * n + j] += bias[j];
+    });
+  });
+  return Status::Ok();
+}
+
 Status GemmKernel(KernelContext& c) {
   const Tensor &a = c.in(0), &b = c.in(1);
   if (a.dtype() != DType::kF32 && a.dtype() != DType::kF64) return c.Fail("Gemm supports float types only");
@@ -378,6 +398,8 @@ Status InferEinsum(InferContext& c) {
 void RegisterMatMulOps() {
   RegisterOp({"MatMul", 2, 2, 1, 1, Engine::kCube, PrecisionClass::kWhite, InferMatMul},
              [](KernelContext& c) { return WithWidenedHalves(c, MatMulKernel); });
+  RegisterOp({"MatMulBias", 3, 3, 1, 1, Engine::kCube, PrecisionClass::kWhite, InferMatMul},
+             [](KernelContext& c) { return WithWidenedHalves(c, MatMulBiasKernel); });
   RegisterOp({"Gemm", 2, 3, 1, 1, Engine::kCube, PrecisionClass::kWhite, InferGemm},
              [](KernelContext& c) { return WithWidenedHalves(c, GemmKernel); });
   RegisterOp({"Einsum", 1, 64, 1, 1, Engine::kCube, PrecisionClass::kWhite, InferEinsum},

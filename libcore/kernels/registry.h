@@ -9,6 +9,7 @@
 #include "base/thread_pool.h"
 #include "ir/graph.h"
 #include "ir/op_schema.h"
+#include "kernels/numerics.h"
 
 namespace npu {
 
@@ -17,10 +18,14 @@ struct KernelContext {
   std::vector<Tensor> inputs;   // undefined Tensor for an omitted optional input
   std::vector<Tensor> outputs;  // filled by the kernel, one per node output
   ThreadPool& pool;
+  const ExecContext& exec;  // SoC and overflow mode (the reference path's is IEEE, no SoC)
+  FloatStatus status;       // what this task's float status word records
 
   bool has(size_t i) const { return i < inputs.size() && inputs[i].defined(); }
   const Tensor& in(size_t i) const { return inputs[i]; }
   Status Fail(std::string reason) const;  // EH0002 naming the node
+  // Narrows an fp32 result to fp16/bf16 with the context's overflow mode, recording into `status`.
+  Tensor Narrow(const Tensor& f32, DType to, int output = 0) { return NarrowFloat(f32, to, exec, &status, output); }
 };
 using KernelFn = std::function<Status(KernelContext&)>;
 
@@ -34,12 +39,23 @@ class KernelRegistry {
   std::vector<std::pair<std::string, KernelFn>> kernels_;
 };
 
+// UB fusion: an op carrying these attributes applies one elementwise op (its type, opset and attributes
+// under the prefix) to its output 0 before the result is narrowed.
+constexpr const char* kEpilogueOp = "_epilogue_op";
+constexpr const char* kEpilogueOpset = "_epilogue_opset";
+constexpr const char* kEpilogueAttrPrefix = "_epilogue.";
+Node EpilogueNode(const Node& fused);
+Status RunEpilogue(const Node& fused, std::vector<Tensor>& outputs, ThreadPool& pool, const ExecContext& exec, FloatStatus* status);
+
 // Registers a schema and its kernel in one call (what each family file does per op).
 void RegisterOp(OpSchema schema, KernelFn kernel);
 // Registers every built-in op family. Idempotent; tools call it once at start-up.
 void RegisterBuiltinOps();
 
-// Runs one node's kernel on concrete inputs.
+// Runs one node's kernel on concrete inputs with the fp32 reference numerics.
 Status RunKernel(const Node& node, std::vector<Tensor> inputs, std::vector<Tensor>& outputs, ThreadPool& pool);
+// Same, under an execution context; the kernel's float status is added to `status` when given.
+Status RunKernel(const Node& node, std::vector<Tensor> inputs, std::vector<Tensor>& outputs, ThreadPool& pool,
+                 const ExecContext& exec, FloatStatus* status);
 
 }  // namespace npu

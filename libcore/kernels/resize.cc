@@ -209,9 +209,11 @@ Status InferResize(InferContext& c) {
 }  // namespace
 
 void RegisterResizeOps() {
-  for (const char* name : {"Resize", "Upsample"})
-    RegisterOp({name, 1, 4, 1, 1, Engine::kVector, PrecisionClass::kGray, InferResize},
-               [](KernelContext& c) { return WithWidenedHalves(c, ResizeKernel); });
+  for (const char* name : {"Resize", "Upsample"}) {
+    OpSchema s{name, 1, 4, 1, 1, Engine::kVector, PrecisionClass::kGray, InferResize};
+    s.fixed_dtype_inputs = {1, 2};  // roi and scales are geometry, not data: they keep their dtype
+    RegisterOp(std::move(s), [](KernelContext& c) { return WithWidenedHalves(c, ResizeKernel); });
+  }
 }
 
 }  // namespace npu

@@ -574,14 +574,18 @@ Tensor TransposeTensor(const Tensor& x, const std::vector<int64_t>& perm, Thread
 
 void RegisterShapeOps() {
   auto gray = [](const char* type, int min_in, int max_in, InferFn infer, int max_out = 1) {
-    return OpSchema{type, min_in, max_in, 1, max_out, Engine::kVector, PrecisionClass::kGray, std::move(infer)};
+    OpSchema s{type, min_in, max_in, 1, max_out, Engine::kVector, PrecisionClass::kGray, std::move(infer)};
+    s.moves_bytes = true;
+    return s;
   };
   RegisterOp(gray("Identity", 1, 1, InferSameAsInput0), [](KernelContext& c) { return ReshapeLike(c, c.in(0).shape()); });
-  RegisterOp(gray("Dropout", 1, 3, [](InferContext& c) {
-               c.set_output(0, c.in[0]->dtype, c.in[0]->shape, c.in[0]->has_shape);
-               c.set_output(1, DType::kBool, c.in[0]->shape, c.in[0]->has_shape);
-               return Status::Ok();
-             }, 2),
+  OpSchema dropout = gray("Dropout", 1, 3, [](InferContext& c) {
+    c.set_output(0, c.in[0]->dtype, c.in[0]->shape, c.in[0]->has_shape);
+    c.set_output(1, DType::kBool, c.in[0]->shape, c.in[0]->has_shape);
+    return Status::Ok();
+  }, 2);
+  dropout.fixed_dtype_inputs = {1};  // the ratio
+  RegisterOp(std::move(dropout),
              [](KernelContext& c) {  // inference: identity, mask all true
                NPU_RETURN_IF_ERROR(ReshapeLike(c, c.in(0).shape()));
                if (c.outputs.size() > 1) {
@@ -726,11 +730,12 @@ void RegisterShapeOps() {
                c.outputs[0] = ConstantOfShapeValue(c.node, c.in(0).ToInt64Vector());
                return Status::Ok();
              });
-  RegisterOp(gray("Range", 3, 3, [](InferContext& c) {
-               c.set_output(0, c.in[0]->dtype, {-1});
-               return Status::Ok();
-             }),
-             RangeKernel);
+  OpSchema range = gray("Range", 3, 3, [](InferContext& c) {
+    c.set_output(0, c.in[0]->dtype, {-1});
+    return Status::Ok();
+  });
+  range.moves_bytes = false;  // computes start + i * delta
+  RegisterOp(std::move(range), RangeKernel);
 }
 
 }  // namespace npu

@@ -17,6 +17,8 @@ struct Task {
 };
 
 std::vector<Task> LowerToTasks(const Graph& g);
+// The engine an op runs on: its schema's, unless precision assignment moved it to AI CPU (_op_engine).
+Engine NodeEngine(const Node& n);
 std::string_view EngineName(Engine e);  // "AiCore" or "AiCpu"
 
 }  // namespace npu

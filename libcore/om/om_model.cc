@@ -105,11 +105,11 @@ Status SaveOm(const std::string& path, const OmModel& model) {
     const Node& n = g.nodes[k];
     om::OpDef* op = gd->add_op();
     op->set_name(n.name);
-    op->set_type(n.op_type);
+    op->set_type(ShownType(n));
+    op->set_kernel_type(n.op_type);
     op->set_id(static_cast<int64_t>(k));
     op->set_opset(n.opset);
-    const OpSchema* s = OpSchemaRegistry::Get().Find(n.op_type);
-    op->set_engine(std::string(EngineName(s ? s->engine : Engine::kVector)));
+    op->set_engine(std::string(EngineName(NodeEngine(n))));
     for (int i : n.inputs) {
       op->add_input(i < 0 ? "" : g.values[i].name);
       if (i >= 0) FillDesc(op->add_input_desc(), g.values[i]);
@@ -180,7 +180,8 @@ Result<OmModel> LoadOm(const std::string& path) {
   for (const auto& op : gd.op()) {
     Node n;
     n.name = op.name();
-    n.op_type = op.type();
+    n.op_type = op.kernel_type().empty() ? op.type() : op.kernel_type();
+    n.ascend_type = op.type();
     n.opset = op.opset();
     n.original_names.assign(op.original_op_names().begin(), op.original_op_names().end());
     for (const auto& in : op.input()) {

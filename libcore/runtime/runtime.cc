@@ -1,8 +1,24 @@
 #include "runtime/runtime.h"
 
+#include <cmath>
+
+#include "kernels/kernel_util.h"
 #include "kernels/registry.h"
 
 namespace npu {
+namespace {
+
+bool AllFinite(std::span<const Tensor> ts) {
+  for (const Tensor& t : ts) {
+    if (!t.defined() || !IsFloat(t.dtype())) continue;
+    Tensor f = t.dtype() == DType::kF64 ? CastTensor(t, DType::kF32) : ToF32(t);
+    for (float v : f.span<float>())
+      if (!std::isfinite(v)) return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 Result<Session> Session::FromOm(const std::string& path) {
   RegisterBuiltinOps();
@@ -11,7 +27,10 @@ Result<Session> Session::FromOm(const std::string& path) {
   for (const Task& t : s.model_.tasks)
     if (!KernelRegistry::Get().Find(s.model_.graph.nodes[t.op_index].op_type))
       return Status::Error("E10003", "--model", path, "op type " + s.model_.graph.nodes[t.op_index].op_type + " has no kernel in this build");
+  auto soc = s.model_.attrs.find("soc_version");
+  s.exec_ = ExecContext::ForSoc(soc == s.model_.attrs.end() ? nullptr : FindSoc(soc->second), false);
   s.PlanLifetimes();
+  s.WidenConstants();
   return s;
 }
 
@@ -21,6 +40,7 @@ Result<Session> Session::FromGraph(Graph g) {
   s.model_.graph = std::move(g);
   s.model_.tasks = LowerToTasks(s.model_.graph);
   s.PlanLifetimes();
+  s.WidenConstants();
   return s;
 }
 
@@ -31,6 +51,14 @@ void Session::PlanLifetimes() {
     for (int i : g.nodes[model_.tasks[k].op_index].inputs)
       if (i >= 0) last_use_[i] = static_cast<int>(k);
   for (int o : g.outputs) last_use_[o] = static_cast<int>(model_.tasks.size());
+}
+
+// Weights stay fp16 in the model (and in dumps); kernels compute in fp32, so each is widened once here.
+void Session::WidenConstants() {
+  const Graph& g = model_.graph;
+  widened_.assign(g.values.size(), Tensor());
+  for (size_t i = 0; i < g.values.size(); ++i)
+    if (g.values[i].constant && IsHalfLike(g.values[i].constant->dtype())) widened_[i] = ToF32(*g.values[i].constant);
 }
 
 Status Session::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) {
@@ -52,24 +80,42 @@ Status Session::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outp
                                std::string(DTypeName(v.dtype)) + ShapeToString(v.shape));
     vals[g.inputs[k]] = t;
   }
-  ThreadPool& pool = ThreadPool::Global();
-  for (size_t k = 0; k < model_.tasks.size(); ++k) {
-    const Task& task = model_.tasks[k];
-    const Node& n = g.nodes[task.op_index];
-    std::vector<Tensor> ins;
-    ins.reserve(n.inputs.size());
-    for (int i : n.inputs) ins.push_back(i >= 0 ? vals[i] : Tensor());
-    for (TaskObserver* o : observers_) o->BeforeTask({task, n, ins, {}});
-    std::vector<Tensor> outs;
-    Status s = RunKernel(n, ins, outs, pool);
-    if (!s.ok()) return s;
-    for (TaskObserver* o : observers_) o->AfterTask({task, n, ins, outs});
-    for (size_t j = 0; j < n.outputs.size(); ++j) vals[n.outputs[j]] = std::move(outs[j]);
-    for (int i : n.inputs)  // release intermediates after their last reader
-      if (i >= 0 && last_use_[i] == static_cast<int>(k) && !g.values[i].constant) vals[i] = Tensor();
-  }
+  for (size_t k = 0; k < model_.tasks.size(); ++k) NPU_RETURN_IF_ERROR(RunTask(k, vals));
   outputs.clear();
   for (int o : g.outputs) outputs.push_back(vals[o]);
+  return Status::Ok();
+}
+
+// One task: kernels compute fp16/bf16 ops in fp32 (inputs widened exactly), and each result is narrowed
+// once to the dtype atc assigned it, under the SoC's overflow mode: that is the NPU's rounding.
+Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
+  const Graph& g = model_.graph;
+  const Task& task = model_.tasks[k];
+  const Node& n = g.nodes[task.op_index];
+  std::vector<Tensor> ins;
+  ins.reserve(n.inputs.size());
+  for (int i : n.inputs) ins.push_back(i >= 0 ? vals[i] : Tensor());
+  for (TaskObserver* o : observers_) o->BeforeTask({task, n, ins, {}});
+  const OpSchema* schema = OpSchemaRegistry::Get().Find(n.op_type);
+  std::vector<Tensor> compute = ins;
+  if (!schema || !schema->moves_bytes)
+    for (size_t j = 0; j < compute.size(); ++j)
+      if (compute[j].defined() && IsHalfLike(compute[j].dtype()))
+        compute[j] = widened_[n.inputs[j]].defined() ? widened_[n.inputs[j]] : ToF32(compute[j]);
+  std::vector<Tensor> outs;
+  FloatStatus st;
+  NPU_RETURN_IF_ERROR(RunKernel(n, std::move(compute), outs, ThreadPool::Global(), exec_, &st));
+  for (size_t j = 0; j < outs.size() && j < n.outputs.size(); ++j) {
+    DType want = g.values[n.outputs[j]].dtype;
+    if (!outs[j].defined() || outs[j].dtype() != DType::kF32) continue;
+    if (IsHalfLike(want)) outs[j] = NarrowFloat(outs[j], want, exec_, &st, static_cast<int>(j));
+    else if (exec_.soc) SettleFloat32(outs[j], exec_, &st, static_cast<int>(j));
+  }
+  bool overflow = exec_.soc && (st.out_of_range || (st.non_finite && AllFinite(ins)));
+  for (TaskObserver* o : observers_) o->AfterTask({task, n, ins, outs, &st, overflow});
+  for (size_t j = 0; j < n.outputs.size(); ++j) vals[n.outputs[j]] = std::move(outs[j]);
+  for (int i : n.inputs)  // release intermediates after their last reader
+    if (i >= 0 && last_use_[i] == static_cast<int>(k) && !g.values[i].constant) vals[i] = Tensor();
   return Status::Ok();
 }
 

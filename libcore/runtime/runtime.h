@@ -7,6 +7,7 @@
 
 #include "base/status.h"
 #include "base/thread_pool.h"
+#include "kernels/numerics.h"
 #include "om/om_model.h"
 
 namespace npu {
@@ -16,6 +17,8 @@ struct TaskEvent {
   const Node& node;
   std::span<const Tensor> inputs;
   std::span<const Tensor> outputs;  // empty before the task runs
+  const FloatStatus* status = nullptr;  // after the task: its float status word
+  bool overflow = false;  // the AI Core flags overflow: a result left its dtype's range, or finite inputs gave Inf/NaN
 };
 
 class TaskObserver {
@@ -33,7 +36,10 @@ class Session {
 
   const OmModel& model() const { return model_; }
   const Graph& graph() const { return model_.graph; }
+  const ExecContext& exec() const { return exec_; }
   void AddObserver(TaskObserver* o) { observers_.push_back(o); }
+  // Overflow detection on: fp32 results are scanned for Inf/NaN too (fp16/bf16 ones always are).
+  void TrackFloatStatus(bool on) { exec_.track_status = on; }
 
   // Checks the inputs against the model's (count, dtype, static dims) and runs every task in order.
   Status Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs);
@@ -41,8 +47,12 @@ class Session {
  private:
   OmModel model_;
   std::vector<TaskObserver*> observers_;
+  ExecContext exec_;  // the .om's SoC; the reference path has none
   std::vector<int> last_use_;  // per value: index of the last task reading it (to free early)
+  std::vector<Tensor> widened_;  // per value: fp16/bf16 constants widened to fp32 once, for the kernels
   void PlanLifetimes();
+  void WidenConstants();
+  Status RunTask(size_t k, std::vector<Tensor>& vals);
 };
 
 }  // namespace npu

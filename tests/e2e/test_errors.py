@@ -114,7 +114,7 @@ class OmErrors(unittest.TestCase):
         small_model(cls.onnx)
         cls.om = os.path.join(WORK, "ok")
         r = run(ATC, "--framework=5", f"--model={cls.onnx}", f"--output={cls.om}", "--soc_version=Ascend910B1")
-        assert r.returncode == 0, r.stdout
+        assert r.returncode == 0, r.stdout + r.stderr
         cls.bytes = open(cls.om + ".om", "rb").read()
 
     def corrupt_variants(self):
@@ -174,7 +174,8 @@ class ExternalData(unittest.TestCase):
     def test_external_weights_convert_and_run(self):
         path, w = self.make("ext_ok")
         out = os.path.join(WORK, "ext_ok", "m")
-        r = run(ATC, "--framework=5", f"--model={path}", f"--output={out}", "--soc_version=Ascend310")
+        r = run(ATC, "--framework=5", f"--model={path}", f"--output={out}", "--soc_version=Ascend310",
+                "--precision_mode=must_keep_origin_dtype")
         self.assertEqual(r.returncode, 0, r.stdout)
         x = np.random.default_rng(0).standard_normal((1, 3, 2, 2), dtype=np.float32)
         np.save(out + "_x.npy", x)

@@ -34,7 +34,7 @@ class TorchvisionParity(unittest.TestCase):
     def convert_and_run(self, name, opset):
         base = os.path.join(WORK, f"{name}_op{opset}")
         r = run(ATC, "--framework=5", f"--model={base}.onnx", f"--output={base}", "--soc_version=Ascend310P3",
-                "--input_shape=input:1,3,224,224")
+                "--input_shape=input:1,3,224,224", "--precision_mode=must_keep_origin_dtype")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("ATC run success", r.stdout)
         out = base + "_out"

@@ -48,7 +48,8 @@ def step_dirs(root, model):
 # ---- resnet18: every op compared, fp32 cosine >= 0.9999 ---------------------------------------------
 subprocess.run(["/usr/bin/python3", os.path.join(SRC, "tests/e2e/export_models.py"), WORK, "resnet18:13"], check=True)
 onnx_path, inp = f"{WORK}/resnet18_op13.onnx", f"{WORK}/resnet18_input.npy"
-run(ATC, "--framework=5", f"--model={onnx_path}", f"--output={WORK}/resnet18", "--soc_version=Ascend310")
+run(ATC, "--framework=5", f"--model={onnx_path}", f"--output={WORK}/resnet18", "--soc_version=Ascend310",
+    "--precision_mode=must_keep_origin_dtype")
 run(ATC, "--mode=1", f"--om={WORK}/resnet18.om", f"--json={WORK}/resnet18.json")
 cfg = acl("acl_all.json", {"dump_path": f"{WORK}/dump", "dump_list": [], "dump_mode": "all"})
 run(MSAME, "--model", f"{WORK}/resnet18.om", "--input", inp, "--acl_json_path", cfg)
@@ -110,7 +111,8 @@ graph = helper.make_graph(
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 onnx.save(model, f"{WORK}/sq.onnx")
 np.save(f"{WORK}/sq_in.npy", np.array([1, 2, 1e30, 3], np.float32))
-run(ATC, "--framework=5", f"--model={WORK}/sq.onnx", f"--output={WORK}/sq", "--soc_version=Ascend310")
+run(ATC, "--framework=5", f"--model={WORK}/sq.onnx", f"--output={WORK}/sq", "--soc_version=Ascend310",
+    "--precision_mode=must_keep_origin_dtype")
 cfg = acl("acl_dbg.json", {"dump_path": f"{WORK}/ovf", "dump_debug": "on"})
 p = run(MSAME, "--model", f"{WORK}/sq.om", "--input", f"{WORK}/sq_in.npy", "--acl_json_path", cfg)
 check("1 overflow(s)" in p.stdout, "msame counts one overflow (Mul; Relu only passes the Inf on)")

@@ -10,7 +10,12 @@
 #include "frontend/onnx/onnx_importer.h"
 #include "kernels/registry.h"
 #include "om/om_model.h"
+#include "ir/ascend_types.h"
+#include "lower/lower.h"
+#include "passes/fusion.h"
 #include "passes/pass_manager.h"
+#include "passes/precision.h"
+#include "soc/soc_spec.h"
 
 namespace npu::atc {
 namespace {
@@ -76,25 +81,68 @@ Result<Graph> Import(const AtcOptions& o, OnnxModelInfo* info) {
   return g;
 }
 
-int Convert(const AtcOptions& o, std::ostream& out) {
-  auto t0 = std::chrono::steady_clock::now();
-  OnnxModelInfo info;
-  auto g = Import(o, &info);
-  if (!g.ok()) return Fail(out, {g.status()});
+// Each op's final dtypes, formats, engine and the rules that decided them (--explain-precision).
+json ExplainPrecision(const Graph& g) {
+  json ops = json::array();
+  auto tensors = [&](const std::vector<int>& ids) {
+    json a = json::array();
+    for (int v : ids)
+      if (v >= 0) a.push_back({{"name", g.values[v].name}, {"dtype", DTypeName(g.values[v].dtype)}, {"format", LayoutOf(g.values[v])}});
+    return a;
+  };
+  for (const Node& n : g.nodes)
+    ops.push_back({{"name", n.name}, {"type", ShownType(n)}, {"engine", EngineName(NodeEngine(n))},
+                   {"impl_mode", n.attr_string("_op_impl_mode")}, {"inputs", tensors(n.inputs)}, {"outputs", tensors(n.outputs)},
+                   {"original_op_names", n.original_names}, {"rules", n.attr_string("_precision_reason", "not a float op: dtypes unchanged")}});
+  return {{"op", ops}};
+}
+
+// ONNX -> Ascend IR graph: fold and infer, map op types, fuse, assign precision, lower to tasks.
+Result<OmModel> Build(const AtcOptions& o, OnnxModelInfo& info, std::vector<std::string>& warnings) {
+  const SocSpec& soc = *FindSoc(o.soc_version);
+  std::vector<Status> errors;
+  PrecisionConfig precision = LoadPrecisionConfig(o.precision, soc, errors);
+  if (!errors.empty()) return errors.front();
+  std::set<std::string> fusion_off;
+  if (!o.fusion_switch_file.empty()) {
+    NPU_ASSIGN_OR_RETURN(fusion_off, LoadFusionSwitchFile(o.fusion_switch_file, warnings));
+  }
+  NPU_ASSIGN_OR_RETURN(Graph g, Import(o, &info));
   PassManager pm = DefaultPipeline();
-  if (Status s = pm.Run(g.value()); !s.ok()) return Fail(out, {s});
+  NPU_RETURN_IF_ERROR(pm.Run(g));
+  MapAscendOpTypes(g);
+  PassManager fusion;
+  AddFusionPasses(fusion, fusion_off);
+  NPU_RETURN_IF_ERROR(fusion.Run(g));
+  NPU_RETURN_IF_ERROR(AssignPrecision(g, precision, warnings));
+  NPU_RETURN_IF_ERROR(g.Verify());
   OmModel m;
-  m.graph = std::move(g).value();
+  m.graph = std::move(g);
   m.tasks = LowerToTasks(m.graph);
   m.attrs = {{"atc_cmdline", o.cmdline},
              {"atc_version", kVersion},
              {"soc_version", o.soc_version},
              {"framework_type", o.framework},
              {"onnx_opset", std::to_string(info.opset)},
-             {"producer", info.producer}};
+             {"producer", info.producer},
+             {"precision_mode", precision.mode_name},
+             {"overflow_mode", std::string(OverflowModeName(soc.default_overflow))}};
+  return m;
+}
+
+int Convert(const AtcOptions& o, std::ostream& out) {
+  auto t0 = std::chrono::steady_clock::now();
+  OnnxModelInfo info;
+  std::vector<std::string> warnings;
+  auto built = Build(o, info, warnings);
+  for (const auto& w : warnings) out << "[WARNING] " << w << "\n";
+  if (!built.ok()) return Fail(out, {built.status()});
+  OmModel& m = built.value();
   m.header.name = std::filesystem::path(o.output).filename().string();
   m.header.platform_version = o.soc_version;
   for (int i : m.graph.inputs) m.header.dynamic |= NumElements(m.graph.values[i].shape) < 0;
+  if (!o.explain_precision.empty())
+    if (Status s = WriteJson(o.explain_precision, ExplainPrecision(m.graph)); !s.ok()) return Fail(out, {s});
   std::string path = o.output + ".om";
   if (Status s = SaveOm(path, m); !s.ok()) return Fail(out, {s});
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -237,12 +285,6 @@ int Display(const AtcOptions& o, std::ostream& out) {
 
 }  // namespace
 
-const std::vector<std::string>& SupportedSocs() {
-  static const std::vector<std::string> socs = {"Ascend310", "Ascend310P3", "Ascend910A", "Ascend910B1",
-                                                "Ascend910B2", "Ascend910B3", "Ascend910B4"};
-  return socs;
-}
-
 Result<std::map<std::string, Shape>> ParseInputShape(std::string_view spec) {
   std::map<std::string, Shape> out;
   for (const std::string& item : Split(spec, ';')) {
@@ -308,11 +350,13 @@ std::vector<Status> ValidateOptions(const AtcOptions& o) {
     else if (!FileExists(o.model)) errs.push_back(Status::Error("E13001", "--model", o.model, "the model file does not exist"));
     if (o.soc_version.empty())
       errs.push_back(Status::Error("E10007", "--soc_version", "", "--soc_version is required in mode " + o.mode + ". The value must be one of the supported SoCs (e.g. Ascend310P3)"));
-    else if (std::find(SupportedSocs().begin(), SupportedSocs().end(), o.soc_version) == SupportedSocs().end()) {
-      std::string list;
-      for (const auto& s : SupportedSocs()) list += (list.empty() ? "" : ", ") + s;
-      errs.push_back(Status::Error("E10001", "--soc_version", o.soc_version, "supported SoCs are " + list));
-    }
+    else if (!FindSoc(o.soc_version))
+      errs.push_back(Status::Error("E10001", "--soc_version", o.soc_version, "supported SoCs are " + SocNames()));
+    else
+      LoadPrecisionConfig(o.precision, *FindSoc(o.soc_version), errs);
+    std::vector<std::string> ignored;
+    if (!o.fusion_switch_file.empty())
+      if (auto r = LoadFusionSwitchFile(o.fusion_switch_file, ignored); !r.ok()) errs.push_back(r.status());
     if (o.mode == "0" && o.output.empty()) errs.push_back(Status::Error("E10004", "--output", "", "Value for --output is empty"));
     if (!o.input_shape.empty())
       if (auto r = ParseInputShape(o.input_shape); !r.ok()) errs.push_back(r.status());

@@ -7,18 +7,20 @@
 
 #include "base/status.h"
 #include "ir/tensor.h"
+#include "passes/precision.h"
 
 namespace npu::atc {
 
 struct AtcOptions {
   std::string mode = "0", model, framework, output, soc_version, input_shape, input_format, out_nodes, log, json, om;
   std::string check_report = "check_result.json";
+  PrecisionFlags precision;
+  std::string fusion_switch_file, explain_precision;
   std::vector<std::string> unknown_flags;
   std::string cmdline;  // the effective command line, stored in the .om
 };
 
 constexpr const char* kVersion = "npukit atc 0.1.0";
-const std::vector<std::string>& SupportedSocs();
 
 // "in1:1,3,224,224;in2:1,10" -> {in1: [1,3,224,224], in2: [1,10]}; errors are E10002.
 Result<std::map<std::string, Shape>> ParseInputShape(std::string_view spec);

@@ -1,6 +1,7 @@
 // convert: every tensor of every dump file to .npy, raw .bin or .txt (one value per line), optionally
 // back to NCHW/ND from a device layout.
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -11,6 +12,7 @@
 #include "base/half.h"
 #include "base/thread_pool.h"
 #include "commands.h"
+#include "report.h"
 #include "compare/layout.h"
 #include "dump/dump_names.h"
 #include "dump/npy.h"
@@ -60,7 +62,8 @@ std::string OverflowJson(std::span<const std::byte> data) {
   std::ostringstream os;
   os << "{\"magic\": " << r.magic << ", \"acc_type\": " << r.acc_type << ", \"model_id\": " << r.model_id << ", \"stream_id\": " << r.stream_id
      << ", \"task_id\": " << r.task_id << ", \"status\": " << r.status << ", \"non_finite\": " << r.non_finite
-     << ", \"saturated\": " << r.saturated << "}\n";
+     << ", \"saturated\": " << r.saturated << ", \"first_output\": " << r.first_output << ", \"first_index\": " << r.first_index
+     << ", \"first_value\": " << (std::isfinite(r.first_value) ? FormatNumber(r.first_value) : "\"" + FormatNumber(r.first_value) + "\"") << "}\n";
   return os.str();
 }
 

@@ -133,8 +133,9 @@ int RunOverflow(const std::string& dump_dir, const std::string& out_dir, const s
         }
       }
     text += "\n[" + std::to_string(k + 1) + "] " + op + "\n  task_id " + std::to_string(r.task_id) + ", stream_id " + std::to_string(r.stream_id) +
-            ", status " + std::to_string(r.status) + ", Inf/NaN elements " + std::to_string(r.non_finite) + ", saturated fp16 elements " +
-            std::to_string(r.saturated) + "\n" + stats;
+            ", status " + std::to_string(r.status) + ", Inf/NaN elements " + std::to_string(r.non_finite) + ", out-of-range elements " +
+            std::to_string(r.saturated) + "\n  first: output " + std::to_string(r.first_output) + " element " + std::to_string(r.first_index) +
+            ", value before saturation " + FormatNumber(r.first_value) + "\n" + stats;
   }
   std::string dir = out_dir.empty() ? "." : out_dir;
   if (Status s = EnsureDir(dir); !s.ok()) return Fail(out, s);

@@ -30,24 +30,6 @@ void Describe(Desc* d, const Tensor& t, int value) {
   d->set_address(Address(value));
 }
 
-// Counts Inf/NaN and fp16 values at or past the fp16 limit.
-void CountAbnormal(const Tensor& t, uint64_t& non_finite, uint64_t& saturated) {
-  auto scan = [&](auto get) {
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      double v = get(i);
-      if (!std::isfinite(v)) ++non_finite;
-      else if (t.dtype() == DType::kF16 && std::fabs(v) >= 65504.0) ++saturated;
-    }
-  };
-  switch (t.dtype()) {
-    case DType::kF32: scan([&](int64_t i) { return static_cast<double>(t.data<float>()[i]); }); break;
-    case DType::kF64: scan([&](int64_t i) { return t.data<double>()[i]; }); break;
-    case DType::kF16: scan([&](int64_t i) { return static_cast<double>(HalfToFloat(t.data<uint16_t>()[i])); }); break;
-    case DType::kBF16: scan([&](int64_t i) { return static_cast<double>(BF16ToFloat(t.data<uint16_t>()[i])); }); break;
-    default: break;
-  }
-}
-
 }  // namespace
 
 std::string DumpRoot(const std::string& dump_path, const std::string& device, const std::string& model_name) {
@@ -155,12 +137,7 @@ void DumpObserver::WriteOpDump(const TaskEvent& e, bool inputs, bool outputs) {
 }
 
 void DumpObserver::CheckOverflow(const TaskEvent& e) {
-  uint64_t in_bad = 0, in_sat = 0, non_finite = 0, saturated = 0;
-  for (const Tensor& t : e.inputs)
-    if (t.defined()) CountAbnormal(t, in_bad, in_sat);
-  if (in_bad) return;  // Inf/NaN coming in is the producer's overflow, already recorded there
-  for (const Tensor& t : e.outputs) CountAbnormal(t, non_finite, saturated);
-  if (!non_finite && !saturated) return;
+  if (!e.overflow) return;  // the runtime's float status word decides (kernels/numerics.h)
   ++overflows_;
   WriteOpDump(e, true, true);
   OverflowRecord rec;
@@ -168,8 +145,11 @@ void DumpObserver::CheckOverflow(const TaskEvent& e) {
   rec.task_id = static_cast<uint32_t>(e.task.task_id);
   rec.model_id = 1;
   rec.status = 1;
-  rec.non_finite = non_finite;
-  rec.saturated = saturated;
+  rec.non_finite = e.status->non_finite;
+  rec.saturated = e.status->out_of_range;
+  rec.first_index = e.status->first_index;
+  rec.first_output = static_cast<uint32_t>(std::max(0, e.status->first_output));
+  rec.first_value = e.status->first_value;
   toolkit::dump::DumpData h;
   h.set_version("2.0");
   uint64_t ts = Timestamp();

@@ -148,6 +148,7 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
     if (!dump.dump_debug && !dump.EntryFor(model_name))
       out << "[WARNING] dump_list names no entry for model " << model_name << "; nothing is dumped\n";
     s.AddObserver(dumper.get());
+    s.TrackFloatStatus(dump.dump_debug);
   }
   long loops = std::strtol(o.loop.c_str(), nullptr, 10);
   std::vector<Tensor> outputs;

@@ -1,0 +1,15 @@
+// ONNX op type -> the Ascend IR op type CANN's ONNX parser gives it (one table, ascend_types.cc).
+#pragma once
+#include <string>
+
+#include "ir/graph.h"
+
+namespace npu {
+
+// The Ascend IR type of a framework node; `rank` is the rank of its first input (Conv2D vs Conv3D).
+// Types without a row keep their name (Relu, Add, Cast, ...).
+std::string AscendOpType(const Node& n, size_t rank);
+// Sets every node's ascend_type (nodes a pass already typed keep theirs).
+void MapAscendOpTypes(Graph& g);
+
+}  // namespace npu

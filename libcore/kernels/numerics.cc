@@ -1,0 +1,98 @@
+#include "kernels/numerics.h"
+
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+
+#include "base/half.h"
+
+namespace npu {
+namespace {
+
+constexpr uint16_t kHalfExpMask = 0x7C00, kHalfMaxFinite = 0x7BFF;  // IEEE binary16: exponent field, 65504
+constexpr uint16_t kBF16ExpMask = 0x7F80, kBF16MaxFinite = 0x7F7F;  // bfloat16: exponent field, ~3.39e38
+constexpr uint16_t kSignBit16 = 0x8000;
+
+}  // namespace
+
+bool ExceedsRange(float v, DType to) {
+  if (!std::isfinite(v)) return false;
+  if (to == DType::kF16) return (FloatToHalf(v) & kHalfExpMask) == kHalfExpMask;
+  if (to == DType::kBF16) return (FloatToBF16(v) & kBF16ExpMask) == kBF16ExpMask;
+  return false;
+}
+
+namespace {
+
+// Finds non-finite 16-bit results (exponent all ones) after a bulk conversion and applies the mode.
+void Settle16(std::span<const float> src, std::span<uint16_t> dst, DType to, uint16_t exp_mask, uint16_t max_finite,
+              const ExecContext& ctx, FloatStatus* st, int output) {
+  for (size_t i = 0; i < dst.size(); ++i) {
+    if ((dst[i] & exp_mask) != exp_mask) continue;
+    float v = src[i];
+    if (st) {
+      if (ExceedsRange(v, to)) ++st->out_of_range;
+      else ++st->non_finite;
+      st->Record(output, static_cast<int64_t>(i), v);
+    }
+    if (ctx.saturate()) dst[i] = std::isnan(v) ? 0 : static_cast<uint16_t>((dst[i] & kSignBit16) | max_finite);
+  }
+}
+
+}  // namespace
+
+ExecContext ExecContext::ForSoc(const SocSpec* soc, bool track_status) {
+  ExecContext c;
+  c.soc = soc;
+  c.overflow = soc ? EffectiveOverflowMode(*soc) : OverflowMode::kInfNan;
+  c.track_status = track_status;
+  return c;
+}
+
+void FloatStatus::Record(int output, int64_t index, float value) {
+  if (first_output >= 0 && (output > first_output || (output == first_output && index >= first_index))) return;
+  first_output = output;
+  first_index = index;
+  first_value = value;
+}
+
+
+Tensor NarrowFloat(const Tensor& f32, DType to, const ExecContext& ctx, FloatStatus* status, int output) {
+  Tensor out = Tensor::Empty(to, f32.shape());
+  auto n = static_cast<size_t>(f32.numel());
+  std::span<const float> in(f32.data<float>(), n);
+  std::span<uint16_t> o(out.mutable_data<uint16_t>(), n);
+  if (to == DType::kF16) {
+    FloatToHalf(in, o);
+    Settle16(in, o, to, kHalfExpMask, kHalfMaxFinite, ctx, status, output);
+  } else {
+    FloatToBF16(in, o);
+    Settle16(in, o, to, kBF16ExpMask, kBF16MaxFinite, ctx, status, output);
+  }
+  return out;
+}
+
+void SettleFloat32(Tensor& t, const ExecContext& ctx, FloatStatus* status, int output) {
+  if (!ctx.saturate() && !ctx.track_status) return;
+  auto n = static_cast<size_t>(t.numel());
+  const float* p = t.data<float>();
+  size_t first = n;
+  for (size_t i = 0; i < n; ++i)  // branch-free test of the exponent field: vectorises
+    if (!std::isfinite(p[i])) {
+      first = i;
+      break;
+    }
+  if (first == n) return;
+  if (ctx.saturate()) t = t.Clone();  // the result may alias a producer's tensor
+  float* w = t.mutable_data<float>();
+  for (size_t i = first; i < n; ++i) {
+    if (std::isfinite(w[i])) continue;
+    if (status) {
+      ++status->non_finite;
+      status->Record(output, static_cast<int64_t>(i), w[i]);
+    }
+    if (ctx.saturate()) w[i] = std::isnan(w[i]) ? 0.0f : std::copysign(FLT_MAX, w[i]);
+  }
+}
+
+}  // namespace npu

@@ -1,0 +1,43 @@
+// The NPU's numerics in one place: the execution context every kernel sees (SoC, overflow mode), the float
+// status word a task raises, and the one helper that narrows fp32 results to fp16/bf16 (with saturation).
+#pragma once
+#include <cstdint>
+
+#include "ir/tensor.h"
+#include "soc/soc_spec.h"
+
+namespace npu {
+
+// Travels through Session::Run into every KernelContext, like ncnn's Option.
+struct ExecContext {
+  const SocSpec* soc = nullptr;  // nullptr: the fp32 reference path (IEEE results, no status word)
+  OverflowMode overflow = OverflowMode::kInfNan;
+  bool track_status = false;     // also scan fp32 results for Inf/NaN (overflow detection is on)
+
+  bool saturate() const { return soc && overflow == OverflowMode::kSaturation; }
+  static ExecContext ForSoc(const SocSpec* soc, bool track_status);
+};
+
+// What one task's float status word records (the AI Core's overflow flag, plus where it first fired).
+struct FloatStatus {
+  uint64_t out_of_range = 0;  // finite results the output dtype could not hold (saturated or turned to ±inf)
+  uint64_t non_finite = 0;    // Inf/NaN results (an overflow only when the task's inputs were finite)
+  int first_output = -1;      // the first recorded element: output index, flat index, value before saturation
+  int64_t first_index = -1;
+  float first_value = 0;
+
+  bool any() const { return out_of_range || non_finite; }
+  void Record(int output, int64_t index, float value);
+};
+
+// The overflow predicate: a finite fp32 value the target float dtype cannot represent (rounds past its
+// largest finite value). Non-finite values are not range overflows; the runtime judges them by the inputs.
+bool ExceedsRange(float v, DType to);
+// Narrows an fp32 tensor to fp16/bf16 (round to nearest even). Out-of-range and non-finite elements are
+// recorded in `status` as output `output`; under saturation they become ±max finite (NaN -> 0).
+Tensor NarrowFloat(const Tensor& f32, DType to, const ExecContext& ctx, FloatStatus* status, int output = 0);
+// Applies the overflow mode to an fp32 result: records Inf/NaN and, under saturation, replaces them
+// (±inf -> ±FLT_MAX, NaN -> 0; copies first when it must write). Only scans when the context needs it.
+void SettleFloat32(Tensor& t, const ExecContext& ctx, FloatStatus* status, int output = 0);
+
+}  // namespace npu

@@ -1,0 +1,403 @@
+#include "passes/fusion.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "base/file_io.h"
+#include "base/log.h"
+#include "ir/graph_edit.h"
+#include "kernels/kernel_util.h"
+#include "kernels/registry.h"
+
+namespace npu {
+namespace {
+
+// ---- pattern helpers -------------------------------------------------------------------------------
+
+// The node producing v if its kernel type is `type` and v feeds nothing else (so it can be absorbed).
+int ExclusiveProducer(const Graph& g, int v, std::string_view type) {
+  if (v < 0) return -1;
+  int p = g.values[v].producer;
+  if (p < 0 || g.nodes[p].op_type != type || SoleConsumer(g, v) < 0) return -1;
+  return p;
+}
+
+// The single reader of v if its kernel type is `type`.
+int OnlyReader(const Graph& g, int v, std::string_view type) {
+  int c = v >= 0 ? SoleConsumer(g, v) : -1;
+  return c >= 0 && g.nodes[c].op_type == type ? c : -1;
+}
+
+std::optional<double> ScalarConst(const Graph& g, int v) {
+  const Tensor* t = ConstantOf(g, v);
+  if (!t || t->numel() != 1 || !IsFloat(t->dtype())) return std::nullopt;
+  return t->ToDoubleVector()[0];
+}
+
+bool IsScalar(const Graph& g, int v, double want, double rel_tol = 1e-4) {
+  auto s = ScalarConst(g, v);
+  return s && std::fabs(*s - want) <= rel_tol * std::max(1.0, std::fabs(want));
+}
+
+// The other input of a binary node, given one of them.
+int OtherInput(const Node& n, int known) {
+  if (n.inputs.size() != 2) return -1;
+  return n.inputs[0] == known ? n.inputs[1] : n.inputs[1] == known ? n.inputs[0] : -1;
+}
+
+// Absorbs `chain` (node indices, in graph order) into chain[0]: it keeps its place and name, takes the
+// last node's outputs and every original name. The caller sets the fused node's type, inputs and attrs.
+void Absorb(Graph& g, const std::vector<int>& chain, std::vector<bool>& dead) {
+  Node& head = g.nodes[chain[0]];
+  for (size_t i = 1; i < chain.size(); ++i) {
+    const Node& n = g.nodes[chain[i]];
+    for (const auto& name : n.original_names)
+      if (std::find(head.original_names.begin(), head.original_names.end(), name) == head.original_names.end())
+        head.original_names.push_back(name);
+    dead[chain[i]] = true;
+  }
+  head.outputs = g.nodes[chain.back()].outputs;
+}
+
+// Runs `match` on every node; it returns the chain to absorb (empty for no match) after editing the head.
+template <class Match>
+Status FuseAll(Graph& g, const char* pass, Match match) {
+  std::vector<bool> dead(g.nodes.size(), false);
+  int fused = 0;
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    if (dead[k]) continue;
+    std::vector<int> chain = match(static_cast<int>(k), dead);
+    if (chain.empty()) continue;
+    Absorb(g, chain, dead);
+    ++fused;
+  }
+  EraseNodes(g, dead);
+  NPU_LOG(kInfo, "FUSION", pass << ": " << fused << " fused");
+  return SortTopologically(g);
+}
+
+bool AnyDead(const std::vector<int>& chain, const std::vector<bool>& dead) {
+  return std::any_of(chain.begin(), chain.end(), [&](int k) { return k < 0 || dead[k]; });
+}
+
+
+// ---- graph fusion ------------------------------------------------------------------------------------
+
+bool ConvWithConstWeights(const Graph& g, const Node& n) {
+  if (n.op_type != "Conv" || n.inputs.size() < 2) return false;
+  const Tensor* w = ConstantOf(g, n.inputs[1]);
+  return w && w->dtype() == DType::kF32 && (n.inputs.size() < 3 || n.inputs[2] < 0 || ConstantOf(g, n.inputs[2]));
+}
+
+// BN(conv(x, W, b)) = conv(x, W * s, (b - mean) * s + beta) with s = scale / sqrt(var + eps), per output channel.
+std::vector<int> MatchConvBatchnorm(Graph& g, int k, const std::vector<bool>& dead) {
+  Node& conv = g.nodes[k];
+  if (!ConvWithConstWeights(g, conv)) return {};
+  int bn_i = OnlyReader(g, conv.outputs[0], "BatchNormalization");
+  if (bn_i < 0 || dead[bn_i]) return {};
+  const Node& bn = g.nodes[bn_i];
+  if (bn.attr_int("training_mode", 0) != 0) return {};
+  for (size_t j = 1; j < bn.outputs.size(); ++j)
+    if (!Consumers(g, bn.outputs[j]).empty() || IsGraphOutput(g, bn.outputs[j])) return {};
+  std::vector<const Tensor*> p;
+  for (int j = 1; j <= 4; ++j)
+    if (const Tensor* t = ConstantOf(g, bn.inputs[j]); t && IsFloat(t->dtype())) p.push_back(t);
+  const Tensor& w = *ConstantOf(g, conv.inputs[1]);
+  int64_t cout = w.shape()[0];
+  if (p.size() != 4 || std::any_of(p.begin(), p.end(), [&](const Tensor* t) { return t->numel() != cout; })) return {};
+  auto scale = p[0]->ToDoubleVector(), beta = p[1]->ToDoubleVector(), mean = p[2]->ToDoubleVector(), var = p[3]->ToDoubleVector();
+  double eps = bn.attr_float("epsilon", 1e-5f);
+  std::vector<double> bias(cout, 0.0);
+  if (conv.inputs.size() > 2 && conv.inputs[2] >= 0) bias = ConstantOf(g, conv.inputs[2])->ToDoubleVector();
+  Tensor w2 = Tensor::Empty(DType::kF32, w.shape()), b2 = Tensor::Empty(DType::kF32, {cout});
+  int64_t per = w.numel() / cout;
+  for (int64_t c = 0; c < cout; ++c) {
+    double s = scale[c] / std::sqrt(var[c] + eps);
+    for (int64_t i = 0; i < per; ++i) w2.mutable_data<float>()[c * per + i] = static_cast<float>(w.data<float>()[c * per + i] * s);
+    b2.mutable_data<float>()[c] = static_cast<float>((bias[c] - mean[c]) * s + beta[c]);
+  }
+  std::string base = conv.name + "_bn_folded";
+  conv.inputs.resize(3);
+  conv.inputs[1] = AddConstant(g, base + "_weight", std::move(w2));
+  conv.inputs[2] = AddConstant(g, base + "_bias", std::move(b2));
+  return {k, bn_i};
+}
+
+// Add(conv(x, W), c) with c per output channel becomes the conv's bias.
+std::vector<int> MatchConvBiasAdd(Graph& g, int k, const std::vector<bool>& dead) {
+  Node& conv = g.nodes[k];
+  if (!ConvWithConstWeights(g, conv)) return {};
+  int add_i = OnlyReader(g, conv.outputs[0], "Add");
+  if (add_i < 0 || dead[add_i]) return {};
+  int c = OtherInput(g.nodes[add_i], conv.outputs[0]);
+  const Tensor* t = ConstantOf(g, c);
+  int64_t cout = ConstantOf(g, conv.inputs[1])->shape()[0];
+  if (!t || !IsFloat(t->dtype()) || t->numel() != cout || !g.values[conv.outputs[0]].has_shape) return {};
+  // Only shapes that broadcast along the channel axis: [C,1,1] or [1,C,1,1] for a 4-D conv output.
+  Shape s = t->shape();
+  size_t rank = g.values[conv.outputs[0]].shape.size();
+  if (rank < 2 || s.size() > rank || s.size() + 1 < rank) return {};
+  size_t ch = s.size() + 1 - rank;  // the channel axis, right-aligned
+  for (size_t i = 0; i < s.size(); ++i)
+    if (s[i] != (i == ch ? cout : 1)) return {};
+  std::vector<double> add = t->ToDoubleVector(), bias(cout, 0.0);
+  if (conv.inputs.size() > 2 && conv.inputs[2] >= 0) bias = ConstantOf(g, conv.inputs[2])->ToDoubleVector();
+  Tensor b2 = Tensor::Empty(DType::kF32, {cout});
+  for (int64_t i = 0; i < cout; ++i) b2.mutable_data<float>()[i] = static_cast<float>(bias[i] + add[i]);
+  conv.inputs.resize(3);
+  conv.inputs[2] = AddConstant(g, conv.name + "_bias_added", std::move(b2));
+  return {k, add_i};
+}
+
+// MatMul(x, W) + b, with W a constant matrix and b one value per column, becomes MatMulBias.
+std::vector<int> MatchMatMulBiasAdd(Graph& g, int k, const std::vector<bool>& dead) {
+  Node& mm = g.nodes[k];
+  const Tensor* w = mm.op_type == "MatMul" ? ConstantOf(g, mm.inputs[1]) : nullptr;
+  if (!w || w->rank() != 2) return {};
+  int add_i = OnlyReader(g, mm.outputs[0], "Add");
+  if (add_i < 0 || dead[add_i]) return {};
+  int b = OtherInput(g.nodes[add_i], mm.outputs[0]);
+  const Tensor* bias = ConstantOf(g, b);
+  if (!bias || bias->dtype() != w->dtype() || bias->numel() != w->shape()[1] || bias->shape().back() != w->shape()[1]) return {};
+  mm.op_type = "MatMulBias";
+  mm.inputs.push_back(bias->rank() == 1 ? b : AddConstant(g, g.values[b].name + "_row", bias->Reshaped({bias->numel()})));
+  return {k, add_i};
+}
+
+// x * 0.5 * (1 + erf(x / sqrt(2))), as torch exports F.gelu: Div -> Erf -> Add(1) -> Mul(x) -> Mul(0.5).
+std::vector<int> MatchGelu(Graph& g, int k, const std::vector<bool>& dead) {
+  Node& div = g.nodes[k];
+  if (div.op_type != "Div" || !IsScalar(g, div.inputs[1], std::sqrt(2.0))) return {};
+  int x = div.inputs[0];
+  int erf = OnlyReader(g, div.outputs[0], "Erf");
+  int add = erf < 0 ? -1 : OnlyReader(g, g.nodes[erf].outputs[0], "Add");
+  if (add < 0 || !IsScalar(g, OtherInput(g.nodes[add], g.nodes[erf].outputs[0]), 1.0)) return {};
+  int mul1 = OnlyReader(g, g.nodes[add].outputs[0], "Mul");
+  if (mul1 < 0 || OtherInput(g.nodes[mul1], g.nodes[add].outputs[0]) != x) return {};
+  int mul2 = OnlyReader(g, g.nodes[mul1].outputs[0], "Mul");
+  if (mul2 < 0 || !IsScalar(g, OtherInput(g.nodes[mul2], g.nodes[mul1].outputs[0]), 0.5)) return {};
+  std::vector<int> chain = {k, erf, add, mul1, mul2};
+  if (AnyDead(chain, dead)) return {};
+  div.op_type = div.ascend_type = "Gelu";
+  div.inputs = {x};
+  div.attrs.clear();
+  return chain;
+}
+
+// ReduceMean(x) -> Sub -> Pow(2) -> ReduceMean -> Add(eps) -> Sqrt -> Div -> Mul(gamma) -> Add(beta) over the
+// last axis, as torch exports nn.LayerNorm below opset 17.
+std::vector<int> MatchLayerNorm(Graph& g, int k, const std::vector<bool>& dead) {
+  Node& mean = g.nodes[k];
+  if (mean.op_type != "ReduceMean" || mean.attr_ints("axes") != std::vector<int64_t>{-1} || mean.attr_int("keepdims", 1) != 1) return {};
+  int x = mean.inputs[0];
+  auto readers = Consumers(g, mean.outputs[0]);
+  if (readers.size() != 1 || g.nodes[readers[0]].op_type != "Sub" || g.nodes[readers[0]].inputs[0] != x) return {};
+  int sub = readers[0];
+  auto sub_readers = Consumers(g, g.nodes[sub].outputs[0]);  // Pow and Div
+  if (sub_readers.size() != 2) return {};
+  int pow = -1, div = -1;
+  for (int r : sub_readers) {
+    if (g.nodes[r].op_type == "Pow") pow = r;
+    if (g.nodes[r].op_type == "Div") div = r;
+  }
+  if (pow < 0 || div < 0 || !IsScalar(g, g.nodes[pow].inputs[1], 2.0) || g.nodes[div].inputs[0] != g.nodes[sub].outputs[0]) return {};
+  int var = OnlyReader(g, g.nodes[pow].outputs[0], "ReduceMean");
+  if (var < 0 || g.nodes[var].attr_ints("axes") != std::vector<int64_t>{-1}) return {};
+  int add_eps = OnlyReader(g, g.nodes[var].outputs[0], "Add");
+  auto eps = add_eps < 0 ? std::nullopt : ScalarConst(g, OtherInput(g.nodes[add_eps], g.nodes[var].outputs[0]));
+  int sqrt = eps ? OnlyReader(g, g.nodes[add_eps].outputs[0], "Sqrt") : -1;
+  if (sqrt < 0 || OnlyReader(g, g.nodes[sqrt].outputs[0], "Div") != div) return {};
+  int mul = OnlyReader(g, g.nodes[div].outputs[0], "Mul");
+  int add = mul < 0 ? -1 : OnlyReader(g, g.nodes[mul].outputs[0], "Add");
+  if (add < 0) return {};
+  int gamma = OtherInput(g.nodes[mul], g.nodes[div].outputs[0]), beta = OtherInput(g.nodes[add], g.nodes[mul].outputs[0]);
+  if (!ConstantOf(g, gamma) || !ConstantOf(g, beta)) return {};
+  std::vector<int> chain = {k, sub, pow, var, add_eps, sqrt, div, mul, add};
+  std::sort(chain.begin(), chain.end());
+  if (chain[0] != k || AnyDead(chain, dead)) return {};
+  mean.op_type = "LayerNormalization";
+  mean.ascend_type = "LayerNorm";
+  mean.opset = 17;
+  mean.inputs = {x, gamma, beta};
+  mean.attrs = {{"axis", int64_t{-1}}, {"epsilon", static_cast<float>(*eps)}};
+  return chain;
+}
+
+// Exp(x [- ReduceMax(x)]) / ReduceSum(Exp(..)) over one axis (keepdims) is a softmax along that axis.
+std::vector<int> MatchSoftmax(Graph& g, int k, const std::vector<bool>& dead) {
+  Node& exp = g.nodes[k];
+  if (exp.op_type != "Exp") return {};
+  auto readers = Consumers(g, exp.outputs[0]);
+  if (readers.size() != 2 || IsGraphOutput(g, exp.outputs[0])) return {};
+  int sum = -1, div = -1;
+  for (int r : readers) {
+    if (g.nodes[r].op_type == "ReduceSum") sum = r;
+    if (g.nodes[r].op_type == "Div") div = r;
+  }
+  if (sum < 0 || div < 0 || g.nodes[div].inputs != std::vector<int>{exp.outputs[0], g.nodes[sum].outputs[0]}) return {};
+  const Node& s = g.nodes[sum];
+  std::vector<int64_t> axes = s.inputs.size() > 1 && ConstantOf(g, s.inputs[1]) ? ConstantOf(g, s.inputs[1])->ToInt64Vector() : s.attr_ints("axes");
+  if (axes.size() != 1 || s.attr_int("keepdims", 1) != 1) return {};
+  std::vector<int> chain = {k, sum, div};
+  int x = exp.inputs[0];
+  // The max-subtraction torch and hand-written exports add for stability belongs to the same softmax.
+  int sub = ExclusiveProducer(g, x, "Sub");
+  if (sub >= 0) {
+    int max = g.values[g.nodes[sub].inputs[1]].producer;
+    if (max >= 0 && g.nodes[max].op_type == "ReduceMax" && g.nodes[max].inputs[0] == g.nodes[sub].inputs[0] &&
+        SoleConsumer(g, g.nodes[max].outputs[0]) == sub) {
+      x = g.nodes[sub].inputs[0];
+      chain.insert(chain.begin(), {max, sub});
+    }
+  }
+  std::sort(chain.begin(), chain.end());
+  if (AnyDead(chain, dead)) return {};
+  Node& head = g.nodes[chain[0]];
+  head.op_type = "Softmax";
+  head.ascend_type = "SoftmaxV2";
+  head.opset = 13;
+  head.inputs = {x};
+  head.attrs = {{"axis", axes[0]}};
+  return chain;
+}
+
+// ---- UB fusion ---------------------------------------------------------------------------------------
+
+// Elementwise activations a cube op can apply on its way out of the core (types as the kernels name them).
+constexpr std::string_view kUbActivations[] = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Clip", "Gelu"};
+
+std::vector<int> MatchUbActivation(Graph& g, int k, const std::vector<bool>& dead, std::initializer_list<std::string_view> producers) {
+  Node& op = g.nodes[k];
+  if (std::find(producers.begin(), producers.end(), op.op_type) == producers.end() || op.has_attr(kEpilogueOp)) return {};
+  int act_i = SoleConsumer(g, op.outputs[0]);
+  if (act_i < 0 || dead[act_i]) return {};
+  const Node& act = g.nodes[act_i];
+  if (std::find(std::begin(kUbActivations), std::end(kUbActivations), act.op_type) == std::end(kUbActivations)) return {};
+  AttrMap epilogue;
+  int opset = act.opset;
+  for (const auto& [key, v] : act.attrs) epilogue[kEpilogueAttrPrefix + key] = v;
+  if (act.op_type == "Clip" && act.opset >= 11) {  // min/max inputs become the opset-6 attributes
+    for (size_t j = 1; j < act.inputs.size(); ++j) {
+      if (act.inputs[j] < 0) continue;
+      auto bound = ScalarConst(g, act.inputs[j]);
+      if (!bound) return {};
+      epilogue[std::string(kEpilogueAttrPrefix) + (j == 1 ? "min" : "max")] = static_cast<float>(*bound);
+    }
+    opset = 6;
+  } else if (act.inputs.size() != 1) {
+    return {};
+  }
+  op.attrs[kEpilogueOp] = act.op_type;
+  op.attrs[kEpilogueOpset] = int64_t{opset};
+  op.attrs.insert(epilogue.begin(), epilogue.end());
+  return {k, act_i};
+}
+
+}  // namespace
+
+Status ConvBatchnormFusionPass(Graph& g) { return FuseAll(g, "ConvBatchnormFusionPass", [&](int k, auto& d) { return MatchConvBatchnorm(g, k, d); }); }
+Status ConvBiasAddFusionPass(Graph& g) { return FuseAll(g, "AABiasaddConvFusion", [&](int k, auto& d) { return MatchConvBiasAdd(g, k, d); }); }
+Status MatMulBiasAddFusionPass(Graph& g) { return FuseAll(g, "MatMulBiasAddFusionPass", [&](int k, auto& d) { return MatchMatMulBiasAdd(g, k, d); }); }
+Status GeluONNXFusionPass(Graph& g) { return FuseAll(g, "GeluONNXFusionPass", [&](int k, auto& d) { return MatchGelu(g, k, d); }); }
+Status LayerNormONNXFusionPass(Graph& g) { return FuseAll(g, "LayerNormONNXFusionPass", [&](int k, auto& d) { return MatchLayerNorm(g, k, d); }); }
+Status SoftmaxFusionPass(Graph& g) { return FuseAll(g, "SoftmaxFusionPass", [&](int k, auto& d) { return MatchSoftmax(g, k, d); }); }
+Status ConvElemwiseUbFusionPass(Graph& g) {
+  return FuseAll(g, "TbeConvElemwiseFusionPass", [&](int k, auto& d) { return MatchUbActivation(g, k, d, {"Conv", "ConvTranspose"}); });
+}
+Status MatMulElemwiseUbFusionPass(Graph& g) {
+  return FuseAll(g, "TbeBatchMatmulElementWiseFusionPass", [&](int k, auto& d) { return MatchUbActivation(g, k, d, {"MatMul", "MatMulBias", "Gemm"}); });
+}
+
+// BatchNorm with constant statistics is inference-only: CANN retypes it BNInference (nothing else changes).
+Status BatchNormBnInferFusionPass(Graph& g) {
+  for (Node& n : g.nodes)
+    if (n.op_type == "BatchNormalization" && n.attr_int("training_mode", 0) == 0 &&
+        std::all_of(n.inputs.begin() + 1, n.inputs.end(), [&](int v) { return ConstantOf(g, v) != nullptr; }))
+      n.ascend_type = "BNInference";
+  return Status::Ok();
+}
+
+// Names are CANN's where the reference notes name the pass (shared/reference/atc.md §4, ascend_ir.md §4);
+// TbeConvElemwiseFusionPass is ours for CANN's conv + elementwise UB fusion, whose exact name the notes lack.
+const std::vector<FusionPassInfo>& FusionPasses() {
+  static const std::vector<FusionPassInfo> passes = {
+      {"ConvBatchnormFusionPass", FusionKind::kGraph, ConvBatchnormFusionPass},
+      {"BatchNormBnInferFusionPass", FusionKind::kGraph, BatchNormBnInferFusionPass},
+      {"AABiasaddConvFusion", FusionKind::kGraph, ConvBiasAddFusionPass},
+      {"MatMulBiasAddFusionPass", FusionKind::kGraph, MatMulBiasAddFusionPass},
+      {"GeluONNXFusionPass", FusionKind::kGraph, GeluONNXFusionPass},
+      {"LayerNormONNXFusionPass", FusionKind::kGraph, LayerNormONNXFusionPass},
+      {"SoftmaxFusionPass", FusionKind::kGraph, SoftmaxFusionPass},
+      {"TbeConvElemwiseFusionPass", FusionKind::kUB, ConvElemwiseUbFusionPass},
+      {"TbeBatchMatmulElementWiseFusionPass", FusionKind::kUB, MatMulElemwiseUbFusionPass},
+  };
+  return passes;
+}
+
+void AddFusionPasses(PassManager& pm, const std::set<std::string>& disabled) {
+  for (const auto& p : FusionPasses())
+    if (!disabled.count(p.name)) pm.Add({p.name, p.run});
+}
+
+Result<std::set<std::string>> LoadFusionSwitchFile(const std::string& path, std::vector<std::string>& warnings) {
+  const std::string flag = "--fusion_switch_file";
+  if (!FileExists(path)) return Status::Error("E10410", flag, path, "the file does not exist");
+  NPU_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  std::string known;
+  for (const auto& p : FusionPasses()) known += (known.empty() ? "" : ", ") + std::string(p.name);
+  auto find = [](std::string_view name) -> const FusionPassInfo* {
+    for (const auto& p : FusionPasses())
+      if (p.name == name) return &p;
+    return nullptr;
+  };
+  std::set<std::string> off;
+  auto set = [&](const std::string& name, const std::string& state, std::optional<FusionKind> kind) -> Status {
+    if (state != "on" && state != "off")
+      return Status::Error("E10001", flag, path, "pass '" + name + "' is set to '" + state + "'; the value must be on or off");
+    if (name == "ALL" && kind) {
+      for (const auto& p : FusionPasses())
+        if (p.kind == *kind) state == "off" ? (void)off.insert(p.name) : (void)off.erase(p.name);
+      return Status::Ok();
+    }
+    if (!find(name)) return warnings.push_back(flag + ": unknown pass '" + name + "' (known: " + known + ")"), Status::Ok();
+    state == "off" ? (void)off.insert(name) : (void)off.erase(name);
+    return Status::Ok();
+  };
+  size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '{') {
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    const std::string form = R"(Write {"Switch":{"GraphFusion":{"PassName":"off"},"UBFusion":{"PassName":"off"}}}.)";
+    if (j.is_discarded()) return Status::Error("E10032", flag, path, "the file starts like JSON but does not parse", form);
+    if (!j.contains("Switch") || !j["Switch"].is_object()) return Status::Error("E10001", flag, path, "no \"Switch\" object", form);
+    for (const auto& [kind, passes] : j["Switch"].items()) {
+      if ((kind != "GraphFusion" && kind != "UBFusion") || !passes.is_object())
+        return Status::Error("E10001", flag, path, "\"" + kind + "\" is not GraphFusion or UBFusion (an object of pass: on|off)", form);
+      for (const auto& [name, state] : passes.items()) {
+        if (!state.is_string()) return Status::Error("E10001", flag, path, "pass '" + name + "' must map to \"on\" or \"off\"", form);
+        NPU_RETURN_IF_ERROR(set(name, state.get<std::string>(), kind == "GraphFusion" ? FusionKind::kGraph : FusionKind::kUB));
+      }
+    }
+    return off;
+  }
+  int no = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i != text.size() && text[i] != '\n') continue;
+    ++no;
+    std::string line = text.substr(start, i - start);
+    start = i + 1;
+    line.erase(0, line.find_first_not_of(" \t\r"));
+    line.erase(line.find_last_not_of(" \t\r") + 1);
+    if (line.empty() || line[0] == '#') continue;
+    size_t colon = line.rfind(':');
+    if (colon == std::string::npos || colon == 0)
+      return Status::Error("E10001", flag, path + ":" + std::to_string(no) + " '" + line + "'", "expected PassName:on or PassName:off");
+    std::string state = line.substr(colon + 1);
+    state.erase(0, state.find_first_not_of(" \t"));
+    NPU_RETURN_IF_ERROR(set(line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1), state, std::nullopt));
+  }
+  return off;
+}
+
+}  // namespace npu

@@ -1,0 +1,44 @@
+// Fusion passes, registered by CANN's pass names: graph fusion (rewrites the graph: BN folding, bias folding,
+// LayerNorm/Gelu/Softmax pattern fusion) and UB fusion (an elementwise op runs inside the producing cube op).
+// Each is switchable with --fusion_switch_file, timed by the PassManager, and keeps every absorbed op's
+// name in the fused op's original names (_datadump_original_op_names).
+#pragma once
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "passes/pass_manager.h"
+
+namespace npu {
+
+enum class FusionKind { kGraph, kUB };
+
+struct FusionPassInfo {
+  const char* name;
+  FusionKind kind;
+  Status (*run)(Graph&);
+};
+
+// Every built-in fusion pass in the order atc runs them.
+const std::vector<FusionPassInfo>& FusionPasses();
+// Adds the fusion passes to `pm` (after the import passes), minus those in `disabled`.
+void AddFusionPasses(PassManager& pm, const std::set<std::string>& disabled);
+
+// Reads a --fusion_switch_file in either CANN form: `PassName:off` lines, or
+// {"Switch":{"GraphFusion":{"Name":"off","ALL":"off"},"UBFusion":{...}}}. Returns the passes turned off;
+// unknown names become warnings that list the known ones.
+Result<std::set<std::string>> LoadFusionSwitchFile(const std::string& path, std::vector<std::string>& warnings);
+
+// The passes themselves (exposed for unit tests).
+Status ConvBatchnormFusionPass(Graph& g);
+Status BatchNormBnInferFusionPass(Graph& g);
+Status ConvBiasAddFusionPass(Graph& g);
+Status MatMulBiasAddFusionPass(Graph& g);
+Status GeluONNXFusionPass(Graph& g);
+Status LayerNormONNXFusionPass(Graph& g);
+Status SoftmaxFusionPass(Graph& g);
+Status ConvElemwiseUbFusionPass(Graph& g);
+Status MatMulElemwiseUbFusionPass(Graph& g);
+
+}  // namespace npu
