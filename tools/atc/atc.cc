@@ -217,7 +217,7 @@ json GraphJson(const Graph& g, const std::map<std::string, std::string>& attrs) 
   };
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const Node& n = g.nodes[k];
-    json op = {{"name", n.name}, {"type", n.op_type}, {"id", k}, {"input", json::array()}};
+    json op = {{"name", n.name}, {"type", ShownType(n)}, {"id", k}, {"input", json::array()}};
     for (int i : n.inputs) op["input"].push_back(ref(i));
     json at = json::array();
     for (const auto& [key, a] : n.attrs) at.push_back({{"key", key}, {"value", AttrJson(a)}});

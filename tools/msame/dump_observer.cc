@@ -126,7 +126,7 @@ void DumpObserver::WriteOpDump(const TaskEvent& e, bool inputs, bool outputs) {
       orig->set_format(o->format());
       payloads.push_back(e.outputs[j].bytes());
     }
-  auto file = names_->OnDisk(SanitizeDumpName(e.node.op_type) + "." + SanitizeDumpName(e.node.name) + "." +
+  auto file = names_->OnDisk(SanitizeDumpName(ShownType(e.node)) + "." + SanitizeDumpName(e.node.name) + "." +
                              std::to_string(e.task.task_id) + "." + std::to_string(e.task.stream_id) + "." + std::to_string(ts));
   if (!file.ok()) {
     status_ = file.status();
