@@ -1,0 +1,240 @@
+// The NPU numerics and the graph passes that decide them: narrowing and saturation, the overflow predicate,
+// fusion passes (each checked against the unfused graph's result), the switch file, precision assignment.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+
+#include "base/half.h"
+#include "ir/ascend_types.h"
+#include "ir/graph_edit.h"
+#include "kernels/registry.h"
+#include "passes/fusion.h"
+#include "passes/precision.h"
+#include "runtime/runtime.h"
+
+namespace npu {
+namespace {
+
+Tensor F32(Shape s, std::vector<float> v) {
+  Tensor t = Tensor::Empty(DType::kF32, std::move(s));
+  std::copy(v.begin(), v.end(), t.mutable_data<float>());
+  return t;
+}
+
+Tensor Random(Shape s, unsigned seed, float lo = -1, float hi = 1) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  Tensor t = Tensor::Empty(DType::kF32, std::move(s));
+  for (auto& v : std::span(t.mutable_data<float>(), static_cast<size_t>(t.numel()))) v = d(rng);
+  return t;
+}
+
+// A small graph builder: values by name, nodes appended in order.
+struct Builder {
+  Graph g;
+  int In(const std::string& name, Shape s) {
+    int v = g.AddValue(name);
+    g.values[v].dtype = DType::kF32, g.values[v].shape = std::move(s), g.values[v].has_shape = true;
+    g.inputs.push_back(v);
+    return v;
+  }
+  int Const(const std::string& name, Tensor t) { return AddConstant(g, name, std::move(t)); }
+  int Op(const std::string& type, std::vector<int> ins, AttrMap attrs = {}) {
+    Node n;
+    n.name = type + "_" + std::to_string(g.nodes.size());
+    n.op_type = type;
+    n.opset = 13;
+    n.inputs = std::move(ins);
+    n.attrs = std::move(attrs);
+    n.original_names = {n.name};
+    int out = g.AddValue(n.name + "_out");
+    n.outputs = {out};
+    AppendNode(g, std::move(n));
+    return out;
+  }
+  Graph Done(int out) {
+    g.outputs = {out};
+    RegisterBuiltinOps();
+    EXPECT_TRUE(InferGraph(g).ok());
+    return g;
+  }
+};
+
+std::vector<float> Execute(Graph g, const std::vector<Tensor>& ins) {
+  auto s = Session::FromGraph(std::move(g));
+  EXPECT_TRUE(s.ok());
+  std::vector<Tensor> outs;
+  Status st = s.value().Run(ins, outs);
+  EXPECT_TRUE(st.ok()) << st.message();
+  auto f = outs[0].span<float>();
+  return {f.begin(), f.end()};
+}
+
+void ExpectClose(const std::vector<float>& a, const std::vector<float>& b, float tol) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], tol) << "element " << i;
+}
+
+TEST(Numerics, NarrowingSaturatesOrOverflowsAsTheSocDoes) {
+  Tensor x = F32({4}, {1.0f, 90000.0f, -1e30f, NAN});
+  for (const char* soc : {"Ascend910A", "Ascend910B1"}) {
+    ExecContext ctx = ExecContext::ForSoc(FindSoc(soc), false);
+    FloatStatus st;
+    Tensor h = NarrowFloat(x, DType::kF16, ctx, &st);
+    float v[4];
+    for (int i = 0; i < 4; ++i) v[i] = HalfToFloat(h.data<uint16_t>()[i]);
+    EXPECT_EQ(v[0], 1.0f);
+    EXPECT_EQ(st.out_of_range, 2u);
+    EXPECT_EQ(st.non_finite, 1u);
+    EXPECT_EQ(st.first_index, 1);
+    EXPECT_EQ(st.first_value, 90000.0f);
+    if (ctx.saturate()) {
+      EXPECT_EQ(v[1], 65504.0f);
+      EXPECT_EQ(v[2], -65504.0f);
+      EXPECT_EQ(v[3], 0.0f) << "NaN saturates to 0";
+    } else {
+      EXPECT_TRUE(std::isinf(v[1]) && v[1] > 0);
+      EXPECT_TRUE(std::isinf(v[2]) && v[2] < 0);
+      EXPECT_TRUE(std::isnan(v[3]));
+    }
+  }
+}
+
+TEST(Numerics, ExceedsRangeIsAboutRoundingNotTheThreshold) {
+  EXPECT_FALSE(ExceedsRange(65504.0f, DType::kF16));
+  EXPECT_FALSE(ExceedsRange(65519.0f, DType::kF16));  // rounds down to 65504
+  EXPECT_TRUE(ExceedsRange(65520.0f, DType::kF16));   // rounds up past it
+  EXPECT_FALSE(ExceedsRange(INFINITY, DType::kF16));  // not finite: judged by the task's inputs
+  EXPECT_FALSE(ExceedsRange(1e38f, DType::kBF16));
+  EXPECT_TRUE(ExceedsRange(3.4e38f, DType::kBF16));
+}
+
+TEST(Numerics, InfNanModeSwitchOnlyWhereTheSocHasIt) {
+  setenv("INF_NAN_MODE_ENABLE", "0", 1);
+  EXPECT_EQ(EffectiveOverflowMode(*FindSoc("Ascend910B2")), OverflowMode::kSaturation);
+  setenv("INF_NAN_MODE_ENABLE", "1", 1);
+  EXPECT_EQ(EffectiveOverflowMode(*FindSoc("Ascend910A")), OverflowMode::kSaturation);
+  unsetenv("INF_NAN_MODE_ENABLE");
+  EXPECT_EQ(EffectiveOverflowMode(*FindSoc("Ascend910B2")), OverflowMode::kInfNan);
+}
+
+TEST(AscendTypes, TableMapsByOpsetAndRank) {
+  Node n;
+  n.op_type = "Conv";
+  EXPECT_EQ(AscendOpType(n, 4), "Conv2D");
+  EXPECT_EQ(AscendOpType(n, 5), "Conv3D");
+  n.op_type = "Squeeze", n.opset = 11;
+  EXPECT_EQ(AscendOpType(n, 3), "Squeeze");
+  n.opset = 13;
+  EXPECT_EQ(AscendOpType(n, 3), "SqueezeV3");
+  n.op_type = "Relu";
+  EXPECT_EQ(AscendOpType(n, 4), "Relu");
+}
+
+TEST(Fusion, ConvBatchnormFoldsIntoWeightsAndBias) {
+  Builder b;
+  int x = b.In("x", {1, 3, 6, 6});
+  int c = b.Op("Conv", {x, b.Const("w", Random({4, 3, 3, 3}, 1)), b.Const("b", Random({4}, 2))}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  int y = b.Op("BatchNormalization", {c, b.Const("s", Random({4}, 3, 0.5, 2)), b.Const("o", Random({4}, 4)),
+                                      b.Const("m", Random({4}, 5)), b.Const("v", Random({4}, 6, 0.5, 2))});
+  Graph g = b.Done(y);
+  Tensor in = Random({1, 3, 6, 6}, 7);
+  auto want = Execute(g, {in});
+  ASSERT_TRUE(ConvBatchnormFusionPass(g).ok());
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].original_names, (std::vector<std::string>{"Conv_0", "BatchNormalization_1"}));
+  ExpectClose(Execute(g, {in}), want, 1e-5f);
+}
+
+TEST(Fusion, GeluLayerNormAndMatMulBiasMatchTheDecomposedGraph) {
+  Builder b;
+  int x = b.In("x", {2, 8});
+  int mm = b.Op("Add", {b.Op("MatMul", {x, b.Const("w", Random({8, 8}, 1))}), b.Const("bias", Random({8}, 2))});
+  auto k = [&](const char* n, float v) { return b.Const(n, F32({}, {v})); };
+  int gelu = b.Op("Mul", {b.Op("Mul", {mm, b.Op("Add", {b.Op("Erf", {b.Op("Div", {mm, k("sqrt2", std::sqrt(2.0f))})}), k("one", 1)})}), k("half", 0.5f)});
+  AttrMap last = {{"axes", std::vector<int64_t>{-1}}};
+  int mean = b.Op("ReduceMean", {gelu}, last);
+  int sub = b.Op("Sub", {gelu, mean});
+  int var = b.Op("ReduceMean", {b.Op("Pow", {sub, k("two", 2)})}, last);
+  int norm = b.Op("Div", {sub, b.Op("Sqrt", {b.Op("Add", {var, k("eps", 1e-5f)})})});
+  int y = b.Op("Add", {b.Op("Mul", {norm, b.Const("gamma", Random({8}, 3))}), b.Const("beta", Random({8}, 4))});
+  Graph g = b.Done(y);
+  Tensor in = Random({2, 8}, 5);
+  auto want = Execute(g, {in});
+  for (auto pass : {MatMulBiasAddFusionPass, GeluONNXFusionPass, LayerNormONNXFusionPass}) ASSERT_TRUE(pass(g).ok());
+  std::vector<std::string> types;
+  for (const Node& n : g.nodes) types.push_back(n.op_type);
+  EXPECT_EQ(types, (std::vector<std::string>{"MatMulBias", "Gelu", "LayerNormalization"}));
+  EXPECT_EQ(g.nodes[1].original_names.size(), 5u);
+  EXPECT_EQ(g.nodes[2].original_names.size(), 9u);
+  ExpectClose(Execute(g, {in}), want, 1e-5f);
+}
+
+TEST(Fusion, SoftmaxPatternAndUbActivation) {
+  Builder b;
+  int x = b.In("x", {2, 5});
+  int c = b.Op("Conv", {b.Op("Reshape", {x, b.Const("s4", [] { Tensor t = Tensor::Empty(DType::kI64, {4}); int64_t v[] = {1, 2, 1, 5}; std::copy(v, v + 4, t.mutable_data<int64_t>()); return t; }())}),
+                        b.Const("w", Random({2, 2, 1, 1}, 1))});
+  int r = b.Op("Relu", {c});
+  int e = b.Op("Exp", {b.Op("Sub", {r, b.Op("ReduceMax", {r}, {{"axes", std::vector<int64_t>{3}}})})});
+  int y = b.Op("Div", {e, b.Op("ReduceSum", {e, b.Const("ax", [] { Tensor t = Tensor::Empty(DType::kI64, {1}); t.mutable_data<int64_t>()[0] = 3; return t; }())})});
+  Graph g = b.Done(y);
+  Tensor in = Random({2, 5}, 2);
+  auto want = Execute(g, {in});
+  ASSERT_TRUE(SoftmaxFusionPass(g).ok());
+  ASSERT_TRUE(ConvElemwiseUbFusionPass(g).ok());
+  ASSERT_EQ(g.nodes.size(), 3u);
+  EXPECT_EQ(g.nodes[1].attr_string(kEpilogueOp), "Relu");
+  EXPECT_EQ(g.nodes[2].op_type, "Softmax");
+  EXPECT_EQ(g.nodes[2].attr_int("axis", 0), 3);
+  ExpectClose(Execute(g, {in}), want, 1e-6f);
+}
+
+TEST(Fusion, SwitchFileBothFormsAndUnknownNames) {
+  std::string path = ::testing::TempDir() + "/switch.cfg";
+  std::ofstream(path) << "# comment\nConvBatchnormFusionPass:off\nGeluONNXFusionPass : on\nBogusPass:off\n";
+  std::vector<std::string> warnings;
+  auto off = LoadFusionSwitchFile(path, warnings);
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ(off.value(), (std::set<std::string>{"ConvBatchnormFusionPass"}));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("BogusPass"), std::string::npos);
+  EXPECT_NE(warnings[0].find("LayerNormONNXFusionPass"), std::string::npos);
+  std::ofstream(path, std::ios::trunc) << R"({"Switch":{"GraphFusion":{"ALL":"off","SoftmaxFusionPass":"on"},"UBFusion":{"TbeConvElemwiseFusionPass":"off"}}})";
+  off = LoadFusionSwitchFile(path, warnings);
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off.value().count("SoftmaxFusionPass"));
+  EXPECT_TRUE(off.value().count("ConvBatchnormFusionPass"));
+  EXPECT_TRUE(off.value().count("TbeConvElemwiseFusionPass"));
+  EXPECT_FALSE(off.value().count("TbeBatchMatmulElementWiseFusionPass"));
+  std::ofstream(path, std::ios::trunc) << "ConvBatchnormFusionPass:maybe\n";
+  EXPECT_EQ(LoadFusionSwitchFile(path, warnings).status().code(), "E10001");
+}
+
+TEST(Precision, CastsAppearWhereDtypesChangeAndWeightsAreConvertedOnce) {
+  Builder b;
+  int x = b.In("x", {1, 2, 3, 3});
+  int w = b.Const("w", Random({2, 2, 1, 1}, 1));
+  int y = b.Op("Add", {b.Op("Conv", {x, w}), b.Op("Conv", {x, w})});
+  Graph g = b.Done(y);
+  MapAscendOpTypes(g);
+  std::vector<Status> errors;
+  PrecisionConfig cfg = LoadPrecisionConfig({}, *FindSoc("Ascend310P3"), errors);
+  ASSERT_TRUE(errors.empty());
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(AssignPrecision(g, cfg, warnings).ok());
+  ASSERT_TRUE(g.Verify().ok());
+  std::vector<std::string> types;
+  for (const Node& n : g.nodes) types.push_back(ShownType(n));
+  // One Cast in (shared by both convs), fp16 weights shared too, one Cast out to the fp32 net output.
+  EXPECT_EQ(types, (std::vector<std::string>{"Cast", "Conv2D", "Conv2D", "Add", "Cast"}));
+  EXPECT_EQ(g.nodes[1].inputs, g.nodes[2].inputs);
+  EXPECT_EQ(g.values[g.nodes[1].inputs[1]].constant->dtype(), DType::kF16);
+  EXPECT_EQ(g.values[g.outputs[0]].dtype, DType::kF32);
+  EXPECT_EQ(g.values[g.outputs[0]].name, "Add_2_out") << "the net output keeps its name";
+}
+
+}  // namespace
+}  // namespace npu
