@@ -8,9 +8,9 @@ atc=$build/tools/atc/atc msame=$build/tools/msame/msame
 out=$build/demo
 rm -rf "$out" && mkdir -p "$out"
 
-echo "== atc: ONNX -> .om"
+echo "== atc: ONNX -> .om (default precision mode force_fp16: the NPU computes in fp16)"
 "$atc" --framework=5 --model="$here/tinynet.onnx" --output="$out/tinynet" --soc_version=Ascend310P3 \
-       --input_shape="image:1,3,32,32"
+       --input_shape="image:1,3,32,32" --explain-precision="$out/tinynet_precision.json"
 echo "== atc --mode=6: what is inside"
 "$atc" --mode=6 --om="$out/tinynet.om"
 echo "== msame: run the .om"
@@ -23,5 +23,6 @@ out = sys.argv[1]
 npu = np.load(f"{out}/npu/tinynet_output_0.npy"); ref = np.load(f"{out}/ref/tinynet_output_0.npy")
 print("== summary")
 print(f"output probs{list(npu.shape)}: top class {int(npu.argmax())} (p={npu.max():.4f}), sum {npu.sum():.6f}")
-print(f".om vs reference: max abs error {np.abs(npu - ref).max():.3e}")
+print(f".om (fp16 on the simulated Ascend310P3) vs fp32 reference: max abs error {np.abs(npu - ref).max():.3e}")
+print(f"each op's dtype and the rules behind it: {out}/tinynet_precision.json")
 PY
