@@ -1,4 +1,4 @@
-// Operator schemas: arity, engine, precision class and shape/dtype inference. Adding an op means
+// Operator schemas: arity, engine and shape/dtype inference. Adding an op means
 // registering a schema (here) and a kernel (kernels/registry.h), nothing else.
 #pragma once
 #include <functional>
@@ -12,8 +12,6 @@
 namespace npu {
 
 enum class Engine { kCube, kVector, kAiCpu };
-// Mixed-precision list membership: white ops may drop to fp16, black ops keep fp32, gray ops follow their input.
-enum class PrecisionClass { kWhite, kBlack, kGray };
 
 // What inference sees of one node: its inputs (dtype, shape, constant value if known) and the outputs to fill.
 struct InferContext {
@@ -35,7 +33,7 @@ struct OpSchema {
   int min_inputs = 1, max_inputs = 1;
   int min_outputs = 1, max_outputs = 1;
   Engine engine = Engine::kVector;
-  PrecisionClass precision = PrecisionClass::kGray;
+  // (Mixed-precision list membership is data per SoC family: passes/mixlist/<family>.json.)
   InferFn infer;
   // Moves bytes without arithmetic (Reshape, Transpose, Concat, ...): runs on fp16/bf16 as they are. Other
   // kernels see fp16/bf16 inputs widened to fp32 and their results narrowed once (correct rounding).

@@ -329,10 +329,9 @@ Status InferConv(InferContext& c, bool transpose) {
 }  // namespace
 
 void RegisterConvOps() {
-  RegisterOp({"Conv", 2, 3, 1, 1, Engine::kCube, PrecisionClass::kWhite, [](InferContext& c) { return InferConv(c, false); }},
+  RegisterOp({"Conv", 2, 3, 1, 1, Engine::kCube, [](InferContext& c) { return InferConv(c, false); }},
              [](KernelContext& c) { return WithWidenedHalves(c, ConvKernel); });
-  RegisterOp({"ConvTranspose", 2, 3, 1, 1, Engine::kCube, PrecisionClass::kWhite,
-              [](InferContext& c) { return InferConv(c, true); }},
+  RegisterOp({"ConvTranspose", 2, 3, 1, 1, Engine::kCube, [](InferContext& c) { return InferConv(c, true); }},
              [](KernelContext& c) { return WithWidenedHalves(c, ConvTransposeKernel); });
 }
 

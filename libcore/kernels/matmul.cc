@@ -396,13 +396,13 @@ Status InferEinsum(InferContext& c) {
 }  // namespace
 
 void RegisterMatMulOps() {
-  RegisterOp({"MatMul", 2, 2, 1, 1, Engine::kCube, PrecisionClass::kWhite, InferMatMul},
+  RegisterOp({"MatMul", 2, 2, 1, 1, Engine::kCube, InferMatMul},
              [](KernelContext& c) { return WithWidenedHalves(c, MatMulKernel); });
-  RegisterOp({"MatMulBias", 3, 3, 1, 1, Engine::kCube, PrecisionClass::kWhite, InferMatMul},
+  RegisterOp({"MatMulBias", 3, 3, 1, 1, Engine::kCube, InferMatMul},
              [](KernelContext& c) { return WithWidenedHalves(c, MatMulBiasKernel); });
-  RegisterOp({"Gemm", 2, 3, 1, 1, Engine::kCube, PrecisionClass::kWhite, InferGemm},
+  RegisterOp({"Gemm", 2, 3, 1, 1, Engine::kCube, InferGemm},
              [](KernelContext& c) { return WithWidenedHalves(c, GemmKernel); });
-  RegisterOp({"Einsum", 1, 64, 1, 1, Engine::kCube, PrecisionClass::kWhite, InferEinsum},
+  RegisterOp({"Einsum", 1, 64, 1, 1, Engine::kCube, InferEinsum},
              [](KernelContext& c) { return WithWidenedHalves(c, EinsumKernel); });
 }
 

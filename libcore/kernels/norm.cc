@@ -203,17 +203,17 @@ Status InferBatchNorm(InferContext& c) {
 }  // namespace
 
 void RegisterNormOps() {
-  RegisterOp({"BatchNormalization", 5, 5, 1, 3, Engine::kVector, PrecisionClass::kGray, InferBatchNorm},
+  RegisterOp({"BatchNormalization", 5, 5, 1, 3, Engine::kVector, InferBatchNorm},
              [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<BatchNormKernel<float>, BatchNormKernel<double>>); });
-  RegisterOp({"InstanceNormalization", 3, 3, 1, 1, Engine::kVector, PrecisionClass::kGray, InferSameAsInput0},
+  RegisterOp({"InstanceNormalization", 3, 3, 1, 1, Engine::kVector, InferSameAsInput0},
              [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<InstanceNormKernel<float>, InstanceNormKernel<double>>); });
-  RegisterOp({"LayerNormalization", 1, 3, 1, 3, Engine::kVector, PrecisionClass::kBlack, InferLayerNorm},
+  RegisterOp({"LayerNormalization", 1, 3, 1, 3, Engine::kVector, InferLayerNorm},
              [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<LayerNormKernel<float>, LayerNormKernel<double>>); });
-  RegisterOp({"Softmax", 1, 1, 1, 1, Engine::kVector, PrecisionClass::kBlack, InferSameAsInput0},
+  RegisterOp({"Softmax", 1, 1, 1, 1, Engine::kVector, InferSameAsInput0},
              [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<SoftmaxKernel<SoftmaxKind::kSoftmax, float>, SoftmaxKernel<SoftmaxKind::kSoftmax, double>>); });
-  RegisterOp({"LogSoftmax", 1, 1, 1, 1, Engine::kVector, PrecisionClass::kBlack, InferSameAsInput0},
+  RegisterOp({"LogSoftmax", 1, 1, 1, 1, Engine::kVector, InferSameAsInput0},
              [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<SoftmaxKernel<SoftmaxKind::kLogSoftmax, float>, SoftmaxKernel<SoftmaxKind::kLogSoftmax, double>>); });
-  RegisterOp({"Hardmax", 1, 1, 1, 1, Engine::kVector, PrecisionClass::kGray, InferSameAsInput0},
+  RegisterOp({"Hardmax", 1, 1, 1, 1, Engine::kVector, InferSameAsInput0},
              [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<SoftmaxKernel<SoftmaxKind::kHardmax, float>, SoftmaxKernel<SoftmaxKind::kHardmax, double>>); });
 }
 

@@ -179,12 +179,12 @@ Status MaxPoolKernel(KernelContext& c) {
 }  // namespace
 
 void RegisterPoolOps() {
-  RegisterOp({"MaxPool", 1, 1, 1, 2, Engine::kVector, PrecisionClass::kGray, InferPool}, MaxPoolKernel);
-  RegisterOp({"AveragePool", 1, 1, 1, 1, Engine::kVector, PrecisionClass::kGray, InferPool},
+  RegisterOp({"MaxPool", 1, 1, 1, 2, Engine::kVector, InferPool}, MaxPoolKernel);
+  RegisterOp({"AveragePool", 1, 1, 1, 1, Engine::kVector, InferPool},
              [](KernelContext& c) { return WithWidenedHalves(c, PoolKernel<PoolKind::kAverage>); });
-  RegisterOp({"GlobalAveragePool", 1, 1, 1, 1, Engine::kVector, PrecisionClass::kGray, InferGlobalPool},
+  RegisterOp({"GlobalAveragePool", 1, 1, 1, 1, Engine::kVector, InferGlobalPool},
              [](KernelContext& c) { return WithWidenedHalves(c, GlobalPoolKernel<PoolKind::kAverage>); });
-  RegisterOp({"GlobalMaxPool", 1, 1, 1, 1, Engine::kVector, PrecisionClass::kGray, InferGlobalPool},
+  RegisterOp({"GlobalMaxPool", 1, 1, 1, 1, Engine::kVector, InferGlobalPool},
              [](KernelContext& c) { return WithWidenedHalves(c, GlobalPoolKernel<PoolKind::kMax>); });
 }
 

@@ -233,30 +233,29 @@ Status CumSumKernel(KernelContext& c) {
 }
 
 template <Reduce kOp>
-void RegisterReduce(const char* name, PrecisionClass pc) {
-  RegisterOp({name, 1, 2, 1, 1, Engine::kVector, pc, InferReduce},
+void RegisterReduce(const char* name) {
+  RegisterOp({name, 1, 2, 1, 1, Engine::kVector, InferReduce},
              [](KernelContext& c) { return WithWidenedHalves(c, ReduceKernel<kOp>); });
 }
 
 }  // namespace
 
 void RegisterReduceOps() {
-  RegisterReduce<Reduce::kMean>("ReduceMean", PrecisionClass::kBlack);
-  RegisterReduce<Reduce::kSum>("ReduceSum", PrecisionClass::kBlack);
-  RegisterReduce<Reduce::kMax>("ReduceMax", PrecisionClass::kGray);
-  RegisterReduce<Reduce::kMin>("ReduceMin", PrecisionClass::kGray);
-  RegisterReduce<Reduce::kProd>("ReduceProd", PrecisionClass::kBlack);
-  RegisterReduce<Reduce::kL1>("ReduceL1", PrecisionClass::kBlack);
-  RegisterReduce<Reduce::kL2>("ReduceL2", PrecisionClass::kBlack);
-  RegisterReduce<Reduce::kSumSquare>("ReduceSumSquare", PrecisionClass::kBlack);
-  RegisterReduce<Reduce::kLogSum>("ReduceLogSum", PrecisionClass::kBlack);
-  RegisterReduce<Reduce::kLogSumExp>("ReduceLogSumExp", PrecisionClass::kBlack);
-  RegisterOp({"ArgMax", 1, 1, 1, 1, Engine::kVector, PrecisionClass::kGray, InferArg},
+  RegisterReduce<Reduce::kMean>("ReduceMean");
+  RegisterReduce<Reduce::kSum>("ReduceSum");
+  RegisterReduce<Reduce::kMax>("ReduceMax");
+  RegisterReduce<Reduce::kMin>("ReduceMin");
+  RegisterReduce<Reduce::kProd>("ReduceProd");
+  RegisterReduce<Reduce::kL1>("ReduceL1");
+  RegisterReduce<Reduce::kL2>("ReduceL2");
+  RegisterReduce<Reduce::kSumSquare>("ReduceSumSquare");
+  RegisterReduce<Reduce::kLogSum>("ReduceLogSum");
+  RegisterReduce<Reduce::kLogSumExp>("ReduceLogSumExp");
+  RegisterOp({"ArgMax", 1, 1, 1, 1, Engine::kVector, InferArg},
              [](KernelContext& c) { return WithWidenedHalves(c, ArgKernel<true>); });
-  RegisterOp({"ArgMin", 1, 1, 1, 1, Engine::kVector, PrecisionClass::kGray, InferArg},
+  RegisterOp({"ArgMin", 1, 1, 1, 1, Engine::kVector, InferArg},
              [](KernelContext& c) { return WithWidenedHalves(c, ArgKernel<false>); });
-  RegisterOp({"TopK", 1, 2, 2, 2, Engine::kAiCpu, PrecisionClass::kGray,
-              [](InferContext& c) {
+  RegisterOp({"TopK", 1, 2, 2, 2, Engine::kAiCpu, [](InferContext& c) {
                 const Value& x = *c.in[0];
                 const Tensor* kt = c.const_input(1);
                 if (!x.has_shape || (c.node.opset >= 10 && !kt)) {
@@ -274,7 +273,7 @@ void RegisterReduceOps() {
                 return Status::Ok();
               }},
              [](KernelContext& c) { return WithWidenedHalves(c, TopKKernel); });
-  RegisterOp({"CumSum", 2, 2, 1, 1, Engine::kVector, PrecisionClass::kBlack, InferSameAsInput0},
+  RegisterOp({"CumSum", 2, 2, 1, 1, Engine::kVector, InferSameAsInput0},
              [](KernelContext& c) { return WithWidenedHalves(c, CumSumKernel); });
 }
 

@@ -210,7 +210,7 @@ Status InferResize(InferContext& c) {
 
 void RegisterResizeOps() {
   for (const char* name : {"Resize", "Upsample"}) {
-    OpSchema s{name, 1, 4, 1, 1, Engine::kVector, PrecisionClass::kGray, InferResize};
+    OpSchema s{name, 1, 4, 1, 1, Engine::kVector, InferResize};
     s.fixed_dtype_inputs = {1, 2};  // roi and scales are geometry, not data: they keep their dtype
     RegisterOp(std::move(s), [](KernelContext& c) { return WithWidenedHalves(c, ResizeKernel); });
   }

@@ -574,7 +574,7 @@ Tensor TransposeTensor(const Tensor& x, const std::vector<int64_t>& perm, Thread
 
 void RegisterShapeOps() {
   auto gray = [](const char* type, int min_in, int max_in, InferFn infer, int max_out = 1) {
-    OpSchema s{type, min_in, max_in, 1, max_out, Engine::kVector, PrecisionClass::kGray, std::move(infer)};
+    OpSchema s{type, min_in, max_in, 1, max_out, Engine::kVector, std::move(infer)};
     s.moves_bytes = true;
     return s;
   };
