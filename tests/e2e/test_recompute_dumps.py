@@ -1,0 +1,99 @@
+#!/usr/bin/python3
+"""Recomputes every dumped op of a small fp16 CNN (force_fp16, Ascend310P3) in numpy from its own dumped inputs:
+elementwise ops must be within 1 ulp of numpy's correctly rounded result, transcendental ones within 4, and
+Conv2D within fp32-accumulation error. Dumps are read back through `msaccucmp convert` (tensors are in their
+origin layout: device formats are not assigned yet).  usage: test_recompute_dumps.py BUILD_DIR WORK_DIR"""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+BUILD, WORK = sys.argv[1:3]
+ATC, MSAME, CMP = (os.path.join(BUILD, p) for p in ("tools/atc/atc", "tools/msame/msame", "tools/msaccucmp/msaccucmp"))
+shutil.rmtree(WORK, ignore_errors=True)
+os.makedirs(WORK)
+rng = np.random.default_rng(0)
+
+
+def sh(*args):
+    r = subprocess.run([str(a) for a in args], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+inits = {"w": (rng.standard_normal((8, 4, 3, 3)) * 0.3).astype(np.float32), "b": rng.standard_normal(8).astype(np.float32),
+         "three": np.array(3, np.float32)}
+nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+         helper.make_node("Relu", ["c"], ["r"], name="relu"),
+         helper.make_node("Sigmoid", ["r"], ["s"], name="sigmoid"),
+         helper.make_node("Mul", ["r", "s"], ["m"], name="swish"),
+         helper.make_node("MaxPool", ["m"], ["p"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+         helper.make_node("Exp", ["p"], ["e"], name="exp"),
+         helper.make_node("Add", ["e", "three"], ["a"], name="add"),
+         helper.make_node("Sqrt", ["a"], ["q"], name="sqrt"),
+         helper.make_node("Div", ["p", "q"], ["y"], name="div")]
+g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [numpy_helper.from_array(v, k) for k, v in inits.items()])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), f"{WORK}/cnn.onnx")
+np.save(f"{WORK}/x.npy", rng.standard_normal((1, 4, 8, 8)).astype(np.float32))
+sh(ATC, "--framework=5", f"--model={WORK}/cnn.onnx", f"--output={WORK}/cnn", "--soc_version=Ascend310P3")
+json.dump({"dump": {"dump_path": f"{WORK}/dump", "dump_list": [], "dump_mode": "all"}}, open(f"{WORK}/acl.json", "w"))
+sh(MSAME, "--model", f"{WORK}/cnn.om", "--input", f"{WORK}/x.npy", "--acl_json_path", f"{WORK}/acl.json")
+(step,) = glob.glob(f"{WORK}/dump/*/0/cnn/1/0")
+sh(CMP, "convert", "-d", step, "-out", f"{WORK}/npy")
+
+ops = defaultdict(lambda: {"input": {}, "output": {}})
+for f in glob.glob(f"{WORK}/npy/*.npy"):
+    m = re.match(r"(\w+)\.(.+)\.\d+\.\d+\.\d+\.(input|output)\.(\d+)\.npy$", os.path.basename(f))
+    ops[(m[1], m[2])][m[3]][int(m[4])] = np.load(f)
+
+
+def ulps(a, b):
+    """Distance in fp16 units in the last place (sign-magnitude order)."""
+    def key(x):
+        i = x.astype(np.float16).view(np.int16).astype(np.int32)
+        return np.where(i < 0, -(i & 0x7FFF), i)
+    return int(np.abs(key(a) - key(b)).max())
+
+
+def conv(x, w, b):
+    n, c, h, wd = x.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    cols = np.stack([xp[:, :, i:i + h, j:j + wd] for i in range(3) for j in range(3)], axis=2)  # n,c,9,h,w
+    return np.einsum("nckhw,ock->nohw", cols, w.reshape(w.shape[0], c, 9)) + b[None, :, None, None]
+
+
+elementwise = {"Mul": (lambda i: i[0] * i[1], 1), "Add": (lambda i: i[0] + i[1], 1), "RealDiv": (lambda i: i[0] / i[1], 1),
+               "Sqrt": (lambda i: np.sqrt(i[0]), 1), "Sigmoid": (lambda i: 1 / (1 + np.exp(-i[0])), 4), "Exp": (lambda i: np.exp(i[0]), 4),
+               "MaxPoolV3": (lambda i: i[0].reshape(1, 8, 4, 2, 4, 2).max(axis=(3, 5)), 0)}
+checked = set()
+for (kind, name), t in sorted(ops.items()):
+    raw = [t["input"][k] for k in sorted(t["input"])]
+    ins = [r.astype(np.float64) for r in raw]
+    out = t["output"][0]
+    if kind != "Cast":
+        assert all(r.dtype == np.float16 for r in raw), f"{name}: the dump holds real fp16 inputs (weights included)"
+    if kind == "Cast":
+        want = ins[0].astype(out.dtype)
+        assert np.array_equal(want, out), name
+    elif kind == "Conv2D":
+        assert out.dtype == np.float16
+        exact = np.maximum(conv(*ins), 0)  # Relu runs inside the conv (UB fusion)
+        bound = np.abs(conv(np.abs(ins[0]), np.abs(ins[1]), np.abs(ins[2]))) * 2 ** -20 + np.abs(exact) * 2 ** -11
+        assert np.all(np.abs(out.astype(np.float64) - exact) <= bound), f"{name}: {np.abs(out - exact).max()}"
+    else:
+        fn, tol = elementwise[kind]
+        d = ulps(fn(ins).astype(np.float16), out)
+        assert out.dtype == np.float16 and d <= tol, f"{kind} {name}: {d} ulp > {tol}"
+    checked.add(kind)
+    print(f"ok   {kind:10s} {name}")
+assert checked >= {"Cast", "Conv2D", "Sigmoid", "Mul", "MaxPoolV3", "Exp", "Add", "Sqrt", "RealDiv"}, checked
+print(f"ok   {len(ops)} dumped ops recomputed")
