@@ -52,6 +52,23 @@ Result<std::string> ReadFileToString(const std::string& path) {
   return std::string(reinterpret_cast<const char*>(b.data()), b.size());
 }
 
+Result<std::vector<std::pair<int, std::string>>> ReadConfigLines(const std::string& path) {
+  NPU_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  std::vector<std::pair<int, std::string>> out;
+  int no = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i != text.size() && text[i] != '\n') continue;
+    ++no;
+    std::string_view line(text.data() + start, i - start);
+    start = i + 1;
+    size_t b = line.find_first_not_of(" \t\r"), e = line.find_last_not_of(" \t\r");
+    if (b == std::string_view::npos || line[b] == '#') continue;
+    out.emplace_back(no, std::string(line.substr(b, e - b + 1)));
+  }
+  return out;
+}
+
 Result<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(const std::string& path) {
   auto w = std::make_unique<AtomicFileWriter>();
   w->path_ = path;

@@ -5,6 +5,8 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/status.h"
 
@@ -27,6 +29,8 @@ class MappedFile {
 
 Result<std::string> ReadFileToString(const std::string& path);
 bool FileExists(const std::string& path);
+// The lines of a small config file with their 1-based numbers, trimmed; blank lines and '#' comments dropped.
+Result<std::vector<std::pair<int, std::string>>> ReadConfigLines(const std::string& path);
 
 // Writes to "<path>.tmp.<pid>" and renames onto path in Commit(); abandoned writers delete the temp file.
 class AtomicFileWriter {

@@ -77,7 +77,7 @@ void SettleFloat32(Tensor& t, const ExecContext& ctx, FloatStatus* status, int o
   auto n = static_cast<size_t>(t.numel());
   const float* p = t.data<float>();
   size_t first = n;
-  for (size_t i = 0; i < n; ++i)  // branch-free test of the exponent field: vectorises
+  for (size_t i = 0; i < n; ++i)  // results are almost always finite: find the first exception, if any
     if (!std::isfinite(p[i])) {
       first = i;
       break;

@@ -67,6 +67,9 @@ Status RunKernel(const Node& node, std::vector<Tensor> inputs, std::vector<Tenso
   return Status::Ok();
 }
 
+namespace {
+
+// The absorbed activation as a node of its own.
 Node EpilogueNode(const Node& fused) {
   Node act;
   act.name = fused.name;
@@ -79,6 +82,8 @@ Node EpilogueNode(const Node& fused) {
     if (k.rfind(prefix, 0) == 0) act.attrs[k.substr(prefix.size())] = v;
   return act;
 }
+
+}  // namespace
 
 // UB fusion: the absorbed elementwise op runs on the fused op's result before it leaves the core (in fp32,
 // so the pair rounds once), through that op's own kernel.

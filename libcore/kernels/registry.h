@@ -44,7 +44,6 @@ class KernelRegistry {
 constexpr const char* kEpilogueOp = "_epilogue_op";
 constexpr const char* kEpilogueOpset = "_epilogue_opset";
 constexpr const char* kEpilogueAttrPrefix = "_epilogue.";
-Node EpilogueNode(const Node& fused);
 Status RunEpilogue(const Node& fused, std::vector<Tensor>& outputs, ThreadPool& pool, const ExecContext& exec, FloatStatus* status);
 
 // Registers a schema and its kernel in one call (what each family file does per op).

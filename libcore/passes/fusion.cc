@@ -360,7 +360,10 @@ Result<std::set<std::string>> LoadFusionSwitchFile(const std::string& path, std:
         if (p.kind == *kind) state == "off" ? (void)off.insert(p.name) : (void)off.erase(p.name);
       return Status::Ok();
     }
-    if (!find(name)) return warnings.push_back(flag + ": unknown pass '" + name + "' (known: " + known + ")"), Status::Ok();
+    if (!find(name)) {
+      warnings.push_back(flag + ": unknown pass '" + name + "' (known: " + known + ")");
+      return Status::Ok();
+    }
     state == "off" ? (void)off.insert(name) : (void)off.erase(name);
     return Status::Ok();
   };
@@ -380,22 +383,14 @@ Result<std::set<std::string>> LoadFusionSwitchFile(const std::string& path, std:
     }
     return off;
   }
-  int no = 0;
-  size_t start = 0;
-  for (size_t i = 0; i <= text.size(); ++i) {
-    if (i != text.size() && text[i] != '\n') continue;
-    ++no;
-    std::string line = text.substr(start, i - start);
-    start = i + 1;
-    line.erase(0, line.find_first_not_of(" \t\r"));
-    line.erase(line.find_last_not_of(" \t\r") + 1);
-    if (line.empty() || line[0] == '#') continue;
+  NPU_ASSIGN_OR_RETURN(auto lines, ReadConfigLines(path));
+  for (const auto& [no, line] : lines) {
     size_t colon = line.rfind(':');
     if (colon == std::string::npos || colon == 0)
       return Status::Error("E10001", flag, path + ":" + std::to_string(no) + " '" + line + "'", "expected PassName:on or PassName:off");
-    std::string state = line.substr(colon + 1);
+    std::string name = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1), state = line.substr(colon + 1);
     state.erase(0, state.find_first_not_of(" \t"));
-    NPU_RETURN_IF_ERROR(set(line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1), state, std::nullopt));
+    NPU_RETURN_IF_ERROR(set(name, state, std::nullopt));
   }
   return off;
 }

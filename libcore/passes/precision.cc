@@ -37,11 +37,12 @@ bool NameMatches(const Node& n, const std::set<std::string, std::less<>>& names,
   return false;
 }
 
+// The entry keyed by the node's name or one of its original names (the key that matched goes to *hit).
 template <class Map>
-auto FindByNode(const Node& n, const Map& m) -> decltype(&m.begin()->second) {
-  if (auto it = m.find(n.name); it != m.end()) return &it->second;
+auto FindByNode(const Node& n, const Map& m, std::string* hit) -> decltype(&m.begin()->second) {
+  if (auto it = m.find(n.name); it != m.end()) return *hit = it->first, &it->second;
   for (const auto& o : n.original_names)
-    if (auto it = m.find(o); it != m.end()) return &it->second;
+    if (auto it = m.find(o); it != m.end()) return *hit = it->first, &it->second;
   return nullptr;
 }
 
@@ -147,9 +148,10 @@ class Assigner {
     bool listed = cfg_.implmode_types.count(type);
     if (listed) used_types_.insert(type);
     if (!cfg_.implmode_types.empty() && !listed) impl = "high_performance";
-    const std::string* mode = FindByNode(n, cfg_.op_mode_by_name);
+    std::string hit;
+    const std::string* mode = FindByNode(n, cfg_.op_mode_by_name, &hit);
     std::string source = "op_precision_mode [ByNodeName]";
-    if (mode) used_names_.insert(n.name);
+    if (mode) used_names_.insert(hit);
     if (auto it = cfg_.op_mode_by_type.find(type); !mode && it != cfg_.op_mode_by_type.end())
       mode = &it->second, source = "op_precision_mode [ByOpType]", used_types_.insert(type);
     if (mode && *mode == "enable_float_32_execution") d.Set(DType::kF32, source + " " + *mode);
@@ -160,9 +162,10 @@ class Assigner {
   }
 
   void ApplyCustomize(const Node& n, const std::string& type, Decision& d) {
-    const DtypeOverride* o = FindByNode(n, cfg_.custom_by_name);
-    std::string what = "customize_dtypes " + n.name;
-    if (o) used_names_.insert(n.name);
+    std::string hit;
+    const DtypeOverride* o = FindByNode(n, cfg_.custom_by_name, &hit);
+    std::string what = "customize_dtypes " + hit;
+    if (o) used_names_.insert(hit);
     else if (auto it = cfg_.custom_by_type.find(type); it != cfg_.custom_by_type.end()) o = &it->second, what = "customize_dtypes OpType::" + type, used_types_.insert(type);
     if (!o) return;
     d.in_override = o->inputs;

@@ -59,22 +59,11 @@ std::vector<std::string> SplitList(std::string_view s, char sep) {
   return out;
 }
 
-// Lines of a text file with their 1-based numbers; blank lines and '#' comments dropped.
+// A line-based config file given to `flag`, which must exist.
 Result<std::vector<std::pair<int, std::string>>> ReadLines(const std::string& flag, const std::string& path) {
   if (!FileExists(path))
     return Status::Error("E10410", flag, path, "the file does not exist", "Give --" + flag.substr(2) + " an existing file.");
-  NPU_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  std::vector<std::pair<int, std::string>> out;
-  int no = 0;
-  size_t start = 0;
-  for (size_t i = 0; i <= text.size(); ++i)
-    if (i == text.size() || text[i] == '\n') {
-      ++no;
-      std::string line = Trim(std::string_view(text).substr(start, i - start));
-      start = i + 1;
-      if (!line.empty() && line[0] != '#') out.emplace_back(no, std::move(line));
-    }
-  return out;
+  return ReadConfigLines(path);
 }
 
 Status LineError(const std::string& flag, const std::string& path, int line, const std::string& text, std::string why,

@@ -3,15 +3,10 @@
 
 #include "ir/op_schema.h"
 #include "kernels/registry.h"
+#include "test_util.h"
 
 namespace npu {
 namespace {
-
-Tensor F32(Shape s, std::vector<float> v) {
-  Tensor t = Tensor::Empty(DType::kF32, std::move(s));
-  std::copy(v.begin(), v.end(), t.mutable_data<float>());
-  return t;
-}
 
 std::vector<Tensor> RunOp(const std::string& op, std::vector<Tensor> ins, AttrMap attrs = {}, int opset = 13, int outs = 1) {
   RegisterBuiltinOps();

@@ -10,18 +10,13 @@
 #include "ir/ascend_types.h"
 #include "ir/graph_edit.h"
 #include "kernels/registry.h"
+#include "test_util.h"
 #include "passes/fusion.h"
 #include "passes/precision.h"
 #include "runtime/runtime.h"
 
 namespace npu {
 namespace {
-
-Tensor F32(Shape s, std::vector<float> v) {
-  Tensor t = Tensor::Empty(DType::kF32, std::move(s));
-  std::copy(v.begin(), v.end(), t.mutable_data<float>());
-  return t;
-}
 
 Tensor Random(Shape s, unsigned seed, float lo = -1, float hi = 1) {
   std::mt19937 rng(seed);
@@ -234,6 +229,26 @@ TEST(Precision, CastsAppearWhereDtypesChangeAndWeightsAreConvertedOnce) {
   EXPECT_EQ(g.values[g.nodes[1].inputs[1]].constant->dtype(), DType::kF16);
   EXPECT_EQ(g.values[g.outputs[0]].dtype, DType::kF32);
   EXPECT_EQ(g.values[g.outputs[0]].name, "Add_2_out") << "the net output keeps its name";
+}
+
+TEST(Precision, OverridesMatchOriginalOpNamesOfFusedOps) {
+  Builder b;
+  int y = b.Op("Relu", {b.In("x", {4})});
+  Graph g = b.Done(y);
+  g.nodes[0].original_names = {"conv", "relu_absorbed"};
+  MapAscendOpTypes(g);
+  std::string path = ::testing::TempDir() + "/custom.txt";
+  std::ofstream(path) << "relu_absorbed::OutputDtype:float32\n";
+  PrecisionFlags flags;
+  flags.customize_dtypes = path;
+  std::vector<Status> errors;
+  PrecisionConfig cfg = LoadPrecisionConfig(flags, *FindSoc("Ascend310P3"), errors);
+  ASSERT_TRUE(errors.empty());
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(AssignPrecision(g, cfg, warnings).ok());
+  EXPECT_TRUE(warnings.empty()) << warnings[0];
+  EXPECT_EQ(g.values[g.nodes[1].outputs[0]].dtype, DType::kF32) << "the Relu (after the input Cast) outputs fp32";
+  EXPECT_NE(g.nodes[1].attr_string("_precision_reason").find("customize_dtypes relu_absorbed"), std::string::npos);
 }
 
 }  // namespace

@@ -1,11 +1,9 @@
 #include "dump_observer.h"
 
 #include <chrono>
-#include <cmath>
 #include <ctime>
 #include <filesystem>
 
-#include "base/half.h"
 #include "dump/dump_file.h"
 #include "dump/npy.h"
 #include "dump/overflow_record.h"
