@@ -731,7 +731,15 @@ void RegisterShapeOps() {
                return Status::Ok();
              });
   OpSchema range = gray("Range", 3, 3, [](InferContext& c) {
-    c.set_output(0, c.in[0]->dtype, {-1});
+    // ONNX: max(ceil((limit - start) / delta), 0) elements; known when all three are constants.
+    const Tensor *start = c.const_input(0), *limit = c.const_input(1), *delta = c.const_input(2);
+    int64_t n = -1;
+    if (start && limit && delta && start->numel() == 1 && limit->numel() == 1 && delta->numel() == 1) {
+      double d = delta->ToDoubleVector()[0];
+      if (d == 0) return c.Fail("delta is 0");
+      n = std::max<int64_t>(static_cast<int64_t>(std::ceil((limit->ToDoubleVector()[0] - start->ToDoubleVector()[0]) / d)), 0);
+    }
+    c.set_output(0, c.in[0]->dtype, {n});
     return Status::Ok();
   });
   range.moves_bytes = false;  // computes start + i * delta

@@ -1,10 +1,58 @@
 #include "om/om_model.h"
 
+#include <optional>
+
 
 #include "om.pb.h"
 
 namespace npu {
 namespace {
+
+void SaveTiling(const Task& t, om::TilingDef* d) {
+  const Tiling& x = t.tiling;
+  d->set_block_batch(x.block_batch);
+  d->set_block_m(x.block_m);
+  d->set_block_n(x.block_n);
+  d->set_base_m(x.base_m);
+  d->set_base_n(x.base_n);
+  d->set_base_k(x.base_k);
+  d->set_step_m(x.step_m);
+  d->set_step_n(x.step_n);
+  d->set_step_k(x.step_k);
+  d->set_no_db_l1(!x.db_l1);
+  d->set_no_db_l0(!x.db_l0);
+  d->set_m_inner(!x.n_inner);
+  d->set_ub_tile(x.ub_tile);
+  d->set_source(t.tiling_source);
+}
+
+// A missing TilingDef (an .om from before tilings existed) leaves the defaults; block_dim comes from the task.
+void LoadTiling(const om::TilingDef& d, Task& t) {
+  Tiling& x = t.tiling;
+  x.block_dim = static_cast<int32_t>(t.block_dim);
+  auto at_least_one = [](int32_t v) { return v < 1 ? 1 : v; };
+  x.block_batch = at_least_one(d.block_batch());
+  x.block_m = at_least_one(d.block_m());
+  x.block_n = at_least_one(d.block_n());
+  if (d.base_m() > 0) x.base_m = d.base_m();
+  if (d.base_n() > 0) x.base_n = d.base_n();
+  if (d.base_k() > 0) x.base_k = d.base_k();
+  x.step_m = at_least_one(d.step_m());
+  x.step_n = at_least_one(d.step_n());
+  x.step_k = at_least_one(d.step_k());
+  x.db_l1 = !d.no_db_l1();
+  x.db_l0 = !d.no_db_l0();
+  x.n_inner = !d.m_inner();
+  x.ub_tile = d.ub_tile();
+  t.tiling_source = d.source().empty() ? "builtin" : d.source();
+}
+
+std::optional<WorkKind> ParseWorkKind(std::string_view s) {
+  for (WorkKind k : {WorkKind::kCube, WorkKind::kVector, WorkKind::kAiCpu, WorkKind::kView})
+    if (WorkKindName(k) == s) return k;
+  if (s.empty()) return WorkKind::kVector;  // .om files written before tasks had a kind
+  return std::nullopt;
+}
 
 void FillDesc(om::TensorDesc* d, const Value& v) {
   d->set_name(v.name);
@@ -130,6 +178,8 @@ Status SaveOm(const std::string& path, const OmModel& model) {
     d->set_kernel_name(t.kernel_name);
     d->set_block_dim(t.block_dim);
     d->set_engine(std::string(EngineName(t.engine)));
+    d->set_kind(std::string(WorkKindName(t.kind)));
+    SaveTiling(t, d->mutable_tiling());
   }
   td.set_weight_size(weights.size());
   td.set_stream_num(1);
@@ -225,8 +275,19 @@ Result<OmModel> LoadOm(const std::string& path) {
     if (!td.ParseFromArray(tb.data(), static_cast<int>(tb.size()))) return Corrupt(path, "TASK_INFO does not parse");
     for (const auto& t : td.task()) {
       if (t.op_index() >= g.nodes.size()) return Corrupt(path, "task " + std::to_string(t.task_id()) + " points at a missing op");
-      m.tasks.push_back({t.task_id(), t.stream_id(), t.op_index(), t.block_dim(), t.kernel_name(),
-                         t.engine() == "AiCpu" ? Engine::kAiCpu : Engine::kVector});
+      Task task;
+      task.task_id = t.task_id();
+      task.stream_id = t.stream_id();
+      task.op_index = t.op_index();
+      task.block_dim = t.block_dim();
+      task.kernel_name = t.kernel_name();
+      task.engine = t.engine() == "AiCpu" ? Engine::kAiCpu : NodeEngine(g.nodes[t.op_index()]);
+      auto kind = ParseWorkKind(t.kind());
+      if (!kind) return Corrupt(path, "task " + std::to_string(t.task_id()) + " has an unknown kind '" + t.kind() + "'");
+      task.kind = *kind;
+      LoadTiling(t.tiling(), task);
+      if (task.tiling.block_dim < 1) return Corrupt(path, "task " + std::to_string(t.task_id()) + " has block_dim 0");
+      m.tasks.push_back(std::move(task));
     }
   }
   return m;

@@ -174,10 +174,20 @@ std::vector<int> MatchGelu(Graph& g, int k, const std::vector<bool>& dead) {
   int add = erf < 0 ? -1 : OnlyReader(g, g.nodes[erf].outputs[0], "Add");
   if (add < 0 || !IsScalar(g, OtherInput(g.nodes[add], g.nodes[erf].outputs[0]), 1.0)) return {};
   int mul1 = OnlyReader(g, g.nodes[add].outputs[0], "Mul");
-  if (mul1 < 0 || OtherInput(g.nodes[mul1], g.nodes[add].outputs[0]) != x) return {};
-  int mul2 = OnlyReader(g, g.nodes[mul1].outputs[0], "Mul");
-  if (mul2 < 0 || !IsScalar(g, OtherInput(g.nodes[mul2], g.nodes[mul1].outputs[0]), 0.5)) return {};
-  std::vector<int> chain = {k, erf, add, mul1, mul2};
+  if (mul1 < 0) return {};
+  std::vector<int> chain;
+  int other = OtherInput(g.nodes[mul1], g.nodes[add].outputs[0]);
+  if (other == x) {  // (x * (1 + erf)) * 0.5
+    int mul2 = OnlyReader(g, g.nodes[mul1].outputs[0], "Mul");
+    if (mul2 < 0 || !IsScalar(g, OtherInput(g.nodes[mul2], g.nodes[mul1].outputs[0]), 0.5)) return {};
+    chain = {k, erf, add, mul1, mul2};
+  } else {  // (x * 0.5) * (1 + erf), as HuggingFace's BERT writes it
+    int half = other < 0 ? -1 : g.values[other].producer;
+    if (half < 0 || g.nodes[half].op_type != "Mul" || OnlyReader(g, other, "Mul") != mul1) return {};
+    const Node& h = g.nodes[half];
+    if (h.inputs.size() != 2 || OtherInput(h, x) < 0 || !IsScalar(g, OtherInput(h, x), 0.5)) return {};
+    chain = {k, erf, add, half, mul1};
+  }
   if (AnyDead(chain, dead)) return {};
   div.op_type = div.ascend_type = "Gelu";
   div.inputs = {x};
@@ -309,6 +319,10 @@ Status MatMulElemwiseUbFusionPass(Graph& g) {
   return FuseAll(g, "TbeBatchMatmulElementWiseFusionPass", [&](int k, auto& d) { return MatchUbActivation(g, k, d, {"MatMul", "MatMulBias", "Gemm"}); });
 }
 
+Status EltwiseUbFusionPass(Graph& g) {
+  return FuseAll(g, "TbeEltwiseFusionPass", [&](int k, auto& d) { return MatchUbActivation(g, k, d, {"Add", "Sub", "Mul"}); });
+}
+
 // BatchNorm with constant statistics is inference-only: CANN retypes it BNInference (nothing else changes).
 Status BatchNormBnInferFusionPass(Graph& g) {
   for (Node& n : g.nodes)
@@ -331,6 +345,7 @@ const std::vector<FusionPassInfo>& FusionPasses() {
       {"SoftmaxFusionPass", FusionKind::kGraph, SoftmaxFusionPass},
       {"TbeConvElemwiseFusionPass", FusionKind::kUB, ConvElemwiseUbFusionPass},
       {"TbeBatchMatmulElementWiseFusionPass", FusionKind::kUB, MatMulElemwiseUbFusionPass},
+      {"TbeEltwiseFusionPass", FusionKind::kUB, EltwiseUbFusionPass},
   };
   return passes;
 }

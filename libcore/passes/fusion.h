@@ -40,5 +40,6 @@ Status LayerNormONNXFusionPass(Graph& g);
 Status SoftmaxFusionPass(Graph& g);
 Status ConvElemwiseUbFusionPass(Graph& g);
 Status MatMulElemwiseUbFusionPass(Graph& g);
+Status EltwiseUbFusionPass(Graph& g);  // TbeEltwiseFusionPass: Add/Sub/Mul + activation in one vector task
 
 }  // namespace npu

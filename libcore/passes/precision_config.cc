@@ -10,7 +10,7 @@
 namespace npu {
 
 extern const std::pair<std::string_view, std::string_view> kBuiltinMixLists[];
-extern const size_t kBuiltinMixListCount;
+extern const size_t kBuiltinMixListsCount;
 
 namespace {
 
@@ -241,7 +241,7 @@ void LoadMode(const PrecisionFlags& f, const SocSpec& soc, PrecisionConfig& cfg,
 bool IsMixedMode(PrecisionMode m) { return m == PrecisionMode::kMixFp16 || m == PrecisionMode::kMixBf16; }
 
 Result<MixList> BuiltinMixList(std::string_view family) {
-  for (size_t i = 0; i < kBuiltinMixListCount; ++i) {
+  for (size_t i = 0; i < kBuiltinMixListsCount; ++i) {
     if (kBuiltinMixLists[i].first != family) continue;
     nlohmann::json j = nlohmann::json::parse(kBuiltinMixLists[i].second);
     MixList m;

@@ -20,6 +20,16 @@ bool AllFinite(std::span<const Tensor> ts) {
 
 }  // namespace
 
+Result<std::shared_ptr<const SocSpec>> ModelSoc(const OmModel& m) {
+  if (auto ini = m.attrs.find("soc_spec_ini"); ini != m.attrs.end()) {
+    NPU_ASSIGN_OR_RETURN(SocSpec s, ParseSocSpec(ini->second, "the .om's embedded soc_spec"));
+    return std::make_shared<const SocSpec>(std::move(s));
+  }
+  auto name = m.attrs.find("soc_version");
+  const SocSpec* builtin = name == m.attrs.end() ? nullptr : FindSoc(name->second);
+  return std::shared_ptr<const SocSpec>(std::shared_ptr<const SocSpec>(), builtin);  // not owned: built-ins live forever
+}
+
 Result<Session> Session::FromOm(const std::string& path) {
   RegisterBuiltinOps();
   Session s;
@@ -27,18 +37,58 @@ Result<Session> Session::FromOm(const std::string& path) {
   for (const Task& t : s.model_.tasks)
     if (!KernelRegistry::Get().Find(s.model_.graph.nodes[t.op_index].op_type))
       return Status::Error("E10003", "--model", path, "op type " + s.model_.graph.nodes[t.op_index].op_type + " has no kernel in this build");
-  auto soc = s.model_.attrs.find("soc_version");
-  s.exec_ = ExecContext::ForSoc(soc == s.model_.attrs.end() ? nullptr : FindSoc(soc->second), false);
+  NPU_ASSIGN_OR_RETURN(s.own_soc_, ModelSoc(s.model_));
+  s.exec_ = ExecContext::ForSoc(s.own_soc_.get(), false);
   s.PlanLifetimes();
   s.WidenConstants();
+  s.Schedule();
   return s;
+}
+
+void Session::SetSoc(std::shared_ptr<const SocSpec> soc) {
+  own_soc_ = std::move(soc);
+  exec_ = ExecContext::ForSoc(own_soc_.get(), exec_.track_status);
+  Schedule();
+}
+
+void Session::Schedule() {
+  timing_.reset();
+  if (exec_.soc) timing_ = ScheduleIteration(model_.graph, model_.tasks, *exec_.soc);
+}
+
+TaskEvent Session::EventFor(size_t k, std::span<const Tensor> ins, std::span<const Tensor> outs) const {
+  const Task& task = model_.tasks[k];
+  TaskEvent e{task, model_.graph.nodes[task.op_index], ins, outs};
+  e.iteration = iterations_;
+  if (timing_) {
+    e.timing = &timing_->tasks[k];
+    e.sim_start_ns = clock_ns_ + e.timing->start_ns;
+  }
+  return e;
+}
+
+void Session::EndIteration() {
+  double start = clock_ns_;
+  if (timing_) clock_ns_ += timing_->total_ns;
+  for (TaskObserver* o : observers_) o->AfterIteration(iterations_, start, clock_ns_);
+  ++iterations_;
+}
+
+Status Session::RunTiming() {
+  for (size_t k = 0; k < model_.tasks.size(); ++k) {
+    TaskEvent e = EventFor(k, {}, {});
+    for (TaskObserver* o : observers_) o->BeforeTask(e);
+    for (TaskObserver* o : observers_) o->AfterTask(e);
+  }
+  EndIteration();
+  return Status::Ok();
 }
 
 Result<Session> Session::FromGraph(Graph g) {
   RegisterBuiltinOps();
   Session s;
   s.model_.graph = std::move(g);
-  s.model_.tasks = LowerToTasks(s.model_.graph);
+  s.model_.tasks = LowerToTasks(s.model_.graph, nullptr);
   s.PlanLifetimes();
   s.WidenConstants();
   return s;
@@ -81,6 +131,7 @@ Status Session::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outp
     vals[g.inputs[k]] = t;
   }
   for (size_t k = 0; k < model_.tasks.size(); ++k) NPU_RETURN_IF_ERROR(RunTask(k, vals));
+  EndIteration();
   outputs.clear();
   for (int o : g.outputs) outputs.push_back(vals[o]);
   return Status::Ok();
@@ -95,7 +146,7 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
   std::vector<Tensor> ins;
   ins.reserve(n.inputs.size());
   for (int i : n.inputs) ins.push_back(i >= 0 ? vals[i] : Tensor());
-  for (TaskObserver* o : observers_) o->BeforeTask({task, n, ins, {}});
+  for (TaskObserver* o : observers_) o->BeforeTask(EventFor(k, ins, {}));
   const OpSchema* schema = OpSchemaRegistry::Get().Find(n.op_type);
   std::vector<Tensor> compute = ins;
   if (!schema || !schema->moves_bytes)
@@ -112,7 +163,10 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
     else if (exec_.soc) SettleFloat32(outs[j], exec_, &st, static_cast<int>(j));
   }
   bool overflow = exec_.soc && (st.out_of_range || (st.non_finite && AllFinite(ins)));
-  for (TaskObserver* o : observers_) o->AfterTask({task, n, ins, outs, &st, overflow});
+  TaskEvent done = EventFor(k, ins, outs);
+  done.status = &st;
+  done.overflow = overflow;
+  for (TaskObserver* o : observers_) o->AfterTask(done);
   for (size_t j = 0; j < n.outputs.size(); ++j) vals[n.outputs[j]] = std::move(outs[j]);
   for (int i : n.inputs)  // release intermediates after their last reader
     if (i >= 0 && last_use_[i] == static_cast<int>(k) && !g.values[i].constant) vals[i] = Tensor();

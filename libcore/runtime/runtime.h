@@ -2,11 +2,13 @@
 // (dumps, overflow checks and profiling attach there); the runtime knows nothing about file formats.
 #pragma once
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "base/status.h"
 #include "base/thread_pool.h"
+#include "cost/schedule.h"
 #include "kernels/numerics.h"
 #include "om/om_model.h"
 
@@ -19,6 +21,9 @@ struct TaskEvent {
   std::span<const Tensor> outputs;  // empty before the task runs
   const FloatStatus* status = nullptr;  // after the task: its float status word
   bool overflow = false;  // the AI Core flags overflow: a result left its dtype's range, or finite inputs gave Inf/NaN
+  const TaskTiming* timing = nullptr;  // on a simulated SoC: the task's cost and place in the iteration
+  double sim_start_ns = 0;             // simulated clock at the task's start (since the session began)
+  uint64_t iteration = 0;              // 0-based count of Run/RunTiming calls
 };
 
 class TaskObserver {
@@ -26,7 +31,13 @@ class TaskObserver {
   virtual ~TaskObserver() = default;
   virtual void BeforeTask(const TaskEvent&) {}
   virtual void AfterTask(const TaskEvent&) {}
+  // After each iteration, with its simulated start and end (ns since the session began).
+  virtual void AfterIteration(uint64_t /*iteration*/, double /*start_ns*/, double /*end_ns*/) {}
 };
+
+// The chip an .om is simulated on: the spec atc embedded (--soc_spec), else the built-in one its soc_version
+// names; null when it names none (the reference path).
+Result<std::shared_ptr<const SocSpec>> ModelSoc(const OmModel& m);
 
 class Session {
  public:
@@ -43,11 +54,28 @@ class Session {
 
   // Checks the inputs against the model's (count, dtype, static dims) and runs every task in order.
   Status Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs);
+  // Advances the simulated clock through one iteration without computing anything (observers see every
+  // task with empty tensors): the timing of a model whose numbers are not needed.
+  Status RunTiming();
+
+  // Simulate on another chip than the .om names (--soc_spec): timing and overflow mode follow it.
+  void SetSoc(std::shared_ptr<const SocSpec> soc);
+  // The simulated SoC, or null on the fp32 reference path (which has no clock).
+  const SocSpec* soc() const { return exec_.soc; }
+  const IterationTiming* timing() const { return timing_ ? &*timing_ : nullptr; }
+  double simulated_ns() const { return clock_ns_; }  // simulated time since the session began
 
  private:
   OmModel model_;
   std::vector<TaskObserver*> observers_;
   ExecContext exec_;  // the .om's SoC; the reference path has none
+  std::shared_ptr<const SocSpec> own_soc_;  // a --soc_spec chip (exec_.soc points at it)
+  std::optional<IterationTiming> timing_;
+  double clock_ns_ = 0;
+  uint64_t iterations_ = 0;
+  void Schedule();
+  TaskEvent EventFor(size_t k, std::span<const Tensor> ins, std::span<const Tensor> outs) const;
+  void EndIteration();
   std::vector<int> last_use_;  // per value: index of the last task reading it (to free early)
   std::vector<Tensor> widened_;  // per value: fp16/bf16 constants widened to fp32 once, for the kernels
   void PlanLifetimes();

@@ -15,6 +15,7 @@
 #include "passes/fusion.h"
 #include "passes/pass_manager.h"
 #include "passes/precision.h"
+#include "runtime/runtime.h"
 #include "soc/soc_spec.h"
 
 namespace npu::atc {
@@ -97,9 +98,39 @@ json ExplainPrecision(const Graph& g) {
   return {{"op", ops}};
 }
 
+// The chip atc tiles for: --soc_spec's file, or the built-in spec of --soc_version.
+Result<SocSpec> TargetSoc(const AtcOptions& o) {
+  if (o.soc_spec.empty()) return *FindSoc(o.soc_version);
+  NPU_ASSIGN_OR_RETURN(SocSpec soc, LoadSocSpecFile(o.soc_spec));
+  if (!o.soc_version.empty() && o.soc_version != soc.name)
+    return Status::Error("E10001", "--soc_version", o.soc_version, "--soc_spec " + o.soc_spec + " describes " + soc.name,
+                         "Drop --soc_version or make it match the file's SoC_version.");
+  return soc;
+}
+
+json TaskJson(const OmModel& m) {
+  json tasks = json::array();
+  for (const Task& t : m.tasks) {
+    Work w = TaskWork(m.graph, t, nullptr);
+    const Tiling& x = t.tiling;
+    json tiling = {{"block_dim", x.block_dim}};
+    if (t.kind == WorkKind::kCube)
+      tiling.update({{"block_batch", x.block_batch}, {"block_m", x.block_m}, {"block_n", x.block_n}, {"base_m", x.base_m},
+                     {"base_n", x.base_n}, {"base_k", x.base_k}, {"step_m", x.step_m}, {"step_n", x.step_n},
+                     {"step_k", x.step_k}, {"db_l1", x.db_l1}, {"db_l0", x.db_l0}, {"order", x.n_inner ? "n_inner" : "m_inner"}});
+    else if (t.kind == WorkKind::kVector)
+      tiling.update({{"ub_tile", x.ub_tile}, {"db", x.db_l1}});
+    tasks.push_back({{"task_id", t.task_id}, {"stream_id", t.stream_id}, {"op", m.graph.nodes[t.op_index].name},
+                     {"type", t.kernel_name}, {"kind", WorkKindName(t.kind)}, {"engine", EngineName(t.engine)},
+                     {"block_dim", t.block_dim}, {"tiling", tiling}, {"tiling_source", t.tiling_source},
+                     {"tiling_key", TilingKey(w)}});
+  }
+  return tasks;
+}
+
 // ONNX -> Ascend IR graph: fold and infer, map op types, fuse, assign precision, lower to tasks.
 Result<OmModel> Build(const AtcOptions& o, OnnxModelInfo& info, std::vector<std::string>& warnings) {
-  const SocSpec& soc = *FindSoc(o.soc_version);
+  NPU_ASSIGN_OR_RETURN(SocSpec soc, TargetSoc(o));
   std::vector<Status> errors;
   PrecisionConfig precision = LoadPrecisionConfig(o.precision, soc, errors);
   if (!errors.empty()) return errors.front();
@@ -118,15 +149,19 @@ Result<OmModel> Build(const AtcOptions& o, OnnxModelInfo& info, std::vector<std:
   NPU_RETURN_IF_ERROR(g.Verify());
   OmModel m;
   m.graph = std::move(g);
-  m.tasks = LowerToTasks(m.graph);
+  m.tasks = LowerToTasks(m.graph, &soc);
   m.attrs = {{"atc_cmdline", o.cmdline},
              {"atc_version", kVersion},
-             {"soc_version", o.soc_version},
+             {"soc_version", soc.name},
              {"framework_type", o.framework},
              {"onnx_opset", std::to_string(info.opset)},
              {"producer", info.producer},
              {"precision_mode", precision.mode_name},
              {"overflow_mode", std::string(OverflowModeName(soc.default_overflow))}};
+  // A user's chip travels inside the .om, so msame simulates the chip the model was tiled for.
+  if (!o.soc_spec.empty()) {
+    NPU_ASSIGN_OR_RETURN(m.attrs["soc_spec_ini"], ReadFileToString(o.soc_spec));
+  }
   return m;
 }
 
@@ -139,7 +174,7 @@ int Convert(const AtcOptions& o, std::ostream& out) {
   if (!built.ok()) return Fail(out, {built.status()});
   OmModel& m = built.value();
   m.header.name = std::filesystem::path(o.output).filename().string();
-  m.header.platform_version = o.soc_version;
+  m.header.platform_version = m.attrs["soc_version"];
   for (int i : m.graph.inputs) m.header.dynamic |= NumElements(m.graph.values[i].shape) < 0;
   if (!o.explain_precision.empty())
     if (Status s = WriteJson(o.explain_precision, ExplainPrecision(m.graph)); !s.ok()) return Fail(out, {s});
@@ -252,6 +287,7 @@ int ToJson(const AtcOptions& o, std::ostream& out) {
     auto m = LoadOm(o.om);
     if (!m.ok()) return Fail(out, {m.status()});
     j = GraphJson(m.value().graph, m.value().attrs);
+    j["task"] = TaskJson(m.value());
   }
   if (Status s = WriteJson(o.json, j); !s.ok()) return Fail(out, {s});
   out << "ATC run success, welcome to the next use.\n";
@@ -279,6 +315,15 @@ int Display(const AtcOptions& o, std::ostream& out) {
         << ShapeToString(om.graph.values[i].shape) << " " << LayoutOf(om.graph.values[i]) << "\n";
   for (int i : om.graph.outputs)
     out << "  output " << om.graph.values[i].name << ": " << DTypeName(om.graph.values[i].dtype) << ShapeToString(om.graph.values[i].shape) << "\n";
+  out << "task     info: tasks[" << om.tasks.size() << "]\n";
+  for (const Task& t : om.tasks)
+    if (t.on_device())
+      out << "  task " << t.task_id << " " << t.kernel_name << " " << om.graph.nodes[t.op_index].name << ": " << WorkKindName(t.kind)
+          << " " << TilingToString(TaskWork(om.graph, t, nullptr), t.tiling) << " (" << t.tiling_source << ")\n";
+  if (auto soc = ModelSoc(om); soc.ok() && soc.value()) {
+    IterationTiming it = ScheduleIteration(om.graph, om.tasks, *soc.value());
+    out << FormatSimulatedTime(it.total_ns, BatchOf(om.graph), *soc.value()) << "\n";
+  }
   out << "============ Display Model Info end   ============\n";
   return 0;
 }
@@ -348,8 +393,11 @@ std::vector<Status> ValidateOptions(const AtcOptions& o) {
   if (build) {
     if (o.model.empty()) errs.push_back(Status::Error("E10004", "--model", "", "Value for --model is empty"));
     else if (!FileExists(o.model)) errs.push_back(Status::Error("E13001", "--model", o.model, "the model file does not exist"));
-    if (o.soc_version.empty())
-      errs.push_back(Status::Error("E10007", "--soc_version", "", "--soc_version is required in mode " + o.mode + ". The value must be one of the supported SoCs (e.g. Ascend310P3)"));
+    if (!o.soc_spec.empty()) {
+      if (auto soc = TargetSoc(o); !soc.ok()) errs.push_back(soc.status());
+      else LoadPrecisionConfig(o.precision, soc.value(), errs);
+    } else if (o.soc_version.empty())
+      errs.push_back(Status::Error("E10007", "--soc_version", "", "--soc_version is required in mode " + o.mode + ". The value must be one of the supported SoCs (e.g. Ascend310P3) or --soc_spec a platform .ini"));
     else if (!FindSoc(o.soc_version))
       errs.push_back(Status::Error("E10001", "--soc_version", o.soc_version, "supported SoCs are " + SocNames()));
     else

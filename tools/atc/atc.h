@@ -16,6 +16,7 @@ struct AtcOptions {
   std::string check_report = "check_result.json";
   PrecisionFlags precision;
   std::string fusion_switch_file, explain_precision;
+  std::string soc_spec;  // --soc_spec: a platform .ini of the user's own chip (its SoC_version names it)
   std::vector<std::string> unknown_flags;
   std::string cmdline;  // the effective command line, stored in the .om
 };

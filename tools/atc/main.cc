@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   app.add_option("--framework", o.framework, "5 = ONNX");
   app.add_option("--output", o.output, "output path without suffix; .om is appended");
   app.add_option("--soc_version,--soc-version", o.soc_version, "target SoC, e.g. Ascend310P3, Ascend910B1");
+  app.add_option("--soc_spec", o.soc_spec, "platform .ini of your own chip (CANN layout; see libcore/soc/specs/README.md)");
   app.add_option("--input_shape", o.input_shape, "\"name:n,c,h,w;name2:...\"");
   app.add_option("--input_format", o.input_format, "NCHW, ND or NCDHW");
   app.add_option("--out_nodes", o.out_nodes, "\"node:0;node2:1\" outputs to keep");

@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   app.add_option("--device", o.device, "device id (0)");
   app.add_option("--acl_json_path", o.acl_json_path, "acl.json with a \"dump\" section (op dumps, golden data, overflow)");
   app.add_option("--log", o.log, "debug, info, warning, error, null");
+  app.add_option("--soc_spec", o.soc_spec, "simulate on this platform .ini (your own chip) instead of the .om's SoC");
+  app.add_option("--sim_mode", o.sim_mode, "full (compute and time, default) or timing (simulated clock only, no outputs)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -85,9 +85,32 @@ std::vector<Status> ValidateOptions(const MsameOptions& o) {
   if (o.device != "0") errs.push_back(Status::Error("E10001", "--device", o.device, "the simulated SoC has one device: 0"));
   if (!o.acl_json_path.empty() && !FileExists(o.acl_json_path))
     errs.push_back(Status::Error("E13001", "--acl_json_path", o.acl_json_path, "the acl.json file does not exist"));
+  if (!o.soc_spec.empty() && !FileExists(o.soc_spec))
+    errs.push_back(Status::Error("E13001", "--soc_spec", o.soc_spec, "the SoC spec file does not exist"));
+  if (o.sim_mode != "full" && o.sim_mode != "timing")
+    errs.push_back(Status::Error("E10001", "--sim_mode", o.sim_mode, "the mode must be full or timing"));
+  if (o.sim_mode == "timing" && EndsWith(o.model, ".onnx"))
+    errs.push_back(Status::Error("E10001", "--sim_mode", o.sim_mode, "the .onnx reference path has no simulated clock", "Convert the model with atc first."));
   if (!o.log.empty() && !log::ParseLevel(o.log))
     errs.push_back(Status::Error("E10010", "--log", o.log, "the log level must be one of debug, info, warning, error, null"));
   return errs;
+}
+
+// --sim_mode=timing: the simulated clock without the arithmetic (a batch sweep in seconds).
+int RunTimingOnly(const MsameOptions& o, Session& s, std::ostream& out) {
+  if (!s.timing()) {
+    out << "[ERROR] " << Status::Error("E10001", "--sim_mode", "timing", "the model names no simulated SoC").message() << "\n";
+    return 1;
+  }
+  long loops = std::strtol(o.loop.c_str(), nullptr, 10);
+  for (long l = 0; l < loops; ++l)
+    if (Status st = s.RunTiming(); !st.ok()) {
+      out << "[ERROR] " << st.message() << "\n";
+      return 1;
+    }
+  out << FormatSimulatedTime(s.simulated_ns() / static_cast<double>(loops), BatchOf(s.graph()), *s.soc()) << "\n";
+  out << "[INFO] msame run success\n";
+  return 0;
 }
 
 int RunMsame(const MsameOptions& o, std::ostream& out) {
@@ -108,7 +131,13 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
   auto session = LoadModel(o.model);
   if (!session.ok()) return fail({session.status()});
   Session& s = session.value();
+  if (!o.soc_spec.empty()) {
+    auto soc = LoadSocSpecFile(o.soc_spec);
+    if (!soc.ok()) return fail({soc.status()});
+    s.SetSoc(std::make_shared<const SocSpec>(std::move(soc).value()));
+  }
   const Graph& g = s.graph();
+  if (o.sim_mode == "timing") return RunTimingOnly(o, s, out);
   std::string model_name = std::filesystem::path(o.model).stem().string();
   out << "[INFO] model " << o.model << " loaded: " << g.nodes.size() << " ops, " << g.inputs.size() << " input(s), "
       << g.outputs.size() << " output(s)\n";
@@ -175,6 +204,7 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
         << " dump file(s) under " << dump.path << "\n";
   out << "Inference average time: " << total / static_cast<double>(loops) << " ms\n";
   if (loops > 1) out << "Inference average time without first time: " << (total - first) / static_cast<double>(loops - 1) << " ms\n";
+  if (s.timing()) out << FormatSimulatedTime(s.simulated_ns() / static_cast<double>(loops), BatchOf(g), *s.soc()) << "\n";
   out << "[INFO] msame run success\n";
   return 0;
 }

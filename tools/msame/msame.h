@@ -12,6 +12,8 @@ namespace npu::msame {
 
 struct MsameOptions {
   std::string model, input, output, outfmt = "BIN", loop = "1", device = "0", log, acl_json_path;
+  std::string soc_spec;           // simulate on this platform .ini instead of the .om's SoC
+  std::string sim_mode = "full";  // full: compute and time; timing: advance the simulated clock only
   std::vector<std::string> unknown_flags;
 };
 

@@ -1,0 +1,108 @@
+#include "cost/schedule.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <list>
+#include <unordered_map>
+
+namespace npu {
+namespace {
+
+// L2 as an LRU cache of whole tensors (values): what a task reads or writes becomes most recent; the least
+// recent go when the total passes the capacity. Tensors larger than L2 never stay.
+class L2Model {
+ public:
+  explicit L2Model(double capacity) : capacity_(capacity) {}
+  bool Resident(int value) const { return where_.count(value) > 0; }
+  void Touch(int value, double bytes) {
+    if (auto it = where_.find(value); it != where_.end()) {
+      used_ -= it->second->second;
+      order_.erase(it->second);
+      where_.erase(it);
+    }
+    if (bytes > capacity_) return;
+    order_.emplace_front(value, bytes);
+    where_[value] = order_.begin();
+    used_ += bytes;
+    while (used_ > capacity_) {
+      used_ -= order_.back().second;
+      where_.erase(order_.back().first);
+      order_.pop_back();
+    }
+  }
+
+ private:
+  double capacity_, used_ = 0;
+  std::list<std::pair<int, double>> order_;
+  std::unordered_map<int, std::list<std::pair<int, double>>::iterator> where_;
+};
+
+double ValueBytes(const Value& v) {
+  double n = static_cast<double>(DTypeSize(v.dtype));
+  if (v.has_shape)
+    for (int64_t d : v.shape) n *= static_cast<double>(std::max<int64_t>(d, 1));
+  return n;
+}
+
+L2State HitsOf(const Graph& g, const Node& n, const L2Model& l2) {
+  double in = 0, in_hit = 0, w = 0, w_hit = 0;
+  for (int i : n.inputs) {
+    if (i < 0) continue;
+    double b = ValueBytes(g.values[i]);
+    bool hit = l2.Resident(i);
+    if (g.values[i].constant) w += b, w_hit += hit ? b : 0;
+    else in += b, in_hit += hit ? b : 0;
+  }
+  return {in > 0 ? in_hit / in : 0, w > 0 ? w_hit / w : 0};
+}
+
+}  // namespace
+
+std::string FormatSimulatedTime(double ns, int64_t batch, const SocSpec& soc) {
+  char buf[256];
+  double ms = ns * 1e-6;
+  std::snprintf(buf, sizeof buf, "Simulated NPU time: %.4f ms per inference (%.1f fps at batch %lld, %s)", ms,
+                ms > 0 ? static_cast<double>(batch) * 1e3 / ms : 0.0, static_cast<long long>(batch), soc.name.c_str());
+  return buf;
+}
+
+int64_t BatchOf(const Graph& g) {
+  if (g.inputs.empty()) return 1;
+  const Value& v = g.values[g.inputs[0]];
+  return v.has_shape && !v.shape.empty() && v.shape[0] > 0 ? v.shape[0] : 1;
+}
+
+IterationTiming ScheduleIteration(const Graph& g, std::span<const Task> tasks, const SocSpec& soc) {
+  IterationTiming it;
+  it.tasks.resize(tasks.size());
+  L2Model l2(static_cast<double>(soc.l2));
+  std::vector<Work> works;
+  for (const Task& t : tasks) works.push_back(TaskWork(g, t, &soc));
+  for (int pass = 0; pass < 2; ++pass) {
+    std::unordered_map<uint32_t, double> stream_clock;
+    for (size_t k = 0; k < tasks.size(); ++k) {
+      const Node& n = g.nodes[tasks[k].op_index];
+      TaskTiming& tt = it.tasks[k];
+      tt.work = works[k];
+      tt.l2 = HitsOf(g, n, l2);
+      tt.cost = EstimateTask(tt.work, tasks[k].tiling, soc, tt.l2);
+      double& clock = stream_clock[tasks[k].stream_id];
+      tt.start_ns = clock;
+      tt.duration_ns = tt.cost.duration_ns;
+      clock += tt.duration_ns;
+      if (!tasks[k].on_device()) {  // a view aliases its input's bytes: resident if they are
+        if (!n.inputs.empty() && n.inputs[0] >= 0 && l2.Resident(n.inputs[0]))
+          for (int o : n.outputs) l2.Touch(o, ValueBytes(g.values[o]));
+        continue;
+      }
+      for (int i : n.inputs)
+        if (i >= 0) l2.Touch(i, ValueBytes(g.values[i]));
+      for (int o : n.outputs) l2.Touch(o, ValueBytes(g.values[o]));
+    }
+    it.total_ns = 0;
+    for (const auto& [stream, end] : stream_clock) it.total_ns = std::max(it.total_ns, end);
+  }
+  return it;
+}
+
+}  // namespace npu

@@ -1,0 +1,160 @@
+#include "cost/work.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace npu {
+namespace {
+
+// Vector instructions per element for each vector op, counted on the element basis that op streams. The
+// figures are instruction counts of the usual decomposition on the DaVinci vector ISA (e.g. Sigmoid = vmuls,
+// vexp, vadds, vrec; Softmax = vcmax, vsub, vexp, vcadd, vdiv; LayerNorm = mean, sub, square, mean, rsqrt,
+// mul, mul, add) [U: counts of our own decomposition, not measured]. 0 = pure data movement (MTE only).
+struct VectorOp {
+  double ops;
+  bool per_input;  // count on the input elements (reductions) instead of the output elements
+};
+const std::unordered_map<std::string_view, VectorOp>& VectorOps() {
+  static const std::unordered_map<std::string_view, VectorOp> t = {
+      {"Relu", {1, false}}, {"LeakyRelu", {2, false}}, {"PRelu", {2, false}}, {"Clip", {2, false}},
+      {"Add", {1, false}}, {"Sub", {1, false}}, {"Mul", {1, false}}, {"Div", {2, false}}, {"Neg", {1, false}},
+      {"Abs", {1, false}}, {"Max", {1, false}}, {"Min", {1, false}}, {"Sum", {1, false}}, {"Mean", {2, false}},
+      {"Sqrt", {2, false}}, {"Reciprocal", {1, false}}, {"Exp", {2, false}}, {"Log", {2, false}}, {"Pow", {3, false}},
+      {"Sigmoid", {4, false}}, {"HardSigmoid", {2, false}}, {"HardSwish", {3, false}}, {"Tanh", {5, false}},
+      {"Erf", {8, false}}, {"Gelu", {8, false}}, {"Softmax", {5, true}}, {"LogSoftmax", {6, true}},
+      {"LayerNormalization", {8, true}}, {"BatchNormalization", {2, false}}, {"InstanceNormalization", {6, true}},
+      {"Cast", {1, false}}, {"Where", {2, false}}, {"Equal", {1, false}}, {"Less", {1, false}}, {"Greater", {1, false}},
+      {"Not", {1, false}}, {"And", {1, false}}, {"Or", {1, false}}, {"Transpose", {1, false}}, {"Resize", {4, false}},
+      {"GlobalAveragePool", {1, true}}, {"GlobalMaxPool", {1, true}}, {"ReduceMean", {1, true}},
+      {"ReduceSum", {1, true}}, {"ReduceMax", {1, true}}, {"ReduceMin", {1, true}}, {"ReduceProd", {1, true}},
+      {"ReduceL2", {2, true}}, {"ArgMax", {1, true}}, {"ArgMin", {1, true}}, {"CumSum", {1, true}},
+      {"Concat", {0, false}}, {"Slice", {0, false}}, {"Split", {0, false}}, {"Gather", {0, false}},
+      {"Pad", {0, false}}, {"Expand", {0, false}}, {"Tile", {0, false}},
+  };
+  return t;
+}
+
+bool IsView(std::string_view op) {
+  return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity" || op == "Dropout";
+}
+
+int64_t Elements(const Value& v) {
+  if (!v.has_shape) return 1;
+  int64_t n = 1;
+  for (int64_t d : v.shape) n *= std::max<int64_t>(d, 1);
+  return n;
+}
+int64_t Bytes(const Value& v) { return Elements(v) * static_cast<int64_t>(DTypeSize(v.dtype)); }
+int64_t Dim(const Value& v, int i) {
+  if (!v.has_shape || v.shape.empty()) return 1;
+  if (i < 0) i += static_cast<int>(v.shape.size());
+  return i >= 0 && i < static_cast<int>(v.shape.size()) ? std::max<int64_t>(v.shape[i], 1) : 1;
+}
+
+void DescribeConv(const Graph& g, const Node& n, Work& w, bool transpose) {
+  const Value& x = g.values[n.inputs[0]];
+  const Value& wt = g.values[n.inputs[1]];
+  const Value& y = g.values[n.outputs[0]];
+  int64_t groups = std::max<int64_t>(n.attr_int("group", 1), 1);
+  int64_t window = 1;
+  for (size_t d = 2; wt.has_shape && d < wt.shape.size(); ++d) window *= std::max<int64_t>(wt.shape[d], 1);
+  int64_t cin = Dim(x, 1), cout = Dim(y, 1);
+  int64_t cin_g = std::max<int64_t>(cin / groups, 1), cout_g = std::max<int64_t>(cout / groups, 1);
+  int64_t spatial = Elements(transpose ? x : y) / std::max<int64_t>(Dim(transpose ? x : y, 1), 1);  // N·H·W
+  w.m = spatial;
+  w.k = transpose ? cin_g : cin_g * window;
+  w.n = transpose ? cout_g * window : cout_g;
+  w.batch = groups;
+  w.flops = 2.0 * static_cast<double>(spatial) * static_cast<double>(cin_g * window) * static_cast<double>(cout_g * groups);
+  // Narrow groups (depthwise) share one 16-channel fractal: the cube packs 16/C groups per fractal, so
+  // they cost as few wide groups (diagonal weights, mostly zeros).
+  constexpr int64_t kC0 = 16;
+  if (groups > 1 && cin_g < kC0 && cout_g < kC0) {
+    int64_t pack = kC0 / std::max(cin_g, cout_g);
+    w.batch = (groups + pack - 1) / pack;
+    w.k *= pack;
+    w.n *= pack;
+  }
+  w.a_bytes = Bytes(x);
+  w.b_bytes = Bytes(wt);
+}
+
+void DescribeMatMul(const Graph& g, const Node& n, Work& w) {
+  const Value& a = g.values[n.inputs[0]];
+  const Value& b = g.values[n.inputs[1]];
+  const Value& y = g.values[n.outputs[0]];
+  bool gemm = n.op_type == "Gemm";
+  bool ta = gemm && n.attr_int("transA", 0), tb = gemm && n.attr_int("transB", 0);
+  w.m = ta ? Dim(a, -1) : Dim(a, -2);
+  w.k = ta ? Dim(a, -2) : Dim(a, -1);
+  w.n = tb ? Dim(b, -2) : Dim(b, -1);
+  if (a.has_shape && a.shape.size() == 1) w.m = 1;
+  int64_t out_batch = std::max<int64_t>(Elements(y) / std::max<int64_t>(w.m * w.n, 1), 1);
+  // A 2-D B (weights) is shared by every batch of A: the batch folds into M, one GEMM.
+  if (b.has_shape && b.shape.size() <= 2) w.m *= out_batch;
+  else w.batch = out_batch;
+  w.flops = 2.0 * static_cast<double>(w.batch) * static_cast<double>(w.m) * static_cast<double>(w.k) * static_cast<double>(w.n);
+  w.a_bytes = Bytes(a);
+  w.b_bytes = Bytes(b);
+}
+
+}  // namespace
+
+std::string_view WorkKindName(WorkKind k) {
+  switch (k) {
+    case WorkKind::kView: return "view";
+    case WorkKind::kCube: return "cube";
+    case WorkKind::kVector: return "vector";
+    case WorkKind::kAiCpu: return "aicpu";
+  }
+  return "?";
+}
+
+Work DescribeWork(const Graph& g, const Node& n, Engine engine) {
+  Work w;
+  int64_t in_elems = 0, out_elems = 0;
+  for (int i : n.inputs) {
+    if (i < 0) continue;
+    const Value& v = g.values[i];
+    w.in_bytes += Bytes(v);
+    in_elems = std::max(in_elems, Elements(v));
+    if (v.constant) w.weight_bytes += Bytes(v);
+  }
+  for (int o : n.outputs) {
+    w.out_bytes += Bytes(g.values[o]);
+    out_elems = std::max(out_elems, Elements(g.values[o]));
+  }
+  if (!n.inputs.empty() && n.inputs[0] >= 0) w.dtype = g.values[n.inputs[0]].dtype;
+  if (!n.outputs.empty()) w.out_dtype = g.values[n.outputs[0]].dtype;
+  if (IsView(n.op_type)) {
+    w.kind = WorkKind::kView;
+    return w;
+  }
+  if (engine == Engine::kAiCpu) {
+    w.kind = WorkKind::kAiCpu;
+  } else if (engine == Engine::kCube && (n.op_type == "Conv" || n.op_type == "ConvTranspose")) {
+    w.kind = WorkKind::kCube;
+    DescribeConv(g, n, w, n.op_type == "ConvTranspose");
+  } else if (engine == Engine::kCube && (n.op_type == "MatMul" || n.op_type == "MatMulBias" || n.op_type == "Gemm")) {
+    w.kind = WorkKind::kCube;
+    DescribeMatMul(g, n, w);
+  }
+  if (w.kind == WorkKind::kCube) {
+    w.epilogue_ops = (n.inputs.size() > 2 && n.inputs[2] >= 0) + (n.has_attr("_epilogue_op") ? 1 : 0);
+    return w;
+  }
+  auto it = VectorOps().find(n.op_type);
+  VectorOp op = it != VectorOps().end() ? it->second : VectorOp{1, false};
+  w.elements = op.per_input ? in_elems : out_elems;
+  w.ops_per_element = op.ops + (n.has_attr("_epilogue_op") ? 1 : 0);  // a fused activation: one more pass in UB
+  if (n.op_type == "MaxPool" || n.op_type == "AveragePool") {  // one compare/add per window tap
+    int64_t window = 1;
+    for (int64_t k : n.attr_ints("kernel_shape")) window *= std::max<int64_t>(k, 1);
+    w.ops_per_element = static_cast<double>(window);
+  }
+  if (w.kind == WorkKind::kAiCpu) w.ops_per_element = std::max(w.ops_per_element, 1.0);
+  w.flops = static_cast<double>(w.elements) * w.ops_per_element;
+  return w;
+}
+
+}  // namespace npu

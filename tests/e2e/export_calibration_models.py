@@ -1,0 +1,86 @@
+#!/usr/bin/python3
+"""Exports the models of shared/reference/published_perf.md with random weights and a dynamic batch axis, for
+the cost model's calibration test (timing depends on shapes and dtypes only, so random weights are faithful).
+
+usage: export_calibration_models.py OUT_DIR NAME...   (resnet18, resnet101, vgg16, bert_base)
+Writes OUT_DIR/<name>.onnx unless it exists.
+"""
+import math
+import os
+import sys
+
+import torch
+import torchvision
+
+
+class BertLayer(torch.nn.Module):
+    """One BERT-base encoder layer written out as HuggingFace's exports it: Q/K/V projections, scaled
+    dot-product attention with an additive mask, output projection, residual + LayerNorm, erf-GELU FFN."""
+
+    def __init__(self, d=768, heads=12, ff=3072):
+        super().__init__()
+        self.heads, self.dh = heads, d // heads
+        self.q, self.k, self.v, self.o = (torch.nn.Linear(d, d) for _ in range(4))
+        self.ln1, self.ln2 = torch.nn.LayerNorm(d, eps=1e-12), torch.nn.LayerNorm(d, eps=1e-12)
+        self.ff1, self.ff2 = torch.nn.Linear(d, ff), torch.nn.Linear(ff, d)
+
+    def split(self, x):
+        b, s, _ = x.shape
+        return x.view(b, s, self.heads, self.dh).permute(0, 2, 1, 3)
+
+    def forward(self, x, mask):
+        q, k, v = self.split(self.q(x)), self.split(self.k(x)), self.split(self.v(x))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.dh) + mask
+        ctx = torch.matmul(torch.softmax(scores, dim=-1), v).permute(0, 2, 1, 3)
+        ctx = ctx.reshape(x.shape[0], x.shape[1], -1)
+        x = self.ln1(x + self.o(ctx))
+        h = self.ff1(x)
+        h = h * 0.5 * (1.0 + torch.erf(h / math.sqrt(2.0)))
+        return self.ln2(x + self.ff2(h))
+
+
+class BertQA(torch.nn.Module):
+    """bert-base-uncased shape (L=12, H=768, A=12, vocab 30522) with a SQuAD span head (start/end logits)."""
+
+    def __init__(self, layers=12, d=768, vocab=30522, max_pos=512):
+        super().__init__()
+        self.word, self.pos, self.segment = torch.nn.Embedding(vocab, d), torch.nn.Embedding(max_pos, d), torch.nn.Embedding(2, d)
+        self.ln = torch.nn.LayerNorm(d, eps=1e-12)
+        self.layers = torch.nn.ModuleList(BertLayer(d) for _ in range(layers))
+        self.qa = torch.nn.Linear(d, 2)
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        positions = torch.arange(input_ids.shape[1]).unsqueeze(0)
+        x = self.ln(self.word(input_ids) + self.pos(positions) + self.segment(token_type_ids))
+        mask = (1.0 - attention_mask[:, None, None, :].float()) * -10000.0
+        for layer in self.layers:
+            x = layer(x, mask)
+        start, end = self.qa(x).split(1, dim=-1)
+        return start.squeeze(-1), end.squeeze(-1)
+
+
+def export(out_dir, name):
+    path = os.path.join(out_dir, name + ".onnx")
+    if os.path.exists(path):
+        return
+    torch.manual_seed(0)
+    tmp = path + ".tmp"
+    if name == "bert_base":
+        model = BertQA().eval()
+        ids = torch.zeros(1, 128, dtype=torch.int64)
+        args = (ids, torch.ones(1, 128, dtype=torch.int64), torch.zeros(1, 128, dtype=torch.int64))
+        names = ["input_ids", "attention_mask", "token_type_ids"]
+        torch.onnx.export(model, args, tmp, opset_version=13, input_names=names, output_names=["start", "end"],
+                          dynamic_axes={n: {0: "batch"} for n in names + ["start", "end"]})
+    else:
+        model = getattr(torchvision.models, name)(weights=None).eval()
+        torch.onnx.export(model, torch.zeros(1, 3, 224, 224), tmp, opset_version=13, input_names=["input"],
+                          output_names=["output"], dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
+    os.replace(tmp, path)
+
+
+if __name__ == "__main__":
+    torch.set_num_threads(2)
+    os.makedirs(sys.argv[1], exist_ok=True)
+    for n in sys.argv[2:]:
+        export(sys.argv[1], n)

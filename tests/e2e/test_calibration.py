@@ -1,0 +1,69 @@
+#!/usr/bin/python3
+"""Calibration of the cost model against the vendor-published throughput of shared/reference/published_perf.md:
+every batch-1 and batch-16 row, converted by atc with the default precision (force_fp16) and timed by
+msame --sim_mode=timing. Each simulated fps must lie within ±25% of the published figure. Prints the table
+the README shows.
+
+usage: test_calibration.py BUILD_DIR WORK_DIR [--table]
+"""
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOLERANCE = 0.25
+
+# (model, SoC, batch, published fps per chip) — the batch-1 and batch-16 rows of published_perf.md.
+ROWS = [
+    ("resnet18", "Ascend310P3", 1, 2865.0), ("resnet18", "Ascend310P3", 16, 9705.7),
+    ("resnet101", "Ascend310P3", 1, 971.9), ("resnet101", "Ascend310P3", 16, 2453.7),
+    ("vgg16", "Ascend310P3", 1, 465.5), ("vgg16", "Ascend310P3", 16, 1424.5),
+    ("bert_base", "Ascend310P3", 1, 484.4), ("bert_base", "Ascend310P3", 16, 1344.7),
+    ("vgg16", "Ascend310", 1, 115.2), ("vgg16", "Ascend310", 16, 260.4),
+]
+
+
+def input_shape(model, batch):
+    if model == "bert_base":
+        return ";".join(f"{n}:{batch},128" for n in ("input_ids", "attention_mask", "token_type_ids"))
+    return f"input:{batch},3,224,224"
+
+
+def simulate(build, work, model, soc, batch):
+    om = os.path.join(work, f"{model}_{soc}_b{batch}")
+    subprocess.run([f"{build}/tools/atc/atc", f"--model={work}/{model}.onnx", "--framework=5", f"--output={om}",
+                    f"--soc_version={soc}", f"--input_shape={input_shape(model, batch)}", "--log=error"],
+                   check=True, stdout=subprocess.DEVNULL)
+    try:
+        out = subprocess.run([f"{build}/tools/msame/msame", f"--model={om}.om", "--sim_mode=timing"], check=True,
+                             capture_output=True, text=True).stdout
+    finally:
+        os.remove(om + ".om")  # the .om of vgg16 is 270 MB: keep one at a time
+    m = re.search(r"Simulated NPU time: ([0-9.]+) ms per inference \(([0-9.]+) fps at batch (\d+), (\w+)\)", out)
+    assert m, out
+    assert int(m.group(3)) == batch and m.group(4) == soc, out
+    return float(m.group(1)), float(m.group(2))
+
+
+def main():
+    build, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    subprocess.run(["/usr/bin/python3", f"{HERE}/export_calibration_models.py", work] + sorted({r[0] for r in ROWS}),
+                   check=True, stderr=subprocess.DEVNULL)
+    print("| model | SoC | batch | published fps | simulated fps | ratio |")
+    print("|---|---|---|---|---|---|")
+    failed = []
+    for model, soc, batch, published in ROWS:
+        ms, fps = simulate(build, work, model, soc, batch)
+        ratio = fps / published
+        print(f"| {model} | {soc} | {batch} | {published:.1f} | {fps:.1f} | {ratio:.2f} |", flush=True)
+        if abs(ratio - 1) > TOLERANCE:
+            failed.append(f"{model} {soc} b{batch}: simulated {fps:.1f} fps vs published {published:.1f} ({ratio:.2f}x)")
+    for f in failed:
+        print("FAIL", f)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
