@@ -45,7 +45,7 @@ struct HwtsRecord {  // 48 bytes
 };
 
 // PMU counters of one AI Core task, summed over its blocks (cycles on the slowest core for the pipes).
-struct PmuRecord {  // 152 bytes
+struct PmuRecord {  // 172 bytes
   RecordHeader h;
   uint32_t model_id, iteration, stream_id, task_id;
   uint64_t total_cycles;
@@ -71,9 +71,10 @@ struct NodeRecord {  // 64 bytes
   uint32_t op_name, op_type, task_type, block_dim;
   uint32_t input_shapes, input_dtypes, input_formats, output_shapes, output_dtypes, output_formats;
   uint32_t tiling;
+  uint32_t pad;
 };
 
-struct ApiRecord {  // 40 bytes
+struct ApiRecord {  // 44 bytes
   RecordHeader h;
   uint32_t level;   // CANN's ENUM_API_TYPE: 20000 AscendCL, 15000 Model, 10000 Node, 5000 Runtime
   uint32_t name;    // hash-dictionary id
@@ -83,8 +84,8 @@ struct ApiRecord {  // 40 bytes
 };
 #pragma pack(pop)
 
-static_assert(sizeof(HwtsRecord) == 48 && sizeof(PmuRecord) == 152 && sizeof(StepRecord) == 24 &&
-              sizeof(NodeRecord) == 64 && sizeof(ApiRecord) == 40);
+static_assert(sizeof(HwtsRecord) == 48 && sizeof(PmuRecord) == 172 && sizeof(StepRecord) == 24 &&
+              sizeof(NodeRecord) == 64 && sizeof(ApiRecord) == 44);
 
 constexpr uint32_t kApiLevelAcl = 20000, kApiLevelModel = 15000;
 

@@ -13,6 +13,7 @@
 #include "frontend/onnx/onnx_importer.h"
 #include "kernels/kernel_util.h"
 #include "passes/pass_manager.h"
+#include "prof/collector.h"
 
 namespace npu::msame {
 namespace {
@@ -96,10 +97,38 @@ std::vector<Status> ValidateOptions(const MsameOptions& o) {
   return errs;
 }
 
+// acl.json's profiler section, else PROFILING_MODE/PROFILING_OPTIONS; null when profiling is off.
+Result<std::unique_ptr<prof::Collector>> StartProfiler(const MsameOptions& o, Session& s, std::ostream& out) {
+  prof::ProfilerConfig cfg;
+  if (!o.acl_json_path.empty()) {
+    NPU_ASSIGN_OR_RETURN(cfg, prof::ParseProfilerConfig(o.acl_json_path));
+  }
+  if (!cfg.enabled) {
+    NPU_ASSIGN_OR_RETURN(cfg, prof::ProfilerConfigFromEnv());
+  }
+  for (const auto& w : cfg.warnings) out << "[WARNING] " << w << "\n";
+  if (!cfg.enabled) return std::unique_ptr<prof::Collector>();
+  NPU_ASSIGN_OR_RETURN(auto c, prof::Collector::Start(cfg, s, "msame --model=" + o.model));
+  s.AddObserver(c.get());
+  return c;
+}
+
+Status FinishProfiler(prof::Collector* c, std::ostream& out) {
+  if (!c) return Status::Ok();
+  NPU_RETURN_IF_ERROR(c->Finish());
+  out << "[INFO] profiling data written to " << c->dir() << "\n";
+  return Status::Ok();
+}
+
 // --sim_mode=timing: the simulated clock without the arithmetic (a batch sweep in seconds).
 int RunTimingOnly(const MsameOptions& o, Session& s, std::ostream& out) {
   if (!s.timing()) {
     out << "[ERROR] " << Status::Error("E10001", "--sim_mode", "timing", "the model names no simulated SoC").message() << "\n";
+    return 1;
+  }
+  auto profiler = StartProfiler(o, s, out);
+  if (!profiler.ok()) {
+    out << "[ERROR] " << profiler.status().message() << "\n";
     return 1;
   }
   long loops = std::strtol(o.loop.c_str(), nullptr, 10);
@@ -108,6 +137,10 @@ int RunTimingOnly(const MsameOptions& o, Session& s, std::ostream& out) {
       out << "[ERROR] " << st.message() << "\n";
       return 1;
     }
+  if (Status st = FinishProfiler(profiler.value().get(), out); !st.ok()) {
+    out << "[ERROR] " << st.message() << "\n";
+    return 1;
+  }
   out << FormatSimulatedTime(s.simulated_ns() / static_cast<double>(loops), BatchOf(s.graph()), *s.soc()) << "\n";
   out << "[INFO] msame run success\n";
   return 0;
@@ -179,6 +212,8 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
     s.AddObserver(dumper.get());
     s.TrackFloatStatus(dump.dump_debug);
   }
+  auto profiler = StartProfiler(o, s, out);
+  if (!profiler.ok()) return fail({profiler.status()});
   long loops = std::strtol(o.loop.c_str(), nullptr, 10);
   std::vector<Tensor> outputs;
   double total = 0, first = 0;
@@ -202,6 +237,7 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
   if (dumper)
     out << "[INFO] " << (dump.dump_debug ? std::to_string(dumper->overflows()) + " overflow(s), " : std::string()) << dumper->files_written()
         << " dump file(s) under " << dump.path << "\n";
+  if (Status st = FinishProfiler(profiler.value().get(), out); !st.ok()) return fail({st});
   out << "Inference average time: " << total / static_cast<double>(loops) << " ms\n";
   if (loops > 1) out << "Inference average time without first time: " << (total - first) / static_cast<double>(loops - 1) << " ms\n";
   if (s.timing()) out << FormatSimulatedTime(s.simulated_ns() / static_cast<double>(loops), BatchOf(g), *s.soc()) << "\n";
