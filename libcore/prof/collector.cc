@@ -83,7 +83,7 @@ void Describe(const Graph& g, const std::vector<int>& vals, std::string& shapes,
     d.push_back(dt);
     f.push_back(LayoutOf(x));
   }
-  shapes = "\"" + Join(s, ';') + "\"";
+  shapes = Join(s, ';');
   dtypes = Join(d, ';');
   formats = Join(f, ';');
 }

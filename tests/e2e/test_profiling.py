@@ -1,0 +1,220 @@
+#!/usr/bin/python3
+"""Profiling end to end: torchvision resnet18 -> atc -> msame with profiling on -> profparse --export.
+Checks op_summary's columns (CANN's order), one row per device task per iteration, starts and durations on
+the simulated clock, step_trace rows per --loop, the timeline as trace-event JSON, the other metric groups,
+json summaries, iteration filters, per-iteration timelines, diff, and damaged raw data (truncated slices,
+garbage, a missing info.json): a clear error or a warned export, never a crash or a half-written file.
+
+usage: test_profiling.py BUILD_DIR WORK_DIR
+"""
+import csv
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BUILD, WORK = sys.argv[1], sys.argv[2]
+ATC, MSAME, PROFPARSE = (f"{BUILD}/tools/{t}/{t}" for t in ("atc", "msame", "profparse"))
+LOOPS = 3
+BASE = ["Device_id", "Model ID", "Task ID", "Stream ID", "Op Name", "OP Type", "OP State", "Task Type", "Task Start Time(us)",
+        "Task Duration(us)", "Task Wait Time(us)", "Block Num", "Mix Block Num", "HF32 Eligible", "Input Shapes", "Input Data Types",
+        "Input Formats", "Output Shapes", "Output Data Types", "Output Formats", "Context ID", "aicore_time(us)", "total_cycles"]
+PIPE = ["vec_time(us)", "vec_ratio", "mac_time(us)", "mac_ratio", "scalar_time(us)", "scalar_ratio", "fixpipe_time(us)", "fixpipe_ratio",
+        "mte1_time(us)", "mte1_ratio", "mte2_time(us)", "mte2_ratio", "mte3_time(us)", "mte3_ratio", "icache_miss_rate", "memory_bound"]
+ARITH = ["mac_fp16_ratio", "mac_int8_ratio", "vec_fp32_ratio", "vec_fp16_ratio", "vec_int32_ratio", "vec_misc_ratio", "cube_fops", "vector_fops"]
+MEMORY = ["ub_read_bw(GB/s)", "ub_write_bw(GB/s)", "l1_read_bw(GB/s)", "l1_write_bw(GB/s)", "l2_read_bw(GB/s)", "l2_write_bw(GB/s)",
+          "main_mem_read_bw(GB/s)", "main_mem_write_bw(GB/s)"]
+TAIL = ["cube_utilization(%)", "achieved_flops(TFLOPS)", "achieved_bandwidth(GB/s)", "roofline_bound"]
+
+
+def run(cmd, env=None, ok=True):
+    p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **(env or {})})
+    if ok and p.returncode != 0:
+        raise AssertionError(f"{cmd} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def collect(name, metrics="PipeUtilization", slice_bytes=4096):
+    """Profiles the resnet18 .om under WORK/name; returns (PROF dir, msame stdout)."""
+    out = os.path.join(WORK, name)
+    shutil.rmtree(out, ignore_errors=True)
+    acl = os.path.join(WORK, name + ".json")
+    with open(acl, "w") as f:
+        json.dump({"profiler": {"switch": "on", "output": out, "aic_metrics": metrics, "aicpu": "on", "task_time": "on"}}, f)
+    p = run([MSAME, f"--model={WORK}/resnet18.om", f"--acl_json_path={acl}", f"--loop={LOOPS}"],
+            env={"PROFILING_SLICE_BYTES": str(slice_bytes)})
+    dirs = glob.glob(f"{out}/PROF_*")
+    assert len(dirs) == 1, dirs
+    return dirs[0], p.stdout
+
+
+def export(prof, *extra, ok=True):
+    return run([PROFPARSE, "--export=on", f"--output={prof}", "--stamp=20260101000000", *extra], ok=ok)
+
+
+def ns(text):
+    """A "µs with three decimals" cell as integer nanoseconds (exact, unlike float µs near 1.8e15)."""
+    whole, _, frac = text.partition(".")
+    return int(whole) * 1000 + int((frac + "000")[:3])
+
+
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def rows(prof, kind):
+    files = sorted(glob.glob(f"{prof}/mindstudio_profiler_output/{kind}_*.csv"))
+    assert len(files) == 1, files
+    with open(files[0], newline="") as f:
+        return list(csv.reader(f))
+
+
+class Profiling(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        os.makedirs(WORK, exist_ok=True)
+        run(["/usr/bin/python3", f"{HERE}/export_calibration_models.py", WORK, "resnet18"])
+        run([ATC, f"--model={WORK}/resnet18.onnx", "--framework=5", f"--output={WORK}/resnet18", "--soc_version=Ascend310P3",
+             "--input_shape=input:1,3,224,224", "--log=error"])
+        run([ATC, "--mode=1", f"--om={WORK}/resnet18.om", f"--json={WORK}/resnet18.json"])
+        model = load_json(f"{WORK}/resnet18.json")
+        cls.device_tasks = sorted(t["task_id"] for t in model["task"] if t["kind"] != "view")
+        cls.prof, cls.msame_out = collect("pipe")
+        export(cls.prof)
+
+    def test_op_summary_columns_follow_cann(self):
+        self.assertEqual(rows(self.prof, "op_summary")[0], BASE + PIPE + TAIL)
+
+    def test_every_task_once_per_iteration_on_the_simulated_clock(self):
+        table = rows(self.prof, "op_summary")
+        head, body = table[0], table[1:]
+        col = {c: i for i, c in enumerate(head)}
+        self.assertEqual(len(body), LOOPS * len(self.device_tasks))
+        per_iter = [body[i * len(self.device_tasks):(i + 1) * len(self.device_tasks)] for i in range(LOOPS)]
+        sim_ms = float(re.search(r"Simulated NPU time: ([0-9.]+) ms", self.msame_out).group(1))
+        steps = rows(self.prof, "step_trace")[1:]
+        self.assertEqual(len(steps), LOOPS)
+        for it, chunk in enumerate(per_iter):
+            self.assertEqual(sorted(int(r[col["Task ID"]]) for r in chunk), self.device_tasks)
+            starts = [ns(r[col["Task Start Time(us)"]]) for r in chunk]
+            durs = [ns(r[col["Task Duration(us)"]]) for r in chunk]
+            for k in range(1, len(chunk)):  # one stream: each task starts when the previous ends (ns rounding)
+                self.assertLessEqual(abs(starts[k] - (starts[k - 1] + durs[k - 1])), 2)
+            iter_time = ns(steps[it][5])
+            self.assertLessEqual(abs(sum(durs) - iter_time), 2 * len(chunk))
+            self.assertAlmostEqual(iter_time / 1e6, sim_ms, delta=1e-4)
+            self.assertLessEqual(abs(ns(steps[it][4]) - (starts[-1] + durs[-1])), 2 * len(chunk))
+        for r in body:
+            self.assertRegex(r[col["Task Start Time(us)"]], r"^\d+\.\d{3}$")
+            if r[col["Task Type"]] == "AI_CORE":
+                ratio = float(r[col["mac_ratio"]])
+                self.assertTrue(0 <= ratio <= 1, r)
+
+    def test_timeline_is_trace_event_json_with_one_slice_per_task(self):
+        files = glob.glob(f"{self.prof}/mindstudio_profiler_output/msprof_*.json")
+        self.assertEqual(len(files), 1)
+        events = load_json(files[0])
+        self.assertIsInstance(events, list)
+        meta = {(e["pid"], e["args"].get("name")) for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+        hw = [pid for pid, name in meta if name == "Ascend Hardware"][0]
+        slices = [e for e in events if e["ph"] == "X" and e["pid"] == hw]
+        self.assertEqual(len(slices), LOOPS * len(self.device_tasks))
+        for e in slices:
+            self.assertRegex(e["ts"], r"^\d+\.\d{3}$")
+            self.assertGreaterEqual(e["dur"], 0)
+            for key in ("Model Id", "Task Type", "Physic Stream Id", "Task Id"):
+                self.assertIn(key, e["args"])
+
+    def test_op_statistic_and_task_time(self):
+        stat = rows(self.prof, "op_statistic")
+        self.assertEqual(stat[0], ["Device_id", "OP Type", "Core Type", "Count", "Total Time(us)", "Avg Time(us)", "Min Time(us)",
+                                   "Max Time(us)", "Ratio(%)", "Med Time(us)", "StdDev(us)"])
+        self.assertEqual(sum(int(r[3]) for r in stat[1:]), LOOPS * len(self.device_tasks))
+        self.assertAlmostEqual(sum(float(r[8]) for r in stat[1:]), 100, delta=0.05)
+        conv = [r for r in stat if r[1] == "Conv2D"][0]
+        self.assertTrue(float(conv[6]) <= float(conv[9]) <= float(conv[7]))  # min <= median <= max
+        tt = rows(self.prof, "task_time")
+        self.assertEqual(len(tt) - 1, LOOPS * len(self.device_tasks))
+        self.assertIn(tt[1][2], ("KERNEL_AICORE", "KERNEL_AICPU"))
+
+    def test_other_metric_groups_from_the_environment(self):
+        for group, cols in (("ArithmeticUtilization", ARITH), ("Memory", MEMORY)):
+            out = os.path.join(WORK, "env_" + group)
+            shutil.rmtree(out, ignore_errors=True)
+            opts = json.dumps({"output": out, "aic_metrics": group, "task_trace": "on"})
+            run([MSAME, f"--model={WORK}/resnet18.om", "--sim_mode=timing", "--loop=2"],
+                env={"PROFILING_MODE": "true", "PROFILING_OPTIONS": opts})
+            prof = glob.glob(f"{out}/PROF_*")[0]
+            export(prof)
+            self.assertEqual(rows(prof, "op_summary")[0], BASE + cols + TAIL)
+
+    def test_json_summaries_filters_and_per_iteration_timelines(self):
+        prof = collect("filters")[0]
+        export(prof, "--summary-format=json", "--model-id=0", "--iteration-id=2", "--timeline-per-iteration=on")
+        out = f"{prof}/mindstudio_profiler_output"
+        summary = load_json(glob.glob(f"{out}/op_summary_*.json")[0])
+        self.assertEqual(len(summary), len(self.device_tasks))
+        self.assertEqual(len(glob.glob(f"{out}/msprof_0_0_*_*.json")), 1)
+        p = export(prof, "--model-id=0", ok=False)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--iteration-id", p.stdout)
+
+    def test_query_and_diff(self):
+        q = run([PROFPARSE, "--query=on", f"--output={os.path.dirname(self.prof)}"]).stdout
+        self.assertIn("Iteration Number", q)
+        self.assertRegex(q, rf"PROF_\S+\t\d+\t0\t{LOOPS}\t")
+        d = run([PROFPARSE, "diff", self.prof, self.prof]).stdout
+        self.assertIn("delta 0.000 us", d)
+
+    def test_damaged_raw_data(self):
+        src = collect("damage_src", slice_bytes=1000)[0]
+        # A slice cut short (no .done, a partial last record): export what is whole, with a warning.
+        cut = os.path.join(WORK, "cut", os.path.basename(src))
+        shutil.rmtree(os.path.dirname(cut), ignore_errors=True)
+        shutil.copytree(src, cut)
+        slices = sorted(glob.glob(f"{cut}/device_0/data/hwts.data.0.slice_*[0-9]"), key=lambda s: int(s.rsplit("_", 1)[1]))
+        self.assertGreater(len(slices), 1)
+        with open(slices[-1], "r+b") as f:
+            f.truncate(max(os.path.getsize(slices[-1]) - 7, 1))
+        p = export(cut)
+        self.assertIn("incomplete", p.stdout)
+        self.assertIn("[WARNING]", p.stdout)
+        # Garbage in the middle of the PMU records: skipped and counted; the export still completes.
+        junk = os.path.join(WORK, "junk", os.path.basename(src))
+        shutil.rmtree(os.path.dirname(junk), ignore_errors=True)
+        shutil.copytree(src, junk)
+        with open(f"{junk}/device_0/data/aicore.data.0.slice_1", "r+b") as f:
+            f.seek(100)
+            f.write(b"\xff" * 300)
+        p = export(junk)
+        self.assertIn("garbage", p.stdout)
+        self.assertEqual(len(rows(junk, "op_summary")) - 1, LOOPS * len(self.device_tasks))
+        # No info.json: a clear error naming the file, and no output files at all.
+        lost = os.path.join(WORK, "lost", os.path.basename(src))
+        shutil.rmtree(os.path.dirname(lost), ignore_errors=True)
+        shutil.copytree(src, lost)
+        os.remove(f"{lost}/device_0/data/info.json.0")
+        p = export(lost, ok=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("info.json.0", p.stdout)
+        self.assertEqual(glob.glob(f"{lost}/mindstudio_profiler_output/*.csv"), [])
+        # Random bytes in every slice: never a crash, never a partial file.
+        noise = os.path.join(WORK, "noise", os.path.basename(src))
+        shutil.rmtree(os.path.dirname(noise), ignore_errors=True)
+        shutil.copytree(src, noise)
+        for f in glob.glob(f"{noise}/*/data/*.slice_*[0-9]"):
+            with open(f, "wb") as h:
+                h.write(os.urandom(os.path.getsize(f)))
+        p = export(noise, ok=False)
+        self.assertIn(p.returncode, (0, 1), p.stdout + p.stderr)
+        self.assertEqual(glob.glob(f"{noise}/mindstudio_profiler_output/.*partial"), [])
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)

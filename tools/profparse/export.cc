@@ -1,0 +1,442 @@
+// --export=on: raw records -> mindstudio_profiler_output/ (op_summary, op_statistic, task_time, step_trace,
+// api_statistic, msprof timeline, README.txt), streaming the device records with bounded memory.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <optional>
+
+#include "profparse.h"
+#include "raw_profile.h"
+#include "table_writer.h"
+
+namespace npu::profparse {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Columns of op_summary by metric group (msprof's order); `prefix` is "aic_" on Atlas A2 chips.
+std::vector<std::string> MetricColumns(const std::string& group, const std::string& prefix) {
+  std::vector<std::string> c;
+  if (group == "ArithmeticUtilization")
+    c = {"mac_fp16_ratio", "mac_int8_ratio", "vec_fp32_ratio", "vec_fp16_ratio", "vec_int32_ratio", "vec_misc_ratio", "cube_fops", "vector_fops"};
+  else if (group == "Memory")
+    c = {"ub_read_bw(GB/s)", "ub_write_bw(GB/s)", "l1_read_bw(GB/s)", "l1_write_bw(GB/s)", "l2_read_bw(GB/s)",
+         "l2_write_bw(GB/s)", "main_mem_read_bw(GB/s)", "main_mem_write_bw(GB/s)"};
+  else
+    c = {"vec_time(us)", "vec_ratio", "mac_time(us)", "mac_ratio", "scalar_time(us)", "scalar_ratio", "fixpipe_time(us)",
+         "fixpipe_ratio", "mte1_time(us)", "mte1_ratio", "mte2_time(us)", "mte2_ratio", "mte3_time(us)", "mte3_ratio",
+         "icache_miss_rate", "memory_bound"};
+  for (auto& s : c) s = prefix + s;
+  return c;
+}
+
+std::vector<std::string> OpSummaryColumns(const DeviceInfo& d) {
+  std::vector<std::string> c = {"Device_id", "Model ID", "Task ID", "Stream ID", "Op Name", "OP Type", "OP State", "Task Type",
+                                "Task Start Time(us)", "Task Duration(us)", "Task Wait Time(us)", "Block Num", "Mix Block Num",
+                                "HF32 Eligible", "Input Shapes", "Input Data Types", "Input Formats", "Output Shapes",
+                                "Output Data Types", "Output Formats", "Context ID"};
+  std::string p = d.per_core_prefix() ? "aic_" : "";
+  c.push_back(d.per_core_prefix() ? "aic_time(us)" : "aicore_time(us)");
+  c.push_back(p + "total_cycles");
+  for (auto& m : MetricColumns(d.aic_metrics, p)) c.push_back(m);
+  c.push_back("cube_utilization(%)");
+  // Beyond msprof: where the op sits on the SoC's roofline.
+  for (const char* r : {"achieved_flops(TFLOPS)", "achieved_bandwidth(GB/s)", "roofline_bound"}) c.push_back(r);
+  return c;
+}
+
+std::string Fixed(double v, int decimals) {
+  std::string s;
+  if (!std::isfinite(v)) return "N/A";
+  AppendFixed(s, v, decimals);
+  return s;
+}
+std::string Micros(uint64_t ns) {
+  std::string s;
+  AppendMicros(s, ns);
+  return s;
+}
+
+// The PMU columns of one AI Core task.
+void WriteMetrics(TableWriter& t, const DeviceInfo& d, const prof::PmuRecord* p, double duration_us) {
+  size_t n = MetricColumns(d.aic_metrics, "").size() + 3 + 1 + 3;
+  if (!p) {
+    for (size_t i = 0; i < n; ++i) t.Number("N/A");
+    return;
+  }
+  double mhz = d.aic_mhz, total = std::max<double>(static_cast<double>(p->total_cycles), 1);
+  double core_us = static_cast<double>(p->total_cycles) / mhz;
+  t.Number(Fixed(core_us, 3));
+  t.Number(std::to_string(p->total_cycles));
+  auto ratio = [&](uint64_t c) { return Fixed(static_cast<double>(c) / total, 6); };
+  auto us = [&](uint64_t c) { return Fixed(static_cast<double>(c) / mhz, 3); };
+  auto gbps = [&](uint64_t bytes) { return Fixed(core_us > 0 ? static_cast<double>(bytes) / (core_us * 1e3) : 0, 3); };
+  double cube_fops = static_cast<double>(p->cube_fp16_fractals) * 16 * 16 * 16 * 2 + static_cast<double>(p->cube_int8_fractals) * 16 * 32 * 16 * 2;
+  double vector_fops = static_cast<double>(p->vector_fp16_repeats) * 128 + static_cast<double>(p->vector_fp32_repeats) * 64;
+  if (d.aic_metrics == "ArithmeticUtilization") {
+    for (uint64_t c : {p->cube_fp16_fractals, p->cube_int8_fractals, p->vector_fp32_repeats, p->vector_fp16_repeats}) t.Number(ratio(c));
+    t.Number("0.000000");
+    t.Number("0.000000");
+    t.Number(Fixed(cube_fops, 0));
+    t.Number(Fixed(vector_fops, 0));
+  } else if (d.aic_metrics == "Memory") {
+    // L2 writes are not counted separately: outputs leave through MTE3 to GM (main_mem_write).
+    for (uint64_t b : {p->ub_read_bytes, p->ub_write_bytes, p->l1_read_bytes, p->l1_write_bytes, p->l2_read_bytes, uint64_t{0},
+                       p->main_read_bytes, p->main_write_bytes})
+      t.Number(gbps(b));
+  } else {
+    for (uint64_t c : {p->vector_cycles, p->cube_cycles, p->scalar_cycles, p->fixpipe_cycles, p->mte1_cycles, p->mte2_cycles, p->mte3_cycles}) {
+      t.Number(us(c));
+      t.Number(ratio(c));
+    }
+    t.Number("N/A");  // the simulator has no instruction cache model
+    double busy = std::max(static_cast<double>(p->cube_cycles), static_cast<double>(p->vector_cycles));
+    t.Number(busy > 0 ? Fixed(static_cast<double>(p->mte2_cycles) / busy, 6) : "N/A");
+  }
+  double cube_peak_per_us = d.cube_peak_flops * 1e-6;
+  t.Number(cube_peak_per_us > 0 && duration_us > 0 ? Fixed(100 * cube_fops / (cube_peak_per_us * duration_us), 3) : "N/A");
+  double flops = cube_fops + vector_fops, bytes = static_cast<double>(p->main_read_bytes + p->main_write_bytes);
+  t.Number(duration_us > 0 ? Fixed(flops / (duration_us * 1e6), 6) : "N/A");
+  t.Number(duration_us > 0 ? Fixed(bytes / (duration_us * 1e3), 3) : "N/A");
+  if (d.cube_peak_flops <= 0 || d.memory_bandwidth <= 0 || duration_us <= 0) return t.Text("N/A");
+  double t_compute = flops / d.cube_peak_flops * 1e6, t_memory = bytes / d.memory_bandwidth * 1e6;
+  t.Text(std::max(t_compute, t_memory) < 0.5 * duration_us ? "latency" : t_compute >= t_memory ? "compute" : "memory");
+}
+
+struct TypeStats {
+  std::string core_type;
+  std::vector<float> durations_us;  // for Med/StdDev; 4 bytes per task keeps millions of tasks in a few MB
+  double total = 0, min = 1e300, max = 0;
+};
+
+// The timeline (msprof_*.json): a JSON array, written as tasks stream by.
+class Timeline {
+ public:
+  Timeline(std::string dir, std::string stamp, uint32_t pid) : dir_(std::move(dir)), stamp_(std::move(stamp)), pid_(pid) {}
+  uint32_t HardwarePid() const { return (pid_ << 10) | (kHardwareSort << 5) | 0; }
+  uint32_t CannPid() const { return (pid_ << 10) | (kCannSort << 5) | kHostDevice; }
+  uint32_t StepPid() const { return (pid_ << 10) | (kStepSort << 5) | 0; }
+  Status Open(const std::string& name) {
+    NPU_ASSIGN_OR_RETURN(file_, OutFile::Create(dir_, name));
+    name_ = name;
+    open_ = true;
+    first_ = true;
+    for (auto [pid, label, sort, thread] : {std::tuple{HardwarePid(), "Ascend Hardware", kHardwareSort, "Stream 0"},
+                                            std::tuple{CannPid(), "CANN", kCannSort, "Thread 0"},
+                                            std::tuple{StepPid(), "Step Trace", kStepSort, "Iterations"}}) {
+      Meta(pid, 0, "process_name", std::string("{\"name\":\"") + label + "\"}");
+      Meta(pid, 0, "process_labels", pid == CannPid() ? "{\"labels\":\"CPU\"}" : "{\"labels\":\"NPU 0\"}");
+      Meta(pid, 0, "process_sort_index", "{\"sort_index\":" + std::to_string(sort) + "}");
+      Meta(pid, 0, "thread_name", std::string("{\"name\":\"") + thread + "\"}");
+      Meta(pid, 0, "thread_sort_index", "{\"sort_index\":0}");
+    }
+    return Status::Ok();
+  }
+  // A complete event; args is a JSON object body without braces.
+  void Slice(uint32_t pid, uint32_t tid, const std::string& name, uint64_t start_ns, uint64_t dur_ns, const std::string& args) {
+    std::string& b = Begin();
+    b += "{\"name\":\"";
+    Escape(b, name);
+    b += "\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":\"";
+    AppendMicros(b, start_ns);
+    b += "\",\"dur\":";
+    AppendFixed(b, static_cast<double>(dur_ns) / 1000, 3);
+    b += ",\"ph\":\"X\",\"args\":{" + args + "}}";
+    file_.MaybeFlush();
+  }
+  Status Close(std::vector<std::string>& files) {
+    if (!open_) return Status::Ok();
+    file_.Write("\n]\n");
+    open_ = false;
+    NPU_RETURN_IF_ERROR(file_.Commit(""));
+    files.push_back(name_);
+    return Status::Ok();
+  }
+  bool open() const { return open_; }
+
+ private:
+  static constexpr uint32_t kCannSort = 7, kHardwareSort = 14, kStepSort = 15, kHostDevice = 31;
+  std::string& Begin() {
+    std::string& b = file_.buffer();
+    b += first_ ? "[\n" : ",\n";
+    first_ = false;
+    return b;
+  }
+  void Meta(uint32_t pid, uint32_t tid, const char* name, const std::string& args) {
+    Begin() += std::string("{\"name\":\"") + name + "\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) +
+               ",\"ph\":\"M\",\"args\":" + args + "}";
+  }
+  static void Escape(std::string& b, const std::string& s) {
+    for (char c : s) {
+      if (c == '"' || c == '\\') b += '\\';
+      b += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+    }
+  }
+  std::string dir_, stamp_, name_;
+  uint32_t pid_;
+  OutFile file_;
+  bool open_ = false, first_ = true;
+};
+
+std::string NowStamp() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &tm);
+  return buf;
+}
+
+const char* kReadme = R"(mindstudio_profiler_output: the export of one PROF_* directory by npukit's profparse.
+Times are microseconds of the simulated NPU clock ("ts" in the timeline: a string with three decimals).
+
+op_summary_*.csv     one row per executed task: op, type, shapes, start, duration, wait, block num, and the PMU
+                     metrics of the collected aic_metrics group (PipeUtilization, ArithmeticUtilization or
+                     Memory), cube_utilization(%), then npukit's roofline columns: achieved TFLOPS, achieved
+                     main-memory GB/s, and which bound (compute, memory, latency) against the SoC's peaks.
+op_statistic_*.csv   per op type: count, total/avg/min/max time, share of the total; npukit adds Med and StdDev.
+task_time_*.csv      per task: kernel, type, stream, task id, duration, start, stop.
+step_trace_*.csv     per iteration (one per msame loop): iteration end, iteration time, data-aug bound.
+step_trace_*.json    the iterations as timeline slices.
+api_statistic_*.csv  host API calls (aclmdlExecute) with count, total, avg, min, max, variance.
+msprof_*.json        timeline (chrome://tracing, Perfetto): CANN (host API), Ascend Hardware (one slice per
+                     task on its stream), Step Trace (iterations).
+Tables roll over every 1,000,000 rows into *_slice_<n>_* files.
+)";
+
+}  // namespace
+
+Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o) {
+  ExportResult res;
+  NPU_ASSIGN_OR_RETURN(RawProfile p, LoadProfile(prof_dir));
+  const DeviceInfo& d = p.device;
+  std::string out_dir = prof_dir + "/mindstudio_profiler_output";
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) return Status::Error("E13004", "--output", out_dir, "cannot create the directory: " + ec.message());
+  std::string stamp = o.stamp.empty() ? NowStamp() : o.stamp;
+  TableFormat fmt = o.summary_format == "json" ? TableFormat::kJson : TableFormat::kCsv;
+  std::optional<uint32_t> want_iter;
+  if (!o.iteration_id.empty()) want_iter = static_cast<uint32_t>(std::stoul(o.iteration_id));
+  auto wanted = [&](uint32_t iteration) { return !want_iter || *want_iter == iteration + 1; };
+
+  TableWriter summary(out_dir, "op_summary", stamp, OpSummaryColumns(d), fmt);
+  TableWriter task_time(out_dir, "task_time", stamp,
+                        {"Device_id", "kernel_name", "kernel_type", "stream_id", "task_id", "task_time(us)", "task_start(us)", "task_stop(us)"}, fmt);
+  Timeline timeline(out_dir, stamp, d.pid);
+  std::map<std::string, TypeStats> stats;
+  std::map<uint32_t, uint64_t> prev_end;  // per stream
+  double total_us = 0;
+  uint64_t unmatched_pmu = 0, unknown_tasks = 0;
+
+  NPU_ASSIGN_OR_RETURN(auto hwts_reader, OpenSlices(p, p.device_dir, "hwts.data.0"));
+  NPU_ASSIGN_OR_RETURN(auto pmu_reader, OpenSlices(p, p.device_dir, "aicore.data.0"));
+  if (hwts_reader.empty()) return Status::Error("EP0001", "--output", p.device_dir + "/hwts.data.0.slice_0", "no task records", "Re-run the collection with task_time on.");
+  res.raw_bytes = hwts_reader.total_bytes() + pmu_reader.total_bytes();
+  prof::RecordStream<prof::HwtsRecord> hwts(hwts_reader, prof::kHwtsMagic);
+  prof::RecordStream<prof::PmuRecord> pmus(pmu_reader, prof::kPmuMagic);
+  std::optional<prof::PmuRecord> pending;  // the next PMU record, matched FIFO by (stream, task, iteration)
+  int64_t timeline_iter = -1;
+  auto ns_of = [&](uint64_t ticks) { return d.hwts_mhz == 1000 ? ticks : static_cast<uint64_t>(static_cast<double>(ticks) * 1000 / d.hwts_mhz); };
+  uint64_t iterations_seen = 0;
+  for (prof::HwtsRecord h; hwts.Next(h);) {
+    bool aicore = h.task_type != static_cast<uint8_t>(prof::TaskType::kAiCpu);
+    const prof::PmuRecord* pmu = nullptr;
+    if (aicore) {
+      if (!pending) {
+        prof::PmuRecord r;
+        if (pmus.Next(r)) pending = r;
+      }
+      if (pending && pending->stream_id == h.stream_id && pending->task_id == h.task_id && pending->iteration == h.iteration) pmu = &*pending;
+      else ++unmatched_pmu;
+    }
+    uint64_t start = ns_of(h.start_ticks), end = ns_of(h.end_ticks);
+    if (end < start) end = start;
+    uint64_t wait = prev_end.count(h.stream_id) && start > prev_end[h.stream_id] ? start - prev_end[h.stream_id] : 0;
+    prev_end[h.stream_id] = end;
+    iterations_seen = std::max<uint64_t>(iterations_seen, h.iteration + 1ull);
+    if (!wanted(h.iteration)) {
+      if (pmu) pending.reset();
+      continue;
+    }
+    const NodeInfo* n = p.Node(h.stream_id, h.task_id);
+    static const NodeInfo kUnknown{"N/A", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A"};
+    if (!n) ++unknown_tasks, n = &kUnknown;
+    double dur_us = static_cast<double>(end - start) / 1000;
+    std::string type_name(prof::TaskTypeName(static_cast<prof::TaskType>(h.task_type)));
+    // op_summary
+    summary.Number("0");
+    summary.Number("0");
+    summary.Number(std::to_string(h.task_id));
+    summary.Number(std::to_string(h.stream_id));
+    summary.Text(n->op_name);
+    summary.Text(n->op_type);
+    summary.Text("static");
+    summary.Text(type_name);
+    summary.Number(Micros(start));
+    summary.Number(Fixed(dur_us, 3));
+    summary.Number(Micros(wait));
+    summary.Number(std::to_string(h.block_dim));
+    summary.Number("0");
+    summary.Text("NO");
+    for (const std::string* s : {&n->input_shapes, &n->input_dtypes, &n->input_formats, &n->output_shapes, &n->output_dtypes, &n->output_formats})
+      summary.Text(*s);
+    summary.Text("N/A");
+    WriteMetrics(summary, d, pmu, dur_us);
+    NPU_RETURN_IF_ERROR(summary.EndRow());
+    // task_time
+    task_time.Number("0");
+    task_time.Text(n->op_name);
+    task_time.Text(aicore ? "KERNEL_AICORE" : "KERNEL_AICPU");
+    task_time.Number(std::to_string(h.stream_id));
+    task_time.Number(std::to_string(h.task_id));
+    task_time.Number(Fixed(dur_us, 3));
+    task_time.Number(Micros(start));
+    task_time.Number(Micros(end));
+    NPU_RETURN_IF_ERROR(task_time.EndRow());
+    // statistics
+    TypeStats& st = stats[n->op_type];
+    st.core_type = aicore ? "AI_CORE" : "AI_CPU";
+    st.durations_us.push_back(static_cast<float>(dur_us));
+    st.total += dur_us, st.min = std::min(st.min, dur_us), st.max = std::max(st.max, dur_us);
+    total_us += dur_us;
+    // timeline
+    if (o.timeline_per_iteration == "on" && static_cast<int64_t>(h.iteration) != timeline_iter) {
+      NPU_RETURN_IF_ERROR(timeline.Close(res.files));
+      timeline_iter = h.iteration;
+    }
+    if (!timeline.open()) {
+      std::string name = o.timeline_per_iteration == "on" ? "msprof_0_0_" + std::to_string(h.iteration + 1) + "_" + stamp + ".json" : "msprof_" + stamp + ".json";
+      NPU_RETURN_IF_ERROR(timeline.Open(name));
+    }
+    std::string args = "\"Model Id\":0,\"Task Type\":\"" + type_name + "\",\"Physic Stream Id\":" + std::to_string(h.stream_id) +
+                       ",\"Task Id\":" + std::to_string(h.task_id) + ",\"Batch Id\":0,\"Subtask Id\":4294967295,\"Block Dim\":" +
+                       std::to_string(h.block_dim) + ",\"Iteration\":" + std::to_string(h.iteration + 1);
+    timeline.Slice(timeline.HardwarePid(), h.stream_id, n->op_name, start, end - start, args);
+    if (pmu) pending.reset();
+    ++res.tasks;
+  }
+  NPU_RETURN_IF_ERROR(hwts.status());
+  NPU_RETURN_IF_ERROR(pmus.status());
+  if (hwts.garbage_bytes() || pmus.garbage_bytes())
+    p.warnings.push_back(std::to_string(hwts.garbage_bytes() + pmus.garbage_bytes()) + " bytes of garbage skipped in the device records");
+  if (hwts.trailing_bytes()) p.warnings.push_back("the task records end in a partial record (" + std::to_string(hwts.trailing_bytes()) + " bytes): the collection was cut short");
+  if (unmatched_pmu) p.warnings.push_back(std::to_string(unmatched_pmu) + " AI Core task(s) without a matching PMU record: their metric columns are N/A");
+  if (unknown_tasks) p.warnings.push_back(std::to_string(unknown_tasks) + " task(s) without a node record: their names are N/A");
+  res.iterations = iterations_seen;
+
+  // Steps and host APIs are a few records per iteration: read them whole.
+  NPU_ASSIGN_OR_RETURN(auto step_reader, OpenSlices(p, p.device_dir, "ts_track.data.0"));
+  prof::RecordStream<prof::StepRecord> steps(step_reader, prof::kStepMagic);
+  std::map<uint32_t, std::pair<uint64_t, uint64_t>> iters;  // iteration -> (model start, iteration end) ns
+  for (prof::StepRecord s; steps.Next(s);) {
+    auto& it = iters.try_emplace(s.iteration, UINT64_MAX, 0).first->second;
+    if (s.tag == static_cast<uint16_t>(prof::StepTag::kModelStart)) it.first = ns_of(s.ticks);
+    if (s.tag == static_cast<uint16_t>(prof::StepTag::kIterationEnd)) it.second = ns_of(s.ticks);
+  }
+  NPU_RETURN_IF_ERROR(steps.status());
+  TableWriter step_csv(out_dir, "step_trace", stamp,
+                       {"Device_id", "Iteration ID", "FP Start(us)", "BP End(us)", "Iteration End(us)", "Iteration Time(us)",
+                        "FP to BP Time(us)", "Iteration Refresh(us)", "Data Aug Bound(us)", "Model ID", "Reduce Start(us)", "Reduce Duration(us)"}, fmt);
+  OutFile step_json;
+  NPU_ASSIGN_OR_RETURN(step_json, OutFile::Create(out_dir, "step_trace_" + stamp + ".json"));
+  step_json.Write("[");
+  uint64_t prev_iter_end = 0;
+  bool first_step = true;
+  for (const auto& [iter, se] : iters) {
+    if (se.first == UINT64_MAX || se.second == 0) continue;  // an iteration cut short
+    if (wanted(iter)) {
+      step_csv.Number("0");
+      step_csv.Number(std::to_string(iter + 1));
+      step_csv.Number("N/A");
+      step_csv.Number("N/A");
+      step_csv.Number(Micros(se.second));
+      step_csv.Number(Fixed(static_cast<double>(se.second - se.first) / 1000, 3));
+      step_csv.Number("N/A");
+      step_csv.Number("N/A");
+      step_csv.Number(first_step || se.first < prev_iter_end ? "N/A" : Fixed(static_cast<double>(se.first - prev_iter_end) / 1000, 3));
+      step_csv.Number("0");
+      step_csv.Number("N/A");
+      step_csv.Number("N/A");
+      NPU_RETURN_IF_ERROR(step_csv.EndRow());
+      std::string& b = step_json.buffer();
+      b += first_step ? "\n" : ",\n";
+      b += "{\"name\":\"Iteration " + std::to_string(iter + 1) + "\",\"pid\":" + std::to_string(timeline.StepPid()) + ",\"tid\":0,\"ts\":\"";
+      AppendMicros(b, se.first);
+      b += "\",\"dur\":";
+      AppendFixed(b, static_cast<double>(se.second - se.first) / 1000, 3);
+      b += ",\"ph\":\"X\",\"args\":{\"Iteration ID\":" + std::to_string(iter + 1) + ",\"Model ID\":0}}";
+      if (timeline.open())
+        timeline.Slice(timeline.StepPid(), 0, "Iteration " + std::to_string(iter + 1), se.first, se.second - se.first, "\"Model ID\":0");
+      first_step = false;
+    }
+    prev_iter_end = se.second;
+  }
+  step_json.Write("\n]\n");
+
+  NPU_ASSIGN_OR_RETURN(auto api_reader, OpenSlices(p, p.host_dir, "unaging.api_event.data"));
+  prof::RecordStream<prof::ApiRecord> apis(api_reader, prof::kApiMagic);
+  struct ApiStats { uint64_t count = 0; double total = 0, min = 1e300, max = 0, sq = 0; };
+  std::map<std::string, ApiStats> api_stats;
+  for (prof::ApiRecord a; apis.Next(a);) {
+    if (!wanted(a.iteration)) continue;
+    double us = static_cast<double>(a.end_ns - std::min(a.start_ns, a.end_ns)) / 1000;
+    ApiStats& s = api_stats["aclmdlExecute"];
+    ++s.count, s.total += us, s.sq += us * us, s.min = std::min(s.min, us), s.max = std::max(s.max, us);
+    if (timeline.open()) timeline.Slice(timeline.CannPid(), 0, "AscendCL@aclmdlExecute", a.start_ns, a.end_ns - std::min(a.start_ns, a.end_ns), "\"Mode\":\"ACL_MODEL\"");
+  }
+  NPU_RETURN_IF_ERROR(apis.status());
+  TableWriter api_csv(out_dir, "api_statistic", stamp, {"Device_id", "Level", "API Name", "Time(us)", "Count", "Avg(us)", "Min(us)", "Max(us)", "Variance"}, fmt);
+  for (const auto& [name, s] : api_stats) {
+    double avg = s.total / static_cast<double>(s.count);
+    api_csv.Text("host");
+    api_csv.Text("AscendCL");
+    api_csv.Text(name);
+    for (double v : {s.total}) api_csv.Number(Fixed(v, 3));
+    api_csv.Number(std::to_string(s.count));
+    for (double v : {avg, s.min, s.max, std::max(s.sq / static_cast<double>(s.count) - avg * avg, 0.0)}) api_csv.Number(Fixed(v, 3));
+    NPU_RETURN_IF_ERROR(api_csv.EndRow());
+  }
+
+  TableWriter stat_csv(out_dir, "op_statistic", stamp,
+                       {"Device_id", "OP Type", "Core Type", "Count", "Total Time(us)", "Avg Time(us)", "Min Time(us)", "Max Time(us)",
+                        "Ratio(%)", "Med Time(us)", "StdDev(us)"}, fmt);
+  std::vector<std::pair<std::string, TypeStats*>> by_total;
+  for (auto& [type, s] : stats) by_total.emplace_back(type, &s);
+  std::sort(by_total.begin(), by_total.end(), [](const auto& a, const auto& b) { return a.second->total > b.second->total; });
+  for (auto& [type, s] : by_total) {
+    auto& v = s->durations_us;
+    double n = static_cast<double>(v.size()), avg = s->total / n, var = 0;
+    for (float x : v) var += (x - avg) * (x - avg);
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    double med = v[v.size() / 2];
+    if (v.size() % 2 == 0) med = (med + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2))) / 2;
+    stat_csv.Number("0");
+    stat_csv.Text(type);
+    stat_csv.Text(s->core_type);
+    stat_csv.Number(std::to_string(v.size()));
+    for (double x : {s->total, avg, s->min, s->max, total_us > 0 ? 100 * s->total / total_us : 0.0, med, std::sqrt(var / n)}) stat_csv.Number(Fixed(x, 3));
+    NPU_RETURN_IF_ERROR(stat_csv.EndRow());
+  }
+
+  for (TableWriter* t : {&summary, &task_time, &stat_csv, &step_csv, &api_csv}) {
+    NPU_RETURN_IF_ERROR(t->Finish());
+    for (const auto& f : t->files()) res.files.push_back(f);
+  }
+  NPU_RETURN_IF_ERROR(step_json.Commit(""));
+  res.files.push_back("step_trace_" + stamp + ".json");
+  NPU_RETURN_IF_ERROR(timeline.Close(res.files));
+  OutFile readme;
+  NPU_ASSIGN_OR_RETURN(readme, OutFile::Create(out_dir, "README.txt"));
+  readme.Write(kReadme);
+  NPU_RETURN_IF_ERROR(readme.Commit(""));
+  res.files.push_back("README.txt");
+  res.warnings = p.warnings;
+  return res;
+}
+
+}  // namespace npu::profparse

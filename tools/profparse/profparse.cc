@@ -1,0 +1,136 @@
+#include "profparse.h"
+
+#include <algorithm>
+#include <map>
+#include <ostream>
+
+#include "base/log.h"
+#include "raw_profile.h"
+
+namespace npu::profparse {
+namespace {
+
+bool IsOnOff(const std::string& v) { return v == "on" || v == "off"; }
+bool IsCount(const std::string& v) {
+  return !v.empty() && v.size() < 10 && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+struct IterationInfo {
+  uint32_t iteration;
+  uint64_t ns;
+};
+
+// Model start / iteration end per iteration, from the step records.
+Result<std::vector<IterationInfo>> ReadIterations(RawProfile& p) {
+  NPU_ASSIGN_OR_RETURN(auto reader, OpenSlices(p, p.device_dir, "ts_track.data.0"));
+  prof::RecordStream<prof::StepRecord> steps(reader, prof::kStepMagic);
+  std::map<uint32_t, std::pair<uint64_t, uint64_t>> se;
+  for (prof::StepRecord s; steps.Next(s);) {
+    auto& v = se.try_emplace(s.iteration, 0, 0).first->second;
+    if (s.tag == static_cast<uint16_t>(prof::StepTag::kModelStart)) v.first = s.ticks;
+    if (s.tag == static_cast<uint16_t>(prof::StepTag::kIterationEnd)) v.second = s.ticks;
+  }
+  NPU_RETURN_IF_ERROR(steps.status());
+  std::vector<IterationInfo> out;
+  for (const auto& [it, v] : se)
+    if (v.second >= v.first && v.first) out.push_back({it, v.second - v.first});
+  return out;
+}
+
+int Query(const std::vector<std::string>& dirs, std::ostream& out) {
+  out << "Job Info\tDevice ID\tDir Name\tCollection Time\tModel ID\tIteration Number\tTop Time Iteration\tRank ID\n";
+  int rc = 0;
+  for (const auto& dir : dirs) {
+    auto p = LoadProfile(dir);
+    if (!p.ok()) {
+      out << "[ERROR] " << p.status().message() << "\n";
+      rc = 1;
+      continue;
+    }
+    auto iters = ReadIterations(p.value());
+    if (!iters.ok()) {
+      out << "[ERROR] " << iters.status().message() << "\n";
+      rc = 1;
+      continue;
+    }
+    auto v = iters.value();
+    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.ns > b.ns; });
+    std::string top;
+    for (size_t i = 0; i < v.size() && i < 5; ++i) top += (i ? "," : "") + std::to_string(v[i].iteration + 1);
+    std::string name = dir.substr(dir.find_last_of('/') + 1);
+    out << "NA\t0\t" << name << "\t" << p.value().device.collection_begin_us << "\t0\t" << v.size() << "\t" << (top.empty() ? "N/A" : top) << "\tN/A\n";
+  }
+  return rc;
+}
+
+}  // namespace
+
+std::vector<Status> ValidateOptions(const Options& o) {
+  std::vector<Status> errs;
+  for (const auto& f : o.unknown_flags) errs.push_back(Status::Error("E10001", f, "", "unknown flag", "See profparse --help."));
+  if (!o.diff.empty()) {
+    if (o.diff.size() != 2) errs.push_back(Status::Error("E10001", "diff", std::to_string(o.diff.size()) + " argument(s)", "diff takes two profiles: profparse diff A B"));
+    return errs;
+  }
+  for (auto [flag, v] : {std::pair{"--export", &o.exp}, {"--parse", &o.parse}, {"--query", &o.query}, {"--timeline-per-iteration", &o.timeline_per_iteration}})
+    if (!IsOnOff(*v)) errs.push_back(Status::Error("E10001", flag, *v, "the value must be on or off"));
+  if (o.exp != "on" && o.parse != "on" && o.query != "on")
+    errs.push_back(Status::Error("E10004", "--export", "", "nothing to do", "Give --export=on, --parse=on or --query=on (or: profparse diff A B)."));
+  if (o.output.empty()) errs.push_back(Status::Error("E10004", "--output", "", "Value for --output is empty", "Point it at a PROF_* directory or the folder holding them."));
+  if (o.summary_format != "csv" && o.summary_format != "json")
+    errs.push_back(Status::Error("E10001", "--summary-format", o.summary_format, "the format must be csv or json"));
+  if (o.model_id.empty() != o.iteration_id.empty())
+    errs.push_back(Status::Error("E10001", o.model_id.empty() ? "--iteration-id" : "--model-id", o.model_id.empty() ? o.iteration_id : o.model_id,
+                                 "--model-id and --iteration-id must be given together"));
+  if (!o.model_id.empty() && (!IsCount(o.model_id) || o.model_id != "0"))
+    errs.push_back(Status::Error("E10001", "--model-id", o.model_id, "msame profiles one model, whose id is 0"));
+  if (!o.iteration_id.empty() && (!IsCount(o.iteration_id) || o.iteration_id == "0"))
+    errs.push_back(Status::Error("E10001", "--iteration-id", o.iteration_id, "iterations are numbered from 1"));
+  if (!o.log.empty() && !log::ParseLevel(o.log))
+    errs.push_back(Status::Error("E10010", "--log", o.log, "the log level must be one of debug, info, warning, error, null"));
+  return errs;
+}
+
+int RunProfparse(const Options& o, std::ostream& out) {
+  auto errs = ValidateOptions(o);
+  if (!errs.empty()) {
+    for (const auto& e : errs) out << "[ERROR] " << e.message() << "\n";
+    return 2;
+  }
+  if (!o.diff.empty()) return DiffProfiles(o.diff[0], o.diff[1], out);
+  auto dirs = FindProfDirs(o.output);
+  if (!dirs.ok()) {
+    out << "[ERROR] " << dirs.status().message() << "\n";
+    return 1;
+  }
+  if (o.query == "on") return Query(dirs.value(), out);
+  int rc = 0;
+  for (const auto& dir : dirs.value()) {
+    if (o.exp != "on") {  // --parse=on: check the data, print what an export would cover
+      auto p = LoadProfile(dir);
+      auto iters = p.ok() ? ReadIterations(p.value()) : Result<std::vector<IterationInfo>>(p.status());
+      if (!iters.ok()) {
+        out << "[ERROR] " << iters.status().message() << "\n";
+        rc = 1;
+        continue;
+      }
+      for (const auto& w : p.value().warnings) out << "[WARNING] " << w << "\n";
+      out << "[INFO] " << dir << ": Model ID 0, " << iters.value().size() << " iteration(s), " << p.value().nodes.size() << " task(s) per iteration\n";
+      continue;
+    }
+    auto r = ExportProfile(dir, o);
+    if (!r.ok()) {
+      out << "[ERROR] " << r.status().message() << "\n";
+      rc = 1;
+      continue;
+    }
+    for (const auto& w : r.value().warnings) out << "[WARNING] " << w << "\n";
+    out << "[INFO] " << dir << ": " << r.value().tasks << " task(s), " << r.value().iterations << " iteration(s), "
+        << r.value().raw_bytes << " raw bytes -> " << dir << "/mindstudio_profiler_output\n";
+    for (const auto& f : r.value().files) out << "[INFO]   " << f << "\n";
+  }
+  if (rc == 0) out << "[INFO] profparse finished\n";
+  return rc;
+}
+
+}  // namespace npu::profparse

@@ -1,0 +1,132 @@
+#include "raw_profile.h"
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "base/file_io.h"
+
+namespace npu::profparse {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+Status Malformed(const std::string& path, const std::string& why) {
+  return Status::Error("EP0001", "--output", path, why, "The PROF directory is damaged; re-run the collection (msame with profiling on).");
+}
+
+Result<json> ReadJson(const std::string& path) {
+  if (!FileExists(path)) return Malformed(path, "the file is missing");
+  NPU_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Malformed(path, "not a JSON object");
+  return j;
+}
+
+double NumberOr(const json& j, const char* key, double def) {
+  if (!j.contains(key)) return def;
+  const json& v = j[key];
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) {
+    try {
+      return std::stod(v.get<std::string>());
+    } catch (...) {
+    }
+  }
+  return def;
+}
+
+Result<std::map<uint32_t, std::string>> LoadHashDictionary(RawProfile& p) {
+  NPU_ASSIGN_OR_RETURN(auto reader, OpenSlices(p, p.host_dir, "unaging.additional.hash_dic"));
+  std::string text;
+  std::vector<std::byte> buf(1 << 16);
+  for (;;) {
+    NPU_ASSIGN_OR_RETURN(size_t n, reader.Read(buf));
+    if (n == 0) break;
+    text.append(reinterpret_cast<const char*>(buf.data()), n);
+  }
+  std::map<uint32_t, std::string> dict;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string::npos) break;  // a cut-off last line
+    std::string line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    size_t colon = line.find(':');
+    if (colon == std::string::npos || colon == 0 || colon > 10) continue;
+    try {
+      dict[static_cast<uint32_t>(std::stoul(line.substr(0, colon)))] = line.substr(colon + 1);
+    } catch (...) {
+    }
+  }
+  return dict;
+}
+
+}  // namespace
+
+Result<prof::SliceReader> OpenSlices(RawProfile& p, const std::string& dir, const std::string& name) {
+  NPU_ASSIGN_OR_RETURN(prof::SliceReader r, prof::SliceReader::Open(dir, name));
+  for (const auto& f : r.incomplete()) p.warnings.push_back(f + " is incomplete (no matching .done marker): its records are read as far as they are whole");
+  return r;
+}
+
+Result<RawProfile> LoadProfile(const std::string& prof_dir) {
+  RawProfile p;
+  p.dir = prof_dir;
+  p.device_dir = prof_dir + "/device_0/data";
+  p.host_dir = prof_dir + "/host/data";
+  NPU_ASSIGN_OR_RETURN(json info, ReadJson(p.device_dir + "/info.json.0"));
+  p.device.platform = info.value("platform_version", "");
+  p.device.pid = static_cast<uint32_t>(NumberOr(info, "pid", 0)) & 0x3FFFFF;
+  if (!info.contains("DeviceInfo") || !info["DeviceInfo"].is_array() || info["DeviceInfo"].empty() || !info["DeviceInfo"][0].is_object())
+    return Malformed(p.device_dir + "/info.json.0", "DeviceInfo is missing");
+  const json& d = info["DeviceInfo"][0];
+  p.device.ai_cores = std::max(1, static_cast<int>(NumberOr(d, "ai_core_num", 1)));
+  p.device.hwts_mhz = NumberOr(d, "hwts_frequency", 1000);
+  p.device.aic_mhz = NumberOr(d, "aic_frequency", 1000);
+  if (p.device.hwts_mhz <= 0 || p.device.aic_mhz <= 0) return Malformed(p.device_dir + "/info.json.0", "a frequency is not positive");
+  if (info.contains("npukit") && info["npukit"].is_object()) {
+    p.device.cube_peak_flops = NumberOr(info["npukit"], "cube_peak_flops", 0);
+    p.device.memory_bandwidth = NumberOr(info["npukit"], "memory_bandwidth_bytes_per_s", 0);
+  }
+  if (auto sample = ReadJson(p.device_dir + "/sample.json"); sample.ok())
+    p.device.aic_metrics = sample.value().value("ai_core_metrics", "PipeUtilization");
+  else
+    p.warnings.push_back(sample.status().message() + "; using the PipeUtilization metrics");
+  if (auto start = ReadJson(p.device_dir + "/start_info.0"); start.ok())
+    p.device.collection_begin_us = static_cast<uint64_t>(NumberOr(start.value(), "collectionTimeBegin", 0));
+  NPU_ASSIGN_OR_RETURN(auto dict, LoadHashDictionary(p));
+  auto str = [&](uint32_t id) {
+    auto it = dict.find(id);
+    return it == dict.end() ? std::string("N/A") : it->second;
+  };
+  NPU_ASSIGN_OR_RETURN(auto reader, OpenSlices(p, p.host_dir, "unaging.compact.node_basic_info"));
+  prof::RecordStream<prof::NodeRecord> nodes(reader, prof::kNodeMagic);
+  for (prof::NodeRecord r; nodes.Next(r);) {
+    NodeInfo n{str(r.op_name), str(r.op_type), str(r.input_shapes), str(r.input_dtypes), str(r.input_formats),
+               str(r.output_shapes), str(r.output_dtypes), str(r.output_formats), str(r.tiling),
+               r.task_type == 1 ? prof::TaskType::kAiCpu : prof::TaskType::kAiCore, r.block_dim};
+    p.nodes[{r.stream_id, r.task_id}] = std::move(n);
+  }
+  NPU_RETURN_IF_ERROR(nodes.status());
+  if (nodes.garbage_bytes()) p.warnings.push_back(std::to_string(nodes.garbage_bytes()) + " bytes of garbage skipped in the node records");
+  return p;
+}
+
+Result<std::vector<std::string>> FindProfDirs(const std::string& output) {
+  std::error_code ec;
+  if (!fs::is_directory(output, ec))
+    return Status::Error("E13001", "--output", output, "not a directory", "Point --output at a PROF_* directory or the folder holding them.");
+  fs::path path(output);
+  std::string name = path.filename().string();
+  if (name.empty()) name = path.parent_path().filename().string();
+  if (name.rfind("PROF_", 0) == 0) return std::vector<std::string>{output};
+  std::vector<std::string> dirs;
+  for (const auto& e : fs::directory_iterator(output, ec))
+    if (e.is_directory() && e.path().filename().string().rfind("PROF_", 0) == 0) dirs.push_back(e.path().string());
+  std::sort(dirs.begin(), dirs.end());
+  if (dirs.empty()) return Status::Error("E13001", "--output", output, "holds no PROF_* directory", "Collect a profile first: msame with acl.json's profiler switch on.");
+  return dirs;
+}
+
+}  // namespace npu::profparse

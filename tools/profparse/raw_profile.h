@@ -1,0 +1,50 @@
+// One PROF_* directory as profparse reads it: the static part (info.json, sample.json, the hash dictionary
+// and each task's node record) loaded up front, the per-task records streamed slice by slice.
+#pragma once
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "base/status.h"
+#include "prof/prof_format.h"
+#include "prof/slices.h"
+
+namespace npu::profparse {
+
+struct NodeInfo {
+  std::string op_name, op_type, input_shapes, input_dtypes, input_formats, output_shapes, output_dtypes, output_formats, tiling;
+  prof::TaskType task_type = prof::TaskType::kAiCore;
+  uint32_t block_dim = 1;
+};
+
+struct DeviceInfo {
+  std::string platform;     // e.g. Ascend310P3
+  int ai_cores = 1;
+  double hwts_mhz = 1000, aic_mhz = 1000;
+  double cube_peak_flops = 0, memory_bandwidth = 0;  // for the roofline column (0 = unknown)
+  std::string aic_metrics = "PipeUtilization";
+  uint64_t collection_begin_us = 0;
+  uint32_t pid = 0;  // the collecting process (the timeline's pid encoding)
+  bool per_core_prefix() const { return platform.rfind("Ascend910B", 0) == 0; }  // aic_ columns on A2
+};
+
+struct RawProfile {
+  std::string dir, device_dir, host_dir;
+  DeviceInfo device;
+  std::map<std::pair<uint32_t, uint32_t>, NodeInfo> nodes;  // (stream, task) -> node
+  std::vector<std::string> warnings;                        // incomplete slices, garbage, ...
+  const NodeInfo* Node(uint32_t stream, uint32_t task) const {
+    auto it = nodes.find({stream, task});
+    return it == nodes.end() ? nullptr : &it->second;
+  }
+};
+
+// Loads the static part. A missing or unreadable info.json is an error naming the file.
+Result<RawProfile> LoadProfile(const std::string& prof_dir);
+// The PROF_* directories under `output` (or `output` itself when it is one), sorted.
+Result<std::vector<std::string>> FindProfDirs(const std::string& output);
+// Opens a data file's slices and records what is wrong with them in `p.warnings`.
+Result<prof::SliceReader> OpenSlices(RawProfile& p, const std::string& dir, const std::string& name);
+
+}  // namespace npu::profparse

@@ -1,0 +1,161 @@
+#include "table_writer.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+
+#include "base/csv.h"
+
+namespace npu::profparse {
+
+Result<OutFile> OutFile::Create(const std::string& dir, const std::string& name) {
+  OutFile f;
+  f.dir_ = dir;
+  f.name_ = name;
+  f.tmp_ = dir + "/." + name + ".partial";
+  f.f_ = std::fopen(f.tmp_.c_str(), "wb");
+  if (!f.f_) return Status::Error("E13004", "--output", f.tmp_, std::string("cannot create the file: ") + std::strerror(errno));
+  return f;
+}
+
+OutFile& OutFile::operator=(OutFile&& o) noexcept {
+  if (this != &o) {
+    if (f_) {
+      std::fclose(f_);
+      std::remove(tmp_.c_str());
+    }
+    dir_ = std::move(o.dir_), name_ = std::move(o.name_), tmp_ = std::move(o.tmp_), buf_ = std::move(o.buf_);
+    f_ = o.f_, failed_ = o.failed_;
+    o.f_ = nullptr;
+  }
+  return *this;
+}
+
+OutFile::~OutFile() {
+  if (f_) {
+    std::fclose(f_);
+    std::remove(tmp_.c_str());  // never committed: leave nothing behind
+  }
+}
+
+void OutFile::Flush() {
+  if (f_ && !buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size()) failed_ = true;
+  buf_.clear();
+}
+
+Status OutFile::Commit(const std::string& final_name) {
+  Flush();
+  std::string target = dir_ + "/" + (final_name.empty() ? name_ : final_name);
+  bool ok = !failed_ && std::fflush(f_) == 0;
+  ok = std::fclose(f_) == 0 && ok;
+  f_ = nullptr;
+  if (!ok || std::rename(tmp_.c_str(), target.c_str()) != 0) {
+    std::string why = std::strerror(errno);
+    std::remove(tmp_.c_str());
+    return Status::Error("E13004", "--output", target, "cannot write the file: " + why, "Check free space and permissions.");
+  }
+  return Status::Ok();
+}
+
+void AppendMicros(std::string& out, uint64_t ns) {
+  char buf[32];
+  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, ns / 1000);
+  out.append(buf, p);
+  uint64_t frac = ns % 1000;
+  char f[4] = {'.', static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10), static_cast<char>('0' + frac % 10)};
+  out.append(f, 4);
+}
+
+void AppendFixed(std::string& out, double v, int decimals) {
+  char buf[64];
+  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
+  out.append(buf, ec == std::errc() ? p : buf);
+}
+
+Status TableWriter::Open() {
+  std::string name = type_ + "_part" + std::to_string(done_.size()) + "_" + stamp_ + (format_ == TableFormat::kCsv ? ".csv" : ".json");
+  NPU_ASSIGN_OR_RETURN(cur_, OutFile::Create(dir_, name));
+  open_ = true;
+  rows_in_file_ = 0;
+  if (format_ == TableFormat::kCsv) {
+    std::string& b = cur_.buffer();
+    for (size_t i = 0; i < columns_.size(); ++i) b += (i ? "," : "") + CsvCell(columns_[i]);
+    b += "\n";
+  } else {
+    cur_.Write("[");
+  }
+  return Status::Ok();
+}
+
+void TableWriter::Text(std::string_view s) {
+  if (!open_ && !Open().ok()) return;
+  std::string& b = cur_.buffer();
+  if (format_ == TableFormat::kCsv) {
+    if (cell_) b += ',';
+    b += CsvCell(s);
+  } else {
+    b += cell_ ? ",\"" : (rows_in_file_ ? ",\n{\"" : "\n{\"");
+    b += columns_[cell_];
+    b += "\":\"";
+    for (char c : s) {
+      if (c == '"' || c == '\\') b += '\\';
+      if (static_cast<unsigned char>(c) < 0x20) {
+        b += ' ';
+        continue;
+      }
+      b += c;
+    }
+    b += '"';
+  }
+  ++cell_;
+}
+
+void TableWriter::Number(std::string_view s) {
+  if (format_ == TableFormat::kJson && s == "N/A") return Text(s);
+  if (!open_ && !Open().ok()) return;
+  std::string& b = cur_.buffer();
+  if (format_ == TableFormat::kCsv) {
+    if (cell_) b += ',';
+  } else {
+    b += cell_ ? ",\"" : (rows_in_file_ ? ",\n{\"" : "\n{\"");
+    b += columns_[cell_];
+    b += "\":";
+  }
+  b += s;
+  ++cell_;
+}
+
+Status TableWriter::EndRow() {
+  if (!open_) NPU_RETURN_IF_ERROR(Open());
+  cur_.buffer() += format_ == TableFormat::kCsv ? "\n" : "}";
+  cur_.MaybeFlush();
+  cell_ = 0;
+  ++rows_;
+  if (++rows_in_file_ == kRowsPerFile) NPU_RETURN_IF_ERROR(CloseCurrent(false));
+  return Status::Ok();
+}
+
+Status TableWriter::CloseCurrent(bool last) {
+  if (!open_) return Status::Ok();
+  if (format_ == TableFormat::kJson) cur_.Write("\n]\n");
+  done_.push_back(std::move(cur_));
+  open_ = false;
+  (void)last;
+  return Status::Ok();
+}
+
+Status TableWriter::Finish() {
+  if (!open_ && done_.empty()) NPU_RETURN_IF_ERROR(Open());  // an empty table still gets its header
+  NPU_RETURN_IF_ERROR(CloseCurrent(true));
+  std::string ext = format_ == TableFormat::kCsv ? ".csv" : ".json";
+  for (size_t i = 0; i < done_.size(); ++i) {
+    std::string name = done_.size() == 1 ? type_ + "_" + stamp_ + ext : type_ + "_slice_" + std::to_string(i) + "_" + stamp_ + ext;
+    NPU_RETURN_IF_ERROR(done_[i].Commit(name));
+    committed_.push_back(name);
+  }
+  done_.clear();
+  return Status::Ok();
+}
+
+}  // namespace npu::profparse
