@@ -46,10 +46,11 @@ Tiling DefaultCube(const Work& w, const SocSpec& soc) {
   while (int64_t{t.base_m} * t.base_n * kAccumulatorBytes * 2 > soc.l0c && t.base_n > soc.cube_n) t.base_n /= 2;
   int64_t bk_a = soc.l0a / (2 * t.base_m * e), bk_b = soc.l0b / (2 * t.base_n * e);
   t.base_k = static_cast<int32_t>(std::max<int64_t>(fk, std::min({kp, bk_a / fk * fk, bk_b / fk * fk})));
-  // L1: all of K when it fits, then as many M and N tiles as fit (fewer GM reloads).
+  // L1: all of K when it fits (each operand then loads once per chunk of the other); otherwise staging
+  // more of K saves nothing, so one K tile and L1 goes to M and N tiles (fewer GM reloads).
   int64_t k_tiles = CeilDiv(kp, t.base_k);
   t.step_k = static_cast<int32_t>(k_tiles);
-  while (t.step_k > 1 && L1Bytes(w, t) > soc.l1) t.step_k = static_cast<int32_t>(CeilDiv(t.step_k, 2));
+  if (L1Bytes(w, t) > soc.l1) t.step_k = 1;
   int64_t m_tiles = CeilDiv(mc, t.base_m), n_tiles = CeilDiv(nc, t.base_n);
   for (bool grew = true; grew;) {
     grew = false;

@@ -1,0 +1,167 @@
+// The cost model's laws (issue 12, must-show 1) and the SoC spec files it reads.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "cost/cost_model.h"
+#include "soc/soc_spec.h"
+
+namespace npu {
+namespace {
+
+Work MatMul(int64_t m, int64_t k, int64_t n, int64_t batch = 1) {
+  Work w;
+  w.kind = WorkKind::kCube;
+  w.dtype = w.out_dtype = DType::kF16;
+  w.batch = batch, w.m = m, w.k = k, w.n = n;
+  w.a_bytes = batch * m * k * 2, w.b_bytes = batch * k * n * 2;
+  w.in_bytes = w.a_bytes + w.b_bytes, w.out_bytes = batch * m * n * 2;
+  w.flops = 2.0 * static_cast<double>(batch * m) * static_cast<double>(k * n);
+  return w;
+}
+
+Work Elementwise(int64_t elements, double ops = 1) {
+  Work w;
+  w.kind = WorkKind::kVector;
+  w.dtype = w.out_dtype = DType::kF16;
+  w.elements = elements, w.ops_per_element = ops;
+  w.in_bytes = 2 * elements * 2, w.out_bytes = elements * 2;
+  w.flops = static_cast<double>(elements) * ops;
+  return w;
+}
+
+double CubePeak(const SocSpec& s) { return 2.0 * s.cube_m * s.cube_n * s.cube_k * s.ai_cores * s.freq_mhz * 1e6; }
+double Seconds(const TaskCost& c) { return c.duration_ns * 1e-9; }
+TaskCost Cost(const Work& w, const SocSpec& s) { return EstimateTask(w, DefaultTiling(w, s), s); }
+
+TEST(SocSpecs, EveryBuiltInParsesWithItsFigures) {
+  ASSERT_EQ(AllSocs().size(), 7u);
+  const SocSpec* p = FindSoc("Ascend310P3");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->ai_cores, 8);
+  EXPECT_EQ(p->freq_mhz, 1080);
+  EXPECT_EQ(p->ops_family, "ascend310p");
+  EXPECT_EQ(p->default_overflow, OverflowMode::kSaturation);
+  EXPECT_FALSE(p->cube_fp32);
+  const SocSpec* b = FindSoc("Ascend910B3");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->ops_family, "ascend910b");
+  EXPECT_TRUE(b->overflow_switchable && b->has_bf16 && b->cube_fp32);
+  EXPECT_EQ(b->CubeK(DType::kF32), 8);
+  EXPECT_EQ(b->l2, 192 << 20);
+  for (const SocSpec& s : AllSocs()) {
+    EXPECT_GT(s.memory_bandwidth_gbps, 0) << s.name;
+    EXPECT_GT(s.l0a, 0) << s.name;
+    EXPECT_EQ(s.CubeK(DType::kI8), 32) << s.name;
+  }
+}
+
+TEST(SocSpecs, BadFilesNameTheKeyOrLine) {
+  auto missing = ParseSocSpec("[version]\nSoC_version=X\n[SoCInfo]\nl2_size=1\n", "my.ini");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("ai_core_cnt"), std::string::npos);
+  EXPECT_NE(missing.status().message().find("my.ini"), std::string::npos);
+  auto garbage = ParseSocSpec("[version]\nthis line has no equals sign\n", "g.ini");
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_NE(garbage.status().message().find("g.ini:2"), std::string::npos);
+  std::string text = "[version]\nSoC_version=Mine\n";
+  for (const char* sec : {"[SoCInfo]\nai_core_cnt=abc\n"}) text += sec;
+  auto bad = ParseSocSpec(text, "b.ini");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("ai_core_cnt"), std::string::npos);
+}
+
+// On one tiling (the one chosen for the largest case, valid for all): the cost function's law. Which
+// tiling to pick is the heuristic's and aoe's business, not this law's.
+TEST(CostModel, MoreWorkNeverTakesLessTime) {
+  auto sweep = [](const SocSpec& s, const std::vector<Work>& works) {
+    Tiling t = DefaultTiling(works.back(), s);
+    double prev = 0;
+    for (const Work& w : works) {
+      ASSERT_TRUE(CheckTiling(w, t, s).ok()) << TilingToString(w, t);
+      double d = EstimateTask(w, t, s).duration_ns;
+      EXPECT_GE(d, prev * (1 - 1e-9)) << s.name << " " << TilingKey(w) << " " << TilingToString(w, t);
+      prev = d;
+    }
+  };
+  for (const SocSpec& s : AllSocs()) {
+    std::vector<Work> by_m, by_k, by_n, by_batch, by_elements, by_ops;
+    for (int64_t m : {1, 16, 17, 49, 64, 196, 784, 3136, 12544, 50176}) by_m.push_back(MatMul(m, 576, 128));
+    for (int64_t k : {16, 64, 147, 576, 1152, 4608, 25088}) by_k.push_back(MatMul(196, k, 256));
+    for (int64_t n : {16, 64, 256, 1000, 4096}) by_n.push_back(MatMul(49, 512, n));
+    for (int64_t b : {1, 2, 3, 12, 48}) by_batch.push_back(MatMul(128, 64, 128, b));
+    for (int64_t e : {1, 1000, 100000, 802816, 12845056, 100000000}) by_elements.push_back(Elementwise(e));
+    for (double ops : {0.0, 1.0, 2.0, 8.0, 64.0}) by_ops.push_back(Elementwise(1 << 20, ops));
+    for (const auto* works : {&by_m, &by_k, &by_n, &by_batch, &by_elements, &by_ops}) sweep(s, *works);
+  }
+}
+
+TEST(CostModel, AFasterSocIsNeverSlowerOnTheSameTiling) {
+  std::mt19937 rng(7);
+  for (const SocSpec& slow : AllSocs()) {
+    SocSpec fast = slow;
+    fast.freq_mhz *= 1.5;
+    fast.memory_bandwidth_gbps *= 2;
+    for (double* r : {&fast.rates.ddr, &fast.rates.l2_read, &fast.rates.l1_to_l0a, &fast.rates.l1_to_l0b, &fast.rates.l0c_to_ub,
+                      &fast.rates.ub_to_ddr, &fast.rates.ub_to_l2})
+      *r *= 1.25;
+    for (int i = 0; i < 200; ++i) {
+      Work w = i % 2 ? MatMul(1 + rng() % 5000, 1 + rng() % 5000, 1 + rng() % 5000) : Elementwise(1 + rng() % 50000000, 1 + rng() % 8);
+      Tiling t = DefaultTiling(w, slow);
+      EXPECT_LE(EstimateTask(w, t, fast).duration_ns, EstimateTask(w, t, slow).duration_ns * (1 + 1e-9)) << slow.name << " " << TilingToString(w, t);
+    }
+  }
+}
+
+TEST(CostModel, LargeMatMulReachesTheCubePeak) {
+  for (const SocSpec& s : AllSocs()) {
+    Work w = MatMul(8192, 8192, 8192);
+    double achieved = w.flops / Seconds(Cost(w, s));
+    EXPECT_GE(achieved, 0.8 * CubePeak(s)) << s.name << ": " << achieved / CubePeak(s);
+    EXPECT_LE(achieved, CubePeak(s)) << s.name;
+  }
+}
+
+TEST(CostModel, LargeElementwiseReachesTheMemoryBandwidth) {
+  for (const SocSpec& s : AllSocs()) {
+    Work w = Elementwise(int64_t{1} << 28);  // 512 MiB per fp16 operand: far beyond any L2
+    double achieved = static_cast<double>(w.in_bytes + w.out_bytes) / Seconds(Cost(w, s));
+    EXPECT_GE(achieved, 0.7 * s.memory_bandwidth_gbps * 1e9) << s.name << ": " << achieved / (s.memory_bandwidth_gbps * 1e9);
+  }
+}
+
+TEST(CostModel, NothingEverExceedsAPeak) {
+  std::mt19937 rng(11);
+  for (const SocSpec& s : AllSocs()) {
+    double bw = s.memory_bandwidth_gbps * 1e9;
+    for (int i = 0; i < 500; ++i) {
+      Work w = i % 2 ? MatMul(1 + rng() % 20000, 1 + rng() % 8000, 1 + rng() % 8000, 1 + rng() % 4)
+                     : Elementwise(1 + rng() % 200000000, 1 + rng() % 8);
+      TaskCost c = Cost(w, s);
+      double sec = c.exec_ns * 1e-9;
+      ASSERT_GT(sec, 0);
+      EXPECT_LE(w.flops / sec, CubePeak(s) * (1 + 1e-9)) << s.name;
+      double dram = c.gm_read_bytes - c.l2_read_bytes;  // reads L2 did not serve
+      EXPECT_LE(dram / sec, bw * (1 + 1e-9)) << s.name << " " << TilingKey(w);
+      for (double pipe : {c.pipes.cube, c.pipes.vector, c.pipes.mte1, c.pipes.mte2, c.pipes.mte3, c.pipes.fixpipe})
+        EXPECT_LE(pipe, c.core_cycles * (1 + 1e-9)) << s.name;
+    }
+  }
+}
+
+TEST(CostModel, InvalidTilingsAreRejected) {
+  const SocSpec& s = *FindSoc("Ascend910B2");
+  Work w = MatMul(1024, 1024, 1024);
+  Tiling t = DefaultTiling(w, s);
+  EXPECT_TRUE(CheckTiling(w, t, s).ok()) << TilingToString(w, t);
+  Tiling big = t;
+  big.base_m = 512, big.base_k = 512;
+  EXPECT_FALSE(CheckTiling(w, big, s).ok());
+  EXPECT_TRUE(std::isinf(EstimateTask(w, big, s).duration_ns));
+  Tiling odd = t;
+  odd.base_n = 24;
+  EXPECT_FALSE(CheckTiling(w, odd, s).ok());
+}
+
+}  // namespace
+}  // namespace npu
