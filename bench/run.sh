@@ -5,3 +5,5 @@ build=${1:-build}
 /usr/bin/python3 "$(dirname "$0")/bench_resnet50.py" "$build" "${THREADS:-$(nproc)}"
 /usr/bin/python3 "$(dirname "$0")/bench_msaccucmp.py" "$build"
 /usr/bin/python3 "$(dirname "$0")/bench_transplt.py" "$build"
+"$build/tests/cost_model_bench"
+/usr/bin/python3 "$(dirname "$0")/bench_profparse.py" "$build"

@@ -1,6 +1,7 @@
 // --export=on: raw records -> mindstudio_profiler_output/ (op_summary, op_statistic, task_time, step_trace,
 // api_statistic, msprof timeline, README.txt), streaming the device records with bounded memory.
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <thread>
 
 #include "profparse.h"
 #include "raw_profile.h"
@@ -70,38 +72,38 @@ void WriteMetrics(TableWriter& t, const DeviceInfo& d, const prof::PmuRecord* p,
   }
   double mhz = d.aic_mhz, total = std::max<double>(static_cast<double>(p->total_cycles), 1);
   double core_us = static_cast<double>(p->total_cycles) / mhz;
-  t.Number(Fixed(core_us, 3));
-  t.Number(std::to_string(p->total_cycles));
-  auto ratio = [&](uint64_t c) { return Fixed(static_cast<double>(c) / total, 6); };
-  auto us = [&](uint64_t c) { return Fixed(static_cast<double>(c) / mhz, 3); };
-  auto gbps = [&](uint64_t bytes) { return Fixed(core_us > 0 ? static_cast<double>(bytes) / (core_us * 1e3) : 0, 3); };
+  t.Fixed(core_us, 3);
+  t.Integer(p->total_cycles);
+  auto ratio = [&](uint64_t c) { t.Fixed(static_cast<double>(c) / total, 6); };
+  auto us = [&](uint64_t c) { t.Fixed(static_cast<double>(c) / mhz, 3); };
+  auto gbps = [&](uint64_t bytes) { t.Fixed(core_us > 0 ? static_cast<double>(bytes) / (core_us * 1e3) : 0, 3); };
   double cube_fops = static_cast<double>(p->cube_fp16_fractals) * 16 * 16 * 16 * 2 + static_cast<double>(p->cube_int8_fractals) * 16 * 32 * 16 * 2;
   double vector_fops = static_cast<double>(p->vector_fp16_repeats) * 128 + static_cast<double>(p->vector_fp32_repeats) * 64;
   if (d.aic_metrics == "ArithmeticUtilization") {
-    for (uint64_t c : {p->cube_fp16_fractals, p->cube_int8_fractals, p->vector_fp32_repeats, p->vector_fp16_repeats}) t.Number(ratio(c));
+    for (uint64_t c : {p->cube_fp16_fractals, p->cube_int8_fractals, p->vector_fp32_repeats, p->vector_fp16_repeats}) ratio(c);
     t.Number("0.000000");
     t.Number("0.000000");
-    t.Number(Fixed(cube_fops, 0));
-    t.Number(Fixed(vector_fops, 0));
+    t.Fixed(cube_fops, 0);
+    t.Fixed(vector_fops, 0);
   } else if (d.aic_metrics == "Memory") {
     // L2 writes are not counted separately: outputs leave through MTE3 to GM (main_mem_write).
     for (uint64_t b : {p->ub_read_bytes, p->ub_write_bytes, p->l1_read_bytes, p->l1_write_bytes, p->l2_read_bytes, uint64_t{0},
                        p->main_read_bytes, p->main_write_bytes})
-      t.Number(gbps(b));
+      gbps(b);
   } else {
     for (uint64_t c : {p->vector_cycles, p->cube_cycles, p->scalar_cycles, p->fixpipe_cycles, p->mte1_cycles, p->mte2_cycles, p->mte3_cycles}) {
-      t.Number(us(c));
-      t.Number(ratio(c));
+      us(c);
+      ratio(c);
     }
     t.Number("N/A");  // the simulator has no instruction cache model
     double busy = std::max(static_cast<double>(p->cube_cycles), static_cast<double>(p->vector_cycles));
-    t.Number(busy > 0 ? Fixed(static_cast<double>(p->mte2_cycles) / busy, 6) : "N/A");
+    busy > 0 ? t.Fixed(static_cast<double>(p->mte2_cycles) / busy, 6) : t.Number("N/A");
   }
   double cube_peak_per_us = d.cube_peak_flops * 1e-6;
-  t.Number(cube_peak_per_us > 0 && duration_us > 0 ? Fixed(100 * cube_fops / (cube_peak_per_us * duration_us), 3) : "N/A");
+  cube_peak_per_us > 0 && duration_us > 0 ? t.Fixed(100 * cube_fops / (cube_peak_per_us * duration_us), 3) : t.Number("N/A");
   double flops = cube_fops + vector_fops, bytes = static_cast<double>(p->main_read_bytes + p->main_write_bytes);
-  t.Number(duration_us > 0 ? Fixed(flops / (duration_us * 1e6), 6) : "N/A");
-  t.Number(duration_us > 0 ? Fixed(bytes / (duration_us * 1e3), 3) : "N/A");
+  duration_us > 0 ? t.Fixed(flops / (duration_us * 1e6), 6) : t.Number("N/A");
+  duration_us > 0 ? t.Fixed(bytes / (duration_us * 1e3), 3) : t.Number("N/A");
   if (d.cube_peak_flops <= 0 || d.memory_bandwidth <= 0 || duration_us <= 0) return t.Text("N/A");
   double t_compute = flops / d.cube_peak_flops * 1e6, t_memory = bytes / d.memory_bandwidth * 1e6;
   t.Text(std::max(t_compute, t_memory) < 0.5 * duration_us ? "latency" : t_compute >= t_memory ? "compute" : "memory");
@@ -148,6 +150,32 @@ class Timeline {
     b += ",\"ph\":\"X\",\"args\":{" + args + "}}";
     file_.MaybeFlush();
   }
+  // One task on the Ascend Hardware layer, formatted in place (the hot path of the timeline).
+  void TaskSlice(const prof::HwtsRecord& h, std::string_view type, const std::string& name, uint64_t start_ns, uint64_t dur_ns) {
+    std::string& b = Begin();
+    b += "{\"name\":\"";
+    Escape(b, name);
+    b += "\",\"pid\":";
+    AppendInt(b, HardwarePid());
+    b += ",\"tid\":";
+    AppendInt(b, h.stream_id);
+    b += ",\"ts\":\"";
+    AppendMicros(b, start_ns);
+    b += "\",\"dur\":";
+    AppendFixed(b, static_cast<double>(dur_ns) / 1000, 3);
+    b += ",\"ph\":\"X\",\"args\":{\"Model Id\":0,\"Task Type\":\"";
+    b += type;
+    b += "\",\"Physic Stream Id\":";
+    AppendInt(b, h.stream_id);
+    b += ",\"Task Id\":";
+    AppendInt(b, h.task_id);
+    b += ",\"Batch Id\":0,\"Subtask Id\":4294967295,\"Block Dim\":";
+    AppendInt(b, h.block_dim);
+    b += ",\"Iteration\":";
+    AppendInt(b, uint64_t{h.iteration} + 1);
+    b += "}}";
+    file_.MaybeFlush();
+  }
   Status Close(std::vector<std::string>& files) {
     if (!open_) return Status::Ok();
     file_.Write("\n]\n");
@@ -169,6 +197,11 @@ class Timeline {
   void Meta(uint32_t pid, uint32_t tid, const char* name, const std::string& args) {
     Begin() += std::string("{\"name\":\"") + name + "\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) +
                ",\"ph\":\"M\",\"args\":" + args + "}";
+  }
+  static void AppendInt(std::string& b, uint64_t v) {
+    char buf[24];
+    auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    b.append(buf, p);
   }
   static void Escape(std::string& b, const std::string& s) {
     for (char c : s) {
@@ -233,101 +266,124 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
   double total_us = 0;
   uint64_t unmatched_pmu = 0, unknown_tasks = 0;
 
-  NPU_ASSIGN_OR_RETURN(auto hwts_reader, OpenSlices(p, p.device_dir, "hwts.data.0"));
-  NPU_ASSIGN_OR_RETURN(auto pmu_reader, OpenSlices(p, p.device_dir, "aicore.data.0"));
-  if (hwts_reader.empty()) return Status::Error("EP0001", "--output", p.device_dir + "/hwts.data.0.slice_0", "no task records", "Re-run the collection with task_time on.");
-  res.raw_bytes = hwts_reader.total_bytes() + pmu_reader.total_bytes();
-  prof::RecordStream<prof::HwtsRecord> hwts(hwts_reader, prof::kHwtsMagic);
-  prof::RecordStream<prof::PmuRecord> pmus(pmu_reader, prof::kPmuMagic);
-  std::optional<prof::PmuRecord> pending;  // the next PMU record, matched FIFO by (stream, task, iteration)
-  int64_t timeline_iter = -1;
   auto ns_of = [&](uint64_t ticks) { return d.hwts_mhz == 1000 ? ticks : static_cast<uint64_t>(static_cast<double>(ticks) * 1000 / d.hwts_mhz); };
-  uint64_t iterations_seen = 0;
-  for (prof::HwtsRecord h; hwts.Next(h);) {
-    bool aicore = h.task_type != static_cast<uint8_t>(prof::TaskType::kAiCpu);
-    const prof::PmuRecord* pmu = nullptr;
-    if (aicore) {
-      if (!pending) {
-        prof::PmuRecord r;
-        if (pmus.Next(r)) pending = r;
-      }
-      if (pending && pending->stream_id == h.stream_id && pending->task_id == h.task_id && pending->iteration == h.iteration) pmu = &*pending;
-      else ++unmatched_pmu;
-    }
-    uint64_t start = ns_of(h.start_ticks), end = ns_of(h.end_ticks);
-    if (end < start) end = start;
-    uint64_t wait = prev_end.count(h.stream_id) && start > prev_end[h.stream_id] ? start - prev_end[h.stream_id] : 0;
-    prev_end[h.stream_id] = end;
-    iterations_seen = std::max<uint64_t>(iterations_seen, h.iteration + 1ull);
-    if (!wanted(h.iteration)) {
-      if (pmu) pending.reset();
-      continue;
-    }
+  static const NodeInfo kUnknown{"N/A", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A", prof::TaskType::kAiCore, 1,
+                                 std::vector<std::string>(8, "N/A")};
+  auto node_of = [&](const prof::HwtsRecord& h) {
     const NodeInfo* n = p.Node(h.stream_id, h.task_id);
-    static const NodeInfo kUnknown{"N/A", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A"};
-    if (!n) ++unknown_tasks, n = &kUnknown;
-    double dur_us = static_cast<double>(end - start) / 1000;
-    std::string type_name(prof::TaskTypeName(static_cast<prof::TaskType>(h.task_type)));
-    // op_summary
-    summary.Number("0");
-    summary.Number("0");
-    summary.Number(std::to_string(h.task_id));
-    summary.Number(std::to_string(h.stream_id));
-    summary.Text(n->op_name);
-    summary.Text(n->op_type);
-    summary.Text("static");
-    summary.Text(type_name);
-    summary.Number(Micros(start));
-    summary.Number(Fixed(dur_us, 3));
-    summary.Number(Micros(wait));
-    summary.Number(std::to_string(h.block_dim));
-    summary.Number("0");
-    summary.Text("NO");
-    for (const std::string* s : {&n->input_shapes, &n->input_dtypes, &n->input_formats, &n->output_shapes, &n->output_dtypes, &n->output_formats})
-      summary.Text(*s);
-    summary.Text("N/A");
-    WriteMetrics(summary, d, pmu, dur_us);
-    NPU_RETURN_IF_ERROR(summary.EndRow());
-    // task_time
-    task_time.Number("0");
-    task_time.Text(n->op_name);
-    task_time.Text(aicore ? "KERNEL_AICORE" : "KERNEL_AICPU");
-    task_time.Number(std::to_string(h.stream_id));
-    task_time.Number(std::to_string(h.task_id));
-    task_time.Number(Fixed(dur_us, 3));
-    task_time.Number(Micros(start));
-    task_time.Number(Micros(end));
-    NPU_RETURN_IF_ERROR(task_time.EndRow());
-    // statistics
-    TypeStats& st = stats[n->op_type];
-    st.core_type = aicore ? "AI_CORE" : "AI_CPU";
-    st.durations_us.push_back(static_cast<float>(dur_us));
-    st.total += dur_us, st.min = std::min(st.min, dur_us), st.max = std::max(st.max, dur_us);
-    total_us += dur_us;
-    // timeline
-    if (o.timeline_per_iteration == "on" && static_cast<int64_t>(h.iteration) != timeline_iter) {
-      NPU_RETURN_IF_ERROR(timeline.Close(res.files));
-      timeline_iter = h.iteration;
+    return n ? n : &kUnknown;
+  };
+
+  // The timeline side (task_time and msprof_*.json) reads the task records on its own thread; the summary
+  // side (op_summary with the PMU records, op_statistic) on this one. Each streams the slices itself.
+  std::vector<std::string> timeline_files;
+  Status timeline_status;
+  std::thread timeline_side([&] {
+    timeline_status = [&]() -> Status {
+      NPU_ASSIGN_OR_RETURN(auto reader, prof::SliceReader::Open(p.device_dir, "hwts.data.0"));
+      prof::RecordStream<prof::HwtsRecord> hwts(reader, prof::kHwtsMagic);
+      int64_t timeline_iter = -1;
+      for (prof::HwtsRecord h; hwts.Next(h);) {
+        if (!wanted(h.iteration)) continue;
+        uint64_t start = ns_of(h.start_ticks), end = std::max(start, ns_of(h.end_ticks));
+        const NodeInfo* n = node_of(h);
+        bool aicore = h.task_type != static_cast<uint8_t>(prof::TaskType::kAiCpu);
+        task_time.Number("0");
+        task_time.TextCached(n->op_name, n->csv[0]);
+        std::string_view kernel_type = aicore ? "KERNEL_AICORE" : "KERNEL_AICPU";
+        task_time.TextCached(kernel_type, kernel_type);
+        task_time.Integer(h.stream_id);
+        task_time.Integer(h.task_id);
+        task_time.Fixed(static_cast<double>(end - start) / 1000, 3);
+        task_time.Micros(start);
+        task_time.Micros(end);
+        NPU_RETURN_IF_ERROR(task_time.EndRow());
+        if (o.timeline_per_iteration == "on" && static_cast<int64_t>(h.iteration) != timeline_iter) {
+          NPU_RETURN_IF_ERROR(timeline.Close(timeline_files));
+          timeline_iter = h.iteration;
+        }
+        if (!timeline.open()) {
+          std::string name = o.timeline_per_iteration == "on" ? "msprof_0_0_" + std::to_string(h.iteration + 1) + "_" + stamp + ".json" : "msprof_" + stamp + ".json";
+          NPU_RETURN_IF_ERROR(timeline.Open(name));
+        }
+        timeline.TaskSlice(h, prof::TaskTypeName(static_cast<prof::TaskType>(h.task_type)), n->op_name, start, end - start);
+      }
+      return hwts.status();
+    }();
+  });
+  auto summary_side = [&]() -> Status {
+    NPU_ASSIGN_OR_RETURN(auto hwts_reader, OpenSlices(p, p.device_dir, "hwts.data.0"));
+    NPU_ASSIGN_OR_RETURN(auto pmu_reader, OpenSlices(p, p.device_dir, "aicore.data.0"));
+    if (hwts_reader.empty()) return Status::Error("EP0001", "--output", p.device_dir + "/hwts.data.0.slice_0", "no task records", "Re-run the collection with task_time on.");
+    res.raw_bytes = hwts_reader.total_bytes() + pmu_reader.total_bytes();
+    prof::RecordStream<prof::HwtsRecord> hwts(hwts_reader, prof::kHwtsMagic);
+    prof::RecordStream<prof::PmuRecord> pmus(pmu_reader, prof::kPmuMagic);
+    std::optional<prof::PmuRecord> pending;  // the next PMU record, matched FIFO by (stream, task, iteration)
+    for (prof::HwtsRecord h; hwts.Next(h);) {
+      bool aicore = h.task_type != static_cast<uint8_t>(prof::TaskType::kAiCpu);
+      std::optional<prof::PmuRecord> pmu;
+      if (aicore) {
+        if (!pending) {
+          prof::PmuRecord r;
+          if (pmus.Next(r)) pending = r;
+        }
+        if (pending && pending->stream_id == h.stream_id && pending->task_id == h.task_id && pending->iteration == h.iteration) {
+          pmu = pending;
+          pending.reset();
+        } else {
+          ++unmatched_pmu;
+        }
+      }
+      uint64_t start = ns_of(h.start_ticks), end = std::max(start, ns_of(h.end_ticks));
+      auto prev = prev_end.find(h.stream_id);
+      uint64_t wait = prev != prev_end.end() && start > prev->second ? start - prev->second : 0;
+      prev_end[h.stream_id] = end;
+      res.iterations = std::max<uint64_t>(res.iterations, h.iteration + 1ull);
+      if (!wanted(h.iteration)) continue;
+      const NodeInfo* n = node_of(h);
+      if (n == &kUnknown) ++unknown_tasks;
+      double dur_us = static_cast<double>(end - start) / 1000;
+      std::string_view type_name = prof::TaskTypeName(static_cast<prof::TaskType>(h.task_type));
+      summary.Number("0");
+      summary.Number("0");
+      summary.Integer(h.task_id);
+      summary.Integer(h.stream_id);
+      summary.TextCached(n->op_name, n->csv[0]);
+      summary.TextCached(n->op_type, n->csv[1]);
+      summary.TextCached("static", "static");
+      summary.TextCached(type_name, type_name);
+      summary.Micros(start);
+      summary.Fixed(dur_us, 3);
+      summary.Micros(wait);
+      summary.Integer(h.block_dim);
+      summary.Number("0");
+      summary.TextCached("NO", "NO");
+      const std::string* shape_cells[] = {&n->input_shapes, &n->input_dtypes, &n->input_formats, &n->output_shapes, &n->output_dtypes, &n->output_formats};
+      for (size_t i = 0; i < 6; ++i) summary.TextCached(*shape_cells[i], n->csv[2 + i]);
+      summary.TextCached("N/A", "N/A");
+      WriteMetrics(summary, d, pmu ? &*pmu : nullptr, dur_us);
+      NPU_RETURN_IF_ERROR(summary.EndRow());
+      TypeStats& st = stats[n->op_type];
+      st.core_type = aicore ? "AI_CORE" : "AI_CPU";
+      st.durations_us.push_back(static_cast<float>(dur_us));
+      st.total += dur_us, st.min = std::min(st.min, dur_us), st.max = std::max(st.max, dur_us);
+      total_us += dur_us;
+      ++res.tasks;
     }
-    if (!timeline.open()) {
-      std::string name = o.timeline_per_iteration == "on" ? "msprof_0_0_" + std::to_string(h.iteration + 1) + "_" + stamp + ".json" : "msprof_" + stamp + ".json";
-      NPU_RETURN_IF_ERROR(timeline.Open(name));
-    }
-    std::string args = "\"Model Id\":0,\"Task Type\":\"" + type_name + "\",\"Physic Stream Id\":" + std::to_string(h.stream_id) +
-                       ",\"Task Id\":" + std::to_string(h.task_id) + ",\"Batch Id\":0,\"Subtask Id\":4294967295,\"Block Dim\":" +
-                       std::to_string(h.block_dim) + ",\"Iteration\":" + std::to_string(h.iteration + 1);
-    timeline.Slice(timeline.HardwarePid(), h.stream_id, n->op_name, start, end - start, args);
-    if (pmu) pending.reset();
-    ++res.tasks;
-  }
-  NPU_RETURN_IF_ERROR(hwts.status());
-  NPU_RETURN_IF_ERROR(pmus.status());
-  if (hwts.garbage_bytes() || pmus.garbage_bytes())
-    p.warnings.push_back(std::to_string(hwts.garbage_bytes() + pmus.garbage_bytes()) + " bytes of garbage skipped in the device records");
-  if (hwts.trailing_bytes()) p.warnings.push_back("the task records end in a partial record (" + std::to_string(hwts.trailing_bytes()) + " bytes): the collection was cut short");
+    NPU_RETURN_IF_ERROR(hwts.status());
+    NPU_RETURN_IF_ERROR(pmus.status());
+    if (hwts.garbage_bytes() || pmus.garbage_bytes())
+      p.warnings.push_back(std::to_string(hwts.garbage_bytes() + pmus.garbage_bytes()) + " bytes of garbage skipped in the device records");
+    if (hwts.trailing_bytes()) p.warnings.push_back("the task records end in a partial record (" + std::to_string(hwts.trailing_bytes()) + " bytes): the collection was cut short");
+    return Status::Ok();
+  };
+  Status summary_status = summary_side();
+  timeline_side.join();
+  NPU_RETURN_IF_ERROR(summary_status);
+  NPU_RETURN_IF_ERROR(timeline_status);
+  for (auto& f : timeline_files) res.files.push_back(f);
   if (unmatched_pmu) p.warnings.push_back(std::to_string(unmatched_pmu) + " AI Core task(s) without a matching PMU record: their metric columns are N/A");
   if (unknown_tasks) p.warnings.push_back(std::to_string(unknown_tasks) + " task(s) without a node record: their names are N/A");
-  res.iterations = iterations_seen;
 
   // Steps and host APIs are a few records per iteration: read them whole.
   NPU_ASSIGN_OR_RETURN(auto step_reader, OpenSlices(p, p.device_dir, "ts_track.data.0"));

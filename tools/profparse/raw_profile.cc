@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "base/csv.h"
 #include "base/file_io.h"
 
 namespace npu::profparse {
@@ -105,7 +106,10 @@ Result<RawProfile> LoadProfile(const std::string& prof_dir) {
   for (prof::NodeRecord r; nodes.Next(r);) {
     NodeInfo n{str(r.op_name), str(r.op_type), str(r.input_shapes), str(r.input_dtypes), str(r.input_formats),
                str(r.output_shapes), str(r.output_dtypes), str(r.output_formats), str(r.tiling),
-               r.task_type == 1 ? prof::TaskType::kAiCpu : prof::TaskType::kAiCore, r.block_dim};
+               r.task_type == 1 ? prof::TaskType::kAiCpu : prof::TaskType::kAiCore, r.block_dim, {}};
+    for (const std::string* f : {&n.op_name, &n.op_type, &n.input_shapes, &n.input_dtypes, &n.input_formats, &n.output_shapes,
+                                 &n.output_dtypes, &n.output_formats})
+      n.csv.push_back(CsvCell(*f));
     p.nodes[{r.stream_id, r.task_id}] = std::move(n);
   }
   NPU_RETURN_IF_ERROR(nodes.status());

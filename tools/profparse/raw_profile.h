@@ -16,6 +16,7 @@ struct NodeInfo {
   std::string op_name, op_type, input_shapes, input_dtypes, input_formats, output_shapes, output_dtypes, output_formats, tiling;
   prof::TaskType task_type = prof::TaskType::kAiCore;
   uint32_t block_dim = 1;
+  std::vector<std::string> csv;  // CsvCell of op_name, op_type, the six shape/dtype/format strings (in that order)
 };
 
 struct DeviceInfo {

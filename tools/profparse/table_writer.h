@@ -49,6 +49,12 @@ class TableWriter {
       : dir_(std::move(dir)), type_(std::move(type)), stamp_(std::move(stamp)), columns_(std::move(columns)), format_(format) {}
   void Text(std::string_view s);  // a text cell (quoted/escaped as needed)
   void Number(std::string_view s);  // a numeric cell or N/A, written as is
+  // Hot-path cells that format straight into the buffer (no temporaries).
+  void Integer(uint64_t v);
+  void Fixed(double v, int decimals);  // N/A when not finite
+  void Micros(uint64_t ns);
+  // A text cell whose CSV form the caller already holds (per-op strings repeat millions of times).
+  void TextCached(std::string_view raw, std::string_view csv_escaped);
   Status EndRow();
   Status Finish();  // commits every file; names decided here
   uint64_t rows() const { return rows_; }
@@ -57,6 +63,7 @@ class TableWriter {
  private:
   Status Open();
   Status CloseCurrent(bool last);
+  std::string* BeginNumber();  // the buffer, positioned for a numeric cell
   std::string dir_, type_, stamp_;
   std::vector<std::string> columns_;
   TableFormat format_;
