@@ -1,0 +1,135 @@
+#!/usr/bin/python3
+"""The simulated clock from the command line: tilings in atc --mode=1/--mode=6, msame's timing line, batch and
+chip scaling, a user's own SoC spec (--soc_spec) in atc and msame, and clear errors for bad specs and modes.
+
+usage: test_timing.py BUILD_DIR WORK_DIR
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+BUILD, WORK = sys.argv[1], sys.argv[2]
+ATC, MSAME = f"{BUILD}/tools/atc/atc", f"{BUILD}/tools/msame/msame"
+SPEC_310P3 = f"{ROOT}/libcore/soc/specs/Ascend310P3.ini"
+LINE = re.compile(r"Simulated NPU time: ([0-9.]+) ms per inference \(([0-9.]+) fps at batch (\d+), (\S+)\)")
+
+
+def run(cmd, ok=True):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if ok and p.returncode != 0:
+        raise AssertionError(f"{cmd} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def convert(name, *flags):
+    run([ATC, f"--model={WORK}/resnet18.onnx", "--framework=5", f"--output={WORK}/{name}", "--log=error", *flags])
+    return f"{WORK}/{name}.om"
+
+
+def simulated(om, *flags):
+    out = run([MSAME, f"--model={om}", "--sim_mode=timing", *flags]).stdout
+    m = LINE.search(out)
+    assert m, out
+    return float(m.group(1)), int(m.group(3)), m.group(4)
+
+
+def write_spec(path, replace):
+    with open(SPEC_310P3) as f:
+        text = f.read()
+    for old, new in replace:
+        assert old in text, old
+        text = text.replace(old, new)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+class Timing(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        os.makedirs(WORK, exist_ok=True)
+        run(["/usr/bin/python3", f"{HERE}/export_calibration_models.py", WORK, "resnet18"])
+        cls.b1 = convert("r18_b1", "--soc_version=Ascend310P3", "--input_shape=input:1,3,224,224")
+
+    def test_tilings_show_in_mode_1_and_6(self):
+        run([ATC, "--mode=1", f"--om={self.b1}", f"--json={WORK}/r18.json"])
+        with open(f"{WORK}/r18.json") as f:
+            tasks = json.load(f)["task"]
+        convs = [t for t in tasks if t["type"] == "Conv2D"]
+        self.assertTrue(convs)
+        for t in convs:
+            self.assertEqual(t["kind"], "cube")
+            for key in ("block_m", "block_n", "base_m", "base_n", "base_k", "step_m", "step_n", "step_k", "db_l1", "db_l0", "order"):
+                self.assertIn(key, t["tiling"])
+            self.assertEqual(t["block_dim"], t["tiling"]["block_dim"])
+            self.assertLessEqual(t["block_dim"], 8 * t["tiling"]["block_batch"] * 8)
+        adds = [t for t in tasks if t["kind"] == "vector"]
+        self.assertTrue(all("ub_tile" in t["tiling"] for t in adds))
+        shown = run([ATC, "--mode=6", f"--om={self.b1}"]).stdout
+        self.assertRegex(shown, r"task \d+ Conv2D \S+: cube block_dim=\d+ split=")
+        self.assertRegex(shown, LINE.pattern)
+
+    def test_msame_prints_the_line_after_a_full_run(self):
+        out = run([MSAME, f"--model={self.b1}", "--loop=2"]).stdout
+        m = LINE.search(out)
+        self.assertTrue(m, out)
+        self.assertEqual(m.group(4), "Ascend310P3")
+        self.assertLess(out.index("Inference average time"), m.start())
+        ms, batch, _ = simulated(self.b1)
+        self.assertEqual(batch, 1)
+        self.assertAlmostEqual(float(m.group(1)), ms, places=4)
+
+    def test_batch_and_chip_scaling(self):
+        ms1, _, _ = simulated(self.b1)
+        b8 = convert("r18_b8", "--soc_version=Ascend310P3", "--input_shape=input:8,3,224,224")
+        ms8, batch, _ = simulated(b8)
+        self.assertEqual(batch, 8)
+        self.assertGreater(ms8, ms1)  # more work per inference ...
+        self.assertLess(ms8, 8 * ms1)  # ... but batching amortises launches and weight traffic
+        big = convert("r18_910b", "--soc_version=Ascend910B1", "--input_shape=input:8,3,224,224")
+        ms_big, _, soc = simulated(big)
+        self.assertEqual(soc, "Ascend910B1")
+        self.assertLess(ms_big, ms8)
+
+    def test_own_soc_spec_in_msame_and_atc(self):
+        fast = f"{WORK}/fast.ini"
+        write_spec(fast, [("cube_freq=1080", "cube_freq=2160"), ("memory_bandwidth_gbps=204.8", "memory_bandwidth_gbps=409.6")])
+        base, _, _ = simulated(self.b1)
+        quick, _, soc = simulated(self.b1, f"--soc_spec={fast}")
+        self.assertLess(quick, base)
+        mine = f"{WORK}/mychip.ini"
+        write_spec(mine, [("SoC_version=Ascend310P3", "SoC_version=MyChip"), ("ai_core_cnt=8", "ai_core_cnt=4")])
+        om = convert("r18_mychip", f"--soc_spec={mine}", "--input_shape=input:1,3,224,224")
+        ms, _, soc = simulated(om)  # the spec travels inside the .om
+        self.assertEqual(soc, "MyChip")
+        self.assertGreater(ms, base)
+        run([ATC, "--mode=1", f"--om={om}", f"--json={WORK}/mychip.json"])
+        with open(f"{WORK}/mychip.json") as f:
+            self.assertLessEqual(max(t["block_dim"] for t in json.load(f)["task"]), 4 * 4)
+
+    def test_bad_specs_and_modes_are_clear_errors(self):
+        bad = f"{WORK}/bad.ini"
+        write_spec(bad, [("ai_core_cnt=8", "ai_core_cnt=eight")])
+        p = run([MSAME, f"--model={self.b1}", f"--soc_spec={bad}"], ok=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("ai_core_cnt", p.stdout)
+        self.assertIn("bad.ini", p.stdout)
+        p = run([ATC, f"--model={WORK}/resnet18.onnx", "--framework=5", f"--output={WORK}/x", f"--soc_spec={bad}"], ok=False)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("ai_core_cnt", p.stdout + p.stderr)
+        p = run([ATC, f"--model={WORK}/resnet18.onnx", "--framework=5", f"--output={WORK}/x", f"--soc_spec={SPEC_310P3}",
+                 "--soc_version=Ascend910B1"], ok=False)
+        self.assertIn("describes Ascend310P3", p.stdout + p.stderr)
+        p = run([MSAME, f"--model={self.b1}", "--sim_mode=fast"], ok=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("--sim_mode", p.stdout)
+        p = run([MSAME, f"--model={WORK}/resnet18.onnx", "--sim_mode=timing"], ok=False)
+        self.assertIn("reference path has no simulated clock", p.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)
