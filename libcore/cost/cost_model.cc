@@ -118,6 +118,8 @@ TaskCost CubeCost(const Work& w, const Tiling& t, const SocSpec& soc, const L2St
   Reads r;
   split(a_core, a_loads, static_cast<double>(w.a_bytes), l2.input_hit, r);
   split(b_core, b_loads, static_cast<double>(w.b_bytes), l2.weight_hit, r);
+  double residual_core = static_cast<double>(w.residual_bytes) / t.block_dim;  // read once, next to the output tile
+  split(residual_core, 1, static_cast<double>(w.residual_bytes), l2.input_hit, r);
   Paths p(soc, active);
   q.mte2 = r.dram / p.dram_read + r.l2 / p.l2_read;
   // Out: L0C -> (fixpipe) -> GM; outputs that fit L2 stay there for the next task.

@@ -124,6 +124,13 @@ Work DescribeWork(const Graph& g, const Node& n, Engine engine) {
     w.out_bytes += Bytes(g.values[o]);
     out_elems = std::max(out_elems, Elements(g.values[o]));
   }
+  // Gather and Slice read only the rows they return, not the whole table (an embedding is mostly untouched).
+  if ((n.op_type == "Gather" || n.op_type == "GatherND" || n.op_type == "Slice") && !n.inputs.empty() && n.inputs[0] >= 0) {
+    const Value& data = g.values[n.inputs[0]];
+    int64_t table = Bytes(data), read = std::min(table, w.out_bytes);
+    w.in_bytes -= table - read;
+    if (data.constant) w.weight_bytes -= table - read;
+  }
   if (!n.inputs.empty() && n.inputs[0] >= 0) w.dtype = g.values[n.inputs[0]].dtype;
   if (!n.outputs.empty()) w.out_dtype = g.values[n.outputs[0]].dtype;
   if (IsView(n.op_type)) {
@@ -141,6 +148,10 @@ Work DescribeWork(const Graph& g, const Node& n, Engine engine) {
   }
   if (w.kind == WorkKind::kCube) {
     w.epilogue_ops = (n.inputs.size() > 2 && n.inputs[2] >= 0) + (n.has_attr("_epilogue_op") ? 1 : 0);
+    if (n.inputs.size() > 3 && n.inputs[3] >= 0) {  // the residual of a fused Add
+      w.residual_bytes = Bytes(g.values[n.inputs[3]]);
+      ++w.epilogue_ops;
+    }
     return w;
   }
   auto it = VectorOps().find(n.op_type);

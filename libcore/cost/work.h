@@ -28,6 +28,7 @@ struct Work {
   int64_t elements = 0;
   double ops_per_element = 1;
   int64_t epilogue_ops = 0;   // cube: vector ops fused after the GEMM (bias, activation, residual)
+  int64_t residual_bytes = 0; // cube: a residual tensor the epilogue adds (read through MTE2 into UB)
   int64_t in_bytes = 0, out_bytes = 0;  // all inputs read / outputs written, in GM
   int64_t weight_bytes = 0;             // the part of in_bytes that is constant (stays resident across runs)
   double flops = 0;                     // useful arithmetic (2 per MAC), for roofline and profiles

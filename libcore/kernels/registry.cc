@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "kernels/families.h"
+#include "kernels/kernel_util.h"
 
 namespace npu {
 
@@ -58,11 +59,19 @@ Status RunKernel(const Node& node, std::vector<Tensor> inputs, std::vector<Tenso
                  const ExecContext& exec, FloatStatus* status) {
   const KernelFn* fn = KernelRegistry::Get().Find(node.op_type);
   if (!fn) return Status::Error("E16002", "node", node.name, "no kernel registered for op type " + node.op_type);
+  Tensor residual;
+  if (node.has_attr(kEpilogueResidualInput)) {
+    size_t at = static_cast<size_t>(node.attr_int(kEpilogueResidualInput, 0));
+    if (at >= inputs.size() || at == 0) return Status::Error("EH0002", "node", node.name, "the residual input index is out of range");
+    residual = inputs[at];
+    inputs.resize(at);
+  }
   KernelContext ctx{node, std::move(inputs), {}, pool, exec, {}};
   ctx.outputs.resize(node.outputs.size());
   NPU_RETURN_IF_ERROR((*fn)(ctx));
   outputs = std::move(ctx.outputs);
   if (status && ctx.status.any()) *status = ctx.status;
+  if (residual.defined()) NPU_RETURN_IF_ERROR(AddResidual(node, outputs, residual, pool, exec, status));
   if (node.has_attr(kEpilogueOp)) return RunEpilogue(node, outputs, pool, exec, status);
   return Status::Ok();
 }
@@ -84,6 +93,28 @@ Node EpilogueNode(const Node& fused) {
 }
 
 }  // namespace
+
+// UB fusion with a residual. The cube's fp32 result reaches the UB in the residual's dtype (L0C -> UB
+// converts), and the vector unit adds in that dtype: a 16-bit residual means the result rounds to 16 bits
+// first, then the sum rounds again (in the runtime). An fp32 residual adds exactly.
+Status AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor& residual, ThreadPool& pool,
+                   const ExecContext& exec, FloatStatus* status) {
+  Tensor result = outputs[0], other = residual;
+  if (IsHalfLike(residual.dtype())) {
+    result = ToF32(NarrowFloat(result, residual.dtype(), exec, status));
+    other = ToF32(residual);
+  }
+  Node add;
+  add.name = fused.name;
+  add.op_type = "Add";
+  add.opset = 14;
+  add.inputs = {fused.outputs.at(0), fused.outputs.at(0)};
+  add.outputs = {fused.outputs.at(0)};
+  std::vector<Tensor> out;
+  NPU_RETURN_IF_ERROR(RunKernel(add, {result, other}, out, pool, exec, status));
+  outputs[0] = std::move(out[0]);
+  return Status::Ok();
+}
 
 // UB fusion: the absorbed elementwise op runs on the fused op's result before it leaves the core (in fp32,
 // so the pair rounds once), through that op's own kernel.

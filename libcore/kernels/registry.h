@@ -44,6 +44,11 @@ class KernelRegistry {
 constexpr const char* kEpilogueOp = "_epilogue_op";
 constexpr const char* kEpilogueOpset = "_epilogue_opset";
 constexpr const char* kEpilogueAttrPrefix = "_epilogue.";
+// A residual Add absorbed into a cube op (UB fusion): the input at this index is added to the result before
+// the activation epilogue; the op's own kernel never sees it.
+constexpr const char* kEpilogueResidualInput = "_epilogue_residual_input";
+Status AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor& residual, ThreadPool& pool,
+                   const ExecContext& exec, FloatStatus* status);
 Status RunEpilogue(const Node& fused, std::vector<Tensor>& outputs, ThreadPool& pool, const ExecContext& exec, FloatStatus* status);
 
 // Registers a schema and its kernel in one call (what each family file does per op).

@@ -304,6 +304,33 @@ std::vector<int> MatchUbActivation(Graph& g, int k, const std::vector<bool>& dea
   return {k, act_i};
 }
 
+// Conv -> Add(other tensor of the same shape) [-> Relu]: the residual joins the conv's epilogue, as CANN's
+// conv UB fusions take "Add then Relu" or one elementwise op with another input (TbeConv3dElemwisePass
+// documents the patterns; the Conv2D fusion follows them).
+std::vector<int> MatchConvResidual(Graph& g, int k, const std::vector<bool>& dead) {
+  Node& conv = g.nodes[k];
+  if (conv.op_type != "Conv" || conv.has_attr(kEpilogueOp) || conv.has_attr(kEpilogueResidualInput)) return {};
+  int out = conv.outputs[0];
+  int add_i = SoleConsumer(g, out);
+  if (add_i < 0 || dead[add_i] || g.nodes[add_i].op_type != "Add" || g.nodes[add_i].inputs.size() != 2) return {};
+  const Node& add = g.nodes[add_i];
+  int residual = OtherInput(add, out);
+  if (residual < 0 || residual == out) return {};
+  const Value &r = g.values[residual], &o = g.values[out];
+  if (!r.has_shape || !o.has_shape || r.shape != o.shape || r.dtype != o.dtype) return {};
+  std::vector<int> chain = {k, add_i};
+  int relu = SoleConsumer(g, add.outputs[0]);
+  if (relu >= 0 && !dead[relu] && g.nodes[relu].op_type == "Relu") chain.push_back(relu);
+  conv.inputs.resize(3, -1);  // the bias slot stays (empty when the conv has none)
+  conv.inputs.push_back(residual);
+  conv.attrs[kEpilogueResidualInput] = int64_t{3};
+  if (chain.size() == 3) {
+    conv.attrs[kEpilogueOp] = std::string("Relu");
+    conv.attrs[kEpilogueOpset] = int64_t{14};
+  }
+  return chain;
+}
+
 }  // namespace
 
 Status ConvBatchnormFusionPass(Graph& g) { return FuseAll(g, "ConvBatchnormFusionPass", [&](int k, auto& d) { return MatchConvBatchnorm(g, k, d); }); }
@@ -313,7 +340,11 @@ Status GeluONNXFusionPass(Graph& g) { return FuseAll(g, "GeluONNXFusionPass", [&
 Status LayerNormONNXFusionPass(Graph& g) { return FuseAll(g, "LayerNormONNXFusionPass", [&](int k, auto& d) { return MatchLayerNorm(g, k, d); }); }
 Status SoftmaxFusionPass(Graph& g) { return FuseAll(g, "SoftmaxFusionPass", [&](int k, auto& d) { return MatchSoftmax(g, k, d); }); }
 Status ConvElemwiseUbFusionPass(Graph& g) {
-  return FuseAll(g, "TbeConvElemwiseFusionPass", [&](int k, auto& d) { return MatchUbActivation(g, k, d, {"Conv", "ConvTranspose"}); });
+  NPU_RETURN_IF_ERROR(FuseAll(g, "TbeConvElemwiseFusionPass", [&](int k, auto& d) {
+    std::vector<int> chain = MatchConvResidual(g, k, d);
+    return chain.empty() ? MatchUbActivation(g, k, d, {"Conv", "ConvTranspose"}) : chain;
+  }));
+  return SortTopologically(g);  // a residual may come from a node after the conv
 }
 Status MatMulElemwiseUbFusionPass(Graph& g) {
   return FuseAll(g, "TbeBatchMatmulElementWiseFusionPass", [&](int k, auto& d) { return MatchUbActivation(g, k, d, {"MatMul", "MatMulBias", "Gemm"}); });

@@ -6,6 +6,7 @@
 #include "ir/op_schema.h"
 #include "kernels/kernel_util.h"
 #include "kernels/numerics.h"
+#include "kernels/registry.h"
 
 namespace npu {
 namespace {
@@ -212,6 +213,8 @@ class Assigner {
     for (size_t j = 0; j < ins.size(); ++j) {
       if (!Adjustable(ins[j]) || Fixed(g_.nodes[k], j)) continue;
       DType want = j < d.in_override.size() && d.in_override[j] ? *d.in_override[j] : d.compute;
+      // A fused residual joins the result in the epilogue, so it takes the output's dtype, not the cube's.
+      if (static_cast<int64_t>(j) == g_.nodes[k].attr_int(kEpilogueResidualInput, -1)) want = d.out;
       ins[j] = Converted(ins[j], want);
     }
     Node& n = g_.nodes[k];  // Converted() may have grown g_.nodes

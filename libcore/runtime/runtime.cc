@@ -149,9 +149,10 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
   for (TaskObserver* o : observers_) o->BeforeTask(EventFor(k, ins, {}));
   const OpSchema* schema = OpSchemaRegistry::Get().Find(n.op_type);
   std::vector<Tensor> compute = ins;
+  int residual = static_cast<int>(n.attr_int(kEpilogueResidualInput, -1));  // keeps its dtype: see AddResidual
   if (!schema || !schema->moves_bytes)
     for (size_t j = 0; j < compute.size(); ++j)
-      if (compute[j].defined() && IsHalfLike(compute[j].dtype()))
+      if (compute[j].defined() && IsHalfLike(compute[j].dtype()) && static_cast<int>(j) != residual)
         compute[j] = widened_[n.inputs[j]].defined() ? widened_[n.inputs[j]] : ToF32(compute[j]);
   std::vector<Tensor> outs;
   FloatStatus st;

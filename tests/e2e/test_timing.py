@@ -97,7 +97,7 @@ class Timing(unittest.TestCase):
 
     def test_own_soc_spec_in_msame_and_atc(self):
         fast = f"{WORK}/fast.ini"
-        write_spec(fast, [("cube_freq=1080", "cube_freq=2160"), ("memory_bandwidth_gbps=204.8", "memory_bandwidth_gbps=409.6")])
+        write_spec(fast, [("cube_freq=1060", "cube_freq=2120"), ("memory_bandwidth_gbps=204.8", "memory_bandwidth_gbps=409.6")])
         base, _, _ = simulated(self.b1)
         quick, _, soc = simulated(self.b1, f"--soc_spec={fast}")
         self.assertLess(quick, base)

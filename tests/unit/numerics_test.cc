@@ -187,6 +187,31 @@ TEST(Fusion, SoftmaxPatternAndUbActivation) {
   ExpectClose(Execute(g, {in}), want, 1e-6f);
 }
 
+// The bottleneck ending: conv3 + residual (a second conv, listed after it) + Relu, and Add + Relu alone.
+TEST(Fusion, ConvResidualReluAndEltwiseActivation) {
+  Builder b;
+  int x = b.In("x", {1, 4, 5, 5});
+  int main_branch = b.Op("Conv", {x, b.Const("w1", Random({8, 4, 3, 3}, 1))}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  int shortcut = b.Op("Conv", {x, b.Const("w2", Random({8, 4, 1, 1}, 2)), b.Const("b2", Random({8}, 3))});
+  int y = b.Op("Relu", {b.Op("Add", {main_branch, shortcut})});
+  int z = b.Op("Relu", {b.Op("Add", {y, b.Const("c", Random({1, 8, 5, 5}, 4))})});
+  Graph g = b.Done(z);
+  Tensor in = Random({1, 4, 5, 5}, 5);
+  auto want = Execute(g, {in});
+  ASSERT_TRUE(ConvElemwiseUbFusionPass(g).ok());
+  ASSERT_TRUE(EltwiseUbFusionPass(g).ok());
+  std::vector<std::string> types;
+  for (const Node& n : g.nodes) types.push_back(n.op_type);
+  EXPECT_EQ(types, (std::vector<std::string>{"Conv", "Conv", "Add"}));  // the shortcut now runs first
+  const Node& fused = g.nodes[1];
+  EXPECT_EQ(fused.original_names, (std::vector<std::string>{"Conv_0", "Add_2", "Relu_3"}));
+  EXPECT_EQ(fused.inputs.size(), 4u);
+  EXPECT_EQ(fused.inputs[2], -1);  // no bias: the slot stays empty before the residual
+  EXPECT_EQ(g.nodes[2].attr_string("_epilogue_op"), "Relu");
+  EXPECT_TRUE(g.Verify().ok());
+  ExpectClose(Execute(g, {in}), want, 1e-5f);
+}
+
 TEST(Fusion, SwitchFileBothFormsAndUnknownNames) {
   std::string path = ::testing::TempDir() + "/switch.cfg";
   std::ofstream(path) << "# comment\nConvBatchnormFusionPass:off\nGeluONNXFusionPass : on\nBogusPass:off\n";

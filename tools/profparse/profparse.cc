@@ -97,6 +97,8 @@ int RunProfparse(const Options& o, std::ostream& out) {
     for (const auto& e : errs) out << "[ERROR] " << e.message() << "\n";
     return 2;
   }
+  if (!o.log.empty())
+    if (auto l = log::ParseLevel(o.log)) log::SetLevel(*l);
   if (!o.diff.empty()) return DiffProfiles(o.diff[0], o.diff[1], out);
   auto dirs = FindProfDirs(o.output);
   if (!dirs.ok()) {
