@@ -16,6 +16,7 @@
 #include "passes/pass_manager.h"
 #include "passes/precision.h"
 #include "runtime/runtime.h"
+#include "tune/apply.h"
 #include "soc/soc_spec.h"
 
 namespace npu::atc {
@@ -129,7 +130,7 @@ json TaskJson(const OmModel& m) {
 }
 
 // ONNX -> Ascend IR graph: fold and infer, map op types, fuse, assign precision, lower to tasks.
-Result<OmModel> Build(const AtcOptions& o, OnnxModelInfo& info, std::vector<std::string>& warnings) {
+Result<OmModel> Build(const AtcOptions& o, OnnxModelInfo& info, std::vector<std::string>& warnings, bool use_bank) {
   NPU_ASSIGN_OR_RETURN(SocSpec soc, TargetSoc(o));
   std::vector<Status> errors;
   PrecisionConfig precision = LoadPrecisionConfig(o.precision, soc, errors);
@@ -158,6 +159,12 @@ Result<OmModel> Build(const AtcOptions& o, OnnxModelInfo& info, std::vector<std:
              {"producer", info.producer},
              {"precision_mode", precision.mode_name},
              {"overflow_mode", std::string(OverflowModeName(soc.default_overflow))}};
+  // Tilings aoe banked: TUNE_BANK_PATH (ATC reads only that variable, as CANN's does).
+  if (const char* bank_path = std::getenv("TUNE_BANK_PATH"); use_bank && bank_path && *bank_path) {
+    NPU_ASSIGN_OR_RETURN(TuneBank bank, TuneBank::Open(bank_path, soc));
+    int n = ApplyTuneBank(m.graph, m.tasks, soc, bank);
+    m.attrs["tune_bank"] = bank.dir() + " (" + std::to_string(n) + " tilings)";
+  }
   // A user's chip travels inside the .om, so msame simulates the chip the model was tiled for.
   if (!o.soc_spec.empty()) {
     NPU_ASSIGN_OR_RETURN(m.attrs["soc_spec_ini"], ReadFileToString(o.soc_spec));
@@ -169,10 +176,11 @@ int Convert(const AtcOptions& o, std::ostream& out) {
   auto t0 = std::chrono::steady_clock::now();
   OnnxModelInfo info;
   std::vector<std::string> warnings;
-  auto built = Build(o, info, warnings);
+  auto built = Build(o, info, warnings, true);
   for (const auto& w : warnings) out << "[WARNING] " << w << "\n";
   if (!built.ok()) return Fail(out, {built.status()});
   OmModel& m = built.value();
+  if (auto bank = m.attrs.find("tune_bank"); bank != m.attrs.end()) out << "[INFO] tune bank: " << bank->second << "\n";
   m.header.name = std::filesystem::path(o.output).filename().string();
   m.header.platform_version = m.attrs["soc_version"];
   for (int i : m.graph.inputs) m.header.dynamic |= NumElements(m.graph.values[i].shape) < 0;
@@ -329,6 +337,11 @@ int Display(const AtcOptions& o, std::ostream& out) {
 }
 
 }  // namespace
+
+Result<OmModel> BuildModel(const AtcOptions& o, std::vector<std::string>& warnings) {
+  OnnxModelInfo info;
+  return Build(o, info, warnings, false);
+}
 
 Result<std::map<std::string, Shape>> ParseInputShape(std::string_view spec) {
   std::map<std::string, Shape> out;

@@ -7,6 +7,7 @@
 
 #include "base/status.h"
 #include "ir/tensor.h"
+#include "om/om_model.h"
 #include "passes/precision.h"
 
 namespace npu::atc {
@@ -27,6 +28,8 @@ constexpr const char* kVersion = "npukit atc 0.1.0";
 Result<std::map<std::string, Shape>> ParseInputShape(std::string_view spec);
 // "node:0;node2:1" -> [(node, 0), (node2, 1)]; a missing ":idx" means output 0.
 Result<std::vector<std::pair<std::string, int>>> ParseOutNodes(std::string_view spec);
+// ONNX -> the task list `atc` would write, with the built-in tilings (no tune bank): what aoe tunes.
+Result<OmModel> BuildModel(const AtcOptions& o, std::vector<std::string>& warnings);
 // Every problem with the flags, not just the first.
 std::vector<Status> ValidateOptions(const AtcOptions& o);
 

@@ -1,0 +1,151 @@
+#include "tune/bank.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "base/file_io.h"
+
+namespace npu {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr char kFileSuffix[] = "_runtime_kb.json";
+
+json TilingJson(const Tiling& t) {
+  return {{"block_dim", t.block_dim}, {"block_batch", t.block_batch}, {"block_m", t.block_m}, {"block_n", t.block_n},
+          {"base_m", t.base_m}, {"base_n", t.base_n}, {"base_k", t.base_k}, {"step_m", t.step_m}, {"step_n", t.step_n},
+          {"step_k", t.step_k}, {"db_l1", t.db_l1}, {"db_l0", t.db_l0}, {"n_inner", t.n_inner}, {"ub_tile", t.ub_tile}};
+}
+
+Tiling TilingFrom(const json& j) {
+  Tiling t;
+  t.block_dim = j.at("block_dim"), t.block_batch = j.at("block_batch"), t.block_m = j.at("block_m"), t.block_n = j.at("block_n");
+  t.base_m = j.at("base_m"), t.base_n = j.at("base_n"), t.base_k = j.at("base_k");
+  t.step_m = j.at("step_m"), t.step_n = j.at("step_n"), t.step_k = j.at("step_k");
+  t.db_l1 = j.at("db_l1"), t.db_l0 = j.at("db_l0"), t.n_inner = j.at("n_inner"), t.ub_tile = j.at("ub_tile");
+  return t;
+}
+
+// FNV-1a of the key: the record id (CANN's banks carry a 32-bit hash of the key struct).
+uint32_t KeyHash(const std::string& key) {
+  uint32_t h = 2166136261u;
+  for (unsigned char c : key) h = (h ^ c) * 16777619u;
+  return h;
+}
+
+// An exclusive advisory lock on <file>.lock for as long as it lives (concurrent aoe processes).
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path) : fd_(::open((path + ".lock").c_str(), O_RDWR | O_CREAT, 0644)) {
+    if (fd_ >= 0) ::flock(fd_, LOCK_EX);
+  }
+  ~FileLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  }
+  bool ok() const { return fd_ >= 0; }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+std::string TuneBank::DefaultRoot() {
+  if (const char* p = std::getenv("TUNE_BANK_PATH"); p && *p) return p;
+  if (const char* p = std::getenv("ASCEND_CACHE_PATH"); p && *p) return std::string(p) + "/aoe_data";
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : ".") + "/Ascend/latest/data/aoe/custom/op";
+}
+
+std::string TuneBank::FileFor(const std::string& op_type) const {
+  return dir_ + "/" + soc_name_ + "_" + std::to_string(cores_) + "_AiCore_" + op_type + kFileSuffix;
+}
+
+Result<TuneBank> TuneBank::Open(const std::string& root, const SocSpec& soc) {
+  TuneBank b;
+  b.soc_name_ = soc.name;
+  b.cores_ = soc.ai_cores;
+  b.dir_ = root + "/" + soc.name + "/unified_bank";
+  std::error_code ec;
+  if (!fs::is_directory(b.dir_, ec)) return b;
+  std::string prefix = soc.name + "_" + std::to_string(soc.ai_cores) + "_AiCore_";
+  for (const auto& e : fs::directory_iterator(b.dir_, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || name.size() <= sizeof(kFileSuffix) || name.substr(name.size() - (sizeof(kFileSuffix) - 1)) != kFileSuffix) continue;
+    std::ifstream in(e.path());
+    std::string line;
+    for (int lineno = 1; std::getline(in, line); ++lineno) {
+      if (line.empty()) continue;
+      json j = json::parse(line, nullptr, false);
+      BankRecord r;
+      try {
+        if (j.is_discarded()) throw std::runtime_error("not JSON");
+        if (j.at("version").get<int>() != kCostModelVersion) {
+          ++b.skipped_;
+          continue;
+        }
+        r.op_type = j.at("op");
+        r.key = j.at("info_dict").at("key");
+        r.tiling = TilingFrom(j.at("knowledge"));
+        r.before_us = j.value("performance_before_tune(us)", 0.0);
+        r.after_us = j.value("performance_after_tune(us)", 0.0);
+      } catch (const std::exception& ex) {
+        return Status::Error("EG0011", "TUNE_BANK_PATH", e.path().string() + ":" + std::to_string(lineno),
+                             std::string("a bank record is malformed: ") + ex.what(), "Run `aoe bank verify` or delete the line.");
+      }
+      b.records_[r.key] = std::move(r);
+    }
+  }
+  return b;
+}
+
+const BankRecord* TuneBank::Find(const std::string& key) const {
+  auto it = records_.find(key);
+  return it == records_.end() ? nullptr : &it->second;
+}
+
+void TuneBank::Put(BankRecord r) {
+  dirty_types_[r.op_type] = true;
+  records_[r.key] = std::move(r);
+}
+
+Status TuneBank::Save() {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) return Status::Error("EG0010", "TUNE_BANK_PATH", dir_, "cannot create the bank directory: " + ec.message());
+  for (const auto& [type, dirty] : dirty_types_) {
+    if (!dirty) continue;
+    std::string path = FileFor(type);
+    FileLock lock(path);
+    if (!lock.ok()) return Status::Error("EG0010", "TUNE_BANK_PATH", path + ".lock", "cannot lock the bank file");
+    // Another process may have added records since we loaded: merge theirs (ours win on the same key).
+    std::map<std::string, std::string> lines;
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) {
+      json j = json::parse(line, nullptr, false);
+      if (!j.is_discarded() && j.contains("info_dict") && j["info_dict"].contains("key")) lines[j["info_dict"]["key"]] = line;
+    }
+    for (const auto& [key, r] : records_) {
+      if (r.op_type != type) continue;
+      json j = {{"id", KeyHash(key)}, {"op", type}, {"version", kCostModelVersion}, {"info_dict", {{"key", key}, {"soc", soc_name_}, {"core_num", cores_}}},
+                {"knowledge", TilingJson(r.tiling)}, {"performance_before_tune(us)", r.before_us}, {"performance_after_tune(us)", r.after_us}};
+      lines[key] = j.dump();
+    }
+    std::string text;
+    for (const auto& [key, line] : lines) text += line + "\n";  // sorted by key: the same records give the same bytes
+    NPU_RETURN_IF_ERROR(WriteFileAtomic(path, std::as_bytes(std::span(text.data(), text.size()))));
+  }
+  dirty_types_.clear();
+  return Status::Ok();
+}
+
+}  // namespace npu

@@ -1,0 +1,324 @@
+#include "aoe.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <set>
+
+#include "base/file_io.h"
+#include "base/log.h"
+#include "cost/schedule.h"
+#include "kernels/registry.h"
+#include "om/om_model.h"
+#include "runtime/runtime.h"
+#include "tune/bank.h"
+#include "tune/search.h"
+
+namespace npu::aoe {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+struct OpFilter {
+  std::set<std::string> names, types;
+  bool all = true;
+};
+
+Result<OpFilter> LoadOpFilter(const std::string& path) {
+  OpFilter f;
+  if (path.empty()) return f;
+  NPU_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  json j = json::parse(text, nullptr, false);
+  auto bad = [&](const std::string& why) {
+    return Status::Error("EG0001", "--tune_ops_file", path, why, R"(Write {"tune_ops_name": ["op", ...], "tune_ops_type": ["Conv2D", ...]}.)");
+  };
+  if (j.is_discarded() || !j.is_object()) return bad("the file is not a JSON object");
+  for (const auto& [k, v] : j.items()) {
+    if (k != "tune_ops_name" && k != "tune_ops_type") return bad("unknown key \"" + k + "\"");
+    if (!v.is_array()) return bad("\"" + k + "\" must be a list of strings");
+    for (const auto& s : v) {
+      if (!s.is_string() || s.get<std::string>().empty()) return bad("\"" + k + "\" must be a list of non-empty strings");
+      (k == "tune_ops_name" ? f.names : f.types).insert(s.get<std::string>());
+    }
+  }
+  if (f.names.empty() && f.types.empty()) return bad("names no operator");
+  f.all = false;
+  return f;
+}
+
+// The types a task answers to: its own, and those it absorbed by fusion (a fused op matches its types).
+std::set<std::string> TypesOf(const Node& n, const Task& t) {
+  std::set<std::string> types = {t.kernel_name, n.op_type};
+  if (n.has_attr(kEpilogueOp)) types.insert(n.attr_string(kEpilogueOp));
+  if (n.has_attr(kEpilogueResidualInput)) types.insert("Add");
+  return types;
+}
+
+std::string Percent(double before, double after) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", after > 0 ? (before / after - 1) * 100 : 0.0);  // CANN: before/after - 1
+  return buf;
+}
+
+std::string Stamp() {
+  auto now = std::chrono::system_clock::now();
+  std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &tm);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  char out[40];
+  std::snprintf(out, sizeof out, "%s%03lld", buf, static_cast<long long>(ms));
+  return out;
+}
+
+// A progress bar with ETA, on a terminal only.
+class Progress {
+ public:
+  Progress(bool on, size_t total) : on_(on && ::isatty(STDERR_FILENO)), total_(total), t0_(std::chrono::steady_clock::now()) {}
+  void Step(size_t done) {
+    if (!on_ || total_ == 0) return;
+    double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    double eta = done ? el / static_cast<double>(done) * static_cast<double>(total_ - done) : 0;
+    int width = 30, fill = static_cast<int>(width * done / total_);
+    std::fprintf(stderr, "\r[%s%s] %zu/%zu ETA %.0fs ", std::string(fill, '#').c_str(), std::string(width - fill, ' ').c_str(), done, total_, eta);
+    if (done == total_) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  bool on_;
+  size_t total_;
+  std::chrono::steady_clock::time_point t0_;
+};
+
+struct Report {
+  std::string path;
+  json root;
+  std::string report_key;
+  Status Write() const {
+    std::string text = root.dump(2) + "\n";
+    return WriteFileAtomic(path, std::as_bytes(std::span(text.data(), text.size())));
+  }
+  json& Opat() { return root[report_key][1]["OPAT"]; }
+};
+
+Status TuneModel(const AoeOptions& o, const atc::AtcOptions& mo, const OpFilter& filter, Report& report, std::ostream& out) {
+  auto started = std::chrono::steady_clock::now();
+  std::vector<std::string> warnings;
+  NPU_ASSIGN_OR_RETURN(OmModel m, atc::BuildModel(mo, warnings));
+  for (const auto& w : warnings) out << "[WARNING] " << w << "\n";
+  NPU_ASSIGN_OR_RETURN(auto soc_ptr, ModelSoc(m));
+  const SocSpec& soc = *soc_ptr;
+  NPU_ASSIGN_OR_RETURN(TuneBank bank, TuneBank::Open(TuneBank::DefaultRoot(), soc));
+  const char* repeat_env = std::getenv("REPEAT_TUNE");
+  bool repeat = repeat_env && (std::string_view(repeat_env) == "True" || std::string_view(repeat_env) == "true");
+  SearchStrategy strategy = o.search == "exhaustive" ? SearchStrategy::kExhaustive : SearchStrategy::kGuided;
+  IterationTiming before = ScheduleIteration(m.graph, m.tasks, soc);
+
+  // Unique works to tune (tasks with the same key share one search and one bank record).
+  std::map<std::string, std::vector<size_t>> by_key;
+  std::vector<std::string> order;
+  std::set<std::string> matched_names, matched_types;
+  for (size_t k = 0; k < m.tasks.size(); ++k) {
+    const Task& t = m.tasks[k];
+    const Node& n = m.graph.nodes[t.op_index];
+    const Work& w = before.tasks[k].work;
+    if (!t.on_device() || !Tunable(w)) continue;
+    if (!filter.all) {
+      bool by_name = filter.names.count(n.name) > 0;
+      std::set<std::string> types = TypesOf(n, t);
+      std::string type_hit;
+      for (const auto& ty : types)
+        if (filter.types.count(ty)) type_hit = ty;
+      if (!by_name && type_hit.empty()) continue;
+      if (by_name) matched_names.insert(n.name);
+      if (!type_hit.empty()) matched_types.insert(type_hit);
+    } else if (w.kind != WorkKind::kCube) {
+      continue;  // by default aoe tunes cube ops; name vector ops in --tune_ops_file to tune them too
+    }
+    std::string key = TilingKey(w);
+    if (!by_key.count(key)) order.push_back(key);
+    by_key[key].push_back(k);
+  }
+  for (const auto& name : filter.names)
+    if (!matched_names.count(name)) out << "[WARNING] tune_ops_name " << name << " is not a tunable op of " << mo.model << "\n";
+  for (const auto& type : filter.types)
+    if (!matched_types.count(type)) out << "[WARNING] tune_ops_type " << type << " matches no tunable op of " << mo.model << "\n";
+
+  json& opat = report.Opat();
+  json& summary = opat["repo_summary"];
+  Progress progress(o.progress_bar == "on", order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    const std::string& key = order[i];
+    size_t k0 = by_key[key].front();
+    const Task& t0 = m.tasks[k0];
+    const Node& n0 = m.graph.nodes[t0.op_index];
+    const TaskTiming& tt = before.tasks[k0];
+    double before_ns = tt.duration_ns;
+    json op = {{"op_name", n0.name}, {"op_type", t0.kernel_name}, {"tiling_key", key}, {"tasks", by_key[key].size()},
+               {"performance_before_tune(us)", before_ns / 1000}, {"predicted_cycles_before", tt.cost.core_cycles}};
+    const BankRecord* hit = repeat ? nullptr : bank.Find(key);
+    Tiling chosen = t0.tiling;
+    std::string outcome;
+    if (hit && CheckTiling(tt.work, hit->tiling, soc).ok()) {
+      chosen = hit->tiling;
+      outcome = "repo_hit";
+      summary["repo_hit_num"] = summary["repo_hit_num"].get<int>() + 1;
+    } else {
+      SearchResult r = SearchTiling(tt.work, soc, tt.l2, strategy, t0.tiling);
+      op["evaluations"] = r.evaluations;
+      op["space_size"] = r.space_size;
+      if (r.best_ns < before_ns * (1 - 1e-9)) {
+        chosen = r.best;
+        bool update = bank.Find(key) != nullptr;
+        bank.Put({t0.kernel_name, key, r.best, before_ns / 1000, r.best_ns / 1000});
+        outcome = update ? "update" : "add";
+        summary[update ? "repo_update_num" : "repo_add_num"] = summary[update ? "repo_update_num" : "repo_add_num"].get<int>() + 1;
+      } else {
+        outcome = "unsatisfied";  // the built-in tiling is already the best found
+        summary["repo_unsatisfied_num"] = summary["repo_unsatisfied_num"].get<int>() + 1;
+      }
+    }
+    for (size_t k : by_key[key]) {
+      m.tasks[k].tiling = chosen;
+      m.tasks[k].block_dim = static_cast<uint32_t>(chosen.block_dim);
+      if (outcome != "unsatisfied") m.tasks[k].tiling_source = "tune_bank";
+    }
+    TaskCost after = EstimateTask(tt.work, chosen, soc, tt.l2);
+    op["performance_after_tune(us)"] = after.duration_ns / 1000;
+    op["performance_improvement"] = Percent(before_ns, after.duration_ns);
+    op["predicted_cycles_after"] = after.core_cycles;
+    op["bound_after"] = std::string(BoundName(after.bound));
+    op["result"] = outcome;
+    summary["total_num"] = summary["total_num"].get<int>() + 1;
+    if (outcome == "add" || outcome == "update") opat["repo_modified_operators"][outcome + "_repo_operators"].push_back(op);
+    opat["operators"].push_back(op);
+    NPU_RETURN_IF_ERROR(report.Write());  // written as it goes
+    out << "[Aoe]" << n0.name << " Tuning process finished.\n";
+    progress.Step(i + 1);
+  }
+  NPU_RETURN_IF_ERROR(bank.Save());
+  IterationTiming after = ScheduleIteration(m.graph, m.tasks, soc);
+  opat["model_baseline_performance(ms)"] = before.total_ns * 1e-6;
+  opat["model_result_performance(ms)"] = after.total_ns * 1e-6;
+  opat["model_performance_improvement"] = Percent(before.total_ns, after.total_ns);
+  opat["opat_tune_result"] = "tune success";
+  opat["tune_bank"] = bank.dir();
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  report.root[report.report_key][0]["basic"]["tuning_time(s)"] = secs;
+  NPU_RETURN_IF_ERROR(report.Write());
+  if (!mo.output.empty()) {
+    m.attrs["aoe_version"] = kVersion;
+    NPU_RETURN_IF_ERROR(SaveOm(mo.output + ".om", m));
+    out << "[Aoe]tuned model written to " << mo.output << ".om\n";
+  }
+  out << "[Aoe]" << fs::path(mo.model).stem().string() << " process finished. Performance improved by "
+      << Percent(before.total_ns, after.total_ns) << " (simulated " << before.total_ns * 1e-6 << " ms -> " << after.total_ns * 1e-6
+      << " ms per inference on " << soc.name << ")\n";
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::vector<Status> ValidateOptions(const AoeOptions& o) {
+  std::vector<Status> errs;
+  for (const auto& f : o.unknown_flags) errs.push_back(Status::Error("EG0000", f, "", "unknown flag", "See aoe --help."));
+  if (o.job_type.empty()) errs.push_back(Status::Error("EG0000", "--job_type", "", "--job_type is required: 2 (operator tuning)"));
+  else if (o.job_type == "1")
+    errs.push_back(Status::Error("EG0003", "--job_type", "1", "subgraph tuning is not built in this release", "Use --job_type=2 (operator tuning)."));
+  else if (o.job_type != "2") errs.push_back(Status::Error("EG0003", "--job_type", o.job_type, "the value must be 1 or 2"));
+  if (o.model.model.empty() == o.model_path.empty())
+    errs.push_back(Status::Error("EG0000", "--model", "", "give exactly one of --model and --model_path"));
+  if (!o.model.model.empty() && !FileExists(o.model.model)) errs.push_back(Status::Error("EG0011", "--model", o.model.model, "the file does not exist"));
+  if (!o.model_path.empty() && !fs::is_directory(o.model_path)) errs.push_back(Status::Error("EG0011", "--model_path", o.model_path, "not a directory"));
+  if (o.model.framework != "5") errs.push_back(Status::Error("EG0003", "--framework", o.model.framework, "this build tunes ONNX models: --framework=5"));
+  if (o.model.soc_version.empty() && o.model.soc_spec.empty()) errs.push_back(Status::Error("EG0000", "--soc_version", "", "--soc_version is required"));
+  else if (o.model.soc_spec.empty() && !FindSoc(o.model.soc_version))
+    errs.push_back(Status::Error("EG0003", "--soc_version", o.model.soc_version, "supported SoCs are " + SocNames()));
+  if (o.search != "guided" && o.search != "exhaustive") errs.push_back(Status::Error("EG0003", "--search", o.search, "the value must be guided or exhaustive"));
+  if (o.progress_bar != "on" && o.progress_bar != "off") errs.push_back(Status::Error("EG0003", "--progress_bar", o.progress_bar, "the value must be on or off"));
+  if (!o.model.log.empty() && !log::ParseLevel(o.model.log))
+    errs.push_back(Status::Error("EG0003", "--log", o.model.log, "the log level must be one of debug, info, warning, error, null"));
+  if (const char* bank = std::getenv("TUNE_BANK_PATH"); bank && *bank) {
+    std::error_code ec;
+    if (!fs::is_directory(bank, ec))
+      errs.push_back(Status::Error("EG0002", "TUNE_BANK_PATH", bank, "the directory does not exist", "Create it (CANN requires an existing bank root) or unset the variable."));
+    else if (::access(bank, R_OK | W_OK | X_OK) != 0)
+      errs.push_back(Status::Error("EG0002", "TUNE_BANK_PATH", bank, "no read/write access", "Fix the permissions or point TUNE_BANK_PATH elsewhere."));
+  }
+  return errs;
+}
+
+int RunAoe(const AoeOptions& o, std::ostream& out) {
+  auto errs = ValidateOptions(o);
+  if (!errs.empty()) {
+    for (const auto& e : errs) out << "[ERROR] " << e.message() << "\n";
+    return 2;
+  }
+  if (!o.model.log.empty())
+    if (auto l = log::ParseLevel(o.model.log)) log::SetLevel(*l);
+  auto filter = LoadOpFilter(o.tune_ops_file);
+  if (!filter.ok()) {
+    out << "[ERROR] " << filter.status().message() << "\n";
+    return 1;
+  }
+  std::vector<std::string> models;
+  if (!o.model_path.empty()) {
+    for (const auto& e : fs::directory_iterator(o.model_path))
+      if (e.path().extension() == ".onnx") models.push_back(e.path().string());
+    std::sort(models.begin(), models.end());
+    if (models.empty()) {
+      out << "[ERROR] " << Status::Error("EG0011", "--model_path", o.model_path, "holds no .onnx model").message() << "\n";
+      return 1;
+    }
+  } else {
+    models.push_back(o.model.model);
+  }
+  auto started = std::chrono::steady_clock::now();
+  std::string stamp = Stamp();
+  const char* work = std::getenv("ASCEND_WORK_PATH");
+  if (work && *work) {
+    std::error_code ec;
+    fs::create_directories(work, ec);
+    if (ec) {
+      out << "[ERROR] " << Status::Error("EG0010", "ASCEND_WORK_PATH", work, "cannot create the directory: " + ec.message()).message() << "\n";
+      return 1;
+    }
+  }
+  Report report;
+  report.path = std::string(work && *work ? work : ".") + "/aoe_result_opat_" + stamp + "_pid" + std::to_string(::getpid()) + ".json";
+  int rc = 0;
+  for (const auto& model : models) {
+    atc::AtcOptions mo = o.model;
+    mo.model = model;
+    if (models.size() > 1 && !o.model.output.empty()) mo.output = o.model.output + "/" + fs::path(model).stem().string();
+    report.report_key = "report_" + stamp + "_" + std::to_string(::gettid()) + (models.size() > 1 ? "_" + fs::path(model).stem().string() : "");
+    report.root[report.report_key] = json::array(
+        {{{"basic", {{"tuning_name", fs::path(model).stem().string()}, {"tuning_time(s)", 0}, {"soc_version", mo.soc_version}, {"search", o.search}}}},
+         {{"OPAT", {{"opat_tune_result", "tuning"},
+                    {"repo_modified_operators", {{"add_repo_operators", json::array()}, {"update_repo_operators", json::array()}}},
+                    {"repo_summary", {{"repo_add_num", 0}, {"repo_hit_num", 0}, {"repo_reserved_num", 0}, {"repo_unsatisfied_num", 0},
+                                      {"repo_update_num", 0}, {"total_num", 0}}},
+                    {"tune_failed_operators", json::array()}, {"operators", json::array()}}}}});
+    if (Status s = TuneModel(o, mo, filter.value(), report, out); !s.ok()) {
+      report.Opat()["opat_tune_result"] = "tune failed";
+      (void)report.Write();
+      out << "[ERROR] " << s.message() << "\n";
+      rc = 1;
+    }
+  }
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  out << "[Aoe]result: " << report.path << "\n";
+  out << "[Aoe]Aoe process finished,cost time " << static_cast<long>(std::lround(secs)) << "s.\n";
+  return rc;
+}
+
+}  // namespace npu::aoe

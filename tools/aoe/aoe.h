@@ -1,0 +1,27 @@
+// libaoe: operator tuning (--job_type=2) against the simulator's cost model, into a tune bank atc reads.
+// main.cc only parses flags.
+#pragma once
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "atc.h"
+
+namespace npu::aoe {
+
+struct AoeOptions {
+  atc::AtcOptions model;          // --model, --framework, --soc_version, --input_shape, precision flags, ...
+  std::string model_path;         // a directory of models, tuned one after another with the same options
+  std::string job_type;           // 2 = operator tuning (1 = subgraph tuning is not built yet)
+  std::string tune_ops_file;      // {"tune_ops_name": [...], "tune_ops_type": [...]}
+  std::string search = "guided";  // guided | exhaustive
+  std::string progress_bar = "on";
+  std::vector<std::string> unknown_flags;
+};
+
+constexpr const char* kVersion = "npukit aoe 0.1.0";
+
+std::vector<Status> ValidateOptions(const AoeOptions& o);
+int RunAoe(const AoeOptions& o, std::ostream& out);
+
+}  // namespace npu::aoe

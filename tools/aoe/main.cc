@@ -1,0 +1,44 @@
+// aoe: operator tuning against the simulated NPU's cost model.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "aoe.h"
+#include "base/log.h"
+
+int main(int argc, char** argv) {
+  npu::log::InitFromEnv();
+  npu::aoe::AoeOptions o;
+  o.model.framework = "5";
+  CLI::App app{"aoe: tune operator tilings on the simulated NPU's cost model; results go to the tune bank atc reads (TUNE_BANK_PATH)"};
+  app.allow_extras();
+  app.set_version_flag("--version", npu::aoe::kVersion);
+  app.add_option("--job_type,-j", o.job_type, "2 = operator tuning (1 = subgraph tuning: not built yet)");
+  app.add_option("--model,-m", o.model.model, "model (.onnx)");
+  app.add_option("--model_path", o.model_path, "directory of models tuned in one batch with the same options");
+  app.add_option("--framework,-f", o.model.framework, "5 = ONNX");
+  app.add_option("--soc_version", o.model.soc_version, "target SoC, e.g. Ascend310P3");
+  app.add_option("--soc_spec", o.model.soc_spec, "platform .ini of your own chip");
+  app.add_option("--input_shape", o.model.input_shape, "as in atc");
+  app.add_option("--output", o.model.output, "write the tuned .om here (path without .om)");
+  app.add_option("--tune_ops_file", o.tune_ops_file, R"(JSON {"tune_ops_name": [...], "tune_ops_type": [...]}: tune only these)");
+  app.add_option("--search", o.search, "guided (default) or exhaustive (the check)");
+  app.add_option("--progress_bar", o.progress_bar, "on (default, terminals only) or off");
+  app.add_option("--log", o.model.log, "debug, info, warning, error, null");
+  auto* p = &o.model.precision;
+  app.add_option("--precision_mode", p->precision_mode, "as in atc");
+  app.add_option("--precision_mode_v2", p->precision_mode_v2, "as in atc");
+  app.add_option("--modify_mixlist", p->modify_mixlist, "as in atc");
+  app.add_option("--keep_dtype", p->keep_dtype, "as in atc");
+  app.add_option("--customize_dtypes", p->customize_dtypes, "as in atc");
+  app.add_option("--op_select_implmode", p->op_select_implmode, "as in atc");
+  app.add_option("--optypelist_for_implmode", p->optypelist_for_implmode, "as in atc");
+  app.add_option("--op_precision_mode", p->op_precision_mode, "as in atc");
+  app.add_option("--fusion_switch_file", o.model.fusion_switch_file, "as in atc");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  o.unknown_flags = app.remaining();
+  return npu::aoe::RunAoe(o, std::cout);
+}
