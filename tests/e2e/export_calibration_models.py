@@ -2,7 +2,7 @@
 """Exports the models of shared/reference/published_perf.md with random weights and a dynamic batch axis, for
 the cost model's calibration test (timing depends on shapes and dtypes only, so random weights are faithful).
 
-usage: export_calibration_models.py OUT_DIR NAME...   (resnet18, resnet101, vgg16, bert_base)
+usage: export_calibration_models.py OUT_DIR NAME...   (resnet18, resnet101, vgg16, bert_base, encoder)
 Writes OUT_DIR/<name>.onnx unless it exists.
 """
 import math
@@ -42,11 +42,11 @@ class BertLayer(torch.nn.Module):
 class BertQA(torch.nn.Module):
     """bert-base-uncased shape (L=12, H=768, A=12, vocab 30522) with a SQuAD span head (start/end logits)."""
 
-    def __init__(self, layers=12, d=768, vocab=30522, max_pos=512):
+    def __init__(self, layers=12, d=768, vocab=30522, max_pos=512, heads=12, ff=3072):
         super().__init__()
         self.word, self.pos, self.segment = torch.nn.Embedding(vocab, d), torch.nn.Embedding(max_pos, d), torch.nn.Embedding(2, d)
         self.ln = torch.nn.LayerNorm(d, eps=1e-12)
-        self.layers = torch.nn.ModuleList(BertLayer(d) for _ in range(layers))
+        self.layers = torch.nn.ModuleList(BertLayer(d, heads, ff) for _ in range(layers))
         self.qa = torch.nn.Linear(d, 2)
 
     def forward(self, input_ids, attention_mask, token_type_ids):
@@ -65,8 +65,8 @@ def export(out_dir, name):
         return
     torch.manual_seed(0)
     tmp = path + ".tmp"
-    if name == "bert_base":
-        model = BertQA().eval()
+    if name in ("bert_base", "encoder"):  # encoder: a 2-layer d=256 model of the same shape, for quick tests
+        model = (BertQA() if name == "bert_base" else BertQA(layers=2, d=256, vocab=1000, heads=4, ff=1024)).eval()
         ids = torch.zeros(1, 128, dtype=torch.int64)
         args = (ids, torch.ones(1, 128, dtype=torch.int64), torch.zeros(1, 128, dtype=torch.int64))
         names = ["input_ids", "attention_mask", "token_type_ids"]
