@@ -4,6 +4,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -35,12 +36,6 @@ Tiling TilingFrom(const json& j) {
   return t;
 }
 
-// FNV-1a of the key: the record id (CANN's banks carry a 32-bit hash of the key struct).
-uint32_t KeyHash(const std::string& key) {
-  uint32_t h = 2166136261u;
-  for (unsigned char c : key) h = (h ^ c) * 16777619u;
-  return h;
-}
 
 // An exclusive advisory lock on <file>.lock for as long as it lives (concurrent aoe processes).
 class FileLock {
@@ -58,6 +53,57 @@ class FileLock {
 };
 
 }  // namespace
+
+// CANN's banks carry a 32-bit hash of the key struct as the record id; ours hashes the key text.
+uint32_t TilingKeyHash(const std::string& key) {
+  uint32_t h = 2166136261u;
+  for (unsigned char c : key) h = (h ^ c) * 16777619u;
+  return h;
+}
+
+Result<std::vector<BankFile>> ReadBankTree(const std::string& root) {
+  std::vector<BankFile> files;
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) return Status::Error("EG0011", "bank", root, "not a directory");
+  std::vector<fs::path> paths;
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (it->is_regular_file() && name.size() > sizeof(kFileSuffix) && name.substr(name.size() - (sizeof(kFileSuffix) - 1)) == kFileSuffix)
+      paths.push_back(it->path());
+  }
+  std::sort(paths.begin(), paths.end());
+  for (const auto& path : paths) {
+    BankFile f;
+    f.relative_path = fs::relative(path, root).string();
+    std::ifstream in(path);
+    std::string line;
+    for (int lineno = 1; std::getline(in, line); ++lineno) {
+      if (line.empty()) continue;
+      json j = json::parse(line, nullptr, false);
+      if (j.is_discarded() || !j.is_object() || !j.contains("info_dict") || !j["info_dict"].contains("key") || !j.contains("knowledge") ||
+          !j.contains("version"))
+        return Status::Error("EG0011", "bank", path.string() + ":" + std::to_string(lineno), "the line is not a bank record");
+      std::string key = j["info_dict"]["key"];
+      f.lines[key] = line;
+      f.after_us[key] = j.value("performance_after_tune(us)", 0.0);
+    }
+    files.push_back(std::move(f));
+  }
+  return files;
+}
+
+Status WriteBankTree(const std::string& root, const std::vector<BankFile>& files) {
+  for (const BankFile& f : files) {
+    fs::path path = fs::path(root) / f.relative_path;
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    if (ec) return Status::Error("EG0010", "bank", path.parent_path().string(), "cannot create the directory: " + ec.message());
+    std::string text;
+    for (const auto& [key, line] : f.lines) text += line + "\n";
+    NPU_RETURN_IF_ERROR(WriteFileAtomic(path.string(), std::as_bytes(std::span(text.data(), text.size()))));
+  }
+  return Status::Ok();
+}
 
 std::string TuneBank::DefaultRoot() {
   if (const char* p = std::getenv("TUNE_BANK_PATH"); p && *p) return p;
@@ -136,7 +182,7 @@ Status TuneBank::Save() {
     }
     for (const auto& [key, r] : records_) {
       if (r.op_type != type) continue;
-      json j = {{"id", KeyHash(key)}, {"op", type}, {"version", kCostModelVersion}, {"info_dict", {{"key", key}, {"soc", soc_name_}, {"core_num", cores_}}},
+      json j = {{"id", TilingKeyHash(key)}, {"op", type}, {"version", kCostModelVersion}, {"info_dict", {{"key", key}, {"soc", soc_name_}, {"core_num", cores_}}},
                 {"knowledge", TilingJson(r.tiling)}, {"performance_before_tune(us)", r.before_us}, {"performance_after_tune(us)", r.after_us}};
       lines[key] = j.dump();
     }

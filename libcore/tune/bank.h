@@ -20,6 +20,20 @@ struct BankRecord {
   double before_us = 0, after_us = 0;  // cost-model durations with the built-in and the banked tiling
 };
 
+// FNV-1a of a tiling key: the record id, and what --shard splits on (stable across machines).
+uint32_t TilingKeyHash(const std::string& key);
+
+// One bank file's records, by key, straight from disk (all SoCs and versions; for verify/merge/diff).
+struct BankFile {
+  std::string relative_path;  // <soc>/unified_bank/<file>
+  std::map<std::string, std::string> lines;  // key -> the JSON line
+  std::map<std::string, double> after_us;    // key -> performance_after_tune(us)
+};
+// Every *_runtime_kb.json under root; a malformed line is an error naming file and line.
+Result<std::vector<BankFile>> ReadBankTree(const std::string& root);
+// Writes files (lines sorted by key) under root, each atomically.
+Status WriteBankTree(const std::string& root, const std::vector<BankFile>& files);
+
 class TuneBank {
  public:
   // TUNE_BANK_PATH, else ASCEND_CACHE_PATH/aoe_data, else ~/Ascend/latest/data/aoe/custom/op (CANN's order).

@@ -171,6 +171,26 @@ class Aoe(unittest.TestCase):
         run([ATC, f"--model={WORK}/resnet18.onnx", "--framework=5", f"--output={WORK}/after_kill", f"--soc_version={SOC}",
              f"--input_shape={SHAPES['resnet18']}"], env={"TUNE_BANK_PATH": bank})
 
+    def test_shards_merge_into_the_single_run_bank_byte_for_byte(self):
+        single = fresh("bank_single")
+        aoe("resnet18", single, fresh("w_single"))
+        shards = []
+        for k in (1, 2, 3):
+            shards.append(fresh(f"bank_shard{k}"))
+            aoe("resnet18", shards[-1], fresh(f"w_shard{k}"), f"--shard={k}/3")
+        merged = os.path.join(WORK, "bank_merged")
+        shutil.rmtree(merged, ignore_errors=True)
+        run([AOE, "bank", "merge", merged, *shards])
+        self.assertIn("all well-formed", run([AOE, "bank", "verify", merged]).stdout)
+        single_files = sorted(glob.glob(f"{single}/**/*_runtime_kb.json", recursive=True))
+        self.assertTrue(single_files)
+        for f in single_files:
+            self.assertEqual(read(f), read(f.replace(single, merged)))
+        self.assertEqual(run([AOE, "bank", "diff", single, merged]).returncode, 0)
+        self.assertEqual(run([AOE, "bank", "diff", single, shards[0]], ok=False).returncode, 3)
+        p = aoe("resnet18", single, fresh("w_bad_shard"), "--shard=4/3", ok=False)
+        self.assertIn("--shard", p.stdout)
+
     def test_bad_input_is_coded_and_leaves_the_bank_alone(self):
         bank = fresh("bank_bad")
         aoe("resnet18", bank, fresh("bad0"))

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <set>
@@ -59,6 +60,14 @@ std::set<std::string> TypesOf(const Node& n, const Task& t) {
   if (n.has_attr(kEpilogueOp)) types.insert(n.attr_string(kEpilogueOp));
   if (n.has_attr(kEpilogueResidualInput)) types.insert("Add");
   return types;
+}
+
+// "K/N" -> (K, N) with 1 <= K <= N.
+std::optional<std::pair<uint32_t, uint32_t>> ParseShard(const std::string& s) {
+  unsigned k = 0, n = 0;
+  char tail = 0;
+  if (std::sscanf(s.c_str(), "%u/%u%c", &k, &n, &tail) != 2 || k < 1 || k > n) return std::nullopt;
+  return std::pair{k, n};
 }
 
 std::string Percent(double before, double after) {
@@ -145,6 +154,7 @@ Status TuneModel(const AoeOptions& o, const atc::AtcOptions& mo, const OpFilter&
       continue;  // by default aoe tunes cube ops; name vector ops in --tune_ops_file to tune them too
     }
     std::string key = TilingKey(w);
+    if (auto shard = ParseShard(o.shard); shard && TilingKeyHash(key) % shard->second != shard->first - 1) continue;
     if (!by_key.count(key)) order.push_back(key);
     by_key[key].push_back(k);
   }
@@ -244,6 +254,8 @@ std::vector<Status> ValidateOptions(const AoeOptions& o) {
   else if (o.model.soc_spec.empty() && !FindSoc(o.model.soc_version))
     errs.push_back(Status::Error("EG0003", "--soc_version", o.model.soc_version, "supported SoCs are " + SocNames()));
   if (o.search != "guided" && o.search != "exhaustive") errs.push_back(Status::Error("EG0003", "--search", o.search, "the value must be guided or exhaustive"));
+  if (!o.shard.empty() && !ParseShard(o.shard))
+    errs.push_back(Status::Error("EG0003", "--shard", o.shard, "the value must be K/N with 1 <= K <= N", "E.g. --shard=2/4 for the second of four shards."));
   if (o.progress_bar != "on" && o.progress_bar != "off") errs.push_back(Status::Error("EG0003", "--progress_bar", o.progress_bar, "the value must be on or off"));
   if (!o.model.log.empty() && !log::ParseLevel(o.model.log))
     errs.push_back(Status::Error("EG0003", "--log", o.model.log, "the log level must be one of debug, info, warning, error, null"));
@@ -257,7 +269,72 @@ std::vector<Status> ValidateOptions(const AoeOptions& o) {
   return errs;
 }
 
+int RunBankCommand(const std::string& command, const std::vector<std::string>& args, std::ostream& out) {
+  auto fail = [&](const Status& s) {
+    out << "[ERROR] " << s.message() << "\n";
+    return 1;
+  };
+  auto usage = [&](const char* want) {
+    out << "[ERROR] " << Status::Error("EG0000", "bank " + command, std::to_string(args.size()) + " argument(s)", std::string("usage: aoe bank ") + want).message() << "\n";
+    return 2;
+  };
+  if (command == "verify") {
+    if (args.size() != 1) return usage("verify ROOT");
+    auto files = ReadBankTree(args[0]);
+    if (!files.ok()) return fail(files.status());
+    size_t records = 0;
+    for (const auto& f : files.value()) records += f.lines.size();
+    out << "[Aoe]bank " << args[0] << ": " << files.value().size() << " file(s), " << records << " record(s), all well-formed\n";
+    return 0;
+  }
+  if (command == "merge") {
+    if (args.size() < 2) return usage("merge OUT_ROOT ROOT...");
+    std::map<std::string, BankFile> merged;  // by relative path; per key the fastest tiling wins
+    for (size_t i = 1; i < args.size(); ++i) {
+      auto files = ReadBankTree(args[i]);
+      if (!files.ok()) return fail(files.status());
+      for (auto& f : files.value()) {
+        BankFile& m = merged[f.relative_path];
+        m.relative_path = f.relative_path;
+        for (auto& [key, line] : f.lines) {
+          auto it = m.after_us.find(key);
+          if (it == m.after_us.end() || f.after_us[key] < it->second) m.lines[key] = line, m.after_us[key] = f.after_us[key];
+        }
+      }
+    }
+    std::vector<BankFile> out_files;
+    size_t records = 0;
+    for (auto& [path, f] : merged) records += f.lines.size(), out_files.push_back(std::move(f));
+    if (Status s = WriteBankTree(args[0], out_files); !s.ok()) return fail(s);
+    out << "[Aoe]merged " << args.size() - 1 << " bank(s) into " << args[0] << ": " << out_files.size() << " file(s), " << records << " record(s)\n";
+    return 0;
+  }
+  if (command == "diff") {
+    if (args.size() != 2) return usage("diff A B");
+    auto a = ReadBankTree(args[0]), b = ReadBankTree(args[1]);
+    if (!a.ok()) return fail(a.status());
+    if (!b.ok()) return fail(b.status());
+    std::map<std::string, std::pair<std::string, double>> in_a, in_b;  // path|key -> (line, after)
+    for (auto [files, dst] : {std::pair{&a.value(), &in_a}, std::pair{&b.value(), &in_b}})
+      for (const auto& f : *files)
+        for (const auto& [key, line] : f.lines) (*dst)[f.relative_path + "|" + key] = {line, f.after_us.at(key)};
+    size_t only_a = 0, only_b = 0, differ = 0;
+    for (const auto& [k, v] : in_a) {
+      auto it = in_b.find(k);
+      if (it == in_b.end()) ++only_a, out << "- " << k << "\n";
+      else if (it->second.first != v.first) ++differ, out << "~ " << k << " after " << v.second << " us -> " << it->second.second << " us\n";
+    }
+    for (const auto& [k, v] : in_b)
+      if (!in_a.count(k)) ++only_b, out << "+ " << k << "\n";
+    out << "[Aoe]only in A: " << only_a << ", only in B: " << only_b << ", different: " << differ << "\n";
+    return only_a || only_b || differ ? 3 : 0;
+  }
+  out << "[ERROR] " << Status::Error("EG0000", "bank", command, "unknown bank command", "Use verify, merge or diff.").message() << "\n";
+  return 2;
+}
+
 int RunAoe(const AoeOptions& o, std::ostream& out) {
+  if (!o.bank_command.empty()) return RunBankCommand(o.bank_command, o.bank_args, out);
   auto errs = ValidateOptions(o);
   if (!errs.empty()) {
     for (const auto& e : errs) out << "[ERROR] " << e.message() << "\n";

@@ -16,6 +16,9 @@ struct AoeOptions {
   std::string tune_ops_file;      // {"tune_ops_name": [...], "tune_ops_type": [...]}
   std::string search = "guided";  // guided | exhaustive
   std::string progress_bar = "on";
+  std::string shard;              // "K/N": tune only the ops whose tiling key hashes to shard K of N
+  std::string bank_command;       // `aoe bank verify|merge|diff ...`
+  std::vector<std::string> bank_args;
   std::vector<std::string> unknown_flags;
 };
 
@@ -23,5 +26,7 @@ constexpr const char* kVersion = "npukit aoe 0.1.0";
 
 std::vector<Status> ValidateOptions(const AoeOptions& o);
 int RunAoe(const AoeOptions& o, std::ostream& out);
+// `aoe bank verify ROOT`, `aoe bank merge OUT ROOT...`, `aoe bank diff A B`.
+int RunBankCommand(const std::string& command, const std::vector<std::string>& args, std::ostream& out);
 
 }  // namespace npu::aoe
