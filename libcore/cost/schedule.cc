@@ -61,7 +61,7 @@ L2State HitsOf(const Graph& g, const Node& n, const L2Model& l2) {
 std::string FormatSimulatedTime(double ns, int64_t batch, const SocSpec& soc) {
   char buf[256];
   double ms = ns * 1e-6;
-  std::snprintf(buf, sizeof buf, "Simulated NPU time: %.4f ms per inference (%.1f fps at batch %lld, %s)", ms,
+  std::snprintf(buf, sizeof buf, "Simulated NPU time: %.6f ms per inference (%.1f fps at batch %lld, %s)", ms,
                 ms > 0 ? static_cast<double>(batch) * 1e3 / ms : 0.0, static_cast<long long>(batch), soc.name.c_str());
   return buf;
 }

@@ -61,8 +61,12 @@ void DescribeConv(const Graph& g, const Node& n, Work& w, bool transpose) {
   int64_t cin = Dim(x, 1), cout = Dim(y, 1);
   int64_t cin_g = std::max<int64_t>(cin / groups, 1), cout_g = std::max<int64_t>(cout / groups, 1);
   int64_t spatial = Elements(transpose ? x : y) / std::max<int64_t>(Dim(transpose ? x : y, 1), 1);  // N·H·W
+  // The cube reads feature maps in NC1HWC0: input channels pad to C0 (16 for 16-bit types, 32 for int8), so
+  // a 3-channel image costs a 16-channel convolution (CANN's default; --enable_small_channel is off).
+  int64_t c0 = DTypeSize(x.dtype) == 1 ? 32 : 16;
+  int64_t cin_pad = (cin_g + c0 - 1) / c0 * c0;
   w.m = spatial;
-  w.k = transpose ? cin_g : cin_g * window;
+  w.k = transpose ? cin_pad : cin_pad * window;
   w.n = transpose ? cout_g * window : cout_g;
   w.batch = groups;
   w.flops = 2.0 * static_cast<double>(spatial) * static_cast<double>(cin_g * window) * static_cast<double>(cout_g * groups);
@@ -72,10 +76,10 @@ void DescribeConv(const Graph& g, const Node& n, Work& w, bool transpose) {
   if (groups > 1 && cin_g < kC0 && cout_g < kC0) {
     int64_t pack = kC0 / std::max(cin_g, cout_g);
     w.batch = (groups + pack - 1) / pack;
-    w.k *= pack;
+    w.k = (cin_g * pack + c0 - 1) / c0 * c0 * window;
     w.n *= pack;
   }
-  w.a_bytes = Bytes(x);
+  w.a_bytes = Bytes(x) / std::max<int64_t>(cin, 1) * (groups > 1 && cin_g < kC0 ? cin : cin_pad * groups);
   w.b_bytes = Bytes(wt);
 }
 
