@@ -218,7 +218,7 @@ Status Collector::WriteStatic(const Session& session, const std::string& app) {
 }
 
 void Collector::AfterTask(const TaskEvent& e) {
-  if (!error_.ok() || !e.timing || !e.task.on_device()) return;
+  if (!error_.ok() || !e.timing || !e.task.on_device() || !config_.task_time) return;
   bool aicpu = e.task.engine == Engine::kAiCpu;
   if (aicpu && !config_.aicpu) return;
   uint64_t start = epoch_ns_ + static_cast<uint64_t>(e.sim_start_ns);

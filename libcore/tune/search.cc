@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 namespace npu {
@@ -121,11 +123,12 @@ Point Nearest(const Space& s, const Tiling& t) {
   return p;
 }
 
-// Coordinate descent: every axis alone, then the coupled pairs (base M/N, step M/N, base K with step K)
-// jointly, until a full sweep improves nothing.
-Point Descend(Point p, double& best, Evaluator& eval, const std::array<int, 10>& ext) {
-  static constexpr std::array<std::array<int, 2>, 3> kPairs = {{{1, 2}, {4, 5}, {3, 6}}};
-  for (bool improved = true; improved;) {
+// Coordinate descent: every axis alone, then coupled pairs jointly (base M/N, step M/N, base K with step K,
+// core split with iteration order, order with L0 double buffering), until a sweep improves nothing or the
+// evaluation budget is spent.
+Point Descend(Point p, double& best, Evaluator& eval, const std::array<int, 10>& ext, uint64_t budget) {
+  static constexpr std::array<std::array<int, 2>, 5> kPairs = {{{1, 2}, {4, 5}, {3, 6}, {0, 9}, {8, 9}}};
+  for (bool improved = true; improved && eval.count < budget;) {
     improved = false;
     for (int axis = 0; axis < 10; ++axis)
       for (int v = 0; v < ext[axis]; ++v) {
@@ -171,21 +174,26 @@ SearchResult SearchTiling(const Work& w, const SocSpec& soc, const L2State& l2, 
       if (axis == 10) break;
     }
   } else {
-    // Starts: the built-in tiling, and the corners a tuner would try first (all cores on M or on N,
-    // largest bases, deep steps).
-    std::vector<Point> starts = {Nearest(s, start)};
-    Point big{};
-    big[1] = big[2] = static_cast<int>(s.base_m.size()) - 2;
-    big[3] = 2, big[4] = big[5] = 1, big[6] = 0, big[7] = big[8] = big[9] = 1;
-    big[0] = static_cast<int>(s.splits.size()) - 1;
-    starts.push_back(big);
-    big[0] = 0;
-    starts.push_back(big);
-    for (Point p : starts) {
-      double c = eval(p);
-      p = Descend(p, c, eval, ext);
+    // A budget of 2% of the space: a quarter goes to a random sample (coupled axes make single-axis moves
+    // get stuck), the rest to descending from the best sampled points and the built-in tiling.
+    uint64_t budget = std::max<uint64_t>(2000, r.space_size / 50);
+    std::mt19937_64 rng(r.space_size * 2654435761u + static_cast<uint64_t>(w.m * 31 + w.k * 17 + w.n));
+    std::vector<std::pair<double, Point>> seeds;
+    Point built_in = Nearest(s, start);
+    seeds.emplace_back(eval(built_in), built_in);
+    while (eval.count < budget / 4) {
+      Point p;
+      for (int axis = 0; axis < 10; ++axis) p[axis] = static_cast<int>(rng() % static_cast<uint64_t>(ext[axis]));
+      if (double c = eval(p); std::isfinite(c)) seeds.emplace_back(c, p);
+    }
+    std::sort(seeds.begin(), seeds.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    constexpr size_t kDescents = 4;
+    for (size_t i = 0; i < seeds.size() && i < kDescents && eval.count < budget; ++i) {
+      auto [c, p] = seeds[i];
+      p = Descend(p, c, eval, ext, budget);
       if (c < best) best = c, best_point = p;
     }
+    if (seeds[0].first < best) best = seeds[0].first, best_point = seeds[0].second;
   }
   r.evaluations = eval.count;
   if (best < r.best_ns) {

@@ -1,6 +1,6 @@
-// Searching a task's tiling space on the cost model: exhaustive (the check) and guided (coordinate descent
-// from several starts over the same space, with joint moves for coupled choices), which finds the optimum
-// without enumerating the space.
+// Searching a task's tiling space on the cost model: exhaustive (the check) and guided (a random sample, then
+// coordinate descent with joint moves for coupled choices from the best points and the built-in tiling, in a
+// budget of 2% of the space), which finds the optimum without enumerating the space.
 #pragma once
 #include <cstdint>
 #include <string_view>

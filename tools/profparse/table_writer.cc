@@ -181,22 +181,21 @@ Status TableWriter::EndRow() {
   cur_.MaybeFlush();
   cell_ = 0;
   ++rows_;
-  if (++rows_in_file_ == kRowsPerFile) NPU_RETURN_IF_ERROR(CloseCurrent(false));
+  if (++rows_in_file_ == kRowsPerFile) NPU_RETURN_IF_ERROR(CloseCurrent());
   return Status::Ok();
 }
 
-Status TableWriter::CloseCurrent(bool last) {
+Status TableWriter::CloseCurrent() {
   if (!open_) return Status::Ok();
   if (format_ == TableFormat::kJson) cur_.Write("\n]\n");
   done_.push_back(std::move(cur_));
   open_ = false;
-  (void)last;
   return Status::Ok();
 }
 
 Status TableWriter::Finish() {
   if (!open_ && done_.empty()) NPU_RETURN_IF_ERROR(Open());  // an empty table still gets its header
-  NPU_RETURN_IF_ERROR(CloseCurrent(true));
+  NPU_RETURN_IF_ERROR(CloseCurrent());
   std::string ext = format_ == TableFormat::kCsv ? ".csv" : ".json";
   for (size_t i = 0; i < done_.size(); ++i) {
     std::string name = done_.size() == 1 ? type_ + "_" + stamp_ + ext : type_ + "_slice_" + std::to_string(i) + "_" + stamp_ + ext;

@@ -62,7 +62,7 @@ class TableWriter {
 
  private:
   Status Open();
-  Status CloseCurrent(bool last);
+  Status CloseCurrent();
   std::string* BeginNumber();  // the buffer, positioned for a numeric cell
   std::string dir_, type_, stamp_;
   std::vector<std::string> columns_;
