@@ -180,7 +180,9 @@ TaskCost VectorCost(const Work& w, const Tiling& t, const SocSpec& soc, const L2
 
 TaskCost AicpuCost(const Work& w, const SocSpec& soc) {
   TaskCost c;
-  double compute_ns = w.flops / (soc.aicpu_freq_mhz * 1e-3 * soc.aicpu_flops_per_cycle);
+  // AI CPU kernels split their work across the AI CPU cores (ai_cpu_cnt) [U: CANN's AI CPU ops parallelise
+  // by blocks; perfect scaling is the optimistic bound].
+  double compute_ns = w.flops / (soc.aicpu_freq_mhz * 1e-3 * soc.aicpu_flops_per_cycle * std::max(soc.aicpu_cores, 1));
   double memory_ns = static_cast<double>(w.in_bytes + w.out_bytes) / kAicpuBytesPerNs;
   c.exec_ns = compute_ns + memory_ns;
   c.duration_ns = soc.aicpu_launch_ns + c.exec_ns;

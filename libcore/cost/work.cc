@@ -141,14 +141,15 @@ Work DescribeWork(const Graph& g, const Node& n, Engine engine) {
     w.kind = WorkKind::kView;
     return w;
   }
+  bool conv = n.op_type == "Conv" || n.op_type == "ConvTranspose";
+  bool matmul = n.op_type == "MatMul" || n.op_type == "MatMulBias" || n.op_type == "Gemm";
+  if (conv) DescribeConv(g, n, w, n.op_type == "ConvTranspose");
+  if (matmul) DescribeMatMul(g, n, w);
   if (engine == Engine::kAiCpu) {
     w.kind = WorkKind::kAiCpu;
-  } else if (engine == Engine::kCube && (n.op_type == "Conv" || n.op_type == "ConvTranspose")) {
+    if (conv || matmul) return w;  // flops from the GEMM shape
+  } else if (engine == Engine::kCube && (conv || matmul)) {
     w.kind = WorkKind::kCube;
-    DescribeConv(g, n, w, n.op_type == "ConvTranspose");
-  } else if (engine == Engine::kCube && (n.op_type == "MatMul" || n.op_type == "MatMulBias" || n.op_type == "Gemm")) {
-    w.kind = WorkKind::kCube;
-    DescribeMatMul(g, n, w);
   }
   if (w.kind == WorkKind::kCube) {
     w.epilogue_ops = (n.inputs.size() > 2 && n.inputs[2] >= 0) + (n.has_attr("_epilogue_op") ? 1 : 0);
