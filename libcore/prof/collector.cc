@@ -228,7 +228,8 @@ void Collector::AfterTask(const TaskEvent& e) {
   h.stream_id = e.task.stream_id;
   h.task_id = e.task.task_id;
   h.start_ticks = start;
-  h.end_ticks = start + static_cast<uint64_t>(e.timing->duration_ns);
+  // Truncate the absolute end, not the duration: the next task starts at exactly this instant (no 1-ns gaps).
+  h.end_ticks = epoch_ns_ + static_cast<uint64_t>(e.sim_start_ns + e.timing->duration_ns);
   h.block_dim = e.task.block_dim;
   h.task_type = static_cast<uint8_t>(aicpu ? TaskType::kAiCpu : TaskType::kAiCore);
   if (Status s = hwts_->Append(h); !s.ok()) error_ = s;

@@ -163,7 +163,12 @@ void TableWriter::Fixed(double v, int decimals) {
 }
 
 void TableWriter::Micros(uint64_t ns) {
-  if (std::string* b = BeginNumber()) AppendMicros(*b, ns);
+  std::string* b = BeginNumber();
+  if (!b) return;
+  // JSON numbers are doubles: an epoch timestamp in µs would lose its nanoseconds, so JSON gets a string.
+  if (format_ == TableFormat::kJson) *b += '"';
+  AppendMicros(*b, ns);
+  if (format_ == TableFormat::kJson) *b += '"';
 }
 
 void TableWriter::TextCached(std::string_view raw, std::string_view csv_escaped) {
