@@ -127,4 +127,19 @@ Status WriteFileAtomic(const std::string& path, std::span<const std::byte> data)
   return w->Commit();
 }
 
+Result<std::string> ReserveOutputPath(const std::string& dir, const std::string& stem, const std::string& ext) {
+  constexpr int kMaxSuffix = 10000;
+  for (int n = 0; n < kMaxSuffix; ++n) {
+    std::string path = dir + "/" + stem + (n ? "_" + std::to_string(n) : "") + ext;
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd >= 0) {
+      ::close(fd);
+      return path;
+    }
+    if (errno != EEXIST)
+      return Status::Error("E13004", "output", path, std::string("cannot create the file: ") + std::strerror(errno), "Check the folder's permissions.");
+  }
+  return Status::Error("E13004", "output", dir + "/" + stem + ext, "too many earlier results with this name", "Clean the output folder.");
+}
+
 }  // namespace npu

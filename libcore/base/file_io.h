@@ -56,4 +56,9 @@ class AtomicFileWriter {
 // Convenience: write a whole buffer atomically.
 Status WriteFileAtomic(const std::string& path, std::span<const std::byte> data);
 
+// A new output file name that no earlier run holds: dir/<stem><ext>, else dir/<stem>_1<ext>, _2, ...
+// The name is claimed with an empty placeholder (O_EXCL), so two runs in the same second never pick the same
+// one; writing it atomically replaces the placeholder. Callers that fail before writing remove it.
+Result<std::string> ReserveOutputPath(const std::string& dir, const std::string& stem, const std::string& ext);
+
 }  // namespace npu

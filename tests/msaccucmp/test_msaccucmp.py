@@ -222,6 +222,8 @@ def h5_suite():
     lines = open(glob.glob(f"{out}/result_*.csv")[0]).read().splitlines()
     check(lines[0].startswith("Index,NPUDump,NPUDumpPath,GroundTruthPath,DataType,Shape,CosineSimilarity"), "h5 header")
     check(len(lines) == 5 and "/alpha" not in "".join(lines), f"h5: four tensor rows ({len(lines) - 1})")
+    run("compare", "-m", a, "-g", b, "-out", out)  # again, within the same second as a rule
+    check(len(glob.glob(f"{out}/result_*.csv")) == 2, "two compares leave two result files")
 
 
 # ---- 5. file_compare, -map, -op, -r, advisor, overflow column, shards -----------------------------
@@ -231,6 +233,9 @@ def misc_suite():
     run("file_compare", "-m", f"{WORK}/a.npy", "-g", f"{WORK}/b.npy", "-out", f"{WORK}/fc")
     text = open(glob.glob(f"{WORK}/fc/file_result_*.txt")[0]).read()
     check(text.count("\n") == 8 and "KullbackLeibler" not in text and "CosineSimilarity: 1.000000" in text, "file_compare: 8 metrics")
+    for _ in range(2):  # the same second, twice more: each run keeps its own file
+        run("file_compare", "-m", f"{WORK}/a.npy", "-g", f"{WORK}/b.npy", "-out", f"{WORK}/fc")
+    check(len(glob.glob(f"{WORK}/fc/file_result_*.txt")) == 3, "three file_compare runs leave three result files")
     # a small network: dumps + goldens + fusion rule with a fused op (two original names)
     npu, gold = f"{WORK}/n_npu", f"{WORK}/n_gold"
     os.makedirs(npu); os.makedirs(gold)

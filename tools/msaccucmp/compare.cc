@@ -1,5 +1,7 @@
 #include "compare.h"
 
+#include <cstdio>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -346,12 +348,18 @@ int RunCompare(const CompareOptions& o, std::ostream& out) {
   Row header = Header(p, c);
   // Shards are always CSV (exact cells, so `merge` reproduces a single run byte for byte).
   std::string format = shard ? "csv" : o.format;
-  std::string name = "result_" + Timestamp14() +
-                     (shard ? "_shard" + std::to_string(shard->first) + "of" + std::to_string(shard->second) : "") + "." + format;
+  std::string stem = "result_" + Timestamp14() + (shard ? "_shard" + std::to_string(shard->first) + "of" + std::to_string(shard->second) : "");
   std::unique_ptr<ResultWriter> w;
+  std::string reserved;  // a second compare in the same second gets result_<ts>_1.csv, never this run's file
   if (!file_mode || !o.out.empty()) {
-    auto r = ResultWriter::Create(dir + "/" + name, format, header, shard.has_value());
-    if (!r.ok()) return fail(r.status());
+    auto path = ReserveOutputPath(dir, stem, "." + format);
+    if (!path.ok()) return fail(path.status());
+    reserved = path.value();
+    auto r = ResultWriter::Create(reserved, format, header, shard.has_value());
+    if (!r.ok()) {
+      std::remove(reserved.c_str());
+      return fail(r.status());
+    }
     w = std::move(r).value();
   }
   Summary sum(header);
@@ -362,10 +370,13 @@ int RunCompare(const CompareOptions& o, std::ostream& out) {
     return w ? w->Add(ordinal, row) : Status::Ok();
   });
   if (s.ok() && w) s = w->Finish();
-  if (!s.ok()) return fail(s);
+  if (!s.ok()) {
+    if (!reserved.empty()) std::remove(reserved.c_str());
+    return fail(s);
+  }
   for (const auto& n : p.notes) out << "[WARNING] " << n << "\n";
   sum.Print(out);
-  if (w) out << "[INFO] result written to " << dir + "/" + name << (shard ? " (merge the shards with msaccucmp merge)" : "") << "\n";
+  if (w) out << "[INFO] result written to " << reserved << (shard ? " (merge the shards with msaccucmp merge)" : "") << "\n";
   if (o.advisor) {
     Status a = sum.Advise(dir, out);
     if (!a.ok()) return fail(a);

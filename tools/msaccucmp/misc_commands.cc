@@ -80,7 +80,9 @@ int RunFileCompare(const std::string& npu, const std::string& golden, const std:
   }
   std::string dir = out_dir.empty() ? "." : out_dir;
   if (Status s = EnsureDir(dir); !s.ok()) return Fail(out, s);
-  std::string path = dir + "/file_result_" + Timestamp14() + ".txt";
+  auto reserved = ReserveOutputPath(dir, "file_result_" + Timestamp14(), ".txt");
+  if (!reserved.ok()) return Fail(out, reserved.status());
+  std::string path = reserved.value();
   if (Status s = WriteFileAtomic(path, std::as_bytes(std::span(text.data(), text.size()))); !s.ok()) return Fail(out, s);
   out << text << "[INFO] result written to " << path << "\n";
   return 0;
@@ -139,7 +141,9 @@ int RunOverflow(const std::string& dump_dir, const std::string& out_dir, const s
   }
   std::string dir = out_dir.empty() ? "." : out_dir;
   if (Status s = EnsureDir(dir); !s.ok()) return Fail(out, s);
-  std::string path = dir + "/overflow_summary_" + Timestamp14() + ".txt";
+  auto reserved = ReserveOutputPath(dir, "overflow_summary_" + Timestamp14(), ".txt");
+  if (!reserved.ok()) return Fail(out, reserved.status());
+  std::string path = reserved.value();
   if (Status s = WriteFileAtomic(path, std::as_bytes(std::span(text.data(), text.size()))); !s.ok()) return Fail(out, s);
   out << text << "[INFO] summary written to " << path << "\n";
   return 0;
@@ -147,7 +151,7 @@ int RunOverflow(const std::string& dump_dir, const std::string& out_dir, const s
 
 int RunMerge(const std::vector<std::string>& inputs, const std::string& out_dir, const std::string& format, std::ostream& out) {
   if (format != "csv" && format != "json") return Fail(out, Status::Error("E10001", "--format", format, "must be csv or json"));
-  static const std::regex kShard(R"(result_\d+_shard(\d+)of(\d+)\.csv)");
+  static const std::regex kShard(R"(result_\d+_shard(\d+)of(\d+)(?:_\d+)?\.csv)");
   std::map<size_t, std::string> shards;
   size_t total = 0;
   std::error_code ec;
@@ -195,7 +199,9 @@ int RunMerge(const std::vector<std::string>& inputs, const std::string& out_dir,
     if (ord != expect++) return Fail(out, Status::Error("EC0015", "merge", std::to_string(ord), "rows are missing before this ordinal; a shard is incomplete"));
   std::string dir = out_dir.empty() ? "." : out_dir;
   if (Status s = EnsureDir(dir); !s.ok()) return Fail(out, s);
-  std::string path = dir + "/result_" + Timestamp14() + "." + format;
+  auto reserved = ReserveOutputPath(dir, "result_" + Timestamp14(), "." + format);
+  if (!reserved.ok()) return Fail(out, reserved.status());
+  std::string path = reserved.value();
   auto w = ResultWriter::Create(path, format, header, false);
   if (!w.ok()) return Fail(out, w.status());
   Summary sum(header);
