@@ -114,9 +114,7 @@ def kl(x, y):
         return float("nan")
     ps = []
     for v in (x, y):
-        mn, mx = v.min(), v.max()
-        if not mx > mn and mx == 0:
-            return float("nan")
+        mn, mx = v.min(), v.max()  # floored below, so an all-zero side is uniform (no NaN)
         p = (v - mn) / (mx - mn) if mx > mn else v.copy()
         ps.append(np.maximum(p, EPS32))
     P, Q = ps[0] / ps[0].sum(), ps[1] / ps[1].sum()
