@@ -53,7 +53,21 @@ void Session::SetSoc(std::shared_ptr<const SocSpec> soc) {
 
 void Session::Schedule() {
   timing_.reset();
-  if (exec_.soc) timing_ = ScheduleIteration(model_.graph, model_.tasks, *exec_.soc);
+  retiled_ = 0;
+  if (!exec_.soc) return;
+  // A tiling the chip cannot hold (an .om from before tilings existed, or one tiled for another chip and run
+  // with --soc_spec) is replaced by the built-in tiling for this chip.
+  for (Task& t : model_.tasks) {
+    if (!t.on_device()) continue;
+    Work w = TaskWork(model_.graph, t, exec_.soc);
+    if (w.kind == t.kind && CheckTiling(w, t.tiling, *exec_.soc).ok()) continue;
+    t.kind = w.kind;
+    t.tiling = DefaultTiling(w, *exec_.soc);
+    t.block_dim = static_cast<uint32_t>(t.tiling.block_dim);
+    t.tiling_source = "builtin";
+    ++retiled_;
+  }
+  timing_ = ScheduleIteration(model_.graph, model_.tasks, *exec_.soc);
 }
 
 TaskEvent Session::EventFor(size_t k, std::span<const Tensor> ins, std::span<const Tensor> outs) const {

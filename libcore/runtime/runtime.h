@@ -64,6 +64,8 @@ class Session {
   const SocSpec* soc() const { return exec_.soc; }
   const IterationTiming* timing() const { return timing_ ? &*timing_ : nullptr; }
   double simulated_ns() const { return clock_ns_; }  // simulated time since the session began
+  // Tasks whose stored tiling the simulated chip cannot hold, re-tiled with the built-in heuristic.
+  int retiled() const { return retiled_; }
 
  private:
   OmModel model_;
@@ -72,6 +74,7 @@ class Session {
   std::shared_ptr<const SocSpec> own_soc_;  // a --soc_spec chip (exec_.soc points at it)
   std::optional<IterationTiming> timing_;
   double clock_ns_ = 0;
+  int retiled_ = 0;
   uint64_t iterations_ = 0;
   void Schedule();
   TaskEvent EventFor(size_t k, std::span<const Tensor> ins, std::span<const Tensor> outs) const;

@@ -111,6 +111,13 @@ class Timing(unittest.TestCase):
         with open(f"{WORK}/mychip.json") as f:
             self.assertLessEqual(max(t["block_dim"] for t in json.load(f)["task"]), 4 * 4)
 
+    def test_tilings_that_do_not_fit_another_chip_are_retiled(self):
+        om = convert("r18_310", "--soc_version=Ascend310", "--input_shape=input:1,3,224,224")  # 1 MiB L1
+        p = run([MSAME, f"--model={om}", "--sim_mode=timing", f"--soc_spec={ROOT}/libcore/soc/specs/Ascend910B1.ini"])
+        self.assertRegex(p.stdout, r"\[WARNING\] \d+ task tiling\(s\) do not fit Ascend910B1; re-tiled")
+        m = LINE.search(p.stdout)
+        self.assertTrue(m and float(m.group(1)) > 0 and m.group(4) == "Ascend910B1", p.stdout)
+
     def test_bad_specs_and_modes_are_clear_errors(self):
         bad = f"{WORK}/bad.ini"
         write_spec(bad, [("ai_core_cnt=8", "ai_core_cnt=eight")])

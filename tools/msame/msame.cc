@@ -169,6 +169,8 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
     if (!soc.ok()) return fail({soc.status()});
     s.SetSoc(std::make_shared<const SocSpec>(std::move(soc).value()));
   }
+  if (s.retiled())
+    out << "[WARNING] " << s.retiled() << " task tiling(s) do not fit " << s.soc()->name << "; re-tiled with the built-in heuristic\n";
   const Graph& g = s.graph();
   if (o.sim_mode == "timing") return RunTimingOnly(o, s, out);
   std::string model_name = std::filesystem::path(o.model).stem().string();
