@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
+#include <algorithm>
 #include <mutex>
 #include <string>
 
@@ -16,6 +18,38 @@ std::atomic<Level> g_level{Level::kNull};
 std::atomic<bool> g_stdout{false};
 std::mutex g_mu;
 constexpr const char* kNames[] = {"DEBUG", "INFO", "WARNING", "ERROR", "NULL"};
+// Log files as CANN's tools keep them: <ASCEND_PROCESS_LOG_PATH or ~/ascend/log>/debug/plog/plog-<pid>_<ts>.log,
+// a new file once one passes this size.
+constexpr long kMaxLogFileBytes = 20L << 20;
+
+struct LogFile {
+  std::FILE* f = nullptr;
+  long written = 0;
+  bool failed = false;  // could not create the folder or file: stop trying, keep logging to the terminal
+  ~LogFile() {
+    if (f) std::fclose(f);
+  }
+  void Append(const char* line, size_t n, const char* stamp) {
+    if (failed) return;
+    if (!f || written > kMaxLogFileBytes) Open(stamp);
+    if (!f) return;
+    written += static_cast<long>(std::fwrite(line, 1, n, f));
+    std::fflush(f);
+  }
+  void Open(const char* stamp) {
+    if (f) std::fclose(f), f = nullptr;
+    const char* root = std::getenv("ASCEND_PROCESS_LOG_PATH");
+    const char* home = std::getenv("HOME");
+    std::string dir = (root && *root ? std::string(root) : std::string(home ? home : ".") + "/ascend/log") + "/debug/plog";
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    std::string path = dir + "/plog-" + std::to_string(getpid()) + "_" + stamp + ".log";
+    f = ec ? nullptr : std::fopen(path.c_str(), "a");
+    failed = f == nullptr;
+    written = 0;
+  }
+};
+LogFile g_file;
 }  // namespace
 
 std::optional<Level> ParseLevel(std::string_view s) {
@@ -44,10 +78,16 @@ void Write(Level level, std::string_view module, const std::string& text) {
   localtime_r(&t, &tm);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y-%m-%d-%H:%M:%S", &tm);
+  char line_head[128];
+  int head = std::snprintf(line_head, sizeof line_head, "[%s] %.*s(%d):%s.%03d ", kNames[static_cast<int>(level)],
+                           static_cast<int>(std::min<size_t>(module.size(), 32)), module.data(), static_cast<int>(getpid()), stamp,
+                           static_cast<int>(ms));
+  std::string line = std::string(line_head, static_cast<size_t>(std::max(head, 0))) + text + "\n";
+  char file_stamp[32];
+  std::strftime(file_stamp, sizeof file_stamp, "%Y%m%d%H%M%S", &tm);
   std::lock_guard lock(g_mu);
-  std::fprintf(g_stdout ? stdout : stderr, "[%s] %.*s(%d):%s.%03d %s\n", kNames[static_cast<int>(level)],
-               static_cast<int>(module.size()), module.data(), static_cast<int>(getpid()), stamp,
-               static_cast<int>(ms), text.c_str());
+  std::fputs(line.c_str(), g_stdout ? stdout : stderr);
+  g_file.Append(line.data(), line.size(), file_stamp);
 }
 
 }  // namespace npu::log

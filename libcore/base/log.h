@@ -1,5 +1,7 @@
 // Levelled logging. The level comes from --log or ASCEND_GLOBAL_LOG_LEVEL (0 debug, 1 info,
 // 2 warning, 3 error, 4 null); ASCEND_SLOG_PRINT_TO_STDOUT=1 sends log lines to stdout instead of stderr.
+// Every line also goes to <ASCEND_PROCESS_LOG_PATH or ~/ascend/log>/debug/plog/plog-<pid>_<ts>.log (a new file
+// every 20 MiB), as CANN's tools keep their logs.
 #pragma once
 #include <optional>
 #include <sstream>

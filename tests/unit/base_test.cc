@@ -3,8 +3,11 @@
 #include <cmath>
 #include <filesystem>
 
+#include <unistd.h>
+
 #include "base/file_io.h"
 #include "base/half.h"
+#include "base/log.h"
 #include "base/status.h"
 #include "base/thread_pool.h"
 
@@ -71,6 +74,34 @@ TEST(FileIo, AtomicWriterLeavesNothingWhenAbandoned) {
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back.value(), "hello");
   EXPECT_EQ(MappedFile::Open((dir / "missing").string()).status().code(), "E13001");
+}
+
+TEST(Log, LinesGoToAPlogFileUnderAscendProcessLogPath) {
+  auto dir = std::filesystem::temp_directory_path() / ("npukit_plog_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  ::setenv("ASCEND_PROCESS_LOG_PATH", dir.c_str(), 1);
+  log::SetLevel(log::Level::kWarning);
+  NPU_LOG(kInfo, "TEST", "not at this level");
+  NPU_LOG(kWarning, "TEST", "written " << 42);
+  log::SetLevel(log::Level::kNull);
+  ::unsetenv("ASCEND_PROCESS_LOG_PATH");
+  std::string text;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+    if (e.path().filename().string().rfind("plog-", 0) == 0) text += ReadFileToString(e.path().string()).value();
+  EXPECT_NE(text.find("[WARNING] TEST("), std::string::npos) << text;
+  EXPECT_NE(text.find("written 42"), std::string::npos);
+  EXPECT_EQ(text.find("not at this level"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(FileIo, ReservedOutputNamesNeverCollide) {
+  auto dir = std::filesystem::temp_directory_path() / ("npukit_reserve_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto a = ReserveOutputPath(dir.string(), "result_1", ".csv"), b = ReserveOutputPath(dir.string(), "result_1", ".csv");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a.value(), dir.string() + "/result_1.csv");
+  EXPECT_EQ(b.value(), dir.string() + "/result_1_1.csv");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace npu
