@@ -16,6 +16,7 @@ namespace npu::log {
 namespace {
 std::atomic<Level> g_level{Level::kNull};
 std::atomic<bool> g_stdout{false};
+std::atomic<bool> g_chosen{false};
 std::mutex g_mu;
 constexpr const char* kNames[] = {"DEBUG", "INFO", "WARNING", "ERROR", "NULL"};
 // Log files as CANN's tools keep them: <ASCEND_PROCESS_LOG_PATH or ~/ascend/log>/debug/plog/plog-<pid>_<ts>.log,
@@ -60,7 +61,11 @@ std::optional<Level> ParseLevel(std::string_view s) {
   return std::nullopt;
 }
 
-void SetLevel(Level level) { g_level = level; }
+void SetLevel(Level level) {
+  g_level = level;
+  g_chosen = true;
+}
+bool LevelChosen() { return g_chosen; }
 Level GetLevel() { return g_level; }
 bool Enabled(Level level) { return level != Level::kNull && level >= g_level.load(std::memory_order_relaxed); }
 

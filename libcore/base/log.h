@@ -14,6 +14,9 @@ enum class Level { kDebug = 0, kInfo, kWarning, kError, kNull };
 std::optional<Level> ParseLevel(std::string_view name);  // "debug".."null" or "0".."4"
 void SetLevel(Level level);
 Level GetLevel();
+// Whether --log or ASCEND_GLOBAL_LOG_LEVEL chose a level (tools print their own [INFO] lines unless one did
+// and it is above info).
+bool LevelChosen();
 // Reads ASCEND_GLOBAL_LOG_LEVEL and ASCEND_SLOG_PRINT_TO_STDOUT; called once by each tool's main.
 void InitFromEnv();
 bool Enabled(Level level);

@@ -83,6 +83,15 @@ class Timing(unittest.TestCase):
         self.assertEqual(batch, 1)
         self.assertAlmostEqual(float(m.group(1)), ms, places=4)
 
+    def test_log_error_silences_msames_info_lines(self):
+        for env_level, flags in (({}, ["--log=error"]), ({"ASCEND_GLOBAL_LOG_LEVEL": "3"}, [])):
+            p = subprocess.run([MSAME, f"--model={self.b1}", "--loop=2", *flags], capture_output=True, text=True,
+                               env={**os.environ, **env_level})
+            self.assertEqual(p.returncode, 0, p.stdout)
+            self.assertNotIn("[INFO]", p.stdout + p.stderr)
+            self.assertRegex(p.stdout, LINE.pattern)  # results are not log lines: they stay
+        self.assertIn("[INFO] msame run success", run([MSAME, f"--model={self.b1}"]).stdout)
+
     def test_batch_and_chip_scaling(self):
         ms1, _, _ = simulated(self.b1)
         b8 = convert("r18_b8", "--soc_version=Ascend310P3", "--input_shape=input:8,3,224,224")

@@ -31,6 +31,9 @@ std::string TextOf(const Tensor& t) {
   return os.str();
 }
 
+// msame's own progress lines: shown unless --log / ASCEND_GLOBAL_LOG_LEVEL chose a level above info.
+bool ShowInfo() { return !log::LevelChosen() || log::Enabled(log::Level::kInfo); }
+
 }  // namespace
 
 Result<Session> LoadModel(const std::string& path) {
@@ -116,7 +119,7 @@ Result<std::unique_ptr<prof::Collector>> StartProfiler(const MsameOptions& o, Se
 Status FinishProfiler(prof::Collector* c, std::ostream& out) {
   if (!c) return Status::Ok();
   NPU_RETURN_IF_ERROR(c->Finish());
-  out << "[INFO] profiling data written to " << c->dir() << "\n";
+  if (ShowInfo()) out << "[INFO] profiling data written to " << c->dir() << "\n";
   return Status::Ok();
 }
 
@@ -142,7 +145,7 @@ int RunTimingOnly(const MsameOptions& o, Session& s, std::ostream& out) {
     return 1;
   }
   out << FormatSimulatedTime(s.simulated_ns() / static_cast<double>(loops), BatchOf(s.graph()), *s.soc()) << "\n";
-  out << "[INFO] msame run success\n";
+  if (ShowInfo()) out << "[INFO] msame run success\n";
   return 0;
 }
 
@@ -174,7 +177,7 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
   const Graph& g = s.graph();
   if (o.sim_mode == "timing") return RunTimingOnly(o, s, out);
   std::string model_name = std::filesystem::path(o.model).stem().string();
-  out << "[INFO] model " << o.model << " loaded: " << g.nodes.size() << " ops, " << g.inputs.size() << " input(s), "
+  if (ShowInfo()) out << "[INFO] model " << o.model << " loaded: " << g.nodes.size() << " ops, " << g.inputs.size() << " input(s), "
       << g.outputs.size() << " output(s)\n";
 
   std::vector<Tensor> inputs;
@@ -228,22 +231,22 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
     if (!st.ok()) return fail({st});
     if (l == 0) first = ms;
     total += ms;
-    out << "[INFO] loop " << l + 1 << " inference time: " << ms << " ms\n";
+    if (ShowInfo()) out << "[INFO] loop " << l + 1 << " inference time: " << ms << " ms\n";
   }
   if (!o.output.empty())
     for (size_t i = 0; i < outputs.size(); ++i) {
       auto p = WriteOutput(o.output, model_name, i, outputs[i], o.outfmt);
       if (!p.ok()) return fail({p.status()});
-      out << "[INFO] output " << i << " " << DTypeName(outputs[i].dtype()) << ShapeToString(outputs[i].shape()) << " -> " << p.value() << "\n";
+      if (ShowInfo()) out << "[INFO] output " << i << " " << DTypeName(outputs[i].dtype()) << ShapeToString(outputs[i].shape()) << " -> " << p.value() << "\n";
     }
-  if (dumper)
+  if (dumper && ShowInfo())
     out << "[INFO] " << (dump.dump_debug ? std::to_string(dumper->overflows()) + " overflow(s), " : std::string()) << dumper->files_written()
         << " dump file(s) under " << dump.path << "\n";
   if (Status st = FinishProfiler(profiler.value().get(), out); !st.ok()) return fail({st});
   out << "Inference average time: " << total / static_cast<double>(loops) << " ms\n";
   if (loops > 1) out << "Inference average time without first time: " << (total - first) / static_cast<double>(loops - 1) << " ms\n";
   if (s.timing()) out << FormatSimulatedTime(s.simulated_ns() / static_cast<double>(loops), BatchOf(g), *s.soc()) << "\n";
-  out << "[INFO] msame run success\n";
+  if (ShowInfo()) out << "[INFO] msame run success\n";
   return 0;
 }
 
