@@ -66,6 +66,7 @@ void SetLevel(Level level) {
   g_chosen = true;
 }
 bool LevelChosen() { return g_chosen; }
+bool ShowInfo() { return !g_chosen || Enabled(Level::kInfo); }
 Level GetLevel() { return g_level; }
 bool Enabled(Level level) { return level != Level::kNull && level >= g_level.load(std::memory_order_relaxed); }
 

@@ -17,6 +17,9 @@ Level GetLevel();
 // Whether --log or ASCEND_GLOBAL_LOG_LEVEL chose a level (tools print their own [INFO] lines unless one did
 // and it is above info).
 bool LevelChosen();
+// A tool's own "[INFO] ..." progress lines: shown unless a level above info was chosen (--log=error silences
+// them in every tool; results are printed regardless).
+bool ShowInfo();
 // Reads ASCEND_GLOBAL_LOG_LEVEL and ASCEND_SLOG_PRINT_TO_STDOUT; called once by each tool's main.
 void InitFromEnv();
 bool Enabled(Level level);

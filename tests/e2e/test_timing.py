@@ -4,6 +4,7 @@ chip scaling, a user's own SoC spec (--soc_spec) in atc and msame, and clear err
 
 usage: test_timing.py BUILD_DIR WORK_DIR
 """
+import glob
 import json
 import os
 import re
@@ -83,7 +84,7 @@ class Timing(unittest.TestCase):
         self.assertEqual(batch, 1)
         self.assertAlmostEqual(float(m.group(1)), ms, places=4)
 
-    def test_log_error_silences_msames_info_lines(self):
+    def test_log_error_silences_info_in_every_tool(self):
         for env_level, flags in (({}, ["--log=error"]), ({"ASCEND_GLOBAL_LOG_LEVEL": "3"}, [])):
             p = subprocess.run([MSAME, f"--model={self.b1}", "--loop=2", *flags], capture_output=True, text=True,
                                env={**os.environ, **env_level})
@@ -91,6 +92,27 @@ class Timing(unittest.TestCase):
             self.assertNotIn("[INFO]", p.stdout + p.stderr)
             self.assertRegex(p.stdout, LINE.pattern)  # results are not log lines: they stay
         self.assertIn("[INFO] msame run success", run([MSAME, f"--model={self.b1}"]).stdout)
+        # ... and in the other tools: atc, msaccucmp, profparse, each also writing a log file when it logs.
+        import numpy as np
+        np.save(f"{WORK}/a.npy", np.ones(8, np.float32))
+        prof = f"{WORK}/log_prof"
+        subprocess.run(["rm", "-rf", prof])
+        acl = f"{WORK}/log_acl.json"
+        with open(acl, "w") as f:
+            json.dump({"profiler": {"switch": "on", "output": prof}}, f)
+        run([MSAME, f"--model={self.b1}", f"--acl_json_path={acl}", "--sim_mode=timing"])
+        logs = f"{WORK}/plogs"
+        subprocess.run(["rm", "-rf", logs])
+        for cmd in ([ATC, f"--model={WORK}/resnet18.onnx", "--framework=5", f"--output={WORK}/log_atc", "--soc_version=Ascend310P3",
+                     "--input_shape=input:1,3,224,224"],
+                    [f"{BUILD}/tools/msaccucmp/msaccucmp", "file_compare", "-m", f"{WORK}/a.npy", "-g", f"{WORK}/a.npy", "-out", f"{WORK}/log_fc"],
+                    [f"{BUILD}/tools/profparse/profparse", "--export=on", f"--output={prof}"]):
+            p = subprocess.run(cmd + ["--log=error"], capture_output=True, text=True, env={**os.environ, "ASCEND_PROCESS_LOG_PATH": logs})
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertNotIn("[INFO]", p.stdout + p.stderr, cmd[0])
+            p = subprocess.run(cmd + ["--log=info"], capture_output=True, text=True, env={**os.environ, "ASCEND_PROCESS_LOG_PATH": logs})
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertTrue(glob.glob(f"{logs}/debug/plog/plog-*.log"))
 
     def test_batch_and_chip_scaling(self):
         ms1, _, _ = simulated(self.b1)

@@ -180,7 +180,7 @@ int Convert(const AtcOptions& o, std::ostream& out) {
   for (const auto& w : warnings) out << "[WARNING] " << w << "\n";
   if (!built.ok()) return Fail(out, {built.status()});
   OmModel& m = built.value();
-  if (auto bank = m.attrs.find("tune_bank"); bank != m.attrs.end()) out << "[INFO] tune bank: " << bank->second << "\n";
+  if (auto bank = m.attrs.find("tune_bank"); bank != m.attrs.end() && log::ShowInfo()) out << "[INFO] tune bank: " << bank->second << "\n";
   m.header.name = std::filesystem::path(o.output).filename().string();
   m.header.platform_version = m.attrs["soc_version"];
   for (int i : m.graph.inputs) m.header.dynamic |= NumElements(m.graph.values[i].shape) < 0;

@@ -1,11 +1,10 @@
 #include "compare.h"
 
-#include <cstdio>
-
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -14,6 +13,7 @@
 #include <set>
 
 #include "base/file_io.h"
+#include "base/log.h"
 #include "base/thread_pool.h"
 #include "report.h"
 #include "summary.h"
@@ -275,7 +275,7 @@ Status WriteMapping(const Plan& p, const std::string& dir, std::ostream& out) {
                                    it.npu.present() ? it.npu.path : "*", it.golden.present() ? it.golden.path : "*"}));
   }
   NPU_RETURN_IF_ERROR(w->Finish());
-  out << "[INFO] mapping written to " << path << "\n";
+  if (log::ShowInfo()) out << "[INFO] mapping written to " << path << "\n";
   return Status::Ok();
 }
 
@@ -376,7 +376,7 @@ int RunCompare(const CompareOptions& o, std::ostream& out) {
   }
   for (const auto& n : p.notes) out << "[WARNING] " << n << "\n";
   sum.Print(out);
-  if (w) out << "[INFO] result written to " << reserved << (shard ? " (merge the shards with msaccucmp merge)" : "") << "\n";
+  if (w && log::ShowInfo()) out << "[INFO] result written to " << reserved << (shard ? " (merge the shards with msaccucmp merge)" : "") << "\n";
   if (o.advisor) {
     Status a = sum.Advise(dir, out);
     if (!a.ok()) return fail(a);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "base/file_io.h"
+#include "base/log.h"
 #include "base/half.h"
 #include "base/thread_pool.h"
 #include "commands.h"
@@ -171,7 +172,7 @@ int RunConvert(const ConvertOptions& o, std::ostream& out) {
       list += files[i] + "\n";
     }
   if (failed) (void)WriteFileAtomic(opts.out + "/convert_failed_file_list.txt", std::as_bytes(std::span(list.data(), list.size())));
-  out << "[INFO] converted " << files.size() - failed << " of " << files.size() << " dump file(s) into " << job.files << " file(s) in " << opts.out << "\n";
+  if (log::ShowInfo()) out << "[INFO] converted " << files.size() - failed << " of " << files.size() << " dump file(s) into " << job.files << " file(s) in " << opts.out << "\n";
   return failed ? 1 : 0;
 }
 

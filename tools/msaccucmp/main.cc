@@ -6,6 +6,7 @@
 #include <set>
 
 #include "base/log.h"
+#include "base/status.h"
 #include "commands.h"
 #include "compare.h"
 
@@ -13,7 +14,7 @@ namespace {
 
 // msaccucmp spells its long options with one dash (-out, -alg, ...); CLI11 wants two.
 std::vector<std::string> NormaliseArgs(int argc, char** argv) {
-  static const std::set<std::string> kLong = {"-out", "-alg", "-max", "-op", "-map", "-advisor", "-overflow_detection"};
+  static const std::set<std::string> kLong = {"-out", "-alg", "-max", "-op", "-map", "-advisor", "-overflow_detection", "-log"};
   std::vector<std::string> args;
   for (int i = argc - 1; i >= 1; --i) {  // CLI11 takes them reversed
     std::string a = argv[i];
@@ -31,6 +32,9 @@ int main(int argc, char** argv) {
   CLI::App app{"msaccucmp: compare NPU dump data with golden data, convert dumps, analyse overflows"};
   app.set_version_flag("--version", "npukit msaccucmp 0.1.0");
   app.require_subcommand(1);
+  app.fallthrough();  // --log may come after the subcommand, as every other tool's flags do
+  std::string log_level;
+  app.add_option("--log", log_level, "debug, info, warning, error, null (also ASCEND_GLOBAL_LOG_LEVEL)");
 
   npu::cmp::CompareOptions c;
   auto* cmp = app.add_subcommand("compare", "compare NPU dumps with golden data (npy, NPU dumps, h5), or two files");
@@ -87,6 +91,14 @@ int main(int argc, char** argv) {
     app.parse(NormaliseArgs(argc, argv));
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (!log_level.empty()) {
+    auto level = npu::log::ParseLevel(log_level);
+    if (!level) {
+      std::cout << "[ERROR] " << npu::Status::Error("E10010", "--log", log_level, "the log level must be one of debug, info, warning, error, null").message() << "\n";
+      return 2;
+    }
+    npu::log::SetLevel(*level);
   }
   if (*cmp) {
     c.progress = isatty(2);

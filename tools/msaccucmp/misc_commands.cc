@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "base/file_io.h"
+#include "base/log.h"
 #include "commands.h"
 #include "compare/metrics.h"
 #include "dump/dump_names.h"
@@ -84,7 +85,8 @@ int RunFileCompare(const std::string& npu, const std::string& golden, const std:
   if (!reserved.ok()) return Fail(out, reserved.status());
   std::string path = reserved.value();
   if (Status s = WriteFileAtomic(path, std::as_bytes(std::span(text.data(), text.size()))); !s.ok()) return Fail(out, s);
-  out << text << "[INFO] result written to " << path << "\n";
+  out << text;
+  if (log::ShowInfo()) out << "[INFO] result written to " << path << "\n";
   return 0;
 }
 
@@ -145,7 +147,8 @@ int RunOverflow(const std::string& dump_dir, const std::string& out_dir, const s
   if (!reserved.ok()) return Fail(out, reserved.status());
   std::string path = reserved.value();
   if (Status s = WriteFileAtomic(path, std::as_bytes(std::span(text.data(), text.size()))); !s.ok()) return Fail(out, s);
-  out << text << "[INFO] summary written to " << path << "\n";
+  out << text;
+  if (log::ShowInfo()) out << "[INFO] summary written to " << path << "\n";
   return 0;
 }
 
@@ -211,7 +214,7 @@ int RunMerge(const std::vector<std::string>& inputs, const std::string& out_dir,
   }
   if (Status s = w.value()->Finish(); !s.ok()) return Fail(out, s);
   sum.Print(out);
-  out << "[INFO] merged " << total << " shard(s), " << rows.size() << " row(s) into " << path << "\n";
+  if (log::ShowInfo()) out << "[INFO] merged " << total << " shard(s), " << rows.size() << " row(s) into " << path << "\n";
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <ostream>
 
+#include "base/log.h"
 #include "compare.h"
 #include "dump/dump_names.h"
 #include "report.h"
@@ -76,7 +77,8 @@ Status SingleOpDetail(const Plan& p, const CompareOptions& o, const std::string&
                              "\nMaxRelativeError: " + FormatNumber(*rmax) + "\n"
                        : "The tensor is empty.\n";
   NPU_RETURN_IF_ERROR(WriteFileAtomic(prefix + "_summary.txt", std::as_bytes(std::span(text.data(), text.size()))));
-  out << text << "[INFO] detail written to " << prefix << "_*.csv\n";
+  out << text;
+  if (log::ShowInfo()) out << "[INFO] detail written to " << prefix << "_*.csv\n";
   return Status::Ok();
 }
 

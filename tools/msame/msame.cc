@@ -31,9 +31,6 @@ std::string TextOf(const Tensor& t) {
   return os.str();
 }
 
-// msame's own progress lines: shown unless --log / ASCEND_GLOBAL_LOG_LEVEL chose a level above info.
-bool ShowInfo() { return !log::LevelChosen() || log::Enabled(log::Level::kInfo); }
-
 }  // namespace
 
 Result<Session> LoadModel(const std::string& path) {
@@ -119,7 +116,7 @@ Result<std::unique_ptr<prof::Collector>> StartProfiler(const MsameOptions& o, Se
 Status FinishProfiler(prof::Collector* c, std::ostream& out) {
   if (!c) return Status::Ok();
   NPU_RETURN_IF_ERROR(c->Finish());
-  if (ShowInfo()) out << "[INFO] profiling data written to " << c->dir() << "\n";
+  if (log::ShowInfo()) out << "[INFO] profiling data written to " << c->dir() << "\n";
   return Status::Ok();
 }
 
@@ -145,7 +142,7 @@ int RunTimingOnly(const MsameOptions& o, Session& s, std::ostream& out) {
     return 1;
   }
   out << FormatSimulatedTime(s.simulated_ns() / static_cast<double>(loops), BatchOf(s.graph()), *s.soc()) << "\n";
-  if (ShowInfo()) out << "[INFO] msame run success\n";
+  if (log::ShowInfo()) out << "[INFO] msame run success\n";
   return 0;
 }
 
@@ -177,7 +174,7 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
   const Graph& g = s.graph();
   if (o.sim_mode == "timing") return RunTimingOnly(o, s, out);
   std::string model_name = std::filesystem::path(o.model).stem().string();
-  if (ShowInfo()) out << "[INFO] model " << o.model << " loaded: " << g.nodes.size() << " ops, " << g.inputs.size() << " input(s), "
+  if (log::ShowInfo()) out << "[INFO] model " << o.model << " loaded: " << g.nodes.size() << " ops, " << g.inputs.size() << " input(s), "
       << g.outputs.size() << " output(s)\n";
 
   std::vector<Tensor> inputs;
@@ -231,22 +228,22 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
     if (!st.ok()) return fail({st});
     if (l == 0) first = ms;
     total += ms;
-    if (ShowInfo()) out << "[INFO] loop " << l + 1 << " inference time: " << ms << " ms\n";
+    if (log::ShowInfo()) out << "[INFO] loop " << l + 1 << " inference time: " << ms << " ms\n";
   }
   if (!o.output.empty())
     for (size_t i = 0; i < outputs.size(); ++i) {
       auto p = WriteOutput(o.output, model_name, i, outputs[i], o.outfmt);
       if (!p.ok()) return fail({p.status()});
-      if (ShowInfo()) out << "[INFO] output " << i << " " << DTypeName(outputs[i].dtype()) << ShapeToString(outputs[i].shape()) << " -> " << p.value() << "\n";
+      if (log::ShowInfo()) out << "[INFO] output " << i << " " << DTypeName(outputs[i].dtype()) << ShapeToString(outputs[i].shape()) << " -> " << p.value() << "\n";
     }
-  if (dumper && ShowInfo())
+  if (dumper && log::ShowInfo())
     out << "[INFO] " << (dump.dump_debug ? std::to_string(dumper->overflows()) + " overflow(s), " : std::string()) << dumper->files_written()
         << " dump file(s) under " << dump.path << "\n";
   if (Status st = FinishProfiler(profiler.value().get(), out); !st.ok()) return fail({st});
   out << "Inference average time: " << total / static_cast<double>(loops) << " ms\n";
   if (loops > 1) out << "Inference average time without first time: " << (total - first) / static_cast<double>(loops - 1) << " ms\n";
   if (s.timing()) out << FormatSimulatedTime(s.simulated_ns() / static_cast<double>(loops), BatchOf(g), *s.soc()) << "\n";
-  if (ShowInfo()) out << "[INFO] msame run success\n";
+  if (log::ShowInfo()) out << "[INFO] msame run success\n";
   return 0;
 }
 

@@ -117,7 +117,7 @@ int RunProfparse(const Options& o, std::ostream& out) {
         continue;
       }
       for (const auto& w : p.value().warnings) out << "[WARNING] " << w << "\n";
-      out << "[INFO] " << dir << ": Model ID 0, " << iters.value().size() << " iteration(s), " << p.value().nodes.size() << " task(s) per iteration\n";
+      if (log::ShowInfo()) out << "[INFO] " << dir << ": Model ID 0, " << iters.value().size() << " iteration(s), " << p.value().nodes.size() << " task(s) per iteration\n";
       continue;
     }
     auto r = ExportProfile(dir, o);
@@ -127,11 +127,12 @@ int RunProfparse(const Options& o, std::ostream& out) {
       continue;
     }
     for (const auto& w : r.value().warnings) out << "[WARNING] " << w << "\n";
-    out << "[INFO] " << dir << ": " << r.value().tasks << " task(s), " << r.value().iterations << " iteration(s), "
+    if (log::ShowInfo()) out << "[INFO] " << dir << ": " << r.value().tasks << " task(s), " << r.value().iterations << " iteration(s), "
         << r.value().raw_bytes << " raw bytes -> " << dir << "/mindstudio_profiler_output\n";
-    for (const auto& f : r.value().files) out << "[INFO]   " << f << "\n";
+    if (log::ShowInfo())
+      for (const auto& f : r.value().files) out << "[INFO]   " << f << "\n";
   }
-  if (rc == 0) out << "[INFO] profparse finished\n";
+  if (rc == 0 && log::ShowInfo()) out << "[INFO] profparse finished\n";
   return rc;
 }
 
