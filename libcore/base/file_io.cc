@@ -109,14 +109,16 @@ Status AtomicFileWriter::WriteZeros(size_t n) {
   return Status::Ok();
 }
 
-Status AtomicFileWriter::Commit() {
+Status AtomicFileWriter::Commit() { return CommitAs(path_); }
+
+Status AtomicFileWriter::CommitAs(const std::string& final_path) {
   if (::close(fd_) != 0) {
     fd_ = -1;
-    return Status::Error("E13004", "output", path_, "close failed: " + Errno());
+    return Status::Error("E13004", "output", final_path, "close failed: " + Errno());
   }
   fd_ = -1;
-  if (::rename(tmp_.c_str(), path_.c_str()) != 0)
-    return Status::Error("E13004", "output", path_, "rename failed: " + Errno());
+  if (::rename(tmp_.c_str(), final_path.c_str()) != 0)
+    return Status::Error("E13004", "output", final_path, "rename failed: " + Errno());
   committed_ = true;
   return Status::Ok();
 }

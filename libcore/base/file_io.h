@@ -45,6 +45,8 @@ class AtomicFileWriter {
   Status WriteZeros(size_t n);
   size_t offset() const { return offset_; }
   Status Commit();
+  // Renames into `final_path` instead of the path given to Create (a name decided after writing).
+  Status CommitAs(const std::string& final_path);
 
  private:
   std::string path_, tmp_;

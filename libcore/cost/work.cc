@@ -70,16 +70,16 @@ void DescribeConv(const Graph& g, const Node& n, Work& w, bool transpose) {
   w.n = transpose ? cout_g * window : cout_g;
   w.batch = groups;
   w.flops = 2.0 * static_cast<double>(spatial) * static_cast<double>(cin_g * window) * static_cast<double>(cout_g * groups);
-  // Narrow groups (depthwise) share one 16-channel fractal: the cube packs 16/C groups per fractal, so
+  // Narrow groups (depthwise) share one C0-channel fractal: the cube packs C0/C groups per fractal, so
   // they cost as few wide groups (diagonal weights, mostly zeros).
-  constexpr int64_t kC0 = 16;
-  if (groups > 1 && cin_g < kC0 && cout_g < kC0) {
-    int64_t pack = kC0 / std::max(cin_g, cout_g);
+  bool packed = groups > 1 && cin_g < c0 && cout_g < c0;
+  if (packed) {
+    int64_t pack = c0 / std::max(cin_g, cout_g);
     w.batch = (groups + pack - 1) / pack;
     w.k = (cin_g * pack + c0 - 1) / c0 * c0 * window;
     w.n *= pack;
   }
-  w.a_bytes = Bytes(x) / std::max<int64_t>(cin, 1) * (groups > 1 && cin_g < kC0 ? cin : cin_pad * groups);
+  w.a_bytes = Bytes(x) / std::max<int64_t>(cin, 1) * (packed ? cin : cin_pad * groups);  // NC1HWC0 in GM
   w.b_bytes = Bytes(wt);
 }
 

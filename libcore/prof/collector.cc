@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -13,6 +12,7 @@
 #include <sstream>
 
 #include "base/file_io.h"
+#include "base/progress.h"
 
 namespace npu::prof {
 namespace fs = std::filesystem;
@@ -88,18 +88,6 @@ void Describe(const Graph& g, const std::vector<int>& vals, std::string& shapes,
   formats = Join(f, ';');
 }
 
-std::string NowStamp(std::chrono::system_clock::time_point t) {
-  std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &tm);
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count() % 1000;
-  char out[40];
-  std::snprintf(out, sizeof out, "%s%03lld", buf, static_cast<long long>(ms));
-  return out;
-}
-
 Status WriteJsonFile(const std::string& path, const json& j) {
   std::string text = j.dump(2) + "\n";
   return WriteFileAtomic(path, std::as_bytes(std::span(text.data(), text.size())));
@@ -159,7 +147,7 @@ Result<std::unique_ptr<Collector>> Collector::Start(const ProfilerConfig& config
   for (int i = 0; i < 8; ++i) suffix += static_cast<char>('A' + rng() % 26);
   char seqbuf[16];
   std::snprintf(seqbuf, sizeof seqbuf, "%06d", seq);
-  c->dir_ = parent + "/PROF_" + seqbuf + "_" + NowStamp(now) + "_" + suffix;
+  c->dir_ = parent + "/PROF_" + seqbuf + "_" + Timestamp17() + "_" + suffix;
   c->host_dir_ = c->dir_ + "/host/data";
   c->device_dir_ = c->dir_ + "/device_0/data";
   fs::create_directories(c->host_dir_, ec);

@@ -52,6 +52,36 @@ class FileLock {
   int fd_;
 };
 
+bool IsBankFile(const std::string& name) {
+  constexpr size_t n = sizeof(kFileSuffix) - 1;
+  return name.size() > n && name.compare(name.size() - n, n, kFileSuffix) == 0;
+}
+
+// Each non-empty line of a bank file, parsed: fn(lineno, key, line, record). A line that is not a bank record
+// is EG0011 naming the file and line. A missing file has no lines.
+template <class Fn>
+Status ForEachRecord(const fs::path& path, Fn&& fn) {
+  std::ifstream in(path);
+  std::string line;
+  for (int lineno = 1; std::getline(in, line); ++lineno) {
+    if (line.empty()) continue;
+    json j = json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("info_dict") || !j["info_dict"].is_object() ||
+        !j["info_dict"].contains("key") || !j["info_dict"]["key"].is_string() || !j.contains("knowledge") || !j.contains("version"))
+      return Status::Error("EG0011", "TUNE_BANK_PATH", path.string() + ":" + std::to_string(lineno), "the line is not a bank record",
+                           "Run `aoe bank verify` or delete the line.");
+    NPU_RETURN_IF_ERROR(fn(lineno, j["info_dict"]["key"].get<std::string>(), line, j));
+  }
+  return Status::Ok();
+}
+
+// Lines sorted by key: the same records always give the same bytes.
+Status WriteLines(const std::string& path, const std::map<std::string, std::string>& lines) {
+  std::string text;
+  for (const auto& [key, line] : lines) text += line + "\n";
+  return WriteFileAtomic(path, std::as_bytes(std::span(text.data(), text.size())));
+}
+
 }  // namespace
 
 // CANN's banks carry a 32-bit hash of the key struct as the record id; ours hashes the key text.
@@ -66,27 +96,17 @@ Result<std::vector<BankFile>> ReadBankTree(const std::string& root) {
   std::error_code ec;
   if (!fs::is_directory(root, ec)) return Status::Error("EG0011", "bank", root, "not a directory");
   std::vector<fs::path> paths;
-  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    std::string name = it->path().filename().string();
-    if (it->is_regular_file() && name.size() > sizeof(kFileSuffix) && name.substr(name.size() - (sizeof(kFileSuffix) - 1)) == kFileSuffix)
-      paths.push_back(it->path());
-  }
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    if (it->is_regular_file() && IsBankFile(it->path().filename().string())) paths.push_back(it->path());
   std::sort(paths.begin(), paths.end());
   for (const auto& path : paths) {
     BankFile f;
     f.relative_path = fs::relative(path, root).string();
-    std::ifstream in(path);
-    std::string line;
-    for (int lineno = 1; std::getline(in, line); ++lineno) {
-      if (line.empty()) continue;
-      json j = json::parse(line, nullptr, false);
-      if (j.is_discarded() || !j.is_object() || !j.contains("info_dict") || !j["info_dict"].contains("key") || !j.contains("knowledge") ||
-          !j.contains("version"))
-        return Status::Error("EG0011", "bank", path.string() + ":" + std::to_string(lineno), "the line is not a bank record");
-      std::string key = j["info_dict"]["key"];
+    NPU_RETURN_IF_ERROR(ForEachRecord(path, [&](int, const std::string& key, const std::string& line, const json& j) {
       f.lines[key] = line;
       f.after_us[key] = j.value("performance_after_tune(us)", 0.0);
-    }
+      return Status::Ok();
+    }));
     files.push_back(std::move(f));
   }
   return files;
@@ -98,9 +118,7 @@ Status WriteBankTree(const std::string& root, const std::vector<BankFile>& files
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);
     if (ec) return Status::Error("EG0010", "bank", path.parent_path().string(), "cannot create the directory: " + ec.message());
-    std::string text;
-    for (const auto& [key, line] : f.lines) text += line + "\n";
-    NPU_RETURN_IF_ERROR(WriteFileAtomic(path.string(), std::as_bytes(std::span(text.data(), text.size()))));
+    NPU_RETURN_IF_ERROR(WriteLines(path.string(), f.lines));
   }
   return Status::Ok();
 }
@@ -126,21 +144,16 @@ Result<TuneBank> TuneBank::Open(const std::string& root, const SocSpec& soc) {
   std::string prefix = soc.name + "_" + std::to_string(soc.ai_cores) + "_AiCore_";
   for (const auto& e : fs::directory_iterator(b.dir_, ec)) {
     std::string name = e.path().filename().string();
-    if (name.rfind(prefix, 0) != 0 || name.size() <= sizeof(kFileSuffix) || name.substr(name.size() - (sizeof(kFileSuffix) - 1)) != kFileSuffix) continue;
-    std::ifstream in(e.path());
-    std::string line;
-    for (int lineno = 1; std::getline(in, line); ++lineno) {
-      if (line.empty()) continue;
-      json j = json::parse(line, nullptr, false);
+    if (name.rfind(prefix, 0) != 0 || !IsBankFile(name)) continue;
+    NPU_RETURN_IF_ERROR(ForEachRecord(e.path(), [&](int lineno, const std::string& key, const std::string&, const json& j) -> Status {
+      if (!j["version"].is_number_integer() || j["version"].get<int>() != kCostModelVersion) {
+        ++b.skipped_;  // another cost-model version: its tilings were chosen by other formulas
+        return Status::Ok();
+      }
       BankRecord r;
       try {
-        if (j.is_discarded()) throw std::runtime_error("not JSON");
-        if (j.at("version").get<int>() != kCostModelVersion) {
-          ++b.skipped_;
-          continue;
-        }
         r.op_type = j.at("op");
-        r.key = j.at("info_dict").at("key");
+        r.key = key;
         r.tiling = TilingFrom(j.at("knowledge"));
         r.before_us = j.value("performance_before_tune(us)", 0.0);
         r.after_us = j.value("performance_after_tune(us)", 0.0);
@@ -148,8 +161,9 @@ Result<TuneBank> TuneBank::Open(const std::string& root, const SocSpec& soc) {
         return Status::Error("EG0011", "TUNE_BANK_PATH", e.path().string() + ":" + std::to_string(lineno),
                              std::string("a bank record is malformed: ") + ex.what(), "Run `aoe bank verify` or delete the line.");
       }
-      b.records_[r.key] = std::move(r);
-    }
+      b.records_[key] = std::move(r);
+      return Status::Ok();
+    }));
   }
   return b;
 }
@@ -160,7 +174,7 @@ const BankRecord* TuneBank::Find(const std::string& key) const {
 }
 
 void TuneBank::Put(BankRecord r) {
-  dirty_types_[r.op_type] = true;
+  dirty_types_.insert(r.op_type);
   records_[r.key] = std::move(r);
 }
 
@@ -168,27 +182,23 @@ Status TuneBank::Save() {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) return Status::Error("EG0010", "TUNE_BANK_PATH", dir_, "cannot create the bank directory: " + ec.message());
-  for (const auto& [type, dirty] : dirty_types_) {
-    if (!dirty) continue;
+  for (const std::string& type : dirty_types_) {
     std::string path = FileFor(type);
     FileLock lock(path);
     if (!lock.ok()) return Status::Error("EG0010", "TUNE_BANK_PATH", path + ".lock", "cannot lock the bank file");
     // Another process may have added records since we loaded: merge theirs (ours win on the same key).
     std::map<std::string, std::string> lines;
-    std::ifstream in(path);
-    for (std::string line; std::getline(in, line);) {
-      json j = json::parse(line, nullptr, false);
-      if (!j.is_discarded() && j.contains("info_dict") && j["info_dict"].contains("key")) lines[j["info_dict"]["key"]] = line;
-    }
+    NPU_RETURN_IF_ERROR(ForEachRecord(path, [&](int, const std::string& key, const std::string& line, const json&) {
+      lines[key] = line;
+      return Status::Ok();
+    }));
     for (const auto& [key, r] : records_) {
       if (r.op_type != type) continue;
       json j = {{"id", TilingKeyHash(key)}, {"op", type}, {"version", kCostModelVersion}, {"info_dict", {{"key", key}, {"soc", soc_name_}, {"core_num", cores_}}},
                 {"knowledge", TilingJson(r.tiling)}, {"performance_before_tune(us)", r.before_us}, {"performance_after_tune(us)", r.after_us}};
       lines[key] = j.dump();
     }
-    std::string text;
-    for (const auto& [key, line] : lines) text += line + "\n";  // sorted by key: the same records give the same bytes
-    NPU_RETURN_IF_ERROR(WriteFileAtomic(path, std::as_bytes(std::span(text.data(), text.size()))));
+    NPU_RETURN_IF_ERROR(WriteLines(path, lines));
   }
   dirty_types_.clear();
   return Status::Ok();

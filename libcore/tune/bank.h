@@ -4,7 +4,7 @@
 // temporary name and renames it while holding an exclusive lock, so a reader never sees half a file.
 #pragma once
 #include <map>
-#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,7 +53,7 @@ class TuneBank {
   std::string dir_, soc_name_;
   int cores_ = 0;
   std::map<std::string, BankRecord> records_;  // by key
-  std::map<std::string, bool> dirty_types_;
+  std::set<std::string> dirty_types_;  // op types with records to save
   size_t skipped_ = 0;
   std::string FileFor(const std::string& op_type) const;
 };

@@ -71,9 +71,9 @@ Tiling At(const Space& s, const Point& p, const Work& w, const SocSpec& soc) {
   t.base_m = s.base_m[p[1]], t.base_n = s.base_n[p[2]], t.base_k = s.base_k[p[3]];
   t.step_m = s.step_m[p[4]], t.step_n = s.step_n[p[5]];
   // The last step_k value means "all of K" for whatever base_k is chosen.
-  t.step_k = p[6] + 1 == static_cast<int>(s.step_k.size())
-                 ? static_cast<int32_t>(CeilDiv(CeilDiv(w.k, std::max(soc.CubeK(w.dtype), 1)) * std::max(soc.CubeK(w.dtype), 1), t.base_k))
-                 : s.step_k[p[6]];
+  int64_t fk = std::max(soc.CubeK(w.dtype), 1);
+  int64_t k_padded = CeilDiv(w.k, fk) * fk;
+  t.step_k = p[6] + 1 == static_cast<int>(s.step_k.size()) ? static_cast<int32_t>(CeilDiv(k_padded, t.base_k)) : s.step_k[p[6]];
   t.db_l1 = p[7], t.db_l0 = p[8], t.n_inner = p[9];
   return t;
 }

@@ -117,6 +117,23 @@ class Profiling(unittest.TestCase):
                 ratio = float(r[col["mac_ratio"]])
                 self.assertTrue(0 <= ratio <= 1, r)
 
+    def test_aicpu_tasks_have_na_metrics_in_rows_as_wide_as_the_header(self):
+        # must_keep_origin_dtype puts 310P3's fp32 convolutions on AI CPU: no PMU record for those tasks.
+        run([ATC, f"--model={WORK}/resnet18.onnx", "--framework=5", f"--output={WORK}/resnet18_cpu", "--soc_version=Ascend310P3",
+             "--input_shape=input:1,3,224,224", "--precision_mode=must_keep_origin_dtype", "--log=error"])
+        out = os.path.join(WORK, "aicpu")
+        shutil.rmtree(out, ignore_errors=True)
+        run([MSAME, f"--model={WORK}/resnet18_cpu.om", "--sim_mode=timing"],
+            env={"PROFILING_MODE": "true", "PROFILING_OPTIONS": json.dumps({"output": out})})
+        prof = glob.glob(f"{out}/PROF_*")[0]
+        export(prof)
+        table = rows(prof, "op_summary")
+        col = {c: i for i, c in enumerate(table[0])}
+        self.assertTrue(all(len(r) == len(table[0]) for r in table))
+        cpu = [r for r in table[1:] if r[col["Task Type"]] == "AI_CPU"]
+        self.assertTrue(cpu)
+        self.assertTrue(all(r[i] == "N/A" for r in cpu for i in range(col["aicore_time(us)"], len(r))))
+
     def test_timeline_is_trace_event_json_with_one_slice_per_task(self):
         files = glob.glob(f"{self.prof}/mindstudio_profiler_output/msprof_*.json")
         self.assertEqual(len(files), 1)
@@ -204,7 +221,7 @@ class Profiling(unittest.TestCase):
         p = export(lost, ok=False)
         self.assertEqual(p.returncode, 1)
         self.assertIn("info.json.0", p.stdout)
-        self.assertEqual(glob.glob(f"{lost}/mindstudio_profiler_output/*.csv"), [])
+        self.assertEqual(glob.glob(f"{lost}/mindstudio_profiler_output/*.csv*"), [])
         # Random bytes in every slice: never a crash, never a partial file.
         noise = os.path.join(WORK, "noise", os.path.basename(src))
         shutil.rmtree(os.path.dirname(noise), ignore_errors=True)
@@ -214,7 +231,7 @@ class Profiling(unittest.TestCase):
                 h.write(os.urandom(os.path.getsize(f)))
         p = export(noise, ok=False)
         self.assertIn(p.returncode, (0, 1), p.stdout + p.stderr)
-        self.assertEqual(glob.glob(f"{noise}/mindstudio_profiler_output/.*partial"), [])
+        self.assertEqual(glob.glob(f"{noise}/mindstudio_profiler_output/*.tmp.*"), [])  # no temporary file left
 
 
 if __name__ == "__main__":

@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <ctime>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -14,6 +13,7 @@
 
 #include "base/file_io.h"
 #include "base/log.h"
+#include "base/progress.h"
 #include "cost/schedule.h"
 #include "kernels/registry.h"
 #include "om/om_model.h"
@@ -76,38 +76,6 @@ std::string Percent(double before, double after) {
   return buf;
 }
 
-std::string Stamp() {
-  auto now = std::chrono::system_clock::now();
-  std::time_t t = std::chrono::system_clock::to_time_t(now);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &tm);
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  char out[40];
-  std::snprintf(out, sizeof out, "%s%03lld", buf, static_cast<long long>(ms));
-  return out;
-}
-
-// A progress bar with ETA, on a terminal only.
-class Progress {
- public:
-  Progress(bool on, size_t total) : on_(on && ::isatty(STDERR_FILENO)), total_(total), t0_(std::chrono::steady_clock::now()) {}
-  void Step(size_t done) {
-    if (!on_ || total_ == 0) return;
-    double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-    double eta = done ? el / static_cast<double>(done) * static_cast<double>(total_ - done) : 0;
-    int width = 30, fill = static_cast<int>(width * done / total_);
-    std::fprintf(stderr, "\r[%s%s] %zu/%zu ETA %.0fs ", std::string(fill, '#').c_str(), std::string(width - fill, ' ').c_str(), done, total_, eta);
-    if (done == total_) std::fprintf(stderr, "\n");
-  }
-
- private:
-  bool on_;
-  size_t total_;
-  std::chrono::steady_clock::time_point t0_;
-};
-
 struct Report {
   std::string path;
   json root;
@@ -165,7 +133,7 @@ Status TuneModel(const AoeOptions& o, const atc::AtcOptions& mo, const OpFilter&
 
   json& opat = report.Opat();
   json& summary = opat["repo_summary"];
-  Progress progress(o.progress_bar == "on", order.size());
+  ProgressBar progress(o.progress_bar == "on", order.size(), "ops");
   for (size_t i = 0; i < order.size(); ++i) {
     const std::string& key = order[i];
     size_t k0 = by_key[key].front();
@@ -213,7 +181,7 @@ Status TuneModel(const AoeOptions& o, const atc::AtcOptions& mo, const OpFilter&
     opat["operators"].push_back(op);
     NPU_RETURN_IF_ERROR(report.Write());  // written as it goes
     out << "[Aoe]" << n0.name << " Tuning process finished.\n";
-    progress.Step(i + 1);
+    progress.Update(i + 1);
   }
   NPU_RETURN_IF_ERROR(bank.Save());
   IterationTiming after = ScheduleIteration(m.graph, m.tasks, soc);
@@ -360,7 +328,7 @@ int RunAoe(const AoeOptions& o, std::ostream& out) {
     models.push_back(o.model.model);
   }
   auto started = std::chrono::steady_clock::now();
-  std::string stamp = Stamp();
+  std::string stamp = Timestamp17();
   const char* work = std::getenv("ASCEND_WORK_PATH");
   if (work && *work) {
     std::error_code ec;

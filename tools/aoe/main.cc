@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "aoe.h"
+#include "atc_flags.h"
 #include "base/log.h"
 
 int main(int argc, char** argv) {
@@ -28,16 +29,7 @@ int main(int argc, char** argv) {
   bank->add_option("command", o.bank_command, "verify, merge or diff")->required();
   bank->add_option("args", o.bank_args, "bank roots");
   app.add_option("--log", o.model.log, "debug, info, warning, error, null");
-  auto* p = &o.model.precision;
-  app.add_option("--precision_mode", p->precision_mode, "as in atc");
-  app.add_option("--precision_mode_v2", p->precision_mode_v2, "as in atc");
-  app.add_option("--modify_mixlist", p->modify_mixlist, "as in atc");
-  app.add_option("--keep_dtype", p->keep_dtype, "as in atc");
-  app.add_option("--customize_dtypes", p->customize_dtypes, "as in atc");
-  app.add_option("--op_select_implmode", p->op_select_implmode, "as in atc");
-  app.add_option("--optypelist_for_implmode", p->optypelist_for_implmode, "as in atc");
-  app.add_option("--op_precision_mode", p->op_precision_mode, "as in atc");
-  app.add_option("--fusion_switch_file", o.model.fusion_switch_file, "as in atc");
+  npu::atc::AddBuildFlags(app, o.model);  // precision and fusion flags as in atc
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

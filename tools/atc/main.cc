@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "atc.h"
+#include "atc_flags.h"
 #include "base/log.h"
 
 int main(int argc, char** argv) {
@@ -24,18 +25,7 @@ int main(int argc, char** argv) {
   app.add_option("--json", o.json, "JSON output of mode 1");
   app.add_option("--om", o.om, ".om (or .onnx with --framework=5) read by modes 1 and 6");
   app.add_option("--check_report", o.check_report, "pre-check report path (default ./check_result.json)");
-  auto* p = &o.precision;
-  app.add_option("--precision_mode", p->precision_mode,
-                 "force_fp16 (default), allow_fp32_to_fp16, allow_mix_precision[_fp16|_bf16], allow_fp32_to_bf16, must_keep_origin_dtype, force_fp32");
-  app.add_option("--precision_mode_v2", p->precision_mode_v2, "fp16, origin, cube_fp16in_fp32out, mixed_float16, mixed_bfloat16");
-  app.add_option("--modify_mixlist", p->modify_mixlist, "JSON changing the mixed-precision black/white/gray lists");
-  app.add_option("--keep_dtype", p->keep_dtype, "file: op names (or OpType::X) that keep their origin dtype");
-  app.add_option("--customize_dtypes", p->customize_dtypes, "file: OpName::InputDtype:..,OutputDtype:.. lines");
-  app.add_option("--op_select_implmode", p->op_select_implmode, "high_performance (default), high_precision, *_for_all");
-  app.add_option("--optypelist_for_implmode", p->optypelist_for_implmode, "op types the implmode applies to");
-  app.add_option("--op_precision_mode", p->op_precision_mode, "ini: [ByOpType]/[ByNodeName] op=mode");
-  app.add_option("--output_type", p->output_type, "net output dtype: FP32, FP16, UINT8");
-  app.add_option("--fusion_switch_file", o.fusion_switch_file, "passes to turn off (PassName:off lines or CANN's JSON)");
+  npu::atc::AddBuildFlags(app, o);
   app.add_option("--explain-precision,--explain_precision", o.explain_precision, "write each op's dtype, format and the rules that decided them (JSON)");
   try {
     app.parse(argc, argv);

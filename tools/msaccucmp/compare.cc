@@ -14,6 +14,7 @@
 
 #include "base/file_io.h"
 #include "base/log.h"
+#include "base/progress.h"
 #include "base/thread_pool.h"
 #include "report.h"
 #include "summary.h"
@@ -238,17 +239,11 @@ std::vector<size_t> ShardItems(const std::vector<CompareItem>& items, size_t k, 
   return mine;
 }
 
-void Progress(bool on, size_t done, size_t total) {
-  if (!on || total == 0) return;
-  int width = 40, filled = static_cast<int>(width * done / total);
-  std::fprintf(stderr, "\r[%s%s] %zu/%zu tensors", std::string(filled, '#').c_str(), std::string(width - filled, ' ').c_str(), done, total);
-  if (done == total) std::fprintf(stderr, "\n");
-}
-
 // Computes rows for `order` (item indices) in windows, in parallel, and hands them to `sink` in order.
 Status RunItems(const Plan& p, const Ctx& c, const std::vector<size_t>& order, bool progress,
                 const std::function<Status(size_t, Row&)>& sink) {
   ThreadPool& pool = ThreadPool::Global();
+  ProgressBar bar(progress, order.size(), "tensors");
   for (size_t w = 0; w < order.size(); w += kWindow) {
     size_t end = std::min(order.size(), w + kWindow);
     std::vector<Row> rows(end - w);
@@ -261,7 +256,7 @@ Status RunItems(const Plan& p, const Ctx& c, const std::vector<size_t>& order, b
       for (size_t k; (k = next.fetch_add(1)) < small.size();) rows[small[k]] = ComputeRow(p.items[order[w + small[k]]], p, c, nullptr);
     });
     for (size_t i = 0; i < rows.size(); ++i) NPU_RETURN_IF_ERROR(sink(order[w + i], rows[i]));
-    Progress(progress, end, order.size());
+    bar.Update(end);
   }
   return Status::Ok();
 }

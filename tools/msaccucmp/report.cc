@@ -1,7 +1,6 @@
 #include "report.h"
 
 #include <cmath>
-#include <ctime>
 #include <nlohmann/json.hpp>
 
 namespace npu::cmp {
@@ -17,13 +16,6 @@ nlohmann::json JsonCell(const std::string& s) {
 }
 
 }  // namespace
-
-std::string Timestamp14() {
-  std::time_t now = std::time(nullptr);
-  char ts[32];
-  std::strftime(ts, sizeof ts, "%Y%m%d%H%M%S", std::localtime(&now));
-  return ts;
-}
 
 std::string FormatNumber(double v, bool full) {
   if (std::isnan(v)) return "NaN";

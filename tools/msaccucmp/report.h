@@ -8,6 +8,7 @@
 
 #include "base/csv.h"
 #include "base/file_io.h"
+#include "base/progress.h"  // Timestamp14 for result names
 #include "base/status.h"
 
 namespace npu::cmp {
@@ -29,7 +30,6 @@ class ResultWriter {
 };
 
 Result<std::vector<Row>> ReadCsv(const std::string& path);  // the subset of CSV that npu::CsvCell writes
-std::string Timestamp14();                        // YYYYmmddHHMMSS, local time
 // msaccucmp's number cells: 6 decimals ("NaN", "inf", "-inf" spelled out); full = 17 significant digits.
 std::string FormatNumber(double v, bool full = false);
 

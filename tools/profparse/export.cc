@@ -4,13 +4,13 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
-#include <ctime>
 #include <deque>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <thread>
 
+#include "base/progress.h"
 #include "profparse.h"
 #include "raw_profile.h"
 #include "table_writer.h"
@@ -36,14 +36,10 @@ std::vector<std::string> MetricColumns(const std::string& group, const std::stri
   return c;
 }
 
-std::vector<std::string> OpSummaryColumns(const DeviceInfo& d) {
-  std::vector<std::string> c = {"Device_id", "Model ID", "Task ID", "Stream ID", "Op Name", "OP Type", "OP State", "Task Type",
-                                "Task Start Time(us)", "Task Duration(us)", "Task Wait Time(us)", "Block Num", "Mix Block Num",
-                                "HF32 Eligible", "Input Shapes", "Input Data Types", "Input Formats", "Output Shapes",
-                                "Output Data Types", "Output Formats", "Context ID"};
+// The columns WriteMetrics fills: core time and cycles, the metric group, cube utilisation, and the roofline.
+std::vector<std::string> PmuColumns(const DeviceInfo& d) {
   std::string p = d.per_core_prefix() ? "aic_" : "";
-  c.push_back(d.per_core_prefix() ? "aic_time(us)" : "aicore_time(us)");
-  c.push_back(p + "total_cycles");
+  std::vector<std::string> c = {d.per_core_prefix() ? "aic_time(us)" : "aicore_time(us)", p + "total_cycles"};
   for (auto& m : MetricColumns(d.aic_metrics, p)) c.push_back(m);
   c.push_back("cube_utilization(%)");
   // Beyond msprof: where the op sits on the SoC's roofline.
@@ -51,23 +47,19 @@ std::vector<std::string> OpSummaryColumns(const DeviceInfo& d) {
   return c;
 }
 
-std::string Fixed(double v, int decimals) {
-  std::string s;
-  if (!std::isfinite(v)) return "N/A";
-  AppendFixed(s, v, decimals);
-  return s;
-}
-std::string Micros(uint64_t ns) {
-  std::string s;
-  AppendMicros(s, ns);
-  return s;
+std::vector<std::string> OpSummaryColumns(const DeviceInfo& d) {
+  std::vector<std::string> c = {"Device_id", "Model ID", "Task ID", "Stream ID", "Op Name", "OP Type", "OP State", "Task Type",
+                                "Task Start Time(us)", "Task Duration(us)", "Task Wait Time(us)", "Block Num", "Mix Block Num",
+                                "HF32 Eligible", "Input Shapes", "Input Data Types", "Input Formats", "Output Shapes",
+                                "Output Data Types", "Output Formats", "Context ID"};
+  for (auto& m : PmuColumns(d)) c.push_back(m);
+  return c;
 }
 
 // The PMU columns of one AI Core task.
 void WriteMetrics(TableWriter& t, const DeviceInfo& d, const prof::PmuRecord* p, double duration_us) {
-  size_t n = MetricColumns(d.aic_metrics, "").size() + 3 + 1 + 3;
-  if (!p) {
-    for (size_t i = 0; i < n; ++i) t.Number("N/A");
+  if (!p) {  // AI CPU tasks and tasks whose PMU record is missing
+    for (size_t i = 0, n = PmuColumns(d).size(); i < n; ++i) t.Number("N/A");
     return;
   }
   double mhz = d.aic_mhz, total = std::max<double>(static_cast<double>(p->total_cycles), 1);
@@ -215,15 +207,6 @@ class Timeline {
   bool open_ = false, first_ = true;
 };
 
-std::string NowStamp() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &tm);
-  return buf;
-}
-
 const char* kReadme = R"(mindstudio_profiler_output: the export of one PROF_* directory by npukit's profparse.
 Times are microseconds of the simulated NPU clock ("ts" in the timeline: a string with three decimals).
 
@@ -251,7 +234,7 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) return Status::Error("E13004", "--output", out_dir, "cannot create the directory: " + ec.message());
-  std::string stamp = o.stamp.empty() ? NowStamp() : o.stamp;
+  std::string stamp = o.stamp.empty() ? Timestamp14() : o.stamp;
   TableFormat fmt = o.summary_format == "json" ? TableFormat::kJson : TableFormat::kCsv;
   std::optional<uint32_t> want_iter;
   if (!o.iteration_id.empty()) want_iter = static_cast<uint32_t>(std::stoul(o.iteration_id));
@@ -410,11 +393,12 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
       step_csv.Number(std::to_string(iter + 1));
       step_csv.Number("N/A");
       step_csv.Number("N/A");
-      step_csv.Number(Micros(se.second));
-      step_csv.Number(Fixed(static_cast<double>(se.second - se.first) / 1000, 3));
+      step_csv.Micros(se.second);
+      step_csv.Fixed(static_cast<double>(se.second - se.first) / 1000, 3);
       step_csv.Number("N/A");
       step_csv.Number("N/A");
-      step_csv.Number(first_step || se.first < prev_iter_end ? "N/A" : Fixed(static_cast<double>(se.first - prev_iter_end) / 1000, 3));
+      if (first_step || se.first < prev_iter_end) step_csv.Number("N/A");
+      else step_csv.Fixed(static_cast<double>(se.first - prev_iter_end) / 1000, 3);
       step_csv.Number("0");
       step_csv.Number("N/A");
       step_csv.Number("N/A");
@@ -452,9 +436,9 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
     api_csv.Text("host");
     api_csv.Text("AscendCL");
     api_csv.Text(name);
-    for (double v : {s.total}) api_csv.Number(Fixed(v, 3));
+    api_csv.Fixed(s.total, 3);
     api_csv.Number(std::to_string(s.count));
-    for (double v : {avg, s.min, s.max, std::max(s.sq / static_cast<double>(s.count) - avg * avg, 0.0)}) api_csv.Number(Fixed(v, 3));
+    for (double v : {avg, s.min, s.max, std::max(s.sq / static_cast<double>(s.count) - avg * avg, 0.0)}) api_csv.Fixed(v, 3);
     NPU_RETURN_IF_ERROR(api_csv.EndRow());
   }
 
@@ -475,7 +459,7 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
     stat_csv.Text(type);
     stat_csv.Text(s->core_type);
     stat_csv.Number(std::to_string(v.size()));
-    for (double x : {s->total, avg, s->min, s->max, total_us > 0 ? 100 * s->total / total_us : 0.0, med, std::sqrt(var / n)}) stat_csv.Number(Fixed(x, 3));
+    for (double x : {s->total, avg, s->min, s->max, total_us > 0 ? 100 * s->total / total_us : 0.0, med, std::sqrt(var / n)}) stat_csv.Fixed(x, 3);
     NPU_RETURN_IF_ERROR(stat_csv.EndRow());
   }
 

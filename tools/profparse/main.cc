@@ -29,6 +29,6 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   o.unknown_flags = app.remaining();
-  if (diff->parsed() && o.diff.size() != 2) o.diff.resize(o.diff.empty() ? 1 : o.diff.size());
+  o.diff_mode = diff->parsed();
   return npu::profparse::RunProfparse(o, std::cout);
 }

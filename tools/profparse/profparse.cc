@@ -68,7 +68,7 @@ int Query(const std::vector<std::string>& dirs, std::ostream& out) {
 std::vector<Status> ValidateOptions(const Options& o) {
   std::vector<Status> errs;
   for (const auto& f : o.unknown_flags) errs.push_back(Status::Error("E10001", f, "", "unknown flag", "See profparse --help."));
-  if (!o.diff.empty()) {
+  if (o.diff_mode) {
     if (o.diff.size() != 2) errs.push_back(Status::Error("E10001", "diff", std::to_string(o.diff.size()) + " argument(s)", "diff takes two profiles: profparse diff A B"));
     return errs;
   }
@@ -99,7 +99,7 @@ int RunProfparse(const Options& o, std::ostream& out) {
   }
   if (!o.log.empty())
     if (auto l = log::ParseLevel(o.log)) log::SetLevel(*l);
-  if (!o.diff.empty()) return DiffProfiles(o.diff[0], o.diff[1], out);
+  if (o.diff_mode) return DiffProfiles(o.diff[0], o.diff[1], out);
   auto dirs = FindProfDirs(o.output);
   if (!dirs.ok()) {
     out << "[ERROR] " << dirs.status().message() << "\n";

@@ -17,7 +17,8 @@ struct Options {
   std::string timeline_per_iteration = "off";              // on: msprof_<dev>_<model>_<iter>_<ts>.json each
   std::string stamp;                                       // file-name timestamp (default: now); tests pin it
   std::string log;
-  std::vector<std::string> diff;                           // `profparse diff A B`
+  bool diff_mode = false;                                  // `profparse diff A B`
+  std::vector<std::string> diff;                           // its A and B
   std::vector<std::string> unknown_flags;
 };
 

@@ -1,10 +1,7 @@
 #include "table_writer.h"
 
-#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstring>
-#include <filesystem>
 
 #include "base/csv.h"
 
@@ -14,49 +11,19 @@ Result<OutFile> OutFile::Create(const std::string& dir, const std::string& name)
   OutFile f;
   f.dir_ = dir;
   f.name_ = name;
-  f.tmp_ = dir + "/." + name + ".partial";
-  f.f_ = std::fopen(f.tmp_.c_str(), "wb");
-  if (!f.f_) return Status::Error("E13004", "--output", f.tmp_, std::string("cannot create the file: ") + std::strerror(errno));
+  NPU_ASSIGN_OR_RETURN(f.file_, AtomicFileWriter::Create(dir + "/" + name));
   return f;
 }
 
-OutFile& OutFile::operator=(OutFile&& o) noexcept {
-  if (this != &o) {
-    if (f_) {
-      std::fclose(f_);
-      std::remove(tmp_.c_str());
-    }
-    dir_ = std::move(o.dir_), name_ = std::move(o.name_), tmp_ = std::move(o.tmp_), buf_ = std::move(o.buf_);
-    f_ = o.f_, failed_ = o.failed_;
-    o.f_ = nullptr;
-  }
-  return *this;
-}
-
-OutFile::~OutFile() {
-  if (f_) {
-    std::fclose(f_);
-    std::remove(tmp_.c_str());  // never committed: leave nothing behind
-  }
-}
-
 void OutFile::Flush() {
-  if (f_ && !buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size()) failed_ = true;
+  if (error_.ok() && !buf_.empty()) error_ = file_->Write(buf_);
   buf_.clear();
 }
 
 Status OutFile::Commit(const std::string& final_name) {
   Flush();
-  std::string target = dir_ + "/" + (final_name.empty() ? name_ : final_name);
-  bool ok = !failed_ && std::fflush(f_) == 0;
-  ok = std::fclose(f_) == 0 && ok;
-  f_ = nullptr;
-  if (!ok || std::rename(tmp_.c_str(), target.c_str()) != 0) {
-    std::string why = std::strerror(errno);
-    std::remove(tmp_.c_str());
-    return Status::Error("E13004", "--output", target, "cannot write the file: " + why, "Check free space and permissions.");
-  }
-  return Status::Ok();
+  NPU_RETURN_IF_ERROR(error_);
+  return file_->CommitAs(dir_ + "/" + (final_name.empty() ? name_ : final_name));
 }
 
 void AppendMicros(std::string& out, uint64_t ns) {

@@ -2,26 +2,23 @@
 // (a failed export leaves no half-written CSV), buffered, and rolled over every 1,000,000 rows as msprof does.
 #pragma once
 #include <cstdint>
-#include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/file_io.h"
 #include "base/status.h"
 
 namespace npu::profparse {
 
-// One output file: "<dir>/.<name>.partial" until Commit() renames it to "<dir>/<final name>".
+// One output file: a buffer over base's AtomicFileWriter (temporary name until Commit renames it).
 class OutFile {
  public:
   static Result<OutFile> Create(const std::string& dir, const std::string& name);
-  OutFile() = default;
-  OutFile(OutFile&& o) noexcept { *this = std::move(o); }
-  OutFile& operator=(OutFile&& o) noexcept;
-  ~OutFile();
   void Write(std::string_view s) {
     buf_.append(s);
-    if (buf_.size() >= kFlushBytes) Flush();
+    MaybeFlush();
   }
   std::string& buffer() { return buf_; }  // append directly, then call MaybeFlush()
   void MaybeFlush() {
@@ -32,9 +29,9 @@ class OutFile {
  private:
   static constexpr size_t kFlushBytes = 1 << 20;
   void Flush();
-  std::string dir_, name_, tmp_, buf_;
-  std::FILE* f_ = nullptr;
-  bool failed_ = false;
+  std::string dir_, name_, buf_;
+  std::unique_ptr<AtomicFileWriter> file_;
+  Status error_;  // the first failed write, reported by Commit
 };
 
 enum class TableFormat { kCsv, kJson };
