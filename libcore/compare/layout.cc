@@ -1,8 +1,10 @@
 #include "compare/layout.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
+#include "ir/device_format.h"
 #include "ir/tensor.h"
 
 namespace npu {
@@ -22,10 +24,37 @@ std::vector<std::byte> Gather(const std::byte* in, size_t elem, int64_t count, S
   return out;
 }
 
-int64_t Product(std::span<const int64_t> s) {
-  int64_t p = 1;
-  for (int64_t v : s) p *= v;
-  return p;
+
+// The origin shape a blocked dump tensor holds when the dump does not say: every padded element counts.
+Shape DefaultOrigin(const DumpTensor& t) {
+  const auto& s = t.shape;
+  if (t.format == static_cast<int>(Format::kNC1HWC0) && s.size() == 5) return {s[0], s[1] * s[4], s[2], s[3]};
+  if (t.format == static_cast<int>(Format::kFractalNZ) && s.size() >= 4) {
+    Shape o(s.begin(), s.end() - 4);
+    o.push_back(s[s.size() - 3] * s[s.size() - 2]);
+    o.push_back(s[s.size() - 4] * s.back());
+    return o;
+  }
+  return {};
+}
+
+// NC1HWC0, FRACTAL_Z (grouped by sub_format) and FRACTAL_NZ, through libcore's one conversion.
+Result<LaidOut> FromBlocked(const DumpTensor& t, size_t elem, std::span<const int64_t> original) {
+  auto f = static_cast<Format>(t.format);
+  if (!IsBlockedFormat(f)) return Bad(t, "no conversion from this format");
+  Shape origin(original.begin(), original.end());
+  bool fits = f == Format::kNC1HWC0 ? origin.size() == 4 : f == Format::kFractalZ ? origin.size() == 4 : !origin.empty();
+  if (!fits) origin = DefaultOrigin(t);
+  if (origin.empty()) return Bad(t, std::string(DumpFormatName(t.format)) + " needs the 4-D original (NCHW) shape");
+  DeviceLayout l{f, origin, elem, std::max(t.sub_format, 1)};
+  auto device = DeviceShape(l);
+  if (!device.ok() || device.value() != Shape(t.shape.begin(), t.shape.end()))
+    return Bad(t, "shape " + ShapeToString(t.shape) + " does not hold the original shape " + ShapeToString(origin));
+  LaidOut r;
+  r.shape = origin;
+  r.bytes.resize(static_cast<size_t>(NumElements(origin)) * elem);
+  if (Status s = FromDeviceBytes(l, t.data, r.bytes); !s.ok()) return Bad(t, s.message());
+  return r;
 }
 
 }  // namespace
@@ -42,18 +71,6 @@ Result<LaidOut> ConvertLayout(const DumpTensor& t, size_t elem, std::string_view
   const std::byte* in = t.data.data();
   LaidOut r;
   switch (t.format) {
-    case 3: {  // NC1HWC0 (N, C1, H, W, C0)
-      if (s.size() != 5) return Bad(t, "NC1HWC0 needs a 5-D shape, got " + ShapeToString(s));
-      int64_t N = s[0], C1 = s[1], H = s[2], W = s[3], C0 = s[4];
-      int64_t C = original.size() == 4 ? original[1] : C1 * C0;
-      if (C > C1 * C0) return Bad(t, "original C " + std::to_string(C) + " exceeds C1*C0");
-      r.shape = {N, C, H, W};
-      r.bytes = Gather(in, elem, N * C * H * W, [&](int64_t i) {
-        int64_t w = i % W, h = i / W % H, c = i / (W * H) % C, n = i / (W * H * C);
-        return (((n * C1 + c / C0) * H + h) * W + w) * C0 + c % C0;
-      });
-      break;
-    }
     case 1: case 16: {  // NHWC (N,H,W,C) or HWCN (H,W,C,N)
       if (s.size() != 4) return Bad(t, std::string(DumpFormatName(t.format)) + " needs a 4-D shape");
       bool nhwc = t.format == 1;
@@ -65,40 +82,8 @@ Result<LaidOut> ConvertLayout(const DumpTensor& t, size_t elem, std::string_view
       });
       break;
     }
-    case 4: {  // FRACTAL_Z (C1*H*W, N1, N0, C0) of an NCHW weight
-      if (original.size() != 4) return Bad(t, "FRACTAL_Z needs the 4-D original (NCHW) shape");
-      if (s.size() != 4) return Bad(t, "FRACTAL_Z needs a 4-D shape");
-      int64_t N = original[0], C = original[1], H = original[2], W = original[3];
-      int64_t N1 = s[1], N0 = s[2], C0 = s[3], C1 = (C + C0 - 1) / C0;
-      if (s[0] != C1 * H * W || N > N1 * N0) return Bad(t, "shape " + ShapeToString(s) + " does not hold " + ShapeToString({original.begin(), original.end()}));
-      r.shape = {N, C, H, W};
-      r.bytes = Gather(in, elem, N * C * H * W, [&](int64_t i) {
-        int64_t w = i % W, h = i / W % H, c = i / (W * H) % C, n = i / (W * H * C);
-        return ((((c / C0) * H + h) * W + w) * N1 + n / N0) * N0 * C0 + (n % N0) * C0 + c % C0;
-      });
-      break;
-    }
-    case 29: {  // FRACTAL_NZ (..., C1, No, Ni, C0) of an (..., rows, cols) matrix
-      if (s.size() < 4) return Bad(t, "FRACTAL_NZ needs at least 4 dims");
-      size_t b = s.size() - 4;
-      int64_t C1 = s[b], No = s[b + 1], Ni = s[b + 2], C0 = s[b + 3];
-      int64_t batch = Product(std::span(s).first(b));
-      int64_t rows = No * Ni, cols = C1 * C0;
-      if (original.size() >= 2) rows = original[original.size() - 2], cols = original.back();
-      if (rows > No * Ni || cols > C1 * C0) return Bad(t, "the original shape is larger than the padded one");
-      r.shape.assign(s.begin(), s.begin() + b);
-      if (original.size() >= 2) r.shape.assign(original.begin(), original.end() - 2);
-      r.shape.push_back(rows);
-      r.shape.push_back(cols);
-      if (Product(r.shape) != batch * rows * cols) return Bad(t, "the original batch dims do not match");
-      r.bytes = Gather(in, elem, batch * rows * cols, [&](int64_t i) {
-        int64_t c = i % cols, row = i / cols % rows, bb = i / (cols * rows);
-        return (((bb * C1 + c / C0) * No + row / Ni) * Ni + row % Ni) * C0 + c % C0;
-      });
-      break;
-    }
     default:
-      return Bad(t, "no conversion from this format");
+      return FromBlocked(t, elem, original);
   }
   return r;
 }

@@ -1,5 +1,5 @@
 // Device layouts back to framework layouts: NC1HWC0, FRACTAL_Z, NHWC, HWCN -> NCHW and FRACTAL_NZ -> ND,
-// with the padding of the blocked formats cropped by the original shape (C0 = N0 = 16).
+// with the padding of the blocked formats cropped by the original shape (ir/device_format.h).
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -30,6 +30,7 @@ const std::unordered_map<std::string_view, VectorOp>& VectorOps() {
       {"ReduceL2", {2, true}}, {"ArgMax", {1, true}}, {"ArgMin", {1, true}}, {"CumSum", {1, true}},
       {"Concat", {0, false}}, {"Slice", {0, false}}, {"Split", {0, false}}, {"Gather", {0, false}},
       {"Pad", {0, false}}, {"Expand", {0, false}}, {"Tile", {0, false}},
+      {"TransData", {1, false}}, {"ConfusionTranspose", {1, false}},  // one vnchwconv/vtranspose pass per element
   };
   return t;
 }
@@ -38,12 +39,14 @@ bool IsView(std::string_view op) {
   return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity" || op == "Dropout";
 }
 
-int64_t Elements(const Value& v) {
-  if (!v.has_shape) return 1;
+int64_t Product(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : v.shape) n *= std::max<int64_t>(d, 1);
+  for (int64_t d : s) n *= std::max<int64_t>(d, 1);
   return n;
 }
+// Elements as the device holds them: blocked formats (NC1HWC0, FRACTAL_Z/NZ) count their zero padding.
+int64_t Elements(const Value& v) { return v.has_shape ? Product(DeviceShapeOf(v)) : 1; }
+int64_t OriginElements(const Value& v) { return v.has_shape ? Product(v.shape) : 1; }
 int64_t Bytes(const Value& v) { return Elements(v) * static_cast<int64_t>(DTypeSize(v.dtype)); }
 int64_t Dim(const Value& v, int i) {
   if (!v.has_shape || v.shape.empty()) return 1;
@@ -60,7 +63,7 @@ void DescribeConv(const Graph& g, const Node& n, Work& w, bool transpose) {
   for (size_t d = 2; wt.has_shape && d < wt.shape.size(); ++d) window *= std::max<int64_t>(wt.shape[d], 1);
   int64_t cin = Dim(x, 1), cout = Dim(y, 1);
   int64_t cin_g = std::max<int64_t>(cin / groups, 1), cout_g = std::max<int64_t>(cout / groups, 1);
-  int64_t spatial = Elements(transpose ? x : y) / std::max<int64_t>(Dim(transpose ? x : y, 1), 1);  // N·H·W
+  int64_t spatial = OriginElements(transpose ? x : y) / std::max<int64_t>(Dim(transpose ? x : y, 1), 1);  // N·H·W
   // The cube reads feature maps in NC1HWC0: input channels pad to C0 (16 for 16-bit types, 32 for int8), so
   // a 3-channel image costs a 16-channel convolution (CANN's default; --enable_small_channel is off).
   int64_t c0 = DTypeSize(x.dtype) == 1 ? 32 : 16;
@@ -79,7 +82,8 @@ void DescribeConv(const Graph& g, const Node& n, Work& w, bool transpose) {
     w.k = (cin_g * pack + c0 - 1) / c0 * c0 * window;
     w.n *= pack;
   }
-  w.a_bytes = Bytes(x) / std::max<int64_t>(cin, 1) * (packed ? cin : cin_pad * groups);  // NC1HWC0 in GM
+  // The feature map in GM: NC1HWC0 once atc assigned it (Bytes counts the padding), else as if it were.
+  w.a_bytes = x.device_format ? Bytes(x) : Bytes(x) / std::max<int64_t>(cin, 1) * (packed ? cin : cin_pad * groups);
   w.b_bytes = Bytes(wt);
 }
 
@@ -93,7 +97,7 @@ void DescribeMatMul(const Graph& g, const Node& n, Work& w) {
   w.k = ta ? Dim(a, -2) : Dim(a, -1);
   w.n = tb ? Dim(b, -2) : Dim(b, -1);
   if (a.has_shape && a.shape.size() == 1) w.m = 1;
-  int64_t out_batch = std::max<int64_t>(Elements(y) / std::max<int64_t>(w.m * w.n, 1), 1);
+  int64_t out_batch = std::max<int64_t>(OriginElements(y) / std::max<int64_t>(w.m * w.n, 1), 1);
   // A 2-D B (weights) is shared by every batch of A: the batch folds into M, one GEMM.
   if (b.has_shape && b.shape.size() <= 2) w.m *= out_batch;
   else w.batch = out_batch;

@@ -142,7 +142,7 @@ Result<DumpFile> ReadDumpFile(const std::string& path) {
   for (int i = 0; i < h.input_size(); ++i) {
     const auto& in = h.input(i);
     DumpTensor t = make(DumpTensor::kInput, i, in.data_type(), in.format());
-    t.shape = Dims(in.shape()), t.original_shape = Dims(in.original_shape());
+    t.shape = Dims(in.shape()), t.original_shape = Dims(in.original_shape()), t.sub_format = in.sub_format();
     t.address = in.address();
     NPU_RETURN_IF_ERROR(take(t, in.size()));
     f.inputs.push_back(std::move(t));
@@ -150,7 +150,7 @@ Result<DumpFile> ReadDumpFile(const std::string& path) {
   for (int i = 0; i < h.output_size(); ++i) {
     const auto& out = h.output(i);
     DumpTensor t = make(DumpTensor::kOutput, i, out.data_type(), out.format());
-    t.shape = Dims(out.shape()), t.original_shape = Dims(out.original_shape());
+    t.shape = Dims(out.shape()), t.original_shape = Dims(out.original_shape()), t.sub_format = out.sub_format();
     t.address = out.address();
     if (out.has_original_op()) {
       t.original_name = out.original_op().name();

@@ -36,6 +36,18 @@ std::vector<float> Node::attr_floats(std::string_view k) const {
 }
 const Tensor* Node::attr_tensor(std::string_view k) const { return Get<Tensor>(attrs, k); }
 
+Format OriginFormat(const Value& v) { return FormatFromName(LayoutOf(v)).value_or(Format::kND); }
+
+Format DeviceFormat(const Value& v) { return v.device_format.value_or(OriginFormat(v)); }
+
+DeviceLayout DeviceLayoutOf(const Value& v) { return {DeviceFormat(v), v.shape, DTypeSize(v.dtype), v.device_groups}; }
+
+Shape DeviceShapeOf(const Value& v) {
+  if (!v.device_format || !v.has_shape) return v.shape;
+  auto s = DeviceShape(DeviceLayoutOf(v));
+  return s.ok() ? s.value() : v.shape;
+}
+
 int Graph::AddValue(std::string n) {
   if (!n.empty()) {
     auto it = index_.find(n);

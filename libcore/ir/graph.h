@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "ir/device_format.h"
 #include "ir/tensor.h"
 
 namespace npu {
@@ -26,10 +27,20 @@ struct Value {
   std::string layout;      // graph inputs: atc --input_format; empty = by rank (see LayoutOf)
   std::optional<Tensor> constant;
   int producer = -1;  // node index, -1 for graph inputs and constants
+  // The layout the device holds the value in, when atc assigned one other than the origin layout
+  // (NC1HWC0, FRACTAL_Z, FRACTAL_NZ; see ir/device_format.h). `shape` stays the origin shape: kernels
+  // compute on it, the .om and dumps record the device layout.
+  std::optional<Format> device_format;
+  int64_t device_groups = 1;  // grouped FRACTAL_Z (the dump's sub_format)
 };
 
 // The layout recorded for a value: its own when set, else NCHW for 4-D and ND otherwise.
 inline std::string LayoutOf(const Value& v) { return !v.layout.empty() ? v.layout : v.shape.size() == 4 ? "NCHW" : "ND"; }
+Format OriginFormat(const Value& v);  // LayoutOf as a Format (ND when the name is not one)
+Format DeviceFormat(const Value& v);  // device_format, else the origin format
+// The value's device layout and shape (the origin shape when the format is not blocked or the shape unknown).
+DeviceLayout DeviceLayoutOf(const Value& v);
+Shape DeviceShapeOf(const Value& v);
 
 struct Node {
   // op_type selects the schema and kernel (the ONNX name, or npukit's for fused ops); ascend_type is the

@@ -512,6 +512,23 @@ Status InferTranspose(InferContext& c) {
   return SetShape(c, s);
 }
 
+// ConfusionTransposeD (passes/fusion.cc): a Reshape to `shape` and a Transpose by `perm` in one op, the
+// transpose first when transpose_first is set.
+Result<Shape> ConfusionTransposeShape(const Node& n, const Shape& in) {
+  auto perm = n.attr_ints("perm");
+  Shape shape = n.attr_ints("shape");
+  bool transpose_first = n.attr_int("transpose_first", 0) != 0;
+  const Shape& permuted_in = transpose_first ? in : shape;
+  if (NumElements(shape) != NumElements(in) || perm.size() != permuted_in.size())
+    return Fail(n, "shape " + ShapeToString(shape) + " / perm do not fit input " + ShapeToString(in));
+  Shape permuted;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(perm.size())) return Fail(n, "perm entry out of range");
+    permuted.push_back(permuted_in[p]);
+  }
+  return transpose_first ? shape : permuted;
+}
+
 Status InferSlice(InferContext& c) {
   std::vector<const Tensor*> ins;
   for (size_t i = 0; i < c.num_inputs(); ++i) {
@@ -579,6 +596,9 @@ void RegisterShapeOps() {
     return s;
   };
   RegisterOp(gray("Identity", 1, 1, InferSameAsInput0), [](KernelContext& c) { return ReshapeLike(c, c.in(0).shape()); });
+  // Kernels compute on origin layouts, so the format change a TransData records (passes/formats.cc) costs
+  // the host nothing: the simulated device time is the cost model's, and dumps write the device layout.
+  RegisterOp(gray("TransData", 1, 1, InferSameAsInput0), [](KernelContext& c) { return ReshapeLike(c, c.in(0).shape()); });
   OpSchema dropout = gray("Dropout", 1, 3, [](InferContext& c) {
     c.set_output(0, c.in[0]->dtype, c.in[0]->shape, c.in[0]->has_shape);
     c.set_output(1, DType::kBool, c.in[0]->shape, c.in[0]->has_shape);
@@ -621,6 +641,16 @@ void RegisterShapeOps() {
     c.outputs[0] = TransposeTensor(c.in(0), perm, c.pool);
     return Status::Ok();
   });
+  RegisterOp(gray("ConfusionTranspose", 1, 1, ShapeInfer([](InferContext& c) {
+               return SetShape(c, ConfusionTransposeShape(c.node, c.in[0]->shape));
+             })),
+             [](KernelContext& c) -> Status {
+               NPU_ASSIGN_OR_RETURN(Shape out, ConfusionTransposeShape(c.node, c.in(0).shape()));
+               auto perm = c.node.attr_ints("perm");
+               if (c.node.attr_int("transpose_first", 0)) c.outputs[0] = TransposeTensor(c.in(0), perm, c.pool).Reshaped(out);
+               else c.outputs[0] = TransposeTensor(c.in(0).Reshaped(c.node.attr_ints("shape")), perm, c.pool);
+               return Status::Ok();
+             });
   RegisterOp(gray("Slice", 1, 5, ShapeInfer(InferSlice)), SliceKernel);
   RegisterOp(gray("Split", 1, 2, ShapeInfer(InferSplit), 1 << 16), SplitKernel);
   RegisterOp(gray("Concat", 1, 1 << 16, [](InferContext& c) -> Status {

@@ -58,18 +58,56 @@ void FillDesc(om::TensorDesc* d, const Value& v) {
   d->set_name(v.name);
   d->set_dtype(static_cast<int32_t>(v.dtype));
   d->set_has_shape(v.has_shape);
-  for (int64_t x : v.shape) d->add_shape(x);
+  Shape device = DeviceShapeOf(v);
+  for (int64_t x : device) d->add_shape(x);
   for (int64_t x : v.shape) d->add_origin_shape(x);
-  d->set_layout(LayoutOf(v));
-  d->set_origin_layout(d->layout());
-  int64_t n = v.has_shape ? NumElements(v.shape) : -1;
+  d->set_layout(std::string(FormatName(DeviceFormat(v))));
+  d->set_origin_layout(LayoutOf(v));
+  if (v.device_groups > 1) d->set_sub_format(v.device_groups);
+  int64_t n = v.has_shape ? NumElements(device) : -1;
   d->set_size(n < 0 ? -1 : n * static_cast<int64_t>(DTypeSize(v.dtype)));
+}
+
+// A tensor desc as the graph keeps it: origin shape and layout, plus the device format when it differs.
+// .om files from before device formats have no origin fields (or equal ones) and load unchanged.
+Status ReadDesc(const om::TensorDesc& d, Value& v, const std::string& path) {
+  auto dt = DTypeFromGe(d.dtype());
+  if (!dt) return Status::Error("E10003", "--om", path, "tensor '" + d.name() + "' has unknown dtype " + std::to_string(d.dtype()));
+  v.dtype = *dt;
+  v.has_shape = d.has_shape();
+  v.shape.assign(d.shape().begin(), d.shape().end());
+  v.layout = d.layout();
+  auto device = FormatFromName(d.layout());
+  if (!device || !IsBlockedFormat(*device)) return Status::Ok();
+  if (d.origin_layout().empty() || d.origin_layout() == d.layout())
+    return Status::Error("E10003", "--om", path, "tensor '" + d.name() + "' is " + d.layout() + " but has no origin layout");
+  v.shape.assign(d.origin_shape().begin(), d.origin_shape().end());
+  v.layout = d.origin_layout();
+  v.device_format = device;
+  v.device_groups = std::max<int64_t>(d.sub_format(), 1);
+  if (!v.has_shape) return Status::Ok();
+  auto expect = DeviceShape(DeviceLayoutOf(v));
+  if (!expect.ok() || expect.value() != Shape(d.shape().begin(), d.shape().end()))
+    return Status::Error("E10003", "--om", path, "tensor '" + d.name() + "': " + d.layout() + " shape " +
+                         ShapeToString(Shape(d.shape().begin(), d.shape().end())) + " does not hold origin shape " + ShapeToString(v.shape));
+  return Status::Ok();
 }
 
 // Lays constant tensors out in WEIGHTS_DATA, 64-byte aligned each, as a list of pieces that point at
 // the tensors' own bytes (keeps the tensors alive until the file is written).
 class WeightPacker {
  public:
+  // A constant the device holds in a blocked format is stored in it (converted here, once).
+  Status Add(const Value& v, om::WeightRef* ref) {
+    Tensor t = *v.constant;
+    if (v.device_format) {
+      NPU_ASSIGN_OR_RETURN(t, ToDevice(t, *v.device_format, v.device_groups));
+    }
+    Add(t, ref);
+    ref->mutable_desc()->Clear();
+    FillDesc(ref->mutable_desc(), v);
+    return Status::Ok();
+  }
   void Add(const Tensor& t, om::WeightRef* ref) {
     static const std::byte kZeros[om::kWeightAlign] = {};
     size_t pad = (om::kWeightAlign - size_ % om::kWeightAlign) % om::kWeightAlign;
@@ -145,9 +183,7 @@ Status SaveOm(const std::string& path, const OmModel& model) {
   for (int o : g.outputs) used[o] = true;
   for (size_t i = 0; i < g.values.size(); ++i) {
     if (!used[i] || !g.values[i].constant) continue;
-    om::WeightRef* r = gd->add_weight();
-    weights.Add(*g.values[i].constant, r);
-    r->mutable_desc()->set_name(g.values[i].name);
+    NPU_RETURN_IF_ERROR(weights.Add(g.values[i], gd->add_weight()));
   }
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const Node& n = g.nodes[k];
@@ -210,17 +246,18 @@ Result<OmModel> LoadOm(const std::string& path) {
   g.name = gd.name();
   auto load_desc = [&](const om::TensorDesc& d) -> Result<int> {
     int id = g.AddValue(d.name());
-    auto dt = DTypeFromGe(d.dtype());
-    if (!dt) return Corrupt(path, "tensor '" + d.name() + "' has unknown dtype");
-    g.values[id].dtype = *dt;
-    g.values[id].shape.assign(d.shape().begin(), d.shape().end());
-    g.values[id].has_shape = d.has_shape();
-    g.values[id].layout = d.layout();
+    NPU_RETURN_IF_ERROR(ReadDesc(d, g.values[id], path));
     return id;
   };
   for (const auto& w : gd.weight()) {
     NPU_ASSIGN_OR_RETURN(int id, load_desc(w.desc()));
     NPU_ASSIGN_OR_RETURN(Tensor t, LoadWeight(path, w, blob, owner));
+    const Value& v = g.values[id];
+    if (v.device_format) {  // kernels compute on the origin layout
+      auto origin = FromDevice(t, *v.device_format, v.shape, v.device_groups);
+      if (!origin.ok()) return Corrupt(path, "weight '" + v.name + "': " + origin.status().message());
+      t = std::move(origin.value());
+    }
     g.values[id].constant = std::move(t);
   }
   for (const auto& d : gd.input()) {

@@ -331,8 +331,37 @@ std::vector<int> MatchConvResidual(Graph& g, int k, const std::vector<bool>& dea
   return chain;
 }
 
+// Reshape -> Transpose (or Transpose -> Reshape) on static shapes becomes one ConfusionTransposeD: on the
+// device it moves whole FRACTAL_NZ fractals, so a transformer's head split and merge stay in NZ instead of
+// leaving it for ND and coming back (passes/formats.cc).
+std::vector<int> MatchConfusionTranspose(Graph& g, int k, const std::vector<bool>& dead) {
+  const Node& head = g.nodes[k];
+  bool transpose_first = head.op_type == "Transpose";
+  if (head.op_type != "Reshape" && !transpose_first) return {};
+  int next = OnlyReader(g, head.outputs[0], transpose_first ? "Reshape" : "Transpose");
+  if (next < 0 || dead[next]) return {};
+  const Node& transpose = transpose_first ? head : g.nodes[next];
+  const Value& x = g.values[head.inputs[0]];
+  const Value& reshaped = g.values[(transpose_first ? g.nodes[next] : head).outputs[0]];
+  const Value& permuted_in = g.values[transpose.inputs[0]];
+  if (!x.has_shape || !reshaped.has_shape || NumElements(x.shape) < 0 || NumElements(reshaped.shape) < 0) return {};
+  std::vector<int64_t> perm = transpose.attr_ints("perm");
+  if (perm.empty())  // ONNX's default: reverse the dims
+    for (int64_t d = static_cast<int64_t>(permuted_in.shape.size()) - 1; d >= 0; --d) perm.push_back(d);
+  AttrMap attrs = {{"perm", perm}, {"shape", reshaped.shape}, {"transpose_first", int64_t{transpose_first}}};
+  Node& fused = g.nodes[k];
+  fused.op_type = "ConfusionTranspose";
+  fused.ascend_type = "ConfusionTransposeD";
+  fused.inputs.resize(1);
+  fused.attrs = std::move(attrs);
+  return {k, next};
+}
+
 }  // namespace
 
+Status ConfusionTransposeFusionPass(Graph& g) {
+  return FuseAll(g, "ReshapeTransposeFusionPass", [&](int k, auto& d) { return MatchConfusionTranspose(g, k, d); });
+}
 Status ConvBatchnormFusionPass(Graph& g) { return FuseAll(g, "ConvBatchnormFusionPass", [&](int k, auto& d) { return MatchConvBatchnorm(g, k, d); }); }
 Status ConvBiasAddFusionPass(Graph& g) { return FuseAll(g, "AABiasaddConvFusion", [&](int k, auto& d) { return MatchConvBiasAdd(g, k, d); }); }
 Status MatMulBiasAddFusionPass(Graph& g) { return FuseAll(g, "MatMulBiasAddFusionPass", [&](int k, auto& d) { return MatchMatMulBiasAdd(g, k, d); }); }
@@ -364,7 +393,8 @@ Status BatchNormBnInferFusionPass(Graph& g) {
 }
 
 // Names are CANN's where the reference notes name the pass (shared/reference/atc.md §4, ascend_ir.md §4);
-// TbeConvElemwiseFusionPass is ours for CANN's conv + elementwise UB fusion, whose exact name the notes lack.
+// TbeConvElemwiseFusionPass is ours for CANN's conv + elementwise UB fusion, and ReshapeTransposeFusionPass for
+// the Reshape/Transpose -> ConfusionTransposeD fusion, whose exact names the notes lack.
 const std::vector<FusionPassInfo>& FusionPasses() {
   static const std::vector<FusionPassInfo> passes = {
       {"ConvBatchnormFusionPass", FusionKind::kGraph, ConvBatchnormFusionPass},
@@ -374,6 +404,7 @@ const std::vector<FusionPassInfo>& FusionPasses() {
       {"GeluONNXFusionPass", FusionKind::kGraph, GeluONNXFusionPass},
       {"LayerNormONNXFusionPass", FusionKind::kGraph, LayerNormONNXFusionPass},
       {"SoftmaxFusionPass", FusionKind::kGraph, SoftmaxFusionPass},
+      {"ReshapeTransposeFusionPass", FusionKind::kGraph, ConfusionTransposeFusionPass},
       {"TbeConvElemwiseFusionPass", FusionKind::kUB, ConvElemwiseUbFusionPass},
       {"TbeBatchMatmulElementWiseFusionPass", FusionKind::kUB, MatMulElemwiseUbFusionPass},
       {"TbeEltwiseFusionPass", FusionKind::kUB, EltwiseUbFusionPass},

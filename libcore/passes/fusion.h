@@ -38,6 +38,7 @@ Status MatMulBiasAddFusionPass(Graph& g);
 Status GeluONNXFusionPass(Graph& g);
 Status LayerNormONNXFusionPass(Graph& g);
 Status SoftmaxFusionPass(Graph& g);
+Status ConfusionTransposeFusionPass(Graph& g);  // ReshapeTransposeFusionPass: -> ConfusionTransposeD
 Status ConvElemwiseUbFusionPass(Graph& g);
 Status MatMulElemwiseUbFusionPass(Graph& g);
 Status EltwiseUbFusionPass(Graph& g);  // TbeEltwiseFusionPass: Add/Sub/Mul + activation in one vector task

@@ -75,13 +75,14 @@ void Describe(const Graph& g, const std::vector<int>& vals, std::string& shapes,
   for (int v : vals) {
     if (v < 0) continue;
     const Value& x = g.values[v];
-    std::string dims;
-    for (size_t i = 0; i < x.shape.size(); ++i) dims += (i ? "," : "") + std::to_string(x.shape[i]);
+    std::string dims;  // the device shape and format, as the task reads them
+    Shape shape = DeviceShapeOf(x);
+    for (size_t i = 0; i < shape.size(); ++i) dims += (i ? "," : "") + std::to_string(shape[i]);
     s.push_back(dims);
     std::string dt(DTypeName(x.dtype));
     for (char& c : dt) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     d.push_back(dt);
-    f.push_back(LayoutOf(x));
+    f.push_back(std::string(FormatName(DeviceFormat(x))));
   }
   shapes = Join(s, ';');
   dtypes = Join(d, ';');

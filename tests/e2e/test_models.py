@@ -79,7 +79,10 @@ class TorchvisionParity(unittest.TestCase):
         for op in ops:
             names = [a for a in op["attr"] if a["key"] == "_datadump_original_op_names"]
             self.assertEqual(len(names), 1)
-            self.assertIn(op["name"], names[0]["value"]["list"]["s"])
+            if op["type"] in ("TransData", "Cast"):  # inserted by atc: no framework op behind them
+                self.assertEqual(names[0]["value"]["list"]["s"], [])
+            else:
+                self.assertIn(op["name"], names[0]["value"]["list"]["s"])
         attrs = {a["key"]: a["value"]["s"] for a in model["attr"]}
         self.assertEqual(attrs["soc_version"], "Ascend310P3")
         self.assertIn("--soc_version=Ascend310P3", attrs["atc_cmdline"])

@@ -5,6 +5,7 @@ force_fp16, dumped, compared against the .onnx golden; msaccucmp names that op a
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -49,7 +50,7 @@ def convert_run_compare(tag, *flags):
 
 
 report, err = convert_run_compare("l2norm")
-check("first divergent op: Index 4 /ReduceSum" in report, "force_fp16: msaccucmp names /ReduceSum as the first divergent op")
+check(re.search(r"first divergent op: Index \d+ /ReduceSum ", report) is not None, "force_fp16: msaccucmp names /ReduceSum as the first divergent op")
 check(err > 0.05, f"force_fp16: the embedding is visibly wrong (max abs error {err:.3g})")
 open(os.path.join(WORK, "keep.txt"), "w").write("OpType::ReduceSum\nOpType::Sqrt\n")
 report, err = convert_run_compare("l2norm_keep", "--keep_dtype=keep.txt")

@@ -18,59 +18,6 @@
 namespace npu {
 namespace {
 
-Tensor Random(Shape s, unsigned seed, float lo = -1, float hi = 1) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  Tensor t = Tensor::Empty(DType::kF32, std::move(s));
-  for (auto& v : std::span(t.mutable_data<float>(), static_cast<size_t>(t.numel()))) v = d(rng);
-  return t;
-}
-
-// A small graph builder: values by name, nodes appended in order.
-struct Builder {
-  Graph g;
-  int In(const std::string& name, Shape s) {
-    int v = g.AddValue(name);
-    g.values[v].dtype = DType::kF32, g.values[v].shape = std::move(s), g.values[v].has_shape = true;
-    g.inputs.push_back(v);
-    return v;
-  }
-  int Const(const std::string& name, Tensor t) { return AddConstant(g, name, std::move(t)); }
-  int Op(const std::string& type, std::vector<int> ins, AttrMap attrs = {}) {
-    Node n;
-    n.name = type + "_" + std::to_string(g.nodes.size());
-    n.op_type = type;
-    n.opset = 13;
-    n.inputs = std::move(ins);
-    n.attrs = std::move(attrs);
-    n.original_names = {n.name};
-    int out = g.AddValue(n.name + "_out");
-    n.outputs = {out};
-    AppendNode(g, std::move(n));
-    return out;
-  }
-  Graph Done(int out) {
-    g.outputs = {out};
-    RegisterBuiltinOps();
-    EXPECT_TRUE(InferGraph(g).ok());
-    return g;
-  }
-};
-
-std::vector<float> Execute(Graph g, const std::vector<Tensor>& ins) {
-  auto s = Session::FromGraph(std::move(g));
-  EXPECT_TRUE(s.ok());
-  std::vector<Tensor> outs;
-  Status st = s.value().Run(ins, outs);
-  EXPECT_TRUE(st.ok()) << st.message();
-  auto f = outs[0].span<float>();
-  return {f.begin(), f.end()};
-}
-
-void ExpectClose(const std::vector<float>& a, const std::vector<float>& b, float tol) {
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], tol) << "element " << i;
-}
 
 TEST(Numerics, NarrowingSaturatesOrOverflowsAsTheSocDoes) {
   Tensor x = F32({4}, {1.0f, 90000.0f, -1e30f, NAN});

@@ -12,6 +12,7 @@
 #include "om/om_model.h"
 #include "ir/ascend_types.h"
 #include "lower/lower.h"
+#include "passes/formats.h"
 #include "passes/fusion.h"
 #include "passes/pass_manager.h"
 #include "passes/precision.h"
@@ -89,7 +90,8 @@ json ExplainPrecision(const Graph& g) {
   auto tensors = [&](const std::vector<int>& ids) {
     json a = json::array();
     for (int v : ids)
-      if (v >= 0) a.push_back({{"name", g.values[v].name}, {"dtype", DTypeName(g.values[v].dtype)}, {"format", LayoutOf(g.values[v])}});
+      if (v >= 0) a.push_back({{"name", g.values[v].name}, {"dtype", DTypeName(g.values[v].dtype)}, {"format", FormatName(DeviceFormat(g.values[v]))},
+                   {"origin_format", LayoutOf(g.values[v])}});
     return a;
   };
   for (const Node& n : g.nodes)
@@ -147,6 +149,9 @@ Result<OmModel> Build(const AtcOptions& o, OnnxModelInfo& info, std::vector<std:
   AddFusionPasses(fusion, fusion_off);
   NPU_RETURN_IF_ERROR(fusion.Run(g));
   NPU_RETURN_IF_ERROR(AssignPrecision(g, precision, warnings));
+  PassManager layout;
+  layout.Add({"TransDataInsertPass", [&](Graph& x) { return AssignDeviceFormats(x, soc); }});
+  NPU_RETURN_IF_ERROR(layout.Run(g));
   NPU_RETURN_IF_ERROR(g.Verify());
   OmModel m;
   m.graph = std::move(g);
@@ -225,8 +230,8 @@ int PreCheck(const AtcOptions& o, std::ostream& out) {
 // ---- mode 1: .om / .onnx -> JSON -------------------------------------------------------------------
 
 json DescJson(const Value& v) {
-  json d = {{"name", v.name}, {"dtype", DTypeName(v.dtype)}, {"layout", LayoutOf(v)}};
-  d["shape"] = {{"dim", v.has_shape ? v.shape : Shape{}}};
+  json d = {{"name", v.name}, {"dtype", DTypeName(v.dtype)}, {"layout", FormatName(DeviceFormat(v))}};
+  d["shape"] = {{"dim", v.has_shape ? DeviceShapeOf(v) : Shape{}}};
   d["attr"] = json::array({{{"key", "origin_shape"}, {"value", {{"list", {{"i", v.shape}}}}}},
                            {{"key", "origin_format"}, {"value", {{"s", LayoutOf(v)}}}}});
   return d;

@@ -7,6 +7,7 @@
 #include "dump/dump_file.h"
 #include "dump/npy.h"
 #include "dump/overflow_record.h"
+#include "ir/device_format.h"
 
 namespace npu::msame {
 namespace {
@@ -14,18 +15,22 @@ namespace {
 // Simulated device addresses: stable per graph value, so two dumps of one model agree.
 uint64_t Address(int value) { return 0x12C000000000ull + static_cast<uint64_t>(value) * 0x200000ull; }
 
-int FormatOf(const Tensor& t) { return t.rank() == 4 ? static_cast<int>(Format::kNCHW) : static_cast<int>(Format::kND); }
-
+// The desc of a dumped tensor: device format and shape (what the .om assigned), origin shape beside it.
 template <class Desc>
-void Describe(Desc* d, const Tensor& t, int value) {
-  d->set_data_type(static_cast<int>(t.dtype()));
-  d->set_format(FormatOf(t));
-  for (int64_t v : t.shape()) {
-    d->mutable_shape()->add_dim(static_cast<uint64_t>(v));
-    d->mutable_original_shape()->add_dim(static_cast<uint64_t>(v));
-  }
-  d->set_size(t.nbytes());
+void Describe(Desc* d, const Tensor& device, const Value& v, int value) {
+  d->set_data_type(static_cast<int>(device.dtype()));
+  d->set_format(static_cast<int>(v.device_format ? *v.device_format : device.rank() == 4 ? Format::kNCHW : Format::kND));
+  if (v.device_groups > 1) d->set_sub_format(static_cast<int>(v.device_groups));
+  for (int64_t x : device.shape()) d->mutable_shape()->add_dim(static_cast<uint64_t>(x));
+  for (int64_t x : v.device_format ? v.shape : device.shape()) d->mutable_original_shape()->add_dim(static_cast<uint64_t>(x));
+  d->set_size(device.nbytes());
   d->set_address(Address(value));
+}
+
+// The bytes the device would hold: the runtime computes on origin layouts, a dump shows the device's.
+Result<Tensor> DeviceTensor(const Tensor& t, const Value& v) {
+  if (!v.device_format || t.shape() != v.shape) return t;
+  return ToDevice(t, *v.device_format, v.device_groups);
 }
 
 }  // namespace
@@ -107,22 +112,33 @@ void DumpObserver::WriteOpDump(const TaskEvent& e, bool inputs, bool outputs) {
   h.set_dump_time(ts);
   h.set_op_name(e.node.name);
   std::vector<std::span<const std::byte>> payloads;
+  std::vector<Tensor> laid;  // device-layout copies, alive until the file is written
+  laid.reserve(e.inputs.size() + e.outputs.size());
+  auto add = [&](auto* desc, const Tensor& t, int value) -> bool {
+    auto device = DeviceTensor(t, graph_.values[value]);
+    if (!device.ok()) {
+      status_ = device.status();
+      return false;
+    }
+    laid.push_back(std::move(device.value()));
+    Describe(desc, laid.back(), graph_.values[value], value);
+    payloads.push_back(laid.back().bytes());
+    return true;
+  };
   if (inputs)
     for (size_t i = 0; i < e.inputs.size(); ++i) {
       if (!e.inputs[i].defined()) continue;  // absent optional input
-      Describe(h.add_input(), e.inputs[i], e.node.inputs[i]);
-      payloads.push_back(e.inputs[i].bytes());
+      if (!add(h.add_input(), e.inputs[i], e.node.inputs[i])) return;
     }
   if (outputs)
     for (size_t j = 0; j < e.outputs.size(); ++j) {
       auto* o = h.add_output();
-      Describe(o, e.outputs[j], e.node.outputs[j]);
+      if (!add(o, e.outputs[j], e.node.outputs[j])) return;
       auto* orig = o->mutable_original_op();
       orig->set_name(e.node.original_names.empty() ? e.node.name : e.node.original_names.back());
       orig->set_output_index(static_cast<uint32_t>(j));
       orig->set_data_type(o->data_type());
-      orig->set_format(o->format());
-      payloads.push_back(e.outputs[j].bytes());
+      orig->set_format(static_cast<int>(OriginFormat(graph_.values[e.node.outputs[j]])));
     }
   auto file = names_->OnDisk(SanitizeDumpName(ShownType(e.node)) + "." + SanitizeDumpName(e.node.name) + "." +
                              std::to_string(e.task.task_id) + "." + std::to_string(e.task.stream_id) + "." + std::to_string(ts));

@@ -1,0 +1,179 @@
+#include "ir/device_format.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <string>
+
+namespace npu {
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+Status Unfit(const DeviceLayout& l, const std::string& why) {
+  return Status::Error("E19999", "format", std::string(FormatName(l.format)),
+                       "a tensor of shape " + ShapeToString(l.origin) + " " + why);
+}
+
+// The geometry of one layout, resolved once; Visit() walks every origin element in order.
+struct Geometry {
+  Format format;
+  int64_t c0 = 16;
+  // NC1HWC0 / FRACTAL_Z: origin (n, c, h, w). FRACTAL_NZ: batch x rows x cols.
+  int64_t n = 1, c = 1, hw = 1;
+  int64_t c1 = 1;                      // channel (or column) blocks
+  int64_t cout_g = 1, cin_g = 1, e = 1, cout_opt = 16;  // FRACTAL_Z with groups
+  int64_t batch = 1, rows = 1, cols = 1, r1 = 1;        // FRACTAL_NZ
+  Shape device;
+
+  // f(origin_index, device_index) for every origin element.
+  template <class F>
+  void Visit(F&& f) const {
+    switch (format) {
+      case Format::kNC1HWC0:
+        for (int64_t in = 0, o = 0; in < n; ++in)
+          for (int64_t ic = 0; ic < c; ++ic) {
+            int64_t d = ((in * c1 + ic / c0) * hw) * c0 + ic % c0;
+            for (int64_t k = 0; k < hw; ++k, ++o) f(o, d + k * c0);
+          }
+        return;
+      case Format::kFractalZ:
+        for (int64_t in = 0, o = 0; in < n; ++in) {
+          int64_t g = in / cout_g, ev = g % e, co = ev * cout_g + in % cout_g;
+          for (int64_t ic = 0; ic < c; ++ic) {
+            int64_t ci = ev * cin_g + ic;
+            int64_t block = (g / e) * c1 + ci / c0;
+            for (int64_t k = 0; k < hw; ++k, ++o) f(o, ((block * hw + k) * cout_opt + co) * c0 + ci % c0);
+          }
+        }
+        return;
+      case Format::kFractalNZ:
+        for (int64_t b = 0, o = 0; b < batch; ++b)
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t col = 0; col < cols; ++col, ++o) f(o, ((b * c1 + col / c0) * r1 * kFractalRows + r) * c0 + col % c0);
+        return;
+      default:
+        return;
+    }
+  }
+};
+
+Result<Geometry> Resolve(const DeviceLayout& l) {
+  Geometry g;
+  g.format = l.format;
+  g.c0 = CubeC0(l.elem_size);
+  for (int64_t d : l.origin)
+    if (d < 0) return Unfit(l, "has unknown dims");
+  const Shape& s = l.origin;
+  switch (l.format) {
+    case Format::kNC1HWC0:
+      if (s.size() != 4) return Unfit(l, "is not 4-D (NCHW)");
+      g.n = s[0], g.c = s[1], g.hw = s[2] * s[3], g.c1 = CeilDiv(s[1], g.c0);
+      g.device = {s[0], g.c1, s[2], s[3], g.c0};
+      return g;
+    case Format::kFractalZ: {
+      if (s.size() != 4) return Unfit(l, "is not a 4-D (NCHW) weight");
+      int64_t groups = std::max<int64_t>(l.groups, 1);
+      if (s[0] % groups) return Unfit(l, "has " + std::to_string(s[0]) + " output channels, not a multiple of " + std::to_string(groups) + " groups");
+      g.n = s[0], g.c = s[1], g.hw = s[2] * s[3];
+      g.cin_g = std::max<int64_t>(s[1], 1), g.cout_g = std::max<int64_t>(s[0] / groups, 1);
+      // e groups share one fractal column: enough to fill C0 input and 16 output channels, at most all.
+      int64_t fill_in = std::lcm(g.cin_g, g.c0) / g.cin_g, fill_out = std::lcm(g.cout_g, kFractalRows) / g.cout_g;
+      g.e = std::min({std::lcm(fill_in, fill_out), groups});
+      g.c1 = CeilDiv(g.e * g.cin_g, g.c0);
+      g.cout_opt = CeilDiv(g.e * g.cout_g, kFractalRows) * kFractalRows;
+      g.device = {CeilDiv(groups, g.e) * g.c1 * g.hw, g.cout_opt / kFractalRows, kFractalRows, g.c0};
+      return g;
+    }
+    case Format::kFractalNZ: {
+      if (s.empty()) return Unfit(l, "is a scalar");
+      g.cols = s.back();
+      g.rows = s.size() >= 2 ? s[s.size() - 2] : 1;
+      g.batch = s.size() > 2 ? NumElements(Shape(s.begin(), s.end() - 2)) : 1;
+      g.c1 = CeilDiv(g.cols, g.c0), g.r1 = CeilDiv(g.rows, kFractalRows);
+      g.device.assign(s.begin(), s.size() > 2 ? s.end() - 2 : s.begin());
+      for (int64_t d : {g.c1, g.r1, kFractalRows, g.c0}) g.device.push_back(d);
+      return g;
+    }
+    default:
+      return Unfit(l, "cannot be laid out in it (not a blocked device format)");
+  }
+}
+
+template <class T>
+void Copy(const Geometry& g, const std::byte* from, std::byte* to, bool to_device) {
+  const T* src = reinterpret_cast<const T*>(from);
+  T* dst = reinterpret_cast<T*>(to);
+  if (to_device) g.Visit([&](int64_t o, int64_t d) { dst[d] = src[o]; });
+  else g.Visit([&](int64_t o, int64_t d) { dst[o] = src[d]; });
+}
+
+Status Transfer(const DeviceLayout& l, std::span<const std::byte> from, std::span<std::byte> to, bool to_device) {
+  NPU_ASSIGN_OR_RETURN(Geometry g, Resolve(l));
+  size_t origin_bytes = static_cast<size_t>(NumElements(l.origin)) * l.elem_size;
+  size_t device_bytes = static_cast<size_t>(NumElements(g.device)) * l.elem_size;
+  if ((to_device ? from.size() : to.size()) != origin_bytes || (to_device ? to.size() : from.size()) != device_bytes)
+    return Unfit(l, "does not match the buffer sizes given (" + std::to_string(from.size()) + " -> " + std::to_string(to.size()) + " bytes)");
+  if (to_device) std::memset(to.data(), 0, to.size());  // padding is zero
+  switch (l.elem_size) {
+    case 1: Copy<uint8_t>(g, from.data(), to.data(), to_device); break;
+    case 2: Copy<uint16_t>(g, from.data(), to.data(), to_device); break;
+    case 4: Copy<uint32_t>(g, from.data(), to.data(), to_device); break;
+    case 8: Copy<uint64_t>(g, from.data(), to.data(), to_device); break;
+    default: return Unfit(l, "has " + std::to_string(l.elem_size) + "-byte elements");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+int64_t CubeC0(size_t elem_size) { return elem_size == 1 ? 32 : 16; }
+
+bool IsBlockedFormat(Format f) { return f == Format::kNC1HWC0 || f == Format::kFractalZ || f == Format::kFractalNZ; }
+
+Result<Shape> DeviceShape(const DeviceLayout& l) {
+  if (!IsBlockedFormat(l.format)) return l.origin;
+  const Shape& s = l.origin;
+  bool unknown = std::any_of(s.begin(), s.end(), [](int64_t d) { return d < 0; });
+  if (!unknown || l.format == Format::kFractalZ) {
+    NPU_ASSIGN_OR_RETURN(Geometry g, Resolve(l));
+    return g.device;
+  }
+  // A dynamic shape: dims that depend on an unknown one are unknown (-1) too.
+  int64_t c0 = CubeC0(l.elem_size);
+  auto blocks = [](int64_t d, int64_t b) { return d < 0 ? -1 : CeilDiv(d, b); };
+  if (l.format == Format::kNC1HWC0) {
+    if (s.size() != 4) return Unfit(l, "is not 4-D (NCHW)");
+    return Shape{s[0], blocks(s[1], c0), s[2], s[3], c0};
+  }
+  if (s.empty()) return Unfit(l, "is a scalar");
+  Shape d(s.begin(), s.size() > 2 ? s.end() - 2 : s.begin());
+  for (int64_t x : {blocks(s.back(), c0), s.size() >= 2 ? blocks(s[s.size() - 2], kFractalRows) : 1, kFractalRows, c0}) d.push_back(x);
+  return d;
+}
+
+Status ToDeviceBytes(const DeviceLayout& l, std::span<const std::byte> origin, std::span<std::byte> device) {
+  return Transfer(l, origin, device, true);
+}
+
+Status FromDeviceBytes(const DeviceLayout& l, std::span<const std::byte> device, std::span<std::byte> origin) {
+  return Transfer(l, device, origin, false);
+}
+
+Result<Tensor> ToDevice(const Tensor& t, Format f, int64_t groups) {
+  DeviceLayout l{f, t.shape(), DTypeSize(t.dtype()), groups};
+  NPU_ASSIGN_OR_RETURN(Shape shape, DeviceShape(l));
+  Tensor out = Tensor::Empty(t.dtype(), shape);
+  NPU_RETURN_IF_ERROR(ToDeviceBytes(l, t.bytes(), {out.mutable_raw(), out.nbytes()}));
+  out.format = f;
+  return out;
+}
+
+Result<Tensor> FromDevice(const Tensor& device, Format f, const Shape& origin, int64_t groups) {
+  DeviceLayout l{f, origin, DTypeSize(device.dtype()), groups};
+  Tensor out = Tensor::Empty(device.dtype(), origin);
+  NPU_RETURN_IF_ERROR(FromDeviceBytes(l, device.bytes(), {out.mutable_raw(), out.nbytes()}));
+  return out;
+}
+
+}  // namespace npu

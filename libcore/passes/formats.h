@@ -1,0 +1,16 @@
+// Device format assignment, after precision: cube ops on the AI Core read NC1HWC0 feature maps and FRACTAL_Z
+// weights (conv) or FRACTAL_NZ operands (matmul), pooling and BN run in NC1HWC0, and elementwise ops keep
+// whatever format their input arrives in when the other operands allow it. Where a value's format must
+// change, a TransData node converts it (shared by every reader); constant weights are converted once at
+// build time instead. Graph inputs and outputs keep their origin formats. See ir/device_format.h.
+#pragma once
+#include "base/status.h"
+#include "ir/graph.h"
+#include "soc/soc_spec.h"
+
+namespace npu {
+
+// `soc` decides which cube ops run on the AI Core (a cube without the dtype means AI CPU, origin formats).
+Status AssignDeviceFormats(Graph& g, const SocSpec& soc);
+
+}  // namespace npu
