@@ -1,5 +1,7 @@
 #include "om/om_model.h"
 
+#include <xxhash.h>
+
 #include <optional>
 
 
@@ -94,9 +96,11 @@ Status ReadDesc(const om::TensorDesc& d, Value& v, const std::string& path) {
 }
 
 // Lays constant tensors out in WEIGHTS_DATA, 64-byte aligned each, as a list of pieces that point at
-// the tensors' own bytes (keeps the tensors alive until the file is written).
+// the tensors' own bytes (keeps the tensors alive until the file is written). With `dedupe` (a model with
+// shape profiles, whose graphs share most weights) equal bytes are stored once.
 class WeightPacker {
  public:
+  explicit WeightPacker(bool dedupe) : dedupe_(dedupe) {}
   // A constant the device holds in a blocked format is stored in it (converted here, once).
   Status Add(const Value& v, om::WeightRef* ref) {
     Tensor t = *v.constant;
@@ -109,6 +113,17 @@ class WeightPacker {
     return Status::Ok();
   }
   void Add(const Tensor& t, om::WeightRef* ref) {
+    if (dedupe_) {
+      XXH128_hash_t h = XXH3_128bits(t.raw(), t.nbytes());
+      auto key = std::make_tuple(h.high64, h.low64, t.nbytes());
+      if (auto it = stored_.find(key); it != stored_.end()) {
+        ref->set_offset(it->second);
+        ref->set_size(t.nbytes());
+        FillTensorDesc(t, ref);
+        return;
+      }
+      stored_[key] = Aligned();
+    }
     static const std::byte kZeros[om::kWeightAlign] = {};
     size_t pad = (om::kWeightAlign - size_ % om::kWeightAlign) % om::kWeightAlign;
     if (pad) pieces_.push_back(std::span(kZeros, pad));
@@ -118,10 +133,7 @@ class WeightPacker {
     if (t.nbytes()) pieces_.push_back(t.bytes());
     size_ += t.nbytes();
     keep_.push_back(t);
-    auto* d = ref->mutable_desc();
-    d->set_dtype(static_cast<int32_t>(t.dtype()));
-    d->set_has_shape(true);
-    for (int64_t x : t.shape()) d->add_shape(x);
+    FillTensorDesc(t, ref);
   }
   const std::vector<std::span<const std::byte>>& pieces() const { return pieces_; }
   size_t size() const { return size_; }
@@ -130,6 +142,16 @@ class WeightPacker {
   std::vector<std::span<const std::byte>> pieces_;
   std::vector<Tensor> keep_;
   size_t size_ = 0;
+  bool dedupe_;
+  std::map<std::tuple<uint64_t, uint64_t, size_t>, size_t> stored_;  // content -> offset
+
+  size_t Aligned() const { return (size_ + om::kWeightAlign - 1) / om::kWeightAlign * om::kWeightAlign; }
+  static void FillTensorDesc(const Tensor& t, om::WeightRef* ref) {
+    auto* d = ref->mutable_desc();
+    d->set_dtype(static_cast<int32_t>(t.dtype()));
+    d->set_has_shape(true);
+    for (int64_t x : t.shape()) d->add_shape(x);
+  }
 };
 
 void SaveAttr(const Attr& a, om::AttrValue* out, WeightPacker& w) {
@@ -162,17 +184,9 @@ Result<Tensor> LoadWeight(const std::string& path, const om::WeightRef& r, std::
   return Tensor::View(*dt, s, std::move(owner), blob.data() + r.offset());
 }
 
-}  // namespace
-
-Status SaveOm(const std::string& path, const OmModel& model) {
-  const Graph& g = model.graph;
-  om::ModelDef md;
-  md.set_name(g.name);
-  md.set_version(1);
-  for (const auto& [k, v] : model.attrs) (*md.mutable_attr())[k] = v;
-  om::GraphDef* gd = md.add_graph();
+// One profile's graph: descs, the weights it reads (into the shared WEIGHTS_DATA) and its ops.
+Status SaveGraph(const Graph& g, om::GraphDef* gd, WeightPacker& weights) {
   gd->set_name(g.name);
-  WeightPacker weights;
   for (int i : g.inputs) FillDesc(gd->add_input(), g.values[i]);
   for (int o : g.outputs) FillDesc(gd->add_output(), g.values[o]);
   // Constants that something still reads: node inputs and graph outputs.
@@ -205,8 +219,11 @@ Status SaveOm(const std::string& path, const OmModel& model) {
     for (const auto& name : n.original_names) op->add_original_op_names(name);
     for (const auto& [key, a] : n.attrs) SaveAttr(a, &(*op->mutable_attr())[key], weights);
   }
-  om::ModelTaskDef td;
-  for (const Task& t : model.tasks) {
+  return Status::Ok();
+}
+
+void SaveTasks(const std::vector<Task>& tasks, uint32_t graph_index, om::ModelTaskDef& td) {
+  for (const Task& t : tasks) {
     om::TaskDef* d = td.add_task();
     d->set_task_id(t.task_id);
     d->set_stream_id(t.stream_id);
@@ -215,8 +232,38 @@ Status SaveOm(const std::string& path, const OmModel& model) {
     d->set_block_dim(t.block_dim);
     d->set_engine(std::string(EngineName(t.engine)));
     d->set_kind(std::string(WorkKindName(t.kind)));
+    d->set_graph_index(graph_index);
     SaveTiling(t, d->mutable_tiling());
   }
+}
+
+void SaveProfiles(const ShapeProfiles& p, om::ShapeProfilesDef* d) {
+  d->set_kind(p.kind);
+  for (const auto& [name, shape] : p.inputs) {
+    auto* in = d->add_input();
+    in->set_name(name);
+    in->set_has_shape(true);
+    for (int64_t x : shape) in->add_shape(x);
+  }
+  for (const auto& v : p.values) *d->add_profile()->mutable_v() = {v.begin(), v.end()};
+}
+
+}  // namespace
+
+Status SaveOm(const std::string& path, const OmModel& model) {
+  om::ModelDef md;
+  md.set_name(model.graph.name);
+  md.set_version(1);
+  for (const auto& [k, v] : model.attrs) (*md.mutable_attr())[k] = v;
+  WeightPacker weights(!model.other_profiles.empty());
+  om::ModelTaskDef td;
+  NPU_RETURN_IF_ERROR(SaveGraph(model.graph, md.add_graph(), weights));
+  SaveTasks(model.tasks, 0, td);
+  for (size_t k = 0; k < model.other_profiles.size(); ++k) {
+    NPU_RETURN_IF_ERROR(SaveGraph(model.other_profiles[k].graph, md.add_graph(), weights));
+    SaveTasks(model.other_profiles[k].tasks, static_cast<uint32_t>(k + 1), td);
+  }
+  if (!model.profiles.empty()) SaveProfiles(model.profiles, md.mutable_profiles());
   td.set_weight_size(weights.size());
   td.set_stream_num(1);
   std::string md_bytes = md.SerializeAsString(), td_bytes = td.SerializeAsString();
@@ -227,7 +274,7 @@ Status SaveOm(const std::string& path, const OmModel& model) {
                           {om::PartitionType::kTaskInfo, {as_bytes(td_bytes)}}});
 }
 
-Result<OmModel> LoadOm(const std::string& path) {
+Result<OmModel> LoadOm(const std::string& path, size_t profile) {
   NPU_ASSIGN_OR_RETURN(om::OmFile f, om::ReadOmFile(path));
   OmModel m;
   m.header = f.info;
@@ -241,7 +288,18 @@ Result<OmModel> LoadOm(const std::string& path) {
   if (f.partitions.count(om::PartitionType::kWeightsData)) blob = f.partitions[om::PartitionType::kWeightsData];
   m.weight_size = blob.size();
   auto owner = f.file.share();
-  const om::GraphDef& gd = md.graph(0);
+  if (md.has_profiles()) {
+    const auto& pd = md.profiles();
+    m.profiles.kind = pd.kind();
+    for (const auto& in : pd.input()) m.profiles.inputs.emplace_back(in.name(), Shape(in.shape().begin(), in.shape().end()));
+    for (const auto& v : pd.profile()) m.profiles.values.emplace_back(v.v().begin(), v.v().end());
+    if (m.profiles.values.size() != static_cast<size_t>(md.graph_size()))
+      return Corrupt(path, std::to_string(m.profiles.values.size()) + " shape profiles but " + std::to_string(md.graph_size()) + " graphs");
+  }
+  if (profile >= static_cast<size_t>(md.graph_size()))
+    return Status::Error("E10001", "profile", std::to_string(profile), "the model has " + std::to_string(md.graph_size()) + " graph(s)");
+  m.profile = profile;
+  const om::GraphDef& gd = md.graph(static_cast<int>(profile));
   Graph& g = m.graph;
   g.name = gd.name();
   auto load_desc = [&](const om::TensorDesc& d) -> Result<int> {
@@ -311,6 +369,7 @@ Result<OmModel> LoadOm(const std::string& path) {
     om::ModelTaskDef td;
     if (!td.ParseFromArray(tb.data(), static_cast<int>(tb.size()))) return Corrupt(path, "TASK_INFO does not parse");
     for (const auto& t : td.task()) {
+      if (t.graph_index() != profile) continue;
       if (t.op_index() >= g.nodes.size()) return Corrupt(path, "task " + std::to_string(t.task_id()) + " points at a missing op");
       Task task;
       task.task_id = t.task_id();
@@ -328,6 +387,38 @@ Result<OmModel> LoadOm(const std::string& path) {
     }
   }
   return m;
+}
+
+std::vector<std::pair<std::string, Shape>> ShapeProfiles::ShapesAt(size_t k) const {
+  auto shapes = inputs;
+  size_t next = 0;
+  for (auto& [name, shape] : shapes) {
+    if (kind == "image_size") next = 0;  // every dynamic image input takes the profile's h,w
+    for (int64_t& d : shape)
+      if (d < 0 && k < values.size()) d = kind == "batch" ? values[k][0] : next < values[k].size() ? values[k][next++] : d;
+  }
+  return shapes;
+}
+
+std::string ShapeProfiles::Describe(size_t k) const {
+  std::string v;
+  for (int64_t x : k < values.size() ? values[k] : std::vector<int64_t>{}) v += (v.empty() ? "" : ",") + std::to_string(x);
+  return (kind == "batch" ? "batch " : kind == "image_size" ? "image size " : "dims ") + v;
+}
+
+std::string ShapeProfiles::DescribeAll() const {
+  std::string all;
+  for (size_t k = 0; k < values.size(); ++k) all += (k ? "; " : "") + Describe(k);
+  return all;
+}
+
+Result<size_t> ShapeProfiles::Find(const std::vector<int64_t>& want, const std::string& flag) const {
+  for (size_t k = 0; k < values.size(); ++k)
+    if (values[k] == want) return k;
+  std::string v;
+  for (int64_t x : want) v += (v.empty() ? "" : ",") + std::to_string(x);
+  return Status::Error("EH0001", flag, v, "the model has no such shape profile; its profiles are: " + DescribeAll(),
+                       "Pick one of the profiles the model was converted with (atc --mode=6 lists them).");
 }
 
 }  // namespace npu

@@ -10,9 +10,37 @@
 
 namespace npu {
 
-struct OmModel {
+// The shape profiles of a model converted with --dynamic_batch_size, --dynamic_image_size or --dynamic_dims.
+struct ShapeProfiles {
+  std::string kind;  // "batch", "image_size", "dims"; empty for a static model
+  std::vector<std::pair<std::string, Shape>> inputs;  // as --input_shape gave them: -1 where a profile decides
+  std::vector<std::vector<int64_t>> values;            // per profile: the value of each -1 (batch: one value)
+
+  bool empty() const { return kind.empty(); }
+  // Every input's shape at profile k.
+  std::vector<std::pair<std::string, Shape>> ShapesAt(size_t k) const;
+  // "batch 4", "image size 224,224", "dims 1,2" (for messages and --mode=6).
+  std::string Describe(size_t k) const;
+  std::string DescribeAll() const;  // every profile, "; "-separated
+  // The profile whose -1 dims take `values`, or an error naming every profile.
+  Result<size_t> Find(const std::vector<int64_t>& values, const std::string& flag) const;
+};
+
+// The extra input CANN adds to a profile model: the profile's values, so the runtime can select it.
+inline constexpr const char* kShapeDataInput = "ascend_mbatch_shape_data";
+
+// One more profile's graph and tasks (profile 0 lives in OmModel::graph/tasks when saving).
+struct ProfileGraph {
   Graph graph;
   std::vector<Task> tasks;
+};
+
+struct OmModel {
+  Graph graph;  // the profile loaded (profile 0 of a static model)
+  std::vector<Task> tasks;
+  ShapeProfiles profiles;
+  size_t profile = 0;
+  std::vector<ProfileGraph> other_profiles;  // saving only: profiles 1..n-1
   std::map<std::string, std::string> attrs;  // atc_cmdline, atc_version, soc_version, framework_type, ...
   om::HeaderInfo header;
   // Partition sizes (for --mode=6).
@@ -20,6 +48,7 @@ struct OmModel {
 };
 
 Status SaveOm(const std::string& path, const OmModel& model);
-Result<OmModel> LoadOm(const std::string& path);
+// Loads profile `profile` of a model with shape profiles (0 for a static model).
+Result<OmModel> LoadOm(const std::string& path, size_t profile = 0);
 
 }  // namespace npu

@@ -30,10 +30,10 @@ Result<std::shared_ptr<const SocSpec>> ModelSoc(const OmModel& m) {
   return std::shared_ptr<const SocSpec>(std::shared_ptr<const SocSpec>(), builtin);  // not owned: built-ins live forever
 }
 
-Result<Session> Session::FromOm(const std::string& path) {
+Result<Session> Session::FromOm(const std::string& path, size_t profile) {
   RegisterBuiltinOps();
   Session s;
-  NPU_ASSIGN_OR_RETURN(s.model_, LoadOm(path));
+  NPU_ASSIGN_OR_RETURN(s.model_, LoadOm(path, profile));
   for (const Task& t : s.model_.tasks)
     if (!KernelRegistry::Get().Find(s.model_.graph.nodes[t.op_index].op_type))
       return Status::Error("E10003", "--model", path, "op type " + s.model_.graph.nodes[t.op_index].op_type + " has no kernel in this build");
@@ -142,6 +142,9 @@ Status Session::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outp
       return Status::Error("EH0001", "--input", "input " + std::to_string(k) + " (" + v.name + ")",
                            "got " + std::string(DTypeName(t.dtype())) + ShapeToString(t.shape()) + ", the model expects " +
                                std::string(DTypeName(v.dtype)) + ShapeToString(v.shape));
+    if (v.name == kShapeDataInput && !model_.profiles.empty() && t.ToInt64Vector() != model_.profiles.values[model_.profile])
+      return Status::Error("EH0001", "--input", std::string(kShapeDataInput),
+                           "it selects a profile other than the loaded one (" + model_.profiles.Describe(model_.profile) + ")");
     vals[g.inputs[k]] = t;
   }
   for (size_t k = 0; k < model_.tasks.size(); ++k) NPU_RETURN_IF_ERROR(RunTask(k, vals));

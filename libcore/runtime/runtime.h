@@ -42,7 +42,7 @@ Result<std::shared_ptr<const SocSpec>> ModelSoc(const OmModel& m);
 class Session {
  public:
   // From an .om (weights alias the file) or from an already-built graph (the fp32 reference path).
-  static Result<Session> FromOm(const std::string& path);
+  static Result<Session> FromOm(const std::string& path, size_t profile = 0);  // profile: see OmModel
   static Result<Session> FromGraph(Graph g);
 
   const OmModel& model() const { return model_; }

@@ -177,11 +177,52 @@ Result<OmModel> Build(const AtcOptions& o, OnnxModelInfo& info, std::vector<std:
   return m;
 }
 
+// The input CANN adds to a profile model: the profile's values (filled by msame from --dymBatch & co.).
+void AddShapeDataInput(Graph& g, size_t values) {
+  int v = g.AddValue(kShapeDataInput);
+  g.values[v].dtype = DType::kI64;
+  g.values[v].shape = {static_cast<int64_t>(values)};
+  g.values[v].has_shape = true;
+  g.values[v].layout = "ND";
+  g.inputs.push_back(v);
+}
+
+// Every shape profile built as its own static graph, kept in one model (profile 0 in graph/tasks). Weights
+// the profiles share are stored once (SaveOm).
+Result<OmModel> BuildProfiles(const AtcOptions& o, const ShapeProfiles& p, OnnxModelInfo& info, std::vector<std::string>& warnings) {
+  OmModel m;
+  for (size_t k = 0; k < p.values.size(); ++k) {
+    AtcOptions one = o;
+    one.input_shape = InputShapeSpec(p.ShapesAt(k));
+    std::vector<std::string> w;
+    auto built = Build(one, info, w, true);
+    for (auto& x : w)
+      if (std::find(warnings.begin(), warnings.end(), x) == warnings.end()) warnings.push_back(x);
+    if (!built.ok()) return built.status().with_context("shape profile " + p.Describe(k));
+    OmModel& b = built.value();
+    AddShapeDataInput(b.graph, p.values[k].size());
+    if (k == 0) m = std::move(b);
+    else m.other_profiles.push_back({std::move(b.graph), std::move(b.tasks)});
+  }
+  m.profiles = p;
+  return m;
+}
+
+// Bytes of the constants graph `g` stores (in their device layouts).
+uint64_t WeightBytes(const Graph& g) {
+  uint64_t n = 0;
+  for (const Value& v : g.values)
+    if (v.constant) n += static_cast<uint64_t>(NumElements(DeviceShapeOf(v))) * DTypeSize(v.dtype);
+  return n;
+}
+
 int Convert(const AtcOptions& o, std::ostream& out) {
   auto t0 = std::chrono::steady_clock::now();
   OnnxModelInfo info;
   std::vector<std::string> warnings;
-  auto built = Build(o, info, warnings, true);
+  auto profiles = ParseShapeProfiles(o);
+  if (!profiles.ok()) return Fail(out, {profiles.status()});
+  auto built = profiles.value().empty() ? Build(o, info, warnings, true) : BuildProfiles(o, profiles.value(), info, warnings);
   for (const auto& w : warnings) out << "[WARNING] " << w << "\n";
   if (!built.ok()) return Fail(out, {built.status()});
   OmModel& m = built.value();
@@ -193,6 +234,16 @@ int Convert(const AtcOptions& o, std::ostream& out) {
     if (Status s = WriteJson(o.explain_precision, ExplainPrecision(m.graph)); !s.ok()) return Fail(out, {s});
   std::string path = o.output + ".om";
   if (Status s = SaveOm(path, m); !s.ok()) return Fail(out, {s});
+  if (!m.profiles.empty()) {
+    std::error_code ec;
+    double mb = static_cast<double>(std::filesystem::file_size(path, ec)) / 1e6, one = static_cast<double>(WeightBytes(m.graph)) / 1e6;
+    size_t n = m.profiles.values.size();
+    if (log::ShowInfo()) out << "[INFO] " << n << " shape profiles (" << m.profiles.DescribeAll() << "), .om " << mb << " MB\n";
+    // Profiles normally share every weight; when folding made them differ, each profile adds its own copy.
+    if (mb > 1.5 * one + 1)
+      out << "[WARNING] the " << n << " shape profiles share little: the .om is " << mb << " MB for " << one
+          << " MB of weights per profile (each profile stores its own)\n";
+  }
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   NPU_LOG(kInfo, "ATC", "wrote " << path << " (" << m.graph.nodes.size() << " ops) in " << ms << " ms");
   out << "ATC run success, welcome to the next use.\n";
@@ -323,6 +374,11 @@ int Display(const AtcOptions& o, std::ostream& out) {
       << " B], tbe_kernels_size[0 B], cust_aicpu_kernel_store_size[0 B], task_info_size[" << om.task_info_size << " B].\n"
       << "graph    info: ops[" << om.graph.nodes.size() << "], inputs[" << om.graph.inputs.size() << "], outputs["
       << om.graph.outputs.size() << "].\n";
+  if (!om.profiles.empty()) {
+    out << "dynamic  info: " << om.profiles.kind << " profiles[" << om.profiles.values.size() << "]: " << om.profiles.DescribeAll()
+        << " (shown: profile " << om.profile << ")\n";
+    for (const auto& [name, shape] : om.profiles.inputs) out << "  dynamic input " << name << ": " << ShapeToString(shape) << "\n";
+  }
   for (int i : om.graph.inputs)
     out << "  input  " << om.graph.values[i].name << ": " << DTypeName(om.graph.values[i].dtype)
         << ShapeToString(om.graph.values[i].shape) << " " << LayoutOf(om.graph.values[i]) << "\n";
@@ -349,7 +405,12 @@ Result<OmModel> BuildModel(const AtcOptions& o, std::vector<std::string>& warnin
 }
 
 Result<std::map<std::string, Shape>> ParseInputShape(std::string_view spec) {
-  std::map<std::string, Shape> out;
+  NPU_ASSIGN_OR_RETURN(auto list, ParseInputShapeList(spec));
+  return std::map<std::string, Shape>(list.begin(), list.end());
+}
+
+Result<std::vector<std::pair<std::string, Shape>>> ParseInputShapeList(std::string_view spec) {
+  std::vector<std::pair<std::string, Shape>> out;
   for (const std::string& item : Split(spec, ';')) {
     if (item.empty()) continue;
     auto colon = item.rfind(':');
@@ -366,8 +427,9 @@ Result<std::map<std::string, Shape>> ParseInputShape(std::string_view spec) {
         if (v == 0 || v < -1) return ShapeError(spec, "dim " + d + " of '" + name + "' must be positive (or -1 for dynamic)");
         s.push_back(v);
       }
-    if (out.count(name)) return ShapeError(spec, "input '" + name + "' is given twice");
-    out[name] = s;
+    if (std::any_of(out.begin(), out.end(), [&](const auto& e) { return e.first == name; }))
+      return ShapeError(spec, "input '" + name + "' is given twice");
+    out.emplace_back(name, s);
   }
   if (out.empty()) return ShapeError(spec, "no input shape given");
   return out;
@@ -424,8 +486,9 @@ std::vector<Status> ValidateOptions(const AtcOptions& o) {
     if (!o.fusion_switch_file.empty())
       if (auto r = LoadFusionSwitchFile(o.fusion_switch_file, ignored); !r.ok()) errs.push_back(r.status());
     if (o.mode == "0" && o.output.empty()) errs.push_back(Status::Error("E10004", "--output", "", "Value for --output is empty"));
-    if (!o.input_shape.empty())
-      if (auto r = ParseInputShape(o.input_shape); !r.ok()) errs.push_back(r.status());
+    auto shapes = o.input_shape.empty() ? Result<std::map<std::string, Shape>>(std::map<std::string, Shape>{}) : ParseInputShape(o.input_shape);
+    if (!shapes.ok()) errs.push_back(shapes.status());
+    else if (auto p = ParseShapeProfiles(o); !p.ok()) errs.push_back(p.status());
     if (!o.out_nodes.empty())
       if (auto r = ParseOutNodes(o.out_nodes); !r.ok()) errs.push_back(r.status());
     if (!o.input_format.empty() && o.input_format != "NCHW" && o.input_format != "ND" && o.input_format != "NCDHW")

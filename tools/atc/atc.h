@@ -18,6 +18,7 @@ struct AtcOptions {
   PrecisionFlags precision;
   std::string fusion_switch_file, explain_precision;
   std::string soc_spec;  // --soc_spec: a platform .ini of the user's own chip (its SoC_version names it)
+  std::string dynamic_batch_size, dynamic_image_size, dynamic_dims;  // shape profiles (profiles.cc)
   std::vector<std::string> unknown_flags;
   std::string cmdline;  // the effective command line, stored in the .om
 };
@@ -26,6 +27,12 @@ constexpr const char* kVersion = "npukit atc 0.1.0";
 
 // "in1:1,3,224,224;in2:1,10" -> {in1: [1,3,224,224], in2: [1,10]}; errors are E10002.
 Result<std::map<std::string, Shape>> ParseInputShape(std::string_view spec);
+// The same in the order given (-1 dims are where shape profiles apply).
+Result<std::vector<std::pair<std::string, Shape>>> ParseInputShapeList(std::string_view spec);
+// The inverse: "in1:1,3,224,224;in2:1,10".
+std::string InputShapeSpec(const std::vector<std::pair<std::string, Shape>>& shapes);
+// --dynamic_batch_size / --dynamic_image_size / --dynamic_dims against --input_shape (empty: a static model).
+Result<ShapeProfiles> ParseShapeProfiles(const AtcOptions& o);
 // "node:0;node2:1" -> [(node, 0), (node2, 1)]; a missing ":idx" means output 0.
 Result<std::vector<std::pair<std::string, int>>> ParseOutNodes(std::string_view spec);
 // ONNX -> the task list `atc` would write, with the built-in tilings (no tune bank): what aoe tunes.

@@ -20,6 +20,10 @@ int main(int argc, char** argv) {
   app.add_option("--acl_json_path", o.acl_json_path, "acl.json with a \"dump\" section (op dumps, golden data, overflow)");
   app.add_option("--log", o.log, "debug, info, warning, error, null");
   app.add_option("--soc_spec", o.soc_spec, "simulate on this platform .ini (your own chip) instead of the .om's SoC");
+  app.add_option("--dymBatch", o.dym_batch, "batch size: the --dynamic_batch_size profile to run");
+  app.add_option("--dymHW", o.dym_hw, "h,w: the --dynamic_image_size profile to run");
+  app.add_option("--dymDims", o.dym_dims, "\"name:d1,d2,...;name2:...\": the --dynamic_dims profile to run");
+  app.add_option("--dymShape", o.dym_shape, "\"name:d1,d2,...\": input shapes that select the profile (as --dymDims)");
   app.add_option("--sim_mode", o.sim_mode, "full (compute and time, default) or timing (simulated clock only, no outputs)");
   try {
     app.parse(argc, argv);

@@ -161,8 +161,19 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
     dump = std::move(c).value();
     for (const auto& w : dump.warnings) out << "[WARNING] " << o.acl_json_path << ": " << w << "\n";
   }
+  std::vector<std::string> files;
+  std::stringstream ss(o.input);
+  for (std::string f; std::getline(ss, f, ',');)
+    if (!f.empty()) files.push_back(f);
   auto session = LoadModel(o.model);
   if (!session.ok()) return fail({session.status()});
+  if (const ShapeProfiles& p = session.value().model().profiles; !p.empty()) {
+    auto k = ChooseProfile(o, p, files, session.value().graph());
+    if (!k.ok()) return fail({k.status()});
+    if (log::ShowInfo()) out << "[INFO] shape profile " << k.value() << ": " << p.Describe(k.value()) << "\n";
+    if (k.value() != 0) session = Session::FromOm(o.model, k.value());
+    if (!session.ok()) return fail({session.status()});
+  }
   Session& s = session.value();
   if (!o.soc_spec.empty()) {
     auto soc = LoadSocSpecFile(o.soc_spec);
@@ -178,26 +189,35 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
       << g.outputs.size() << " output(s)\n";
 
   std::vector<Tensor> inputs;
-  std::vector<std::string> files;
-  std::stringstream ss(o.input);
-  for (std::string f; std::getline(ss, f, ',');)
-    if (!f.empty()) files.push_back(f);
+  // A profile model's selector input is filled here (the user may give it too, as the last file).
+  const ShapeProfiles& profiles = s.model().profiles;
+  size_t user_inputs = g.inputs.size() - (!profiles.empty() && files.size() < g.inputs.size() ? 1 : 0);
   if (files.empty()) {  // like msame: no --input runs on all-zero data
-    for (int i : g.inputs) {
-      const Value& v = g.values[i];
+    for (size_t k = 0; k < user_inputs; ++k) {
+      const Value& v = g.values[g.inputs[k]];
       if (!v.has_shape || NumElements(v.shape) < 0)
         return fail({Status::Error("EH0001", "--input", "", "input '" + v.name + "' has a dynamic shape; give --input files")});
       inputs.push_back(Tensor::Zeros(v.dtype, v.shape));
     }
   } else {
-    if (files.size() != g.inputs.size())
+    if (files.size() != user_inputs)
       return fail({Status::Error("EH0001", "--input", o.input,
-                                 std::to_string(files.size()) + " file(s) given, the model has " + std::to_string(g.inputs.size()) + " input(s)")});
+                                 std::to_string(files.size()) + " file(s) given, the model has " + std::to_string(user_inputs) + " input(s)")});
     for (size_t k = 0; k < files.size(); ++k) {
       auto t = ReadInput(files[k], g.values[g.inputs[k]]);
-      if (!t.ok()) return fail({t.status()});
+      if (!t.ok()) {
+        Status st = t.status();
+        if (!profiles.empty()) st.with_context("shape profile " + profiles.Describe(s.model().profile));
+        return fail({st});
+      }
       inputs.push_back(std::move(t).value());
     }
+  }
+  if (inputs.size() < g.inputs.size()) {
+    const std::vector<int64_t>& v = profiles.values[s.model().profile];
+    Tensor sel = Tensor::Empty(DType::kI64, {static_cast<int64_t>(v.size())});
+    std::copy(v.begin(), v.end(), sel.mutable_data<int64_t>());
+    inputs.push_back(std::move(sel));
   }
   if (!o.output.empty()) {
     std::error_code ec;

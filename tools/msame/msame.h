@@ -14,6 +14,7 @@ struct MsameOptions {
   std::string model, input, output, outfmt = "BIN", loop = "1", device = "0", log, acl_json_path;
   std::string soc_spec;           // simulate on this platform .ini instead of the .om's SoC
   std::string sim_mode = "full";  // full: compute and time; timing: advance the simulated clock only
+  std::string dym_batch, dym_hw, dym_dims, dym_shape;  // which shape profile of the .om to run
   std::vector<std::string> unknown_flags;
 };
 
@@ -27,6 +28,10 @@ Result<Tensor> ReadInput(const std::string& path, const Value& model_input);
 Result<std::string> WriteOutput(const std::string& dir, const std::string& model_name, size_t index, const Tensor& t,
                                 const std::string& fmt);
 std::vector<Status> ValidateOptions(const MsameOptions& o);
+// The shape profile to run (profile.cc): from --dymBatch/--dymHW/--dymDims/--dymShape, else from the .npy
+// inputs' shapes or the one profile raw .bin sizes fit; an error names every profile when none fits.
+// `g` is the model's profile-0 graph (input names and dtypes).
+Result<size_t> ChooseProfile(const MsameOptions& o, const ShapeProfiles& p, const std::vector<std::string>& files, const Graph& g);
 int RunMsame(const MsameOptions& o, std::ostream& out);
 
 }  // namespace npu::msame
