@@ -30,6 +30,7 @@ constexpr std::array kCatalogue = {
     ErrorInfo{"E10047", "mutually exclusive parameters", "Keep one of the two parameters."},
     ErrorInfo{"E10410", "file not found", "Check the file's path; the parameter needs an existing, readable file."},
     ErrorInfo{"E10041", "failed to load the model", "Check that the file exists, is readable, is a valid model and matches --framework."},
+    ErrorInfo{"E10052", "invalid AIPP config", "Fix the aipp_op field the message names."},
     ErrorInfo{"E10055", "not supported", "Use a supported value or feature."},
     ErrorInfo{"E13001", "file not found", "Check the path."},
     ErrorInfo{"E13002", "file cannot be read", "Check the file's permissions and that it is a regular file."},

@@ -9,4 +9,5 @@ void RegisterPoolOps();
 void RegisterShapeOps();
 void RegisterReduceOps();
 void RegisterResizeOps();
+void RegisterAippOps();
 }  // namespace npu

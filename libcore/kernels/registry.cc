@@ -47,6 +47,7 @@ void RegisterBuiltinOps() {
     RegisterShapeOps();
     RegisterReduceOps();
     RegisterResizeOps();
+    RegisterAippOps();
   });
 }
 

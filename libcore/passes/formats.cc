@@ -77,6 +77,10 @@ class FormatAssigner {
       p.in[0] = p.in[1] = p.out = Format::kFractalNZ;
       return p;
     }
+    if (n.op_type == "Aipp") {  // the AIPP unit writes the feature map in NC1HWC0
+      p.out = Format::kNC1HWC0;
+      return p;
+    }
     if (kFiveHdOnly.count(n.op_type) && NodeEngine(n) != Engine::kAiCpu && Rank(In(n, 0), 4)) {
       p.in[0] = p.out = Format::kNC1HWC0;
       return p;

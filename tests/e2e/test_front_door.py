@@ -110,6 +110,121 @@ class Profiles(unittest.TestCase):
             self.assertIn("dims 1; dims 3; dims 8", r.stdout, flags)
 
 
+AIPP_RGB = """aipp_op {
+  aipp_mode: static
+  input_format: RGB888_U8
+  src_image_size_w: 256
+  src_image_size_h: 240
+  crop: true
+  load_start_pos_w: 16
+  load_start_pos_h: 8
+  crop_size_w: 224
+  crop_size_h: 224
+  mean_chn_0: 123
+  mean_chn_1: 116
+  mean_chn_2: 103
+  min_chn_0: 0.675
+  min_chn_1: 0.28
+  min_chn_2: 0.53
+  var_reci_chn_0: 0.0171247538
+  var_reci_chn_1: 0.0175070028
+  var_reci_chn_2: 0.0174291938
+}
+"""
+# JPEG-range YUV -> RGB (CANN's documented matrix), then padding 2 px on every side.
+AIPP_YUV = """aipp_op {
+  aipp_mode: static
+  input_format: YUV420SP_U8
+  src_image_size_w: 220
+  src_image_size_h: 220
+  csc_switch: true
+  matrix_r0c0: 256
+  matrix_r0c1: 0
+  matrix_r0c2: 359
+  matrix_r1c0: 256
+  matrix_r1c1: -88
+  matrix_r1c2: -183
+  matrix_r2c0: 256
+  matrix_r2c1: 454
+  matrix_r2c2: 0
+  input_bias_0: 0
+  input_bias_1: 128
+  input_bias_2: 128
+  padding: true
+  left_padding_size: 2
+  right_padding_size: 2
+  top_padding_size: 2
+  bottom_padding_size: 2
+  var_reci_chn_0: 0.00392157
+  var_reci_chn_1: 0.00392157
+  var_reci_chn_2: 0.00392157
+}
+"""
+
+
+class Aipp(unittest.TestCase):
+    def convert(self, name, cfg, *flags):
+        with open(os.path.join(WORK, name + ".cfg"), "w") as f:
+            f.write(cfg)
+        return run(ATC, "--framework=5", "--model=r18.onnx", f"--output={name}", "--soc_version=Ascend310P3",
+                   "--input_shape=input:1,3,224,224", f"--insert_op_conf={name}.cfg", *flags)
+
+    def compare_with_float_model(self, om, raw, x):
+        raw.tofile(os.path.join(WORK, "img.bin"))
+        got_dir = os.path.join(WORK, "aipp_out")
+        shutil.rmtree(got_dir, ignore_errors=True)
+        ok(MSAME, "--model", om + ".om", "--input", "img.bin", "--output", "aipp_out", "--outfmt", "NPY")
+        got = np.load(os.path.join(got_dir, om + "_output_0.npy"))
+        with torch.no_grad():
+            want = resnet()(torch.from_numpy(x)).numpy()
+        self.assertLess(np.abs(got - want).max(), 1e-4)
+
+    def test_rgb888_crop_and_normalisation_match_numpy(self):
+        r = self.convert("r18_rgb", AIPP_RGB, "--precision_mode=must_keep_origin_dtype")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("input  input: uint8[1,240,256,3] NHWC", ok(ATC, "--mode=6", "--om=r18_rgb.om"))
+        img = np.random.default_rng(0).integers(0, 256, (1, 240, 256, 3), dtype=np.uint8)
+        mean, std = np.array([123.675, 116.28, 103.53], np.float32), np.array([58.395, 57.12, 57.375], np.float32)
+        x = ((img[:, 8:232, 16:240, :].astype(np.float32) - mean) / std).transpose(0, 3, 1, 2).copy()
+        self.compare_with_float_model("r18_rgb", img, x)
+
+    def test_yuv420sp_csc_and_padding_match_numpy(self):
+        r = self.convert("r18_yuv", AIPP_YUV, "--precision_mode=must_keep_origin_dtype")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        rng = np.random.default_rng(1)
+        y = rng.integers(0, 256, (220, 220), dtype=np.uint8)
+        uv = rng.integers(0, 256, (110, 110, 2), dtype=np.uint8)
+        raw = np.concatenate([y.ravel(), uv.ravel()])
+        u = uv[:, :, 0].repeat(2, 0).repeat(2, 1).astype(np.int64) - 128
+        v = uv[:, :, 1].repeat(2, 0).repeat(2, 1).astype(np.int64) - 128
+        yy = y.astype(np.int64)
+        rgb = np.stack([(256 * yy + 359 * v) >> 8, (256 * yy - 88 * u - 183 * v) >> 8, (256 * yy + 454 * u) >> 8])
+        x = np.zeros((1, 3, 224, 224), np.float32)
+        x[0, :, 2:222, 2:222] = np.clip(rgb, 0, 255).astype(np.float32) * np.float32(0.00392157)
+        self.compare_with_float_model("r18_yuv", raw, x)
+
+    def test_config_errors_name_the_field(self):
+        cases = [("aipp_mode: dynamic", "aipp_mode"), ("input_format: BGR888_U8", "line"), ("colour: 1", "colour"),
+                 ("crop_size_w: 300", "crop"), ("mean_chn_0: 300", "mean_chn_0"), ("matrix_r0c0: 40000", "matrix_r0c0"),
+                 ("related_input_rank: 3", "related_input_rank"), ("src_image_size_w: 100", "src_image_size_w")]
+        for line, field in cases:
+            cfg = AIPP_RGB.replace("  crop: true\n", "").replace("  load_start_pos_w: 16\n  load_start_pos_h: 8\n", "")
+            cfg = cfg.replace("  crop_size_w: 224\n  crop_size_h: 224\n", "").replace("src_image_size_w: 256", "src_image_size_w: 224")
+            cfg = cfg.replace("src_image_size_h: 240", "src_image_size_h: 224")
+            key = line.split(":")[0]
+            cfg = "\n".join(l for l in cfg.splitlines() if not l.strip().startswith(key + ":"))
+            cfg = cfg.replace("aipp_op {", "aipp_op {\n  " + line + ("\n  crop: true" if key == "crop_size_w" else ""))
+            r = self.convert("bad_aipp", cfg)
+            self.assertEqual(r.returncode, 1, f"{line}\n{r.stdout}")
+            self.assertIn("E10052", r.stdout, line)
+            self.assertIn(field, r.stdout.split("E10052")[1], line)
+            self.assertFalse(os.path.exists(os.path.join(WORK, "bad_aipp.om")), line)
+        r = run(ATC, "--framework=5", "--model=mlp.onnx", "--output=bad_aipp", "--soc_version=Ascend310P3", "--input_format=ND",
+                "--insert_op_conf=bad_aipp.cfg", "--input_shape=x:-1,16", "--dynamic_dims=1;2")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("E10047", r.stdout)
+
+
 class ProfileErrors(unittest.TestCase):
     CASES = [
         ("E10009", ["--input_shape=input:-1,3,224,224", "--dynamic_batch_size=1,2", "--dynamic_image_size=224,224;112,112"]),

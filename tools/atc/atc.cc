@@ -7,6 +7,7 @@
 
 #include "base/file_io.h"
 #include "base/log.h"
+#include "frontend/aipp/aipp.h"
 #include "frontend/onnx/onnx_importer.h"
 #include "kernels/registry.h"
 #include "om/om_model.h"
@@ -81,6 +82,10 @@ Result<Graph> Import(const AtcOptions& o, OnnxModelInfo* info) {
   }
   NPU_ASSIGN_OR_RETURN(Graph g, ImportOnnx(o.model, io, info));
   NPU_RETURN_IF_ERROR(ApplyInputFormat(g, o.input_format));
+  if (!o.insert_op_conf.empty()) {
+    NPU_ASSIGN_OR_RETURN(auto aipps, LoadAippConfig(o.insert_op_conf));
+    for (const AippConfig& c : aipps) NPU_RETURN_IF_ERROR(InsertAipp(g, c));
+  }
   return g;
 }
 
@@ -489,6 +494,11 @@ std::vector<Status> ValidateOptions(const AtcOptions& o) {
     auto shapes = o.input_shape.empty() ? Result<std::map<std::string, Shape>>(std::map<std::string, Shape>{}) : ParseInputShape(o.input_shape);
     if (!shapes.ok()) errs.push_back(shapes.status());
     else if (auto p = ParseShapeProfiles(o); !p.ok()) errs.push_back(p.status());
+    if (!o.insert_op_conf.empty()) {
+      if (!o.dynamic_dims.empty())
+        errs.push_back(Status::Error("E10047", "--insert_op_conf", o.insert_op_conf, "--insert_op_conf and --dynamic_dims are mutually exclusive"));
+      else if (auto a = LoadAippConfig(o.insert_op_conf); !a.ok()) errs.push_back(a.status());
+    }
     if (!o.out_nodes.empty())
       if (auto r = ParseOutNodes(o.out_nodes); !r.ok()) errs.push_back(r.status());
     if (!o.input_format.empty() && o.input_format != "NCHW" && o.input_format != "ND" && o.input_format != "NCDHW")

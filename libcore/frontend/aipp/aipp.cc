@@ -1,0 +1,186 @@
+#include "frontend/aipp/aipp.h"
+
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
+
+#include "base/file_io.h"
+#include "insert_op.pb.h"
+#include "ir/graph_edit.h"
+
+namespace npu {
+namespace {
+
+using Params = aipp::AippOpParams;
+
+Status Bad(const std::string& path, const std::string& field, const std::string& why, std::string fix = {}) {
+  return Status::Error("E10052", "--insert_op_conf", path, field.empty() ? why : field + ": " + why,
+                       fix.empty() ? "Fix the aipp_op field named; see the AIPP section of the README for what is supported." : std::move(fix));
+}
+
+class Collector : public google::protobuf::io::ErrorCollector {
+ public:
+  std::string first;
+  void AddError(int line, google::protobuf::io::ColumnNumber column, const std::string& message) override {
+    if (first.empty()) first = "line " + std::to_string(line + 1) + ", column " + std::to_string(column + 1) + ": " + message;
+  }
+};
+
+Result<AippConfig> FromParams(const Params& p, const std::string& path, int index) {
+  std::string at = "aipp_op #" + std::to_string(index + 1) + " ";
+  if (p.aipp_mode() != Params::static_)
+    return Bad(path, at + "aipp_mode", p.has_aipp_mode() ? "dynamic AIPP is not supported" : "is required (static)");
+  if (!p.has_input_format()) return Bad(path, at + "input_format", "is required");
+  AippConfig c;
+  c.input_format = Params::InputFormat_Name(p.input_format());
+  c.related_input_rank = p.related_input_rank();
+  c.src_h = p.src_image_size_h(), c.src_w = p.src_image_size_w();
+  c.crop = p.crop();
+  c.crop_y = p.load_start_pos_h(), c.crop_x = p.load_start_pos_w(), c.crop_h = p.crop_size_h(), c.crop_w = p.crop_size_w();
+  if (p.padding()) c.pad_top = p.top_padding_size(), c.pad_bottom = p.bottom_padding_size(), c.pad_left = p.left_padding_size(), c.pad_right = p.right_padding_size();
+  c.padding_value = p.padding_value();
+  c.csc = p.csc_switch(), c.rbuv_swap = p.rbuv_swap_switch(), c.ax_swap = p.ax_swap_switch();
+  c.matrix = {p.matrix_r0c0(), p.matrix_r0c1(), p.matrix_r0c2(), p.matrix_r1c0(), p.matrix_r1c1(), p.matrix_r1c2(),
+              p.matrix_r2c0(), p.matrix_r2c1(), p.matrix_r2c2()};
+  c.input_bias = {p.input_bias_0(), p.input_bias_1(), p.input_bias_2()};
+  c.output_bias = {p.output_bias_0(), p.output_bias_1(), p.output_bias_2()};
+  c.mean = {p.mean_chn_0(), p.mean_chn_1(), p.mean_chn_2(), p.mean_chn_3()};
+  c.min = {p.min_chn_0(), p.min_chn_1(), p.min_chn_2(), p.min_chn_3()};
+  c.var_reci = {p.var_reci_chn_0(), p.var_reci_chn_1(), p.var_reci_chn_2(), p.var_reci_chn_3()};
+  // Ranges of the hardware registers (int16 matrix, uint8 biases and means).
+  const char* names[] = {"matrix_r0c0", "matrix_r0c1", "matrix_r0c2", "matrix_r1c0", "matrix_r1c1", "matrix_r1c2", "matrix_r2c0", "matrix_r2c1", "matrix_r2c2"};
+  for (size_t i = 0; i < 9; ++i)
+    if (c.matrix[i] < -32768 || c.matrix[i] > 32767) return Bad(path, at + names[i], std::to_string(c.matrix[i]) + " is outside int16");
+  for (size_t i = 0; i < 3; ++i) {
+    if (c.input_bias[i] < 0 || c.input_bias[i] > 255) return Bad(path, at + "input_bias_" + std::to_string(i), "must be in [0, 255]");
+    if (c.output_bias[i] < 0 || c.output_bias[i] > 255) return Bad(path, at + "output_bias_" + std::to_string(i), "must be in [0, 255]");
+  }
+  for (size_t i = 0; i < 4; ++i)
+    if (c.mean[i] < 0 || c.mean[i] > 255) return Bad(path, at + "mean_chn_" + std::to_string(i), "must be in [0, 255]");
+  if (c.csc && c.input_format == "YUV400_U8") return Bad(path, at + "csc_switch", "YUV400_U8 has one channel: no colour space to convert");
+  for (int64_t v : {c.src_h, c.src_w, c.crop_y, c.crop_x, c.crop_h, c.crop_w, c.pad_top, c.pad_bottom, c.pad_left, c.pad_right})
+    if (v < 0) return Bad(path, at + "sizes", "sizes and positions must not be negative");
+  return c;
+}
+
+}  // namespace
+
+int64_t AippConfig::ImageChannels() const {
+  if (input_format == "XRGB8888_U8") return 4;
+  if (input_format == "RGB888_U8") return 3;
+  return 1;  // YUV400; YUV420SP is planar (Y plane, then interleaved UV)
+}
+
+Shape AippConfig::InputShape() const {
+  if (input_format == "YUV420SP_U8") return {output[0], src_h * 3 / 2, src_w, 1};
+  return {output[0], src_h, src_w, ImageChannels()};
+}
+
+Result<std::vector<AippConfig>> LoadAippConfig(const std::string& path) {
+  if (!FileExists(path)) return Status::Error("E10410", "--insert_op_conf", path, "the file does not exist");
+  NPU_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  aipp::InsertOpConf conf;
+  google::protobuf::TextFormat::Parser parser;
+  Collector errors;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(text, &conf)) return Bad(path, "", errors.first);
+  if (conf.aipp_op_size() == 0) return Bad(path, "aipp_op", "the file has no aipp_op { ... } block");
+  std::vector<AippConfig> out;
+  for (int i = 0; i < conf.aipp_op_size(); ++i) {
+    NPU_ASSIGN_OR_RETURN(AippConfig c, FromParams(conf.aipp_op(i), path, i));
+    c.source = path;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+Status InsertAipp(Graph& g, AippConfig c) {
+  const std::string& path = c.source;
+  if (c.related_input_rank < 0 || c.related_input_rank >= static_cast<int64_t>(g.inputs.size()))
+    return Bad(path, "related_input_rank", std::to_string(c.related_input_rank) + " is not an input of the model (it has " + std::to_string(g.inputs.size()) + ")");
+  int in = g.inputs[c.related_input_rank];
+  const Value& v = g.values[in];
+  if (!v.has_shape || v.shape.size() != 4 || NumElements(v.shape) < 0)
+    return Bad(path, "related_input_rank", "input '" + v.name + "' is " + ShapeToString(v.shape) + "; AIPP feeds a static 4-D NCHW input",
+               "Give the input a static NCHW shape with --input_shape.");
+  if (!IsFloat(v.dtype)) return Bad(path, "related_input_rank", "input '" + v.name + "' is " + std::string(DTypeName(v.dtype)) + ", not a float image");
+  c.output = v.shape;
+  int64_t C = v.shape[1], H = v.shape[2], W = v.shape[3];
+  int64_t channels = c.input_format == "YUV400_U8" ? 1 : 3;
+  if (C != channels)
+    return Bad(path, "input_format", c.input_format + " gives " + std::to_string(channels) + " channel(s); input '" + v.name + "' has " + std::to_string(C));
+  int64_t inner_h = H - c.pad_top - c.pad_bottom, inner_w = W - c.pad_left - c.pad_right;
+  if (inner_h <= 0 || inner_w <= 0) return Bad(path, "padding", "the padding leaves no image inside the model's " + std::to_string(H) + "x" + std::to_string(W));
+  if (c.src_h == 0) c.src_h = c.crop ? c.crop_y + (c.crop_h ? c.crop_h : inner_h) : inner_h;
+  if (c.src_w == 0) c.src_w = c.crop ? c.crop_x + (c.crop_w ? c.crop_w : inner_w) : inner_w;
+  if (c.input_format == "YUV420SP_U8" && (c.src_h % 2 || c.src_w % 2))
+    return Bad(path, "src_image_size_w/h", "YUV420SP_U8 needs an even width and height, got " + std::to_string(c.src_w) + "x" + std::to_string(c.src_h));
+  if (!c.crop) c.crop_y = c.crop_x = 0, c.crop_h = c.src_h, c.crop_w = c.src_w;
+  if (c.crop_h == 0) c.crop_h = inner_h;
+  if (c.crop_w == 0) c.crop_w = inner_w;
+  if (c.crop_y + c.crop_h > c.src_h || c.crop_x + c.crop_w > c.src_w)
+    return Bad(path, "crop", "load_start_pos + crop_size (" + std::to_string(c.crop_x + c.crop_w) + "x" + std::to_string(c.crop_y + c.crop_h) +
+               ") leaves the " + std::to_string(c.src_w) + "x" + std::to_string(c.src_h) + " source image");
+  if (c.crop_h != inner_h || c.crop_w != inner_w)
+    return Bad(path, c.crop ? "crop_size_w/h" : "src_image_size_w/h",
+               std::to_string(c.crop_w) + "x" + std::to_string(c.crop_h) + " (after padding " + std::to_string(c.crop_w + c.pad_left + c.pad_right) + "x" +
+                   std::to_string(c.crop_h + c.pad_top + c.pad_bottom) + ") does not make the model input's " + std::to_string(W) + "x" + std::to_string(H),
+               "Crop (or size) the image to the model's H and W minus the padding; resize is not supported.");
+  // The float input becomes the Aipp node's output; a new uint8 input takes its name.
+  std::string name = v.name;
+  g.RenameValue(in, UniqueValueName(g, name + "_aipp"));
+  int raw = g.AddValue(name);
+  g.values[raw].dtype = DType::kU8;
+  g.values[raw].shape = c.InputShape();
+  g.values[raw].has_shape = true;
+  g.values[raw].layout = "NHWC";
+  g.inputs[c.related_input_rank] = raw;
+  Node n;
+  n.name = UniqueNodeName(g, "aipp_" + name);
+  n.op_type = n.ascend_type = "Aipp";
+  n.inputs = {raw};
+  n.outputs = {in};
+  AttrMap& a = n.attrs;
+  a["input_format"] = c.input_format;
+  a["src_image_size"] = std::vector<int64_t>{c.src_h, c.src_w};
+  a["crop"] = std::vector<int64_t>{c.crop_y, c.crop_x, c.crop_h, c.crop_w};
+  a["padding"] = std::vector<int64_t>{c.pad_top, c.pad_bottom, c.pad_left, c.pad_right};
+  a["padding_value"] = c.padding_value;
+  a["switches"] = std::vector<int64_t>{c.csc, c.rbuv_swap, c.ax_swap};
+  a["matrix"] = std::vector<int64_t>(c.matrix.begin(), c.matrix.end());
+  a["input_bias"] = std::vector<int64_t>(c.input_bias.begin(), c.input_bias.end());
+  a["output_bias"] = std::vector<int64_t>(c.output_bias.begin(), c.output_bias.end());
+  a["mean_chn"] = std::vector<int64_t>(c.mean.begin(), c.mean.end());
+  a["min_chn"] = std::vector<float>(c.min.begin(), c.min.end());
+  a["var_reci_chn"] = std::vector<float>(c.var_reci.begin(), c.var_reci.end());
+  a["output_shape"] = c.output;
+  a["output_dtype"] = static_cast<int64_t>(v.dtype);
+  AppendNode(g, std::move(n));
+  return SortTopologically(g);
+}
+
+AippConfig AippFromAttrs(const Node& n) {
+  AippConfig c;
+  c.input_format = n.attr_string("input_format");
+  auto ints = [&](const char* k, size_t size) {
+    auto v = n.attr_ints(k);
+    v.resize(size, 0);
+    return v;
+  };
+  auto src = ints("src_image_size", 2), crop = ints("crop", 4), pad = ints("padding", 4), sw = ints("switches", 3);
+  c.src_h = src[0], c.src_w = src[1];
+  c.crop_y = crop[0], c.crop_x = crop[1], c.crop_h = crop[2], c.crop_w = crop[3];
+  c.pad_top = pad[0], c.pad_bottom = pad[1], c.pad_left = pad[2], c.pad_right = pad[3];
+  c.padding_value = n.attr_float("padding_value", 0);
+  c.csc = sw[0], c.rbuv_swap = sw[1], c.ax_swap = sw[2];
+  auto m = ints("matrix", 9), ib = ints("input_bias", 3), ob = ints("output_bias", 3), mean = ints("mean_chn", 4);
+  std::copy(m.begin(), m.end(), c.matrix.begin());
+  std::copy(ib.begin(), ib.end(), c.input_bias.begin());
+  std::copy(ob.begin(), ob.end(), c.output_bias.begin());
+  std::copy(mean.begin(), mean.end(), c.mean.begin());
+  auto mn = n.attr_floats("min_chn"), vr = n.attr_floats("var_reci_chn");
+  for (size_t i = 0; i < 4; ++i) c.min[i] = i < mn.size() ? mn[i] : 0, c.var_reci[i] = i < vr.size() ? vr[i] : 1;
+  c.output = n.attr_ints("output_shape");
+  return c;
+}
+
+}  // namespace npu
