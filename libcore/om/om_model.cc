@@ -2,9 +2,13 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <optional>
+#include <set>
 
-
+#include "base/file_io.h"
 #include "om.pb.h"
 
 namespace npu {
@@ -100,7 +104,10 @@ Status ReadDesc(const om::TensorDesc& d, Value& v, const std::string& path) {
 // shape profiles, whose graphs share most weights) equal bytes are stored once.
 class WeightPacker {
  public:
-  explicit WeightPacker(bool dedupe) : dedupe_(dedupe) {}
+  // `external`: 1 writes each weight to <dir>/weight/weight_<hash>; 2 collects them for <dir>/<combined>.
+  WeightPacker(bool dedupe, int external, std::string dir, std::string combined)
+      : dedupe_(dedupe), external_(external), dir_(std::move(dir)), combined_(std::move(combined)) {}
+  const Status& status() const { return status_; }
   // A constant the device holds in a blocked format is stored in it (converted here, once).
   Status Add(const Value& v, om::WeightRef* ref) {
     Tensor t = *v.constant;
@@ -113,6 +120,8 @@ class WeightPacker {
     return Status::Ok();
   }
   void Add(const Tensor& t, om::WeightRef* ref) {
+    if (external_ == 1) return AddFile(t, ref);
+    if (external_ == 2) ref->set_file(combined_);
     if (dedupe_) {
       XXH128_hash_t h = XXH3_128bits(t.raw(), t.nbytes());
       auto key = std::make_tuple(h.high64, h.low64, t.nbytes());
@@ -144,6 +153,26 @@ class WeightPacker {
   size_t size_ = 0;
   bool dedupe_;
   std::map<std::tuple<uint64_t, uint64_t, size_t>, size_t> stored_;  // content -> offset
+  int external_;
+  std::string dir_, combined_;
+  std::set<std::string> files_;  // external_weight 1: the files written (content-addressed, so shared)
+  Status status_;
+
+  void AddFile(const Tensor& t, om::WeightRef* ref) {
+    XXH128_hash_t h = XXH3_128bits(t.raw(), t.nbytes());
+    char hex[33];
+    std::snprintf(hex, sizeof hex, "%016llx%016llx", static_cast<unsigned long long>(h.high64), static_cast<unsigned long long>(h.low64));
+    std::string name = std::string("weight/weight_") + hex;
+    ref->set_file(name);
+    ref->set_offset(0);
+    ref->set_size(t.nbytes());
+    FillTensorDesc(t, ref);
+    if (!status_.ok() || !files_.insert(name).second) return;
+    std::error_code ec;
+    std::filesystem::create_directories(dir_ + "/weight", ec);
+    status_ = ec ? Status::Error("E13004", "--output", dir_ + "/weight", "cannot create the weight folder: " + ec.message())
+                 : WriteFileAtomic(dir_ + "/" + name, t.bytes());
+  }
 
   size_t Aligned() const { return (size_ + om::kWeightAlign - 1) / om::kWeightAlign * om::kWeightAlign; }
   static void FillTensorDesc(const Tensor& t, om::WeightRef* ref) {
@@ -171,18 +200,51 @@ void SaveAttr(const Attr& a, om::AttrValue* out, WeightPacker& w) {
 
 Status Corrupt(const std::string& path, std::string why) { return Status::Error("E10003", "--om", path, std::move(why)); }
 
-Result<Tensor> LoadWeight(const std::string& path, const om::WeightRef& r, std::span<const std::byte> blob,
-                          std::shared_ptr<const void> owner) {
-  auto dt = DTypeFromGe(r.desc().dtype());
-  if (!dt) return Corrupt(path, "weight '" + r.desc().name() + "' has unknown dtype " + std::to_string(r.desc().dtype()));
-  Shape s(r.desc().shape().begin(), r.desc().shape().end());
-  for (int64_t d : s)
-    if (d < 0) return Corrupt(path, "weight '" + r.desc().name() + "' has a negative dim");
-  size_t need = static_cast<size_t>(NumElements(s)) * DTypeSize(*dt);
-  if (need != r.size() || r.offset() > blob.size() || r.size() > blob.size() - r.offset())
-    return Corrupt(path, "weight '" + r.desc().name() + "' lies outside WEIGHTS_DATA or its size does not match its shape");
-  return Tensor::View(*dt, s, std::move(owner), blob.data() + r.offset());
-}
+// Where a model's weights are read from: WEIGHTS_DATA, or the external weight files next to the .om
+// (--external_weight), mapped once each. Tensors alias the mapped bytes.
+class WeightSource {
+ public:
+  WeightSource(std::string path, std::span<const std::byte> blob, std::shared_ptr<const void> owner)
+      : path_(std::move(path)), blob_(blob), owner_(std::move(owner)) {}
+
+  Result<Tensor> Load(const om::WeightRef& r) {
+    auto dt = DTypeFromGe(r.desc().dtype());
+    if (!dt) return Corrupt(path_, "weight '" + r.desc().name() + "' has unknown dtype " + std::to_string(r.desc().dtype()));
+    Shape s(r.desc().shape().begin(), r.desc().shape().end());
+    for (int64_t d : s)
+      if (d < 0) return Corrupt(path_, "weight '" + r.desc().name() + "' has a negative dim");
+    std::span<const std::byte> blob = blob_;
+    std::shared_ptr<const void> owner = owner_;
+    if (!r.file().empty()) {
+      NPU_ASSIGN_OR_RETURN(const MappedFile* f, External(r.file()));
+      blob = f->bytes(), owner = f->share();
+    }
+    size_t need = static_cast<size_t>(NumElements(s)) * DTypeSize(*dt);
+    if (need != r.size() || r.offset() > blob.size() || r.size() > blob.size() - r.offset())
+      return Corrupt(path_, "weight '" + r.desc().name() + "' lies outside " + (r.file().empty() ? "WEIGHTS_DATA" : r.file()) +
+                                " or its size does not match its shape");
+    return Tensor::View(*dt, s, std::move(owner), blob.data() + r.offset());
+  }
+
+ private:
+  std::string path_;
+  std::span<const std::byte> blob_;
+  std::shared_ptr<const void> owner_;
+  std::map<std::string, MappedFile> files_;
+
+  Result<const MappedFile*> External(const std::string& file) {
+    if (auto it = files_.find(file); it != files_.end()) return &it->second;
+    std::filesystem::path rel(file);
+    bool inside = rel.is_relative() && std::none_of(rel.begin(), rel.end(), [](const auto& part) { return part == ".."; });
+    if (!inside) return Corrupt(path_, "external weight file '" + file + "' is not inside the .om's folder");
+    std::string full = (std::filesystem::path(path_).parent_path() / rel).string();
+    if (!FileExists(full))
+      return Status::Error("E13001", "--external_weight", full, "the .om " + path_ + " keeps weights in this file, which does not exist",
+                           "Keep the weight/ folder (external_weight 1) or <model>_weight_combined (2) next to the .om, as atc wrote them.");
+    NPU_ASSIGN_OR_RETURN(MappedFile f, MappedFile::Open(full));
+    return &files_.emplace(file, std::move(f)).first->second;
+  }
+};
 
 // One profile's graph: descs, the weights it reads (into the shared WEIGHTS_DATA) and its ops.
 Status SaveGraph(const Graph& g, om::GraphDef* gd, WeightPacker& weights) {
@@ -255,7 +317,10 @@ Status SaveOm(const std::string& path, const OmModel& model) {
   md.set_name(model.graph.name);
   md.set_version(1);
   for (const auto& [k, v] : model.attrs) (*md.mutable_attr())[k] = v;
-  WeightPacker weights(!model.other_profiles.empty());
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  std::string combined = std::filesystem::path(path).stem().string() + "_weight_combined";
+  WeightPacker weights(!model.other_profiles.empty(), model.external_weight, dir, combined);
   om::ModelTaskDef td;
   NPU_RETURN_IF_ERROR(SaveGraph(model.graph, md.add_graph(), weights));
   SaveTasks(model.tasks, 0, td);
@@ -264,13 +329,22 @@ Status SaveOm(const std::string& path, const OmModel& model) {
     SaveTasks(model.other_profiles[k].tasks, static_cast<uint32_t>(k + 1), td);
   }
   if (!model.profiles.empty()) SaveProfiles(model.profiles, md.mutable_profiles());
-  td.set_weight_size(weights.size());
+  NPU_RETURN_IF_ERROR(weights.status());
+  // External weights land before the .om that points at them.
+  std::vector<std::span<const std::byte>> inline_weights = weights.pieces();
+  if (model.external_weight == 2) {
+    NPU_ASSIGN_OR_RETURN(auto w, AtomicFileWriter::Create(dir + "/" + combined));
+    for (auto piece : weights.pieces()) NPU_RETURN_IF_ERROR(w->Write(piece));
+    NPU_RETURN_IF_ERROR(w->Commit());
+    inline_weights.clear();
+  }
+  td.set_weight_size(inline_weights.empty() ? 0 : weights.size());
   td.set_stream_num(1);
   std::string md_bytes = md.SerializeAsString(), td_bytes = td.SerializeAsString();
   auto as_bytes = [](const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); };
   return om::WriteOmFile(path, model.header,
                          {{om::PartitionType::kModelDef, {as_bytes(md_bytes)}},
-                          {om::PartitionType::kWeightsData, weights.pieces(), om::kWeightAlign},
+                          {om::PartitionType::kWeightsData, inline_weights, om::kWeightAlign},
                           {om::PartitionType::kTaskInfo, {as_bytes(td_bytes)}}});
 }
 
@@ -287,7 +361,7 @@ Result<OmModel> LoadOm(const std::string& path, size_t profile) {
   std::span<const std::byte> blob;
   if (f.partitions.count(om::PartitionType::kWeightsData)) blob = f.partitions[om::PartitionType::kWeightsData];
   m.weight_size = blob.size();
-  auto owner = f.file.share();
+  WeightSource weight_source(path, blob, f.file.share());
   if (md.has_profiles()) {
     const auto& pd = md.profiles();
     m.profiles.kind = pd.kind();
@@ -309,7 +383,7 @@ Result<OmModel> LoadOm(const std::string& path, size_t profile) {
   };
   for (const auto& w : gd.weight()) {
     NPU_ASSIGN_OR_RETURN(int id, load_desc(w.desc()));
-    NPU_ASSIGN_OR_RETURN(Tensor t, LoadWeight(path, w, blob, owner));
+    NPU_ASSIGN_OR_RETURN(Tensor t, weight_source.Load(w));
     const Value& v = g.values[id];
     if (v.device_format) {  // kernels compute on the origin layout
       auto origin = FromDevice(t, *v.device_format, v.shape, v.device_groups);
@@ -348,7 +422,7 @@ Result<OmModel> LoadOm(const std::string& path, size_t profile) {
         case om::AttrValue::kFloats: n.attrs[k] = std::vector<float>(a.floats().v().begin(), a.floats().v().end()); break;
         case om::AttrValue::kStrings: n.attrs[k] = std::vector<std::string>(a.strings().v().begin(), a.strings().v().end()); break;
         case om::AttrValue::kT: {
-          NPU_ASSIGN_OR_RETURN(Tensor t, LoadWeight(path, a.t(), blob, owner));
+          NPU_ASSIGN_OR_RETURN(Tensor t, weight_source.Load(a.t()));
           n.attrs[k] = std::move(t);
           break;
         }

@@ -41,6 +41,9 @@ struct OmModel {
   ShapeProfiles profiles;
   size_t profile = 0;
   std::vector<ProfileGraph> other_profiles;  // saving only: profiles 1..n-1
+  // Saving: 0 weights inside the .om; 1 one file per weight, weight/weight_<hash> next to the .om; 2 all of
+  // them in <om name>_weight_combined next to it (atc --external_weight, as CANN names the files).
+  int external_weight = 0;
   std::map<std::string, std::string> attrs;  // atc_cmdline, atc_version, soc_version, framework_type, ...
   om::HeaderInfo header;
   // Partition sizes (for --mode=6).

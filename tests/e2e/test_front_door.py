@@ -225,6 +225,38 @@ class Aipp(unittest.TestCase):
         self.assertIn("E10047", r.stdout)
 
 
+class ExternalWeight(unittest.TestCase):
+    def test_weights_beside_the_om(self):
+        x = np.random.default_rng(3).standard_normal((1, 3, 224, 224)).astype(np.float32)
+        base = "--framework=5", "--model=r18.onnx", "--soc_version=Ascend310P3", "--input_shape=input:1,3,224,224"
+        ok(ATC, *base, "--output=ew0")
+        want = infer("ew0.om", x)
+        inline = os.path.getsize(os.path.join(WORK, "ew0.om"))
+        for mode, files in (("1", ["weight"]), ("2", ["ew_weight_combined"])):
+            d = os.path.join(WORK, "ew" + mode)
+            shutil.rmtree(d, ignore_errors=True)
+            os.makedirs(d)
+            ok(ATC, *base, f"--output=ew{mode}/ew", f"--external_weight={mode}")
+            size = os.path.getsize(os.path.join(d, "ew.om"))
+            self.assertLess(size, inline / 100, f"external_weight={mode}: the .om holds the graph only ({size} B)")
+            self.assertEqual(sorted(os.listdir(d)), sorted(["ew.om"] + files))
+            if mode == "1":
+                self.assertTrue(all(f.startswith("weight_") for f in os.listdir(os.path.join(d, "weight"))))
+            np.testing.assert_array_equal(infer(f"ew{mode}/ew.om", x), want)
+            # A missing weight file is a clear error naming it.
+            victim = os.path.join(d, files[0])
+            if mode == "1":
+                victim = os.path.join(victim, sorted(os.listdir(victim))[0])
+            os.remove(victim)
+            r = run(MSAME, "--model", f"ew{mode}/ew.om", "--input", "x.npy")
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("E13001", r.stdout)
+            self.assertIn(os.path.basename(victim), r.stdout)
+        r = run(ATC, *base, "--output=ew9", "--external_weight=3")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("--external_weight", r.stdout)
+
+
 class ProfileErrors(unittest.TestCase):
     CASES = [
         ("E10009", ["--input_shape=input:-1,3,224,224", "--dynamic_batch_size=1,2", "--dynamic_image_size=224,224;112,112"]),

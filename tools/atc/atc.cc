@@ -238,6 +238,8 @@ int Convert(const AtcOptions& o, std::ostream& out) {
   if (!o.explain_precision.empty())
     if (Status s = WriteJson(o.explain_precision, ExplainPrecision(m.graph)); !s.ok()) return Fail(out, {s});
   std::string path = o.output + ".om";
+  m.external_weight = std::stoi(o.external_weight);
+  m.attrs["external_weight"] = o.external_weight;
   if (Status s = SaveOm(path, m); !s.ok()) return Fail(out, {s});
   if (!m.profiles.empty()) {
     std::error_code ec;
@@ -494,6 +496,8 @@ std::vector<Status> ValidateOptions(const AtcOptions& o) {
     auto shapes = o.input_shape.empty() ? Result<std::map<std::string, Shape>>(std::map<std::string, Shape>{}) : ParseInputShape(o.input_shape);
     if (!shapes.ok()) errs.push_back(shapes.status());
     else if (auto p = ParseShapeProfiles(o); !p.ok()) errs.push_back(p.status());
+    if (o.external_weight != "0" && o.external_weight != "1" && o.external_weight != "2")
+      errs.push_back(Status::Error("E10001", "--external_weight", o.external_weight, "the value must be 0, 1 or 2"));
     if (!o.insert_op_conf.empty()) {
       if (!o.dynamic_dims.empty())
         errs.push_back(Status::Error("E10047", "--insert_op_conf", o.insert_op_conf, "--insert_op_conf and --dynamic_dims are mutually exclusive"));

@@ -20,6 +20,7 @@ struct AtcOptions {
   std::string soc_spec;  // --soc_spec: a platform .ini of the user's own chip (its SoC_version names it)
   std::string dynamic_batch_size, dynamic_image_size, dynamic_dims;  // shape profiles (profiles.cc)
   std::string insert_op_conf;  // static AIPP config (aipp_op prototxt)
+  std::string external_weight = "0";  // 0 weights in the .om, 1 weight/weight_<hash> files, 2 one combined file
   std::vector<std::string> unknown_flags;
   std::string cmdline;  // the effective command line, stored in the .om
 };
