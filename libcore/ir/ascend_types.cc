@@ -76,6 +76,12 @@ std::string AscendOpType(const Node& n, size_t rank) {
   return n.op_type;
 }
 
+std::string FrameworkOpType(std::string_view ascend) {
+  for (const TypeRow& r : kTypeTable)
+    if (r.ascend == ascend && r.attr.empty()) return std::string(r.onnx);
+  return std::string(ascend);
+}
+
 void MapAscendOpTypes(Graph& g) {
   for (Node& n : g.nodes) {
     if (!n.ascend_type.empty()) continue;

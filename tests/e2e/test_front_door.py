@@ -3,6 +3,7 @@
 checked against PyTorch at every profile, msame's profile selection (--dymBatch, --dymHW, --dymDims, .npy shapes,
 raw .bin sizes), and every profile error code with its exit status and no .om left behind.
 usage: test_front_door.py BUILD_DIR WORK_DIR"""
+import json
 import os
 import shutil
 import subprocess
@@ -255,6 +256,75 @@ class ExternalWeight(unittest.TestCase):
         r = run(ATC, *base, "--output=ew9", "--external_weight=3")
         self.assertEqual(r.returncode, 1)
         self.assertIn("--external_weight", r.stdout)
+
+
+SINGLE_OPS = [
+    {"op": "Add", "input_desc": [{"format": "ND", "shape": [8, 16], "type": "float16"}] * 2,
+     "output_desc": [{"format": "ND", "shape": [8, 16], "type": "float16"}]},
+    {"op": "Conv2D", "input_desc": [{"format": "NCHW", "shape": [1, 3, 16, 16], "type": "float16"},
+                                    {"format": "NCHW", "shape": [8, 3, 3, 3], "type": "float16"}],
+     "output_desc": [{"format": "NCHW", "shape": [1, 8, 8, 8], "type": "float16"}],
+     "attr": [{"name": "strides", "type": "list_int", "value": [1, 1, 2, 2]}, {"name": "pads", "type": "list_int", "value": [1, 1, 1, 1]},
+              {"name": "dilations", "type": "list_int", "value": [1, 1, 1, 1]}, {"name": "groups", "type": "int", "value": 1},
+              {"name": "data_format", "type": "str", "value": "NCHW"}]},
+    {"op": "MatMulV2", "input_desc": [{"format": "ND", "shape": [16, 32], "type": "float16"},
+                                      {"format": "ND", "shape": [24, 32], "type": "float16"}],
+     "output_desc": [{"format": "ND", "shape": [16, 24], "type": "float16"}],
+     "attr": [{"name": "transpose_x1", "type": "bool", "value": False}, {"name": "transpose_x2", "type": "bool", "value": True}]},
+]
+
+
+def conv2d_stride2_pad1(x, w):
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    out = np.zeros((1, w.shape[0], 8, 8))
+    for i in range(8):
+        for j in range(8):
+            out[0, :, i, j] = np.einsum("ckl,ockl->o", xp[0, :, 2 * i:2 * i + 3, 2 * j:2 * j + 3], w)
+    return out
+
+
+class SingleOp(unittest.TestCase):
+    def test_add_conv2d_matmul_match_numpy(self):
+        with open(os.path.join(WORK, "ops.json"), "w") as f:
+            json.dump(SINGLE_OPS, f)
+        shutil.rmtree(os.path.join(WORK, "single"), ignore_errors=True)
+        ok(ATC, "--singleop=ops.json", "--output=single", "--soc_version=Ascend310P3")
+        oms = sorted(os.listdir(os.path.join(WORK, "single")))
+        self.assertEqual([o.split("_")[1] for o in oms], ["Add", "Conv2D", "MatMulV2"])
+        rng = np.random.default_rng(5)
+        cases = {"Add": ([(8, 16), (8, 16)], lambda a, b: a + b),
+                 "Conv2D": ([(1, 3, 16, 16), (8, 3, 3, 3)], conv2d_stride2_pad1),
+                 "MatMulV2": ([(16, 32), (24, 32)], lambda a, b: a @ b.T)}
+        for om in oms:
+            shapes, fn = cases[om.split("_")[1]]
+            xs = [rng.standard_normal(s).astype(np.float16) for s in shapes]
+            files = []
+            for i, x in enumerate(xs):
+                np.save(os.path.join(WORK, f"in{i}.npy"), x)
+                files.append(f"in{i}.npy")
+            shutil.rmtree(os.path.join(WORK, "sout"), ignore_errors=True)
+            ok(MSAME, "--model", f"single/{om}", "--input", ",".join(files), "--output", "sout", "--outfmt", "NPY")
+            got = np.load(os.path.join(WORK, "sout", om[:-3] + "_output_0.npy"))
+            want = fn(*[x.astype(np.float64) for x in xs])
+            self.assertEqual(got.dtype, np.float16)
+            # fp16 inputs, fp32 accumulation, one rounding to fp16.
+            np.testing.assert_allclose(got.astype(np.float64), want, rtol=2e-3, atol=2e-3, err_msg=om)
+
+    def test_bad_descriptions(self):
+        bad = [("E10024", "not json"), ("E10025", json.dumps([{"op": "NoSuchOp", "input_desc": [], "output_desc": []}])),
+               ("E10026", json.dumps([dict(SINGLE_OPS[0], output_desc=[{"format": "ND", "shape": [8, 15], "type": "float16"}])])),
+               ("E10026", json.dumps([dict(SINGLE_OPS[0], input_desc=[{"format": "ND", "shape": [8, 16]}] * 2)])),
+               ("E10027", json.dumps([dict(SINGLE_OPS[1], attr=[{"name": "groups", "type": "tensor", "value": 1}])]))]
+        for code, text in bad:
+            with open(os.path.join(WORK, "bad_ops.json"), "w") as f:
+                f.write(text)
+            shutil.rmtree(os.path.join(WORK, "bad_single"), ignore_errors=True)
+            r = run(ATC, "--singleop=bad_ops.json", "--output=bad_single", "--soc_version=Ascend310P3")
+            self.assertEqual(r.returncode, 1, text)
+            self.assertIn(code, r.stdout, text)
+            self.assertFalse(os.path.exists(os.path.join(WORK, "bad_single")), text)
+        r = run(ATC, "--singleop=missing.json", "--output=bad_single", "--soc_version=Ascend310P3")
+        self.assertIn("E10023", r.stdout)
 
 
 class ProfileErrors(unittest.TestCase):

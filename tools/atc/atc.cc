@@ -471,6 +471,14 @@ std::vector<Status> ValidateOptions(const AtcOptions& o) {
                                  "only support 0(model to framework model), 1(framework model to json), 3(only pre-check), 6(display model info)"));
     return errs;
   }
+  if (!o.singleop.empty()) {  // --singleop: a JSON of ops instead of a model
+    if (!FileExists(o.singleop)) errs.push_back(Status::Error("E10023", "--singleop", o.singleop, "the file does not exist"));
+    if (o.output.empty()) errs.push_back(Status::Error("E10004", "--output", "", "Value for --output (the folder for the .om files) is empty"));
+    if (o.soc_version.empty()) errs.push_back(Status::Error("E10007", "--soc_version", "", "--soc_version is required with --singleop"));
+    else if (!FindSoc(o.soc_version)) errs.push_back(Status::Error("E10001", "--soc_version", o.soc_version, "supported SoCs are " + SocNames()));
+    if (!o.model.empty()) errs.push_back(Status::Error("E10047", "--singleop", o.singleop, "--singleop and --model are mutually exclusive"));
+    return errs;
+  }
   bool build = o.mode == "0" || o.mode == "3";
   if (build || (o.mode == "1" && !o.framework.empty())) {
     if (o.framework.empty()) errs.push_back(Status::Error("E10007", "--framework", "", "--framework is required. The value must be 5 (ONNX)"));
@@ -524,6 +532,7 @@ int RunAtc(const AtcOptions& o, std::ostream& out, std::ostream& err) {
   std::vector<Status> errs = ValidateOptions(o);
   if (!errs.empty()) return Fail(out, errs);
   RegisterBuiltinOps();
+  if (!o.singleop.empty()) return ConvertSingleOps(o, out);
   if (o.mode == "0") return Convert(o, out);
   if (o.mode == "3") return PreCheck(o, out);
   if (o.mode == "1") return ToJson(o, out);

@@ -20,6 +20,7 @@ struct AtcOptions {
   std::string soc_spec;  // --soc_spec: a platform .ini of the user's own chip (its SoC_version names it)
   std::string dynamic_batch_size, dynamic_image_size, dynamic_dims;  // shape profiles (profiles.cc)
   std::string insert_op_conf;  // static AIPP config (aipp_op prototxt)
+  std::string singleop;        // single-op JSON: one .om per op into --output (a folder)
   std::string external_weight = "0";  // 0 weights in the .om, 1 weight/weight_<hash> files, 2 one combined file
   std::vector<std::string> unknown_flags;
   std::string cmdline;  // the effective command line, stored in the .om
@@ -41,6 +42,9 @@ Result<std::vector<std::pair<std::string, int>>> ParseOutNodes(std::string_view 
 Result<OmModel> BuildModel(const AtcOptions& o, std::vector<std::string>& warnings);
 // Every problem with the flags, not just the first.
 std::vector<Status> ValidateOptions(const AtcOptions& o);
+
+// --singleop: one .om per op description (singleop.cc); returns the exit code.
+int ConvertSingleOps(const AtcOptions& o, std::ostream& out);
 
 // Runs the requested mode; prints progress to `out`, errors to `err`; returns the exit code.
 int RunAtc(const AtcOptions& o, std::ostream& out, std::ostream& err);

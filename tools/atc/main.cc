@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   app.add_option("--input_shape", o.input_shape, "\"name:n,c,h,w;name2:...\"");
   app.add_option("--input_format", o.input_format, "NCHW, ND or NCDHW");
   app.add_option("--external_weight", o.external_weight, "0 weights in the .om (default), 1 one file per weight in weight/, 2 one <output>_weight_combined file");
+  app.add_option("--singleop", o.singleop, "single-op JSON: one .om per op description, into the --output folder");
   app.add_option("--insert_op_conf", o.insert_op_conf, "AIPP config (aipp_op { ... } prototxt): the input becomes a uint8 image");
   app.add_option("--dynamic_batch_size", o.dynamic_batch_size, "\"1,2,4,8\": batch profiles for the -1 N of --input_shape");
   app.add_option("--dynamic_image_size", o.dynamic_image_size, "\"h1,w1;h2,w2\": image-size profiles for the -1 H,W of --input_shape");
