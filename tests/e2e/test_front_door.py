@@ -327,6 +327,36 @@ class SingleOp(unittest.TestCase):
         self.assertIn("E10023", r.stdout)
 
 
+class DiffAndVerify(unittest.TestCase):
+    def test_diff_and_verify(self):
+        base = "--framework=5", "--model=r18.onnx", "--soc_version=Ascend310P3", "--input_shape=input:1,3,224,224"
+        ok(ATC, *base, "--output=d16")
+        ok(ATC, *base, "--output=d32", "--precision_mode=must_keep_origin_dtype")
+        r = run(ATC, "--mode=diff", "d16.om", "d16.om")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("identical", r.stdout)
+        r = run(ATC, "--mode=diff", "d16.om", "d32.om")
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("option precision_mode: force_fp16 -> must_keep_origin_dtype", r.stdout)
+        self.assertIn("op - input_Cast_float16 (Cast)", r.stdout)
+        self.assertRegex(r.stdout, r"op /conv1/Conv: output 0: float16\S* \S+ -> float32")
+        self.assertRegex(r.stdout, r"op /conv1/Conv: engine: AiCore -> AiCpu")
+        self.assertIn("weight ", r.stdout)
+        r = run(ATC, "--mode=verify", "--om=d16.om")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("sound", r.stdout)
+        with open(os.path.join(WORK, "d16.om"), "rb") as f:
+            data = bytearray(f.read())
+        data[len(data) // 2] ^= 0xFF
+        with open(os.path.join(WORK, "broken.om"), "wb") as f:
+            f.write(data)
+        r = run(ATC, "--mode=verify", "--om=broken.om")
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("E10003", r.stdout)
+        self.assertEqual(run(ATC, "--mode=diff", "d16.om").returncode, 2)
+        self.assertEqual(run(ATC, "--mode=diff", "d16.om", "missing.om").returncode, 2)
+
+
 class ProfileErrors(unittest.TestCase):
     CASES = [
         ("E10009", ["--input_shape=input:-1,3,224,224", "--dynamic_batch_size=1,2", "--dynamic_image_size=224,224;112,112"]),

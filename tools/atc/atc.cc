@@ -460,15 +460,35 @@ Result<std::vector<std::pair<std::string, int>>> ParseOutNodes(std::string_view 
   return out;
 }
 
+std::vector<std::string> InspectedFiles(const AtcOptions& o) {
+  std::vector<std::string> files;
+  if (!o.om.empty()) files.push_back(o.om);
+  for (const auto& f : o.unknown_flags)
+    if (!f.starts_with("-")) files.push_back(f);
+  return files;
+}
+
 std::vector<Status> ValidateOptions(const AtcOptions& o) {
   std::vector<Status> errs;
+  bool inspect = o.mode == "diff" || o.mode == "verify";
   for (const auto& f : o.unknown_flags)
-    errs.push_back(Status::Error("E10001", f, "", "unknown flag", "See atc --help for the supported flags."));
+    if (!inspect || f.starts_with("-")) errs.push_back(Status::Error("E10001", f, "", "unknown flag", "See atc --help for the supported flags."));
+  if (inspect) {
+    auto files = InspectedFiles(o);
+    size_t want = o.mode == "diff" ? 2 : 1;
+    if (files.size() != want)
+      errs.push_back(Status::Error("E10001", "--mode", o.mode, "needs " + std::to_string(want) + " .om file(s), got " + std::to_string(files.size()),
+                                   o.mode == "diff" ? "Use atc --mode=diff a.om b.om." : "Use atc --mode=verify --om=model.om."));
+    for (const auto& f : files)
+      if (!FileExists(f)) errs.push_back(Status::Error("E13001", "--om", f, "the file does not exist"));
+    return errs;
+  }
   if (!o.log.empty() && !log::ParseLevel(o.log))
     errs.push_back(Status::Error("E10010", "--log", o.log, "the log level must be one of debug, info, warning, error, null"));
-  if (o.mode != "0" && o.mode != "1" && o.mode != "3" && o.mode != "6") {
+  if (o.mode != "0" && o.mode != "1" && o.mode != "3" && o.mode != "6" && o.mode != "diff" && o.mode != "verify") {
     errs.push_back(Status::Error("E10001", "--mode", o.mode,
-                                 "only support 0(model to framework model), 1(framework model to json), 3(only pre-check), 6(display model info)"));
+                                 "only support 0(model to framework model), 1(framework model to json), 3(only pre-check), 6(display model info), "
+                                 "diff (two .om files), verify (one .om)"));
     return errs;
   }
   if (!o.singleop.empty()) {  // --singleop: a JSON of ops instead of a model
@@ -530,9 +550,14 @@ int RunAtc(const AtcOptions& o, std::ostream& out, std::ostream& err) {
     if (auto l = log::ParseLevel(o.log)) log::SetLevel(*l);
   out << "ATC start working now, please wait for a moment.\n";
   std::vector<Status> errs = ValidateOptions(o);
-  if (!errs.empty()) return Fail(out, errs);
+  if (!errs.empty()) {
+    Fail(out, errs);
+    return o.mode == "diff" || o.mode == "verify" ? 2 : 1;
+  }
   RegisterBuiltinOps();
   if (!o.singleop.empty()) return ConvertSingleOps(o, out);
+  if (o.mode == "diff") return DiffModels(InspectedFiles(o)[0], InspectedFiles(o)[1], out);
+  if (o.mode == "verify") return VerifyModel(InspectedFiles(o)[0], out);
   if (o.mode == "0") return Convert(o, out);
   if (o.mode == "3") return PreCheck(o, out);
   if (o.mode == "1") return ToJson(o, out);

@@ -43,6 +43,12 @@ Result<OmModel> BuildModel(const AtcOptions& o, std::vector<std::string>& warnin
 // Every problem with the flags, not just the first.
 std::vector<Status> ValidateOptions(const AtcOptions& o);
 
+// --mode=diff / --mode=verify (inspect.cc): exit 0 identical / sound, 1 different / broken, 2 unreadable.
+int DiffModels(const std::string& a, const std::string& b, std::ostream& out);
+int VerifyModel(const std::string& path, std::ostream& out);
+// The .om files of those modes: --om and the positional arguments.
+std::vector<std::string> InspectedFiles(const AtcOptions& o);
+
 // --singleop: one .om per op description (singleop.cc); returns the exit code.
 int ConvertSingleOps(const AtcOptions& o, std::ostream& out);
 
