@@ -357,6 +357,27 @@ class DiffAndVerify(unittest.TestCase):
         self.assertEqual(run(ATC, "--mode=diff", "d16.om", "missing.om").returncode, 2)
 
 
+class OutputOptions(unittest.TestCase):
+    def test_fp16_inputs_original_model_and_model_info(self):
+        base = "--framework=5", "--model=r18.onnx", "--soc_version=Ascend310P3", "--input_shape=input:1,3,224,224"
+        out = ok(ATC, *base, "--output=f16", "--input_fp16_nodes=input", "--display_model_info=1", "--save_original_model=true")
+        self.assertIn("Display Model Info start", out)
+        self.assertIn("input  input: float16[1,3,224,224]", out)
+        x = np.random.default_rng(4).standard_normal((1, 3, 224, 224)).astype(np.float32)
+        with torch.no_grad():
+            want = resnet()(torch.from_numpy(x)).numpy()
+        got = infer("f16.om", x.astype(np.float16))
+        self.assertGreater(float((got * want).sum() / np.linalg.norm(got) / np.linalg.norm(want)), 0.999)
+        original = infer("f16_original.om", x)  # the framework's model: fp32 input, no fusion or fp16
+        self.assertLess(np.abs(original - want).max(), 1e-4)
+        self.assertIn("input  input: float32", ok(ATC, "--mode=6", "--om=f16_original.om"))
+        for flag, code in (("--input_fp16_nodes=nope", "E10016"), ("--display_model_info=2", "E10006"), ("--save_original_model=yes", "E10005")):
+            r = run(ATC, *base, "--output=bad_opt", flag)
+            self.assertEqual(r.returncode, 1, flag)
+            self.assertIn(code, r.stdout, flag)
+            self.assertFalse(os.path.exists(os.path.join(WORK, "bad_opt.om")))
+
+
 class ProfileErrors(unittest.TestCase):
     CASES = [
         ("E10009", ["--input_shape=input:-1,3,224,224", "--dynamic_batch_size=1,2", "--dynamic_image_size=224,224;112,112"]),

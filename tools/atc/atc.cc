@@ -72,6 +72,23 @@ Status ApplyInputFormat(Graph& g, const std::string& format) {
   return Status::Ok();
 }
 
+// --input_fp16_nodes="in1;in2": those float inputs take fp16 data (the precision pass casts where the
+// model computes in another dtype). AIPP writes its own input, so it cannot feed an fp16 one (E10034).
+Status ApplyInputFp16Nodes(Graph& g, const std::string& spec, bool aipp) {
+  if (spec.empty()) return Status::Ok();
+  for (const std::string& name : Split(spec, ';')) {
+    if (name.empty()) continue;
+    int v = g.FindValue(name);
+    if (v < 0 || std::find(g.inputs.begin(), g.inputs.end(), v) == g.inputs.end())
+      return Status::Error("E10016", "--input_fp16_nodes", name, "input '" + name + "' is not found in the model");
+    if (!IsFloat(g.values[v].dtype))
+      return Status::Error("E10001", "--input_fp16_nodes", name, "input '" + name + "' is " + std::string(DTypeName(g.values[v].dtype)) + ", not a float");
+    if (aipp) return Status::Error("E10034", "--input_fp16_nodes", name, "the input is fed by AIPP (--insert_op_conf), which writes it itself");
+    g.values[v].dtype = DType::kF16;
+  }
+  return Status::Ok();
+}
+
 Result<Graph> Import(const AtcOptions& o, OnnxModelInfo* info) {
   OnnxImportOptions io;
   if (!o.input_shape.empty()) {
@@ -82,6 +99,7 @@ Result<Graph> Import(const AtcOptions& o, OnnxModelInfo* info) {
   }
   NPU_ASSIGN_OR_RETURN(Graph g, ImportOnnx(o.model, io, info));
   NPU_RETURN_IF_ERROR(ApplyInputFormat(g, o.input_format));
+  NPU_RETURN_IF_ERROR(ApplyInputFp16Nodes(g, o.input_fp16_nodes, !o.insert_op_conf.empty()));
   if (!o.insert_op_conf.empty()) {
     NPU_ASSIGN_OR_RETURN(auto aipps, LoadAippConfig(o.insert_op_conf));
     for (const AippConfig& c : aipps) NPU_RETURN_IF_ERROR(InsertAipp(g, c));
@@ -182,6 +200,28 @@ Result<OmModel> Build(const AtcOptions& o, OnnxModelInfo& info, std::vector<std:
   return m;
 }
 
+// --save_original_model: the framework's model as imported (folded, shapes inferred, Ascend IR types), before
+// AIPP, fusion, precision and formats, as <output>_original.om.
+Status SaveOriginalModel(const AtcOptions& o) {
+  OnnxModelInfo info;
+  NPU_ASSIGN_OR_RETURN(SocSpec soc, TargetSoc(o));
+  AtcOptions as_framework = o;  // the framework's model: no AIPP, no fp16 inputs
+  as_framework.insert_op_conf.clear();
+  as_framework.input_fp16_nodes.clear();
+  NPU_ASSIGN_OR_RETURN(Graph g, Import(as_framework, &info));
+  PassManager pm = DefaultPipeline();
+  NPU_RETURN_IF_ERROR(pm.Run(g));
+  MapAscendOpTypes(g);
+  OmModel m;
+  m.graph = std::move(g);
+  m.tasks = LowerToTasks(m.graph, &soc);
+  m.attrs = {{"atc_cmdline", o.cmdline}, {"atc_version", kVersion}, {"soc_version", soc.name}, {"framework_type", o.framework},
+             {"original_model", "true"}};
+  m.header.name = std::filesystem::path(o.output).filename().string() + "_original";
+  m.header.platform_version = soc.name;
+  return SaveOm(o.output + "_original.om", m);
+}
+
 // The input CANN adds to a profile model: the profile's values (filled by msame from --dymBatch & co.).
 void AddShapeDataInput(Graph& g, size_t values) {
   int v = g.AddValue(kShapeDataInput);
@@ -221,6 +261,8 @@ uint64_t WeightBytes(const Graph& g) {
   return n;
 }
 
+int Display(const AtcOptions& o, std::ostream& out);  // mode 6, below
+
 int Convert(const AtcOptions& o, std::ostream& out) {
   auto t0 = std::chrono::steady_clock::now();
   OnnxModelInfo info;
@@ -241,6 +283,8 @@ int Convert(const AtcOptions& o, std::ostream& out) {
   m.external_weight = std::stoi(o.external_weight);
   m.attrs["external_weight"] = o.external_weight;
   if (Status s = SaveOm(path, m); !s.ok()) return Fail(out, {s});
+  if (o.save_original_model == "true")
+    if (Status s = SaveOriginalModel(o); !s.ok()) return Fail(out, {s});
   if (!m.profiles.empty()) {
     std::error_code ec;
     double mb = static_cast<double>(std::filesystem::file_size(path, ec)) / 1e6, one = static_cast<double>(WeightBytes(m.graph)) / 1e6;
@@ -250,6 +294,11 @@ int Convert(const AtcOptions& o, std::ostream& out) {
     if (mb > 1.5 * one + 1)
       out << "[WARNING] the " << n << " shape profiles share little: the .om is " << mb << " MB for " << one
           << " MB of weights per profile (each profile stores its own)\n";
+  }
+  if (o.display_model_info == "1") {
+    AtcOptions show = o;
+    show.om = path;
+    Display(show, out);
   }
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   NPU_LOG(kInfo, "ATC", "wrote " << path << " (" << m.graph.nodes.size() << " ops) in " << ms << " ms");
@@ -524,6 +573,10 @@ std::vector<Status> ValidateOptions(const AtcOptions& o) {
     auto shapes = o.input_shape.empty() ? Result<std::map<std::string, Shape>>(std::map<std::string, Shape>{}) : ParseInputShape(o.input_shape);
     if (!shapes.ok()) errs.push_back(shapes.status());
     else if (auto p = ParseShapeProfiles(o); !p.ok()) errs.push_back(p.status());
+    if (o.display_model_info != "0" && o.display_model_info != "1")
+      errs.push_back(Status::Error("E10006", "--display_model_info", o.display_model_info, "the value must be 1 or 0"));
+    if (o.save_original_model != "true" && o.save_original_model != "false")
+      errs.push_back(Status::Error("E10005", "--save_original_model", o.save_original_model, "the value must be true or false"));
     if (o.external_weight != "0" && o.external_weight != "1" && o.external_weight != "2")
       errs.push_back(Status::Error("E10001", "--external_weight", o.external_weight, "the value must be 0, 1 or 2"));
     if (!o.insert_op_conf.empty()) {

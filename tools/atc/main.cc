@@ -21,6 +21,9 @@ int main(int argc, char** argv) {
   app.add_option("--input_shape", o.input_shape, "\"name:n,c,h,w;name2:...\"");
   app.add_option("--input_format", o.input_format, "NCHW, ND or NCDHW");
   app.add_option("--external_weight", o.external_weight, "0 weights in the .om (default), 1 one file per weight in weight/, 2 one <output>_weight_combined file");
+  app.add_option("--input_fp16_nodes", o.input_fp16_nodes, "\"in1;in2\": inputs that take fp16 data");
+  app.add_option("--display_model_info", o.display_model_info, "1: print the model summary (--mode=6) after converting");
+  app.add_option("--save_original_model", o.save_original_model, "true: also write <output>_original.om, the model before fusion, precision and formats");
   app.add_option("--singleop", o.singleop, "single-op JSON: one .om per op description, into the --output folder");
   app.add_option("--insert_op_conf", o.insert_op_conf, "AIPP config (aipp_op { ... } prototxt): the input becomes a uint8 image");
   app.add_option("--dynamic_batch_size", o.dynamic_batch_size, "\"1,2,4,8\": batch profiles for the -1 N of --input_shape");
