@@ -71,6 +71,7 @@ class Assigner {
   std::vector<DType> origin_, current_;
   std::map<std::pair<int, DType>, int> converted_;
   std::set<std::string, std::less<>> used_names_, used_types_;
+  std::set<std::pair<std::string, int64_t>> used_outputs_;  // per-node --output_type entries that matched
 
   bool Fixed(const Node& n, size_t slot) const {
     const OpSchema* s = OpSchemaRegistry::Get().Find(n.op_type);
@@ -234,7 +235,8 @@ class Assigner {
   void CastGraphOutputs() {
     for (int& o : g_.outputs) {
       if (!IsFloat(origin_[o]) || origin_[o] == DType::kF64) continue;
-      DType want = cfg_.output_type.value_or(origin_[o]);
+      std::optional<DType> by_node = OutputTypeByNode(o);
+      DType want = by_node.value_or(cfg_.output_type.value_or(origin_[o]));
       if (current_[o] == want) continue;
       std::string name = g_.values[o].name;
       g_.RenameValue(o, UniqueValueName(g_, name + "_" + std::string(DTypeName(current_[o]))));
@@ -242,12 +244,31 @@ class Assigner {
       g_.RenameValue(cast_out, name);
       if (g_.values[cast_out].producer >= 0) g_.nodes[g_.values[cast_out].producer].attrs[kReasonAttr] =
           "inserted: net output " + name + " " + std::string(DTypeName(current_[o])) + " -> " + std::string(DTypeName(want)) +
-          (cfg_.output_type ? " (--output_type)" : " (origin dtype)");
+          (cfg_.output_type || by_node ? " (--output_type)" : " (origin dtype)");
       o = cast_out;
     }
   }
 
+  // The per-node --output_type entry for net output `o`: its producer by name, or an op the producer absorbed.
+  std::optional<DType> OutputTypeByNode(int o) {
+    int p = g_.values[o].producer;
+    if (p < 0 || cfg_.output_type_by_node.empty()) return std::nullopt;
+    const Node& n = g_.nodes[p];
+    int64_t idx = std::find(n.outputs.begin(), n.outputs.end(), o) - n.outputs.begin();
+    std::vector<std::string> names = n.original_names;
+    names.push_back(n.name);
+    for (const auto& name : names)
+      if (auto it = cfg_.output_type_by_node.find({name, idx}); it != cfg_.output_type_by_node.end()) {
+        used_outputs_.insert(it->first);
+        return it->second;
+      }
+    return std::nullopt;
+  }
+
   void ReportUnmatched(std::vector<std::string>& warnings) const {
+    for (const auto& [key, t] : cfg_.output_type_by_node)
+      if (!used_outputs_.count(key))
+        warnings.push_back("--output_type: " + key.first + ":" + std::to_string(key.second) + " is not a net output (add it to --out_nodes)");
     std::set<std::string, std::less<>> types;
     for (const Node& n : g_.nodes) types.insert(ShownType(n));
     auto names = [&](const auto& set, const char* flag) {

@@ -43,6 +43,8 @@ struct PrecisionConfig {
   std::set<std::string, std::less<>> implmode_types;  // empty: the implmode applies as its own name says
   std::map<std::string, std::string, std::less<>> op_mode_by_type, op_mode_by_name;  // --op_precision_mode
   std::optional<DType> output_type;
+  // --output_type="node:idx:FP16;...": per net output, by the node (or an op it absorbed) and output index.
+  std::map<std::pair<std::string, int64_t>, DType> output_type_by_node;
 };
 
 // Reads and checks every precision flag; all mistakes go to `errors` (coded, naming the flag and value).

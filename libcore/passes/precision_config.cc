@@ -7,6 +7,8 @@
 #include "base/file_io.h"
 #include "passes/precision.h"
 
+#include <sstream>
+
 namespace npu {
 
 extern const std::pair<std::string_view, std::string_view> kBuiltinMixLists[];
@@ -252,6 +254,33 @@ Result<MixList> BuiltinMixList(std::string_view family) {
   return Status::Error("E19999", "ops family", std::string(family), "no built-in mixed-precision list for this SoC family");
 }
 
+// --output_type: one dtype for every net output ("FP16"), or "node:idx:FP16;node2:0:FP32" per output.
+void LoadOutputType(const std::string& spec, PrecisionConfig& cfg, std::vector<Status>& errors) {
+  static const std::map<std::string, DType, std::less<>> kOutputTypes = {{"FP32", DType::kF32}, {"FP16", DType::kF16}, {"UINT8", DType::kU8}};
+  auto type = [&](const std::string& t) -> std::optional<DType> {
+    auto it = kOutputTypes.find(t);
+    if (it != kOutputTypes.end()) return it->second;
+    errors.push_back(Status::Error("E10001", "--output_type", spec, "'" + t + "' is not FP32, FP16 or UINT8"));
+    return std::nullopt;
+  };
+  if (spec.find(':') == std::string::npos) {
+    cfg.output_type = type(spec);
+    return;
+  }
+  std::stringstream ss(spec);
+  for (std::string item; std::getline(ss, item, ';');) {
+    if (item.empty()) continue;
+    size_t a = item.find(':'), b = item.rfind(':');
+    char* end = nullptr;
+    long long idx = a == b ? -1 : std::strtoll(item.c_str() + a + 1, &end, 10);
+    if (a == b || a == 0 || end != item.c_str() + b || idx < 0) {
+      errors.push_back(Status::Error("E10001", "--output_type", spec, "'" + item + "' is not of the form node:index:TYPE"));
+      continue;
+    }
+    if (auto t = type(item.substr(b + 1))) cfg.output_type_by_node[{item.substr(0, a), idx}] = *t;
+  }
+}
+
 PrecisionConfig LoadPrecisionConfig(const PrecisionFlags& f, const SocSpec& soc, std::vector<Status>& errors) {
   PrecisionConfig cfg;
   cfg.soc = &soc;
@@ -269,13 +298,7 @@ PrecisionConfig LoadPrecisionConfig(const PrecisionFlags& f, const SocSpec& soc,
   if (!f.customize_dtypes.empty()) LoadCustomizeDtypes(f.customize_dtypes, cfg, errors);
   if (!f.op_precision_mode.empty()) LoadOpPrecisionMode(f.op_precision_mode, cfg, errors);
   LoadImplMode(f, cfg, errors);
-  if (!f.output_type.empty()) {
-    static const std::map<std::string, DType, std::less<>> kOutputTypes = {{"FP32", DType::kF32}, {"FP16", DType::kF16}, {"UINT8", DType::kU8}};
-    auto it = kOutputTypes.find(f.output_type);
-    if (it == kOutputTypes.end())
-      errors.push_back(Status::Error("E10001", "--output_type", f.output_type, "the value must be FP32, FP16 or UINT8"));
-    else cfg.output_type = it->second;
-  }
+  if (!f.output_type.empty()) LoadOutputType(f.output_type, cfg, errors);
   return cfg;
 }
 

@@ -378,6 +378,20 @@ class OutputOptions(unittest.TestCase):
             self.assertFalse(os.path.exists(os.path.join(WORK, "bad_opt.om")))
 
 
+class OutputType(unittest.TestCase):
+    def test_per_node_output_type(self):
+        base = "--framework=5", "--model=mlp.onnx", "--soc_version=Ascend310P3", "--input_format=ND", "--input_shape=x:2,16"
+        out = ok(ATC, *base, "--output=mlp_ot", "--out_nodes=/1/Relu:0;/2/Gemm:0", "--output_type=/2/Gemm:0:FP16;/1/Relu:0:FP32")
+        info = ok(ATC, "--mode=6", "--om=mlp_ot.om")
+        self.assertIn("output y: float16[2,8]", info)
+        self.assertRegex(info, r"output \S*Relu\S*: float32\[2,32\]")
+        out = ok(ATC, *base, "--output=mlp_ot2", "--output_type=/0/Gemm:0:FP16")
+        self.assertIn("[WARNING] --output_type: /0/Gemm:0 is not a net output", out)
+        r = run(ATC, *base, "--output=mlp_bad", "--output_type=/2/Gemm:x:FP16")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("node:index:TYPE", r.stdout)
+
+
 class ProfileErrors(unittest.TestCase):
     CASES = [
         ("E10009", ["--input_shape=input:-1,3,224,224", "--dynamic_batch_size=1,2", "--dynamic_image_size=224,224;112,112"]),
