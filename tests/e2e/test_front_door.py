@@ -392,6 +392,32 @@ class OutputType(unittest.TestCase):
         self.assertIn("node:index:TYPE", r.stdout)
 
 
+class CheckReport(unittest.TestCase):
+    def test_conversion_with_unsupported_ops_writes_the_report(self):
+        import onnx
+        from onnx import TensorProto, helper
+        nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+                 helper.make_node("FancyOp", ["r"], ["y"], name="fancy", domain="example.custom")]
+        g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("example.custom", 1)])
+        onnx.save(m, os.path.join(WORK, "custom.onnx"))
+        work = os.path.join(WORK, "ascend_work")
+        os.makedirs(work, exist_ok=True)
+        env = dict(os.environ, ASCEND_WORK_PATH=work)
+        r = subprocess.run([ATC, "--framework=5", "--model=custom.onnx", "--output=custom", "--soc_version=Ascend310P3"],
+                           capture_output=True, text=True, cwd=WORK, env=env)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("E16002", r.stdout)
+        with open(os.path.join(work, "check_result.json")) as f:
+            rep = json.load(f)
+        self.assertEqual((rep["result"], rep["total"], rep["fail"]), ("failed", 2, 1))
+        self.assertEqual([o["result"] for o in rep["op"]], ["success", "failed"])
+        self.assertFalse(os.path.exists(os.path.join(WORK, "custom.om")))
+        r = run(ATC, "--framework=5", "--model=custom.onnx", "--output=custom", "--soc_version=Ascend310P3", "--check_report=mine.json")
+        self.assertTrue(os.path.exists(os.path.join(WORK, "mine.json")), r.stdout)
+
+
 class ProfileErrors(unittest.TestCase):
     CASES = [
         ("E10009", ["--input_shape=input:-1,3,224,224", "--dynamic_batch_size=1,2", "--dynamic_image_size=224,224;112,112"]),

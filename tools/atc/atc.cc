@@ -262,6 +262,7 @@ uint64_t WeightBytes(const Graph& g) {
 }
 
 int Display(const AtcOptions& o, std::ostream& out);  // mode 6, below
+Status WriteCheckReport(const AtcOptions& o, const OnnxModelInfo& info, const Status& import_status, std::ostream& out);  // mode 3, below
 
 int Convert(const AtcOptions& o, std::ostream& out) {
   auto t0 = std::chrono::steady_clock::now();
@@ -271,7 +272,12 @@ int Convert(const AtcOptions& o, std::ostream& out) {
   if (!profiles.ok()) return Fail(out, {profiles.status()});
   auto built = profiles.value().empty() ? Build(o, info, warnings, true) : BuildProfiles(o, profiles.value(), info, warnings);
   for (const auto& w : warnings) out << "[WARNING] " << w << "\n";
-  if (!built.ok()) return Fail(out, {built.status()});
+  if (!built.ok()) {
+    // As CANN's ATC does when parsing fails on unsupported ops: the per-op report, then the error.
+    if (!info.unsupported.empty())
+      if (Status s = WriteCheckReport(o, info, built.status(), out); !s.ok()) return Fail(out, {built.status(), s});
+    return Fail(out, {built.status()});
+  }
   OmModel& m = built.value();
   if (auto bank = m.attrs.find("tune_bank"); bank != m.attrs.end() && log::ShowInfo()) out << "[INFO] tune bank: " << bank->second << "\n";
   m.header.name = std::filesystem::path(o.output).filename().string();
@@ -308,9 +314,15 @@ int Convert(const AtcOptions& o, std::ostream& out) {
 
 // ---- mode 3: pre-check ------------------------------------------------------------------------------
 
-int PreCheck(const AtcOptions& o, std::ostream& out) {
-  OnnxModelInfo info;
-  auto g = Import(o, &info);
+// The pre-check report's path: --check_report, else $ASCEND_WORK_PATH/check_result.json, else ./check_result.json.
+std::string CheckReportPath(const AtcOptions& o) {
+  if (!o.check_report.empty()) return o.check_report;
+  const char* work = std::getenv("ASCEND_WORK_PATH");
+  return work && *work ? std::string(work) + "/check_result.json" : "check_result.json";
+}
+
+// Writes the per-op report (mode 3 always; mode 0 when ops are unsupported) and says where it went.
+Status WriteCheckReport(const AtcOptions& o, const OnnxModelInfo& info, const Status& import_status, std::ostream& out) {
   json ops = json::array();
   std::map<std::string, const UnsupportedNode*> bad;
   for (const auto& u : info.unsupported) bad[u.name] = &u;
@@ -320,15 +332,22 @@ int PreCheck(const AtcOptions& o, std::ostream& out) {
     ops.push_back(op);
   }
   json report = {{"name", o.model},
-                 {"result", g.ok() ? "success" : "failed"},
+                 {"result", import_status.ok() ? "success" : "failed"},
                  {"total", info.nodes.size()},
                  {"pass", info.nodes.size() - info.unsupported.size()},
                  {"fail", info.unsupported.size()},
                  {"op", ops}};
-  if (!g.ok() && info.unsupported.empty()) report["error"] = g.status().message();
-  if (Status s = WriteJson(o.check_report, report); !s.ok()) return Fail(out, {s});
-  out << "Pre-check report written to " << o.check_report << ": " << info.unsupported.size() << " of " << info.nodes.size()
-      << " op(s) unsupported.\n";
+  if (!import_status.ok() && info.unsupported.empty()) report["error"] = import_status.message();
+  std::string path = CheckReportPath(o);
+  NPU_RETURN_IF_ERROR(WriteJson(path, report));
+  out << "Pre-check report written to " << path << ": " << info.unsupported.size() << " of " << info.nodes.size() << " op(s) unsupported.\n";
+  return Status::Ok();
+}
+
+int PreCheck(const AtcOptions& o, std::ostream& out) {
+  OnnxModelInfo info;
+  auto g = Import(o, &info);
+  if (Status s = WriteCheckReport(o, info, g.status(), out); !s.ok()) return Fail(out, {s});
   if (!g.ok()) return Fail(out, {g.status()});
   out << "ATC run success, welcome to the next use.\n";
   return 0;

@@ -14,7 +14,7 @@ namespace npu::atc {
 
 struct AtcOptions {
   std::string mode = "0", model, framework, output, soc_version, input_shape, input_format, out_nodes, log, json, om;
-  std::string check_report = "check_result.json";
+  std::string check_report;  // default: $ASCEND_WORK_PATH/check_result.json, else ./check_result.json
   PrecisionFlags precision;
   std::string fusion_switch_file, explain_precision;
   std::string soc_spec;  // --soc_spec: a platform .ini of the user's own chip (its SoC_version names it)

@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   app.add_option("--log", o.log, "debug, info, warning, error, null");
   app.add_option("--json", o.json, "JSON output of mode 1");
   app.add_option("--om", o.om, ".om (or .onnx with --framework=5) read by modes 1 and 6");
-  app.add_option("--check_report", o.check_report, "pre-check report path (default ./check_result.json)");
+  app.add_option("--check_report", o.check_report, "pre-check report path (default $ASCEND_WORK_PATH/check_result.json, else ./check_result.json); also written when conversion meets unsupported ops");
   npu::atc::AddBuildFlags(app, o);
   app.add_option("--explain-precision,--explain_precision", o.explain_precision, "write each op's dtype, format and the rules that decided them (JSON)");
   try {
