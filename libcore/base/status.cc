@@ -37,6 +37,8 @@ constexpr std::array kCatalogue = {
     ErrorInfo{"E10032", "invalid JSON file", "Fix the JSON syntax at the reported position."},
     ErrorInfo{"E10047", "mutually exclusive parameters", "Keep one of the two parameters."},
     ErrorInfo{"E10410", "file not found", "Check the file's path; the parameter needs an existing, readable file."},
+    ErrorInfo{"E10040", "ranges cannot take shape profiles", "Use min~max ranges or -1 with a profile flag, not both."},
+    ErrorInfo{"E10048", "invalid --input_shape range", "Write ranges as min~max with 1 <= min <= max."},
     ErrorInfo{"E10041", "failed to load the model", "Check that the file exists, is readable, is a valid model and matches --framework."},
     ErrorInfo{"E10052", "invalid AIPP config", "Fix the aipp_op field the message names."},
     ErrorInfo{"E10055", "not supported", "Use a supported value or feature."},

@@ -329,6 +329,12 @@ Status SaveOm(const std::string& path, const OmModel& model) {
     SaveTasks(model.other_profiles[k].tasks, static_cast<uint32_t>(k + 1), td);
   }
   if (!model.profiles.empty()) SaveProfiles(model.profiles, md.mutable_profiles());
+  for (const InputRange& r : model.input_ranges) {
+    auto* d = md.add_input_range();
+    d->set_name(r.name);
+    *d->mutable_min() = {r.min.begin(), r.min.end()};
+    *d->mutable_max() = {r.max.begin(), r.max.end()};
+  }
   NPU_RETURN_IF_ERROR(weights.status());
   // External weights land before the .om that points at them.
   std::vector<std::span<const std::byte>> inline_weights = weights.pieces();
@@ -369,6 +375,10 @@ Result<OmModel> LoadOm(const std::string& path, size_t profile) {
     for (const auto& v : pd.profile()) m.profiles.values.emplace_back(v.v().begin(), v.v().end());
     if (m.profiles.values.size() != static_cast<size_t>(md.graph_size()))
       return Corrupt(path, std::to_string(m.profiles.values.size()) + " shape profiles but " + std::to_string(md.graph_size()) + " graphs");
+  }
+  for (const auto& r : md.input_range()) {
+    if (r.min_size() != r.max_size()) return Corrupt(path, "input range of '" + r.name() + "' has " + std::to_string(r.min_size()) + " mins, " + std::to_string(r.max_size()) + " maxes");
+    m.input_ranges.push_back({r.name(), Shape(r.min().begin(), r.min().end()), Shape(r.max().begin(), r.max().end())});
   }
   if (profile >= static_cast<size_t>(md.graph_size()))
     return Status::Error("E10001", "profile", std::to_string(profile), "the model has " + std::to_string(md.graph_size()) + " graph(s)");

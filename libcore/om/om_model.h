@@ -29,6 +29,12 @@ struct ShapeProfiles {
 // The extra input CANN adds to a profile model: the profile's values, so the runtime can select it.
 inline constexpr const char* kShapeDataInput = "ascend_mbatch_shape_data";
 
+// The dims an input of a dynamic-shape model may take (atc --input_shape "x:1~8,3,224,224").
+struct InputRange {
+  std::string name;
+  Shape min, max;  // per dim; min == max for a fixed dim
+};
+
 // One more profile's graph and tasks (profile 0 lives in OmModel::graph/tasks when saving).
 struct ProfileGraph {
   Graph graph;
@@ -39,6 +45,7 @@ struct OmModel {
   Graph graph;  // the profile loaded (profile 0 of a static model)
   std::vector<Task> tasks;
   ShapeProfiles profiles;
+  std::vector<InputRange> input_ranges;  // inputs with a ranged dim; Session::Run checks them
   size_t profile = 0;
   std::vector<ProfileGraph> other_profiles;  // saving only: profiles 1..n-1
   // Saving: 0 weights inside the .om; 1 one file per weight, weight/weight_<hash> next to the .om; 2 all of

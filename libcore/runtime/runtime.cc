@@ -142,6 +142,14 @@ Status Session::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outp
       return Status::Error("EH0001", "--input", "input " + std::to_string(k) + " (" + v.name + ")",
                            "got " + std::string(DTypeName(t.dtype())) + ShapeToString(t.shape()) + ", the model expects " +
                                std::string(DTypeName(v.dtype)) + ShapeToString(v.shape));
+    for (const InputRange& r : model_.input_ranges) {
+      if (r.name != v.name || r.min.size() != t.shape().size()) continue;
+      for (size_t d = 0; d < r.min.size(); ++d)
+        if (t.shape()[d] < r.min[d] || (r.max[d] >= 0 && t.shape()[d] > r.max[d]))
+          return Status::Error("EH0001", "--input", "input " + std::to_string(k) + " (" + v.name + ")",
+                               "dim " + std::to_string(d) + " is " + std::to_string(t.shape()[d]) + ", outside the range " + std::to_string(r.min[d]) + "~" +
+                                   std::to_string(r.max[d]) + " the model was converted with", "Give an input within the --input_shape ranges (atc --mode=6 shows them).");
+    }
     if (v.name == kShapeDataInput && !model_.profiles.empty() && t.ToInt64Vector() != model_.profiles.values[model_.profile])
       return Status::Error("EH0001", "--input", std::string(kShapeDataInput),
                            "it selects a profile other than the loaded one (" + model_.profiles.Describe(model_.profile) + ")");

@@ -418,6 +418,26 @@ class CheckReport(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(WORK, "mine.json")), r.stdout)
 
 
+class Ranges(unittest.TestCase):
+    def test_min_max_ranges_make_a_dynamic_shape_model(self):
+        ok(ATC, "--framework=5", "--model=r18.onnx", "--output=r18_range", "--soc_version=Ascend310P3",
+           "--precision_mode=must_keep_origin_dtype", "--input_shape=input:1~4,3,224,224")
+        self.assertIn("input range input: [1~4,3,224,224]", ok(ATC, "--mode=6", "--om=r18_range.om"))
+        x = np.random.default_rng(6).standard_normal((3, 3, 224, 224)).astype(np.float32)
+        with torch.no_grad():
+            want = resnet()(torch.from_numpy(x)).numpy()
+        self.assertLess(np.abs(infer("r18_range.om", x) - want).max(), 1e-4)
+        np.save(os.path.join(WORK, "x5.npy"), np.zeros((5, 3, 224, 224), np.float32))
+        r = run(MSAME, "--model", "r18_range.om", "--input", "x5.npy")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("outside the range 1~4", r.stdout)
+        for flags, code in ((["--input_shape=input:1~4,3,224,224", "--dynamic_batch_size=1,2"], "E10040"),
+                            (["--input_shape=input:4~1,3,224,224"], "E10048")):
+            r = run(ATC, "--framework=5", "--model=r18.onnx", "--output=bad_range", "--soc_version=Ascend310P3", *flags)
+            self.assertEqual(r.returncode, 1, flags)
+            self.assertIn(code, r.stdout, flags)
+
+
 class ProfileErrors(unittest.TestCase):
     CASES = [
         ("E10009", ["--input_shape=input:-1,3,224,224", "--dynamic_batch_size=1,2", "--dynamic_image_size=224,224;112,112"]),

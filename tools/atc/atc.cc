@@ -179,6 +179,11 @@ Result<OmModel> Build(const AtcOptions& o, OnnxModelInfo& info, std::vector<std:
   OmModel m;
   m.graph = std::move(g);
   m.tasks = LowerToTasks(m.graph, &soc);
+  if (!o.input_shape.empty()) {  // min~max dims: the runtime holds inputs to them
+    NPU_ASSIGN_OR_RETURN(auto ranges, ParseInputShapeRanges(o.input_shape));
+    for (auto& r : ranges)
+      if (r.min != r.max) m.input_ranges.push_back(std::move(r));
+  }
   m.attrs = {{"atc_cmdline", o.cmdline},
              {"atc_version", kVersion},
              {"soc_version", soc.name},
@@ -215,6 +220,11 @@ Status SaveOriginalModel(const AtcOptions& o) {
   OmModel m;
   m.graph = std::move(g);
   m.tasks = LowerToTasks(m.graph, &soc);
+  if (!o.input_shape.empty()) {  // min~max dims: the runtime holds inputs to them
+    NPU_ASSIGN_OR_RETURN(auto ranges, ParseInputShapeRanges(o.input_shape));
+    for (auto& r : ranges)
+      if (r.min != r.max) m.input_ranges.push_back(std::move(r));
+  }
   m.attrs = {{"atc_cmdline", o.cmdline}, {"atc_version", kVersion}, {"soc_version", soc.name}, {"framework_type", o.framework},
              {"original_model", "true"}};
   m.header.name = std::filesystem::path(o.output).filename().string() + "_original";
@@ -454,6 +464,12 @@ int Display(const AtcOptions& o, std::ostream& out) {
         << " (shown: profile " << om.profile << ")\n";
     for (const auto& [name, shape] : om.profiles.inputs) out << "  dynamic input " << name << ": " << ShapeToString(shape) << "\n";
   }
+  for (const InputRange& r : om.input_ranges) {
+    out << "  input range " << r.name << ": [";
+    for (size_t d = 0; d < r.min.size(); ++d)
+      out << (d ? "," : "") << (r.min[d] == r.max[d] ? std::to_string(r.min[d]) : std::to_string(r.min[d]) + "~" + std::to_string(r.max[d]));
+    out << "]\n";
+  }
   for (int i : om.graph.inputs)
     out << "  input  " << om.graph.values[i].name << ": " << DTypeName(om.graph.values[i].dtype)
         << ShapeToString(om.graph.values[i].shape) << " " << LayoutOf(om.graph.values[i]) << "\n";
@@ -485,26 +501,49 @@ Result<std::map<std::string, Shape>> ParseInputShape(std::string_view spec) {
 }
 
 Result<std::vector<std::pair<std::string, Shape>>> ParseInputShapeList(std::string_view spec) {
+  NPU_ASSIGN_OR_RETURN(auto ranges, ParseInputShapeRanges(spec));
   std::vector<std::pair<std::string, Shape>> out;
+  for (const auto& r : ranges) {
+    Shape s;
+    for (size_t d = 0; d < r.min.size(); ++d) s.push_back(r.min[d] == r.max[d] ? r.min[d] : -1);
+    out.emplace_back(r.name, s);
+  }
+  return out;
+}
+
+Result<std::vector<InputRange>> ParseInputShapeRanges(std::string_view spec) {
+  std::vector<InputRange> out;
+  auto number = [](const std::string& d, long long& v) {
+    char* end = nullptr;
+    v = std::strtoll(d.c_str(), &end, 10);
+    return !d.empty() && *end == '\0';
+  };
   for (const std::string& item : Split(spec, ';')) {
     if (item.empty()) continue;
     auto colon = item.rfind(':');
     if (colon == std::string::npos || colon == 0)
       return ShapeError(spec, "entry '" + item + "' is not of the form name:dims");
-    std::string name = item.substr(0, colon);
-    Shape s;
+    InputRange r;
+    r.name = item.substr(0, colon);
     std::string dims = item.substr(colon + 1);
     if (!dims.empty())
       for (const std::string& d : Split(dims, ',')) {
-        char* end = nullptr;
-        long long v = std::strtoll(d.c_str(), &end, 10);
-        if (d.empty() || *end != '\0') return ShapeError(spec, "dim '" + d + "' of '" + name + "' is not an integer");
-        if (v == 0 || v < -1) return ShapeError(spec, "dim " + d + " of '" + name + "' must be positive (or -1 for dynamic)");
-        s.push_back(v);
+        long long lo = 0, hi = 0;
+        if (size_t tilde = d.find('~'); tilde != std::string::npos) {  // a range: a true dynamic-shape dim
+          if (!number(d.substr(0, tilde), lo) || !number(d.substr(tilde + 1), hi) || lo < 1 || hi < lo)
+            return Status::Error("E10048", "--input_shape", std::string(spec), "range '" + d + "' of '" + r.name + "' is not min~max with 1 <= min <= max",
+                                 "Write a range as e.g. \"input:1~8,3,224,224\".");
+        } else {
+          if (!number(d, lo)) return ShapeError(spec, "dim '" + d + "' of '" + r.name + "' is not an integer");
+          if (lo == 0 || lo < -1) return ShapeError(spec, "dim " + d + " of '" + r.name + "' must be positive (or -1 for dynamic)");
+          hi = lo;
+        }
+        r.min.push_back(lo);
+        r.max.push_back(hi);
       }
-    if (std::any_of(out.begin(), out.end(), [&](const auto& e) { return e.first == name; }))
-      return ShapeError(spec, "input '" + name + "' is given twice");
-    out.emplace_back(name, s);
+    if (std::any_of(out.begin(), out.end(), [&](const auto& e) { return e.name == r.name; }))
+      return ShapeError(spec, "input '" + r.name + "' is given twice");
+    out.push_back(std::move(r));
   }
   if (out.empty()) return ShapeError(spec, "no input shape given");
   return out;

@@ -33,7 +33,9 @@ constexpr const char* kVersion = "npukit atc 0.1.0";
 
 // "in1:1,3,224,224;in2:1,10" -> {in1: [1,3,224,224], in2: [1,10]}; errors are E10002.
 Result<std::map<std::string, Shape>> ParseInputShape(std::string_view spec);
-// The same in the order given (-1 dims are where shape profiles apply).
+// Per input, the min and max of every dim: "n" -> n..n, "-1" -> -1..-1 (a profile's), "1~8" -> 1..8 (E10048).
+Result<std::vector<InputRange>> ParseInputShapeRanges(std::string_view spec);
+// The same in the order given, ranges and -1 as -1 (where shape profiles or ranges apply).
 Result<std::vector<std::pair<std::string, Shape>>> ParseInputShapeList(std::string_view spec);
 // The inverse: "in1:1,3,224,224;in2:1,10".
 std::string InputShapeSpec(const std::vector<std::pair<std::string, Shape>>& shapes);

@@ -127,8 +127,18 @@ Result<ShapeProfiles> ParseShapeProfiles(const AtcOptions& o) {
     return Status::Error("E10057", given[0].first, given[0].second, "it needs --input_shape with -1 where the profiles apply",
                          "Add --input_shape, e.g. \"input:-1,3,224,224\".");
   }
+  NPU_ASSIGN_OR_RETURN(auto ranges, ParseInputShapeRanges(o.input_shape));
+  bool ranged = false;  // a min~max dim: a true dynamic-shape model, which profiles cannot fill
+  for (const auto& r : ranges)
+    for (size_t d = 0; d < r.min.size(); ++d) ranged |= r.min[d] > 0 && r.max[d] != r.min[d];
+  if (ranged && !given.empty())
+    return Status::Error("E10040", given[0].first, given[0].second, "--input_shape has min~max ranges, which a profile flag cannot fill",
+                         "Use either ranges (a dynamic-shape model) or -1 with a profile flag.");
   NPU_ASSIGN_OR_RETURN(p.inputs, ParseInputShapeList(o.input_shape));
-  auto unknown = Unknowns(p.inputs);
+  std::vector<std::pair<size_t, size_t>> unknown;  // -1 dims (ranges are not unknown: they carry their bounds)
+  for (size_t i = 0; i < ranges.size(); ++i)
+    for (size_t d = 0; d < ranges[i].min.size(); ++d)
+      if (ranges[i].min[d] < 0) unknown.emplace_back(i, d);
   if (given.empty()) {
     if (unknown.empty()) return p;
     auto [i, d] = unknown.front();

@@ -31,6 +31,13 @@ std::string TextOf(const Tensor& t) {
   return os.str();
 }
 
+// The clock schedules a model once, at load: a dynamic-shape model is timed with its unknown dims as 1.
+std::string DynamicNote(const Graph& g) {
+  for (int i : g.inputs)
+    if (!g.values[i].has_shape || NumElements(g.values[i].shape) < 0) return " (dynamic shape: timed with unknown dims as 1)";
+  return "";
+}
+
 }  // namespace
 
 Result<Session> LoadModel(const std::string& path) {
@@ -141,7 +148,7 @@ int RunTimingOnly(const MsameOptions& o, Session& s, std::ostream& out) {
     out << "[ERROR] " << st.message() << "\n";
     return 1;
   }
-  out << FormatSimulatedTime(s.simulated_ns() / static_cast<double>(loops), BatchOf(s.graph()), *s.soc()) << "\n";
+  out << FormatSimulatedTime(s.simulated_ns() / static_cast<double>(loops), BatchOf(s.graph()), *s.soc()) << DynamicNote(s.graph()) << "\n";
   if (log::ShowInfo()) out << "[INFO] msame run success\n";
   return 0;
 }
@@ -262,7 +269,7 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
   if (Status st = FinishProfiler(profiler.value().get(), out); !st.ok()) return fail({st});
   out << "Inference average time: " << total / static_cast<double>(loops) << " ms\n";
   if (loops > 1) out << "Inference average time without first time: " << (total - first) / static_cast<double>(loops - 1) << " ms\n";
-  if (s.timing()) out << FormatSimulatedTime(s.simulated_ns() / static_cast<double>(loops), BatchOf(g), *s.soc()) << "\n";
+  if (s.timing()) out << FormatSimulatedTime(s.simulated_ns() / static_cast<double>(loops), BatchOf(g), *s.soc()) << DynamicNote(g) << "\n";
   if (log::ShowInfo()) out << "[INFO] msame run success\n";
   return 0;
 }
