@@ -32,7 +32,8 @@ bool FractalAligned(const Shape& s) {
 
 class FormatAssigner {
  public:
-  FormatAssigner(Graph& g, const SocSpec& soc) : g_(g), soc_(soc) {}
+  FormatAssigner(Graph& g, const SocSpec& soc, const std::vector<bool>& nc1hwc0_outputs)
+      : g_(g), soc_(soc), nc1hwc0_outputs_(nc1hwc0_outputs) {}
 
   Status Run() {
     size_t n = g_.nodes.size();  // TransData nodes appended below are not revisited
@@ -44,6 +45,7 @@ class FormatAssigner {
  private:
   Graph& g_;
   const SocSpec& soc_;
+  std::vector<bool> nc1hwc0_outputs_;
   std::map<std::pair<int, Format>, int> converted_;
 
   Format Current(int v) const { return DeviceFormat(g_.values[v]); }
@@ -185,13 +187,16 @@ class FormatAssigner {
     return out;
   }
 
-  // A net output the device holds in a blocked format is converted back: the TransData takes its name.
+  // A net output leaves in its origin format (or NC1HWC0 where asked): a TransData takes its name.
   void RestoreGraphOutputs() {
-    for (int& o : g_.outputs) {
-      if (!g_.values[o].device_format) continue;
+    for (size_t k = 0; k < g_.outputs.size(); ++k) {
+      int& o = g_.outputs[k];
+      bool nc1hwc0 = k < nc1hwc0_outputs_.size() && nc1hwc0_outputs_[k];
+      Format want = nc1hwc0 ? Format::kNC1HWC0 : OriginFormat(g_.values[o]);
+      if (Current(o) == want) continue;
       std::string name = g_.values[o].name;
       g_.RenameValue(o, UniqueValueName(g_, name + "_" + std::string(FormatName(Current(o)))));
-      int back = Converted(o, OriginFormat(g_.values[o]), 1);
+      int back = Converted(o, want, 1);
       g_.RenameValue(back, name);
       o = back;
     }
@@ -200,6 +205,12 @@ class FormatAssigner {
 
 }  // namespace
 
-Status AssignDeviceFormats(Graph& g, const SocSpec& soc) { return FormatAssigner(g, soc).Run(); }
+Status AssignDeviceFormats(Graph& g, const SocSpec& soc, const std::vector<bool>& nc1hwc0_outputs) {
+  for (size_t k = 0; k < nc1hwc0_outputs.size() && k < g.outputs.size(); ++k)
+    if (nc1hwc0_outputs[k] && (!g.values[g.outputs[k]].has_shape || g.values[g.outputs[k]].shape.size() != 4))
+      return Status::Error("E10001", "--is_output_adjust_hw_layout", "true",
+                           "output '" + g.values[g.outputs[k]].name + "' is not 4-D, so it has no NC1HWC0 layout");
+  return FormatAssigner(g, soc, nc1hwc0_outputs).Run();
+}
 
 }  // namespace npu

@@ -11,6 +11,8 @@
 namespace npu {
 
 // `soc` decides which cube ops run on the AI Core (a cube without the dtype means AI CPU, origin formats).
-Status AssignDeviceFormats(Graph& g, const SocSpec& soc);
+// Net outputs leave in their origin format, except those `nc1hwc0_outputs` marks (by position: atc
+// --is_output_adjust_hw_layout), which leave in NC1HWC0.
+Status AssignDeviceFormats(Graph& g, const SocSpec& soc, const std::vector<bool>& nc1hwc0_outputs = {});
 
 }  // namespace npu

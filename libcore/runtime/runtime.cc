@@ -135,7 +135,14 @@ Status Session::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outp
     if (g.values[i].constant) vals[i] = *g.values[i].constant;
   for (size_t k = 0; k < inputs.size(); ++k) {
     const Value& v = g.values[g.inputs[k]];
-    const Tensor& t = inputs[k];
+    Tensor t = inputs[k];
+    if (v.device_format) {  // handed over in the device layout (atc --is_input_adjust_hw_layout): kernels want the origin one
+      if (t.dtype() != v.dtype || t.shape() != DeviceShapeOf(v))
+        return Status::Error("EH0001", "--input", "input " + std::to_string(k) + " (" + v.name + ")",
+                             "got " + std::string(DTypeName(t.dtype())) + ShapeToString(t.shape()) + ", the model expects " + std::string(DTypeName(v.dtype)) +
+                                 ShapeToString(DeviceShapeOf(v)) + " " + std::string(FormatName(*v.device_format)));
+      NPU_ASSIGN_OR_RETURN(t, FromDevice(t, *v.device_format, v.shape, v.device_groups));
+    }
     bool dims_ok = !v.has_shape || v.shape.size() == t.shape().size();
     for (size_t d = 0; dims_ok && v.has_shape && d < v.shape.size(); ++d) dims_ok = v.shape[d] < 0 || v.shape[d] == t.shape()[d];
     if (t.dtype() != v.dtype || !dims_ok)
@@ -158,7 +165,15 @@ Status Session::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outp
   for (size_t k = 0; k < model_.tasks.size(); ++k) NPU_RETURN_IF_ERROR(RunTask(k, vals));
   EndIteration();
   outputs.clear();
-  for (int o : g.outputs) outputs.push_back(vals[o]);
+  for (int o : g.outputs) {
+    const Value& v = g.values[o];
+    if (!v.device_format) {
+      outputs.push_back(vals[o]);
+      continue;
+    }
+    NPU_ASSIGN_OR_RETURN(Tensor device, ToDevice(vals[o], *v.device_format, v.device_groups));  // atc --is_output_adjust_hw_layout
+    outputs.push_back(std::move(device));
+  }
   return Status::Ok();
 }
 

@@ -378,6 +378,40 @@ class OutputOptions(unittest.TestCase):
             self.assertFalse(os.path.exists(os.path.join(WORK, "bad_opt.om")))
 
 
+def to_nc1hwc0(x):
+    n, c, h, w = x.shape
+    c1 = (c + 15) // 16
+    y = np.zeros((n, c1 * 16, h, w), x.dtype)
+    y[:, :c] = x
+    return np.ascontiguousarray(y.reshape(n, c1, 16, h, w).transpose(0, 1, 3, 4, 2))
+
+
+class AdjustHwLayout(unittest.TestCase):
+    def test_fp16_nc1hwc0_inputs_and_outputs(self):
+        node = "/layer1/layer1.0/relu_1/Relu"
+        base = ("--framework=5", "--model=r18.onnx", "--soc_version=Ascend310P3", "--input_shape=input:1,3,224,224",
+                "--input_fp16_nodes=input", f"--out_nodes={node}:0")
+        ok(ATC, *base, "--output=hw_plain", f"--output_type={node}:0:FP16")
+        ok(ATC, *base, "--output=hw_5hd", "--is_input_adjust_hw_layout=true", "--is_output_adjust_hw_layout=true")
+        info = ok(ATC, "--mode=6", "--om=hw_5hd.om")
+        self.assertIn("input  input: float16[1,1,224,224,16] NC1HWC0", info)
+        self.assertRegex(info, r"output \S+: float16\[1,4,56,56,16\] NC1HWC0")
+        tasks = [line for line in info.splitlines() if line.strip().startswith("task ")]
+        self.assertIn("Conv2D", tasks[0], "the conv reads the NC1HWC0 input directly: no Cast or TransData before it")
+        self.assertIn("Conv2D", tasks[-1], "and the output leaves as the fused conv writes it")
+        x = np.random.default_rng(8).standard_normal((1, 3, 224, 224)).astype(np.float16)
+        plain = infer("hw_plain.om", x)
+        device = infer("hw_5hd.om", to_nc1hwc0(x))
+        self.assertEqual(device.shape, (1, 4, 56, 56, 16))
+        np.testing.assert_array_equal(device, to_nc1hwc0(plain))
+        for flags, code in ((["--is_input_adjust_hw_layout=true,true"], "E10001"), (["--is_output_adjust_hw_layout=maybe"], "E10005")):
+            r = run(ATC, *base, "--output=hw_bad", *flags)
+            self.assertEqual(r.returncode, 1, flags)
+            self.assertIn(code, r.stdout, flags)
+        r = run(ATC, "--framework=5", "--model=r18.onnx", "--soc_version=Ascend310P3", "--output=hw_bad", "--is_input_adjust_hw_layout=true")
+        self.assertIn("E10057", r.stdout)
+
+
 class OutputType(unittest.TestCase):
     def test_per_node_output_type(self):
         base = "--framework=5", "--model=mlp.onnx", "--soc_version=Ascend310P3", "--input_format=ND", "--input_shape=x:2,16"

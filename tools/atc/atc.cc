@@ -72,12 +72,34 @@ Status ApplyInputFormat(Graph& g, const std::string& format) {
   return Status::Ok();
 }
 
+// "true,false" -> {1, 0}; E10005 for anything else, E10001 when the count differs from `expected`.
+Result<std::vector<bool>> ParseAdjustLayout(const std::string& flag, const std::string& spec, size_t expected, const std::string& of) {
+  std::vector<bool> out;
+  for (const std::string& v : Split(spec, ',')) {
+    if (v != "true" && v != "false") return Status::Error("E10005", flag, spec, "'" + v + "' is not true or false");
+    out.push_back(v == "true");
+  }
+  if (out.size() != expected)
+    return Status::Error("E10001", flag, spec, std::to_string(out.size()) + " value(s) for " + std::to_string(expected) + " entr(ies) of " + of,
+                         "Give one true/false per entry of " + of + ", in its order.");
+  return out;
+}
+
 // --input_fp16_nodes="in1;in2": those float inputs take fp16 data (the precision pass casts where the
 // model computes in another dtype). AIPP writes its own input, so it cannot feed an fp16 one (E10034).
-Status ApplyInputFp16Nodes(Graph& g, const std::string& spec, bool aipp) {
+Status ApplyInputFp16Nodes(Graph& g, const AtcOptions& o) {
+  const std::string& spec = o.input_fp16_nodes;
+  bool aipp = !o.insert_op_conf.empty();
   if (spec.empty()) return Status::Ok();
-  for (const std::string& name : Split(spec, ';')) {
-    if (name.empty()) continue;
+  std::vector<std::string> names;
+  for (const std::string& name : Split(spec, ';'))
+    if (!name.empty()) names.push_back(name);
+  std::vector<bool> nc1hwc0(names.size(), false);
+  if (!o.is_input_adjust_hw_layout.empty()) {
+    NPU_ASSIGN_OR_RETURN(nc1hwc0, ParseAdjustLayout("--is_input_adjust_hw_layout", o.is_input_adjust_hw_layout, names.size(), "--input_fp16_nodes"));
+  }
+  for (size_t k = 0; k < names.size(); ++k) {
+    const std::string& name = names[k];
     int v = g.FindValue(name);
     if (v < 0 || std::find(g.inputs.begin(), g.inputs.end(), v) == g.inputs.end())
       return Status::Error("E10016", "--input_fp16_nodes", name, "input '" + name + "' is not found in the model");
@@ -85,9 +107,14 @@ Status ApplyInputFp16Nodes(Graph& g, const std::string& spec, bool aipp) {
       return Status::Error("E10001", "--input_fp16_nodes", name, "input '" + name + "' is " + std::string(DTypeName(g.values[v].dtype)) + ", not a float");
     if (aipp) return Status::Error("E10034", "--input_fp16_nodes", name, "the input is fed by AIPP (--insert_op_conf), which writes it itself");
     g.values[v].dtype = DType::kF16;
+    if (!nc1hwc0[k]) continue;
+    if (!g.values[v].has_shape || g.values[v].shape.size() != 4 || NumElements(g.values[v].shape) < 0)
+      return Status::Error("E10001", "--is_input_adjust_hw_layout", "true", "input '" + name + "' is not a static 4-D tensor, so it has no NC1HWC0 layout");
+    g.values[v].device_format = Format::kNC1HWC0;  // the caller hands the data in the device layout
   }
   return Status::Ok();
 }
+
 
 Result<Graph> Import(const AtcOptions& o, OnnxModelInfo* info) {
   OnnxImportOptions io;
@@ -99,7 +126,7 @@ Result<Graph> Import(const AtcOptions& o, OnnxModelInfo* info) {
   }
   NPU_ASSIGN_OR_RETURN(Graph g, ImportOnnx(o.model, io, info));
   NPU_RETURN_IF_ERROR(ApplyInputFormat(g, o.input_format));
-  NPU_RETURN_IF_ERROR(ApplyInputFp16Nodes(g, o.input_fp16_nodes, !o.insert_op_conf.empty()));
+  NPU_RETURN_IF_ERROR(ApplyInputFp16Nodes(g, o));
   if (!o.insert_op_conf.empty()) {
     NPU_ASSIGN_OR_RETURN(auto aipps, LoadAippConfig(o.insert_op_conf));
     for (const AippConfig& c : aipps) NPU_RETURN_IF_ERROR(InsertAipp(g, c));
@@ -171,9 +198,16 @@ Result<OmModel> Build(const AtcOptions& o, OnnxModelInfo& info, std::vector<std:
   PassManager fusion;
   AddFusionPasses(fusion, fusion_off);
   NPU_RETURN_IF_ERROR(fusion.Run(g));
+  std::vector<bool> nc1hwc0_outputs;  // --is_output_adjust_hw_layout: those outputs leave as fp16 NC1HWC0
+  if (!o.is_output_adjust_hw_layout.empty()) {
+    NPU_ASSIGN_OR_RETURN(auto out_nodes, ParseOutNodes(o.out_nodes));
+    NPU_ASSIGN_OR_RETURN(nc1hwc0_outputs, ParseAdjustLayout("--is_output_adjust_hw_layout", o.is_output_adjust_hw_layout, out_nodes.size(), "--out_nodes"));
+    for (size_t k = 0; k < out_nodes.size(); ++k)
+      if (nc1hwc0_outputs[k]) precision.output_type_by_node[{out_nodes[k].first, out_nodes[k].second}] = DType::kF16;
+  }
   NPU_RETURN_IF_ERROR(AssignPrecision(g, precision, warnings));
   PassManager layout;
-  layout.Add({"TransDataInsertPass", [&](Graph& x) { return AssignDeviceFormats(x, soc); }});
+  layout.Add({"TransDataInsertPass", [&](Graph& x) { return AssignDeviceFormats(x, soc, nc1hwc0_outputs); }});
   NPU_RETURN_IF_ERROR(layout.Run(g));
   NPU_RETURN_IF_ERROR(g.Verify());
   OmModel m;
@@ -445,6 +479,9 @@ int ToJson(const AtcOptions& o, std::ostream& out) {
 
 // ---- mode 6: display model info --------------------------------------------------------------------
 
+// The layout a net input or output is exchanged in: its device format where atc set one, else its own.
+std::string ShownLayout(const Value& v) { return v.device_format ? std::string(FormatName(*v.device_format)) : LayoutOf(v); }
+
 int Display(const AtcOptions& o, std::ostream& out) {
   auto m = LoadOm(o.om);
   if (!m.ok()) return Fail(out, {m.status()});
@@ -472,9 +509,10 @@ int Display(const AtcOptions& o, std::ostream& out) {
   }
   for (int i : om.graph.inputs)
     out << "  input  " << om.graph.values[i].name << ": " << DTypeName(om.graph.values[i].dtype)
-        << ShapeToString(om.graph.values[i].shape) << " " << LayoutOf(om.graph.values[i]) << "\n";
+        << ShapeToString(DeviceShapeOf(om.graph.values[i])) << " " << ShownLayout(om.graph.values[i]) << "\n";
   for (int i : om.graph.outputs)
-    out << "  output " << om.graph.values[i].name << ": " << DTypeName(om.graph.values[i].dtype) << ShapeToString(om.graph.values[i].shape) << "\n";
+    out << "  output " << om.graph.values[i].name << ": " << DTypeName(om.graph.values[i].dtype) << ShapeToString(DeviceShapeOf(om.graph.values[i]))
+        << (om.graph.values[i].device_format ? " " + ShownLayout(om.graph.values[i]) : std::string()) << "\n";
   out << "task     info: tasks[" << om.tasks.size() << "]\n";
   for (const Task& t : om.tasks)
     if (t.on_device())
@@ -631,6 +669,10 @@ std::vector<Status> ValidateOptions(const AtcOptions& o) {
     auto shapes = o.input_shape.empty() ? Result<std::map<std::string, Shape>>(std::map<std::string, Shape>{}) : ParseInputShape(o.input_shape);
     if (!shapes.ok()) errs.push_back(shapes.status());
     else if (auto p = ParseShapeProfiles(o); !p.ok()) errs.push_back(p.status());
+    if (!o.is_input_adjust_hw_layout.empty() && o.input_fp16_nodes.empty())
+      errs.push_back(Status::Error("E10057", "--is_input_adjust_hw_layout", o.is_input_adjust_hw_layout, "it needs --input_fp16_nodes"));
+    if (!o.is_output_adjust_hw_layout.empty() && o.out_nodes.empty())
+      errs.push_back(Status::Error("E10057", "--is_output_adjust_hw_layout", o.is_output_adjust_hw_layout, "it needs --out_nodes"));
     if (o.display_model_info != "0" && o.display_model_info != "1")
       errs.push_back(Status::Error("E10006", "--display_model_info", o.display_model_info, "the value must be 1 or 0"));
     if (o.save_original_model != "true" && o.save_original_model != "false")

@@ -22,6 +22,8 @@ struct AtcOptions {
   std::string insert_op_conf;  // static AIPP config (aipp_op prototxt)
   std::string singleop;        // single-op JSON: one .om per op into --output (a folder)
   std::string input_fp16_nodes;                 // "in1;in2": inputs given as fp16
+  std::string is_input_adjust_hw_layout;        // "true,false": per fp16 input, NC1HWC0 data
+  std::string is_output_adjust_hw_layout;       // "true,false": per --out_nodes output, fp16 NC1HWC0
   std::string display_model_info = "0";         // 1: print the --mode=6 summary after converting
   std::string save_original_model = "false";    // true: also <output>_original.om (before fusion/precision/formats)
   std::string external_weight = "0";  // 0 weights in the .om, 1 weight/weight_<hash> files, 2 one combined file

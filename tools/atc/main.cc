@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   app.add_option("--input_format", o.input_format, "NCHW, ND or NCDHW");
   app.add_option("--external_weight", o.external_weight, "0 weights in the .om (default), 1 one file per weight in weight/, 2 one <output>_weight_combined file");
   app.add_option("--input_fp16_nodes", o.input_fp16_nodes, "\"in1;in2\": inputs that take fp16 data");
+  app.add_option("--is_input_adjust_hw_layout", o.is_input_adjust_hw_layout, "\"true,false\": per --input_fp16_nodes input, data in NC1HWC0");
+  app.add_option("--is_output_adjust_hw_layout", o.is_output_adjust_hw_layout, "\"true,false\": per --out_nodes output, fp16 in NC1HWC0");
   app.add_option("--display_model_info", o.display_model_info, "1: print the model summary (--mode=6) after converting");
   app.add_option("--save_original_model", o.save_original_model, "true: also write <output>_original.om, the model before fusion, precision and formats");
   app.add_option("--singleop", o.singleop, "single-op JSON: one .om per op description, into the --output folder");

@@ -51,7 +51,8 @@ Result<Session> LoadModel(const std::string& path) {
 Result<Tensor> ReadInput(const std::string& path, const Value& in) {
   if (EndsWith(path, ".npy")) return ReadNpy(path);
   NPU_ASSIGN_OR_RETURN(MappedFile f, MappedFile::Open(path));
-  int64_t n = in.has_shape ? NumElements(in.shape) : -1;
+  Shape shape = DeviceShapeOf(in);  // the layout the model takes its data in (NC1HWC0 after --is_input_adjust_hw_layout)
+  int64_t n = in.has_shape ? NumElements(shape) : -1;
   if (n < 0)
     return Status::Error("EH0001", "--input", path, "input '" + in.name + "' has a dynamic shape " + ShapeToString(in.shape) + ", so a raw .bin cannot be sized",
                          "Give the input as .npy, which carries its shape.");
@@ -59,8 +60,8 @@ Result<Tensor> ReadInput(const std::string& path, const Value& in) {
   if (f.bytes().size() != want)
     return Status::Error("EH0001", "--input", path,
                          "the file has " + std::to_string(f.bytes().size()) + " bytes, input '" + in.name + "' (" +
-                             std::string(DTypeName(in.dtype)) + ShapeToString(in.shape) + ") needs " + std::to_string(want) + " bytes");
-  return Tensor::View(in.dtype, in.shape, f.share(), f.bytes().data());
+                             std::string(DTypeName(in.dtype)) + ShapeToString(shape) + ") needs " + std::to_string(want) + " bytes");
+  return Tensor::View(in.dtype, shape, f.share(), f.bytes().data());
 }
 
 Result<std::string> WriteOutput(const std::string& dir, const std::string& model_name, size_t index, const Tensor& t,
