@@ -396,7 +396,7 @@ class AdjustHwLayout(unittest.TestCase):
         info = ok(ATC, "--mode=6", "--om=hw_5hd.om")
         self.assertIn("input  input: float16[1,1,224,224,16] NC1HWC0", info)
         self.assertRegex(info, r"output \S+: float16\[1,4,56,56,16\] NC1HWC0")
-        tasks = [line for line in info.splitlines() if line.strip().startswith("task ")]
+        tasks = [line for line in info.splitlines() if line.startswith("  task ")]
         self.assertIn("Conv2D", tasks[0], "the conv reads the NC1HWC0 input directly: no Cast or TransData before it")
         self.assertIn("Conv2D", tasks[-1], "and the output leaves as the fused conv writes it")
         x = np.random.default_rng(8).standard_normal((1, 3, 224, 224)).astype(np.float16)
