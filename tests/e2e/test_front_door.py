@@ -204,6 +204,24 @@ class Aipp(unittest.TestCase):
         x[0, :, 2:222, 2:222] = np.clip(rgb, 0, 255).astype(np.float32) * np.float32(0.00392157)
         self.compare_with_float_model("r18_yuv", raw, x)
 
+    def test_xrgb8888_swaps_match_numpy(self):
+        cfg = """aipp_op {
+  aipp_mode: static
+  input_format: XRGB8888_U8
+  ax_swap_switch: true
+  rbuv_swap_switch: true
+  var_reci_chn_0: 0.00392157
+  var_reci_chn_1: 0.00392157
+  var_reci_chn_2: 0.00392157
+}
+"""
+        r = self.convert("r18_xrgb", cfg, "--precision_mode=must_keep_origin_dtype")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        img = np.random.default_rng(2).integers(0, 256, (1, 224, 224, 4), dtype=np.uint8)
+        # XRGB -> (ax swap) RGBX -> (rbuv swap) BGRX: the model sees B, G, R.
+        x = img[..., [3, 2, 1]].astype(np.float32).transpose(0, 3, 1, 2) * np.float32(0.00392157)
+        self.compare_with_float_model("r18_xrgb", img, np.ascontiguousarray(x))
+
     def test_config_errors_name_the_field(self):
         cases = [("aipp_mode: dynamic", "aipp_mode"), ("input_format: BGR888_U8", "line"), ("colour: 1", "colour"),
                  ("crop_size_w: 300", "crop"), ("mean_chn_0: 300", "mean_chn_0"), ("matrix_r0c0: 40000", "matrix_r0c0"),
