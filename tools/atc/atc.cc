@@ -7,6 +7,7 @@
 
 #include "base/file_io.h"
 #include "base/log.h"
+#include "base/text.h"
 #include "frontend/aipp/aipp.h"
 #include "frontend/onnx/onnx_importer.h"
 #include "kernels/registry.h"
@@ -25,17 +26,6 @@ namespace npu::atc {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-std::vector<std::string> Split(std::string_view s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (size_t i = 0; i <= s.size(); ++i)
-    if (i == s.size() || s[i] == sep) {
-      out.emplace_back(s.substr(start, i - start));
-      start = i + 1;
-    }
-  return out;
-}
 
 Status ShapeError(std::string_view spec, std::string why) {
   return Status::Error("E10002", "--input_shape", std::string(spec), std::move(why),
@@ -75,7 +65,7 @@ Status ApplyInputFormat(Graph& g, const std::string& format) {
 // "true,false" -> {1, 0}; E10005 for anything else, E10001 when the count differs from `expected`.
 Result<std::vector<bool>> ParseAdjustLayout(const std::string& flag, const std::string& spec, size_t expected, const std::string& of) {
   std::vector<bool> out;
-  for (const std::string& v : Split(spec, ',')) {
+  for (const std::string& v : SplitFields(spec, ',')) {
     if (v != "true" && v != "false") return Status::Error("E10005", flag, spec, "'" + v + "' is not true or false");
     out.push_back(v == "true");
   }
@@ -92,7 +82,7 @@ Status ApplyInputFp16Nodes(Graph& g, const AtcOptions& o) {
   bool aipp = !o.insert_op_conf.empty();
   if (spec.empty()) return Status::Ok();
   std::vector<std::string> names;
-  for (const std::string& name : Split(spec, ';'))
+  for (const std::string& name : SplitFields(spec, ';'))
     if (!name.empty()) names.push_back(name);
   std::vector<bool> nc1hwc0(names.size(), false);
   if (!o.is_input_adjust_hw_layout.empty()) {
@@ -181,6 +171,20 @@ json TaskJson(const OmModel& m) {
   return tasks;
 }
 
+// The model around a finished graph: its tasks for `soc`, and the --input_shape ranges the runtime holds
+// inputs to.
+Result<OmModel> Lowered(Graph g, const SocSpec& soc, const AtcOptions& o) {
+  OmModel m;
+  m.graph = std::move(g);
+  m.tasks = LowerToTasks(m.graph, &soc);
+  if (!o.input_shape.empty()) {
+    NPU_ASSIGN_OR_RETURN(auto ranges, ParseInputShapeRanges(o.input_shape));
+    for (auto& r : ranges)
+      if (r.min != r.max) m.input_ranges.push_back(std::move(r));
+  }
+  return m;
+}
+
 // ONNX -> Ascend IR graph: fold and infer, map op types, fuse, assign precision, lower to tasks.
 Result<OmModel> Build(const AtcOptions& o, OnnxModelInfo& info, std::vector<std::string>& warnings, bool use_bank) {
   NPU_ASSIGN_OR_RETURN(SocSpec soc, TargetSoc(o));
@@ -210,14 +214,7 @@ Result<OmModel> Build(const AtcOptions& o, OnnxModelInfo& info, std::vector<std:
   layout.Add({"TransDataInsertPass", [&](Graph& x) { return AssignDeviceFormats(x, soc, nc1hwc0_outputs); }});
   NPU_RETURN_IF_ERROR(layout.Run(g));
   NPU_RETURN_IF_ERROR(g.Verify());
-  OmModel m;
-  m.graph = std::move(g);
-  m.tasks = LowerToTasks(m.graph, &soc);
-  if (!o.input_shape.empty()) {  // min~max dims: the runtime holds inputs to them
-    NPU_ASSIGN_OR_RETURN(auto ranges, ParseInputShapeRanges(o.input_shape));
-    for (auto& r : ranges)
-      if (r.min != r.max) m.input_ranges.push_back(std::move(r));
-  }
+  NPU_ASSIGN_OR_RETURN(OmModel m, Lowered(std::move(g), soc, o));
   m.attrs = {{"atc_cmdline", o.cmdline},
              {"atc_version", kVersion},
              {"soc_version", soc.name},
@@ -251,14 +248,7 @@ Status SaveOriginalModel(const AtcOptions& o) {
   PassManager pm = DefaultPipeline();
   NPU_RETURN_IF_ERROR(pm.Run(g));
   MapAscendOpTypes(g);
-  OmModel m;
-  m.graph = std::move(g);
-  m.tasks = LowerToTasks(m.graph, &soc);
-  if (!o.input_shape.empty()) {  // min~max dims: the runtime holds inputs to them
-    NPU_ASSIGN_OR_RETURN(auto ranges, ParseInputShapeRanges(o.input_shape));
-    for (auto& r : ranges)
-      if (r.min != r.max) m.input_ranges.push_back(std::move(r));
-  }
+  NPU_ASSIGN_OR_RETURN(OmModel m, Lowered(std::move(g), soc, o));
   m.attrs = {{"atc_cmdline", o.cmdline}, {"atc_version", kVersion}, {"soc_version", soc.name}, {"framework_type", o.framework},
              {"original_model", "true"}};
   m.header.name = std::filesystem::path(o.output).filename().string() + "_original";
@@ -556,7 +546,7 @@ Result<std::vector<InputRange>> ParseInputShapeRanges(std::string_view spec) {
     v = std::strtoll(d.c_str(), &end, 10);
     return !d.empty() && *end == '\0';
   };
-  for (const std::string& item : Split(spec, ';')) {
+  for (const std::string& item : SplitFields(spec, ';')) {
     if (item.empty()) continue;
     auto colon = item.rfind(':');
     if (colon == std::string::npos || colon == 0)
@@ -565,7 +555,7 @@ Result<std::vector<InputRange>> ParseInputShapeRanges(std::string_view spec) {
     r.name = item.substr(0, colon);
     std::string dims = item.substr(colon + 1);
     if (!dims.empty())
-      for (const std::string& d : Split(dims, ',')) {
+      for (const std::string& d : SplitFields(dims, ',')) {
         long long lo = 0, hi = 0;
         if (size_t tilde = d.find('~'); tilde != std::string::npos) {  // a range: a true dynamic-shape dim
           if (!number(d.substr(0, tilde), lo) || !number(d.substr(tilde + 1), hi) || lo < 1 || hi < lo)
@@ -589,7 +579,7 @@ Result<std::vector<InputRange>> ParseInputShapeRanges(std::string_view spec) {
 
 Result<std::vector<std::pair<std::string, int>>> ParseOutNodes(std::string_view spec) {
   std::vector<std::pair<std::string, int>> out;
-  for (const std::string& item : Split(spec, ';')) {
+  for (const std::string& item : SplitFields(spec, ';')) {
     if (item.empty()) continue;
     auto colon = item.rfind(':');
     std::string name = colon == std::string::npos ? item : item.substr(0, colon);

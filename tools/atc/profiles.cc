@@ -4,6 +4,7 @@
 #include <set>
 
 #include "atc.h"
+#include "base/text.h"
 
 namespace npu::atc {
 namespace {
@@ -11,21 +12,10 @@ namespace {
 // CANN's limit: more than one and at most 100 profiles.
 constexpr size_t kMaxProfiles = 100;
 
-std::vector<std::string> SplitOn(std::string_view s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (size_t i = 0; i <= s.size(); ++i)
-    if (i == s.size() || s[i] == sep) {
-      out.emplace_back(s.substr(start, i - start));
-      start = i + 1;
-    }
-  return out;
-}
-
 // "4,8" -> {4, 8}; every value a positive integer (E10038 otherwise).
 Result<std::vector<int64_t>> PositiveInts(const std::string& flag, const std::string& spec, const std::string& item) {
   std::vector<int64_t> v;
-  for (const std::string& x : SplitOn(item, ',')) {
+  for (const std::string& x : SplitFields(item, ',')) {
     char* end = nullptr;
     long long n = std::strtoll(x.c_str(), &end, 10);
     if (x.empty() || *end != '\0' || n <= 0)
@@ -63,7 +53,7 @@ Result<std::vector<std::vector<int64_t>>> BatchProfiles(const AtcOptions& o, con
       return Status::Error("E10018", flag, spec, "input '" + inputs[i].first + "' has -1 at dim " + std::to_string(d) + "; only the batch (first) dim may be -1",
                            "Put -1 only at N in --input_shape, e.g. \"input:-1,3,224,224\".");
   std::vector<std::vector<int64_t>> profiles;
-  std::vector<std::string> items = SplitOn(spec, ',');
+  std::vector<std::string> items = SplitFields(spec, ',');
   for (const std::string& item : items) {
     NPU_ASSIGN_OR_RETURN(auto v, PositiveInts(flag, spec, item));
     profiles.push_back(v);
@@ -81,9 +71,9 @@ Result<std::vector<std::vector<int64_t>>> ImageProfiles(const AtcOptions& o, con
                            "Use e.g. --input_shape=\"input:1,3,-1,-1\".");
   }
   std::vector<std::vector<int64_t>> profiles;
-  std::vector<std::string> items = SplitOn(spec, ';');
+  std::vector<std::string> items = SplitFields(spec, ';');
   for (const std::string& item : items) {
-    if (SplitOn(item, ',').size() != 2)
+    if (SplitFields(item, ',').size() != 2)
       return Status::Error("E10020", flag, spec, "profile '" + item + "' is not of the form h,w", "Use \"h1,w1;h2,w2\", e.g. \"224,224;448,448\".");
     NPU_ASSIGN_OR_RETURN(auto v, PositiveInts(flag, spec, item));
     profiles.push_back(v);
@@ -99,7 +89,7 @@ Result<std::vector<std::vector<int64_t>>> DimsProfiles(const AtcOptions& o, cons
                          "--dynamic_dims needs --input_format=ND", "Add --input_format=ND.");
   size_t unknown = Unknowns(inputs).size();
   std::vector<std::vector<int64_t>> profiles;
-  std::vector<std::string> items = SplitOn(spec, ';');
+  std::vector<std::string> items = SplitFields(spec, ';');
   for (const std::string& item : items) {
     NPU_ASSIGN_OR_RETURN(auto v, PositiveInts(flag, spec, item));
     if (v.size() != unknown)

@@ -4,26 +4,16 @@
 #include <map>
 #include <optional>
 
+#include "base/text.h"
 #include "dump/npy.h"
 #include "msame.h"
 
 namespace npu::msame {
 namespace {
 
-std::vector<std::string> SplitOn(std::string_view s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (size_t i = 0; i <= s.size(); ++i)
-    if (i == s.size() || s[i] == sep) {
-      out.emplace_back(s.substr(start, i - start));
-      start = i + 1;
-    }
-  return out;
-}
-
 Result<std::vector<int64_t>> Ints(const std::string& flag, const std::string& spec, std::string_view list) {
   std::vector<int64_t> v;
-  for (const std::string& x : SplitOn(list, ',')) {
+  for (const std::string& x : SplitFields(list, ',')) {
     char* end = nullptr;
     long long n = std::strtoll(x.c_str(), &end, 10);
     if (x.empty() || *end != '\0' || n <= 0) return Status::Error("E10001", flag, spec, "'" + x + "' is not a positive integer");
@@ -100,7 +90,7 @@ Result<size_t> ChooseProfile(const MsameOptions& o, const ShapeProfiles& p, cons
   std::string flag = !o.dym_dims.empty() ? "--dymDims" : "--dymShape", spec = !o.dym_dims.empty() ? o.dym_dims : o.dym_shape;
   std::map<std::string, Shape> shapes;
   if (!spec.empty()) {
-    for (const std::string& item : SplitOn(spec, ';')) {
+    for (const std::string& item : SplitFields(spec, ';')) {
       if (item.empty()) continue;
       size_t colon = item.rfind(':');
       if (colon == std::string::npos || colon == 0) return Status::Error("E10001", flag, spec, "'" + item + "' is not of the form name:d1,d2,...");
