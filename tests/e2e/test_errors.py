@@ -39,12 +39,12 @@ class AtcErrors(unittest.TestCase):
         cls.good = os.path.join(WORK, "good.onnx")
         small_model(cls.good, ("Relu", "Sigmoid"))
 
-    def atc(self, *flags, code, out="out"):
+    def atc(self, *flags, code, out="out", exit_code=1):
         target = os.path.join(WORK, out)
         if os.path.exists(target + ".om"):
             os.remove(target + ".om")
         r = run(ATC, "--framework=5", f"--output={target}", *flags)
-        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertEqual(r.returncode, exit_code, r.stdout + r.stderr)
         self.assertIn(code, r.stdout)
         self.assertFalse(os.path.exists(target + ".om"), "a failed run must not leave an .om")
         return r.stdout
@@ -94,11 +94,11 @@ class AtcErrors(unittest.TestCase):
         text = self.atc(f"--model={self.good}", "--soc_version=Ascend310", "--input_shape=data:1,3,4,4", code="E10016")
         self.assertIn("the model's inputs are: x", text)
 
-    def test_missing_soc_version(self):
-        self.atc(f"--model={self.good}", code="E10007")
+    def test_missing_soc_version(self):  # a required flag missing is bad usage: exit 2
+        self.atc(f"--model={self.good}", code="E10007", exit_code=2)
 
     def test_all_flag_errors_reported_together(self):
-        text = self.atc(f"--model={self.good}", "--input_shape=x=1,3", "--log=loud", code="E10007")
+        text = self.atc(f"--model={self.good}", "--input_shape=x=1,3", "--log=loud", code="E10007", exit_code=2)
         self.assertIn("E10010", text)
         self.assertIn("E10002", text)
 

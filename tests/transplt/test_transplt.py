@@ -202,8 +202,8 @@ def test_bad_input():
     open(os.path.join(src, "a.py"), "w").write("import torch\nx.cuda()\n")
     out = fresh(os.path.join(base, "out"))
 
-    def err(args, code, needle, label):
-        p = run(args, code=1)
+    def err(args, code, needle, label, exit_code=1):
+        p = run(args, code=exit_code)
         text = p.stderr.decode()
         check(code in text and needle in text, f"{label}: want {code} mentioning {needle!r}, got:\n{text}")
         check(not os.path.exists(os.path.join(out, "proj_msft")), f"{label}: something was written")
@@ -211,7 +211,7 @@ def test_bad_input():
     err(["-i", os.path.join(base, "missing"), "-o", out], "ET0001", "does not exist", "missing input")
     err(["-i", src, "-o", os.path.join(src, "inside")], "ET0002", "inside the input", "output inside input")
     check(not os.path.exists(os.path.join(src, "inside")), "output inside input was created")
-    err(["-o", out], "E10007", "-i/--input", "no -i")
+    err(["-o", out], "E10007", "-i/--input", "no -i", exit_code=2)  # a required flag missing: bad usage
     err(["-i", src, "-o", out, "distributed", "-m", "/etc/hostname"], "ET0004", "inside the input", "main outside input")
     err(["-i", src, "-o", out, "distributed", "-m", os.path.join(src, "a.py"), "-t", "1model"], "E10001", "1model", "bad -t")
     rules = {

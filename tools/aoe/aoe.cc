@@ -11,6 +11,7 @@
 #include <ostream>
 #include <set>
 
+#include "base/cli.h"
 #include "base/file_io.h"
 #include "base/log.h"
 #include "base/progress.h"
@@ -306,7 +307,7 @@ int RunAoe(const AoeOptions& o, std::ostream& out) {
   auto errs = ValidateOptions(o);
   if (!errs.empty()) {
     for (const auto& e : errs) out << "[ERROR] " << e.message() << "\n";
-    return 2;
+    return cli::ExitCodeFor(errs);
   }
   if (!o.model.log.empty())
     if (auto l = log::ParseLevel(o.model.log)) log::SetLevel(*l);
@@ -322,7 +323,7 @@ int RunAoe(const AoeOptions& o, std::ostream& out) {
     std::sort(models.begin(), models.end());
     if (models.empty()) {
       out << "[ERROR] " << Status::Error("EG0011", "--model_path", o.model_path, "holds no .onnx model").message() << "\n";
-      return 1;
+      return cli::kUsage;  // nothing to do
     }
   } else {
     models.push_back(o.model.model);

@@ -4,13 +4,14 @@
 
 #include "aoe.h"
 #include "atc_flags.h"
+#include "base/cli.h"
 #include "base/log.h"
 
 int main(int argc, char** argv) {
   npu::log::InitFromEnv();
   npu::aoe::AoeOptions o;
   o.model.framework = "5";
-  CLI::App app{"aoe: tune operator tilings on the simulated NPU's cost model; results go to the tune bank atc reads (TUNE_BANK_PATH)"};
+  CLI::App app{"aoe: tune operator tilings on the simulated NPU's cost model; results go to the tune bank atc reads (TUNE_BANK_PATH)", "aoe"};
   app.allow_extras();
   app.set_version_flag("--version", npu::aoe::kVersion);
   app.add_option("--job_type,-j", o.job_type, "2 = operator tuning (1 = subgraph tuning: not built yet)");
@@ -31,9 +32,9 @@ int main(int argc, char** argv) {
   app.add_option("--log", o.model.log, "debug, info, warning, error, null");
   npu::atc::AddBuildFlags(app, o.model);  // precision and fusion flags as in atc
   try {
-    app.parse(argc, argv);
+    app.parse(npu::cli::Args(argc, argv));
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    return npu::cli::ParseFailed(app, e, "aoe", std::cout);
   }
   o.unknown_flags = app.remaining();
   return npu::aoe::RunAoe(o, std::cout);

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "base/cli.h"
 #include "base/file_io.h"
 #include "base/log.h"
 #include "base/text.h"
@@ -607,7 +608,7 @@ std::vector<Status> ValidateOptions(const AtcOptions& o) {
   std::vector<Status> errs;
   bool inspect = o.mode == "diff" || o.mode == "verify";
   for (const auto& f : o.unknown_flags)
-    if (!inspect || f.starts_with("-")) errs.push_back(Status::Error("E10001", f, "", "unknown flag", "See atc --help for the supported flags."));
+    if (!inspect || f.starts_with("-")) errs.push_back(cli::UnknownFlag(f, "atc"));
   if (inspect) {
     auto files = InspectedFiles(o);
     size_t want = o.mode == "diff" ? 2 : 1;
@@ -695,7 +696,7 @@ int RunAtc(const AtcOptions& o, std::ostream& out, std::ostream& err) {
   std::vector<Status> errs = ValidateOptions(o);
   if (!errs.empty()) {
     Fail(out, errs);
-    return o.mode == "diff" || o.mode == "verify" ? 2 : 1;
+    return o.mode == "diff" || o.mode == "verify" ? cli::kUsage : cli::ExitCodeFor(errs);
   }
   RegisterBuiltinOps();
   if (!o.singleop.empty()) return ConvertSingleOps(o, out);

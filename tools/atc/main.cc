@@ -4,12 +4,13 @@
 
 #include "atc.h"
 #include "atc_flags.h"
+#include "base/cli.h"
 #include "base/log.h"
 
 int main(int argc, char** argv) {
   npu::log::InitFromEnv();
   npu::atc::AtcOptions o;
-  CLI::App app{"atc: convert ONNX models to .om offline models for the simulated NPU"};
+  CLI::App app{"atc: convert ONNX models to .om offline models for the simulated NPU", "atc"};
   app.allow_extras();
   app.set_version_flag("--version", npu::atc::kVersion);
   app.add_option("--mode", o.mode, "0 convert (default), 1 .om/.onnx to JSON, 3 pre-check, 6 display .om info");
@@ -39,9 +40,9 @@ int main(int argc, char** argv) {
   npu::atc::AddBuildFlags(app, o);
   app.add_option("--explain-precision,--explain_precision", o.explain_precision, "write each op's dtype, format and the rules that decided them (JSON)");
   try {
-    app.parse(argc, argv);
+    app.parse(npu::cli::Args(argc, argv));
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    return npu::cli::ParseFailed(app, e, "atc", std::cout);
   }
   o.unknown_flags = app.remaining();
   for (int i = 0; i < argc; ++i) o.cmdline += (i ? " " : "") + std::string(argv[i]);

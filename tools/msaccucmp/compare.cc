@@ -12,6 +12,7 @@
 #include <ostream>
 #include <set>
 
+#include "base/cli.h"
 #include "base/file_io.h"
 #include "base/log.h"
 #include "base/progress.h"
@@ -315,18 +316,18 @@ int RunCompare(const CompareOptions& o, std::ostream& out) {
     shard = s.value();
   }
   bool file_mode = !fs::is_directory(o.npu) && !o.npu.ends_with(".h5");
-  std::string dir = o.out.empty() ? "." : o.out;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return fail(Status::Error("E13004", "-out", dir, "cannot create the folder: " + ec.message()));
-
   auto plan = BuildPlan(o);
   if (!plan.ok()) return fail(plan.status());
   Plan& p = plan.value();
   if (p.items.empty()) {
     out << "[WARNING] no op of the NPU dump matches the golden data; nothing to compare\n";
-    return 2;
+    return cli::kUsage;
   }
+  std::string dir = o.out.empty() ? "." : o.out;  // created only once there is something to write
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return fail(Status::Error("E13004", "-out", dir, "cannot create the folder: " + ec.message()));
+
   if (o.mapping) {
     Status s = WriteMapping(p, dir, out);
     return s.ok() ? 0 : fail(s);
@@ -372,6 +373,10 @@ int RunCompare(const CompareOptions& o, std::ostream& out) {
   for (const auto& n : p.notes) out << "[WARNING] " << n << "\n";
   sum.Print(out);
   if (w && log::ShowInfo()) out << "[INFO] result written to " << reserved << (shard ? " (merge the shards with msaccucmp merge)" : "") << "\n";
+  if (sum.Compared() == 0 && !shard) {  // every row SKIP: the dump and the golden data share nothing
+    out << "[WARNING] no tensor pair could be compared (every row is SKIP); check that -m and -g come from the same model\n";
+    return cli::kUsage;
+  }
   if (o.advisor) {
     Status a = sum.Advise(dir, out);
     if (!a.ok()) return fail(a);

@@ -3,33 +3,16 @@
 
 #include <CLI/CLI.hpp>
 #include <iostream>
-#include <set>
 
+#include "base/cli.h"
 #include "base/log.h"
 #include "base/status.h"
 #include "commands.h"
 #include "compare.h"
 
-namespace {
-
-// msaccucmp spells its long options with one dash (-out, -alg, ...); CLI11 wants two.
-std::vector<std::string> NormaliseArgs(int argc, char** argv) {
-  static const std::set<std::string> kLong = {"-out", "-alg", "-max", "-op", "-map", "-advisor", "-overflow_detection", "-log"};
-  std::vector<std::string> args;
-  for (int i = argc - 1; i >= 1; --i) {  // CLI11 takes them reversed
-    std::string a = argv[i];
-    std::string key = a.substr(0, a.find('='));
-    if (kLong.count(key)) a = "-" + a;
-    args.push_back(a);
-  }
-  return args;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   npu::log::InitFromEnv();
-  CLI::App app{"msaccucmp: compare NPU dump data with golden data, convert dumps, analyse overflows"};
+  CLI::App app{"msaccucmp: compare NPU dump data with golden data, convert dumps, analyse overflows", "msaccucmp"};
   app.set_version_flag("--version", "npukit msaccucmp 0.1.0");
   app.require_subcommand(1);
   app.fallthrough();  // --log may come after the subcommand, as every other tool's flags do
@@ -88,9 +71,9 @@ int main(int argc, char** argv) {
   mg->add_option("--format", mformat, "csv (default) or json");
 
   try {
-    app.parse(NormaliseArgs(argc, argv));
+    app.parse(npu::cli::Args(argc, argv));  // CANN spells -out, -alg, ... with one dash
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    return npu::cli::ParseFailed(app, e, "msaccucmp", std::cout);
   }
   if (!log_level.empty()) {
     auto level = npu::log::ParseLevel(log_level);

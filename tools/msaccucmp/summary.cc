@@ -31,6 +31,10 @@ void Summary::Add(const Row& r) {
   lines_.push_back({cell(col_index_), cell(col_name_), cell(col_tensor_), cell(col_verdict_), cell(col_cos_), cell(col_overflow_)});
 }
 
+size_t Summary::Compared() const {
+  return static_cast<size_t>(std::count_if(lines_.begin(), lines_.end(), [](const Line& l) { return l.verdict != "SKIP"; }));
+}
+
 void Summary::Print(std::ostream& out) const {
   std::map<std::string, size_t> n;
   for (const auto& l : lines_) ++n[l.verdict];
@@ -40,14 +44,16 @@ void Summary::Print(std::ostream& out) const {
   for (size_t b = 0; b < lines_.size();) {
     size_t e = b;
     while (e < lines_.size() && lines_[e].index == lines_[b].index && lines_[e].name == lines_[b].name) ++e;
-    bool inputs_ok = true;
+    bool inputs_ok = true, inputs_compared = false;
     const Line* bad = nullptr;
     for (size_t i = b; i < e; ++i) {
+      if (lines_[i].input() && lines_[i].verdict != "SKIP") inputs_compared = true;
       if (lines_[i].input() && lines_[i].verdict == "FAIL") inputs_ok = false;
       if (!lines_[i].input() && lines_[i].verdict == "FAIL" && !bad) bad = &lines_[i];
     }
     if (inputs_ok && bad) {
-      out << "[INFO] first divergent op: Index " << bad->index << " " << bad->name << " (its inputs pass, " << bad->tensor
+      out << "[INFO] first divergent op: Index " << bad->index << " " << bad->name
+          << (inputs_compared ? " (its inputs pass, " : " (its inputs were not dumped, so it may only inherit the error; ") << bad->tensor
           << " fails" << (bad->cosine.empty() ? "" : ", cosine " + bad->cosine) << ")\n";
       return;
     }

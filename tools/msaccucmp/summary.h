@@ -15,6 +15,8 @@ class Summary {
   explicit Summary(const Row& header);
   void Add(const Row& row);
   void Print(std::ostream& out) const;
+  // Rows that got a verdict other than SKIP (0: nothing was actually compared).
+  size_t Compared() const;
   // msaccucmp's advisor: FP16 overflow, then inconsistent inputs, then global consistency;
   // printed and saved to DIR/advisor_summary.txt.
   Status Advise(const std::string& dir, std::ostream& out) const;

@@ -2,13 +2,14 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "base/cli.h"
 #include "base/log.h"
 #include "msame.h"
 
 int main(int argc, char** argv) {
   npu::log::InitFromEnv();
   npu::msame::MsameOptions o;
-  CLI::App app{"msame: run an .om on the simulated NPU, or an .onnx on the fp32 reference path"};
+  CLI::App app{"msame: run an .om on the simulated NPU, or an .onnx on the fp32 reference path", "msame"};
   app.allow_extras();
   app.set_version_flag("--version", npu::msame::kVersion);
   app.add_option("--model", o.model, "model file (.om or .onnx)");
@@ -26,9 +27,9 @@ int main(int argc, char** argv) {
   app.add_option("--dymShape", o.dym_shape, "\"name:d1,d2,...\": input shapes that select the profile (as --dymDims)");
   app.add_option("--sim_mode", o.sim_mode, "full (compute and time, default) or timing (simulated clock only, no outputs)");
   try {
-    app.parse(argc, argv);
+    app.parse(npu::cli::Args(argc, argv));
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    return npu::cli::ParseFailed(app, e, "msame", std::cout);
   }
   o.unknown_flags = app.remaining();
   return npu::msame::RunMsame(o, std::cout);

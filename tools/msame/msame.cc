@@ -6,6 +6,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "base/cli.h"
 #include "base/file_io.h"
 #include "base/log.h"
 #include "dump/npy.h"
@@ -82,9 +83,12 @@ Result<std::string> WriteOutput(const std::string& dir, const std::string& model
 
 std::vector<Status> ValidateOptions(const MsameOptions& o) {
   std::vector<Status> errs;
-  for (const auto& f : o.unknown_flags) errs.push_back(Status::Error("E10001", f, "", "unknown flag", "See msame --help."));
+  for (const auto& f : o.unknown_flags) errs.push_back(cli::UnknownFlag(f, "msame"));
   if (o.model.empty()) errs.push_back(Status::Error("E10004", "--model", "", "Value for --model is empty"));
   else if (!FileExists(o.model)) errs.push_back(Status::Error("E13001", "--model", o.model, "the model file does not exist"));
+  std::stringstream inputs(o.input);
+  for (std::string f; std::getline(inputs, f, ',');)
+    if (!f.empty() && !FileExists(f)) errs.push_back(Status::Error("E13001", "--input", f, "the input file does not exist"));
   if (o.outfmt != "BIN" && o.outfmt != "NPY" && o.outfmt != "TXT")
     errs.push_back(Status::Error("E10001", "--outfmt", o.outfmt, "the output format must be BIN, NPY or TXT"));
   char* end = nullptr;
@@ -161,7 +165,10 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
     for (const auto& e : errs) out << "[ERROR] " << e.message() << "\n";
     return 1;
   };
-  if (auto errs = ValidateOptions(o); !errs.empty()) return fail(errs);
+  if (auto errs = ValidateOptions(o); !errs.empty()) {
+    fail(errs);
+    return cli::ExitCodeFor(errs);
+  }
   DumpConfig dump;
   if (!o.acl_json_path.empty()) {
     auto c = ParseDumpConfig(o.acl_json_path);

@@ -2,13 +2,14 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "base/cli.h"
 #include "base/log.h"
 #include "profparse.h"
 
 int main(int argc, char** argv) {
   npu::log::InitFromEnv();
   npu::profparse::Options o;
-  CLI::App app{"profparse: export npukit profiling data (PROF_*) as msprof does: op_summary, op_statistic, task_time, step_trace, timeline"};
+  CLI::App app{"profparse: export npukit profiling data (PROF_*) as msprof does: op_summary, op_statistic, task_time, step_trace, timeline", "profparse"};
   app.allow_extras();
   app.set_version_flag("--version", npu::profparse::kVersion);
   app.add_option("--export", o.exp, "on: write mindstudio_profiler_output/ in each PROF_* directory");
@@ -24,9 +25,9 @@ int main(int argc, char** argv) {
   auto* diff = app.add_subcommand("diff", "compare two profiles: per-op and per-type deltas, top regressions");
   diff->add_option("profiles", o.diff, "A B (PROF_* directories or folders holding one)")->expected(0, 2);
   try {
-    app.parse(argc, argv);
+    app.parse(npu::cli::Args(argc, argv));
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    return npu::cli::ParseFailed(app, e, "profparse", std::cout);
   }
   o.unknown_flags = app.remaining();
   o.diff_mode = diff->parsed();

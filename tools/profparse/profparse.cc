@@ -1,9 +1,11 @@
 #include "profparse.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <ostream>
 
+#include "base/cli.h"
 #include "base/log.h"
 #include "raw_profile.h"
 
@@ -80,7 +82,7 @@ std::vector<Status> ValidateOptions(const Options& o) {
   if (o.summary_format != "csv" && o.summary_format != "json")
     errs.push_back(Status::Error("E10001", "--summary-format", o.summary_format, "the format must be csv or json"));
   if (o.model_id.empty() != o.iteration_id.empty())
-    errs.push_back(Status::Error("E10001", o.model_id.empty() ? "--iteration-id" : "--model-id", o.model_id.empty() ? o.iteration_id : o.model_id,
+    errs.push_back(Status::Error("E10057", o.model_id.empty() ? "--iteration-id" : "--model-id", o.model_id.empty() ? o.iteration_id : o.model_id,
                                  "--model-id and --iteration-id must be given together"));
   if (!o.model_id.empty() && (!IsCount(o.model_id) || o.model_id != "0"))
     errs.push_back(Status::Error("E10001", "--model-id", o.model_id, "msame profiles one model, whose id is 0"));
@@ -95,15 +97,15 @@ int RunProfparse(const Options& o, std::ostream& out) {
   auto errs = ValidateOptions(o);
   if (!errs.empty()) {
     for (const auto& e : errs) out << "[ERROR] " << e.message() << "\n";
-    return 2;
+    return cli::ExitCodeFor(errs);
   }
   if (!o.log.empty())
     if (auto l = log::ParseLevel(o.log)) log::SetLevel(*l);
   if (o.diff_mode) return DiffProfiles(o.diff[0], o.diff[1], out);
   auto dirs = FindProfDirs(o.output);
-  if (!dirs.ok()) {
+  if (!dirs.ok()) {  // a folder without PROF_* data is nothing to do; a missing one is an error
     out << "[ERROR] " << dirs.status().message() << "\n";
-    return 1;
+    return std::filesystem::is_directory(o.output) ? cli::kUsage : cli::kFailed;
   }
   if (o.query == "on") return Query(dirs.value(), out);
   int rc = 0;

@@ -2,12 +2,13 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "base/cli.h"
 #include "base/log.h"
 #include "project.h"
 
 int main(int argc, char** argv) {
   npu::log::InitFromEnv();
-  CLI::App app{"transplt: migrate PyTorch GPU scripts to the NPU (torch_npu); writes <output>/<name>_msft/"};
+  CLI::App app{"transplt: migrate PyTorch GPU scripts to the NPU (torch_npu); writes <output>/<name>_msft/", "transplt"};
   app.set_version_flag("--version", "npukit transplt 0.1.0");
   transplt::Options o;
   bool list_rules = false;
@@ -25,13 +26,10 @@ int main(int argc, char** argv) {
   dist->add_option("-m,--main", o.main_file, "the training entry script (inside the input)")->required();
   dist->add_option("-t,--target_model,--target-model", o.target_model, "the model variable (default: model)");
 
-  // The original tool spells -sim with one dash; CLI11 wants two for long names.
-  std::vector<std::string> args;
-  for (int i = argc - 1; i >= 1; --i) args.push_back(std::string(argv[i]) == "-sim" ? "--sim" : argv[i]);
   try {
-    app.parse(args);
+    app.parse(npu::cli::Args(argc, argv));  // the original tool spells -sim with one dash
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    return npu::cli::ParseFailed(app, e, "transplt", std::cerr);
   }
   if (list_rules) {
     std::cout << transplt::RuleSet::Builtin(o.similar).Describe();

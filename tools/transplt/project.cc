@@ -10,6 +10,7 @@
 #include <regex>
 #include <system_error>
 
+#include "base/cli.h"
 #include "base/file_io.h"
 #include "base/thread_pool.h"
 #include "edit_safety.h"
@@ -332,7 +333,7 @@ int RunTransplt(const Options& opts) {
   RuleSet rules = RuleSet::Builtin(opts.similar);
   auto report = [](const npu::Status& s) {
     std::cerr << "transplt: " << s.message() << "\n";
-    return 1;
+    return npu::cli::ExitCodeFor({s});
   };
   std::string missing = std::string(opts.input.empty() ? " -i/--input" : "") + (opts.output.empty() ? " -o/--output" : "");
   if (!missing.empty()) return report(npu::Status::Error("E10007", missing.substr(1), "", "required to migrate", ""));
@@ -344,6 +345,13 @@ int RunTransplt(const Options& opts) {
   auto result = MigrateTree(opts, rules);
   if (!result.ok()) return report(result.status());
   RunResult& r = *result;
+  bool any_python = std::any_of(r.files.begin(), r.files.end(), [](const FileOutcome& f) {
+    return f.status == FileStatus::kMigrated || f.status == FileStatus::kUnchanged || f.status == FileStatus::kFailed;
+  });
+  if (!any_python) {  // nothing to migrate: write nothing, exit 2 (the tools' "nothing to do")
+    std::cerr << "transplt: " << npu::Status::Error("ET0001", "--input", opts.input, "holds no Python file to migrate", "Point -i at a .py file or a folder of them.").message() << "\n";
+    return npu::cli::kUsage;
+  }
   if (opts.diff)
     for (const FileOutcome& f : r.files)
       if (f.status == FileStatus::kMigrated) std::cout << UnifiedDiff(f);

@@ -1,0 +1,65 @@
+#include "base/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
+#include <ostream>
+
+namespace npu::cli {
+namespace {
+
+constexpr std::string_view kUnknownFlagReason = "unknown flag";
+
+// "-mode=6" -> true; "-m", "-1", "--mode", "-" -> false.
+bool SingleDashLongFlag(std::string_view a) {
+  if (a.size() < 3 || a[0] != '-' || a[1] == '-') return false;
+  std::string_view name = a.substr(1, a.find('=') == std::string_view::npos ? std::string_view::npos : a.find('=') - 1);
+  return name.size() >= 2 && std::isalpha(static_cast<unsigned char>(name[0])) && std::isalpha(static_cast<unsigned char>(name[1]));
+}
+
+}  // namespace
+
+std::vector<std::string> Args(int argc, char** argv) {
+  std::vector<std::string> args;
+  for (int i = argc - 1; i >= 1; --i) {
+    std::string a = argv[i];
+    if (a == "--h" || a == "-h") a = "--help";
+    else if (SingleDashLongFlag(a)) a = "-" + a;
+    args.push_back(std::move(a));
+  }
+  return args;
+}
+
+Status UnknownFlag(std::string_view flag, std::string_view tool) {
+  return Status::Error("E10001", std::string(flag), "", std::string(kUnknownFlagReason), "See " + std::string(tool) + " --help for the supported flags.");
+}
+
+bool IsUsageError(const Status& s) {
+  if (s.ok()) return false;
+  // E10004 empty / E10007 missing required parameter / E10057 a flag that needs another; EG0000 is aoe's
+  // usage error (its codes are EGxxxx).
+  static constexpr std::string_view kUsageCodes[] = {"E10004", "E10007", "E10057", "EG0000"};
+  return std::find(std::begin(kUsageCodes), std::end(kUsageCodes), s.code()) != std::end(kUsageCodes) ||
+         (s.code() == "E10001" && s.reason() == kUnknownFlagReason);
+}
+
+int ExitCodeFor(const std::vector<Status>& errors) {
+  if (errors.empty()) return kOk;
+  return std::any_of(errors.begin(), errors.end(), IsUsageError) ? kUsage : kFailed;
+}
+
+int ParseFailed(CLI::App& app, const CLI::ParseError& e, std::string_view tool, std::ostream& out) {
+  if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e) == 0 ? kOk : kUsage;  // --help, --version
+  std::string what = e.what();
+  Status s;
+  if (e.get_name() == "RequiredError")
+    s = Status::Error("E10007", what.substr(0, what.find(' ')), "", what, "See " + std::string(tool) + " --help.");
+  else if (size_t at = what.find("not expected: "); at != std::string::npos)  // CLI11's extras, in any context
+    s = Status::Error("E10001", what.substr(at + 14), "", std::string(kUnknownFlagReason), "See " + std::string(tool) + " --help for the supported flags.");
+  else
+    s = Status::Error("E10001", "command line", "", what, "See " + std::string(tool) + " --help.");
+  out << "[ERROR] " << s.message() << "\n";
+  return kUsage;
+}
+
+}  // namespace npu::cli

@@ -1,0 +1,36 @@
+// What every tool's main repeats, in one place: CANN's flag spellings and the exit-code contract.
+#pragma once
+#include <iosfwd>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace CLI {
+class App;
+class ParseError;
+}  // namespace CLI
+
+namespace npu::cli {
+
+// The exit codes of every tool: 0 done, 1 failed (a bad value, file or model, or the work went wrong),
+// 2 bad usage (an unknown flag, a required flag missing) or nothing to do.
+enum ExitCode : int { kOk = 0, kFailed = 1, kUsage = 2 };
+
+// argv (without the program name) as CANN's tools accept it, reversed as CLI11's parse(vector) wants it:
+// a single dash before a multi-letter name is a long flag ("-mode=6", "-out dir" as "--mode=6", "--out dir"),
+// and "--h" / "-h" ask for help. One-letter short flags ("-m x") and negative numbers stay as they are.
+std::vector<std::string> Args(int argc, char** argv);
+
+// The error for a flag the tool does not have, and whether an error is one of usage (exit 2) rather
+// than of a value (exit 1).
+Status UnknownFlag(std::string_view flag, std::string_view tool);
+bool IsUsageError(const Status& s);
+// The exit code for errors found before any work: kUsage if any is a usage error, else kFailed.
+int ExitCodeFor(const std::vector<Status>& errors);
+// A CLI11 parse failure reported as every other error (coded, naming the flag) on `out`: kUsage; --help
+// and --version print as CLI11 does and give kOk.
+int ParseFailed(CLI::App& app, const CLI::ParseError& e, std::string_view tool, std::ostream& out);
+
+}  // namespace npu::cli

@@ -1,0 +1,106 @@
+#!/usr/bin/python3
+"""Every tool keeps one exit-code contract (issue 15): 0 done, 1 failed (a bad value or a missing file), 2 bad
+usage (unknown flag, required flag missing) or nothing to do. A table runs each tool with an unknown flag, a
+missing required flag, a missing file and nothing-to-do input, and checks the exit code, the parameter the
+message names and that nothing was written. Also CANN's spellings: single-dash long flags and --h.
+usage: test_conventions.py BUILD_DIR WORK_DIR"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+BUILD, WORK = sys.argv[1:3]
+TOOL = {t: os.path.join(BUILD, "tools", t, t) for t in ("atc", "msame", "msaccucmp", "transplt", "profparse", "aoe")}
+failures = []
+
+
+def run(tool, *args):
+    r = subprocess.run([TOOL[tool], *map(str, args)], capture_output=True, text=True, cwd=WORK)
+    return r.returncode, r.stdout + r.stderr
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def small_model(path, names):
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name=names[0]), helper.make_node("Sigmoid", ["r"], ["y"], name=names[1])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 4, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 4, 4])])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+
+
+shutil.rmtree(WORK, ignore_errors=True)
+os.makedirs(os.path.join(WORK, "empty"))
+os.makedirs(os.path.join(WORK, "src"))
+with open(os.path.join(WORK, "src", "a.py"), "w") as f:
+    f.write("import torch\nx = torch.zeros(2).cuda()\n")
+small_model(os.path.join(WORK, "m.onnx"), ("relu", "sigmoid"))
+small_model(os.path.join(WORK, "other.onnx"), ("act_a", "act_b"))
+np.save(os.path.join(WORK, "x.npy"), np.ones((1, 4, 4, 4), np.float32))
+assert run("atc", "--framework=5", "--model=m.onnx", "--output=m", "--soc_version=Ascend310P3")[0] == 0
+assert run("atc", "--framework=5", "--model=other.onnx", "--output=other", "--soc_version=Ascend310P3")[0] == 0
+# Two dumps that share no op: the NPU dump of `other`, the golden dump of `m`.
+for name, model in (("npu", "other.om"), ("gold", "m.onnx")):
+    with open(os.path.join(WORK, f"acl_{name}.json"), "w") as f:
+        json.dump({"dump": {"dump_path": f"dump_{name}", "dump_list": [], "dump_mode": "all"}}, f)
+    assert run("msame", "--model", model, "--input", "x.npy", "--acl_json_path", f"acl_{name}.json")[0] == 0
+
+
+def step(root):
+    for d, _, files in os.walk(os.path.join(WORK, root)):
+        if files:
+            return os.path.relpath(d, WORK)
+
+
+# (tool, case, argv, exit code, text the message must name, path that must not appear)
+CASES = [
+    ("atc", "unknown flag", ["--framework=5", "--model=m.onnx", "--output=o1", "--soc_version=Ascend310P3", "--bogus=1"], 2, "--bogus", "o1.om"),
+    ("atc", "required flag", ["--framework=5", "--model=m.onnx", "--output=o2"], 2, "--soc_version", "o2.om"),
+    ("atc", "missing file", ["--framework=5", "--model=missing.onnx", "--output=o3", "--soc_version=Ascend310P3"], 1, "--model", "o3.om"),
+    ("atc", "nothing to do", ["--mode=diff", "m.om"], 2, "--mode", None),
+    ("msame", "unknown flag", ["--model", "m.om", "--bogus", "1", "--output", "ms1"], 2, "--bogus", "ms1"),
+    ("msame", "required flag", ["--input", "x.npy", "--output", "ms2"], 2, "--model", "ms2"),
+    ("msame", "missing file", ["--model", "m.om", "--input", "missing.npy", "--output", "ms3"], 1, "--input", "ms3"),
+    ("msaccucmp", "unknown flag", ["compare", "-m", "dump_npu", "-g", "dump_gold", "-out", "c1", "--bogus"], 2, "--bogus", "c1"),
+    ("msaccucmp", "required flag", ["compare", "-g", "dump_gold", "-out", "c2"], 2, "--my_dump_path", "c2"),
+    ("msaccucmp", "missing file", ["compare", "-m", "missing", "-g", "dump_gold", "-out", "c3"], 1, "-m", "c3"),
+    ("msaccucmp", "nothing to do", ["compare", "-m", step("dump_npu"), "-g", step("dump_gold"), "-out", "c4"], 2, "no tensor pair", None),
+    ("transplt", "unknown flag", ["-i", "src", "-o", "t1", "--bogus"], 2, "--bogus", "t1"),
+    ("transplt", "required flag", ["-i", "src"], 2, "-o/--output", "src_msft"),
+    ("transplt", "missing file", ["-i", "missing", "-o", "t3"], 1, "--input", "t3"),
+    ("transplt", "nothing to do", ["-i", "empty", "-o", "t4"], 2, "no Python file", "t4"),
+    ("profparse", "unknown flag", ["--export=on", "--output=empty", "--bogus=1"], 2, "--bogus", None),
+    ("profparse", "required flag", [], 2, "--export", None),
+    ("profparse", "missing file", ["--export=on", "--output=missing"], 1, "--output", None),
+    ("profparse", "nothing to do", ["--export=on", "--output=empty"], 2, "PROF_", None),
+    ("aoe", "unknown flag", ["--framework=5", "--model=m.onnx", "--job_type=2", "--soc_version=Ascend310P3", "--bogus=1"], 2, "--bogus", None),
+    ("aoe", "required flag", ["--framework=5", "--model=m.onnx", "--soc_version=Ascend310P3"], 2, "--job_type", None),
+    ("aoe", "missing file", ["--framework=5", "--model=missing.onnx", "--job_type=2", "--soc_version=Ascend310P3"], 1, "--model", None),
+    ("aoe", "nothing to do", ["--framework=5", "--model_path=empty", "--job_type=2", "--soc_version=Ascend310P3"], 2, ".onnx", None),
+]
+
+for tool, case, argv, want, names, leftover in CASES:
+    code, text = run(tool, *argv)
+    check(code == want, f"{tool} {case}: exit {code}, want {want}" + ("" if code == want else "\n" + text))
+    check(names in text, f"{tool} {case}: the message names {names!r}" + ("" if names in text else "\n" + text))
+    if leftover:
+        check(not os.path.exists(os.path.join(WORK, leftover)), f"{tool} {case}: nothing written ({leftover})")
+
+# CANN's spellings: one dash before long flags, --h for help.
+code, text = run("atc", "-mode=6", "-om=m.om")
+check(code == 0 and "Display Model Info start" in text, "atc -mode=6 -om=m.om works as --mode=6 --om=m.om")
+for tool in TOOL:
+    code, text = run(tool, "--h")
+    check(code == 0 and f"Usage: {tool}" in text, f"{tool} --h prints help with the program name")
+
+if failures:
+    sys.exit(f"{len(failures)} check(s) failed")
+print(f"ok   {len(CASES)} convention cases")
