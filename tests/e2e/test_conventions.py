@@ -101,6 +101,32 @@ for tool in TOOL:
     code, text = run(tool, "--h")
     check(code == 0 and f"Usage: {tool}" in text, f"{tool} --h prints help with the program name")
 
+# msame --input DIR: one inference per file, outputs named after the inputs.
+images = os.path.join(WORK, "images")
+os.makedirs(images)
+rng = np.random.default_rng(0)
+for k in range(100):
+    np.save(os.path.join(images, f"img_{k:03d}.npy"), rng.standard_normal((1, 4, 4, 4)).astype(np.float32))
+code, text = run("msame", "--model", "m.onnx", "--input", "images", "--output", "out100", "--outfmt", "NPY")
+written = sorted(os.listdir(os.path.join(WORK, "out100"))) if code == 0 else []
+check(code == 0 and written == [f"img_{k:03d}_output_0.npy" for k in range(100)], f"msame --input DIR: 100 outputs named after the inputs ({len(written)})")
+if written:
+    x = np.load(os.path.join(images, "img_042.npy"))
+    y = np.load(os.path.join(WORK, "out100", "img_042_output_0.npy"))
+    check(np.allclose(y, 1 / (1 + np.exp(-np.maximum(x, 0))), atol=1e-6), "each output is its own input's result")
+other = os.path.join(WORK, "images2")
+os.makedirs(other)
+np.save(os.path.join(other, "one.npy"), np.zeros((1, 4, 4, 4), np.float32))
+code, text = run("msame", "--model", "m.onnx", "--input", "images,images2")
+check(code == 1 and "holds 1 file(s)" in text, "folders with different file counts are an error naming them")
+# The .onnx reference path takes another shape; an .om keeps the one atc gave it.
+np.save(os.path.join(WORK, "big.npy"), np.ones((2, 4, 8, 8), np.float32))
+code, text = run("msame", "--model", "m.onnx", "--input_shape", "x:2,4,8,8", "--input", "big.npy", "--output", "big", "--outfmt", "NPY")
+out = os.path.join(WORK, "big", "m_output_0.npy")
+check(code == 0 and os.path.exists(out) and np.load(out).shape == (2, 4, 8, 8), "msame x.onnx --input_shape runs at the new shape")
+code, text = run("msame", "--model", "m.om", "--input_shape", "x:2,4,8,8")
+check(code == 1 and "--input_shape" in text, "--input_shape on an .om is refused, naming the flag")
+
 if failures:
     sys.exit(f"{len(failures)} check(s) failed")
 print(f"ok   {len(CASES)} convention cases")

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "frontend/input_shape.h"
 #include "ir/tensor.h"
 #include "om/om_model.h"
 #include "passes/precision.h"
@@ -33,14 +34,6 @@ struct AtcOptions {
 
 constexpr const char* kVersion = "npukit atc 0.1.0";
 
-// "in1:1,3,224,224;in2:1,10" -> {in1: [1,3,224,224], in2: [1,10]}; errors are E10002.
-Result<std::map<std::string, Shape>> ParseInputShape(std::string_view spec);
-// Per input, the min and max of every dim: "n" -> n..n, "-1" -> -1..-1 (a profile's), "1~8" -> 1..8 (E10048).
-Result<std::vector<InputRange>> ParseInputShapeRanges(std::string_view spec);
-// The same in the order given, ranges and -1 as -1 (where shape profiles or ranges apply).
-Result<std::vector<std::pair<std::string, Shape>>> ParseInputShapeList(std::string_view spec);
-// The inverse: "in1:1,3,224,224;in2:1,10".
-std::string InputShapeSpec(const std::vector<std::pair<std::string, Shape>>& shapes);
 // --dynamic_batch_size / --dynamic_image_size / --dynamic_dims against --input_shape (empty: a static model).
 Result<ShapeProfiles> ParseShapeProfiles(const AtcOptions& o);
 // "node:0;node2:1" -> [(node, 0), (node2, 1)]; a missing ":idx" means output 0.

@@ -152,13 +152,5 @@ Result<ShapeProfiles> ParseShapeProfiles(const AtcOptions& o) {
   return p;
 }
 
-std::string InputShapeSpec(const std::vector<std::pair<std::string, Shape>>& shapes) {
-  std::string spec;
-  for (const auto& [name, shape] : shapes) {
-    spec += (spec.empty() ? "" : ";") + name + ":";
-    for (size_t d = 0; d < shape.size(); ++d) spec += (d ? "," : "") + std::to_string(shape[d]);
-  }
-  return spec;
-}
 
 }  // namespace npu::atc

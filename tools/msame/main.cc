@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
   app.allow_extras();
   app.set_version_flag("--version", npu::msame::kVersion);
   app.add_option("--model", o.model, "model file (.om or .onnx)");
-  app.add_option("--input", o.input, "comma-separated input files (.npy or raw .bin); none = zeros");
+  app.add_option("--input", o.input, "comma-separated input files (.npy or raw .bin), or folders (one inference per file); none = zeros");
+  app.add_option("--input_shape", o.input_shape, "the .onnx reference path: \"name:n,c,h,w;...\" as atc takes it");
   app.add_option("--output", o.output, "directory for the outputs");
   app.add_option("--outfmt", o.outfmt, "BIN (default), NPY or TXT");
   app.add_option("--loop", o.loop, "number of inferences (default 1)");

@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "dump/npy.h"
 #include "dump_observer.h"
+#include "frontend/input_shape.h"
 #include "frontend/onnx/onnx_importer.h"
 #include "kernels/kernel_util.h"
 #include "passes/pass_manager.h"
@@ -41,9 +42,13 @@ std::string DynamicNote(const Graph& g) {
 
 }  // namespace
 
-Result<Session> LoadModel(const std::string& path) {
+Result<Session> LoadModel(const std::string& path, const std::string& input_shape) {
   if (!EndsWith(path, ".onnx")) return Session::FromOm(path);
-  NPU_ASSIGN_OR_RETURN(Graph g, ImportOnnx(path, {}));
+  OnnxImportOptions opts;
+  if (!input_shape.empty()) {
+    NPU_ASSIGN_OR_RETURN(opts.input_shapes, ParseInputShape(input_shape));
+  }
+  NPU_ASSIGN_OR_RETURN(Graph g, ImportOnnx(path, opts));
   PassManager pm = DefaultPipeline();
   NPU_RETURN_IF_ERROR(pm.Run(g));
   return Session::FromGraph(std::move(g));
@@ -102,6 +107,9 @@ std::vector<Status> ValidateOptions(const MsameOptions& o) {
     errs.push_back(Status::Error("E13001", "--soc_spec", o.soc_spec, "the SoC spec file does not exist"));
   if (o.sim_mode != "full" && o.sim_mode != "timing")
     errs.push_back(Status::Error("E10001", "--sim_mode", o.sim_mode, "the mode must be full or timing"));
+  if (!o.input_shape.empty() && !EndsWith(o.model, ".onnx"))
+    errs.push_back(Status::Error("E10001", "--input_shape", o.input_shape, "applies to the .onnx reference path; an .om keeps the shapes atc gave it",
+                                 "Convert with atc --input_shape (or shape profiles) for another shape on the NPU."));
   if (o.sim_mode == "timing" && EndsWith(o.model, ".onnx"))
     errs.push_back(Status::Error("E10001", "--sim_mode", o.sim_mode, "the .onnx reference path has no simulated clock", "Convert the model with atc first."));
   if (!o.log.empty() && !log::ParseLevel(o.log))
@@ -180,10 +188,13 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
   std::stringstream ss(o.input);
   for (std::string f; std::getline(ss, f, ',');)
     if (!f.empty()) files.push_back(f);
-  auto session = LoadModel(o.model);
+  auto session = LoadModel(o.model, o.input_shape);
+  std::string model_name = std::filesystem::path(o.model).stem().string();
+  auto sets = InputSets(files, model_name);
+  if (!sets.ok()) return fail({sets.status()});
   if (!session.ok()) return fail({session.status()});
   if (const ShapeProfiles& p = session.value().model().profiles; !p.empty()) {
-    auto k = ChooseProfile(o, p, files, session.value().graph());
+    auto k = ChooseProfile(o, p, sets.value()[0].files, session.value().graph());
     if (!k.ok()) return fail({k.status()});
     if (log::ShowInfo()) out << "[INFO] shape profile " << k.value() << ": " << p.Describe(k.value()) << "\n";
     if (k.value() != 0) session = Session::FromOm(o.model, k.value());
@@ -199,41 +210,9 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
     out << "[WARNING] " << s.retiled() << " task tiling(s) do not fit " << s.soc()->name << "; re-tiled with the built-in heuristic\n";
   const Graph& g = s.graph();
   if (o.sim_mode == "timing") return RunTimingOnly(o, s, out);
-  std::string model_name = std::filesystem::path(o.model).stem().string();
   if (log::ShowInfo()) out << "[INFO] model " << o.model << " loaded: " << g.nodes.size() << " ops, " << g.inputs.size() << " input(s), "
       << g.outputs.size() << " output(s)\n";
 
-  std::vector<Tensor> inputs;
-  // A profile model's selector input is filled here (the user may give it too, as the last file).
-  const ShapeProfiles& profiles = s.model().profiles;
-  size_t user_inputs = g.inputs.size() - (!profiles.empty() && files.size() < g.inputs.size() ? 1 : 0);
-  if (files.empty()) {  // like msame: no --input runs on all-zero data
-    for (size_t k = 0; k < user_inputs; ++k) {
-      const Value& v = g.values[g.inputs[k]];
-      if (!v.has_shape || NumElements(v.shape) < 0)
-        return fail({Status::Error("EH0001", "--input", "", "input '" + v.name + "' has a dynamic shape; give --input files")});
-      inputs.push_back(Tensor::Zeros(v.dtype, v.shape));
-    }
-  } else {
-    if (files.size() != user_inputs)
-      return fail({Status::Error("EH0001", "--input", o.input,
-                                 std::to_string(files.size()) + " file(s) given, the model has " + std::to_string(user_inputs) + " input(s)")});
-    for (size_t k = 0; k < files.size(); ++k) {
-      auto t = ReadInput(files[k], g.values[g.inputs[k]]);
-      if (!t.ok()) {
-        Status st = t.status();
-        if (!profiles.empty()) st.with_context("shape profile " + profiles.Describe(s.model().profile));
-        return fail({st});
-      }
-      inputs.push_back(std::move(t).value());
-    }
-  }
-  if (inputs.size() < g.inputs.size()) {
-    const std::vector<int64_t>& v = profiles.values[s.model().profile];
-    Tensor sel = Tensor::Empty(DType::kI64, {static_cast<int64_t>(v.size())});
-    std::copy(v.begin(), v.end(), sel.mutable_data<int64_t>());
-    inputs.push_back(std::move(sel));
-  }
   if (!o.output.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(o.output, ec);
@@ -254,23 +233,29 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
   long loops = std::strtol(o.loop.c_str(), nullptr, 10);
   std::vector<Tensor> outputs;
   double total = 0, first = 0;
-  for (long l = 0; l < loops; ++l) {
-    if (dumper) dumper->BeginStep(static_cast<uint64_t>(l), inputs);
-    auto t0 = std::chrono::steady_clock::now();
-    Status st = s.Run(inputs, outputs);
-    if (dumper && st.ok()) st = dumper->status();
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (!st.ok()) return fail({st});
-    if (l == 0) first = ms;
-    total += ms;
-    if (log::ShowInfo()) out << "[INFO] loop " << l + 1 << " inference time: " << ms << " ms\n";
-  }
-  if (!o.output.empty())
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      auto p = WriteOutput(o.output, model_name, i, outputs[i], o.outfmt);
-      if (!p.ok()) return fail({p.status()});
-      if (log::ShowInfo()) out << "[INFO] output " << i << " " << DTypeName(outputs[i].dtype()) << ShapeToString(outputs[i].shape()) << " -> " << p.value() << "\n";
+  uint64_t step = 0;  // one per inference, over every input set (dump steps count them)
+  for (const InputSet& set : sets.value()) {
+    auto inputs = ReadInputSet(s, set);
+    if (!inputs.ok()) return fail({inputs.status()});
+    for (long l = 0; l < loops; ++l, ++step) {
+      if (dumper) dumper->BeginStep(step, inputs.value());
+      auto t0 = std::chrono::steady_clock::now();
+      Status st = s.Run(inputs.value(), outputs);
+      if (dumper && st.ok()) st = dumper->status();
+      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (!st.ok()) return fail({st});
+      if (step == 0) first = ms;
+      total += ms;
+      if (log::ShowInfo()) out << "[INFO] " << (sets.value().size() > 1 ? set.name + " " : "") << "loop " << l + 1 << " inference time: " << ms << " ms\n";
     }
+    if (!o.output.empty())
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        auto p = WriteOutput(o.output, set.name, i, outputs[i], o.outfmt);
+        if (!p.ok()) return fail({p.status()});
+        if (log::ShowInfo()) out << "[INFO] output " << i << " " << DTypeName(outputs[i].dtype()) << ShapeToString(outputs[i].shape()) << " -> " << p.value() << "\n";
+      }
+  }
+  loops = static_cast<long>(step);  // the averages below are over every inference
   if (dumper && log::ShowInfo())
     out << "[INFO] " << (dump.dump_debug ? std::to_string(dumper->overflows()) + " overflow(s), " : std::string()) << dumper->files_written()
         << " dump file(s) under " << dump.path << "\n";

@@ -15,13 +15,26 @@ struct MsameOptions {
   std::string soc_spec;           // simulate on this platform .ini instead of the .om's SoC
   std::string sim_mode = "full";  // full: compute and time; timing: advance the simulated clock only
   std::string dym_batch, dym_hw, dym_dims, dym_shape;  // which shape profile of the .om to run
+  std::string input_shape;  // the .onnx reference path: "name:dims;..." as atc takes it
   std::vector<std::string> unknown_flags;
 };
 
 constexpr const char* kVersion = "npukit msame 0.1.0";
 
-// Loads an .om, or imports an .onnx and folds it (the golden reference path).
-Result<Session> LoadModel(const std::string& path);
+// Loads an .om, or imports an .onnx (with `input_shape` when given) and folds it (the golden reference path).
+Result<Session> LoadModel(const std::string& path, const std::string& input_shape = {});
+
+// One inference's input files and the name its outputs take (<name>_output_<i>).
+struct InputSet {
+  std::vector<std::string> files;
+  std::string name;
+};
+// --input as given: files (one set, named after the model), or folders (one set per file, matched by sorted
+// name across the folders and named after the first folder's file), or nothing (one set of zeros).
+Result<std::vector<InputSet>> InputSets(const std::vector<std::string>& entries, const std::string& model_name);
+// The tensors of one set for session `s` (zeros when it has no files; the profile selector filled in).
+Result<std::vector<Tensor>> ReadInputSet(const Session& s, const InputSet& set);
+std::string SplitJoin(const std::vector<std::string>& entries);  // "a,b"
 // Reads one input file: .npy as is, anything else as raw bytes in the model input's dtype and shape.
 Result<Tensor> ReadInput(const std::string& path, const Value& model_input);
 // Writes output i as DIR/<model>_output_<i>.<bin|npy|txt>; returns the path written.
