@@ -6,7 +6,7 @@ what=${1:-all}
 
 build_pkgs=(cmake g++ make ccache pkg-config libprotobuf-dev protobuf-compiler libonnx-dev
             libeigen3-dev libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libhdf5-dev
-            libtree-sitter-dev libxlsxwriter-dev libinih-dev curl ca-certificates)
+            libtree-sitter-dev libxlsxwriter-dev libinih-dev ca-certificates)
 test_pkgs=(python3 python3-numpy libopenblas0-pthread python3-onnx python3-torch python3-torchvision
            python3-h5py python3-protobuf python3-openpyxl)
 
@@ -35,22 +35,23 @@ install_missing() {
 }
 
 # transplt parses Python with the tree-sitter-python grammar. Debian packages the runtime (ABI 14) but not
-# this grammar, so its generated C sources come from the npm registry at the 0.20.x release built for that
-# ABI, checked against a pinned digest, into .deps/ (git-ignored; never committed).
+# this grammar, so its generated C sources come from the npm registry, through npm itself (`npm pack`, the
+# machine's configured registry), at the 0.20.x release built for that ABI, checked against a pinned digest,
+# into .deps/ (git-ignored; never committed).
 fetch_grammar() {
   local ver=0.20.4 sum=644cb3faabb8faae1a1c734d1a636f94f40b18e94265f018c4b90dc8cb9b00ba
   local root; root=$(cd "$(dirname "$0")/.." && pwd)
   local dest="$root/.deps/tree-sitter-python-$ver"
   [ -f "$dest/src/parser.c" ] && return 0
+  command -v npm >/dev/null || {
+    echo "install-deps: npm is needed to fetch tree-sitter-python@$ver (install Node.js with npm, e.g. Debian's npm package)" >&2; exit 1; }
   local tmp; tmp=$(mktemp -d)
-  local url="https://registry.npmjs.org/tree-sitter-python/-/tree-sitter-python-$ver.tgz"
-  if ! curl -fsSL --retry 3 -o "$tmp/g.tgz" "$url" 2>"$tmp/err"; then
-    (cd "$tmp" && npm pack --silent "tree-sitter-python@$ver" >/dev/null 2>>"$tmp/err" && mv tree-sitter-python-$ver.tgz g.tgz) || {
-      echo "install-deps: cannot download $url:" >&2; cat "$tmp/err" >&2; rm -rf "$tmp"; exit 1; }
-  fi
-  echo "$sum  $tmp/g.tgz" | sha256sum -c --quiet - || {
-    echo "install-deps: $url does not match the pinned sha256 $sum" >&2; rm -rf "$tmp"; exit 1; }
-  tar xzf "$tmp/g.tgz" -C "$tmp" package/src package/LICENSE
+  (cd "$tmp" && npm pack --silent "tree-sitter-python@$ver" >/dev/null 2>"$tmp/err") || {
+    echo "install-deps: npm pack tree-sitter-python@$ver failed:" >&2; cat "$tmp/err" >&2; rm -rf "$tmp"; exit 1; }
+  local tgz="$tmp/tree-sitter-python-$ver.tgz"
+  echo "$sum  $tgz" | sha256sum -c --quiet - || {
+    echo "install-deps: tree-sitter-python-$ver.tgz does not match the pinned sha256 $sum" >&2; rm -rf "$tmp"; exit 1; }
+  tar xzf "$tgz" -C "$tmp" package/src package/LICENSE
   mkdir -p "$root/.deps" && rm -rf "$dest" && mv "$tmp/package" "$dest"
   rm -rf "$tmp"
 }
