@@ -105,6 +105,15 @@ Status& Status::with_note(std::string_view note) {
   return *this;
 }
 
+Status& Status::with_param(std::string_view param) {
+  if (err_) {
+    auto copy = std::make_shared<Err>(*err_);
+    copy->param = std::string(param);
+    err_ = std::move(copy);
+  }
+  return *this;
+}
+
 Status& Status::with_context(std::string_view ctx) {
   if (err_) {
     auto copy = std::make_shared<Err>(*err_);

@@ -30,6 +30,8 @@ class Status {
   Status& with_context(std::string_view ctx);
   // Appends a sentence to the reason (e.g. a second tool's view of the same input).
   Status& with_note(std::string_view note);
+  // Renames the parameter to the one the user typed (the .om reader says --om; msame's flag is --model).
+  Status& with_param(std::string_view param);
 
  private:
   struct Err {

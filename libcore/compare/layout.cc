@@ -10,9 +10,11 @@
 namespace npu {
 namespace {
 
+// A tensor whose layout cannot be undone: the message names the tensor, its format and why.
 Status Bad(const DumpTensor& t, const std::string& why) {
-  return Status::Error("EC0015", "-f", DumpFormatName(t.format), std::string(t.kind_name()) + " " +
-                       std::to_string(t.index) + ": " + why);
+  return Status::Error("EC0015", "dump tensor", std::string(t.kind_name()) + " " + std::to_string(t.index) + " (" +
+                       std::string(DumpFormatName(t.format)) + ")", why,
+                       "The dump's shape and original shape disagree with its format; give -s with the original shape, or dump the op again.");
 }
 
 // out[i] = in[src(i)] for every output element, for any element size.
@@ -59,21 +61,28 @@ Result<LaidOut> FromBlocked(const DumpTensor& t, size_t elem, std::span<const in
 
 }  // namespace
 
-bool NeedsLayoutConversion(int f) { return f == 1 || f == 3 || f == 4 || f == 16 || f == 29; }
+bool NeedsLayoutConversion(int f) {
+  auto format = static_cast<Format>(f);
+  return IsBlockedFormat(format) || format == Format::kNHWC || format == Format::kHWCN;
+}
 
 Result<LaidOut> ConvertLayout(const DumpTensor& t, size_t elem, std::string_view target,
                               std::span<const int64_t> original) {
   if (original.empty()) original = t.original_shape;
-  std::string_view natural = t.format == 29 ? "ND" : "NCHW";
+  std::string_view natural = t.format == static_cast<int>(Format::kFractalNZ) ? "ND" : "NCHW";
   if (!target.empty() && target != natural)
-    return Bad(t, "converts to " + std::string(natural) + ", not " + std::string(target));
+    return Status::Error("EC0015", "-f", std::string(target),
+                         std::string(t.kind_name()) + " " + std::to_string(t.index) + " is " + std::string(DumpFormatName(t.format)) +
+                             ", which converts to " + std::string(natural) + ", not " + std::string(target),
+                         "Use -f NCHW for NC1HWC0, FRACTAL_Z, NHWC and HWCN tensors, -f ND for FRACTAL_NZ, or leave -f out to keep the dump's layout.");
   const auto& s = t.shape;
   const std::byte* in = t.data.data();
   LaidOut r;
   switch (t.format) {
-    case 1: case 16: {  // NHWC (N,H,W,C) or HWCN (H,W,C,N)
+    case static_cast<int>(Format::kNHWC):
+    case static_cast<int>(Format::kHWCN): {  // NHWC (N,H,W,C) or HWCN (H,W,C,N)
       if (s.size() != 4) return Bad(t, std::string(DumpFormatName(t.format)) + " needs a 4-D shape");
-      bool nhwc = t.format == 1;
+      bool nhwc = t.format == static_cast<int>(Format::kNHWC);
       int64_t N = nhwc ? s[0] : s[3], H = nhwc ? s[1] : s[0], W = nhwc ? s[2] : s[1], C = nhwc ? s[3] : s[2];
       r.shape = {N, C, H, W};
       r.bytes = Gather(in, elem, N * C * H * W, [&](int64_t i) {

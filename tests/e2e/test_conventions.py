@@ -30,10 +30,15 @@ def check(cond, what):
         failures.append(what)
 
 
-def small_model(path, names):
+def small_model(path, names, conv=False):
     nodes = [helper.make_node("Relu", ["x"], ["r"], name=names[0]), helper.make_node("Sigmoid", ["r"], ["y"], name=names[1])]
+    inits = []
+    if conv:  # a Conv2D first: its dump holds NC1HWC0 and FRACTAL_Z tensors
+        nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv")] + nodes
+        nodes[1].input[0] = "c"
+        inits = [helper.make_tensor("w", TensorProto.FLOAT, [4, 4, 1, 1], np.eye(4, dtype=np.float32).ravel().tolist())]
     g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 4, 4])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 4, 4])])
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 4, 4])], inits)
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
 
 
@@ -43,7 +48,7 @@ os.makedirs(os.path.join(WORK, "src"))
 with open(os.path.join(WORK, "src", "a.py"), "w") as f:
     f.write("import torch\nx = torch.zeros(2).cuda()\n")
 small_model(os.path.join(WORK, "m.onnx"), ("relu", "sigmoid"))
-small_model(os.path.join(WORK, "other.onnx"), ("act_a", "act_b"))
+small_model(os.path.join(WORK, "other.onnx"), ("act_a", "act_b"), conv=True)
 np.save(os.path.join(WORK, "x.npy"), np.ones((1, 4, 4, 4), np.float32))
 assert run("atc", "--framework=5", "--model=m.onnx", "--output=m", "--soc_version=Ascend310P3")[0] == 0
 assert run("atc", "--framework=5", "--model=other.onnx", "--output=other", "--soc_version=Ascend310P3")[0] == 0
@@ -93,6 +98,17 @@ for tool, case, argv, want, names, leftover in CASES:
     check(names in text, f"{tool} {case}: the message names {names!r}" + ("" if names in text else "\n" + text))
     if leftover:
         check(not os.path.exists(os.path.join(WORK, leftover)), f"{tool} {case}: nothing written ({leftover})")
+
+# Errors name the parameter the user typed.
+with open(os.path.join(WORK, "bad.om"), "wb") as f:
+    f.write(b"not an om")
+code, text = run("msame", "--model", "bad.om")
+check(code == 1 and "parameter [--model]" in text, "a corrupt .om given to msame names --model")
+code, text = run("transplt", "-i", "src", "-o", "t9", "-r", "missing.json")
+check(code == 1 and "parameter [-r/--rule]" in text, "a missing transplt rule file names -r/--rule")
+conv = next(os.path.join(d, f) for d, _, fs in os.walk(os.path.join(WORK, "dump_npu")) for f in fs if f.startswith("Conv2D"))
+code, text = run("msaccucmp", "convert", "-d", conv, "-f", "ND", "-out", "conv")
+check("Value [ND] for parameter [-f]" in text and "-f NCHW" in text, "convert -f names the value given and the -f that works")
 
 # CANN's spellings: one dash before long flags, --h for help.
 code, text = run("atc", "-mode=6", "-om=m.om")

@@ -43,7 +43,12 @@ std::string DynamicNote(const Graph& g) {
 }  // namespace
 
 Result<Session> LoadModel(const std::string& path, const std::string& input_shape) {
-  if (!EndsWith(path, ".onnx")) return Session::FromOm(path);
+  if (!EndsWith(path, ".onnx")) {
+    auto s = Session::FromOm(path);
+    if (s.ok()) return s;
+    Status st = s.status();
+    return st.param() == "--om" ? st.with_param("--model") : st;  // the reader's name for the file is atc's
+  }
   OnnxImportOptions opts;
   if (!input_shape.empty()) {
     NPU_ASSIGN_OR_RETURN(opts.input_shapes, ParseInputShape(input_shape));

@@ -134,7 +134,10 @@ bool IsExpression(const std::string& text) {
 
 npu::Status RuleSet::AddCustom(const std::string& path) {
   auto text = npu::ReadFileToString(path);
-  if (!text.ok()) return text.status();
+  if (!text.ok()) {
+    npu::Status s = text.status();
+    return s.with_param("-r/--rule");
+  }
   auto bad = [&](const std::string& why) {
     return npu::Status::Error("ET0003", "--rule", path, why,
                               "Write {\"rules\": {\"ArgsModifyRule\": [...], \"FuncNameModifyRule\": [...], "
