@@ -113,6 +113,9 @@ check("Value [ND] for parameter [-f]" in text and "-f NCHW" in text, "convert -f
 # CANN's spellings: one dash before long flags, --h for help.
 code, text = run("atc", "-mode=6", "-om=m.om")
 check(code == 0 and "Display Model Info start" in text, "atc -mode=6 -om=m.om works as --mode=6 --om=m.om")
+code, text = run("atc", "--help")
+groups = ["General:", "Input:", "Output:", "Target:", "Feature:", "Model Tuning:", "Operator Tuning:", "Debug:"]
+check(all(g in text for g in groups), "atc --help is grouped as CANN's: " + ", ".join(groups))
 for tool in TOOL:
     code, text = run(tool, "--h")
     check(code == 0 and f"Usage: {tool}" in text, f"{tool} --h prints help with the program name")
