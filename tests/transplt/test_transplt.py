@@ -44,15 +44,33 @@ def compiles(path):
     return subprocess.run(["/usr/bin/python3", "-c", code, path, pyc], capture_output=True).returncode == 0
 
 
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.reader(f))
+
+
 def check_reports(dest, report, label):
-    """change_list.csv and unsupported_op.xlsx must hold exactly what the JSON report holds."""
-    with open(os.path.join(dest, "change_list.csv"), newline="") as f:
-        rows = list(csv.reader(f))
-    check(rows[0] == ["File", "Start Line", "End Line", "Operation Type", "Rule", "Message"], f"{label}: csv header")
-    want = [[f["file"], str(c["start_line"]), str(c["end_line"]), c["operation"], c["rule"], c["message"]]
+    """transplant_result_file/ (CANN's current layout): its CSVs and unsupported_op.xlsx hold exactly what the JSON
+    report holds, read-only as CANN leaves them."""
+    results = os.path.join(dest, "transplant_result_file")
+    rows = read_csv(os.path.join(results, "change_list.csv"))
+    check(rows[0] == ["File", "Start Line", "End Line", "Operation Type", "Message"], f"{label}: csv header")
+    want = [[f["file"], str(c["start_line"]), str(c["end_line"]), c["operation"], c["message"]]
             for f in report["files"] for c in f["changes"]]
+    want = [w for i, w in enumerate(want) if i == 0 or w != want[i - 1]]  # one row per rewrite, however many splices
     check(rows[1:] == want, f"{label}: change_list.csv differs from the JSON report")
-    ws = openpyxl.load_workbook(os.path.join(dest, "unsupported_op.xlsx")).active
+    check(len(set(map(tuple, rows[1:]))) == len(rows) - 1, f"{label}: change_list.csv repeats a row")
+    api = ["File", "Start Line", "End Line", "OP", "Tips"]
+    rows = read_csv(os.path.join(results, "unsupported_api.csv"))
+    want = [[f["file"], str(x["line"]), str(x["line"]), x["api"], x["reason"] + ("; " + x["suggestion"] if x["suggestion"] else "")]
+            for f in report["files"] for x in f["findings"]]
+    check(rows == [api] + want, f"{label}: unsupported_api.csv differs from the JSON report")
+    for name in ("unknown_api.csv", "api_precision_advice.csv", "api_performance_advice.csv"):
+        check(read_csv(os.path.join(results, name))[0] == api, f"{label}: {name} header")
+    check(read_csv(os.path.join(results, "cuda_op_list.csv"))[0] == ["File", "Api"], f"{label}: cuda_op_list.csv header")
+    check(os.path.exists(os.path.join(results, "msFmkTranspltlog.txt")), f"{label}: log")
+    check(all(os.stat(os.path.join(results, n)).st_mode & 0o777 == 0o440 for n in os.listdir(results)), f"{label}: reports are 0440")
+    ws = openpyxl.load_workbook(os.path.join(results, "unsupported_op.xlsx")).active
     xrows = [list(r) for r in ws.iter_rows(values_only=True)]
     check(xrows[0] == ["File", "Line", "API", "Reason", "Suggestion"], f"{label}: xlsx header {xrows[0]}")
     want = [[f["file"], x["line"], x["api"], x["reason"], x["suggestion"]] for f in report["files"] for x in f["findings"]]
@@ -88,7 +106,7 @@ def test_goldens():
         cut = args.index("distributed") if "distributed" in args else len(args)
         opts, dist = args[:cut], args[cut:]
         run(["-i", src, "-o", os.path.join(base, "out"), "--report-json", rep] + opts + dist)
-        dest = os.path.join(base, "out", "in_msft")
+        dest = os.path.join(base, "out", "in_msft_multi" if dist else "in_msft")
         got = open(os.path.join(dest, "main.py"), "rb").read()
         want = open(os.path.join(GOLD, case, "after.py"), "rb").read()
         check(got == want, f"golden {case}: output differs from after.py")
@@ -248,7 +266,24 @@ def test_bad_input():
     run(["-i", clean, "-o", out, "--dry-run"], code=0)
 
 
-for t in [test_goldens, test_bytes_and_tree, test_bad_input]:
+def test_unmatched_custom_rule_is_reported():
+    base = fresh(os.path.join(WORK, "unmatched"))
+    src = fresh(os.path.join(base, "proj"))
+    with open(os.path.join(src, "a.py"), "w") as f:
+        f.write("import torch\nx = torch.zeros(2).cuda()\n")
+    rule = os.path.join(base, "rule.json")
+    with open(rule, "w") as f:
+        json.dump({"rules": {"FuncNameModifyRule": [{"old_name": "nowhere.func", "new_name": "elsewhere.func"}]}}, f)
+    rep = os.path.join(base, "report.json")
+    p = run(["-i", src, "-o", fresh(os.path.join(base, "out")), "-r", rule, "--report-json", rep])
+    text = p.stdout.decode()
+    check("custom rule custom.FuncNameModifyRule[0] matched nothing" in text, f"an unmatched custom rule is reported:\n{text}")
+    check(json.load(open(rep))["unmatched_custom_rules"] == ["custom.FuncNameModifyRule[0]"], "and listed in the JSON report")
+    log = open(os.path.join(base, "out", "proj_msft", "transplant_result_file", "msFmkTranspltlog.txt")).read()
+    check("custom rule custom.FuncNameModifyRule[0] matched nothing" in log, "and logged")
+
+
+for t in [test_goldens, test_bytes_and_tree, test_bad_input, test_unmatched_custom_rule_is_reported]:
     t()
 print(f"transplt tests: {len(failures)} failures")
 sys.exit(1 if failures else 0)

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <optional>
 #include <regex>
+#include <set>
 #include <system_error>
 
 #include "base/cli.h"
@@ -22,8 +23,14 @@ namespace fs = std::filesystem;
 namespace transplt {
 namespace {
 
-constexpr const char* kReportFiles[] = {"msFmkTranspltlog.txt", "change_list.csv", "unsupported_op.xlsx",
-                                        "run_distributed_npu.sh"};
+// Where CANN's current transplt puts its reports, inside the result folder.
+constexpr std::string_view kResultDir = "transplant_result_file";
+// Top-level entries of an earlier run's result (this layout's and the older one's), never copied as input.
+bool IsEarlierReport(const std::string& rel) {
+  static constexpr std::string_view kOld[] = {"msFmkTranspltlog.txt", "change_list.csv", "unsupported_op.xlsx", "run_distributed_npu.sh"};
+  return rel == kResultDir || (rel.starts_with(kResultDir) && rel.size() > kResultDir.size() && rel[kResultDir.size()] == '/') ||
+         std::find(std::begin(kOld), std::end(kOld), rel) != std::end(kOld);
+}
 
 npu::Status PathError(const char* code, const char* param, const std::string& value, std::string why, std::string fix) {
   return npu::Status::Error(code, param, value, std::move(why), std::move(fix));
@@ -166,7 +173,7 @@ npu::Result<RunResult> MigrateTree(const Options& opts, const RuleSet& rules) {
     return PathError("ET0002", "--output", opts.output, "exists and is not a folder", "Give a folder for the output.");
   std::string name = single ? in_abs.stem().string() : in_abs.filename().string();
   RunResult r;
-  r.dest = (out_abs / (name + "_msft")).string();
+  r.dest = (out_abs / (name + (opts.distributed ? "_msft_multi" : "_msft"))).string();
   if (!opts.dry_run && fs::exists(r.dest, ec) && !opts.force)
     return PathError("ET0002", "--output", r.dest, "the result folder already exists",
                      "Pass --force to replace it, or choose another --output.");
@@ -184,9 +191,7 @@ npu::Result<RunResult> MigrateTree(const Options& opts, const RuleSet& rules) {
     }
     std::sort(entries.begin(), entries.end());
     // Reports of an earlier run (transplt on its own output) are replaced by this run's, not copied.
-    std::erase_if(entries, [](const auto& e) {
-      return std::any_of(std::begin(kReportFiles), std::end(kReportFiles), [&](const char* r) { return e.first == r; });
-    });
+    std::erase_if(entries, [](const auto& e) { return IsEarlierReport(e.first); });
   }
   if (opts.distributed) {
     fs::path m = fs::weakly_canonical(fs::absolute(opts.main_file));
@@ -238,10 +243,15 @@ npu::Result<RunResult> MigrateTree(const Options& opts, const RuleSet& rules) {
       return PathError("E13002", "--input", (in_root / entries[i].first).string(),
                        "cannot read it: " + unreadable[i] + "; nothing was written",
                        "Fix the file's permissions (or move it out of the input) and run again.");
+  std::set<std::string> used;
   for (const FileOutcome& f : r.files) {
     r.changes += f.changes.size();
     r.findings += f.findings.size();
+    for (const ChangeRecord& c : f.changes) used.insert(c.edit->rule);
+    for (const FindingRecord& x : f.findings) used.insert(x.finding->rule);
   }
+  for (const std::string& id : rules.custom_ids)
+    if (!used.count(id)) r.unmatched_rules.push_back(id);
   return r;
 }
 
@@ -265,25 +275,30 @@ npu::Status WriteTree(const RunResult& r, const Options& opts) {
     fs::path dir = f.status == FileStatus::kDirectory ? stage / f.rel : (stage / f.rel).parent_path();
     if (!fs::create_directories(dir, ec) && ec) return fail(dir.string(), ec.message());
   }
-  // The two text reports and the files are independent: write them across the pool (reports first, they are
-  // the longest tasks), and keep the first error.
+  // The reports and the files are independent: write them across the pool (reports first, they are the
+  // longest tasks), and keep the first error. Reports go to transplant_result_file/, as CANN's do.
   struct WriteError {
     std::string what, why;
   };
-  auto write_text = [&](const char* name, const std::string& text) -> std::optional<WriteError> {
-    std::ofstream o(stage / name, std::ios::binary);
+  fs::path reports = stage / kResultDir;
+  if (!fs::create_directory(reports, ec)) return fail(reports.string(), ec.message());
+  auto write_text = [&](const fs::path& path, const std::string& text) -> std::optional<WriteError> {
+    std::ofstream o(path, std::ios::binary);
     o << text;
     if (o.good()) return std::nullopt;
-    return WriteError{(stage / name).string(), "write failed"};
+    return WriteError{path.string(), "write failed"};
   };
-  const size_t n = r.files.size();
-  std::vector<std::optional<WriteError>> errors(n + 2);
-  npu::ThreadPool::Global().ParallelFor(n + 2, 1, [&](size_t b, size_t e) {
+  const std::vector<std::pair<const char*, std::string (*)(const RunResult&)>> csvs = {
+      {"change_list.csv", ChangeListCsv}, {"cuda_op_list.csv", CudaOpListCsv}, {"unsupported_api.csv", UnsupportedApiCsv},
+      {"unknown_api.csv", UnknownApiCsv}, {"api_precision_advice.csv", PrecisionAdviceCsv}, {"api_performance_advice.csv", PerformanceAdviceCsv}};
+  const size_t n = r.files.size(), k = csvs.size() + 1;
+  std::vector<std::optional<WriteError>> errors(n + k);
+  npu::ThreadPool::Global().ParallelFor(n + k, 1, [&](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) {
-      if (i == 0) errors[i] = write_text("msFmkTranspltlog.txt", LogText(r, opts));
-      if (i == 1) errors[i] = write_text("change_list.csv", ChangeListCsv(r));
-      if (i < 2) continue;
-      const FileOutcome& f = r.files[i - 2];
+      if (i == 0) errors[i] = write_text(reports / "msFmkTranspltlog.txt", LogText(r, opts));
+      if (i > 0 && i < k) errors[i] = write_text(reports / csvs[i - 1].first, csvs[i - 1].second(r));
+      if (i < k) continue;
+      const FileOutcome& f = r.files[i - k];
       if (f.status == FileStatus::kDirectory || f.status == FileStatus::kOmitted) continue;
       std::error_code fec;
       fs::path src = in_root / f.rel, dst = stage / f.rel;
@@ -303,12 +318,14 @@ npu::Status WriteTree(const RunResult& r, const Options& opts) {
   });
   for (const auto& err : errors)
     if (err) return fail(err->what, err->why);
-  if (npu::Status s = WriteUnsupportedXlsx(r, (stage / "unsupported_op.xlsx").string()); !s.ok()) {
+  if (npu::Status s = WriteUnsupportedXlsx(r, (reports / "unsupported_op.xlsx").string()); !s.ok()) {
     fs::remove_all(stage, ec);
     return s;
   }
+  for (const auto& entry : fs::directory_iterator(reports, ec))  // read-only, as CANN leaves its reports
+    fs::permissions(entry.path(), fs::perms::owner_read | fs::perms::group_read, ec);
   if (opts.distributed) {
-    if (auto err = write_text("run_distributed_npu.sh", DistributedScript(r.main_rel))) return fail(err->what, err->why);
+    if (auto err = write_text(stage / "run_distributed_npu.sh", DistributedScript(r.main_rel))) return fail(err->what, err->why);
     fs::permissions(stage / "run_distributed_npu.sh", fs::perms(0750), ec);
   }
   // Swap the finished tree into place; an old result (--force) is removed only after that.

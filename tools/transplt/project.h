@@ -46,11 +46,12 @@ struct FileOutcome {
 };
 
 struct RunResult {
-  std::string dest;      // <output>/<name>_msft
+  std::string dest;      // <output>/<name>_msft (_msft_multi with distributed)
   std::string in_root;   // the input folder (a single-file input's folder)
   std::string main_rel;  // distributed -m, relative to in_root
   std::vector<FileOutcome> files;
   size_t changes = 0, findings = 0;
+  std::vector<std::string> unmatched_rules;  // -r rules that changed and found nothing
 };
 
 // Runs transplt; returns the process exit code (0 done, 1 error, 3 dry run with pending changes).
@@ -61,7 +62,13 @@ npu::Result<RunResult> MigrateTree(const Options& opts, const RuleSet& rules);
 FileOutcome MigrateFile(const std::string& rel, const std::string& raw, const RuleSet& rules, const MigrateOptions& mo);
 
 // Reports (reports.cc).
-std::string ChangeListCsv(const RunResult& r);
+// The CSV reports of transplant_result_file/, with CANN's columns.
+std::string ChangeListCsv(const RunResult& r);       // File, Start Line, End Line, Operation Type, Message
+std::string CudaOpListCsv(const RunResult& r);       // File, Api: every CUDA API the migration met
+std::string UnsupportedApiCsv(const RunResult& r);   // File, Start Line, End Line, OP, Tips
+std::string UnknownApiCsv(const RunResult& r);       // same columns; header only (see reports.cc)
+std::string PrecisionAdviceCsv(const RunResult& r);  // same columns; header only (see reports.cc)
+std::string PerformanceAdviceCsv(const RunResult& r);
 std::string LogText(const RunResult& r, const Options& opts);
 std::string ReportJson(const RunResult& r, const Options& opts);
 std::string SummaryTable(const RunResult& r, const Options& opts);

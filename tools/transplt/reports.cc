@@ -1,5 +1,6 @@
-// The reports of a run: change_list.csv, unsupported_op.xlsx, msFmkTranspltlog.txt, the JSON report,
-// the unified diff, the summary table and the multi-card launch script.
+// The reports of a run, in transplant_result_file/ as CANN's current transplt writes them: change_list.csv,
+// cuda_op_list.csv, unsupported_api.csv, unknown_api.csv, the two advice CSVs, msFmkTranspltlog.txt (and
+// unsupported_op.xlsx); plus the JSON report, the unified diff, the summary table and the multi-card script.
 #include <xlsxwriter.h>
 
 #include <algorithm>
@@ -47,14 +48,52 @@ std::string Where(const FileOutcome& f) {
 
 }  // namespace
 
+// One row per change a user would name: a rewrite that splices a line in several places (a from-import's
+// module and name) is one row, not one per splice (the JSON report keeps every splice).
 std::string ChangeListCsv(const RunResult& r) {
-  std::string out = "File,Start Line,End Line,Operation Type,Rule,Message\n";
+  std::string out = "File,Start Line,End Line,Operation Type,Message\n", last;
   for (const FileOutcome& f : r.files)
-    for (const ChangeRecord& c : f.changes)
-      out += npu::CsvCell(f.rel) + "," + std::to_string(c.start_line) + "," + std::to_string(c.end_line) + "," +
-             std::string(OpTypeName(c.edit->op)) + "," + npu::CsvCell(c.edit->rule) + "," + npu::CsvCell(c.edit->message) + "\n";
+    for (const ChangeRecord& c : f.changes) {
+      std::string row = npu::CsvCell(f.rel) + "," + std::to_string(c.start_line) + "," + std::to_string(c.end_line) + "," +
+                        std::string(OpTypeName(c.edit->op)) + "," + npu::CsvCell(c.edit->message) + "\n";
+      if (row != last) out += row;
+      last = std::move(row);
+    }
   return out;
 }
+
+// Every CUDA API the migration met: the original text of each change that touched one, and each unsupported
+// API whose name says cuda.
+std::string CudaOpListCsv(const RunResult& r) {
+  std::string out = "File,Api\n";
+  for (const FileOutcome& f : r.files) {
+    for (const ChangeRecord& c : f.changes)
+      if (c.before.find("cuda") != std::string::npos) out += npu::CsvCell(f.rel) + "," + npu::CsvCell(c.before) + "\n";
+    for (const FindingRecord& x : f.findings)
+      if (x.finding->api.find("cuda") != std::string::npos) out += npu::CsvCell(f.rel) + "," + npu::CsvCell(x.finding->api) + "\n";
+  }
+  return out;
+}
+
+constexpr const char* kApiColumns = "File,Start Line,End Line,OP,Tips\n";
+
+std::string UnsupportedApiCsv(const RunResult& r) {
+  std::string out = kApiColumns;
+  for (const FileOutcome& f : r.files)
+    for (const FindingRecord& x : f.findings) {
+      std::string tips = x.finding->reason + (x.finding->suggestion.empty() ? "" : "; " + x.finding->suggestion);
+      out += npu::CsvCell(f.rel) + "," + std::to_string(x.line) + "," + std::to_string(x.line) + "," + npu::CsvCell(x.finding->api) + "," +
+             npu::CsvCell(tips) + "\n";
+    }
+  return out;
+}
+
+// transplt knows the APIs its rules name; it keeps no catalogue of the rest of torch's, so it cannot tell an
+// unknown API from a fine one, nor advise on precision or performance: these three reports hold their
+// header only (README: not implemented).
+std::string UnknownApiCsv(const RunResult&) { return kApiColumns; }
+std::string PrecisionAdviceCsv(const RunResult&) { return kApiColumns; }
+std::string PerformanceAdviceCsv(const RunResult&) { return kApiColumns; }
 
 npu::Status WriteUnsupportedXlsx(const RunResult& r, const std::string& path) {
   lxw_workbook* wb = workbook_new(path.c_str());
@@ -99,6 +138,7 @@ std::string LogText(const RunResult& r, const Options& opts) {
   };
   line("INFO", "transplt " + opts.input + " -> " + r.dest + (opts.specify_device ? " -s" : "") +
                    (opts.similar ? " -sim" : "") + (opts.distributed ? " distributed -m " + opts.main_file + " -t " + opts.target_model : ""));
+  for (const std::string& id : r.unmatched_rules) line("WARNING", "custom rule " + id + " matched nothing in the input");
   for (const FileOutcome& f : r.files) {
     if (f.status == FileStatus::kOmitted) line("WARNING", f.rel + " " + f.reason);
     if (!Scanned(f)) continue;
@@ -150,6 +190,7 @@ std::string ReportJson(const RunResult& r, const Options& opts) {
     files.push_back(std::move(o));
   }
   j["files"] = std::move(files);
+  j["unmatched_custom_rules"] = r.unmatched_rules;
   j["summary"] = {{"files_scanned", CountScanned(r)},
                   {"files_changed", Count(r, FileStatus::kMigrated)},
                   {"files_unchanged", Count(r, FileStatus::kUnchanged)},
@@ -186,6 +227,7 @@ std::string SummaryTable(const RunResult& r, const Options& opts) {
       os << "  " << FileStatusName(f.status) << ": " << Where(f) << ": " << f.reason << "\n";
     for (const std::string& n : f.migration.notes) os << "  review: " << f.rel << ": " << n << "\n";
   }
+  for (const std::string& id : r.unmatched_rules) os << "  [WARNING] custom rule " << id << " matched nothing in the input\n";
   return os.str();
 }
 

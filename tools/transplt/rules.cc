@@ -210,6 +210,10 @@ npu::Status RuleSet::AddCustom(const std::string& path) {
   for (const ApiRule& a : new_apis)
     if (a.old_name == a.new_name && !a.old_name.empty()) c.Problem(a.id, "old and new names are the same ('" + a.old_name + "')");
   if (!c.ok()) return bad("the rule file has mistakes:" + c.text());
+  for (const auto& a : new_args) custom_ids.push_back(a.id);
+  for (const auto& n : new_names) custom_ids.push_back(n.id);
+  for (const auto& a : new_apis) custom_ids.push_back(a.id);
+  std::sort(custom_ids.begin(), custom_ids.end());
   // Custom rules win over built-in ones with the same old name: the user asked for them explicitly.
   for (ApiRule& a : new_apis) apis[a.old_name] = std::move(a);
   for (NameRule& n : new_names) names.push_back(std::move(n));
