@@ -1,7 +1,13 @@
 # Thin wrapper over CMake. `make demo` and `make check` work on a fresh Debian machine.
-BUILD ?= build
 JOBS  ?= $(shell nproc)
+# SANITIZE=1: ASan + UBSan in build-sanitize/ (make check SANITIZE=1 runs the whole suite under them).
+ifeq ($(SANITIZE),1)
+BUILD ?= build-sanitize
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPUKIT_SANITIZE=ON
+else
+BUILD ?= build
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
+endif
 
 .PHONY: all deps build check demo bench clean
 

@@ -50,6 +50,10 @@ def convert_run_compare(tag, *flags):
 
 
 report, err = convert_run_compare("l2norm")
+(npu_dir,) = glob.glob(os.path.join(WORK, "npu_dump/*/0/l2norm/1/0"))
+advice = sh(CMP, "compare", "-m", npu_dir, "-g", golden, "-f", "l2norm.json", "-out", "advisor_cmp", "-advisor")
+check("meets the accuracy requirement" not in advice and "FAIL 6" in advice,
+      "the advisor never calls FAIL rows fine")
 check(re.search(r"first divergent op: Index \d+ /ReduceSum ", report) is not None, "force_fp16: msaccucmp names /ReduceSum as the first divergent op")
 check(err > 0.05, f"force_fp16: the embedding is visibly wrong (max abs error {err:.3g})")
 open(os.path.join(WORK, "keep.txt"), "w").write("OpType::ReduceSum\nOpType::Sqrt\n")

@@ -80,19 +80,24 @@ Status Summary::Advise(const std::string& dir, std::ostream& out) const {
       }
     }
   if (type.empty()) {
+    // A row is off when its verdict says so (the per-dtype thresholds) or its cosine is under CANN's 0.99.
+    auto off = [](const Line& l) { return l.verdict == "FAIL" || (l.verdict != "SKIP" && !l.cosine.empty() && Below(l.cosine, 0.99)); };
     const Line* first = nullptr;
     for (const auto& l : lines_)
-      if (!l.cosine.empty() && l.verdict != "SKIP" && Below(l.cosine, 0.99)) {
+      if (off(l)) {
         first = &l;
         break;
       }
     type = "Global Consistency";
     if (!first) {
       index = "NaN";
-      advice = "All compared data meets the accuracy requirement (cosine >= 0.99). If the final result is still wrong, check pre- and post-processing.";
+      advice = "All compared data meets the accuracy requirement (no FAIL verdict, cosine >= 0.99). If the final result is still wrong, check pre- and post-processing.";
     } else {
       index = first->index;
-      bool last_bad = Below(lines_.back().cosine, 0.99);
+      const Line* last = nullptr;  // the network output: the last row that was compared
+      for (auto it = lines_.rbegin(); it != lines_.rend() && !last; ++it)
+        if (it->verdict != "SKIP") last = &*it;
+      bool last_bad = last && off(*last);
       advice = last_bad ? "Accuracy drops from this op on and the network output is affected. If the model is quantized, calibrate it again; otherwise look at this op first."
                         : "Accuracy drops at this op but the network output is fine; this is likely an internal optimisation and may be ignored.";
     }
