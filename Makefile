@@ -9,7 +9,11 @@ BUILD ?= build
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 endif
 
-.PHONY: all deps build check demo bench clean
+# make fuzz: libFuzzer on every parser (clang build in build-fuzz/), FUZZ_SECONDS per target.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+
+.PHONY: all deps build check demo bench fuzz clean
 
 all: build
 
@@ -30,6 +34,13 @@ demo: build
 
 bench: build
 	@bash bench/run.sh $(BUILD)
+
+fuzz:
+	@bash scripts/install-deps.sh fuzz
+	@[ -f $(FUZZ_BUILD)/CMakeCache.txt ] || CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPUKIT_FUZZ=ON >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_targets
+	@bash fuzz/run.sh long $(FUZZ_BUILD) $(FUZZ_BUILD)/fuzz-work $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(BUILD)

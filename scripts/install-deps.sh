@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages npukit needs that are not installed yet.
-# Idempotent and silent when everything is present. Usage: install-deps.sh [build|test|all]
+# Idempotent and silent when everything is present. Usage: install-deps.sh [build|test|all|fuzz]
 set -euo pipefail
 what=${1:-all}
 
@@ -9,11 +9,13 @@ build_pkgs=(cmake g++ make ccache pkg-config libprotobuf-dev protobuf-compiler l
             libtree-sitter-dev libxlsxwriter-dev libinih-dev ca-certificates)
 test_pkgs=(python3 python3-numpy libopenblas0-pthread python3-onnx python3-torch python3-torchvision
            python3-h5py python3-protobuf python3-openpyxl)
+fuzz_pkgs=(clang libclang-rt-dev)  # make fuzz: libFuzzer and the sanitizer runtimes
 
 case "$what" in
   build) want=("${build_pkgs[@]}") ;;
   test|all) want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
-  *) echo "usage: $0 [build|test|all]" >&2; exit 2 ;;
+  fuzz) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${fuzz_pkgs[@]}") ;;
+  *) echo "usage: $0 [build|test|all|fuzz]" >&2; exit 2 ;;
 esac
 
 missing=()

@@ -1,0 +1,153 @@
+#!/usr/bin/python3
+"""Seed corpora for the fuzz targets, generated from scratch with npukit's own tools (atc, msame, aoe) and
+numpy/onnx/h5py: one folder per target under OUT_DIR, small inputs so that mutations stay cheap.
+
+usage: make_seeds.py BUILD_DIR OUT_DIR
+"""
+import glob
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def put(out, target, name, data):
+    os.makedirs(os.path.join(out, target), exist_ok=True)
+    with open(os.path.join(out, target, name), "wb") as f:
+        f.write(data.encode() if isinstance(data, str) else data)
+
+
+def pack_dir(root):
+    """fuzz_input.h's directory image: { u8 name_len; name; u32 data_len LE; data }*."""
+    image = b""
+    for path in sorted(glob.glob(os.path.join(root, "**"), recursive=True)):
+        if os.path.isfile(path):
+            name = os.path.relpath(path, root).encode()
+            data = open(path, "rb").read()
+            image += struct.pack("<B", len(name)) + name + struct.pack("<I", len(data)) + data
+    return image
+
+
+def small_models():
+    rng = np.random.default_rng(0)
+    w = lambda name, *shape: numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+    cnn = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+         helper.make_node("Relu", ["c"], ["r"], name="relu"),
+         helper.make_node("GlobalAveragePool", ["r"], ["p"], name="gap"),
+         helper.make_node("Flatten", ["p"], ["f"], name="flat"),
+         helper.make_node("Gemm", ["f", "fw", "fb"], ["y"], transB=1, name="fc")],
+        "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+        [w("w", 8, 3, 3, 3), w("b", 8), w("fw", 4, 8), w("fb", 4)])
+    mlp = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["m"], name="mm"),
+         helper.make_node("Add", ["m", "b"], ["a"], name="add"),
+         helper.make_node("Softmax", ["a"], ["y"], axis=-1, name="softmax")],
+        "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])], [w("w", 16, 8), w("b", 8)])
+    opset = [helper.make_opsetid("", 13)]
+    return {name: helper.make_model(g, opset_imports=opset) for name, g in (("cnn", cnn), ("mlp", mlp))}
+
+
+def run(*cmd, env=None):
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env={**os.environ, **(env or {})})
+
+
+def main():
+    build, out = sys.argv[1], sys.argv[2]
+    tools = {t: f"{build}/tools/{t}/{t}" for t in ("atc", "msame", "aoe")}
+    shutil.rmtree(out, ignore_errors=True)
+    work = tempfile.mkdtemp(prefix="npukit-seeds-")
+    try:
+        for name, model in small_models().items():
+            path = f"{work}/{name}.onnx"
+            onnx.save(model, path)
+            put(out, "onnx_import", f"{name}.onnx", open(path, "rb").read())
+            for mode in ("force_fp16", "must_keep_origin_dtype"):
+                run(tools["atc"], f"--model={path}", "--framework=5", f"--output={work}/{name}_{mode}",
+                    "--soc_version=Ascend310P3", f"--precision_mode={mode}", "--log=error")
+                put(out, "om_reader", f"{name}_{mode}.om", open(f"{work}/{name}_{mode}.om", "rb").read())
+
+        om = f"{work}/cnn_force_fp16.om"
+        acl = {"dump": {"dump_path": f"{work}/dump", "dump_list": [], "dump_mode": "all"}}
+        json.dump(acl, open(f"{work}/acl.json", "w"))
+        run(tools["msame"], f"--model={om}", f"--acl_json_path={work}/acl.json", f"--output={work}/out")
+        for path in sorted(glob.glob(f"{work}/dump/**/*", recursive=True))[:12]:
+            if os.path.isfile(path):
+                put(out, "dump_reader", os.path.basename(path)[:100], open(path, "rb").read())
+        put(out, "acl_json", "dump.json", json.dumps(acl))
+
+        prof = {"profiler": {"switch": "on", "output": f"{work}/prof", "aic_metrics": "PipeUtilization",
+                             "aicpu": "on", "task_time": "on"}}
+        json.dump(prof, open(f"{work}/prof.json", "w"))
+        run(tools["msame"], f"--model={om}", f"--acl_json_path={work}/prof.json", "--loop=2",
+            f"--output={work}/out", env={"PROFILING_SLICE_BYTES": "512"})
+        put(out, "prof_export", "resnet_like.img", pack_dir(glob.glob(f"{work}/prof/PROF_*")[0]))
+        put(out, "acl_json", "profiler.json", json.dumps(prof))
+        put(out, "acl_json", "both.json", json.dumps({**acl, **prof}))
+
+        os.makedirs(f"{work}/bank")  # a MatMul whose K does not fit L1: the built-in tiling leaves room for aoe
+        x = np.random.default_rng(0).standard_normal((4096, 1024)).astype(np.float32)
+        onnx.save(helper.make_model(helper.make_graph(
+            [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "big",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [256, 4096])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [256, 1024])], [numpy_helper.from_array(x, "w")]),
+            opset_imports=[helper.make_opsetid("", 13)]), f"{work}/big.onnx")
+        run(tools["aoe"], "--job_type=2", "--framework=5", f"--model={work}/big.onnx", "--soc_version=Ascend310P3",
+            "--progress_bar=off", env={"TUNE_BANK_PATH": f"{work}/bank", "ASCEND_WORK_PATH": work})
+        assert glob.glob(f"{work}/bank/**/*.json", recursive=True), "aoe banked nothing for the seed"
+        put(out, "tune_bank", "aoe_matmul.img", pack_dir(f"{work}/bank"))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    for name, a in {"f32": np.arange(12, dtype=np.float32).reshape(3, 4), "f16": np.ones((2, 2), np.float16),
+                    "i64": np.arange(5, dtype=np.int64), "u8": np.zeros((2, 3, 4), np.uint8),
+                    "scalar": np.float64(1.5), "fortran": np.asfortranarray(np.ones((3, 2), np.float32)),
+                    "bool": np.array([True, False]), "empty": np.zeros((0, 4), np.float32)}.items():
+        path = os.path.join(out, "npy", name + ".npy")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        np.save(path, a)
+
+    h5 = os.path.join(out, "h5", "golden.h5")
+    os.makedirs(os.path.dirname(h5), exist_ok=True)
+    with h5py.File(h5, "w") as f:
+        f.create_dataset("/AddmmBackward/4/input/mat1", data=np.ones((2, 3), np.float32))
+        f.create_dataset("/ReluBackward/5/output/0", data=np.arange(4, dtype=np.float16))
+
+    put(out, "fusion_switch", "switch.json",
+        json.dumps({"Switch": {"GraphFusion": {"ConvBatchnormFusionPass": "off"}, "UBFusion": {"TbeEltwiseFusionPass": "off"}}}))
+    put(out, "fusion_switch", "switch.cfg", "ConvBatchnormFusionPass:off\nALL:on\n# comment\nMatMulBiasAddFusionPass:on\n")
+
+    put(out, "transplt_rules", "rule.json", open(f"{ROOT}/tests/transplt/golden/custom_rules/rule.json").read())
+    for path in sorted(glob.glob(f"{ROOT}/tests/transplt/golden/*/before.py")):
+        put(out, "transplt_python", os.path.basename(os.path.dirname(path)) + ".py", open(path, "rb").read())
+
+    for path in sorted(glob.glob(f"{ROOT}/libcore/soc/specs/*.ini"))[:3]:
+        put(out, "soc_spec", os.path.basename(path), open(path, "rb").read())
+
+    put(out, "aipp_config", "rgb.cfg", "aipp_op {\n  aipp_mode: static\n  input_format: RGB888_U8\n  src_image_size_w: 32\n"
+        "  src_image_size_h: 30\n  crop: true\n  load_start_pos_w: 2\n  crop_size_w: 16\n  crop_size_h: 16\n"
+        "  mean_chn_0: 123\n  var_reci_chn_0: 0.0171\n}\n")
+    put(out, "aipp_config", "yuv.cfg", "aipp_op {\n  aipp_mode: static\n  input_format: YUV420SP_U8\n  csc_switch: true\n"
+        "  matrix_r0c0: 256\n  matrix_r1c1: -88\n  input_bias_1: 128\n  rbuv_swap_switch: false\n}\n"
+        "aipp_op {\n  related_input_rank: 1\n  input_format: YUV400_U8\n}\n")
+
+    for i, spec in enumerate(["x:1,3,224,224", "a:1,128;b:1,128", "x:-1,3,-1,-1", "x:1~8,3,224,224;y:1,-1",
+                              "input_ids:16,128", ":1", "x:1,,2"]):
+        put(out, "input_shape", f"spec{i}.txt", spec)
+
+
+if __name__ == "__main__":
+    main()
