@@ -123,25 +123,38 @@ Status AtomicFileWriter::CommitAs(const std::string& final_path) {
   return Status::Ok();
 }
 
+Result<std::string> AtomicFileWriter::CommitUnique() {
+  constexpr int kMaxSuffix = 10000;
+  if (::close(fd_) != 0) {
+    fd_ = -1;
+    return Status::Error("E13004", "output", path_, "close failed: " + Errno());
+  }
+  fd_ = -1;
+  size_t slash = path_.rfind('/'), dot = path_.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) dot = path_.size();
+  const std::string stem = path_.substr(0, dot), ext = path_.substr(dot);
+  for (int n = 0; n < kMaxSuffix; ++n) {
+    std::string name = n ? stem + "_" + std::to_string(n) + ext : path_;
+    if (::link(tmp_.c_str(), name.c_str()) == 0) {
+      ::unlink(tmp_.c_str());
+      committed_ = true;
+      return name;
+    }
+    if (errno != EEXIST) return Status::Error("E13004", "output", name, "cannot create the file: " + Errno(), "Check the folder's permissions.");
+  }
+  return Status::Error("E13004", "output", path_, "too many earlier results with this name", "Clean the output folder.");
+}
+
 Status WriteFileAtomic(const std::string& path, std::span<const std::byte> data) {
   NPU_ASSIGN_OR_RETURN(auto w, AtomicFileWriter::Create(path));
   NPU_RETURN_IF_ERROR(w->Write(data));
   return w->Commit();
 }
 
-Result<std::string> ReserveOutputPath(const std::string& dir, const std::string& stem, const std::string& ext) {
-  constexpr int kMaxSuffix = 10000;
-  for (int n = 0; n < kMaxSuffix; ++n) {
-    std::string path = dir + "/" + stem + (n ? "_" + std::to_string(n) : "") + ext;
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (fd >= 0) {
-      ::close(fd);
-      return path;
-    }
-    if (errno != EEXIST)
-      return Status::Error("E13004", "output", path, std::string("cannot create the file: ") + std::strerror(errno), "Check the folder's permissions.");
-  }
-  return Status::Error("E13004", "output", dir + "/" + stem + ext, "too many earlier results with this name", "Clean the output folder.");
+Result<std::string> WriteFileUnique(const std::string& path, std::span<const std::byte> data) {
+  NPU_ASSIGN_OR_RETURN(auto w, AtomicFileWriter::Create(path));
+  NPU_RETURN_IF_ERROR(w->Write(data));
+  return w->CommitUnique();
 }
 
 }  // namespace npu

@@ -47,6 +47,10 @@ class AtomicFileWriter {
   Status Commit();
   // Renames into `final_path` instead of the path given to Create (a name decided after writing).
   Status CommitAs(const std::string& final_path);
+  // Publishes under the path given to Create or, when a file holds that name, <stem>_1<ext>, _2, ...:
+  // never replaces a file (hard link + unlink, atomic), so two runs in the same second keep both results
+  // and a killed run leaves no file under any final name. Returns the name used.
+  Result<std::string> CommitUnique();
 
  private:
   std::string path_, tmp_;
@@ -58,9 +62,7 @@ class AtomicFileWriter {
 // Convenience: write a whole buffer atomically.
 Status WriteFileAtomic(const std::string& path, std::span<const std::byte> data);
 
-// A new output file name that no earlier run holds: dir/<stem><ext>, else dir/<stem>_1<ext>, _2, ...
-// The name is claimed with an empty placeholder (O_EXCL), so two runs in the same second never pick the same
-// one; writing it atomically replaces the placeholder. Callers that fail before writing remove it.
-Result<std::string> ReserveOutputPath(const std::string& dir, const std::string& stem, const std::string& ext);
+// Writes a whole buffer with AtomicFileWriter::CommitUnique; returns the name used.
+Result<std::string> WriteFileUnique(const std::string& path, std::span<const std::byte> data);
 
 }  // namespace npu

@@ -94,13 +94,22 @@ TEST(Log, LinesGoToAPlogFileUnderAscendProcessLogPath) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(FileIo, ReservedOutputNamesNeverCollide) {
-  auto dir = std::filesystem::temp_directory_path() / ("npukit_reserve_" + std::to_string(::getpid()));
+TEST(FileIo, UniqueCommitsNeverReplaceAFile) {
+  auto dir = std::filesystem::temp_directory_path() / ("npukit_unique_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  auto a = ReserveOutputPath(dir.string(), "result_1", ".csv"), b = ReserveOutputPath(dir.string(), "result_1", ".csv");
+  const std::string want = dir.string() + "/result_1.csv";
+  auto bytes = [](std::string_view s) { return std::as_bytes(std::span(s.data(), s.size())); };
+  auto a = WriteFileUnique(want, bytes("first")), b = WriteFileUnique(want, bytes("second"));
   ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(a.value(), dir.string() + "/result_1.csv");
+  EXPECT_EQ(a.value(), want);
   EXPECT_EQ(b.value(), dir.string() + "/result_1_1.csv");
+  EXPECT_EQ(ReadFileToString(want).value(), "first");
+  EXPECT_EQ(ReadFileToString(b.value()).value(), "second");
+  {  // a writer abandoned before its commit (a failed run) leaves nothing behind
+    auto w = AtomicFileWriter::Create(want);
+    ASSERT_TRUE(w.ok() && w.value()->Write(bytes("partial")).ok());
+  }
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 2);
   std::filesystem::remove_all(dir);
 }
 

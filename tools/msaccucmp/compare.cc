@@ -270,7 +270,7 @@ Status WriteMapping(const Plan& p, const std::string& dir, std::ostream& out) {
     NPU_RETURN_IF_ERROR(w->Add(i, {it.index, it.op_type, it.npu_name, it.golden_name, it.tensor_index,
                                    it.npu.present() ? it.npu.path : "*", it.golden.present() ? it.golden.path : "*"}));
   }
-  NPU_RETURN_IF_ERROR(w->Finish());
+  NPU_ASSIGN_OR_RETURN(path, w->Finish());
   if (log::ShowInfo()) out << "[INFO] mapping written to " << path << "\n";
   return Status::Ok();
 }
@@ -346,16 +346,10 @@ int RunCompare(const CompareOptions& o, std::ostream& out) {
   std::string format = shard ? "csv" : o.format;
   std::string stem = "result_" + Timestamp14() + (shard ? "_shard" + std::to_string(shard->first) + "of" + std::to_string(shard->second) : "");
   std::unique_ptr<ResultWriter> w;
-  std::string reserved;  // a second compare in the same second gets result_<ts>_1.csv, never this run's file
+  std::string result_path;  // a second compare in the same second gets result_<ts>_1.csv, never this run's file
   if (!file_mode || !o.out.empty()) {
-    auto path = ReserveOutputPath(dir, stem, "." + format);
-    if (!path.ok()) return fail(path.status());
-    reserved = path.value();
-    auto r = ResultWriter::Create(reserved, format, header, shard.has_value());
-    if (!r.ok()) {
-      std::remove(reserved.c_str());
-      return fail(r.status());
-    }
+    auto r = ResultWriter::Create(dir + "/" + stem + "." + format, format, header, shard.has_value());
+    if (!r.ok()) return fail(r.status());
     w = std::move(r).value();
   }
   Summary sum(header);
@@ -365,14 +359,15 @@ int RunCompare(const CompareOptions& o, std::ostream& out) {
       for (size_t i = 0; i < header.size(); ++i) out << header[i] << ": " << row[i] << "\n";
     return w ? w->Add(ordinal, row) : Status::Ok();
   });
-  if (s.ok() && w) s = w->Finish();
-  if (!s.ok()) {
-    if (!reserved.empty()) std::remove(reserved.c_str());
-    return fail(s);
+  if (s.ok() && w) {
+    auto done = w->Finish();
+    if (done.ok()) result_path = done.value();
+    s = done.status();
   }
+  if (!s.ok()) return fail(s);
   for (const auto& n : p.notes) out << "[WARNING] " << n << "\n";
   sum.Print(out);
-  if (w && log::ShowInfo()) out << "[INFO] result written to " << reserved << (shard ? " (merge the shards with msaccucmp merge)" : "") << "\n";
+  if (w && log::ShowInfo()) out << "[INFO] result written to " << result_path << (shard ? " (merge the shards with msaccucmp merge)" : "") << "\n";
   if (sum.Compared() == 0 && !shard) {  // every row SKIP: the dump and the golden data share nothing
     out << "[WARNING] no tensor pair could be compared (every row is SKIP); check that -m and -g come from the same model\n";
     return cli::kUsage;

@@ -81,10 +81,9 @@ int RunFileCompare(const std::string& npu, const std::string& golden, const std:
   }
   std::string dir = out_dir.empty() ? "." : out_dir;
   if (Status s = EnsureDir(dir); !s.ok()) return Fail(out, s);
-  auto reserved = ReserveOutputPath(dir, "file_result_" + Timestamp14(), ".txt");
-  if (!reserved.ok()) return Fail(out, reserved.status());
-  std::string path = reserved.value();
-  if (Status s = WriteFileAtomic(path, std::as_bytes(std::span(text.data(), text.size()))); !s.ok()) return Fail(out, s);
+  auto written = WriteFileUnique(dir + "/" + "file_result_" + Timestamp14() + ".txt", std::as_bytes(std::span(text.data(), text.size())));
+  if (!written.ok()) return Fail(out, written.status());
+  const std::string& path = written.value();
   out << text;
   if (log::ShowInfo()) out << "[INFO] result written to " << path << "\n";
   return 0;
@@ -143,10 +142,9 @@ int RunOverflow(const std::string& dump_dir, const std::string& out_dir, const s
   }
   std::string dir = out_dir.empty() ? "." : out_dir;
   if (Status s = EnsureDir(dir); !s.ok()) return Fail(out, s);
-  auto reserved = ReserveOutputPath(dir, "overflow_summary_" + Timestamp14(), ".txt");
-  if (!reserved.ok()) return Fail(out, reserved.status());
-  std::string path = reserved.value();
-  if (Status s = WriteFileAtomic(path, std::as_bytes(std::span(text.data(), text.size()))); !s.ok()) return Fail(out, s);
+  auto written = WriteFileUnique(dir + "/" + "overflow_summary_" + Timestamp14() + ".txt", std::as_bytes(std::span(text.data(), text.size())));
+  if (!written.ok()) return Fail(out, written.status());
+  const std::string& path = written.value();
   out << text;
   if (log::ShowInfo()) out << "[INFO] summary written to " << path << "\n";
   return 0;
@@ -202,19 +200,17 @@ int RunMerge(const std::vector<std::string>& inputs, const std::string& out_dir,
     if (ord != expect++) return Fail(out, Status::Error("EC0015", "merge", std::to_string(ord), "rows are missing before this ordinal; a shard is incomplete"));
   std::string dir = out_dir.empty() ? "." : out_dir;
   if (Status s = EnsureDir(dir); !s.ok()) return Fail(out, s);
-  auto reserved = ReserveOutputPath(dir, "result_" + Timestamp14(), "." + format);
-  if (!reserved.ok()) return Fail(out, reserved.status());
-  std::string path = reserved.value();
-  auto w = ResultWriter::Create(path, format, header, false);
+  auto w = ResultWriter::Create(dir + "/result_" + Timestamp14() + "." + format, format, header, false);
   if (!w.ok()) return Fail(out, w.status());
   Summary sum(header);
   for (const auto& [ord, r] : rows) {
     sum.Add(r);
     if (Status s = w.value()->Add(ord, r); !s.ok()) return Fail(out, s);
   }
-  if (Status s = w.value()->Finish(); !s.ok()) return Fail(out, s);
+  auto path = w.value()->Finish();
+  if (!path.ok()) return Fail(out, path.status());
   sum.Print(out);
-  if (log::ShowInfo()) out << "[INFO] merged " << total << " shard(s), " << rows.size() << " row(s) into " << path << "\n";
+  if (log::ShowInfo()) out << "[INFO] merged " << total << " shard(s), " << rows.size() << " row(s) into " << path.value() << "\n";
   return 0;
 }
 

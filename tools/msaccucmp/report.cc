@@ -97,9 +97,9 @@ Status ResultWriter::Add(size_t ordinal, const Row& row) {
   return w_->Write(line);
 }
 
-Status ResultWriter::Finish() {
+Result<std::string> ResultWriter::Finish() {
   if (format_ == "json") NPU_RETURN_IF_ERROR(w_->Write("\n]}\n"));
-  return w_->Commit();
+  return w_->CommitUnique();
 }
 
 }  // namespace npu::cmp

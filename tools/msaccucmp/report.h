@@ -20,7 +20,9 @@ class ResultWriter {
   static Result<std::unique_ptr<ResultWriter>> Create(const std::string& path, const std::string& format, Row header,
                                                       bool with_ordinal);
   Status Add(size_t ordinal, const Row& row);
-  Status Finish();
+  // Publishes the file under the path given to Create, or with a _N suffix when a file holds it (never
+  // replacing an earlier result); returns the name used.
+  Result<std::string> Finish();
 
  private:
   std::unique_ptr<AtomicFileWriter> w_;

@@ -55,7 +55,7 @@ Status SingleOpDetail(const Plan& p, const CompareOptions& o, const std::string&
   for (size_t part = 0; part * kMaxLines < std::max<size_t>(n, 1); ++part) {
     NPU_ASSIGN_OR_RETURN(auto w, ResultWriter::Create(prefix + "_" + std::to_string(part) + ".csv", "csv", header, false));
     for (size_t i = part * kMaxLines; i < std::min(n, (part + 1) * kMaxLines); ++i) NPU_RETURN_IF_ERROR(w->Add(i, row(i)));
-    NPU_RETURN_IF_ERROR(w->Finish());
+    NPU_RETURN_IF_ERROR(w->Finish().status());
   }
   // Top N by error; NaN ranks above everything, then Inf.
   auto rank = [](double v) { return std::isnan(v) ? INFINITY : v; };
@@ -69,7 +69,7 @@ Status SingleOpDetail(const Plan& p, const CompareOptions& o, const std::string&
     });
     NPU_ASSIGN_OR_RETURN(auto w, ResultWriter::Create(prefix + "_" + name + "_error_topn.csv", "csv", header, false));
     for (size_t i = 0; i < k; ++i) NPU_RETURN_IF_ERROR(w->Add(i, row(idx[i])));
-    NPU_RETURN_IF_ERROR(w->Finish());
+    NPU_RETURN_IF_ERROR(w->Finish().status());
   }
   auto [amin, amax] = std::minmax_element(abs.begin(), abs.end());
   auto [rmin, rmax] = std::minmax_element(rel.begin(), rel.end());
