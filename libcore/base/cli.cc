@@ -5,6 +5,8 @@
 #include <cctype>
 #include <ostream>
 
+#include "base/log.h"
+
 namespace npu::cli {
 namespace {
 
@@ -46,6 +48,14 @@ bool IsUsageError(const Status& s) {
 int ExitCodeFor(const std::vector<Status>& errors) {
   if (errors.empty()) return kOk;
   return std::any_of(errors.begin(), errors.end(), IsUsageError) ? kUsage : kFailed;
+}
+
+Status ApplyLogFlag(std::string_view value) {
+  if (value.empty()) return Status::Ok();
+  auto level = log::ParseLevel(value);
+  if (!level) return Status::Error("E10010", "--log", std::string(value), "the log level must be one of debug, info, warning, error, null");
+  log::SetLevel(*level);
+  return Status::Ok();
 }
 
 int ParseFailed(CLI::App& app, const CLI::ParseError& e, std::string_view tool, std::ostream& out) {

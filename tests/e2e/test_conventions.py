@@ -6,6 +6,7 @@ message names and that nothing was written. Also CANN's spellings: single-dash l
 usage: test_conventions.py BUILD_DIR WORK_DIR"""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -109,6 +110,8 @@ check(code == 1 and "parameter [-r/--rule]" in text, "a missing transplt rule fi
 conv = next(os.path.join(d, f) for d, _, fs in os.walk(os.path.join(WORK, "dump_npu")) for f in fs if f.startswith("Conv2D"))
 code, text = run("msaccucmp", "convert", "-d", conv, "-f", "ND", "-out", "conv")
 check("Value [ND] for parameter [-f]" in text and "-f NCHW" in text, "convert -f names the value given and the -f that works")
+code, text = run("msaccucmp", "convert", "-d", conv, "-f", "NCHW", "-out", "conv")
+check(code == 0 and re.search(r"The command was completed and took \d+ seconds\.\n$", text), "msaccucmp closes with CANN's 'took N seconds' line")
 
 # CANN's spellings: one dash before long flags, --h for help.
 code, text = run("atc", "-mode=6", "-om=m.om")

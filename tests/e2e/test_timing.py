@@ -92,7 +92,7 @@ class Timing(unittest.TestCase):
             self.assertNotIn("[INFO]", p.stdout + p.stderr)
             self.assertRegex(p.stdout, LINE.pattern)  # results are not log lines: they stay
         self.assertIn("[INFO] msame run success", run([MSAME, f"--model={self.b1}"]).stdout)
-        # ... and in the other tools: atc, msaccucmp, profparse, each also writing a log file when it logs.
+        # ... and in the other tools: atc, msaccucmp, profparse, transplt, each also writing a log file when it logs.
         import numpy as np
         np.save(f"{WORK}/a.npy", np.ones(8, np.float32))
         prof = f"{WORK}/log_prof"
@@ -101,12 +101,15 @@ class Timing(unittest.TestCase):
         with open(acl, "w") as f:
             json.dump({"profiler": {"switch": "on", "output": prof}}, f)
         run([MSAME, f"--model={self.b1}", f"--acl_json_path={acl}", "--sim_mode=timing"])
+        with open(f"{WORK}/train.py", "w") as f:
+            f.write("import torch\nx = torch.randn(2).cuda()\n")
         logs = f"{WORK}/plogs"
         subprocess.run(["rm", "-rf", logs])
         for cmd in ([ATC, f"--model={WORK}/resnet18.onnx", "--framework=5", f"--output={WORK}/log_atc", "--soc_version=Ascend310P3",
                      "--input_shape=input:1,3,224,224"],
                     [f"{BUILD}/tools/msaccucmp/msaccucmp", "file_compare", "-m", f"{WORK}/a.npy", "-g", f"{WORK}/a.npy", "-out", f"{WORK}/log_fc"],
-                    [f"{BUILD}/tools/profparse/profparse", "--export=on", f"--output={prof}"]):
+                    [f"{BUILD}/tools/profparse/profparse", "--export=on", f"--output={prof}"],
+                    [f"{BUILD}/tools/transplt/transplt", "-i", f"{WORK}/train.py", "-o", f"{WORK}/log_tp", "--force"]):
             p = subprocess.run(cmd + ["--log=error"], capture_output=True, text=True, env={**os.environ, "ASCEND_PROCESS_LOG_PATH": logs})
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
             self.assertNotIn("[INFO]", p.stdout + p.stderr, cmd[0])

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <iostream>
 
 #include "base/cli.h"
@@ -75,20 +76,26 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return npu::cli::ParseFailed(app, e, "msaccucmp", std::cout);
   }
-  if (!log_level.empty()) {
-    auto level = npu::log::ParseLevel(log_level);
-    if (!level) {
-      std::cout << "[ERROR] " << npu::Status::Error("E10010", "--log", log_level, "the log level must be one of debug, info, warning, error, null").message() << "\n";
-      return 2;
-    }
-    npu::log::SetLevel(*level);
+  if (npu::Status s = npu::cli::ApplyLogFlag(log_level); !s.ok()) {
+    std::cout << "[ERROR] " << s.message() << "\n";
+    return npu::cli::kUsage;
   }
+  auto start = std::chrono::steady_clock::now();
+  int rc;
   if (*cmp) {
     c.progress = isatty(2);
-    return npu::cmp::RunCompare(c, std::cout);
+    rc = npu::cmp::RunCompare(c, std::cout);
+  } else if (*conv) {
+    rc = npu::cmp::RunConvert(v, std::cout);
+  } else if (*fc) {
+    rc = npu::cmp::RunFileCompare(fm, fg, fout, std::cout);
+  } else if (*of) {
+    rc = npu::cmp::RunOverflow(od, oout, on, std::cout);
+  } else {
+    rc = npu::cmp::RunMerge(mi, mout, mformat, std::cout);
   }
-  if (*conv) return npu::cmp::RunConvert(v, std::cout);
-  if (*fc) return npu::cmp::RunFileCompare(fm, fg, fout, std::cout);
-  if (*of) return npu::cmp::RunOverflow(od, oout, on, std::cout);
-  return npu::cmp::RunMerge(mi, mout, mformat, std::cout);
+  // CANN's closing line, which batch scripts read for the run time.
+  auto seconds = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start).count();
+  if (npu::log::ShowInfo()) std::cout << "[INFO] The command was completed and took " << seconds << " seconds.\n";
+  return rc;
 }

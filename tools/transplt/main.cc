@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   app.add_flag("--diff", o.diff, "print a unified diff of every change to stdout (summary goes to stderr)");
   app.add_option("--report-json", o.report_json, "write every change and finding (rule id, span, before/after) to FILE");
   app.add_flag("--force", o.force, "replace an existing <name>_msft result folder");
+  app.add_option("--log", o.log, "debug, info, warning, error, null (also ASCEND_GLOBAL_LOG_LEVEL)");
   app.add_flag("--list-rules", list_rules, "print the built-in rules with their ids and exit");
   auto* dist = app.add_subcommand("distributed", "turn a single-card script into a multi-card (DDP over hccl) one; give it last");
   dist->add_option("-m,--main", o.main_file, "the training entry script (inside the input)")->required();

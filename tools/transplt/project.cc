@@ -13,6 +13,7 @@
 
 #include "base/cli.h"
 #include "base/file_io.h"
+#include "base/log.h"
 #include "base/thread_pool.h"
 #include "edit_safety.h"
 #include "source_text.h"
@@ -352,6 +353,10 @@ int RunTransplt(const Options& opts) {
     std::cerr << "transplt: " << s.message() << "\n";
     return npu::cli::ExitCodeFor({s});
   };
+  if (npu::Status s = npu::cli::ApplyLogFlag(opts.log); !s.ok()) {
+    report(s);
+    return npu::cli::kUsage;
+  }
   std::string missing = std::string(opts.input.empty() ? " -i/--input" : "") + (opts.output.empty() ? " -o/--output" : "");
   if (!missing.empty()) return report(npu::Status::Error("E10007", missing.substr(1), "", "required to migrate", ""));
   if (!opts.rule_file.empty())
@@ -359,9 +364,12 @@ int RunTransplt(const Options& opts) {
   if (opts.distributed && !std::regex_match(opts.target_model, std::regex(R"(^([A-Za-z_]\w*\.)*[A-Za-z_]\w*$)")))
     return report(PathError("E10001", "distributed -t", opts.target_model, "not a Python variable name such as model or self.model",
                             "Give the name the script assigns the model to."));
+  if (npu::log::ShowInfo()) std::cerr << "[INFO] migrating " << opts.input << " into " << opts.output << "\n";
   auto result = MigrateTree(opts, rules);
   if (!result.ok()) return report(result.status());
   RunResult& r = *result;
+  for (const FileOutcome& f : r.files)
+    NPU_LOG(kInfo, "transplt", f.rel << ": " << FileStatusName(f.status));
   bool any_python = std::any_of(r.files.begin(), r.files.end(), [](const FileOutcome& f) {
     return f.status == FileStatus::kMigrated || f.status == FileStatus::kUnchanged || f.status == FileStatus::kFailed;
   });

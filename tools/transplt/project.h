@@ -14,6 +14,7 @@ struct Options {
   bool specify_device = false, similar = false, dry_run = false, diff = false, force = false;
   bool distributed = false;
   std::string main_file, target_model = "model";
+  std::string log;  // --log: debug, info, warning, error, null
 };
 
 // kDirectory: a folder of the input (recreated); kOmitted: not a file transplt can copy (socket, fifo...).
