@@ -13,7 +13,7 @@ namespace {
 // A tensor whose layout cannot be undone: the message names the tensor, its format and why.
 Status Bad(const DumpTensor& t, const std::string& why) {
   return Status::Error("EC0015", "dump tensor", std::string(t.kind_name()) + " " + std::to_string(t.index) + " (" +
-                       std::string(DumpFormatName(t.format)) + ")", why,
+                       std::string(FormatName(t.format)) + ")", why,
                        "The dump's shape and original shape disagree with its format; give -s with the original shape, or dump the op again.");
 }
 
@@ -47,7 +47,7 @@ Result<LaidOut> FromBlocked(const DumpTensor& t, size_t elem, std::span<const in
   Shape origin(original.begin(), original.end());
   bool fits = f == Format::kNC1HWC0 ? origin.size() == 4 : f == Format::kFractalZ ? origin.size() == 4 : !origin.empty();
   if (!fits) origin = DefaultOrigin(t);
-  if (origin.empty()) return Bad(t, std::string(DumpFormatName(t.format)) + " needs the 4-D original (NCHW) shape");
+  if (origin.empty()) return Bad(t, std::string(FormatName(t.format)) + " needs the 4-D original (NCHW) shape");
   DeviceLayout l{f, origin, elem, std::max(t.sub_format, 1)};
   auto device = DeviceShape(l);
   if (!device.ok() || device.value() != Shape(t.shape.begin(), t.shape.end()))
@@ -72,7 +72,7 @@ Result<LaidOut> ConvertLayout(const DumpTensor& t, size_t elem, std::string_view
   std::string_view natural = t.format == static_cast<int>(Format::kFractalNZ) ? "ND" : "NCHW";
   if (!target.empty() && target != natural)
     return Status::Error("EC0015", "-f", std::string(target),
-                         std::string(t.kind_name()) + " " + std::to_string(t.index) + " is " + std::string(DumpFormatName(t.format)) +
+                         std::string(t.kind_name()) + " " + std::to_string(t.index) + " is " + std::string(FormatName(t.format)) +
                              ", which converts to " + std::string(natural) + ", not " + std::string(target),
                          "Use -f NCHW for NC1HWC0, FRACTAL_Z, NHWC and HWCN tensors, -f ND for FRACTAL_NZ, or leave -f out to keep the dump's layout.");
   const auto& s = t.shape;
@@ -81,7 +81,7 @@ Result<LaidOut> ConvertLayout(const DumpTensor& t, size_t elem, std::string_view
   switch (t.format) {
     case static_cast<int>(Format::kNHWC):
     case static_cast<int>(Format::kHWCN): {  // NHWC (N,H,W,C) or HWCN (H,W,C,N)
-      if (s.size() != 4) return Bad(t, std::string(DumpFormatName(t.format)) + " needs a 4-D shape");
+      if (s.size() != 4) return Bad(t, std::string(FormatName(t.format)) + " needs a 4-D shape");
       bool nhwc = t.format == static_cast<int>(Format::kNHWC);
       int64_t N = nhwc ? s[0] : s[3], H = nhwc ? s[1] : s[0], W = nhwc ? s[2] : s[1], C = nhwc ? s[3] : s[2];
       r.shape = {N, C, H, W};

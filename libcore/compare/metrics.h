@@ -39,7 +39,7 @@ std::optional<Metric> ParseMetric(std::string_view s);
 
 // n elements of one dump dtype, laid out contiguously.
 struct TensorData {
-  const DumpDType* dtype = nullptr;
+  const GeType* dtype = nullptr;
   const std::byte* data = nullptr;
   size_t n = 0;
 };

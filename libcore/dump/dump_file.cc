@@ -8,14 +8,6 @@
 namespace npu {
 namespace {
 
-constexpr DumpDType kDumpTypes[] = {
-    {1, "float32", "<f4", 4, true},  {2, "float16", "<f2", 2, true},  {3, "int8", "|i1", 1, false},
-    {4, "uint8", "|u1", 1, false},   {5, "int16", "<i2", 2, false},   {6, "uint16", "<u2", 2, false},
-    {7, "int32", "<i4", 4, false},   {8, "int64", "<i8", 8, false},   {9, "uint32", "<u4", 4, false},
-    {10, "uint64", "<u8", 8, false}, {11, "bool", "|b1", 1, false},   {12, "float64", "<f8", 8, true},
-    {27, "bfloat16", nullptr, 2, true},
-};
-
 template <class T>
 void Widen(const std::byte* src, size_t n, double* dst) {
   const T* s = reinterpret_cast<const T*>(src);  // dump payloads are unaligned-safe on x86
@@ -45,7 +37,7 @@ std::vector<int64_t> Dims(const toolkit::dump::Shape& s) {
 
 // Checks the declared size against dtype x shape, so a lying header is caught per tensor.
 void CheckTensor(DumpTensor& t) {
-  const DumpDType* d = FindDumpDType(t.dtype_code);
+  const GeType* d = FindGeType(t.dtype_code);
   if (!d) {
     t.problem = "unsupported data type code " + std::to_string(t.dtype_code);
     return;
@@ -60,29 +52,7 @@ void CheckTensor(DumpTensor& t) {
 
 }  // namespace
 
-const DumpDType* FindDumpDType(int code) {
-  for (const auto& d : kDumpTypes)
-    if (d.code == code) return &d;
-  return nullptr;
-}
-
-const char* DumpFormatName(int f) {
-  switch (f) {
-    case 0: return "NCHW";
-    case 1: return "NHWC";
-    case 2: return "ND";
-    case 3: return "NC1HWC0";
-    case 4: return "FRACTAL_Z";
-    case 16: return "HWCN";
-    case 27: return "NDHWC";
-    case 29: return "FRACTAL_NZ";
-    case 30: return "NCDHW";
-    case 32: return "NDC1HWC0";
-    default: return "FORMAT_UNKNOWN";
-  }
-}
-
-void DecodeToDouble(const DumpDType& t, const std::byte* src, size_t n, double* dst) {
+void DecodeToDouble(const GeType& t, const std::byte* src, size_t n, double* dst) {
   switch (t.code) {
     case 1: return Widen<float>(src, n, dst);
     case 2: return WidenHalf<static_cast<void (*)(std::span<const uint16_t>, std::span<float>)>(HalfToFloat)>(src, n, dst);

@@ -10,21 +10,12 @@
 #include "base/file_io.h"
 #include "base/status.h"
 #include "dump.pb.h"  // generated from dump/dump.proto
+#include "ir/dtype.h"
 
 namespace npu {
 
-// An element type a dump may hold, by its GE OutputDataType code.
-struct DumpDType {
-  int code;
-  const char* name;   // numpy-style: "float16", "bfloat16", "uint32", ...
-  const char* descr;  // .npy descr; bfloat16 has none (it is written as float32)
-  size_t size;
-  bool is_float;
-};
-const DumpDType* FindDumpDType(int code);  // nullptr: a code this build cannot decode
-const char* DumpFormatName(int format);    // "NCHW", "NC1HWC0", ...; "FORMAT_<n>" for others
 // Widens n elements to double. bool/int are exact; fp16/bf16 go through the vector converters.
-void DecodeToDouble(const DumpDType& t, const std::byte* src, size_t n, double* dst);
+void DecodeToDouble(const GeType& t, const std::byte* src, size_t n, double* dst);
 
 struct DumpTensor {
   enum Kind { kInput, kOutput, kBuffer, kSpace };

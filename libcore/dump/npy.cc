@@ -1,19 +1,12 @@
 #include "dump/npy.h"
 
+#include <charconv>
 #include <cstring>
 
 #include "base/file_io.h"
 
 namespace npu {
 namespace {
-
-struct NpyType {
-  DType t;
-  const char* descr;
-};
-constexpr NpyType kTypes[] = {{DType::kF32, "<f4"}, {DType::kF16, "<f2"}, {DType::kF64, "<f8"}, {DType::kI8, "|i1"},
-                              {DType::kI16, "<i2"}, {DType::kI32, "<i4"}, {DType::kI64, "<i8"}, {DType::kU8, "|u1"},
-                              {DType::kBool, "|b1"}};
 
 Status Bad(const std::string& path, std::string why) {
   return Status::Error("EH0001", "--input", path, "not a readable .npy file: " + why);
@@ -59,32 +52,31 @@ Result<Tensor> ReadNpy(const std::string& path) {
   std::string h(reinterpret_cast<const char*>(b.data() + start), hlen);
   std::string descr = Field(h, "descr"), order = Field(h, "fortran_order"), shape = Field(h, "shape");
   if (order.find("False") == std::string::npos) return Bad(path, "Fortran-ordered arrays are not supported");
-  DType dt = DType::kUndefined;
-  for (const auto& t : kTypes)
-    if (descr == std::string("'") + t.descr + "'") dt = t.t;
-  if (dt == DType::kUndefined) return Bad(path, "unsupported dtype " + descr);
+  const GeType* ge = descr.size() > 2 ? FindGeTypeByDescr(std::string_view(descr).substr(1, descr.size() - 2)) : nullptr;
+  auto dt = ge ? DTypeFromGe(ge->code) : std::nullopt;
+  if (!dt) return Bad(path, "unsupported dtype " + descr);
   Shape s;
   for (size_t i = 1; i + 1 < shape.size();) {
     while (i + 1 < shape.size() && (shape[i] == ' ' || shape[i] == ',')) ++i;
     if (i + 1 >= shape.size()) break;
-    size_t j = i;
-    while (j + 1 < shape.size() && isdigit(static_cast<unsigned char>(shape[j]))) ++j;
-    if (j == i) return Bad(path, "bad shape " + shape);
-    s.push_back(std::stoll(shape.substr(i, j - i)));
-    i = j;
+    int64_t dim = 0;
+    auto [end, ec] = std::from_chars(shape.data() + i, shape.data() + shape.size() - 1, dim);
+    if (ec != std::errc() || end == shape.data() + i || dim < 0) return Bad(path, "bad shape " + shape);
+    s.push_back(dim);
+    i = static_cast<size_t>(end - shape.data());
   }
-  size_t data = start + hlen, need = static_cast<size_t>(NumElements(s)) * DTypeSize(dt);
-  if (b.size() - data != need)
-    return Bad(path, "data holds " + std::to_string(b.size() - data) + " bytes, shape " + ShapeToString(s) + " needs " + std::to_string(need));
-  return Tensor::View(dt, s, f.share(), b.data() + data);
+  size_t data = start + hlen;
+  auto need = ByteSize(s, ge->size);
+  if (!need) return Bad(path, "shape " + shape + " claims more bytes than any file can hold");
+  if (b.size() - data != *need)
+    return Bad(path, "data holds " + std::to_string(b.size() - data) + " bytes, shape " + ShapeToString(s) + " needs " + std::to_string(*need));
+  return Tensor::View(*dt, s, f.share(), b.data() + data);
 }
 
 std::string NpyHeader(const Tensor& t) {
-  const char* descr = nullptr;
-  for (const auto& k : kTypes)
-    if (k.t == t.dtype()) descr = k.descr;
-  if (t.dtype() == DType::kBF16) descr = "<u2";  // numpy has no bfloat16: raw bits
-  return NpyHeader(descr ? descr : "|u1", t.shape());
+  const GeType* ge = FindGeType(static_cast<int32_t>(t.dtype()));
+  if (t.dtype() == DType::kBF16) return NpyHeader("<u2", t.shape());  // numpy has no bfloat16: raw bits
+  return NpyHeader(ge && ge->descr ? ge->descr : "|u1", t.shape());
 }
 
 std::string NpyHeader(std::string_view descr, const Shape& s) {

@@ -1,59 +1,63 @@
 #include "ir/dtype.h"
 
-#include <array>
 #include <utility>
 
 namespace npu {
 namespace {
-struct DTypeInfo {
-  DType t;
-  std::string_view name;
-  size_t size;
+constexpr GeType kGeTypes[] = {
+    {1, "float32", "<f4", 4, true},  {2, "float16", "<f2", 2, true},  {3, "int8", "|i1", 1, false},
+    {4, "uint8", "|u1", 1, false},   {5, "int16", "<i2", 2, false},   {6, "uint16", "<u2", 2, false},
+    {7, "int32", "<i4", 4, false},   {8, "int64", "<i8", 8, false},   {9, "uint32", "<u4", 4, false},
+    {10, "uint64", "<u8", 8, false}, {11, "bool", "|b1", 1, false},   {12, "float64", "<f8", 8, true},
+    {27, "bfloat16", nullptr, 2, true},
 };
-constexpr std::array kDTypes = {
-    DTypeInfo{DType::kF32, "float32", 4}, DTypeInfo{DType::kF16, "float16", 2},
-    DTypeInfo{DType::kBF16, "bfloat16", 2}, DTypeInfo{DType::kF64, "float64", 8},
-    DTypeInfo{DType::kI8, "int8", 1},      DTypeInfo{DType::kI16, "int16", 2},
-    DTypeInfo{DType::kI32, "int32", 4},    DTypeInfo{DType::kI64, "int64", 8},
-    DTypeInfo{DType::kU8, "uint8", 1},     DTypeInfo{DType::kBool, "bool", 1},
+constexpr std::pair<Format, std::string_view> kFormats[] = {
+    {Format::kNCHW, "NCHW"},        {Format::kNHWC, "NHWC"},           {Format::kND, "ND"},
+    {Format::kNC1HWC0, "NC1HWC0"},  {Format::kFractalZ, "FRACTAL_Z"},  {Format::kHWCN, "HWCN"},
+    {Format::kNDHWC, "NDHWC"},      {Format::kFractalNZ, "FRACTAL_NZ"}, {Format::kNCDHW, "NCDHW"},
+    {Format::kNDC1HWC0, "NDC1HWC0"},
 };
-constexpr std::array<std::pair<Format, std::string_view>, 7> kFormats = {{
-    {Format::kNCHW, "NCHW"},
-    {Format::kNHWC, "NHWC"},
-    {Format::kND, "ND"},
-    {Format::kNC1HWC0, "NC1HWC0"},
-    {Format::kFractalZ, "FRACTAL_Z"},
-    {Format::kHWCN, "HWCN"},
-    {Format::kFractalNZ, "FRACTAL_NZ"},
-}};
+// DType's values are GE codes: the compute types are the table's rows whose code is a DType.
+constexpr DType kComputeTypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64, DType::kI8,
+                                   DType::kI16, DType::kI32, DType::kI64, DType::kU8, DType::kBool};
 }  // namespace
 
+const GeType* FindGeType(int32_t code) {
+  for (const auto& t : kGeTypes)
+    if (t.code == code) return &t;
+  return nullptr;
+}
+const GeType* FindGeTypeByDescr(std::string_view descr) {
+  for (const auto& t : kGeTypes)
+    if (t.descr && descr == t.descr) return &t;
+  return nullptr;
+}
+
 size_t DTypeSize(DType t) {
-  for (const auto& d : kDTypes)
-    if (d.t == t) return d.size;
-  return 0;
+  const GeType* g = FindGeType(static_cast<int32_t>(t));
+  return g ? g->size : 0;
 }
 std::string_view DTypeName(DType t) {
-  for (const auto& d : kDTypes)
-    if (d.t == t) return d.name;
-  return "undefined";
-}
-std::optional<DType> DTypeFromName(std::string_view name) {
-  for (const auto& d : kDTypes)
-    if (d.name == name) return d.t;
-  return std::nullopt;
+  const GeType* g = FindGeType(static_cast<int32_t>(t));
+  return g && t != DType::kUndefined ? g->name : "undefined";
 }
 std::optional<DType> DTypeFromGe(int32_t v) {
-  for (const auto& d : kDTypes)
-    if (static_cast<int32_t>(d.t) == v) return d.t;
+  for (DType t : kComputeTypes)
+    if (static_cast<int32_t>(t) == v) return t;
+  return std::nullopt;
+}
+std::optional<DType> DTypeFromName(std::string_view name) {
+  for (DType t : kComputeTypes)
+    if (DTypeName(t) == name) return t;
   return std::nullopt;
 }
 bool IsFloat(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16 || t == DType::kF64; }
 
-std::string_view FormatName(Format f) {
+std::string_view FormatName(Format f) { return FormatName(static_cast<int32_t>(f)); }
+std::string_view FormatName(int32_t ge_code) {
   for (const auto& [k, n] : kFormats)
-    if (k == f) return n;
-  return "UNKNOWN";
+    if (static_cast<int32_t>(k) == ge_code) return n;
+  return "FORMAT_UNKNOWN";
 }
 std::optional<Format> FormatFromName(std::string_view name) {
   for (const auto& [k, n] : kFormats)

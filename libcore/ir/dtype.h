@@ -22,6 +22,18 @@ enum class DType : int32_t {
   kBF16 = 27,
 };
 
+// Every GE data type a file may hold (DType is the subset npukit computes in): its GE code, numpy-style
+// name, .npy descr (bfloat16 has none) and size. The one table the .om, dump, npy and h5 codecs read.
+struct GeType {
+  int32_t code;
+  const char* name;   // "float16", "bfloat16", "uint32", ...
+  const char* descr;  // "<f2", ...; nullptr where numpy has no such type
+  size_t size;
+  bool is_float;
+};
+const GeType* FindGeType(int32_t code);                 // nullptr: a code this build cannot decode
+const GeType* FindGeTypeByDescr(std::string_view descr);  // "<f4" -> float32
+
 size_t DTypeSize(DType t);
 std::string_view DTypeName(DType t);  // "float32", "float16", ... (numpy-style names)
 std::optional<DType> DTypeFromName(std::string_view name);
@@ -35,10 +47,14 @@ enum class Format : int32_t {
   kNC1HWC0 = 3,
   kFractalZ = 4,
   kHWCN = 16,
+  kNDHWC = 27,
   kFractalNZ = 29,
+  kNCDHW = 30,
+  kNDC1HWC0 = 32,
 };
 
-std::string_view FormatName(Format f);  // "NCHW", "FRACTAL_Z", ...
+std::string_view FormatName(Format f);  // "NCHW", "FRACTAL_Z", ...; "FORMAT_UNKNOWN" for others
+std::string_view FormatName(int32_t ge_code);  // the same for a code read from a file
 std::optional<Format> FormatFromName(std::string_view name);
 
 }  // namespace npu

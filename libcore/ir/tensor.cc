@@ -16,6 +16,13 @@ int64_t NumElements(const Shape& s) {
   return n;
 }
 
+std::optional<size_t> ByteSize(const Shape& s, size_t elem_size) {
+  size_t n = elem_size;
+  for (int64_t d : s)
+    if (d < 0 || __builtin_mul_overflow(n, static_cast<uint64_t>(d), &n)) return std::nullopt;
+  return n;
+}
+
 std::string ShapeToString(const Shape& s) {
   std::string out = "[";
   for (size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -14,6 +15,9 @@ namespace npu {
 using Shape = std::vector<int64_t>;
 int64_t NumElements(const Shape& s);  // 1 for a scalar; -1 if any dim is unknown (< 0)
 std::string ShapeToString(const Shape& s);  // "[1,3,224,224]"
+// Bytes of a tensor of this shape, or nullopt when a dim is negative or the size does not fit in size_t
+// (shapes read from files may claim anything: check before allocating or mapping).
+std::optional<size_t> ByteSize(const Shape& s, size_t elem_size);
 
 class Tensor {
  public:

@@ -9,7 +9,7 @@ namespace {
 
 // Field offsets in the 256-byte header (CANN ModelFileHeader order).
 constexpr size_t kOffMagic = 0, kOffHeadSize = 4, kOffVersion = 8, kOffChecksum = 12, kOffLength = 76;
-constexpr size_t kOffIsChecksum = 81, kOffModelType = 82, kOffName = 84, kOffModelNum = 156;
+constexpr size_t kOffModelType = 82, kOffName = 84, kOffModelNum = 156;
 constexpr size_t kOffPlatform = 160, kOffModelLength = 184, kOffDynamic = 193;
 constexpr size_t kTableEntry = 24, kTableHead = 8;  // u32 num + pad; {u32 type, pad, u64 offset, u64 size}
 constexpr uint32_t kMaxPartitions = 16;

@@ -19,6 +19,7 @@ constexpr uint32_t kMagic = 0x444F4D49;  // "IMOD" little-endian
 constexpr uint32_t kHeaderSize = 256;
 constexpr uint32_t kVersion = 0x20000000;
 constexpr size_t kWeightAlign = 64;
+constexpr size_t kOffIsChecksum = 81;  // header byte: 0 = the checksum field is valid and checked
 
 // A partition as a list of byte ranges written back to back (weights are written straight from the
 // tensors that hold them, never gathered into one buffer first).

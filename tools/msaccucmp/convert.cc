@@ -30,7 +30,7 @@ std::string Dims(const std::vector<int64_t>& s, const char* sep) {
   return r.empty() ? "1" : r;
 }
 
-std::string Text(const DumpDType& d, std::span<const std::byte> data) {
+std::string Text(const GeType& d, std::span<const std::byte> data) {
   size_t n = data.size() / d.size;
   std::vector<double> v(n);
   DecodeToDouble(d, data.data(), n, v.data());
@@ -40,7 +40,7 @@ std::string Text(const DumpDType& d, std::span<const std::byte> data) {
   return os.str();
 }
 
-Status WriteNpyBytes(const std::string& path, const DumpDType& d, const std::vector<int64_t>& shape, std::span<const std::byte> data) {
+Status WriteNpyBytes(const std::string& path, const GeType& d, const std::vector<int64_t>& shape, std::span<const std::byte> data) {
   NPU_ASSIGN_OR_RETURN(auto w, AtomicFileWriter::Create(path));
   if (d.descr) {
     NPU_RETURN_IF_ERROR(w->Write(NpyHeader(d.descr, shape)));
@@ -88,7 +88,7 @@ Status ConvertTensor(Job& job, const std::string& base, const DumpTensor& t, boo
   }
   if (opdebug) return write(stem + ".json", OverflowJson(t.data));
   if (!t.problem.empty()) return Status::Error("EC0011", "-d", base, std::string(t.kind_name()) + " " + std::to_string(t.index) + ": " + t.problem);
-  const DumpDType& d = *FindDumpDType(t.dtype_code);
+  const GeType& d = *FindGeType(t.dtype_code);
   std::span<const std::byte> data = t.data;
   std::vector<int64_t> shape = t.shape;
   std::vector<std::byte> converted;
@@ -104,7 +104,7 @@ Status ConvertTensor(Job& job, const std::string& base, const DumpTensor& t, boo
     stem += "." + Dims(shape, "x");
   }
   if (o.type == "bin") {
-    std::string name = stem + "." + Dims(shape, "_") + "." + d.name + "." + (o.format.empty() ? DumpFormatName(t.format) : o.format) + ".bin";
+    std::string name = stem + "." + Dims(shape, "_") + "." + d.name + "." + (o.format.empty() ? std::string(FormatName(t.format)) : o.format) + ".bin";
     return write(name, {reinterpret_cast<const char*>(data.data()), data.size()});
   }
   if (o.type == "txt") return write(stem + ".txt", Text(d, data));

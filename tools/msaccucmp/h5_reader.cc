@@ -109,7 +109,7 @@ Result<LoadedTensor> ReadH5Dataset(const std::string& file, const std::string& d
   uint64_t n = 1;
   for (hsize_t d : dims) l.shape.push_back(static_cast<int64_t>(d)), n *= d;
   hid_t mem = -1;
-  l.dtype = FindDumpDType(CodeOf(type.id, mem));
+  l.dtype = FindGeType(CodeOf(type.id, mem));
   if (!l.dtype) {
     l.problem = "unsupported HDF5 element type";
     return l;

@@ -37,7 +37,7 @@ Status EnsureDir(const std::string& dir) {
 std::string Stats(const DumpTensor& t) {
   std::ostringstream os;
   os << "  " << t.kind_name() << " " << t.index;
-  const DumpDType* d = FindDumpDType(t.dtype_code);
+  const GeType* d = FindGeType(t.dtype_code);
   if (!d || !t.problem.empty()) return os.str() + ": " + (t.problem.empty() ? "unsupported data type" : t.problem) + "\n";
   size_t n = t.data.size() / d->size;
   std::vector<double> v(n);
@@ -63,8 +63,8 @@ int RunFileCompare(const std::string& npu, const std::string& golden, const std:
     if (!p.ends_with(".npy")) return Fail(out, Status::Error("E10001", flag, p, "file_compare takes .npy files"));
   TensorRef ra{TensorRef::kNpy, npu, false, 0, "", 0}, rb{TensorRef::kNpy, golden, false, 0, "", 0};
   auto a = Load(ra), b = Load(rb);
-  if (!a.ok()) return Fail(out, a.status());
-  if (!b.ok()) return Fail(out, b.status());
+  if (!a.ok()) return Fail(out, Status(a.status()).with_param("-m"));
+  if (!b.ok()) return Fail(out, Status(b.status()).with_param("-g"));
   if (!a.value().problem.empty() || !b.value().problem.empty())
     return Fail(out, Status::Error("EC0015", "-m", npu, a.value().problem.empty() ? b.value().problem : a.value().problem));
   if (a.value().shape != b.value().shape)

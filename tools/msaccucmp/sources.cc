@@ -53,7 +53,7 @@ Result<LoadedTensor> LoadDump(const TensorRef& r) {
   l.format = t.format;
   l.address = t.address;
   l.problem = t.problem;
-  l.dtype = FindDumpDType(t.dtype_code);
+  l.dtype = FindGeType(t.dtype_code);
   if (!l.problem.empty()) return l;
   if (NeedsLayoutConversion(t.format)) {
     auto c = ConvertLayout(t, l.dtype->size, "", {});
@@ -76,7 +76,7 @@ Result<LoadedTensor> LoadDump(const TensorRef& r) {
 Result<LoadedTensor> LoadNpy(const TensorRef& r) {
   NPU_ASSIGN_OR_RETURN(Tensor t, ReadNpy(r.path));
   LoadedTensor l;
-  l.dtype = FindDumpDType(static_cast<int>(t.dtype()));  // DType values are the GE codes
+  l.dtype = FindGeType(static_cast<int>(t.dtype()));  // DType values are the GE codes
   l.shape = t.shape();
   l.format = t.rank() == 4 ? 0 : 2;
   l.data = t.bytes();

@@ -26,7 +26,7 @@ struct TensorRef {
 };
 
 struct LoadedTensor {
-  const DumpDType* dtype = nullptr;
+  const GeType* dtype = nullptr;
   std::span<const std::byte> data;
   std::vector<int64_t> shape;
   int format = 2;
