@@ -94,6 +94,11 @@ Result<OmFile> ReadOmFile(const std::string& path) {
   if (model_length != b.size() - kHeaderSize)
     return Corrupt(path, "header says " + std::to_string(model_length) + " bytes follow it, the file has " +
                              std::to_string(b.size() - kHeaderSize) + " (truncated or appended to)");
+  // The 32-bit length field CANN's tools read must agree too (saturated for files past 4 GiB).
+  uint32_t length32 = Get<uint32_t>(b, kOffLength);
+  if (length32 != std::min<uint64_t>(model_length, UINT32_MAX))
+    return Corrupt(path, "the header's length field says " + std::to_string(length32) + " bytes follow it, the file has " +
+                             std::to_string(model_length));
   auto body = b.subspan(kHeaderSize);
   if (body.size() < kTableHead) return Corrupt(path, "no partition table");
   uint32_t num = Get<uint32_t>(body, 0);

@@ -1,4 +1,5 @@
 #include "passes/fusion.h"
+#include "base/json.h"
 
 #include <algorithm>
 #include <cmath>
@@ -446,9 +447,10 @@ Result<std::set<std::string>> LoadFusionSwitchFile(const std::string& path, std:
   };
   size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '{') {
-    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    std::string why;
+    nlohmann::json j = npu::ParseJson(text, &why);
     const std::string form = R"(Write {"Switch":{"GraphFusion":{"PassName":"off"},"UBFusion":{"PassName":"off"}}}.)";
-    if (j.is_discarded()) return Status::Error("E10032", flag, path, "the file starts like JSON but does not parse", form);
+    if (j.is_discarded()) return Status::Error("E10032", flag, path, "the file starts like JSON but does not parse: " + why, form);
     if (!j.contains("Switch") || !j["Switch"].is_object()) return Status::Error("E10001", flag, path, "no \"Switch\" object", form);
     for (const auto& [kind, passes] : j["Switch"].items()) {
       if ((kind != "GraphFusion" && kind != "UBFusion") || !passes.is_object())

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "base/file_io.h"
+#include "base/json.h"
 #include "passes/precision.h"
 
 #include <sstream>
@@ -82,7 +83,7 @@ void LoadModifyMixlist(const std::string& path, PrecisionConfig& cfg, std::vecto
   }
   auto text = ReadFileToString(path);
   if (!text.ok()) return errors.push_back(text.status());
-  nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
+  nlohmann::json j = npu::ParseJson(text.value());
   const std::string form = R"(Write {"black-list":{"to-add":["OpType"],"to-remove":[]},"white-list":{...},"gray-list":{...}} with Ascend IR op types.)";
   if (j.is_discarded() || !j.is_object())
     return errors.push_back(Status::Error("E10032", flag, path, "the file is not a JSON object", form));

@@ -1,4 +1,5 @@
 #include "prof/collector.h"
+#include "base/json.h"
 
 #include <unistd.h>
 
@@ -98,7 +99,7 @@ Status WriteJsonFile(const std::string& path, const json& j) {
 
 Result<ProfilerConfig> ParseProfilerConfig(const std::string& path) {
   NPU_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  json j = json::parse(text, nullptr, false);
+  json j = npu::ParseJson(text);
   ProfilerConfig c;
   if (j.is_discarded() || !j.is_object() || !j.contains("profiler")) return c;
   const json& p = j["profiler"];
@@ -116,7 +117,7 @@ Result<ProfilerConfig> ProfilerConfigFromEnv() {
   if (!mode || std::string_view(mode) != "true") return c;
   c.enabled = true;
   if (const char* opts = std::getenv("PROFILING_OPTIONS")) {
-    json j = json::parse(opts, nullptr, false);
+    json j = npu::ParseJson(opts);
     if (j.is_discarded() || !j.is_object())
       return Status::Error("EC0013", "PROFILING_OPTIONS", opts, "not a JSON object", R"(Use e.g. PROFILING_OPTIONS='{"output":"prof","aic_metrics":"PipeUtilization"}'.)");
     NPU_RETURN_IF_ERROR(ReadOptions(j, "PROFILING_OPTIONS", c));

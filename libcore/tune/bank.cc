@@ -1,4 +1,5 @@
 #include "tune/bank.h"
+#include "base/json.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -65,7 +66,7 @@ Status ForEachRecord(const fs::path& path, Fn&& fn) {
   std::string line;
   for (int lineno = 1; std::getline(in, line); ++lineno) {
     if (line.empty()) continue;
-    json j = json::parse(line, nullptr, false);
+    json j = npu::ParseJson(line);
     if (j.is_discarded() || !j.is_object() || !j.contains("info_dict") || !j["info_dict"].is_object() ||
         !j["info_dict"].contains("key") || !j["info_dict"]["key"].is_string() || !j.contains("knowledge") || !j.contains("version"))
       return Status::Error("EG0011", "TUNE_BANK_PATH", path.string() + ":" + std::to_string(lineno), "the line is not a bank record",

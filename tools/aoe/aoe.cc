@@ -1,4 +1,5 @@
 #include "aoe.h"
+#include "base/json.h"
 
 #include <unistd.h>
 
@@ -37,7 +38,7 @@ Result<OpFilter> LoadOpFilter(const std::string& path) {
   OpFilter f;
   if (path.empty()) return f;
   NPU_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  json j = json::parse(text, nullptr, false);
+  json j = npu::ParseJson(text);
   auto bad = [&](const std::string& why) {
     return Status::Error("EG0001", "--tune_ops_file", path, why, R"(Write {"tune_ops_name": ["op", ...], "tune_ops_type": ["Conv2D", ...]}.)");
   };

@@ -250,7 +250,8 @@ Status SaveOriginalModel(const AtcOptions& o) {
              {"original_model", "true"}};
   m.header.name = std::filesystem::path(o.output).filename().string() + "_original";
   m.header.platform_version = soc.name;
-  return SaveOm(o.output + "_original.om", m);
+  Status s = SaveOm(o.output + "_original.om", m);
+  return s.param() == "output" ? s.with_param("--output") : s;
 }
 
 // The input CANN adds to a profile model: the profile's values (filled by msame from --dymBatch & co.).
@@ -319,7 +320,7 @@ int Convert(const AtcOptions& o, std::ostream& out) {
   std::string path = o.output + ".om";
   m.external_weight = std::stoi(o.external_weight);
   m.attrs["external_weight"] = o.external_weight;
-  if (Status s = SaveOm(path, m); !s.ok()) return Fail(out, {s});
+  if (Status s = SaveOm(path, m); !s.ok()) return Fail(out, {s.param() == "output" ? s.with_param("--output") : s});
   if (o.save_original_model == "true")
     if (Status s = SaveOriginalModel(o); !s.ok()) return Fail(out, {s});
   if (!m.profiles.empty()) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "atc.h"
+#include "base/json.h"
 #include "base/file_io.h"
 #include "base/log.h"
 #include "ir/ascend_types.h"
@@ -173,8 +174,9 @@ int ConvertSingleOps(const AtcOptions& o, std::ostream& out) {
   };
   auto text = ReadFileToString(o.singleop);
   if (!text.ok()) return fail(Status::Error("E10023", "--singleop", o.singleop, text.status().message()));
-  json ops = json::parse(text.value(), nullptr, false);
-  if (ops.is_discarded()) return fail(Status::Error("E10024", "--singleop", o.singleop, "the file is not valid JSON"));
+  std::string why;
+  json ops = npu::ParseJson(text.value(), &why);
+  if (ops.is_discarded()) return fail(Status::Error("E10024", "--singleop", o.singleop, "the file is not valid JSON: " + why));
   if (ops.is_object()) ops = json::array({ops});
   if (!ops.is_array() || ops.empty()) return fail(Status::Error("E10024", "--singleop", o.singleop, "expected a list of op descriptions"));
   const SocSpec& soc = *FindSoc(o.soc_version);
@@ -199,7 +201,7 @@ int ConvertSingleOps(const AtcOptions& o, std::ostream& out) {
     OmModel& m = models[k];
     m.header.platform_version = soc.name;
     std::string path = o.output + "/" + m.header.name + ".om";
-    if (Status s = SaveOm(path, m); !s.ok()) return fail(s);
+    if (Status s = SaveOm(path, m); !s.ok()) return fail(s.param() == "output" ? s.with_param("--output") : s);
     if (log::ShowInfo()) out << "[INFO] " << path << "\n";
   }
   out << "ATC run success, welcome to the next use.\n";

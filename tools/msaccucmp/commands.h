@@ -4,7 +4,15 @@
 #include <string>
 #include <vector>
 
+namespace npu {
+class Status;
+}
+
 namespace npu::cmp {
+
+// Prints "[ERROR] <message>" and returns exit code 1. A file the writer could not create is named by the
+// flag the user gave it (-out), not the writer's generic "output".
+int Fail(std::ostream& out, Status s);
 
 struct ConvertOptions {
   std::string dump, out, type = "npy", format, shape, output_index, input_index;

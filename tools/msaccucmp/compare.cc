@@ -1,4 +1,5 @@
 #include "compare.h"
+#include "base/json.h"
 
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include "base/log.h"
 #include "base/progress.h"
 #include "base/thread_pool.h"
+#include "commands.h"
 #include "report.h"
 #include "summary.h"
 
@@ -41,7 +43,7 @@ Result<std::map<std::string, Thresholds>> LoadThresholds(const std::string& path
   auto t = DefaultThresholds();
   if (path.empty()) return t;
   NPU_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  auto j = nlohmann::json::parse(text, nullptr, false);
+  auto j = npu::ParseJson(text);
   auto bad = [&](const std::string& why) {
     return Status::Error("E10001", "--thresholds", path, why,
                          "Use {\"float16\": {\"cosine_pass\": 0.999, \"cosine_warn\": 0.99, \"atol\": 0.001}, ...}.");
@@ -280,10 +282,7 @@ Status WriteMapping(const Plan& p, const std::string& dir, std::ostream& out) {
 Status SingleOpDetail(const Plan& p, const CompareOptions& o, const std::string& dir, std::ostream& out);
 
 int RunCompare(const CompareOptions& o, std::ostream& out) {
-  auto fail = [&](const Status& s) {
-    out << "[ERROR] " << s.message() << "\n";
-    return 1;
-  };
+  auto fail = [&](const Status& s) { return Fail(out, s); };
   Ctx c;
   auto algs = ParseAlgs(o.alg);
   if (!algs.ok()) return fail(algs.status());

@@ -131,10 +131,7 @@ Status ConvertFile(Job& job, const std::string& path) {
 }  // namespace
 
 int RunConvert(const ConvertOptions& o, std::ostream& out) {
-  auto fail = [&](const Status& s) {
-    out << "[ERROR] " << s.message() << "\n";
-    return 1;
-  };
+  auto fail = [&](const Status& s) { return Fail(out, s); };
   if (o.type != "npy" && o.type != "bin" && o.type != "txt") return fail(Status::Error("E10001", "-t", o.type, "must be npy, bin or txt"));
   if (!o.format.empty() && o.format != "NCHW" && o.format != "ND")
     return fail(Status::Error("E10001", "-f", o.format, "the target format must be NCHW or ND"));

@@ -1,4 +1,5 @@
 #include "fusion_rule.h"
+#include "base/json.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -12,8 +13,9 @@ using nlohmann::json;
 Result<FusionRule> ReadFusionRule(const std::string& path) {
   NPU_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
   auto bad = [&](const std::string& why) { return Status::Error("EC0012", "-f", path, why); };
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) return bad("not valid JSON");
+  std::string why;
+  json j = npu::ParseJson(text, &why);
+  if (j.is_discarded()) return bad("not valid JSON: " + why);
   if (!j.is_object() || !j.contains("graph") || !j["graph"].is_array() || j["graph"].empty() || !j["graph"][0].is_object())
     return bad("no \"graph\" array");
   const json& ops = j["graph"][0].value("op", json::array());

@@ -20,12 +20,13 @@
 
 namespace npu::cmp {
 namespace fs = std::filesystem;
-namespace {
 
-int Fail(std::ostream& out, const Status& s) {
+int Fail(std::ostream& out, Status s) {
+  if (s.param() == "output") s.with_param("-out");
   out << "[ERROR] " << s.message() << "\n";
   return 1;
 }
+namespace {
 
 Status EnsureDir(const std::string& dir) {
   std::error_code ec;

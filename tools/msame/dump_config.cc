@@ -1,4 +1,5 @@
 #include "dump_config.h"
+#include "base/json.h"
 
 #include <charconv>
 #include <nlohmann/json.hpp>
@@ -66,9 +67,10 @@ Result<std::vector<std::pair<uint64_t, uint64_t>>> ParseDumpStep(const std::stri
 
 Result<DumpConfig> ParseDumpConfig(const std::string& path) {
   NPU_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  json j = json::parse(text, nullptr, false);
+  std::string why;
+  json j = npu::ParseJson(text, &why);
   if (j.is_discarded() || !j.is_object())
-    return Status::Error("EC0013", "--acl_json_path", path, "the file is not a JSON object",
+    return Status::Error("EC0013", "--acl_json_path", path, "the file is not a JSON object" + (why.empty() ? "" : ": " + why),
                          "Write acl.json as {\"dump\": {...}}; check quotes and commas.");
   DumpConfig c;
   if (!j.contains("dump")) return c;  // an acl.json without a dump section dumps nothing

@@ -1,4 +1,5 @@
 #include "raw_profile.h"
+#include "base/json.h"
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -19,7 +20,7 @@ Status Malformed(const std::string& path, const std::string& why) {
 Result<json> ReadJson(const std::string& path) {
   if (!FileExists(path)) return Malformed(path, "the file is missing");
   NPU_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  json j = json::parse(text, nullptr, false);
+  json j = npu::ParseJson(text);
   if (j.is_discarded() || !j.is_object()) return Malformed(path, "not a JSON object");
   return j;
 }

@@ -1,4 +1,5 @@
 #include "rules.h"
+#include "base/json.h"
 
 #include <nlohmann/json.hpp>
 
@@ -143,12 +144,9 @@ npu::Status RuleSet::AddCustom(const std::string& path) {
                               "Write {\"rules\": {\"ArgsModifyRule\": [...], \"FuncNameModifyRule\": [...], "
                               "\"ModuleNameModifyRule\": [...]}} as the porting guide shows.");
   };
-  json j;
-  try {
-    j = json::parse(*text);
-  } catch (const json::parse_error& e) {
-    return bad(std::string("not valid JSON: ") + e.what());
-  }
+  std::string why;
+  json j = npu::ParseJson(*text, &why);
+  if (j.is_discarded()) return bad("not valid JSON: " + why);
   if (!j.is_object()) return bad("the top level must be an object with a \"rules\" member");
   RuleFileChecker c;
   for (auto it = j.begin(); it != j.end(); ++it)
