@@ -1,0 +1,118 @@
+// The .om container and the model JSON: what atc writes is what msame, msaccucmp and atc --mode read.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ir/ascend_types.h"
+#include "lower/lower.h"
+#include "om/model_json.h"
+#include "om/om_file.h"
+#include "om/om_model.h"
+#include "passes/formats.h"
+#include "passes/precision.h"
+#include "soc/soc_spec.h"
+#include "test_util.h"
+
+namespace npu {
+namespace {
+
+// A grouped conv (FRACTAL_Z with sub_format), a matmul (FRACTAL_NZ) and one attr of every kind, converted
+// as atc does for Ascend310P3.
+Graph ConvertedNet() {
+  Builder b;
+  int x = b.In("x", {1, 8, 6, 6});
+  int c = b.Op("Conv", {x, b.Const("w", Random({8, 4, 3, 3}, 1))},
+               {{"group", int64_t{2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  int r = b.Op("LeakyRelu", {c}, {{"alpha", 0.125f}});
+  int y = b.Op("Gemm", {b.Op("Flatten", {r}), b.Const("fc", Random({5, 288}, 2))}, {{"transB", int64_t{1}}});
+  Graph g = b.Done(y);
+  MapAscendOpTypes(g);
+  g.nodes[1].attrs["note"] = std::string("kept");
+  g.nodes[1].attrs["scales"] = std::vector<float>{0.5f, 2.0f};
+  g.nodes[1].attrs["names"] = std::vector<std::string>{"a", "b"};
+  g.nodes[1].original_names = {"leaky", "its_bias"};
+  std::vector<Status> errors;
+  PrecisionConfig cfg = LoadPrecisionConfig({}, *FindSoc("Ascend310P3"), errors);
+  std::vector<std::string> warnings;
+  EXPECT_TRUE(AssignPrecision(g, cfg, warnings).ok());
+  EXPECT_TRUE(AssignDeviceFormats(g, *FindSoc("Ascend310P3")).ok());
+  return g;
+}
+
+TEST(ModelJson, RoundTripsThroughTheReaderMsaccucmpUses) {
+  Graph g = ConvertedNet();
+  const std::map<std::string, std::string> attrs = {{"soc_version", "Ascend310P3"}, {"framework_type", "5"}};
+  OrderedJson written = ModelToJson(g, attrs);
+  auto read = ModelFromJson(nlohmann::json::parse(written.dump()));
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  const Graph& r = read.value().graph;
+  EXPECT_EQ(ModelToJson(r, read.value().attrs).dump(), written.dump()) << "write(read(write(g))) == write(g)";
+  EXPECT_EQ(read.value().attrs, attrs);
+  ASSERT_EQ(r.nodes.size(), g.nodes.size());
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    EXPECT_EQ(ShownType(r.nodes[k]), ShownType(g.nodes[k]));
+    EXPECT_EQ(r.nodes[k].original_names, g.nodes[k].original_names);
+    ASSERT_EQ(r.nodes[k].inputs.size(), g.nodes[k].inputs.size());
+    for (size_t i = 0; i < g.nodes[k].inputs.size(); ++i) EXPECT_EQ(ValueRef(r, r.nodes[k].inputs[i]), ValueRef(g, g.nodes[k].inputs[i]));
+  }
+  int w = -1;
+  for (const Node& n : r.nodes)
+    if (ShownType(n) == "Conv2D") w = n.inputs[1];
+  ASSERT_GE(w, 0);
+  EXPECT_EQ(r.values[w].device_format, Format::kFractalZ);
+  EXPECT_EQ(r.values[w].device_groups, 2) << "the grouped FRACTAL_Z's sub_format survives";
+  EXPECT_EQ(r.values[w].shape, (Shape{8, 4, 3, 3})) << "origin shapes survive";
+}
+
+TEST(ModelJson, ReaderIsLenientWithCannFilesAndStrictWithBrokenOnes) {
+  // CANN's files: no ids, attr kinds this build does not model, ops without descs.
+  auto lenient = ModelFromJson(nlohmann::json::parse(R"({"graph":[{"op":[
+      {"name":"a","type":"Data"},
+      {"name":"b","type":"Relu","input":["a:0"],"attr":[{"key":"flag","value":{"b":true}},
+        {"key":"_datadump_original_op_names","value":{"list":{"s":["relu"]}}}]}]}]})"));
+  ASSERT_TRUE(lenient.ok()) << lenient.status().message();
+  EXPECT_EQ(lenient.value().graph.nodes[1].original_names, std::vector<std::string>{"relu"});
+  EXPECT_EQ(ValueRef(lenient.value().graph, lenient.value().graph.nodes[1].inputs[0]), "a:0");
+  for (const char* bad : {R"({"graph":[{"op":[{"type":"Relu"}]}]})", R"({"graph":[{"op":[{"name":"a"},{"name":"a"}]}]})",
+                          R"({"graph":[{"op":[{"name":"a","input":"x"}]}]})", R"({"net":1})"})
+    EXPECT_FALSE(ModelFromJson(nlohmann::json::parse(bad)).ok()) << bad;
+}
+
+TEST(OmFile, SavesAndLoadsAConvertedModel) {
+  Graph g = ConvertedNet();
+  OmModel m;
+  m.graph = g;
+  m.tasks = LowerToTasks(m.graph, &*FindSoc("Ascend310P3"));
+  m.header.platform_version = "Ascend310P3";
+  std::string path = ::testing::TempDir() + "/om_test.om";
+  ASSERT_TRUE(SaveOm(path, m).ok());
+  auto loaded = LoadOm(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(ModelToJson(loaded.value().graph, {}).dump(), ModelToJson(g, {}).dump());
+  EXPECT_EQ(loaded.value().tasks.size(), m.tasks.size());
+  std::filesystem::remove(path);
+}
+
+TEST(OmFile, RefusesTruncatedAndTamperedFiles) {
+  Graph g = ConvertedNet();
+  OmModel m;
+  m.graph = g;
+  m.header.platform_version = "Ascend310P3";
+  std::string path = ::testing::TempDir() + "/om_tamper.om";
+  ASSERT_TRUE(SaveOm(path, m).ok());
+  std::string bytes = ReadFileToString(path).value();
+  auto write = [&](const std::string& b) { std::ofstream(path, std::ios::binary | std::ios::trunc) << b; };
+  write(bytes.substr(0, bytes.size() - 1));
+  EXPECT_FALSE(om::ReadOmFile(path).ok()) << "truncated";
+  std::string flipped = bytes;
+  flipped[bytes.size() / 2] ^= 1;
+  write(flipped);
+  auto r = om::ReadOmFile(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().reason().find("checksum"), std::string::npos) << r.status().message();
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace npu

@@ -13,6 +13,7 @@
 #include "frontend/input_shape.h"
 #include "frontend/onnx/onnx_importer.h"
 #include "kernels/registry.h"
+#include "om/model_json.h"
 #include "om/om_model.h"
 #include "ir/ascend_types.h"
 #include "lower/lower.h"
@@ -387,63 +388,6 @@ int PreCheck(const AtcOptions& o, std::ostream& out) {
 
 // ---- mode 1: .om / .onnx -> JSON -------------------------------------------------------------------
 
-json DescJson(const Value& v) {
-  json d = {{"name", v.name}, {"dtype", DTypeName(v.dtype)}, {"layout", FormatName(DeviceFormat(v))}};
-  d["shape"] = {{"dim", v.has_shape ? DeviceShapeOf(v) : Shape{}}};
-  d["attr"] = json::array({{{"key", "origin_shape"}, {"value", {{"list", {{"i", v.shape}}}}}},
-                           {{"key", "origin_format"}, {"value", {{"s", LayoutOf(v)}}}}});
-  return d;
-}
-
-json AttrJson(const Attr& a) {
-  return std::visit(
-      [](const auto& v) -> json {
-        using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, int64_t>) return {{"i", v}};
-        else if constexpr (std::is_same_v<T, float>) return {{"f", v}};
-        else if constexpr (std::is_same_v<T, std::string>) return {{"s", v}};
-        else if constexpr (std::is_same_v<T, std::vector<int64_t>>) return {{"list", {{"i", v}}}};
-        else if constexpr (std::is_same_v<T, std::vector<float>>) return {{"list", {{"f", v}}}};
-        else if constexpr (std::is_same_v<T, std::vector<std::string>>) return {{"list", {{"s", v}}}};
-        else return {{"t", {{"dtype", DTypeName(v.dtype()), }, {"shape", v.shape()}}}};
-      },
-      a);
-}
-
-json GraphJson(const Graph& g, const std::map<std::string, std::string>& attrs) {
-  json ops = json::array();
-  // Inputs as "producer:index", graph inputs and weights by name (CANN style).
-  auto ref = [&](int v) -> std::string {
-    if (v < 0) return "";
-    int p = g.values[v].producer;
-    if (p < 0) return g.values[v].name;
-    const Node& n = g.nodes[p];
-    size_t idx = std::find(n.outputs.begin(), n.outputs.end(), v) - n.outputs.begin();
-    return n.name + ":" + std::to_string(idx);
-  };
-  for (size_t k = 0; k < g.nodes.size(); ++k) {
-    const Node& n = g.nodes[k];
-    json op = {{"name", n.name}, {"type", ShownType(n)}, {"id", k}, {"input", json::array()}};
-    for (int i : n.inputs) op["input"].push_back(ref(i));
-    json at = json::array();
-    for (const auto& [key, a] : n.attrs) at.push_back({{"key", key}, {"value", AttrJson(a)}});
-    at.push_back({{"key", "_datadump_original_op_names"}, {"value", {{"list", {{"s", n.original_names}}}}}});
-    op["attr"] = at;
-    op["input_desc"] = json::array();
-    for (int i : n.inputs)
-      if (i >= 0) op["input_desc"].push_back(DescJson(g.values[i]));
-    op["output_desc"] = json::array();
-    for (int o : n.outputs) op["output_desc"].push_back(DescJson(g.values[o]));
-    ops.push_back(op);
-  }
-  json gj = {{"name", g.name}, {"input", json::array()}, {"output", json::array()}, {"op", ops}};
-  for (int i : g.inputs) gj["input"].push_back(DescJson(g.values[i]));
-  for (int o : g.outputs) gj["output"].push_back(ref(o));
-  json model = {{"name", g.name}, {"attr", json::array()}, {"graph", json::array({gj})}};
-  for (const auto& [k, v] : attrs) model["attr"].push_back({{"key", k}, {"value", {{"s", v}}}});
-  return model;
-}
-
 int ToJson(const AtcOptions& o, std::ostream& out) {
   json j;
   if (o.framework == "5") {
@@ -453,11 +397,11 @@ int ToJson(const AtcOptions& o, std::ostream& out) {
     auto g = Import(tmp, &info);
     if (!g.ok()) return Fail(out, {g.status()});
     if (Status s = InferGraph(g.value()); !s.ok()) return Fail(out, {s});
-    j = GraphJson(g.value(), {{"framework_type", "5"}});
+    j = ModelToJson(g.value(), {{"framework_type", "5"}});
   } else {
     auto m = LoadOm(o.om);
     if (!m.ok()) return Fail(out, {m.status()});
-    j = GraphJson(m.value().graph, m.value().attrs);
+    j = ModelToJson(m.value().graph, m.value().attrs);
     j["task"] = TaskJson(m.value());
   }
   if (Status s = WriteJson(o.json, j); !s.ok()) return Fail(out, {s});
