@@ -4,6 +4,7 @@ usage (unknown flag, required flag missing) or nothing to do. A table runs each 
 missing required flag, a missing file and nothing-to-do input, and checks the exit code, the parameter the
 message names and that nothing was written. Also CANN's spellings: single-dash long flags and --h.
 usage: test_conventions.py BUILD_DIR WORK_DIR"""
+import glob
 import json
 import os
 import re
@@ -148,6 +149,26 @@ out = os.path.join(WORK, "big", "m_output_0.npy")
 check(code == 0 and os.path.exists(out) and np.load(out).shape == (2, 4, 8, 8), "msame x.onnx --input_shape runs at the new shape")
 code, text = run("msame", "--model", "m.om", "--input_shape", "x:2,4,8,8")
 check(code == 1 and "--input_shape" in text, "--input_shape on an .om is refused, naming the flag")
+
+# msaccucmp -cf: the fused model's dump against the same model converted with fusion off.
+with open(os.path.join(WORK, "all_off.json"), "w") as f:
+    json.dump({"Switch": {"GraphFusion": {"ALL": "off"}, "UBFusion": {"ALL": "off"}}}, f)
+for tag, flags in (("fused", []), ("unfused", ["--fusion_switch_file=all_off.json"])):
+    assert run("atc", "--framework=5", "--model=other.onnx", f"--output={tag}", "--soc_version=Ascend310P3", *flags)[0] == 0
+    assert run("atc", "--mode=1", f"--om={tag}.om", f"--json={tag}.json")[0] == 0
+    with open(os.path.join(WORK, f"acl_{tag}.json"), "w") as f:
+        json.dump({"dump": {"dump_path": f"dump_{tag}", "dump_list": [], "dump_mode": "output"}}, f)
+    assert run("msame", "--model", f"{tag}.om", "--input", "x.npy", "--acl_json_path", f"acl_{tag}.json", "--output", tag)[0] == 0
+fused_ops = json.load(open(os.path.join(WORK, "fused.json")))["graph"][0]["op"]
+conv = next(o for o in fused_ops if o["name"] == "conv")
+absorbed = next(a["value"]["list"]["s"] for a in conv["attr"] if a["key"] == "_datadump_original_op_names")
+code, text = run("msaccucmp", "compare", "-m", step("dump_fused"), "-g", step("dump_unfused"), "-f", "fused.json", "-cf", "unfused.json", "-out", "cf")
+rows = [r.split(",") for r in open(glob.glob(os.path.join(WORK, "cf", "result_*.csv"))[0]).read().splitlines()[1:]]
+conv_row = next(r for r in rows if r[2] == "conv")
+check(code == 0 and absorbed == ["conv", "act_a"] and conv_row[5] == "act_a", f"-cf: the fused conv+relu is compared with the unfused relu ({conv_row[:6]})")
+check("FAIL 0" in text and "SKIP 0" in text, "-cf: every fused op finds its fusion-off twin and agrees with it")
+code, text = run("msaccucmp", "compare", "-m", step("dump_fused"), "-g", step("dump_unfused"), "-cf", "unfused.json", "-out", "cf2")
+check(code == 2 and "[-cf]" in text, "-cf without -f is a usage error naming -cf")
 
 if failures:
     sys.exit(f"{len(failures)} check(s) failed")

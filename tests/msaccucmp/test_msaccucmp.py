@@ -224,6 +224,22 @@ def h5_suite():
     check(len(lines) == 5 and "/alpha" not in "".join(lines), f"h5: four tensor rows ({len(lines) - 1})")
     run("compare", "-m", a, "-g", b, "-out", out)  # again, within the same second as a rule
     check(len(glob.glob(f"{out}/result_*.csv")) == 2, "two compares leave two result files")
+    # -p 1: the rows of cosine <= 0.95 (here the one output that went negative) and their tensors
+    bad = f"{WORK}/npu_bad.h5"
+    with h5py.File(bad, "w") as f:
+        for seq, op in enumerate(["AddmmBackward", "ReluBackward"]):
+            f.create_dataset(f"/{op}/{seq}/input/self", data=x).attrs["Type"] = 0
+            f.create_dataset(f"/{op}/{seq}/output/result", data=(-x if seq else x).astype(np.float16)).attrs["Type"] = 0
+    pout = f"{WORK}/h5_post"
+    run("compare", "-m", bad, "-g", b, "-out", pout, "-p", "1")
+    (filtered,) = glob.glob(f"{pout}/result_*_filtered")
+    rows = open(f"{filtered}/filtered_result.csv").read().splitlines()
+    check(len(rows) == 2 and "/ReluBackward/1/output/result" in rows[1], f"-p 1 keeps the one row under cosine 0.95 ({len(rows) - 1})")
+    arrays = sorted(os.listdir(filtered))
+    check(len(arrays) == 3 and np.array_equal(np.load(f"{filtered}/{arrays[0]}"), np.load(f"{filtered}/{arrays[1]}") * -1 if "golden" in arrays[0] else np.load(f"{filtered}/{arrays[1]}") * -1),
+          f"-p 1 writes the pair of tensors as .npy: {arrays}")
+    p = run("compare", "-m", bad, "-g", b, "-out", pout, "-p", "2", expect=1)
+    check("[-p]" in p.stdout, "-p takes 0 or 1")
 
 
 # ---- 5. file_compare, -map, -op, -r, advisor, overflow column, shards -----------------------------

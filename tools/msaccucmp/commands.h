@@ -1,18 +1,22 @@
 // The other msaccucmp subcommands: convert, file_compare, overflow and merge.
 #pragma once
+#include <cstdint>
 #include <iosfwd>
+#include <span>
 #include <string>
 #include <vector>
 
-namespace npu {
-class Status;
-}
+#include "base/status.h"
+#include "ir/dtype.h"
 
 namespace npu::cmp {
 
-// Prints "[ERROR] <message>" and returns exit code 1. A file the writer could not create is named by the
+// Prints "[ERROR] <message>" and returns the exit code (2 for a usage error, else 1). A file the writer could not create is named by the
 // flag the user gave it (-out), not the writer's generic "output".
 int Fail(std::ostream& out, Status s);
+
+// An .npy of raw tensor bytes (bfloat16, which numpy lacks, widened to float32).
+Status WriteNpyBytes(const std::string& path, const GeType& d, const std::vector<int64_t>& shape, std::span<const std::byte> data);
 
 struct ConvertOptions {
   std::string dump, out, type = "npy", format, shape, output_index, input_index;

@@ -19,6 +19,7 @@
 #include "base/progress.h"
 #include "base/thread_pool.h"
 #include "commands.h"
+#include "dump/dump_names.h"
 #include "report.h"
 #include "summary.h"
 
@@ -277,6 +278,40 @@ Status WriteMapping(const Plan& p, const std::string& dir, std::ostream& out) {
   return Status::Ok();
 }
 
+// -p 1 (h5): <result stem>_filtered/filtered_result.csv with the rows whose cosine is NaN or at most
+// kPostProcessCosine, and each such pair of tensors as .npy for a closer look.
+constexpr double kPostProcessCosine = 0.95;
+
+bool PostProcessKeeps(const Row& header, const Row& row) {
+  auto col = std::find(header.begin(), header.end(), "CosineSimilarity") - header.begin();
+  if (col >= static_cast<long>(row.size())) return false;
+  const std::string& cell = row[col];
+  if (cell == "NaN") return true;
+  char* end = nullptr;
+  double v = std::strtod(cell.c_str(), &end);
+  return end != cell.c_str() && *end == '\0' && v <= kPostProcessCosine;
+}
+
+Status WriteFiltered(const std::string& result_path, const Row& header, const std::vector<std::pair<size_t, Row>>& rows, const Plan& p) {
+  std::string dir = result_path.substr(0, result_path.rfind('.')) + "_filtered";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Status::Error("E13004", "-out", dir, "cannot create the folder: " + ec.message());
+  NPU_ASSIGN_OR_RETURN(auto w, ResultWriter::Create(dir + "/filtered_result.csv", "csv", header, false));
+  for (const auto& [ordinal, row] : rows) {
+    NPU_RETURN_IF_ERROR(w->Add(ordinal, row));
+    const CompareItem& it = p.items[ordinal];
+    for (const auto& [side, ref] : {std::pair{"npu", &it.npu}, std::pair{"golden", &it.golden}}) {
+      if (!ref->present()) continue;
+      auto t = Load(*ref);
+      if (!t.ok() || !t.value().problem.empty() || !t.value().dtype) continue;  // the row already says why
+      NPU_RETURN_IF_ERROR(WriteNpyBytes(dir + "/" + SanitizeDumpName(it.tensor_index) + "_" + side + ".npy", *t.value().dtype,
+                                        t.value().shape, t.value().data));
+    }
+  }
+  return w->Finish().status();
+}
+
 }  // namespace
 
 Status SingleOpDetail(const Plan& p, const CompareOptions& o, const std::string& dir, std::ostream& out);
@@ -304,6 +339,10 @@ int RunCompare(const CompareOptions& o, std::ostream& out) {
   if ((!o.input_index.empty() || !o.output_index.empty()) && o.op_name.empty() && fs::is_directory(o.npu))
     return fail(Status::Error("E10001", "-i/-o", o.input_index + o.output_index, "-i and -o select a tensor of the op named by -op"));
   if (!o.input_index.empty() && !o.output_index.empty()) return fail(Status::Error("E10001", "-i", o.input_index, "-i and -o exclude each other"));
+  if (!o.post_process.empty() && o.post_process != "0" && o.post_process != "1")
+    return fail(Status::Error("E10001", "-p", o.post_process, "must be 0 or 1"));
+  if (o.post_process == "1" && !(o.npu.ends_with(".h5") && o.golden.ends_with(".h5")))
+    return fail(Status::Error("E10001", "-p", o.post_process, "post-processing applies to .h5 comparisons"));
   if (o.mapping && o.fusion.empty()) return fail(Status::Error("E10007", "-f", "", "-map needs the fusion rule file -f"));
   auto th = LoadThresholds(o.thresholds);
   if (!th.ok()) return fail(th.status());
@@ -352,8 +391,10 @@ int RunCompare(const CompareOptions& o, std::ostream& out) {
     w = std::move(r).value();
   }
   Summary sum(header);
+  std::vector<std::pair<size_t, Row>> filtered;  // -p 1
   Status s = RunItems(p, c, order, o.progress, [&](size_t ordinal, Row& row) {
     sum.Add(row);
+    if (o.post_process == "1" && PostProcessKeeps(header, row)) filtered.emplace_back(ordinal, row);
     if (file_mode)
       for (size_t i = 0; i < header.size(); ++i) out << header[i] << ": " << row[i] << "\n";
     return w ? w->Add(ordinal, row) : Status::Ok();
@@ -363,6 +404,7 @@ int RunCompare(const CompareOptions& o, std::ostream& out) {
     if (done.ok()) result_path = done.value();
     s = done.status();
   }
+  if (s.ok() && o.post_process == "1" && !filtered.empty()) s = WriteFiltered(result_path, header, filtered, p);
   if (!s.ok()) return fail(s);
   for (const auto& n : p.notes) out << "[WARNING] " << n << "\n";
   sum.Print(out);

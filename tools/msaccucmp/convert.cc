@@ -40,22 +40,6 @@ std::string Text(const GeType& d, std::span<const std::byte> data) {
   return os.str();
 }
 
-Status WriteNpyBytes(const std::string& path, const GeType& d, const std::vector<int64_t>& shape, std::span<const std::byte> data) {
-  NPU_ASSIGN_OR_RETURN(auto w, AtomicFileWriter::Create(path));
-  if (d.descr) {
-    NPU_RETURN_IF_ERROR(w->Write(NpyHeader(d.descr, shape)));
-    NPU_RETURN_IF_ERROR(w->Write(data));
-  } else {  // bfloat16: numpy has none, so widen to float32
-    std::vector<float> f(data.size() / 2);
-    std::vector<uint16_t> raw(f.size());
-    std::memcpy(raw.data(), data.data(), data.size());
-    BF16ToFloat(raw, f);
-    NPU_RETURN_IF_ERROR(w->Write(NpyHeader("<f4", shape)));
-    NPU_RETURN_IF_ERROR(w->Write(std::as_bytes(std::span(f))));
-  }
-  return w->Commit();
-}
-
 std::string OverflowJson(std::span<const std::byte> data) {
   if (data.size() != sizeof(OverflowRecord)) return "{\"error\": \"not an overflow record\"}\n";
   OverflowRecord r;
@@ -129,6 +113,23 @@ Status ConvertFile(Job& job, const std::string& path) {
 }
 
 }  // namespace
+
+Status WriteNpyBytes(const std::string& path, const GeType& d, const std::vector<int64_t>& shape, std::span<const std::byte> data) {
+  NPU_ASSIGN_OR_RETURN(auto w, AtomicFileWriter::Create(path));
+  if (d.descr) {
+    NPU_RETURN_IF_ERROR(w->Write(NpyHeader(d.descr, shape)));
+    NPU_RETURN_IF_ERROR(w->Write(data));
+  } else {  // bfloat16: numpy has none, so widen to float32
+    std::vector<float> f(data.size() / 2);
+    std::vector<uint16_t> raw(f.size());
+    std::memcpy(raw.data(), data.data(), data.size());
+    BF16ToFloat(raw, f);
+    NPU_RETURN_IF_ERROR(w->Write(NpyHeader("<f4", shape)));
+    NPU_RETURN_IF_ERROR(w->Write(std::as_bytes(std::span(f))));
+  }
+  return w->Commit();
+}
+
 
 int RunConvert(const ConvertOptions& o, std::ostream& out) {
   auto fail = [&](const Status& s) { return Fail(out, s); };

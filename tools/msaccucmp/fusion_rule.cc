@@ -4,8 +4,8 @@
 
 namespace npu::cmp {
 
-Result<FusionRule> ReadFusionRule(const std::string& path) {
-  NPU_ASSIGN_OR_RETURN(ModelJson m, ReadModelJson(path, "-f"));
+Result<FusionRule> ReadFusionRule(const std::string& path, const std::string& flag) {
+  NPU_ASSIGN_OR_RETURN(ModelJson m, ReadModelJson(path, flag));
   const Graph& g = m.graph;
   FusionRule r;
   for (size_t k = 0; k < g.nodes.size(); ++k) {

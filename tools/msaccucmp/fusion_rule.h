@@ -22,6 +22,7 @@ struct FusionRule {
   std::map<std::string, size_t> by_name;
 };
 
-Result<FusionRule> ReadFusionRule(const std::string& path);
+// The JSON `atc --mode=1` wrote, as given to `flag` (-f, -cf).
+Result<FusionRule> ReadFusionRule(const std::string& path, const std::string& flag = "-f");
 
 }  // namespace npu::cmp

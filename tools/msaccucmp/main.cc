@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   cmp->add_option("-m,--my_dump_path", c.npu, "NPU dump folder or file (or .h5)")->required();
   cmp->add_option("-g,--golden_dump_path", c.golden, "golden .npy folder, NPU dump folder, or file (or .h5)")->required();
   cmp->add_option("-f,--fusion_rule_file", c.fusion, "fusion rule JSON from atc --mode=1");
+  cmp->add_option("--cf,--close_fusion_rule_file", c.close_fusion, "fusion rule JSON of the same model converted with fusion off (-g: its dump)");
   cmp->add_option("--out,--output", c.out, "result folder (default: current folder)");
   cmp->add_option("--alg,--algorithm", c.alg, "metrics: names or indices 0-9, comma-separated (default all)");
   cmp->add_option("--max,--max_cmp_size", c.max_cmp, "compare only the first N elements of each tensor (0 = all)");
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
   cmp->add_option("-n,--topn", c.topn, "with -op: rows in the top-N error files (default 20)");
   cmp->add_flag("--map,--mapping", c.mapping, "write only the NPU-golden mapping table");
   cmp->add_flag("--overflow_detection", c.overflow, "add the OverFlow column (fp16 tensors)");
+  cmp->add_option("-p,--post_process", c.post_process, "h5 only: 1 writes <result>_filtered/ with the rows of cosine <= 0.95 or NaN and their tensors");
   cmp->add_flag("--advisor", c.advisor, "run the expert advisor after the comparison");
   cmp->add_option("--format", c.format, "csv (default) or json");
   cmp->add_option("--shard", c.shard, "K/N: compute only this shard of the rows (merge the shards afterwards)");

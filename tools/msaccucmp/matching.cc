@@ -222,6 +222,53 @@ Plan DumpsAgainstDumps(const std::map<std::string, DumpEntry>& a, const std::map
   return plan;
 }
 
+// -cf: the fused model's dumps (-m, -f) against the same model converted with fusion off (-g, -cf). A fused
+// op's output is the output of the last framework op it absorbed, which the fusion-off model computes in
+// the op that holds that framework op (or, for ops atc added, the op of the same name).
+Result<Plan> FusionOnAgainstOff(const CompareOptions& o, const std::map<std::string, DumpEntry>& on_dumps,
+                                const std::map<std::string, DumpEntry>& off_dumps) {
+  NPU_ASSIGN_OR_RETURN(FusionRule on, ReadFusionRule(o.fusion, "-f"));
+  NPU_ASSIGN_OR_RETURN(FusionRule off, ReadFusionRule(o.close_fusion, "-cf"));
+  std::map<std::string, size_t> holder;  // framework op name -> the fusion-off op computing it
+  for (size_t k = 0; k < off.ops.size(); ++k)
+    for (const std::string& n : off.ops[k].original_names) holder[n] = k;
+  Plan plan;
+  plan.golden_address = true;
+  plan.with_sequence = !o.range.empty() || !o.select.empty();
+  std::set<int64_t> selected;
+  if (plan.with_sequence) {
+    NPU_ASSIGN_OR_RETURN(selected, Selection(o, on.ops.size()));
+  }
+  for (size_t k = 0; k < on.ops.size(); ++k) {
+    const FusionOp& op = on.ops[k];
+    if (plan.with_sequence && !selected.count(static_cast<int64_t>(k) + 1)) continue;
+    auto h = op.original_names.empty() ? holder.end() : holder.find(op.original_names.back());
+    auto same = off.by_name.find(op.name);
+    const FusionOp* twin = h != holder.end() ? &off.ops[h->second] : same != off.by_name.end() ? &off.ops[same->second] : nullptr;
+    auto d = on_dumps.find(SanitizeDumpName(op.name));
+    auto g = twin ? off_dumps.find(SanitizeDumpName(twin->name)) : off_dumps.end();
+    std::optional<DumpFile> fd, fg;
+    if (d != on_dumps.end())
+      if (auto f = ReadDumpFile(d->second.path); f.ok()) fd = std::move(f).value();
+    if (g != off_dumps.end())
+      if (auto f = ReadDumpFile(g->second.path); f.ok()) fg = std::move(f).value();
+    size_t outs = std::max(op.num_outputs, fd ? fd->outputs.size() : 0);
+    for (size_t j = 0; j < outs; ++j) {
+      CompareItem it;
+      it.index = std::to_string(op.id);
+      it.sequence = std::to_string(k + 1);
+      it.op_type = op.type;
+      it.npu_name = fd ? op.name : "*";
+      it.tensor_index = op.name + ":output:" + std::to_string(j);
+      if (fd && j < fd->outputs.size()) it.npu = DumpRef(d->second.path, false, static_cast<int>(j), fd->outputs[j].data.size());
+      if (fg && j < fg->outputs.size()) it.golden = DumpRef(g->second.path, false, static_cast<int>(j), fg->outputs[j].data.size());
+      it.golden_name = it.golden.present() ? twin->name : "*";
+      if (it.npu.present() || it.golden.present()) plan.items.push_back(std::move(it));
+    }
+  }
+  return plan;
+}
+
 Result<Plan> H5AgainstH5(const CompareOptions& o) {
   NPU_ASSIGN_OR_RETURN(auto npu, ListH5Datasets(o.npu));
   NPU_ASSIGN_OR_RETURN(auto golden, ListH5Datasets(o.golden));
@@ -312,7 +359,12 @@ Result<Plan> BuildPlan(const CompareOptions& o) {
   if (dumps.empty()) return Status::Error("EC0002", "-m", o.npu, "no NPU dump files ({op_type}.{op_name}.{task}.{stream}.{time}) below it");
   auto goldens = ScanGoldens(o.golden);
   Plan plan;
-  if (goldens.empty()) {
+  if (!o.close_fusion.empty()) {
+    if (o.fusion.empty()) return Status::Error("E10057", "-cf", o.close_fusion, "-cf compares the fused model (-f) with it; give -f too");
+    auto other = ScanDumps(o.golden, nullptr);
+    if (other.empty()) return Status::Error("EC0002", "-g", o.golden, "with -cf, -g is the NPU dump of the fusion-off model; no dump files below it");
+    NPU_ASSIGN_OR_RETURN(plan, FusionOnAgainstOff(o, dumps, other));
+  } else if (goldens.empty()) {
     auto other = ScanDumps(o.golden, nullptr);
     if (other.empty()) return Status::Error("EC0002", "-g", o.golden, "no golden .npy files ({op}.{output}.{time}.npy) or NPU dumps below it");
     if (!o.fusion.empty()) return Status::Error("E10001", "-f", o.fusion, "NPU-against-NPU comparison matches ops by name and takes no fusion rule");

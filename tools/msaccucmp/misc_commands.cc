@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "commands.h"
 #include "compare/metrics.h"
+#include "base/cli.h"
 #include "dump/dump_names.h"
 #include "dump/overflow_record.h"
 #include "report.h"
@@ -24,7 +25,7 @@ namespace fs = std::filesystem;
 int Fail(std::ostream& out, Status s) {
   if (s.param() == "output") s.with_param("-out");
   out << "[ERROR] " << s.message() << "\n";
-  return 1;
+  return cli::ExitCodeFor({s});
 }
 namespace {
 
