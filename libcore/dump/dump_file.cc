@@ -151,6 +151,16 @@ Result<DumpFile> ReadDumpFile(const std::string& path) {
 
 Status WriteDumpFile(const std::string& path, const toolkit::dump::DumpData& header,
                      std::span<const std::span<const std::byte>> payloads) {
+  // A reader trusts these sizes to find each payload: never write a file whose header lies.
+  std::vector<uint64_t> sizes;
+  for (const auto& t : header.input()) sizes.push_back(t.size());
+  for (const auto& t : header.output()) sizes.push_back(t.size());
+  for (const auto& t : header.buffer()) sizes.push_back(t.size());
+  for (const auto& t : header.space()) sizes.push_back(t.size());
+  if (sizes.size() != payloads.size()) return Status::Error("E19999", "dump file", path, "the header lists " + std::to_string(sizes.size()) + " tensors, " + std::to_string(payloads.size()) + " payloads given");
+  for (size_t i = 0; i < sizes.size(); ++i)
+    if (sizes[i] != payloads[i].size())
+      return Status::Error("E19999", "dump file", path, "tensor " + std::to_string(i) + " is declared " + std::to_string(sizes[i]) + " bytes, its payload has " + std::to_string(payloads[i].size()));
   std::string h;
   if (!header.SerializeToString(&h)) return Status::Error("E19999", "dump file", path, "cannot serialise the header");
   NPU_ASSIGN_OR_RETURN(auto w, AtomicFileWriter::Create(path));

@@ -63,8 +63,8 @@ void InsideRange(int64_t W, int64_t OW, int64_t stride, int64_t off, int64_t& lo
 template <class T>
 void Im2ColRows(const ConvGeom& p, const T* in, T* col, int64_t r0, int64_t r1) {
   const int64_t osz = p.OutSize(), ksz = p.KSize();
-  const auto [D, H, W] = p.in;
-  const auto [OD, OH, OW] = p.out;
+  const int64_t D = p.in[0], H = p.in[1], W = p.in[2];  // not a structured binding: lambdas capture these (clang 14)
+  const int64_t OD = p.out[0], OH = p.out[1], OW = p.out[2];
   for (int64_t r = r0; r < r1; ++r) {
     int64_t c = r / ksz, kd = (r / (p.k[1] * p.k[2])) % p.k[0], kh = (r / p.k[2]) % p.k[1], kw = r % p.k[2];
     const T* src = in + c * p.InSize();
@@ -111,8 +111,8 @@ void GemmBias(ThreadPool& pool, const T* w, const T* col, const T* bias, T* out,
 
 template <class T>
 void DepthwiseConv(ThreadPool& pool, const ConvGeom& p, const T* in, const T* w, const T* bias, T* out) {
-  const auto [D, H, W] = p.in;
-  const auto [OD, OH, OW] = p.out;
+  const int64_t D = p.in[0], H = p.in[1], W = p.in[2];  // not a structured binding: lambdas capture these (clang 14)
+  const int64_t OD = p.out[0], OH = p.out[1], OW = p.out[2];
   // Each output channel m reads input channel m / Mg.
   pool.ParallelFor(static_cast<size_t>(p.M), 1, [&](size_t b, size_t e) {
     for (size_t m = b; m < e; ++m) {
@@ -249,8 +249,8 @@ Result<ConvGeom> MakeConvTranspose(const Node& n, const Shape& x, const Shape& w
 // Scatter-adds col[(m, kd, kh, kw), (d, h, w)] into out[m][od][oh][ow]; parallel over output channels.
 template <class T>
 void Col2Im(ThreadPool& pool, const ConvGeom& p, int64_t Mg, const T* col, T* out) {
-  const auto [D, H, W] = p.in;
-  const auto [OD, OH, OW] = p.out;
+  const int64_t D = p.in[0], H = p.in[1], W = p.in[2];  // not a structured binding: lambdas capture these (clang 14)
+  const int64_t OD = p.out[0], OH = p.out[1], OW = p.out[2];
   pool.ParallelFor(static_cast<size_t>(Mg), 1, [&](size_t b, size_t e) {
     for (size_t m = b; m < e; ++m)
       for (int64_t kd = 0; kd < p.k[0]; ++kd)

@@ -63,8 +63,8 @@ Status SingleOpDetail(const Plan& p, const CompareOptions& o, const std::string&
     std::vector<size_t> idx(n);
     std::iota(idx.begin(), idx.end(), 0);
     size_t k = std::min<size_t>(static_cast<size_t>(topn), n);
-    std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](size_t i, size_t j) {
-      double a1 = rank((*err)[i]), b1 = rank((*err)[j]);
+    std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&, e = err](size_t i, size_t j) {
+      double a1 = rank((*e)[i]), b1 = rank((*e)[j]);
       return a1 != b1 ? a1 > b1 : i < j;
     });
     NPU_ASSIGN_OR_RETURN(auto w, ResultWriter::Create(prefix + "_" + name + "_error_topn.csv", "csv", header, false));

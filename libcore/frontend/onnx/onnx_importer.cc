@@ -187,7 +187,7 @@ Status SelectOutputs(Graph& g, const onnx::GraphProto& gp, const OnnxImportOptio
     return Status::Ok();
   }
   for (const auto& [node, idx] : opts.out_nodes) {
-    auto it = std::find_if(g.nodes.begin(), g.nodes.end(), [&](const Node& n) { return n.name == node; });
+    auto it = std::find_if(g.nodes.begin(), g.nodes.end(), [&name = node](const Node& n) { return n.name == name; });
     if (it == g.nodes.end())
       return Status::Error("E10016", "--out_nodes", node, "node '" + node + "' is not found in the model");
     if (idx < 0 || idx >= static_cast<int>(it->outputs.size()))
