@@ -13,6 +13,15 @@ struct BFloat16 {
   uint16_t bits = 0;
 };
 
+// binary16 bit patterns: the exponent field (all ones: inf/NaN), the largest finite magnitude (65504), the sign.
+constexpr uint16_t kHalfExpMask = 0x7C00, kHalfMaxFinite = 0x7BFF, kHalfSignBit = 0x8000;
+// What an fp16 overflow leaves in a tensor, in either SoC overflow mode: ±65504 (saturation) or ±inf.
+// The one predicate behind msaccucmp's OverFlow column.
+constexpr bool HalfOverflowed(uint16_t h) {
+  uint16_t magnitude = h & ~kHalfSignBit;
+  return magnitude == kHalfMaxFinite || magnitude == kHalfExpMask;
+}
+
 float HalfToFloat(uint16_t h);
 uint16_t FloatToHalf(float f);  // round to nearest even; overflow gives ±inf, NaN stays NaN
 inline float BF16ToFloat(uint16_t b) {

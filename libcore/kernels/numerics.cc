@@ -9,7 +9,6 @@
 namespace npu {
 namespace {
 
-constexpr uint16_t kHalfExpMask = 0x7C00, kHalfMaxFinite = 0x7BFF;  // IEEE binary16: exponent field, 65504
 constexpr uint16_t kBF16ExpMask = 0x7F80, kBF16MaxFinite = 0x7F7F;  // bfloat16: exponent field, ~3.39e38
 constexpr uint16_t kSignBit16 = 0x8000;
 

@@ -18,6 +18,7 @@
 #include "base/log.h"
 #include "base/progress.h"
 #include "base/thread_pool.h"
+#include "base/half.h"
 #include "commands.h"
 #include "dump/dump_names.h"
 #include "report.h"
@@ -178,12 +179,12 @@ Row ComputeRow(const CompareItem& it, const Plan& p, const Ctx& c, ThreadPool* p
     }
   }
   if (c.overflow && p.layout != Layout::kH5) {
-    bool fp16 = a.t && a.t->dtype && a.t->dtype->code == 2 && ready;
+    bool fp16 = a.t && a.t->dtype && a.t->dtype->code == static_cast<int32_t>(DType::kF16) && ready;
     std::string of = "NaN";
     if (fp16) {
       bool big = r.npu.inf > 0;
       const uint16_t* h = reinterpret_cast<const uint16_t*>(a.t->data.data());
-      for (size_t i = 0; !big && i < a.t->numel(); ++i) big = (h[i] & 0x7fff) >= 0x7bff && (h[i] & 0x7fff) <= 0x7c00;
+      for (size_t i = 0; !big && i < a.t->numel(); ++i) big = HalfOverflowed(h[i]);
       of = big ? "YES" : "NO";
     }
     row.push_back(of);
