@@ -4,7 +4,8 @@
 #                                             plus MUTATIONS deterministic mutations each (CI; default 2000)
 #   fuzz/run.sh long  BUILD WORK [SECONDS]    every target of a libFuzzer build (make fuzz) for SECONDS each
 #                                             (default 60); prints executions and crashes per target
-# Crashing inputs are kept in WORK/artifacts/; a crash makes the run exit 1.
+# Crashing inputs are kept in WORK/artifacts/; a crash makes the run exit 1. Once fixed, a crashing input
+# goes to fuzz/regressions/<target>/, which every run replays with the seeds.
 set -uo pipefail
 mode=${1:?mode}; build=$(cd "${2:?build dir}" && pwd); work=${3:?work dir}
 mkdir -p "$work" && work=$(cd "$work" && pwd)
@@ -19,6 +20,7 @@ printf '%-16s %14s %10s %8s  %s\n' target executions exec/s crashes note
 for bin in "$build"/fuzz/*_fuzz; do
   t=$(basename "$bin" _fuzz)
   seeds="$work/seeds/$t"; mkdir -p "$seeds"
+  [ -d "$here/regressions/$t" ] && cp "$here/regressions/$t"/* "$seeds/"  # inputs that once crashed a target
   log="$work/$t.log"
   start=$(date +%s.%N)
   if [ "$mode" = smoke ]; then

@@ -45,7 +45,7 @@ nlohmann::json ParseJson(std::string_view text, std::string* why) {
   }
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for numbers like 1e999
     if (why) *why = Printable(e.what());
     return nlohmann::json(nlohmann::json::value_t::discarded);
   }

@@ -7,6 +7,7 @@
 
 #include "base/file_io.h"
 #include "base/half.h"
+#include "base/json.h"
 #include "base/log.h"
 #include "base/status.h"
 #include "base/thread_pool.h"
@@ -111,6 +112,17 @@ TEST(FileIo, UniqueCommitsNeverReplaceAFile) {
   }
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 2);
   std::filesystem::remove_all(dir);
+}
+
+TEST(Json, EveryMalformedDocumentIsDiscardedNeverThrown) {
+  std::string why;
+  EXPECT_TRUE(ParseJson(R"({"a": 1e999})", &why).is_discarded()) << "out_of_range, found by fuzzing acl.json";
+  EXPECT_NE(why.find("number overflow"), std::string::npos) << why;
+  EXPECT_TRUE(ParseJson("{\"a\": [1, 2}", &why).is_discarded());
+  EXPECT_TRUE(ParseJson(std::string(kMaxJsonDepth + 1, '[') + std::string(kMaxJsonDepth + 1, ']'), &why).is_discarded());
+  EXPECT_NE(why.find("deeper"), std::string::npos);
+  EXPECT_FALSE(ParseJson(std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']')).is_discarded());
+  EXPECT_FALSE(ParseJson(R"({"s": "[[[[ brackets in strings do not nest \" ]"})").is_discarded());
 }
 
 }  // namespace npu
