@@ -10,8 +10,11 @@ namespace {
 
 template <class T>
 void Widen(const std::byte* src, size_t n, double* dst) {
-  const T* s = reinterpret_cast<const T*>(src);  // dump payloads are unaligned-safe on x86
-  for (size_t i = 0; i < n; ++i) dst[i] = static_cast<double>(s[i]);
+  for (size_t i = 0; i < n; ++i) {  // dump payloads sit at any offset in the file: no aligned T* loads
+    T v;
+    std::memcpy(&v, src + i * sizeof(T), sizeof(T));
+    dst[i] = static_cast<double>(v);
+  }
 }
 
 // fp16/bf16 go through the 32-bit vector converters in blocks that stay in L1.

@@ -127,12 +127,12 @@ Result<Geometry> Resolve(const DeviceLayout& l) {
   }
 }
 
+// Element moves by memcpy: buffers inside dump files and .om weights need not be aligned for T (the
+// fixed-size memcpy compiles to one load and one store).
 template <class T>
 void Copy(const Geometry& g, const std::byte* from, std::byte* to, bool to_device) {
-  const T* src = reinterpret_cast<const T*>(from);
-  T* dst = reinterpret_cast<T*>(to);
-  if (to_device) g.Visit([&](int64_t o, int64_t d) { dst[d] = src[o]; });
-  else g.Visit([&](int64_t o, int64_t d) { dst[o] = src[d]; });
+  if (to_device) g.Visit([&](int64_t o, int64_t d) { std::memcpy(to + d * sizeof(T), from + o * sizeof(T), sizeof(T)); });
+  else g.Visit([&](int64_t o, int64_t d) { std::memcpy(to + o * sizeof(T), from + d * sizeof(T), sizeof(T)); });
 }
 
 Status Transfer(const DeviceLayout& l, std::span<const std::byte> from, std::span<std::byte> to, bool to_device) {

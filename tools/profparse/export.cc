@@ -424,10 +424,11 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
   std::map<std::string, ApiStats> api_stats;
   for (prof::ApiRecord a; apis.Next(a);) {
     if (!wanted(a.iteration)) continue;
-    double us = static_cast<double>(a.end_ns - std::min(a.start_ns, a.end_ns)) / 1000;
+    const uint64_t start_ns = a.start_ns, end_ns = a.end_ns;  // copies: the packed record's fields are unaligned
+    double us = static_cast<double>(end_ns - std::min(start_ns, end_ns)) / 1000;
     ApiStats& s = api_stats["aclmdlExecute"];
     ++s.count, s.total += us, s.sq += us * us, s.min = std::min(s.min, us), s.max = std::max(s.max, us);
-    if (timeline.open()) timeline.Slice(timeline.CannPid(), 0, "AscendCL@aclmdlExecute", a.start_ns, a.end_ns - std::min(a.start_ns, a.end_ns), "\"Mode\":\"ACL_MODEL\"");
+    if (timeline.open()) timeline.Slice(timeline.CannPid(), 0, "AscendCL@aclmdlExecute", start_ns, end_ns - std::min(start_ns, end_ns), "\"Mode\":\"ACL_MODEL\"");
   }
   NPU_RETURN_IF_ERROR(apis.status());
   TableWriter api_csv(out_dir, "api_statistic", stamp, {"Device_id", "Level", "API Name", "Time(us)", "Count", "Avg(us)", "Min(us)", "Max(us)", "Variance"}, fmt);
