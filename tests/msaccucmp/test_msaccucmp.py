@@ -320,10 +320,44 @@ def misc_suite():
     check("E13001" in p.stdout, "missing -m path")
 
 
+# ---- 6. -c custom metrics (CANN's algorithm/alg_<Name>.py) ------------------------------------------
+def custom_suite():
+    root = f"{WORK}/custom"
+    os.makedirs(f"{root}/algorithm", exist_ok=True)
+    scripts = {
+        "SignFlips": "import numpy as np\ndef compare(my, golden, args):\n    print('chatter on stdout')\n"
+                     "    n = int(np.sum(np.sign(my) != np.sign(golden)))\n    return str(n), f'{n} flipped' if n else ''\n",
+        "Raises": "def compare(my, golden, args):\n    raise ValueError('no luck')\n",
+    }
+    for name, text in scripts.items():
+        open(f"{root}/algorithm/alg_{name}.py", "w").write(text)
+        os.chmod(f"{root}/algorithm/alg_{name}.py", 0o644)
+    x = rng.standard_normal(64).astype(np.float32)
+    y = x.copy()
+    y[:5] *= -1
+    np.save(f"{WORK}/c_npu.npy", x), np.save(f"{WORK}/c_gold.npy", y)
+    out = f"{WORK}/custom_out"
+    run("compare", "-m", f"{WORK}/c_npu.npy", "-g", f"{WORK}/c_gold.npy", "-out", out, "-c", root, "-alg", "0,SignFlips")
+    header, row = open(glob.glob(f"{out}/result_*.csv")[0]).read().splitlines()[:2]
+    cells = dict(zip(header.split(","), row.split(",")))
+    check(cells.get("SignFlips") == "5", f"-c: the custom metric's value is a column ({cells.get('SignFlips')})")
+    check(cells.get("Raises") == "NaN" and "Raises: ValueError: no luck" in cells.get("CompareFailReason", ""),
+          "-c: a script that raises gives NaN and says why")
+    check("MaxAbsoluteError" not in cells, "-alg still selects the built-in metrics")
+    open(f"{root}/algorithm/alg_TwoArgs.py", "w").write("def compare(my, golden):\n    return '0', ''\n")
+    os.chmod(f"{root}/algorithm/alg_TwoArgs.py", 0o644)
+    p = run("compare", "-m", f"{WORK}/c_npu.npy", "-g", f"{WORK}/c_gold.npy", "-out", out, "-c", root, expect=1)
+    check("[-c]" in p.stdout and "exactly three parameters" in p.stdout, "-c: compare() must take (my, golden, args)")
+    os.chmod(f"{root}/algorithm/alg_TwoArgs.py", 0o666)
+    p = run("compare", "-m", f"{WORK}/c_npu.npy", "-g", f"{WORK}/c_gold.npy", "-out", out, "-c", root, expect=1)
+    check("anyone may write it" in p.stdout, "-c: an other-writable script is refused")
+
+
 metrics_suite()
 corrupt_suite()
 layout_suite()
 h5_suite()
 misc_suite()
+custom_suite()
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

@@ -20,6 +20,7 @@
 #include "base/thread_pool.h"
 #include "base/half.h"
 #include "commands.h"
+#include "custom_metrics.h"
 #include "dump/dump_names.h"
 #include "report.h"
 #include "summary.h"
@@ -68,6 +69,7 @@ Result<std::map<std::string, Thresholds>> LoadThresholds(const std::string& path
 
 struct Ctx {
   std::vector<Metric> shown, computed;  // computed = shown + what the verdict needs
+  CustomMetrics* custom = nullptr;      // -c: its metrics follow the built-in ones
   bool overflow = false, full_precision = false;
   uint64_t max_cmp = 0;
   std::map<std::string, Thresholds> thresholds;
@@ -107,6 +109,7 @@ Row Header(const Plan& p, const Ctx& c) {
     if (c.overflow) h.push_back("OverFlow");
   }
   for (Metric m : c.shown) h.push_back(std::string(MetricName(m)));
+  if (c.custom) h.insert(h.end(), c.custom->names().begin(), c.custom->names().end());
   h.insert(h.end(), {"Verdict", "NPUNaN", "NPUInf", "GoldenNaN", "GoldenInf", "CompareFailReason"});
   return h;
 }
@@ -194,12 +197,20 @@ Row ComputeRow(const CompareItem& it, const Plan& p, const Ctx& c, ThreadPool* p
                                                               : "(" + Fmt3(r.npu.mean, c.full_precision) + ";" + Fmt3(r.npu.std, c.full_precision) + "),(" +
                                                                     Fmt3(r.golden.mean, c.full_precision) + ";" + Fmt3(r.golden.std, c.full_precision) + ")")
                                     : FormatNumber(r.value[static_cast<int>(m)], c.full_precision));
+  if (c.custom) {
+    auto values = computed ? c.custom->Compute(*a.t, *b.t) : std::vector<std::pair<std::string, std::string>>(c.custom->names().size(), {"NaN", ""});
+    for (size_t i = 0; i < values.size(); ++i) {
+      row.push_back(values[i].first);
+      if (!values[i].second.empty()) reason += (reason.empty() ? "" : " ") + c.custom->names()[i] + ": " + values[i].second;
+    }
+  }
   auto count = [&](uint64_t v) { return computed ? std::to_string(v) : std::string("NaN"); };
   row.insert(row.end(), {verdict, count(r.npu.nan), count(r.npu.inf), count(r.golden.nan), count(r.golden.inf), reason});
   return row;
 }
 
-Result<std::vector<Metric>> ParseAlgs(const std::string& s) {
+// -alg: built-in names or indices; the names of -c's custom metrics are accepted (those always run).
+Result<std::vector<Metric>> ParseAlgs(const std::string& s, const std::vector<std::string>& custom) {
   std::vector<Metric> v;
   if (s.empty() || s == "all") {
     for (int i = 0; i < kNumMetrics; ++i) v.push_back(static_cast<Metric>(i));
@@ -211,13 +222,17 @@ Result<std::vector<Metric>> ParseAlgs(const std::string& s) {
     std::string t = s.substr(b, e == std::string::npos ? std::string::npos : e - b);
     if (!t.empty()) {
       auto m = ParseMetric(t);
+      if (!m && std::find(custom.begin(), custom.end(), t) != custom.end()) {
+        b = e == std::string::npos ? s.size() + 1 : e + 1;
+        continue;
+      }
       if (!m) return Status::Error("E10001", "-alg", s, "unknown algorithm \"" + t + "\"", "Use names such as CosineSimilarity or indices 0-9.");
       if (std::find(v.begin(), v.end(), *m) == v.end()) v.push_back(*m);
     }
     if (e == std::string::npos) break;
     b = e + 1;
   }
-  if (v.empty()) return Status::Error("E10004", "-alg", s, "no algorithm named");
+  if (v.empty() && custom.empty()) return Status::Error("E10004", "-alg", s, "no algorithm named");
   return v;
 }
 
@@ -320,7 +335,16 @@ Status SingleOpDetail(const Plan& p, const CompareOptions& o, const std::string&
 int RunCompare(const CompareOptions& o, std::ostream& out) {
   auto fail = [&](const Status& s) { return Fail(out, s); };
   Ctx c;
-  auto algs = ParseAlgs(o.alg);
+  std::unique_ptr<CustomMetrics> custom;
+  if (!o.custom.empty()) {
+    std::vector<std::string> warnings;
+    auto started = CustomMetrics::Start(o.custom, warnings);
+    if (!started.ok()) return fail(started.status());
+    custom = std::move(started).value();
+    for (const auto& w : warnings) out << "[WARNING] " << w << "\n";
+    c.custom = custom.get();
+  }
+  auto algs = ParseAlgs(o.alg, custom ? custom->names() : std::vector<std::string>{});
   if (!algs.ok()) return fail(algs.status());
   c.shown = algs.value();
   c.computed = c.shown;

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   cmp->add_option("-f,--fusion_rule_file", c.fusion, "fusion rule JSON from atc --mode=1");
   cmp->add_option("--cf,--close_fusion_rule_file", c.close_fusion, "fusion rule JSON of the same model converted with fusion off (-g: its dump)");
   cmp->add_option("--out,--output", c.out, "result folder (default: current folder)");
+  cmp->add_option("-c,--custom_script_path", c.custom, "folder with algorithm/alg_<Name>.py custom metrics (compare(my, golden, args))");
   cmp->add_option("--alg,--algorithm", c.alg, "metrics: names or indices 0-9, comma-separated (default all)");
   cmp->add_option("--max,--max_cmp_size", c.max_cmp, "compare only the first N elements of each tensor (0 = all)");
   cmp->add_option("-r,--range", c.range, "op range start,end,step over the fusion rule's op sequence");
