@@ -9,10 +9,8 @@ namespace npu {
 
 int64_t NumElements(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s) {
-    if (d < 0) return -1;
-    n *= d;
-  }
+  for (int64_t d : s)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return -1;
   return n;
 }
 

@@ -13,7 +13,7 @@
 namespace npu {
 
 using Shape = std::vector<int64_t>;
-int64_t NumElements(const Shape& s);  // 1 for a scalar; -1 if any dim is unknown (< 0)
+int64_t NumElements(const Shape& s);  // 1 for a scalar; -1 if any dim is unknown (< 0) or the count overflows
 std::string ShapeToString(const Shape& s);  // "[1,3,224,224]"
 // Bytes of a tensor of this shape, or nullopt when a dim is negative or the size does not fit in size_t
 // (shapes read from files may claim anything: check before allocating or mapping).

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <limits>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -53,6 +54,10 @@ class SpecReader {
     auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec != std::errc() || end != s.data() + s.size() || v < min) {
       Fail(key, s, "expected a number >= " + std::to_string(static_cast<int64_t>(min)));
+      return;
+    }
+    if (!(v <= static_cast<double>(std::numeric_limits<T>::max()))) {  // also NaN; converting would be undefined
+      Fail(key, s, "out of range for this field");
       return;
     }
     out = static_cast<T>(v);

@@ -6,6 +6,7 @@
 
 #include <climits>
 #include <cstring>
+#include <charconv>
 #include <filesystem>
 
 #include "base/file_io.h"
@@ -48,9 +49,16 @@ Result<Tensor> ExternalTensor(ImportState& st, const onnx::TensorProto& t, DType
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : t.external_data()) {
-    if (kv.key() == "location") location = kv.value();
-    else if (kv.key() == "offset") offset = std::stoll(kv.value());
-    else if (kv.key() == "length") length = std::stoll(kv.value());
+    if (kv.key() == "location") {
+      location = kv.value();
+    } else if (kv.key() == "offset" || kv.key() == "length") {
+      const std::string& v = kv.value();
+      int64_t x = -1;
+      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+      if (ec != std::errc() || end != v.data() + v.size() || x < 0)
+        return Bad(st.path, "initializer '" + t.name() + "' has external data " + kv.key() + " '" + v + "', not a byte count");
+      (kv.key() == "offset" ? offset : length) = x;
+    }
   }
   std::filesystem::path rel(location);
   if (location.empty() || rel.is_absolute() || rel.lexically_normal().string().starts_with(".."))
@@ -62,7 +70,9 @@ Result<Tensor> ExternalTensor(ImportState& st, const onnx::TensorProto& t, DType
     if (!f.ok()) return Bad(st.path, "external data for '" + t.name() + "': " + f.status().reason() + " (" + full + ")");
     it = st.external.emplace(full, std::move(f).value()).first;
   }
-  size_t need = static_cast<size_t>(NumElements(shape)) * DTypeSize(dt);
+  auto total = ByteSize(shape, DTypeSize(dt));
+  if (!total) return Bad(st.path, "initializer '" + t.name() + "' has a shape " + ShapeToString(shape) + " larger than any file");
+  size_t need = *total;
   auto bytes = it->second.bytes();
   if (length >= 0 && static_cast<size_t>(length) != need)
     return Bad(st.path, "external data length of '" + t.name() + "' is " + std::to_string(length) + " bytes, its shape needs " + std::to_string(need));
@@ -85,7 +95,9 @@ Result<Tensor> ConvertTensor(ImportState& st, const onnx::TensorProto& t) {
   Shape shape(t.dims().begin(), t.dims().end());
   for (int64_t d : shape)
     if (d < 0) return Bad(st.path, "tensor '" + t.name() + "' has a negative dim");
-  const size_t n = static_cast<size_t>(NumElements(shape)), bytes = n * DTypeSize(*dt);
+  auto total = ByteSize(shape, DTypeSize(*dt));
+  if (!total) return Bad(st.path, "tensor '" + t.name() + "' has a shape " + ShapeToString(shape) + " larger than any file");
+  const size_t bytes = *total, n = bytes / DTypeSize(*dt);
   if (t.data_location() == onnx::TensorProto::EXTERNAL) return ExternalTensor(st, t, *dt, shape);
   if (t.has_raw_data()) {
     if (t.raw_data().size() != bytes)
