@@ -1,12 +1,14 @@
 #include "base/file_io.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 namespace npu {
 namespace {
@@ -67,6 +69,20 @@ Result<std::vector<std::pair<int, std::string>>> ReadConfigLines(const std::stri
     out.emplace_back(no, std::string(line.substr(b, e - b + 1)));
   }
   return out;
+}
+
+void RemoveStaleTemps(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path p(path);
+  const std::string prefix = p.filename().string() + ".tmp.";
+  std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    if (!name.starts_with(prefix)) continue;
+    std::string pid = name.substr(prefix.size());
+    if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (::kill(std::stoi(pid), 0) != 0 && errno == ESRCH) std::filesystem::remove(e.path(), ec);
+  }
 }
 
 Result<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(const std::string& path) {

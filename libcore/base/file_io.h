@@ -59,6 +59,11 @@ class AtomicFileWriter {
   bool committed_ = false;
 };
 
+// Removes the "<path>.tmp.<pid>" files of writers that were killed (their process is gone). Large outputs
+// (.om files) call it before writing, so a SIGKILL costs one stale file until the next write, never more.
+// Not done per file: a dump folder holds thousands and would be scanned for each.
+void RemoveStaleTemps(const std::string& path);
+
 // Convenience: write a whole buffer atomically.
 Status WriteFileAtomic(const std::string& path, std::span<const std::byte> data);
 

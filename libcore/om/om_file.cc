@@ -69,6 +69,7 @@ Status WriteOmFile(const std::string& path, const HeaderInfo& info, const std::v
   Put<uint64_t>(hdr, kOffModelLength, table + off);
   Put<uint8_t>(hdr, kOffDynamic, info.dynamic ? 1 : 0);
 
+  RemoveStaleTemps(path);
   NPU_ASSIGN_OR_RETURN(auto w, AtomicFileWriter::Create(path));
   NPU_RETURN_IF_ERROR(w->Write(hdr));
   NPU_RETURN_IF_ERROR(w->Write(tbl));

@@ -230,7 +230,7 @@ for delay in ("as the .om's temporary file appears", 0.05, 0.1, 0.2, 0.3, 0.5, 0
         check(True, f"killed {delay}: no huge.om ({left})")
 print(f"     {mid_write} of the kills landed while the .om was being written")
 code, text = run("atc", *atc_huge[1:])
-check(code == 0 and os.path.exists(f"{WORK}/kill/huge.om"), "the next run writes it whole")
+check(code == 0 and os.listdir(f"{WORK}/kill") == ["huge.om"], f"the next run writes it whole and removes the killed run's temporary file ({os.listdir(f'{WORK}/kill')})")
 code, text = run("atc", "--mode=verify", f"--om={WORK}/kill/huge.om")
 check(code == 0, "and it verifies")
 
