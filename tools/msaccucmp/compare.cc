@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -186,8 +187,11 @@ Row ComputeRow(const CompareItem& it, const Plan& p, const Ctx& c, ThreadPool* p
     std::string of = "NaN";
     if (fp16) {
       bool big = r.npu.inf > 0;
-      const uint16_t* h = reinterpret_cast<const uint16_t*>(a.t->data.data());
-      for (size_t i = 0; !big && i < a.t->numel(); ++i) big = HalfOverflowed(h[i]);
+      for (size_t i = 0; !big && i < a.t->numel(); ++i) {  // dump payloads sit at any offset: memcpy, not uint16_t*
+        uint16_t h;
+        std::memcpy(&h, a.t->data.data() + 2 * i, 2);
+        big = HalfOverflowed(h);
+      }
       of = big ? "YES" : "NO";
     }
     row.push_back(of);

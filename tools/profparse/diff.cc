@@ -31,7 +31,8 @@ Result<std::vector<OpTime>> OpTimes(const std::string& output) {
       t.name = n ? n->op_name : "N/A";
       t.type = n ? n->op_type : "N/A";
     }
-    t.total_us += static_cast<double>(h.end_ticks - std::min(h.start_ticks, h.end_ticks)) * 1000 / p.device.hwts_mhz / 1000;
+    const uint64_t start = h.start_ticks, end = h.end_ticks;  // copies: the packed record's fields are unaligned
+    t.total_us += static_cast<double>(end - std::min(start, end)) * 1000 / p.device.hwts_mhz / 1000;
     ++t.count;
   }
   NPU_RETURN_IF_ERROR(hwts.status());

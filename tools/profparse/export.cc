@@ -373,7 +373,7 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
   prof::RecordStream<prof::StepRecord> steps(step_reader, prof::kStepMagic);
   std::map<uint32_t, std::pair<uint64_t, uint64_t>> iters;  // iteration -> (model start, iteration end) ns
   for (prof::StepRecord s; steps.Next(s);) {
-    auto& it = iters.try_emplace(s.iteration, UINT64_MAX, 0).first->second;
+    auto& it = iters.try_emplace(uint32_t{s.iteration}, UINT64_MAX, 0).first->second;  // a copy: packed field
     if (s.tag == static_cast<uint16_t>(prof::StepTag::kModelStart)) it.first = ns_of(s.ticks);
     if (s.tag == static_cast<uint16_t>(prof::StepTag::kIterationEnd)) it.second = ns_of(s.ticks);
   }

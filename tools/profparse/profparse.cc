@@ -28,7 +28,7 @@ Result<std::vector<IterationInfo>> ReadIterations(RawProfile& p) {
   prof::RecordStream<prof::StepRecord> steps(reader, prof::kStepMagic);
   std::map<uint32_t, std::pair<uint64_t, uint64_t>> se;
   for (prof::StepRecord s; steps.Next(s);) {
-    auto& v = se.try_emplace(s.iteration, 0, 0).first->second;
+    auto& v = se.try_emplace(uint32_t{s.iteration}, 0, 0).first->second;  // a copy: packed field
     if (s.tag == static_cast<uint16_t>(prof::StepTag::kModelStart)) v.first = s.ticks;
     if (s.tag == static_cast<uint16_t>(prof::StepTag::kIterationEnd)) v.second = s.ticks;
   }
