@@ -4,6 +4,7 @@
 #                                             plus MUTATIONS deterministic mutations each (CI; default 2000)
 #   fuzz/run.sh long  BUILD WORK [SECONDS]    every target of a libFuzzer build (make fuzz) for SECONDS each
 #                                             (default 60); prints executions and crashes per target
+# Targets run side by side, FUZZ_JOBS at a time (default: every core).
 # Crashing inputs are kept in WORK/artifacts/; a crash makes the run exit 1. Once fixed, a crashing input
 # goes to fuzz/regressions/<target>/, which every run replays with the seeds.
 set -uo pipefail
@@ -15,31 +16,45 @@ mkdir -p "$work/artifacts"
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=0} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export ASCEND_PROCESS_LOG_PATH="$work/log"  # the parsers' plog lines stay out of ~/ascend
-failed=0
-printf '%-16s %14s %10s %8s  %s\n' target executions exec/s crashes note
-for bin in "$build"/fuzz/*_fuzz; do
-  t=$(basename "$bin" _fuzz)
-  seeds="$work/seeds/$t"; mkdir -p "$seeds"
+# One target: its row of the table goes to $work/<target>.row.
+run_target() {
+  local bin=$1 t; t=$(basename "$1" _fuzz)
+  local seeds="$work/seeds/$t" log="$work/$t.log" rc execs start secs crashes=0 note=""
+  mkdir -p "$seeds"
   [ -d "$here/regressions/$t" ] && cp "$here/regressions/$t"/* "$seeds/"  # inputs that once crashed a target
-  log="$work/$t.log"
   start=$(date +%s.%N)
   if [ "$mode" = smoke ]; then
-    (cd "$work/artifacts" && "$bin" -runs="${4:-2000}" "$seeds") >"$log" 2>&1
+    (cd "$work/artifacts" && "$bin" -runs="$amount" "$seeds") >"$log" 2>&1
     rc=$?
-    execs=$(( $(ls "$seeds" | wc -l) + ${4:-2000} ))
+    execs=$(( $(ls "$seeds" | wc -l) + amount ))
   else
-    corpus="$work/corpus/$t"; mkdir -p "$corpus"
-    "$bin" -max_total_time="${4:-60}" -print_final_stats=1 -timeout=20 -rss_limit_mb=2560 -max_len=1048576 \
-      -artifact_prefix="$work/artifacts/$t-" "$corpus" "$seeds" >"$log" 2>&1
+    mkdir -p "$work/corpus/$t"
+    "$bin" -max_total_time="$amount" -print_final_stats=1 -timeout=20 -rss_limit_mb=2560 -max_len=1048576 \
+      -artifact_prefix="$work/artifacts/$t-" "$work/corpus/$t" "$seeds" >"$log" 2>&1
     rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   fi
-  secs=$(echo "$(date +%s.%N) - $start" | bc)
-  crashes=0; note=""
+  secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
   if [ $rc -ne 0 ]; then
-    crashes=1; failed=1
+    crashes=1
     note="$(grep -m1 -E 'ERROR: (AddressSanitizer|UndefinedBehaviorSanitizer|libFuzzer)|runtime error|Assertion' "$log" | cut -c1-100) (see $log)"
   fi
-  printf '%-16s %14s %10.0f %8s  %s\n' "$t" "${execs:-?}" "$(echo "${execs:-0} / $secs" | bc -l)" "$crashes" "$note"
+  awk -v t="$t" -v n="${execs:-0}" -v s="$secs" -v c="$crashes" -v note="$note" \
+    'BEGIN { printf "%-16s %14d %10.0f %8d  %s\n", t, n, (s > 0 ? n / s : 0), c, note }' >"$work/$t.row"
+}
+
+amount=${4:-$([ "$mode" = smoke ] && echo 2000 || echo 60)}
+parallel=${FUZZ_JOBS:-$(nproc)}  # targets run side by side, one core each
+for bin in "$build"/fuzz/*_fuzz; do
+  while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n; done
+  run_target "$bin" &
+done
+wait
+printf '%-16s %14s %10s %8s  %s\n' target executions exec/s crashes note
+failed=0
+for bin in "$build"/fuzz/*_fuzz; do
+  row="$work/$(basename "$bin" _fuzz).row"
+  cat "$row"
+  awk '{ exit ($4 > 0) ? 0 : 1 }' "$row" && failed=1
 done
 exit $failed
