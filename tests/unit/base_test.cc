@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include "base/cli.h"
 #include "base/file_io.h"
 #include "base/half.h"
 #include "base/json.h"
@@ -112,6 +113,22 @@ TEST(FileIo, UniqueCommitsNeverReplaceAFile) {
   }
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 2);
   std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, CannSpellingsAndTheExitCodeContract) {
+  std::vector<std::string> raw = {"atc", "-mode=6", "--om=m.om", "-m", "-1", "--h"};
+  std::vector<char*> argv;
+  for (auto& a : raw) argv.push_back(a.data());
+  // CLI11 wants the arguments reversed; single-dash long flags become --flags, one-letter flags and numbers stay.
+  EXPECT_EQ(cli::Args(static_cast<int>(argv.size()), argv.data()),
+            (std::vector<std::string>{"--help", "-1", "-m", "--om=m.om", "--mode=6"}));
+  EXPECT_EQ(cli::ExitCodeFor({}), cli::kOk);
+  EXPECT_EQ(cli::ExitCodeFor({Status::Error("E10001", "--x", "1", "bad value")}), cli::kFailed);
+  EXPECT_EQ(cli::ExitCodeFor({Status::Error("E10001", "--x", "1", "bad value"), cli::UnknownFlag("--bogus", "atc")}), cli::kUsage);
+  EXPECT_EQ(cli::ExitCodeFor({Status::Error("E10007", "--soc_version", "", "required")}), cli::kUsage);
+  Status bad = cli::ApplyLogFlag("9");
+  EXPECT_EQ(bad.code(), "E10010");
+  EXPECT_TRUE(cli::ApplyLogFlag("").ok()) << "no --log keeps ASCEND_GLOBAL_LOG_LEVEL's level";
 }
 
 TEST(Json, EveryMalformedDocumentIsDiscardedNeverThrown) {
