@@ -213,7 +213,8 @@ MetricResults ComputeMetrics(const TensorData& x, const TensorData& y, std::span
   };
   r.npu = side(s.x);
   r.golden = side(s.y);
-  bool boolean = x.dtype->code == 11 && y.dtype->code == 11;
+  constexpr int32_t kBool = static_cast<int32_t>(DType::kBool);
+  bool boolean = x.dtype->code == kBool && y.dtype->code == kBool;
   for (Metric m : wanted) {
     int i = static_cast<int>(m);
     std::string& msg = r.message[i];

@@ -56,19 +56,21 @@ void CheckTensor(DumpTensor& t) {
 }  // namespace
 
 void DecodeToDouble(const GeType& t, const std::byte* src, size_t n, double* dst) {
-  switch (t.code) {
-    case 1: return Widen<float>(src, n, dst);
-    case 2: return WidenHalf<static_cast<void (*)(std::span<const uint16_t>, std::span<float>)>(HalfToFloat)>(src, n, dst);
-    case 3: return Widen<int8_t>(src, n, dst);
-    case 4: case 11: return Widen<uint8_t>(src, n, dst);
-    case 5: return Widen<int16_t>(src, n, dst);
-    case 6: return Widen<uint16_t>(src, n, dst);
-    case 7: return Widen<int32_t>(src, n, dst);
-    case 8: return Widen<int64_t>(src, n, dst);
-    case 9: return Widen<uint32_t>(src, n, dst);
-    case 10: return Widen<uint64_t>(src, n, dst);
-    case 12: std::memcpy(dst, src, n * 8); return;
-    case 27: return WidenHalf<static_cast<void (*)(std::span<const uint16_t>, std::span<float>)>(BF16ToFloat)>(src, n, dst);
+  using HalfConverter = void (*)(std::span<const uint16_t>, std::span<float>);
+  switch (static_cast<DType>(t.code)) {  // GE codes: every row of ir/dtype's table
+    case DType::kF32: return Widen<float>(src, n, dst);
+    case DType::kF16: return WidenHalf<static_cast<HalfConverter>(HalfToFloat)>(src, n, dst);
+    case DType::kBF16: return WidenHalf<static_cast<HalfConverter>(BF16ToFloat)>(src, n, dst);
+    case DType::kF64: return Widen<double>(src, n, dst);
+    case DType::kI8: return Widen<int8_t>(src, n, dst);
+    case DType::kU8: case DType::kBool: return Widen<uint8_t>(src, n, dst);
+    case DType::kI16: return Widen<int16_t>(src, n, dst);
+    case DType::kU16: return Widen<uint16_t>(src, n, dst);
+    case DType::kI32: return Widen<int32_t>(src, n, dst);
+    case DType::kU32: return Widen<uint32_t>(src, n, dst);
+    case DType::kI64: return Widen<int64_t>(src, n, dst);
+    case DType::kU64: return Widen<uint64_t>(src, n, dst);
+    case DType::kUndefined: return;
   }
 }
 

@@ -22,7 +22,7 @@ struct DumpTensor {
   Kind kind = kOutput;
   int index = 0;
   int dtype_code = 0;
-  int format = 2;  // ND
+  int format = static_cast<int>(Format::kND);
   int sub_format = 0;  // groups of a grouped FRACTAL_Z
   std::vector<int64_t> shape, original_shape;
   std::string original_name;  // outputs only: the framework op this tensor came from

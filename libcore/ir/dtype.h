@@ -15,8 +15,11 @@ enum class DType : int32_t {
   kI8 = 3,
   kU8 = 4,
   kI16 = 5,
+  kU16 = 6,  // uint16/32/64: types files may hold (dumps, npy); npukit does not compute in them
   kI32 = 7,
   kI64 = 8,
+  kU32 = 9,
+  kU64 = 10,
   kBool = 11,
   kF64 = 12,
   kBF16 = 27,

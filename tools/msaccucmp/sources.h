@@ -29,7 +29,7 @@ struct LoadedTensor {
   const GeType* dtype = nullptr;
   std::span<const std::byte> data;
   std::vector<int64_t> shape;
-  int format = 2;
+  int format = static_cast<int>(Format::kND);
   uint64_t address = 0;
   std::shared_ptr<const void> keep;  // mapping or buffer that `data` points into
   std::string problem;               // the tensor exists but cannot be compared (why)
