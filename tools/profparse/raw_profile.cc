@@ -86,7 +86,10 @@ Result<RawProfile> LoadProfile(const std::string& prof_dir) {
   p.device.ai_cores = std::max(1, static_cast<int>(NumberOr(d, "ai_core_num", 1)));
   p.device.hwts_mhz = NumberOr(d, "hwts_frequency", 1000);
   p.device.aic_mhz = NumberOr(d, "aic_frequency", 1000);
-  if (p.device.hwts_mhz <= 0 || p.device.aic_mhz <= 0) return Malformed(p.device_dir + "/info.json.0", "a frequency is not positive");
+  constexpr double kMinMhz = 1, kMaxMhz = 1e5;  // clock rates a device could have (100 GHz is far past any)
+  for (double mhz : {p.device.hwts_mhz, p.device.aic_mhz})
+    if (!(mhz >= kMinMhz && mhz <= kMaxMhz))
+      return Malformed(p.device_dir + "/info.json.0", "a frequency (" + std::to_string(mhz) + " MHz) is not a clock rate between 1 MHz and 100 GHz");
   if (info.contains("npukit") && info["npukit"].is_object()) {
     p.device.cube_peak_flops = NumberOr(info["npukit"], "cube_peak_flops", 0);
     p.device.memory_bandwidth = NumberOr(info["npukit"], "memory_bandwidth_bytes_per_s", 0);
