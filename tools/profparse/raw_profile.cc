@@ -38,6 +38,12 @@ double NumberOr(const json& j, const char* key, double def) {
   return def;
 }
 
+// An integer field in [0, max]; `def` when it is absent, not a number, or outside (a cast would be undefined).
+uint64_t CountOr(const json& j, const char* key, uint64_t def, double max) {
+  double v = NumberOr(j, key, static_cast<double>(def));
+  return v >= 0 && v <= max ? static_cast<uint64_t>(v) : def;
+}
+
 Result<std::map<uint32_t, std::string>> LoadHashDictionary(RawProfile& p) {
   NPU_ASSIGN_OR_RETURN(auto reader, OpenSlices(p, p.host_dir, "unaging.additional.hash_dic"));
   std::string text;
@@ -79,11 +85,12 @@ Result<RawProfile> LoadProfile(const std::string& prof_dir) {
   p.host_dir = prof_dir + "/host/data";
   NPU_ASSIGN_OR_RETURN(json info, ReadJson(p.device_dir + "/info.json.0"));
   p.device.platform = info.value("platform_version", "");
-  p.device.pid = static_cast<uint32_t>(NumberOr(info, "pid", 0)) & 0x3FFFFF;
+  p.device.pid = static_cast<uint32_t>(CountOr(info, "pid", 0, UINT32_MAX)) & 0x3FFFFF;
   if (!info.contains("DeviceInfo") || !info["DeviceInfo"].is_array() || info["DeviceInfo"].empty() || !info["DeviceInfo"][0].is_object())
     return Malformed(p.device_dir + "/info.json.0", "DeviceInfo is missing");
   const json& d = info["DeviceInfo"][0];
-  p.device.ai_cores = std::max(1, static_cast<int>(NumberOr(d, "ai_core_num", 1)));
+  constexpr double kMaxCores = 4096;  // far past any Ascend chip
+  p.device.ai_cores = std::max<int>(1, static_cast<int>(CountOr(d, "ai_core_num", 1, kMaxCores)));
   p.device.hwts_mhz = NumberOr(d, "hwts_frequency", 1000);
   p.device.aic_mhz = NumberOr(d, "aic_frequency", 1000);
   constexpr double kMinMhz = 1, kMaxMhz = 1e5;  // clock rates a device could have (100 GHz is far past any)
@@ -99,7 +106,7 @@ Result<RawProfile> LoadProfile(const std::string& prof_dir) {
   else
     p.warnings.push_back(sample.status().message() + "; using the PipeUtilization metrics");
   if (auto start = ReadJson(p.device_dir + "/start_info.0"); start.ok())
-    p.device.collection_begin_us = static_cast<uint64_t>(NumberOr(start.value(), "collectionTimeBegin", 0));
+    p.device.collection_begin_us = CountOr(start.value(), "collectionTimeBegin", 0, 1.8e19);
   NPU_ASSIGN_OR_RETURN(auto dict, LoadHashDictionary(p));
   auto str = [&](uint32_t id) {
     auto it = dict.find(id);
