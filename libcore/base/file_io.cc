@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -159,6 +160,14 @@ Result<std::string> AtomicFileWriter::CommitUnique() {
     if (errno != EEXIST) return Status::Error("E13004", "output", name, "cannot create the file: " + Errno(), "Check the folder's permissions.");
   }
   return Status::Error("E13004", "output", path_, "too many earlier results with this name", "Clean the output folder.");
+}
+
+FileLock::FileLock(const std::string& path) : fd_(::open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+  if (fd_ >= 0) ::flock(fd_, LOCK_EX);
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing releases the lock
 }
 
 Status WriteFileAtomic(const std::string& path, std::span<const std::byte> data) {

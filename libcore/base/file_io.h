@@ -64,6 +64,20 @@ class AtomicFileWriter {
 // Not done per file: a dump folder holds thousands and would be scanned for each.
 void RemoveStaleTemps(const std::string& path);
 
+// An exclusive advisory lock (flock) on <path>.lock for as long as it lives: processes that rewrite one shared
+// file (the tune banks) take turns, and a killed holder releases it with its descriptor.
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path);
+  ~FileLock();
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  bool ok() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
 // Convenience: write a whole buffer atomically.
 Status WriteFileAtomic(const std::string& path, std::span<const std::byte> data);
 

@@ -13,13 +13,29 @@ namespace {
 class L2Model {
  public:
   explicit L2Model(double capacity) : capacity_(capacity) {}
-  bool Resident(int value) const { return where_.count(value) > 0; }
-  void Touch(int value, double bytes) {
+  bool Resident(int value) const {
+    auto p = pinned_.find(value);
+    return where_.count(value) > 0 || (p != pinned_.end() && p->second);
+  }
+  // Reserves L2 for `value` outside the LRU part (it becomes resident when first touched).
+  void Pin(int value, double bytes) {
+    pinned_[value] = false;
+    capacity_ -= bytes;
+  }
+  // A write that does not allocate: the value's old copy (a previous iteration's) is invalid.
+  void Evict(int value) {
     if (auto it = where_.find(value); it != where_.end()) {
       used_ -= it->second->second;
       order_.erase(it->second);
       where_.erase(it);
     }
+  }
+  void Touch(int value, double bytes) {
+    if (auto p = pinned_.find(value); p != pinned_.end()) {
+      p->second = true;
+      return;
+    }
+    Evict(value);
     if (bytes > capacity_) return;
     order_.emplace_front(value, bytes);
     where_[value] = order_.begin();
@@ -35,6 +51,7 @@ class L2Model {
   double capacity_, used_ = 0;
   std::list<std::pair<int, double>> order_;
   std::unordered_map<int, std::list<std::pair<int, double>>::iterator> where_;
+  std::unordered_map<int, bool> pinned_;  // value -> loaded yet
 };
 
 double ValueBytes(const Value& v) {
@@ -54,6 +71,25 @@ L2State HitsOf(const Graph& g, const Node& n, const L2Model& l2) {
     else in += b, in_hit += hit ? b : 0;
   }
   return {in > 0 ? in_hit / in : 0, w > 0 ? w_hit / w : 0};
+}
+
+// Pins the weights of the nodes whose L2 policy asks for it, in task order, while they fit the pinnable part.
+double PinWeights(const Graph& g, std::span<const Task> tasks, const SocSpec& soc, L2Model& l2) {
+  double budget = static_cast<double>(soc.l2) * kPinnableL2Fraction, pinned = 0;
+  std::unordered_map<int, bool> seen;
+  for (const Task& t : tasks) {
+    const Node& n = g.nodes[t.op_index];
+    if (!t.on_device() || !n.attr_list_has(kL2PolicyAttr, kL2PinWeights)) continue;
+    for (int i : n.inputs) {
+      if (i < 0 || !g.values[i].constant || seen[i]) continue;
+      seen[i] = true;
+      double b = ValueBytes(g.values[i]);
+      if (pinned + b > budget) continue;
+      l2.Pin(i, b);
+      pinned += b;
+    }
+  }
+  return pinned;
 }
 
 }  // namespace
@@ -76,6 +112,7 @@ IterationTiming ScheduleIteration(const Graph& g, std::span<const Task> tasks, c
   IterationTiming it;
   it.tasks.resize(tasks.size());
   L2Model l2(static_cast<double>(soc.l2));
+  it.pinned_l2_bytes = PinWeights(g, tasks, soc, l2);
   std::vector<Work> works;
   for (const Task& t : tasks) works.push_back(TaskWork(g, t, &soc));
   for (int pass = 0; pass < 2; ++pass) {
@@ -97,7 +134,8 @@ IterationTiming ScheduleIteration(const Graph& g, std::span<const Task> tasks, c
       }
       for (int i : n.inputs)
         if (i >= 0) l2.Touch(i, ValueBytes(g.values[i]));
-      for (int o : n.outputs) l2.Touch(o, ValueBytes(g.values[o]));
+      bool bypass = n.attr_list_has(kL2PolicyAttr, kL2BypassOutputs);
+      for (int o : n.outputs) bypass ? l2.Evict(o) : l2.Touch(o, ValueBytes(g.values[o]));
     }
     it.total_ns = 0;
     for (const auto& [stream, end] : stream_clock) it.total_ns = std::max(it.total_ns, end);

@@ -11,6 +11,17 @@
 
 namespace npu {
 
+// Per-node L2 decisions (aoe's subgraph tuning sets them, the .om keeps them), comma-separated:
+// - kL2PinWeights: the node's constant inputs stay in a reserved part of L2 across iterations (in task order,
+//   while the pinned bytes fit kPinnableL2Fraction of L2); the rest of L2 stays an LRU cache.
+// - kL2BypassOutputs: the node's outputs are written without allocating them in L2, so they evict nothing.
+constexpr const char* kL2PolicyAttr = "_l2_policy";
+constexpr const char* kL2PinWeights = "pin_weights";
+constexpr const char* kL2BypassOutputs = "bypass_outputs";
+// Half of L2 may be pinned: the cost model already treats an operand as L2-resident only when it fits half of
+// L2 (cost_model.cc), so the other half is what streaming operands keep. [U] an estimate, no published figure.
+constexpr double kPinnableL2Fraction = 0.5;
+
 struct TaskTiming {
   double start_ns = 0;  // from the start of the iteration, on the task's stream
   double duration_ns = 0;
@@ -22,6 +33,7 @@ struct TaskTiming {
 struct IterationTiming {
   std::vector<TaskTiming> tasks;  // one per task of the model (view tasks take no time)
   double total_ns = 0;            // the latest stream's end
+  double pinned_l2_bytes = 0;     // L2 reserved by kL2PinWeights decisions
 };
 
 // The line scripts read: "Simulated NPU time: <ms> ms per inference (<fps> fps at batch <n>, <soc>)".

@@ -36,6 +36,23 @@ std::vector<float> Node::attr_floats(std::string_view k) const {
 }
 const Tensor* Node::attr_tensor(std::string_view k) const { return Get<Tensor>(attrs, k); }
 
+bool Node::attr_list_has(std::string_view k, std::string_view item) const {
+  const std::string* v = Get<std::string>(attrs, k);
+  std::string_view list = v ? std::string_view(*v) : std::string_view();
+  while (!list.empty()) {
+    size_t comma = list.find(',');
+    if (list.substr(0, comma) == item) return true;
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+  }
+  return false;
+}
+
+void Node::attr_list_add(std::string_view k, std::string_view item) {
+  if (attr_list_has(k, item)) return;
+  std::string list = attr_string(k);
+  attrs[std::string(k)] = list.empty() ? std::string(item) : list + "," + std::string(item);
+}
+
 Format OriginFormat(const Value& v) { return FormatFromName(LayoutOf(v)).value_or(Format::kND); }
 
 Format DeviceFormat(const Value& v) { return v.device_format.value_or(OriginFormat(v)); }

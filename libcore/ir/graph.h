@@ -59,6 +59,9 @@ struct Node {
   std::vector<int64_t> attr_ints(std::string_view k, std::vector<int64_t> def = {}) const;
   std::vector<float> attr_floats(std::string_view k) const;
   const Tensor* attr_tensor(std::string_view k) const;
+  // Attributes that hold a comma-separated list of names (per-node decisions such as _fusion_off).
+  bool attr_list_has(std::string_view k, std::string_view item) const;
+  void attr_list_add(std::string_view k, std::string_view item);
 };
 
 class Graph {

@@ -67,10 +67,11 @@ Status FuseAll(Graph& g, const char* pass, Match match) {
   std::vector<bool> dead(g.nodes.size(), false);
   int fused = 0;
   for (size_t k = 0; k < g.nodes.size(); ++k) {
-    if (dead[k]) continue;
+    if (dead[k] || g.nodes[k].attr_list_has(kFusionOffAttr, pass)) continue;
     std::vector<int> chain = match(static_cast<int>(k), dead);
     if (chain.empty()) continue;
     Absorb(g, chain, dead);
+    g.nodes[chain[0]].attr_list_add(kFusionPassesAttr, pass);
     ++fused;
   }
   EraseNodes(g, dead);

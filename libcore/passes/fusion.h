@@ -14,6 +14,13 @@ namespace npu {
 
 enum class FusionKind { kGraph, kUB };
 
+// Per-node fusion decisions (aoe's subgraph tuning sets them, the .om keeps them), comma-separated pass
+// names: a pass listed in kFusionOffAttr does not fuse at a node that anchors it; kFusionPassesAttr lists
+// the passes that fused other ops into a node.
+constexpr const char* kFusionOffAttr = "_fusion_off";
+constexpr const char* kFusionPassesAttr = "_fusion_passes";
+
+
 struct FusionPassInfo {
   const char* name;
   FusionKind kind;

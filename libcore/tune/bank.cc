@@ -1,10 +1,6 @@
 #include "tune/bank.h"
 #include "base/json.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -37,21 +33,6 @@ Tiling TilingFrom(const json& j) {
   return t;
 }
 
-
-// An exclusive advisory lock on <file>.lock for as long as it lives (concurrent aoe processes).
-class FileLock {
- public:
-  explicit FileLock(const std::string& path) : fd_(::open((path + ".lock").c_str(), O_RDWR | O_CREAT, 0644)) {
-    if (fd_ >= 0) ::flock(fd_, LOCK_EX);
-  }
-  ~FileLock() {
-    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
-  }
-  bool ok() const { return fd_ >= 0; }
-
- private:
-  int fd_;
-};
 
 bool IsBankFile(const std::string& name) {
   constexpr size_t n = sizeof(kFileSuffix) - 1;

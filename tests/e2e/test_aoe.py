@@ -5,6 +5,8 @@ untuned one by exactly the improvement the result JSON claims; the guided search
 exhaustive optimum on every tuned op while evaluating <= 5% of spaces over 1,000 points; a second run hits the
 bank, REPEAT_TUNE=True re-tunes; concurrent aoe processes, one killed with SIGKILL, leave a bank that loads
 with every committed record; bad input is an EG-coded error that leaves the bank untouched.
+Subgraph tuning (--job_type=1): the subgraph bank is written, atc with it gives the simulated time the result
+JSON claims, a second run hits it, and --reload resumes an interrupted job to the uninterrupted result.
 
 usage: test_aoe.py BUILD_DIR WORK_DIR
 """
@@ -53,14 +55,14 @@ def read(path):
         return f.read()
 
 
-def result(work):
-    files = glob.glob(f"{work}/aoe_result_opat_*_pid*.json")
+def result(work, kind="opat"):
+    files = glob.glob(f"{work}/aoe_result_{kind}_*_pid*.json")
     assert len(files) == 1, files
     with open(files[0]) as f:
         r = json.load(f)
     (key,) = r.keys()
     assert re.match(r"report_\d{17}_\d+$", key), key
-    return r[key][0]["basic"], r[key][1]["OPAT"]
+    return r[key][0]["basic"], r[key][1][kind.upper()]
 
 
 def simulated_ms(model, bank=None):
@@ -211,8 +213,9 @@ class Aoe(unittest.TestCase):
         self.assertIn("tune_ops_name no_such_op is not a tunable op", p.stdout)
         for f, text in snapshot.items():  # hits only: nothing rewritten
             self.assertEqual(read(f), text)
-        p = aoe("resnet18", bank, fresh("bad4"), "--job_type=1", ok=False)
-        self.assertIn("subgraph tuning is not built", p.stdout)
+        p = aoe("resnet18", bank, fresh("bad4"), "--reload", ok=False)  # operator tuning has nothing to resume
+        self.assertEqual(p.returncode, 2, p.stdout)
+        self.assertIn("--reload", p.stdout)
         victim = sorted(snapshot)[0]
         with open(victim, "a") as f:
             f.write("{not json\n")
@@ -220,6 +223,113 @@ class Aoe(unittest.TestCase):
         self.assertEqual(p.returncode, 1)
         self.assertIn("EG0011", p.stdout)
         self.assertIn(os.path.basename(victim), p.stdout)
+
+
+def sgat(model, bank, work, *flags, env=None, ok=True):
+    return aoe(model, bank, work, "--job_type=1", *flags, env=env, ok=ok)
+
+
+class SubgraphTuning(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        os.makedirs(WORK, exist_ok=True)
+        run(["/usr/bin/python3", f"{HERE}/export_calibration_models.py", WORK, "resnet18", "encoder"])
+
+    def test_bank_makes_atc_faster_by_the_claimed_improvement(self):
+        for model in SHAPES:
+            with self.subTest(model=model):
+                bank, work = fresh(f"sg_bank_{model}"), fresh(f"sg_work_{model}")
+                p = sgat(model, bank, work)
+                self.assertRegex(p.stdout, r"Performance improved by \d+\.\d\d%")
+                _, r = result(work, "sgat")
+                self.assertEqual(r["sgat_tune_result"], "tune success")
+                self.assertGreater(r["repo_summary"]["repo_add_num"], 0)
+                with open(f"{bank}/subgraph.json") as f:
+                    records = [json.loads(line) for line in f]
+                self.assertEqual(len(records), r["repo_summary"]["repo_add_num"])
+                for s in r["subgraphs"]:
+                    self.assertLessEqual(s["model_performance_after(ms)"], s["model_performance_before(ms)"] * (1 + 1e-12))
+                    if s["result"] == "add":
+                        self.assertLessEqual(s["evaluations"], s["space_size"])
+                plain, _ = simulated_ms(model)
+                tuned, om = simulated_ms(model, bank)
+                self.assertLess(tuned, plain)
+                claimed = r["model_baseline_performance(ms)"] / r["model_result_performance(ms)"] - 1
+                self.assertEqual(r["model_performance_improvement"], f"{claimed * 100:.2f}%")
+                self.assertAlmostEqual(plain / tuned - 1, claimed, delta=0.01 * max(claimed, 0.01))
+                workspace_om = glob.glob(f"{work}/aoe_workspace/{model}_*/tunespace/result/{model}_*_tune.om")
+                self.assertEqual(len(workspace_om), 1)
+                line = run([MSAME, f"--model={workspace_om[0]}", "--sim_mode=timing"]).stdout
+                self.assertAlmostEqual(float(re.search(r"Simulated NPU time: ([0-9.]+) ms", line).group(1)), tuned, delta=1e-6)
+                run([ATC, "--mode=1", f"--om={om}", f"--json={om}.json"])
+                with open(f"{om}.json") as f:
+                    text = f.read()
+                self.assertIn("_l2_policy", text)  # the decisions travel in the .om
+                self.assertIn("subgraph_bank", text)
+                # off_optimize: CANN applies subgraph decisions only with buffer optimization
+                run([ATC, f"--model={WORK}/{model}.onnx", "--framework=5", f"--output={WORK}/{model}_off", f"--soc_version={SOC}",
+                     f"--input_shape={SHAPES[model]}", "--buffer_optimize=off_optimize"], env={"TUNE_BANK_PATH": bank})
+                line = run([MSAME, f"--model={WORK}/{model}_off.om", "--sim_mode=timing"]).stdout
+                self.assertAlmostEqual(float(re.search(r"Simulated NPU time: ([0-9.]+) ms", line).group(1)), plain, delta=1e-6)
+
+    def test_second_run_hits_the_subgraph_bank_and_repeat_tune_retunes(self):
+        bank = fresh("sg_bank_rerun")
+        sgat("encoder", bank, fresh("sg_first"))
+        first = result(os.path.join(WORK, "sg_first"), "sgat")[1]
+        sgat("encoder", bank, fresh("sg_second"))
+        second = result(os.path.join(WORK, "sg_second"), "sgat")[1]
+        banked = first["repo_summary"]["repo_add_num"]
+        self.assertEqual(second["repo_summary"]["repo_hit_num"], banked)
+        self.assertEqual(second["repo_summary"]["repo_add_num"], 0)
+        self.assertTrue(all("evaluations" not in s for s in second["subgraphs"] if s["result"] == "repo_hit"))
+        self.assertAlmostEqual(second["model_result_performance(ms)"], first["model_result_performance(ms)"], delta=1e-9)
+        sgat("encoder", bank, fresh("sg_repeat"), env={"REPEAT_TUNE": "True"})
+        again = result(os.path.join(WORK, "sg_repeat"), "sgat")[1]["repo_summary"]
+        self.assertEqual(again["repo_hit_num"], 0)
+        self.assertEqual(again["repo_update_num"], banked)
+
+    def test_reload_resumes_an_interrupted_job_to_the_same_result(self):
+        work = fresh("sg_whole")
+        sgat("resnet18", fresh("sg_bank_whole"), work)
+        whole = result(work, "sgat")[1]
+        (job,) = glob.glob(f"{work}/aoe_workspace/resnet18_*")
+        # What a SIGKILL after three subgraphs leaves: three fsync'd journal lines and a torn fourth, no marker.
+        cut = fresh("sg_cut")
+        shutil.copytree(job, os.path.join(cut, "aoe_workspace", os.path.basename(job)))
+        job = os.path.join(cut, "aoe_workspace", os.path.basename(job))
+        os.remove(os.path.join(job, "finished"))
+        shutil.rmtree(os.path.join(job, "tunespace"))
+        with open(os.path.join(job, "progress.jsonl")) as f:
+            lines = f.readlines()
+        with open(os.path.join(job, "progress.jsonl"), "w") as f:
+            f.writelines(lines[:3])
+            f.write(lines[3][:10])
+        p = sgat("resnet18", fresh("sg_bank_cut"), cut, "--reload")
+        resumed = result(cut, "sgat")[1]
+        self.assertEqual([s["result"] for s in resumed["subgraphs"][:3]], ["resumed"] * 3)
+        self.assertNotIn("resumed", [s["result"] for s in resumed["subgraphs"][3:]])
+        self.assertEqual([s["decision"] for s in resumed["subgraphs"]], [s["decision"] for s in whole["subgraphs"]])
+        self.assertAlmostEqual(resumed["model_result_performance(ms)"], whole["model_result_performance(ms)"], delta=1e-9)
+        self.assertTrue(glob.glob(f"{job}/tunespace/result/*_tune.om"), p.stdout)
+        # nothing left to resume, another model's job, a folder that is no job: EG0003
+        for flags, model in ((["--reload"], "resnet18"), ([f"--reload={job}"], "encoder"), ([f"--reload={WORK}"], "resnet18")):
+            p = sgat(model, fresh("sg_bank_bad"), cut, *flags, ok=False)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn("EG0003", p.stdout)
+
+    def test_a_corrupt_subgraph_bank_is_named_and_left_alone(self):
+        bank = fresh("sg_bank_corrupt")
+        with open(f"{bank}/subgraph.json", "w") as f:
+            f.write("{not json\n")
+        p = sgat("resnet18", bank, fresh("sg_corrupt"), ok=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("EG0011", p.stdout)
+        self.assertIn("subgraph.json:1", p.stdout)
+        self.assertEqual(read(f"{bank}/subgraph.json"), "{not json\n")
+        p = run([ATC, f"--model={WORK}/resnet18.onnx", "--framework=5", f"--output={WORK}/corrupt", f"--soc_version={SOC}"],
+                env={"TUNE_BANK_PATH": bank}, ok=False)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("subgraph.json:1", p.stdout + p.stderr)
 
 
 if __name__ == "__main__":

@@ -3,10 +3,17 @@
 
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <random>
 
+#include "cost/schedule.h"
+#include "ir/ascend_types.h"
+#include "lower/lower.h"
+#include "passes/fusion.h"
+#include "test_util.h"
 #include "tune/bank.h"
 #include "tune/search.h"
+#include "tune/subgraph.h"
 
 namespace npu {
 namespace {
@@ -85,6 +92,110 @@ TEST_F(BankTest, SavesLoadsMergesConcurrentWritersAndNamesBadLines) {
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.status().message().find("runtime_kb.json:4"), std::string::npos) << e.status().message();
   EXPECT_NE(e.status().message().find("EG0011"), std::string::npos);
+}
+
+
+// A chain of `blocks` residual blocks x + relu(matmul(x, W_i)) with its weights; `dim` sets the weight size.
+Graph ResidualChain(int blocks, int64_t dim) {
+  Builder b;
+  int x = b.In("x", {dim, dim});
+  for (int i = 0; i < blocks; ++i) {
+    int w = b.Const("w" + std::to_string(i), Random({dim, dim}, i));
+    x = b.Op("Add", {x, b.Op("Relu", {b.Op("MatMul", {x, w})})});
+  }
+  return b.Done(x);
+}
+
+TEST(Subgraph, PartitionCoversEveryOpOnceAndKeysRepeatedStructureAlike) {
+  Graph g = ResidualChain(12, 64);
+  auto parts = PartitionSubgraphs(g, "ctx");
+  std::vector<int> seen;
+  for (const auto& s : parts) {
+    EXPECT_TRUE(s.nodes.size() >= kMinSubgraphOps || &s == &parts.back());
+    seen.insert(seen.end(), s.nodes.begin(), s.nodes.end());
+  }
+  std::vector<int> all(g.nodes.size());
+  std::iota(all.begin(), all.end(), 0);
+  EXPECT_EQ(seen, all);
+  ASSERT_GE(parts.size(), 3u);
+  EXPECT_EQ(parts[0].key, parts[1].key);  // 4 identical blocks each
+  EXPECT_NE(parts[0].key, PartitionSubgraphs(g, "other soc")[0].key);
+  EXPECT_NE(parts[0].key, PartitionSubgraphs(ResidualChain(12, 32), "ctx")[0].key);  // other shapes
+}
+
+TEST(Subgraph, PlanTextRoundTripsAndBadTextIsAnError) {
+  SubgraphPlan p;
+  p.fusion_off = {"TbeConvElemwiseFusionPass", "AABiasaddConvFusion"};
+  p.pin_weights = true;
+  for (const SubgraphPlan& q : {SubgraphPlan{}, p}) {
+    auto back = SubgraphPlan::Parse(q.ToString());
+    ASSERT_TRUE(back.ok()) << q.ToString();
+    EXPECT_EQ(back.value(), q);
+  }
+  for (const char* bad : {"l2=[warm]", "fusion_off=[", "x=[a]", "fusion_off=[]"}) EXPECT_FALSE(SubgraphPlan::Parse(bad).ok()) << bad;
+}
+
+TEST(Subgraph, FusionOffAttributeKeepsThatNodeUnfused) {
+  Graph g = ResidualChain(2, 64);
+  MapAscendOpTypes(g);
+  Graph off = g;
+  auto parts = PartitionSubgraphs(off, "ctx");
+  SubgraphPlan plan;
+  plan.fusion_off = {"TbeBatchMatmulElementWiseFusionPass"};
+  for (const auto& s : parts) ApplySubgraphPlan(off, s, plan);
+  ASSERT_TRUE(MatMulElemwiseUbFusionPass(g).ok());
+  ASSERT_TRUE(MatMulElemwiseUbFusionPass(off).ok());
+  EXPECT_LT(g.nodes.size(), off.nodes.size());
+  EXPECT_TRUE(std::any_of(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return n.has_attr(kFusionPassesAttr); }));
+}
+
+// Weights larger than L2 in all, read once per iteration: LRU keeps none of them for the next iteration;
+// pinning keeps those that fit half of L2, and the iteration gets faster for it.
+TEST(Subgraph, PinnedWeightsHitInL2AndBypassedOutputsDoNot) {
+  const SocSpec& soc = *FindSoc("Ascend310P3");
+  Graph g = ResidualChain(8, 2048);  // 8 x 8 MiB of fp16 weights > 16 MiB of L2
+  MapAscendOpTypes(g);
+  for (Value& v : g.values) v.dtype = DType::kF16;  // on the cube (fp32 would run on AI CPU); costs read dtypes only
+  auto tasks = LowerToTasks(g, &soc);
+  IterationTiming lru = ScheduleIteration(g, tasks, soc);
+  for (const auto& t : lru.tasks) EXPECT_EQ(t.l2.weight_hit, 0);
+  Graph pinned = g;
+  for (const auto& s : PartitionSubgraphs(pinned, "ctx")) ApplySubgraphPlan(pinned, s, {.pin_weights = true});
+  IterationTiming pin = ScheduleIteration(pinned, tasks, soc);
+  EXPECT_LE(pin.pinned_l2_bytes, soc.l2 * kPinnableL2Fraction);
+  EXPECT_GT(pin.pinned_l2_bytes, 0);
+  int hits = 0;
+  for (const auto& t : pin.tasks) hits += t.l2.weight_hit > 0;
+  EXPECT_EQ(hits, static_cast<int>(pin.pinned_l2_bytes / (2048 * 2048 * 2)));
+  EXPECT_LT(pin.total_ns, lru.total_ns);
+  Graph bypass = g;
+  for (const auto& s : PartitionSubgraphs(bypass, "ctx")) ApplySubgraphPlan(bypass, s, {.bypass_outputs = true});
+  IterationTiming by = ScheduleIteration(bypass, tasks, soc);
+  for (size_t k = 0; k < tasks.size(); ++k) {
+    EXPECT_LE(by.tasks[k].l2.input_hit, lru.tasks[k].l2.input_hit);
+    // What a bypassed op wrote misses when read; only what a read brought into L2 (Add's x) can hit.
+    if (tasks[k].kernel_name != "Add") EXPECT_EQ(by.tasks[k].l2.input_hit, 0) << tasks[k].kernel_name;
+  }
+}
+
+TEST_F(BankTest, SubgraphBankKeepsOtherWritersRecordsAndNamesBadLines) {
+  std::filesystem::create_directories(root_);
+  std::string path = (root_ / "subgraph.json").string();
+  auto a = SubgraphBank::Open(path), b = SubgraphBank::Open(path);
+  ASSERT_TRUE(a.ok() && b.ok());
+  a.value().Put({"k1", "ctx", "first", {.pin_weights = true}, 2.0, 1.5});
+  b.value().Put({"k2", "ctx", "second", {}, 2.0, 2.0});
+  ASSERT_TRUE(a.value().Save().ok());
+  ASSERT_TRUE(b.value().Save().ok());
+  auto c = SubgraphBank::Open(path);
+  ASSERT_TRUE(c.ok());
+  ASSERT_EQ(c.value().size(), 2u);
+  EXPECT_TRUE(c.value().Find("k1")->plan.pin_weights);
+  std::ofstream(path, std::ios::app) << "{\"key\": 1}\n";
+  auto d = SubgraphBank::Open(path);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().code(), "EG0011");
+  EXPECT_NE(d.status().message().find("subgraph.json:3"), std::string::npos);
 }
 
 }  // namespace

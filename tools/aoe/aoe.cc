@@ -1,4 +1,5 @@
 #include "aoe.h"
+#include "aoe_report.h"
 #include "base/json.h"
 
 #include <unistd.h>
@@ -72,23 +73,6 @@ std::optional<std::pair<uint32_t, uint32_t>> ParseShard(const std::string& s) {
   return std::pair{k, n};
 }
 
-std::string Percent(double before, double after) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f%%", after > 0 ? (before / after - 1) * 100 : 0.0);  // CANN: before/after - 1
-  return buf;
-}
-
-struct Report {
-  std::string path;
-  json root;
-  std::string report_key;
-  Status Write() const {
-    std::string text = root.dump(2) + "\n";
-    return WriteFileAtomic(path, std::as_bytes(std::span(text.data(), text.size())));
-  }
-  json& Opat() { return root[report_key][1]["OPAT"]; }
-};
-
 Status TuneModel(const AoeOptions& o, const atc::AtcOptions& mo, const OpFilter& filter, Report& report, std::ostream& out) {
   auto started = std::chrono::steady_clock::now();
   std::vector<std::string> warnings;
@@ -97,8 +81,7 @@ Status TuneModel(const AoeOptions& o, const atc::AtcOptions& mo, const OpFilter&
   NPU_ASSIGN_OR_RETURN(auto soc_ptr, ModelSoc(m));
   const SocSpec& soc = *soc_ptr;
   NPU_ASSIGN_OR_RETURN(TuneBank bank, TuneBank::Open(TuneBank::DefaultRoot(), soc));
-  const char* repeat_env = std::getenv("REPEAT_TUNE");
-  bool repeat = repeat_env && (std::string_view(repeat_env) == "True" || std::string_view(repeat_env) == "true");
+  bool repeat = RepeatTune();
   SearchStrategy strategy = o.search == "exhaustive" ? SearchStrategy::kExhaustive : SearchStrategy::kGuided;
   IterationTiming before = ScheduleIteration(m.graph, m.tasks, soc);
 
@@ -133,7 +116,7 @@ Status TuneModel(const AoeOptions& o, const atc::AtcOptions& mo, const OpFilter&
   for (const auto& type : filter.types)
     if (!matched_types.count(type)) out << "[WARNING] tune_ops_type " << type << " matches no tunable op of " << mo.model << "\n";
 
-  json& opat = report.Opat();
+  json& opat = report.Section();
   json& summary = opat["repo_summary"];
   ProgressBar progress(o.progress_bar == "on", order.size(), "ops");
   for (size_t i = 0; i < order.size(); ++i) {
@@ -151,7 +134,7 @@ Status TuneModel(const AoeOptions& o, const atc::AtcOptions& mo, const OpFilter&
     if (hit && CheckTiling(tt.work, hit->tiling, soc).ok()) {
       chosen = hit->tiling;
       outcome = "repo_hit";
-      summary["repo_hit_num"] = summary["repo_hit_num"].get<int>() + 1;
+      Count(summary, "repo_hit_num");
     } else {
       SearchResult r = SearchTiling(tt.work, soc, tt.l2, strategy, t0.tiling);
       op["evaluations"] = r.evaluations;
@@ -161,10 +144,10 @@ Status TuneModel(const AoeOptions& o, const atc::AtcOptions& mo, const OpFilter&
         bool update = bank.Find(key) != nullptr;
         bank.Put({t0.kernel_name, key, r.best, before_ns / 1000, r.best_ns / 1000});
         outcome = update ? "update" : "add";
-        summary[update ? "repo_update_num" : "repo_add_num"] = summary[update ? "repo_update_num" : "repo_add_num"].get<int>() + 1;
+        Count(summary, update ? "repo_update_num" : "repo_add_num");
       } else {
         outcome = "unsatisfied";  // the built-in tiling is already the best found
-        summary["repo_unsatisfied_num"] = summary["repo_unsatisfied_num"].get<int>() + 1;
+        Count(summary, "repo_unsatisfied_num");
       }
     }
     for (size_t k : by_key[key]) {
@@ -178,7 +161,7 @@ Status TuneModel(const AoeOptions& o, const atc::AtcOptions& mo, const OpFilter&
     op["predicted_cycles_after"] = after.core_cycles;
     op["bound_after"] = std::string(BoundName(after.bound));
     op["result"] = outcome;
-    summary["total_num"] = summary["total_num"].get<int>() + 1;
+    Count(summary, "total_num");
     if (outcome == "add" || outcome == "update") opat["repo_modified_operators"][outcome + "_repo_operators"].push_back(op);
     opat["operators"].push_back(op);
     NPU_RETURN_IF_ERROR(report.Write());  // written as it goes
@@ -192,8 +175,7 @@ Status TuneModel(const AoeOptions& o, const atc::AtcOptions& mo, const OpFilter&
   opat["model_performance_improvement"] = Percent(before.total_ns, after.total_ns);
   opat["opat_tune_result"] = "tune success";
   opat["tune_bank"] = bank.dir();
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  report.root[report.report_key][0]["basic"]["tuning_time(s)"] = secs;
+  report.SetTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   NPU_RETURN_IF_ERROR(report.Write());
   if (!mo.output.empty()) {
     m.attrs["aoe_version"] = kVersion;
@@ -208,13 +190,37 @@ Status TuneModel(const AoeOptions& o, const atc::AtcOptions& mo, const OpFilter&
 
 }  // namespace
 
+Status Report::Write() const {
+  std::string text = root.dump(2) + "\n";
+  return WriteFileAtomic(path, std::as_bytes(std::span(text.data(), text.size())));
+}
+
+std::string Percent(double before, double after) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", after > 0 ? (before / after - 1) * 100 : 0.0);  // CANN: before/after - 1
+  return buf;
+}
+
+void Count(json& summary, const char* counter) { summary[counter] = summary.value(counter, 0) + 1; }
+
+bool RepeatTune() {
+  const char* v = std::getenv("REPEAT_TUNE");
+  return v && (std::string_view(v) == "True" || std::string_view(v) == "true");
+}
+
 std::vector<Status> ValidateOptions(const AoeOptions& o) {
   std::vector<Status> errs;
   for (const auto& f : o.unknown_flags) errs.push_back(Status::Error("EG0000", f, "", "unknown flag", "See aoe --help."));
-  if (o.job_type.empty()) errs.push_back(Status::Error("EG0000", "--job_type", "", "--job_type is required: 2 (operator tuning)"));
-  else if (o.job_type == "1")
-    errs.push_back(Status::Error("EG0003", "--job_type", "1", "subgraph tuning is not built in this release", "Use --job_type=2 (operator tuning)."));
-  else if (o.job_type != "2") errs.push_back(Status::Error("EG0003", "--job_type", o.job_type, "the value must be 1 or 2"));
+  if (o.job_type.empty()) errs.push_back(Status::Error("EG0000", "--job_type", "", "--job_type is required: 1 (subgraph tuning) or 2 (operator tuning)"));
+  else if (o.job_type != "1" && o.job_type != "2") errs.push_back(Status::Error("EG0003", "--job_type", o.job_type, "the value must be 1 or 2"));
+  if (o.reload_given && o.job_type != "1")
+    errs.push_back(Status::Error("EG0000", "--reload", o.reload, "only subgraph tuning (--job_type=1) can be resumed", "Operator tuning skips what the bank holds: just run it again."));
+  if (o.reload_given && !o.model_path.empty())
+    errs.push_back(Status::Error("EG0000", "--reload", o.reload, "resumes one model's job, not a --model_path batch", "Give --model."));
+  if (o.job_type == "1" && !o.tune_ops_file.empty())
+    errs.push_back(Status::Error("EG0000", "--tune_ops_file", o.tune_ops_file, "selects operators for operator tuning (--job_type=2)"));
+  if (o.job_type == "1" && !o.shard.empty())
+    errs.push_back(Status::Error("EG0000", "--shard", o.shard, "splits operator tuning (--job_type=2) only: subgraph decisions depend on each other"));
   if (o.model.model.empty() == o.model_path.empty())
     errs.push_back(Status::Error("EG0000", "--model", "", "give exactly one of --model and --model_path"));
   if (!o.model.model.empty() && !FileExists(o.model.model)) errs.push_back(Status::Error("EG0011", "--model", o.model.model, "the file does not exist"));
@@ -341,22 +347,26 @@ int RunAoe(const AoeOptions& o, std::ostream& out) {
     }
   }
   Report report;
-  report.path = std::string(work && *work ? work : ".") + "/aoe_result_opat_" + stamp + "_pid" + std::to_string(::getpid()) + ".json";
+  bool subgraph = o.job_type == "1";
+  report.section = subgraph ? "SGAT" : "OPAT";
+  report.path = std::string(work && *work ? work : ".") + (subgraph ? "/aoe_result_sgat_" : "/aoe_result_opat_") + stamp + "_pid" + std::to_string(::getpid()) + ".json";
   int rc = 0;
   for (const auto& model : models) {
     atc::AtcOptions mo = o.model;
     mo.model = model;
     if (models.size() > 1 && !o.model.output.empty()) mo.output = o.model.output + "/" + fs::path(model).stem().string();
     report.report_key = "report_" + stamp + "_" + std::to_string(::gettid()) + (models.size() > 1 ? "_" + fs::path(model).stem().string() : "");
+    json summary = {{"repo_add_num", 0}, {"repo_hit_num", 0}, {"repo_reserved_num", 0}, {"repo_unsatisfied_num", 0}, {"repo_update_num", 0}, {"total_num", 0}};
+    json section = subgraph ? json{{"sgat_tune_result", "tuning"}, {"repo_summary", summary}, {"subgraphs", json::array()}}
+                            : json{{"opat_tune_result", "tuning"},
+                                   {"repo_modified_operators", {{"add_repo_operators", json::array()}, {"update_repo_operators", json::array()}}},
+                                   {"repo_summary", summary}, {"tune_failed_operators", json::array()}, {"operators", json::array()}};
     report.root[report.report_key] = json::array(
         {{{"basic", {{"tuning_name", fs::path(model).stem().string()}, {"tuning_time(s)", 0}, {"soc_version", mo.soc_version}, {"search", o.search}}}},
-         {{"OPAT", {{"opat_tune_result", "tuning"},
-                    {"repo_modified_operators", {{"add_repo_operators", json::array()}, {"update_repo_operators", json::array()}}},
-                    {"repo_summary", {{"repo_add_num", 0}, {"repo_hit_num", 0}, {"repo_reserved_num", 0}, {"repo_unsatisfied_num", 0},
-                                      {"repo_update_num", 0}, {"total_num", 0}}},
-                    {"tune_failed_operators", json::array()}, {"operators", json::array()}}}}});
-    if (Status s = TuneModel(o, mo, filter.value(), report, out); !s.ok()) {
-      report.Opat()["opat_tune_result"] = "tune failed";
+         {{report.section, section}}});
+    Status s = subgraph ? TuneSubgraphs(o, mo, report, out) : TuneModel(o, mo, filter.value(), report, out);
+    if (!s.ok()) {
+      report.Section()[subgraph ? "sgat_tune_result" : "opat_tune_result"] = "tune failed";
       (void)report.Write();
       out << "[ERROR] " << s.message() << "\n";
       rc = 1;

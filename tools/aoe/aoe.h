@@ -1,4 +1,5 @@
-// libaoe: operator tuning (--job_type=2) against the simulator's cost model, into a tune bank atc reads.
+// libaoe: operator tuning (--job_type=2) and subgraph tuning (--job_type=1, sgat.cc) against the simulator's
+// cost model, into the tune banks atc reads.
 // main.cc only parses flags.
 #pragma once
 #include <iosfwd>
@@ -12,7 +13,9 @@ namespace npu::aoe {
 struct AoeOptions {
   atc::AtcOptions model;          // --model, --framework, --soc_version, --input_shape, precision flags, ...
   std::string model_path;         // a directory of models, tuned one after another with the same options
-  std::string job_type;           // 2 = operator tuning (1 = subgraph tuning is not built yet)
+  std::string job_type;           // 1 = subgraph tuning, 2 = operator tuning
+  std::string reload;             // --reload[=job folder]: resume an interrupted subgraph tuning job
+  bool reload_given = false;
   std::string tune_ops_file;      // {"tune_ops_name": [...], "tune_ops_type": [...]}
   std::string search = "guided";  // guided | exhaustive
   std::string progress_bar = "on";

@@ -1,4 +1,4 @@
-// aoe: operator tuning against the simulated NPU's cost model.
+// aoe: subgraph and operator tuning against the simulated NPU's cost model.
 #include <CLI/CLI.hpp>
 #include <iostream>
 
@@ -11,10 +11,12 @@ int main(int argc, char** argv) {
   npu::log::InitFromEnv();
   npu::aoe::AoeOptions o;
   o.model.framework = "5";
-  CLI::App app{"aoe: tune operator tilings on the simulated NPU's cost model; results go to the tune bank atc reads (TUNE_BANK_PATH)", "aoe"};
+  CLI::App app{"aoe: tune subgraph decisions and operator tilings on the simulated NPU's cost model; results go to the tune banks atc reads (TUNE_BANK_PATH)", "aoe"};
   app.allow_extras();
   app.set_version_flag("--version", npu::aoe::kVersion);
-  app.add_option("--job_type,-j", o.job_type, "2 = operator tuning (1 = subgraph tuning: not built yet)");
+  app.add_option("--job_type,-j", o.job_type, "1 = subgraph tuning (fusion and L2 decisions), 2 = operator tuning (tilings)");
+  auto* reload = app.add_option("--reload", o.reload, "resume an interrupted subgraph tuning job (default: the newest in aoe_workspace/)")
+                     ->expected(0, 1);
   app.add_option("--model,-m", o.model.model, "model (.onnx)");
   app.add_option("--model_path", o.model_path, "directory of models tuned in one batch with the same options");
   app.add_option("--framework,-f", o.model.framework, "5 = ONNX");
@@ -37,5 +39,6 @@ int main(int argc, char** argv) {
     return npu::cli::ParseFailed(app, e, "aoe", std::cout);
   }
   o.unknown_flags = app.remaining();
+  o.reload_given = reload->count() > 0;
   return npu::aoe::RunAoe(o, std::cout);
 }

@@ -23,6 +23,7 @@
 #include "passes/precision.h"
 #include "runtime/runtime.h"
 #include "tune/apply.h"
+#include "tune/subgraph.h"
 #include "soc/soc_spec.h"
 
 namespace npu::atc {
@@ -183,8 +184,24 @@ Result<OmModel> Lowered(Graph g, const SocSpec& soc, const AtcOptions& o) {
   return m;
 }
 
-// ONNX -> Ascend IR graph: fold and infer, map op types, fuse, assign precision, lower to tasks.
-Result<OmModel> Build(const AtcOptions& o, OnnxModelInfo& info, std::vector<std::string>& warnings, bool use_bank) {
+}  // namespace
+
+Result<Graph> ImportGraph(const AtcOptions& o, OnnxModelInfo& info) {
+  NPU_ASSIGN_OR_RETURN(Graph g, Import(o, &info));
+  PassManager pm = DefaultPipeline();
+  NPU_RETURN_IF_ERROR(pm.Run(g));
+  MapAscendOpTypes(g);
+  return g;
+}
+
+Result<std::string> PrecisionModeOf(const AtcOptions& o, const SocSpec& soc) {
+  std::vector<Status> errors;
+  PrecisionConfig precision = LoadPrecisionConfig(o.precision, soc, errors);
+  if (!errors.empty()) return errors.front();
+  return precision.mode_name;
+}
+
+Result<OmModel> CompileGraph(Graph g, const AtcOptions& o, const OnnxModelInfo& info, std::vector<std::string>& warnings) {
   NPU_ASSIGN_OR_RETURN(SocSpec soc, TargetSoc(o));
   std::vector<Status> errors;
   PrecisionConfig precision = LoadPrecisionConfig(o.precision, soc, errors);
@@ -193,10 +210,6 @@ Result<OmModel> Build(const AtcOptions& o, OnnxModelInfo& info, std::vector<std:
   if (!o.fusion_switch_file.empty()) {
     NPU_ASSIGN_OR_RETURN(fusion_off, LoadFusionSwitchFile(o.fusion_switch_file, warnings));
   }
-  NPU_ASSIGN_OR_RETURN(Graph g, Import(o, &info));
-  PassManager pm = DefaultPipeline();
-  NPU_RETURN_IF_ERROR(pm.Run(g));
-  MapAscendOpTypes(g);
   PassManager fusion;
   AddFusionPasses(fusion, fusion_off);
   NPU_RETURN_IF_ERROR(fusion.Run(g));
@@ -221,15 +234,39 @@ Result<OmModel> Build(const AtcOptions& o, OnnxModelInfo& info, std::vector<std:
              {"producer", info.producer},
              {"precision_mode", precision.mode_name},
              {"overflow_mode", std::string(OverflowModeName(soc.default_overflow))}};
-  // Tilings aoe banked: TUNE_BANK_PATH (ATC reads only that variable, as CANN's does).
-  if (const char* bank_path = std::getenv("TUNE_BANK_PATH"); use_bank && bank_path && *bank_path) {
-    NPU_ASSIGN_OR_RETURN(TuneBank bank, TuneBank::Open(bank_path, soc));
-    int n = ApplyTuneBank(m.graph, m.tasks, soc, bank);
-    m.attrs["tune_bank"] = bank.dir() + " (" + std::to_string(n) + " tilings)";
-  }
   // A user's chip travels inside the .om, so msame simulates the chip the model was tiled for.
   if (!o.soc_spec.empty()) {
     NPU_ASSIGN_OR_RETURN(m.attrs["soc_spec_ini"], ReadFileToString(o.soc_spec));
+  }
+  return m;
+}
+
+namespace {
+
+// ONNX -> Ascend IR graph: fold and infer, map op types, [subgraph bank], fuse, assign precision, lower to
+// tasks, [operator bank]. The banks are aoe's (TUNE_BANK_PATH: ATC reads only that variable, as CANN's does).
+Result<OmModel> Build(const AtcOptions& o, OnnxModelInfo& info, std::vector<std::string>& warnings, bool use_bank) {
+  NPU_ASSIGN_OR_RETURN(SocSpec soc, TargetSoc(o));
+  NPU_ASSIGN_OR_RETURN(std::string precision_mode, PrecisionModeOf(o, soc));
+  NPU_ASSIGN_OR_RETURN(Graph g, ImportGraph(o, info));
+  const char* bank_path = std::getenv("TUNE_BANK_PATH");
+  use_bank = use_bank && bank_path && *bank_path;
+  std::string subgraph_note;
+  // CANN applies subgraph decisions only with buffer optimization on.
+  if (use_bank && o.buffer_optimize != "off_optimize") {
+    NPU_ASSIGN_OR_RETURN(SubgraphBank sgb, SubgraphBank::Open(std::string(bank_path) + "/subgraph.json"));
+    if (sgb.size() > 0) {
+      auto subgraphs = PartitionSubgraphs(g, SubgraphContext(soc, precision_mode));
+      int n = ApplySubgraphBank(g, subgraphs, sgb);
+      subgraph_note = sgb.path() + " (" + std::to_string(n) + " of " + std::to_string(subgraphs.size()) + " subgraphs)";
+    }
+  }
+  NPU_ASSIGN_OR_RETURN(OmModel m, CompileGraph(std::move(g), o, info, warnings));
+  if (!subgraph_note.empty()) m.attrs["subgraph_bank"] = subgraph_note;
+  if (use_bank) {
+    NPU_ASSIGN_OR_RETURN(TuneBank bank, TuneBank::Open(bank_path, soc));
+    int n = ApplyTuneBank(m.graph, m.tasks, soc, bank);
+    m.attrs["tune_bank"] = bank.dir() + " (" + std::to_string(n) + " tilings)";
   }
   return m;
 }
@@ -543,6 +580,8 @@ std::vector<Status> ValidateOptions(const AtcOptions& o) {
     std::vector<std::string> ignored;
     if (!o.fusion_switch_file.empty())
       if (auto r = LoadFusionSwitchFile(o.fusion_switch_file, ignored); !r.ok()) errs.push_back(r.status());
+    if (o.buffer_optimize != "l2_optimize" && o.buffer_optimize != "l1_optimize" && o.buffer_optimize != "off_optimize")
+      errs.push_back(Status::Error("E10001", "--buffer_optimize", o.buffer_optimize, "the value must be l2_optimize, l1_optimize or off_optimize"));
     if (o.mode == "0" && o.output.empty()) errs.push_back(Status::Error("E10004", "--output", "", "Value for --output is empty"));
     auto shapes = o.input_shape.empty() ? Result<std::map<std::string, Shape>>(std::map<std::string, Shape>{}) : ParseInputShape(o.input_shape);
     if (!shapes.ok()) errs.push_back(shapes.status());

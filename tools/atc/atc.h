@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "frontend/onnx/onnx_importer.h"
 #include "frontend/input_shape.h"
 #include "ir/tensor.h"
 #include "om/om_model.h"
@@ -18,6 +19,7 @@ struct AtcOptions {
   std::string check_report;  // default: $ASCEND_WORK_PATH/check_result.json, else ./check_result.json
   PrecisionFlags precision;
   std::string fusion_switch_file, explain_precision;
+  std::string buffer_optimize = "l2_optimize";  // l2_optimize | l1_optimize | off_optimize (no subgraph bank)
   std::string soc_spec;  // --soc_spec: a platform .ini of the user's own chip (its SoC_version names it)
   std::string dynamic_batch_size, dynamic_image_size, dynamic_dims;  // shape profiles (profiles.cc)
   std::string insert_op_conf;  // static AIPP config (aipp_op prototxt)
@@ -40,6 +42,13 @@ Result<ShapeProfiles> ParseShapeProfiles(const AtcOptions& o);
 Result<std::vector<std::pair<std::string, int>>> ParseOutNodes(std::string_view spec);
 // ONNX -> the task list `atc` would write, with the built-in tilings (no tune bank): what aoe tunes.
 Result<OmModel> BuildModel(const AtcOptions& o, std::vector<std::string>& warnings);
+// BuildModel in two steps, for aoe's subgraph tuning, which compiles one imported graph with many decisions:
+// the framework model as Ascend IR before fusion (folded, shapes inferred, Ascend types) ...
+Result<Graph> ImportGraph(const AtcOptions& o, OnnxModelInfo& info);
+// ... and the rest (fusion, precision, formats, lowering), without the banks.
+Result<OmModel> CompileGraph(Graph g, const AtcOptions& o, const OnnxModelInfo& info, std::vector<std::string>& warnings);
+// The --precision_mode name the flags select on `soc` (part of the subgraph bank's key).
+Result<std::string> PrecisionModeOf(const AtcOptions& o, const SocSpec& soc);
 // Every problem with the flags, not just the first.
 std::vector<Status> ValidateOptions(const AtcOptions& o);
 

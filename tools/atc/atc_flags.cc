@@ -20,6 +20,8 @@ void AddBuildFlags(CLI::App& app, AtcOptions& o) {
   app.add_option("--op_precision_mode", p->op_precision_mode, "ini: [ByOpType]/[ByNodeName] op=mode")->group(op_tuning);
   app.add_option("--output_type", p->output_type, "net output dtype: FP32, FP16, UINT8, or node:index:TYPE;... per output")->group(model_tuning);
   app.add_option("--fusion_switch_file", o.fusion_switch_file, "passes to turn off (PassName:off lines or CANN's JSON)")->group(op_tuning);
+  app.add_option("--buffer_optimize", o.buffer_optimize, "l2_optimize (default), l1_optimize, off_optimize (ignores the subgraph bank's decisions)")
+      ->group(model_tuning);
 }
 
 }  // namespace npu::atc

@@ -1,0 +1,33 @@
+// What operator and subgraph tuning share: the result file (aoe_result_{opat|sgat}_{timestamp}_pid{pid}.json,
+// rewritten atomically after every tuned unit), CANN's improvement figure and the REPEAT_TUNE switch.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+
+#include "aoe.h"
+#include "atc.h"
+
+namespace npu::aoe {
+
+struct Report {
+  std::string path;
+  nlohmann::json root;
+  std::string report_key;
+  std::string section;  // "OPAT" or "SGAT"
+  Status Write() const;
+  // {"report_<ts>_<tid>": [{"basic": {...}}, {"OPAT"|"SGAT": {...}}]}
+  nlohmann::json& Section() { return root[report_key][1][section]; }
+  void SetTime(double seconds) { root[report_key][0]["basic"]["tuning_time(s)"] = seconds; }
+};
+
+// CANN's improvement: before/after - 1, as "12.34%".
+std::string Percent(double before, double after);
+void Count(nlohmann::json& summary, const char* counter);
+// REPEAT_TUNE=True: tune again what the bank already holds.
+bool RepeatTune();
+
+// --job_type=1 on one model (sgat.cc).
+Status TuneSubgraphs(const AoeOptions& o, const atc::AtcOptions& mo, Report& report, std::ostream& out);
+
+}  // namespace npu::aoe

@@ -1,0 +1,305 @@
+// Subgraph tuning (--job_type=1, CANN's SGAT): per subgraph, the fusion and L2 decisions searched against the
+// simulated end-to-end time of the whole model, the winners kept in the subgraph bank. The job is journaled in
+// aoe_workspace/<model>_<timestamp>/ as it goes, so --reload resumes an interrupted one where it stopped.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "aoe.h"
+#include "aoe_report.h"
+#include "base/file_io.h"
+#include "base/json.h"
+#include "base/progress.h"
+#include "base/text.h"
+#include "cost/schedule.h"
+#include "passes/fusion.h"
+#include "runtime/runtime.h"
+#include "tune/subgraph.h"
+
+namespace npu::aoe {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+// Above this many yes/no choices the default search walks single flips from the best point (coordinate
+// descent) instead of trying every combination; --search=exhaustive always tries them all.
+constexpr size_t kExhaustiveChoices = 4;
+
+// One subgraph's yes/no choices: each fusion pass that fused there (turned off or not), pinning, bypassing.
+struct Choices {
+  std::vector<std::string> passes;
+  size_t size() const { return passes.size() + 2; }
+  SubgraphPlan PlanAt(uint64_t bits) const {
+    SubgraphPlan p;
+    for (size_t i = 0; i < passes.size(); ++i)
+      if (bits >> i & 1) p.fusion_off.insert(passes[i]);
+    p.pin_weights = bits >> passes.size() & 1;
+    p.bypass_outputs = bits >> (passes.size() + 1) & 1;
+    return p;
+  }
+};
+
+// The imported model and what compiling it with a set of decisions costs on the simulated SoC.
+class Evaluator {
+ public:
+  Evaluator(Graph g, const atc::AtcOptions& o, const OnnxModelInfo& info) : g0_(std::move(g)), o_(o), info_(info) {}
+  Result<OmModel> Compile(const std::vector<Subgraph>& subgraphs, const std::vector<SubgraphPlan>& plans) const {
+    Graph g = g0_;
+    for (size_t i = 0; i < subgraphs.size(); ++i)
+      if (!plans[i].builtin()) ApplySubgraphPlan(g, subgraphs[i], plans[i]);
+    std::vector<std::string> warnings;
+    return atc::CompileGraph(std::move(g), o_, info_, warnings);
+  }
+  Result<double> TotalNs(const std::vector<Subgraph>& subgraphs, const std::vector<SubgraphPlan>& plans) {
+    ++evaluations_;
+    NPU_ASSIGN_OR_RETURN(OmModel m, Compile(subgraphs, plans));
+    NPU_ASSIGN_OR_RETURN(auto soc, ModelSoc(m));
+    return ScheduleIteration(m.graph, m.tasks, *soc).total_ns;
+  }
+  const Graph& graph() const { return g0_; }
+  uint64_t evaluations() const { return evaluations_; }
+
+ private:
+  Graph g0_;
+  const atc::AtcOptions& o_;
+  const OnnxModelInfo& info_;
+  uint64_t evaluations_ = 0;
+};
+
+// The fusion passes that fused ops of each subgraph in the built-in compile (a fused op belongs to the
+// subgraph of the op it kept the name of).
+std::vector<Choices> ChoicesOf(const Graph& g0, const std::vector<Subgraph>& subgraphs, const OmModel& builtin) {
+  std::map<std::string, int> subgraph_of;
+  for (const Subgraph& s : subgraphs)
+    for (int k : s.nodes) subgraph_of[g0.nodes[k].name] = s.id;
+  std::vector<std::set<std::string>> passes(subgraphs.size());
+  for (const Node& n : builtin.graph.nodes) {
+    auto it = subgraph_of.find(n.name);
+    if (it == subgraph_of.end() || !n.has_attr(kFusionPassesAttr)) continue;
+    for (const auto& p : SplitFields(n.attr_string(kFusionPassesAttr), ',')) passes[it->second].insert(p);
+  }
+  std::vector<Choices> out(subgraphs.size());
+  for (size_t i = 0; i < subgraphs.size(); ++i) out[i].passes.assign(passes[i].begin(), passes[i].end());
+  return out;
+}
+
+struct Searched {
+  SubgraphPlan best;
+  double best_ns = 0;
+  uint64_t evaluations = 0, space = 0;
+};
+
+// Searches subgraph `i`'s choices with the others' decisions held, from the built-in point (bits 0).
+Result<Searched> SearchSubgraph(Evaluator& ev, const std::vector<Subgraph>& subgraphs, std::vector<SubgraphPlan> plans, size_t i,
+                                const Choices& c, double builtin_ns, bool exhaustive) {
+  Searched r{SubgraphPlan{}, builtin_ns, 0, uint64_t{1} << c.size()};
+  uint64_t start = ev.evaluations(), best_bits = 0;
+  std::map<uint64_t, double> seen = {{0, builtin_ns}};
+  auto eval = [&](uint64_t bits) -> Result<double> {
+    if (auto it = seen.find(bits); it != seen.end()) return it->second;
+    plans[i] = c.PlanAt(bits);
+    NPU_ASSIGN_OR_RETURN(double ns, ev.TotalNs(subgraphs, plans));
+    seen[bits] = ns;
+    if (ns < r.best_ns * (1 - 1e-12)) r.best_ns = ns, best_bits = bits;
+    return ns;
+  };
+  if (exhaustive || c.size() <= kExhaustiveChoices) {
+    for (uint64_t bits = 1; bits < r.space; ++bits) NPU_RETURN_IF_ERROR(eval(bits).status());
+  } else {
+    for (bool improved = true; improved;) {  // coordinate descent: the best single flip, until none helps
+      improved = false;
+      uint64_t from = best_bits;
+      for (size_t b = 0; b < c.size(); ++b) NPU_RETURN_IF_ERROR(eval(from ^ (uint64_t{1} << b)).status());
+      improved = best_bits != from;
+    }
+  }
+  r.best = c.PlanAt(best_bits);
+  r.evaluations = ev.evaluations() - start;
+  return r;
+}
+
+// The job's folder and journal: job.json names the subgraphs (their keys), progress.jsonl gets one fsync'd
+// line per finished subgraph.
+struct Journal {
+  fs::path dir;
+  std::map<int, json> done;  // subgraph id -> its line
+  Status Append(const json& line) {
+    std::string text = line.dump() + "\n";
+    int fd = ::open((dir / "progress.jsonl").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) return Status::Error("EG0010", "aoe_workspace", (dir / "progress.jsonl").string(), "cannot open the journal");
+    bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
+    ::close(fd);
+    if (!ok) return Status::Error("EG0010", "aoe_workspace", (dir / "progress.jsonl").string(), "cannot write the journal");
+    done[line["id"].get<int>()] = line;
+    return Status::Ok();
+  }
+};
+
+std::vector<std::string> KeysOf(const std::vector<Subgraph>& subgraphs) {
+  std::vector<std::string> keys;
+  for (const auto& s : subgraphs) keys.push_back(s.key);
+  return keys;
+}
+
+fs::path WorkspaceRoot() {
+  const char* work = std::getenv("ASCEND_WORK_PATH");
+  return fs::path(work && *work ? work : ".") / "aoe_workspace";
+}
+
+// The job to resume: --reload=PATH, or the newest unfinished job of this model in aoe_workspace/.
+Result<fs::path> FindJob(const std::string& reload, const std::string& model_stem) {
+  if (!reload.empty()) {
+    if (!fs::is_regular_file(fs::path(reload) / "job.json"))
+      return Status::Error("EG0003", "--reload", reload, "not an aoe job folder (no job.json)", "Give a folder aoe_workspace/<model>_<timestamp>.");
+    return fs::path(reload);
+  }
+  std::vector<fs::path> jobs;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(WorkspaceRoot(), ec))
+    if (e.path().filename().string().starts_with(model_stem + "_") && fs::is_regular_file(e.path() / "job.json") &&
+        !fs::exists(e.path() / "finished"))
+      jobs.push_back(e.path());
+  if (jobs.empty())
+    return Status::Error("EG0003", "--reload", WorkspaceRoot().string(), "holds no unfinished subgraph tuning job of " + model_stem,
+                         "Run without --reload, from the folder (or ASCEND_WORK_PATH) the interrupted job ran in.");
+  std::sort(jobs.begin(), jobs.end());  // names end in the start timestamp
+  return jobs.back();
+}
+
+Result<Journal> OpenJournal(const AoeOptions& o, const std::string& model_stem, const std::string& stamp, const std::vector<Subgraph>& subgraphs) {
+  Journal j;
+  json keys = KeysOf(subgraphs);
+  if (!o.reload_given) {
+    j.dir = WorkspaceRoot() / (model_stem + "_" + stamp);
+    std::error_code ec;
+    fs::create_directories(j.dir, ec);
+    if (ec) return Status::Error("EG0010", "aoe_workspace", j.dir.string(), "cannot create the job folder: " + ec.message());
+    std::string text = json{{"model", o.model.model}, {"soc_version", o.model.soc_version}, {"subgraph_keys", keys}}.dump(2) + "\n";
+    NPU_RETURN_IF_ERROR(WriteFileAtomic((j.dir / "job.json").string(), std::as_bytes(std::span(text.data(), text.size()))));
+    return j;
+  }
+  NPU_ASSIGN_OR_RETURN(j.dir, FindJob(o.reload, model_stem));
+  NPU_ASSIGN_OR_RETURN(std::string text, ReadFileToString((j.dir / "job.json").string()));
+  json job = ParseJson(text);
+  if (job.is_discarded() || !job.is_object() || job.value("subgraph_keys", json()) != keys)
+    return Status::Error("EG0003", "--reload", j.dir.string(), "the job was started on another model or with other options (its subgraphs differ)",
+                         "Resume with the command that started the job, or run without --reload.");
+  std::ifstream in(j.dir / "progress.jsonl");
+  std::string line, kept;
+  while (std::getline(in, line)) {
+    json l = ParseJson(line);  // a line cut short by a kill is the one subgraph to redo
+    if (l.is_object() && l.contains("id") && l["id"].is_number_integer() && l.contains("decision") && l["decision"].is_string()) {
+      j.done[l["id"].get<int>()] = l;
+      kept += line + "\n";
+    }
+  }
+  // Drop the torn line, or the next appended one would run on from it.
+  NPU_RETURN_IF_ERROR(WriteFileAtomic((j.dir / "progress.jsonl").string(), std::as_bytes(std::span(kept.data(), kept.size()))));
+  return j;
+}
+
+Result<double> Ms(Evaluator& ev, const std::vector<Subgraph>& subgraphs, const std::vector<SubgraphPlan>& plans) {
+  NPU_ASSIGN_OR_RETURN(double ns, ev.TotalNs(subgraphs, plans));
+  return ns * 1e-6;
+}
+
+}  // namespace
+
+Status TuneSubgraphs(const AoeOptions& o, const atc::AtcOptions& mo, Report& report, std::ostream& out) {
+  auto started = std::chrono::steady_clock::now();
+  std::string stem = fs::path(mo.model).stem().string();
+  OnnxModelInfo info;
+  NPU_ASSIGN_OR_RETURN(Graph g0, atc::ImportGraph(mo, info));
+  Evaluator ev(std::move(g0), mo, info);
+  NPU_ASSIGN_OR_RETURN(OmModel builtin, ev.Compile({}, {}));
+  NPU_ASSIGN_OR_RETURN(auto soc, ModelSoc(builtin));
+  std::vector<Subgraph> subgraphs = PartitionSubgraphs(ev.graph(), SubgraphContext(*soc, builtin.attrs["precision_mode"]));
+  std::vector<Choices> choices = ChoicesOf(ev.graph(), subgraphs, builtin);
+  std::vector<SubgraphPlan> plans(subgraphs.size());
+  NPU_ASSIGN_OR_RETURN(SubgraphBank bank, SubgraphBank::Open(SubgraphBank::DefaultPath(*soc)));
+  NPU_ASSIGN_OR_RETURN(Journal journal, OpenJournal(o, stem, Timestamp17(), subgraphs));
+  bool repeat = RepeatTune();
+  bool exhaustive = o.search == "exhaustive";
+  NPU_ASSIGN_OR_RETURN(double baseline_ms, Ms(ev, subgraphs, plans));
+  double current_ms = baseline_ms;
+
+  json& sgat = report.Section();
+  json& summary = sgat["repo_summary"];
+  sgat["workspace"] = journal.dir.string();
+  std::map<std::string, size_t> decided;  // key -> the subgraph decided first this run (equal keys decide alike)
+  ProgressBar progress(o.progress_bar == "on", subgraphs.size(), "subgraphs");
+  for (size_t i = 0; i < subgraphs.size(); ++i) {
+    const Subgraph& s = subgraphs[i];
+    json entry = {{"subgraph_id", s.id}, {"subgraph", s.Describe(ev.graph())}, {"key", s.key}, {"ops", s.nodes.size()},
+                  {"model_performance_before(ms)", current_ms}, {"choices", choices[i].size()}};
+    std::string outcome;
+    if (auto done = journal.done.find(s.id); done != journal.done.end() && done->second["key"] == s.key) {
+      NPU_ASSIGN_OR_RETURN(plans[i], SubgraphPlan::Parse(done->second["decision"].get<std::string>()));
+      outcome = "resumed";  // decided before the interruption
+    } else if (auto same = decided.find(s.key); same != decided.end()) {
+      plans[i] = plans[same->second];
+      outcome = "same_as_subgraph_" + std::to_string(same->second);
+    } else if (const SubgraphRecord* hit = repeat ? nullptr : bank.Find(s.key)) {
+      plans[i] = hit->plan;
+      outcome = "repo_hit";
+      Count(summary, "repo_hit_num");
+    } else {
+      NPU_ASSIGN_OR_RETURN(Searched r, SearchSubgraph(ev, subgraphs, plans, i, choices[i], current_ms * 1e6, exhaustive));
+      entry["evaluations"] = r.evaluations;
+      entry["space_size"] = r.space;
+      bool banked = bank.Find(s.key) != nullptr;
+      if (r.best_ns < current_ms * 1e6 * (1 - 1e-9) || banked) {  // a re-tune replaces what the bank held
+        plans[i] = r.best;
+        outcome = banked ? "update" : "add";
+        bank.Put({s.key, SubgraphContext(*soc, builtin.attrs["precision_mode"]), s.Describe(ev.graph()), r.best, current_ms, r.best_ns * 1e-6});
+        NPU_RETURN_IF_ERROR(bank.Save());
+        Count(summary, banked ? "repo_update_num" : "repo_add_num");
+      } else {
+        outcome = "unsatisfied";  // the built-in decisions are already the best found
+        Count(summary, "repo_unsatisfied_num");
+      }
+    }
+    decided.emplace(s.key, i);
+    if (outcome != "resumed" && !outcome.starts_with("same_as")) Count(summary, "total_num");
+    NPU_ASSIGN_OR_RETURN(current_ms, Ms(ev, subgraphs, plans));
+    entry["decision"] = plans[i].ToString();
+    entry["model_performance_after(ms)"] = current_ms;
+    entry["result"] = outcome;
+    sgat["subgraphs"].push_back(entry);
+    if (outcome != "resumed") NPU_RETURN_IF_ERROR(journal.Append({{"id", s.id}, {"key", s.key}, {"decision", plans[i].ToString()}, {"result", outcome}}));
+    NPU_RETURN_IF_ERROR(report.Write());  // written as it goes
+    out << "[Aoe]subgraph " << s.id << " (" << s.Describe(ev.graph()) << ") Tuning process finished: " << plans[i].ToString() << "\n";
+    progress.Update(i + 1);
+  }
+  NPU_ASSIGN_OR_RETURN(OmModel tuned, ev.Compile(subgraphs, plans));
+  tuned.attrs["aoe_version"] = kVersion;
+  tuned.attrs["subgraph_bank"] = bank.path();
+  fs::path om = journal.dir / "tunespace" / "result" / (journal.dir.filename().string() + "_tune.om");
+  std::error_code ec;
+  fs::create_directories(om.parent_path(), ec);
+  NPU_RETURN_IF_ERROR(SaveOm(om.string(), tuned));
+  if (!mo.output.empty()) NPU_RETURN_IF_ERROR(SaveOm(mo.output + ".om", tuned));
+  std::string marker = "finished\n";
+  NPU_RETURN_IF_ERROR(WriteFileAtomic((journal.dir / "finished").string(), std::as_bytes(std::span(marker.data(), marker.size()))));
+  sgat["model_baseline_performance(ms)"] = baseline_ms;
+  sgat["model_result_performance(ms)"] = current_ms;
+  sgat["model_performance_improvement"] = Percent(baseline_ms, current_ms);
+  sgat["sgat_tune_result"] = "tune success";
+  sgat["subgraph_bank"] = bank.path();
+  sgat["tuned_model"] = om.string();
+  report.SetTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  NPU_RETURN_IF_ERROR(report.Write());
+  out << "[Aoe]tuned model written to " << om.string() << (mo.output.empty() ? "" : " and " + mo.output + ".om") << "\n";
+  out << "[Aoe]" << stem << " process finished. Performance improved by " << Percent(baseline_ms, current_ms) << " (simulated "
+      << baseline_ms << " ms -> " << current_ms << " ms per inference on " << soc->name << ")\n";
+  return Status::Ok();
+}
+
+}  // namespace npu::aoe
