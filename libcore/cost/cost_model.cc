@@ -60,10 +60,11 @@ double PipelineFill(std::initializer_list<double> stage_totals, double tiles) {
   return kGmLatencyCycles + sum - slowest;
 }
 
+// `sharing`: the cores streaming from DRAM at once, this task's and other streams'.
 void Finish(TaskCost& c, const SocSpec& soc, double body, double fill, double dram_bytes_core, const Paths& p,
-            double active) {
-  // All active cores share the chip's DRAM bandwidth: no wave can beat its total traffic over that bandwidth.
-  double dram_floor = dram_bytes_core * active / p.chip_dram;
+            double sharing) {
+  // All busy cores share the chip's DRAM bandwidth: no wave can beat its traffic over its share of it.
+  double dram_floor = dram_bytes_core * sharing / p.chip_dram;
   double per_wave = std::max(body, dram_floor) + fill + kKernelPrologueCycles;
   c.core_cycles = per_wave * c.waves;
   c.exec_ns = c.core_cycles / soc.cycles_per_ns();
@@ -120,7 +121,7 @@ TaskCost CubeCost(const Work& w, const Tiling& t, const SocSpec& soc, const L2St
   split(b_core, b_loads, static_cast<double>(w.b_bytes), l2.weight_hit, r);
   double residual_core = static_cast<double>(w.residual_bytes) / t.block_dim;  // read once, next to the output tile
   split(residual_core, 1, static_cast<double>(w.residual_bytes), l2.input_hit, r);
-  Paths p(soc, active);
+  Paths p(soc, active + l2.co_running_cores);
   q.mte2 = r.dram / p.dram_read + r.l2 / p.l2_read;
   // Out: L0C -> (fixpipe) -> GM; outputs that fit L2 stay there for the next task.
   double out_core = batch_c * mp * np * oe;
@@ -141,7 +142,7 @@ TaskCost CubeCost(const Work& w, const Tiling& t, const SocSpec& soc, const L2St
   c.l1_read_bytes = (l0a_bytes + l0b_bytes) * t.block_dim;
   c.vector_repeats = q.vector * t.block_dim;
   c.cube_fractals *= t.block_dim;
-  Finish(c, soc, body, fill, dram_core, p, active);
+  Finish(c, soc, body, fill, dram_core, p, active + l2.co_running_cores);
   return c;
 }
 
@@ -159,7 +160,7 @@ TaskCost VectorCost(const Work& w, const Tiling& t, const SocSpec& soc, const L2
   Reads r;
   r.Add(in_c - weights_c, l2.input_hit);
   r.Add(weights_c, l2.weight_hit);
-  Paths p(soc, active);
+  Paths p(soc, active + l2.co_running_cores);
   bool out_in_l2 = static_cast<double>(w.out_bytes) <= static_cast<double>(soc.l2) / 2;
   q.mte2 = r.dram / p.dram_read + r.l2 / p.l2_read;
   q.mte3 = out_c / (out_in_l2 ? p.l2_write : p.dram_write);
@@ -174,7 +175,7 @@ TaskCost VectorCost(const Work& w, const Tiling& t, const SocSpec& soc, const L2
   c.gm_write_bytes = out_c * t.block_dim;
   c.ub_write_bytes = in_c * t.block_dim;
   c.ub_read_bytes = out_c * t.block_dim;
-  Finish(c, soc, body, fill, r.dram + (out_in_l2 ? 0 : out_c), p, active);
+  Finish(c, soc, body, fill, r.dram + (out_in_l2 ? 0 : out_c), p, active + l2.co_running_cores);
   return c;
 }
 

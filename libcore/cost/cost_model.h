@@ -19,9 +19,11 @@ enum class Bound : uint8_t { kCube, kVector, kMemory, kScalar, kLaunch };
 std::string_view BoundName(Bound b);
 
 // Where the task's operands live when it starts (from the runtime's L2 model): fraction of A/inputs and of
-// B/weights that hit in L2 (0 = all from DRAM).
+// B/weights that hit in L2 (0 = all from DRAM); and the AI cores tasks of other streams keep busy then, which
+// share the chip's DRAM bandwidth with it.
 struct L2State {
   double input_hit = 0, weight_hit = 0;
+  double co_running_cores = 0;
 };
 
 struct TaskCost {

@@ -73,6 +73,32 @@ L2State HitsOf(const Graph& g, const Node& n, const L2Model& l2) {
   return {in > 0 ? in_hit / in : 0, w > 0 ? w_hit / w : 0};
 }
 
+// When each AI core is next free. Tasks take cores in submission order; a task starting at `start` takes the
+// cores that freed up last before it (best fit), so cores idle since earlier stay free for another stream's
+// task that can start earlier. A core's idle gap before a later task is not filled again (no backfilling).
+class CoreClock {
+ public:
+  explicit CoreClock(int cores) : free_(static_cast<size_t>(std::max(cores, 1)), 0.0) {}
+  // The time `n` cores are free at once.
+  double FreeAt(int n) const { return free_[static_cast<size_t>(n) - 1]; }
+  // Cores still busy at `t` (running other streams' tasks).
+  int BusyAt(double t) const { return static_cast<int>(free_.end() - std::upper_bound(free_.begin(), free_.end(), t)); }
+  void Take(int n, double start, double until) {
+    auto last = std::upper_bound(free_.begin(), free_.end(), start);  // cores free by `start`: at least n
+    std::fill(last - n, last, until);
+    std::sort(free_.begin(), free_.end());
+  }
+
+ private:
+  std::vector<double> free_;  // sorted
+};
+
+bool UsesAiCores(const Work& w) { return w.kind == WorkKind::kCube || w.kind == WorkKind::kVector; }
+
+// A dependency across streams is an event: recorded on the producer's stream, waited on by the consumer's. The
+// wait is one more entry the consumer's stream dispatches: a task launch's worth of scheduler time [U].
+double EventWaitNs(const SocSpec& soc) { return soc.task_launch_ns; }
+
 // Pins the weights of the nodes whose L2 policy asks for it, in task order, while they fit the pinnable part.
 double PinWeights(const Graph& g, std::span<const Task> tasks, const SocSpec& soc, L2Model& l2) {
   double budget = static_cast<double>(soc.l2) * kPinnableL2Fraction, pinned = 0;
@@ -115,19 +141,35 @@ IterationTiming ScheduleIteration(const Graph& g, std::span<const Task> tasks, c
   it.pinned_l2_bytes = PinWeights(g, tasks, soc, l2);
   std::vector<Work> works;
   for (const Task& t : tasks) works.push_back(TaskWork(g, t, &soc));
+  std::vector<int> producer(g.values.size(), -1);  // value -> the task that writes it
+  for (size_t k = 0; k < tasks.size(); ++k)
+    for (int o : g.nodes[tasks[k].op_index].outputs) producer[o] = static_cast<int>(k);
   for (int pass = 0; pass < 2; ++pass) {
     std::unordered_map<uint32_t, double> stream_clock;
+    CoreClock cores(soc.ai_cores);
+    std::vector<double> end(tasks.size(), 0);
     for (size_t k = 0; k < tasks.size(); ++k) {
-      const Node& n = g.nodes[tasks[k].op_index];
+      const Task& t = tasks[k];
+      const Node& n = g.nodes[t.op_index];
       TaskTiming& tt = it.tasks[k];
+      double& clock = stream_clock[t.stream_id];
+      double start = clock;
+      for (int i : n.inputs)  // inputs from another stream arrive through an event
+        if (int p = i >= 0 ? producer[i] : -1; p >= 0)
+          start = std::max(start, end[p] + (tasks[p].stream_id != t.stream_id ? EventWaitNs(soc) : 0));
       tt.work = works[k];
       tt.l2 = HitsOf(g, n, l2);
-      tt.cost = EstimateTask(tt.work, tasks[k].tiling, soc, tt.l2);
-      double& clock = stream_clock[tasks[k].stream_id];
-      tt.start_ns = clock;
+      int on_cores = UsesAiCores(tt.work) ? std::min<int>(t.tiling.block_dim, soc.ai_cores) : 0;
+      if (on_cores > 0) {
+        start = std::max(start, cores.FreeAt(on_cores));
+        tt.l2.co_running_cores = cores.BusyAt(start);
+      }
+      tt.cost = EstimateTask(tt.work, t.tiling, soc, tt.l2);
+      tt.start_ns = start;
       tt.duration_ns = tt.cost.duration_ns;
-      clock += tt.duration_ns;
-      if (!tasks[k].on_device()) {  // a view aliases its input's bytes: resident if they are
+      end[k] = clock = start + tt.duration_ns;
+      if (on_cores > 0) cores.Take(on_cores, start, end[k]);
+      if (!t.on_device()) {  // a view aliases its input's bytes: resident if they are
         if (!n.inputs.empty() && n.inputs[0] >= 0 && l2.Resident(n.inputs[0]))
           for (int o : n.outputs) l2.Touch(o, ValueBytes(g.values[o]));
         continue;
@@ -138,7 +180,7 @@ IterationTiming ScheduleIteration(const Graph& g, std::span<const Task> tasks, c
       for (int o : n.outputs) bypass ? l2.Evict(o) : l2.Touch(o, ValueBytes(g.values[o]));
     }
     it.total_ns = 0;
-    for (const auto& [stream, end] : stream_clock) it.total_ns = std::max(it.total_ns, end);
+    for (const auto& [stream, clock_end] : stream_clock) it.total_ns = std::max(it.total_ns, clock_end);
   }
   return it;
 }

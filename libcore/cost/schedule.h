@@ -1,5 +1,6 @@
 // One iteration of a model on the simulated SoC: each device task's cost (with the L2 residency the tasks
-// before it leave behind) and its place on its stream's clock. Computed once per loaded model; the runtime,
+// before it leave behind, and the DRAM it shares with other streams' tasks) and its start: after its stream's
+// previous task, its inputs (across streams through an event) and the AI cores it needs. Computed once per loaded model; the runtime,
 // msame's timing line and profiling all read it.
 #pragma once
 #include <span>
@@ -23,7 +24,7 @@ constexpr const char* kL2BypassOutputs = "bypass_outputs";
 constexpr double kPinnableL2Fraction = 0.5;
 
 struct TaskTiming {
-  double start_ns = 0;  // from the start of the iteration, on the task's stream
+  double start_ns = 0;  // from the start of the iteration
   double duration_ns = 0;
   Work work;
   TaskCost cost;

@@ -1,7 +1,9 @@
-// Lowering: graph -> task list. Each node becomes one task on stream 0 with its engine, the work it asks of
-// the hardware and a tiling (the built-in heuristic for the target SoC, or a tuned one from the tune bank).
+// Lowering: graph -> task list. Each node becomes one task with its engine, the work it asks of the hardware,
+// a stream (0, unless a stream decision moved it) and a tiling (the built-in heuristic for the target SoC or
+// the cores a core-split decision leaves it, or a tuned one from the tune bank).
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -20,11 +22,28 @@ struct Task {
   WorkKind kind = WorkKind::kVector;  // kView tasks run on the host only: no device time, not profiled
   Tiling tiling;
   std::string tiling_source = "builtin";  // "builtin" or "tune_bank"
+  int32_t core_cap = 0;                   // > 0: tiled for this many cores (a core-split decision; not in the .om)
   bool on_device() const { return kind != WorkKind::kView; }
 };
 
+// Per-node stream decisions (aoe's subgraph tuning sets them, the .om keeps them):
+// - kStreamPolicyAttr = kParallelBranches on the ops that read a value several ops read: the chains of ops that
+//   start there (each following sole readers up to the next op with two computed inputs) run on streams 0, 1,
+//   2, ... (up to kMaxStreams - 1), so independent branches overlap; the join waits on an event.
+// - kCoreSplitAttr = K (int) on those ops as well: the side chains are tiled for K cores and the chain on
+//   stream 0 for the rest, so the branches share the chip instead of queueing for all of it.
+constexpr const char* kStreamPolicyAttr = "_stream_policy";
+constexpr const char* kParallelBranches = "parallel_branches";
+constexpr const char* kCoreSplitAttr = "_core_split";
+// [U] CANN's GE assigns a handful of streams per model; more buys nothing when branches are a few wide.
+constexpr uint32_t kMaxStreams = 4;
+
 // `soc` may be null (the fp32 reference path): tasks then carry no tiling.
 std::vector<Task> LowerToTasks(const Graph& g, const SocSpec* soc);
+// Streams the tasks use (highest stream id + 1), and the events that order them: one per (producer task,
+// consumer stream) pair where a task reads what another stream's task wrote.
+uint32_t StreamCount(std::span<const Task> tasks);
+uint32_t EventCount(const Graph& g, std::span<const Task> tasks);
 // The engine an op runs on: its schema's, unless precision assignment moved it to AI CPU (_op_engine).
 Engine NodeEngine(const Node& n);
 std::string_view EngineName(Engine e);  // "AiCore" or "AiCpu"

@@ -345,7 +345,7 @@ Status SaveOm(const std::string& path, const OmModel& model) {
     inline_weights.clear();
   }
   td.set_weight_size(inline_weights.empty() ? 0 : weights.size());
-  td.set_stream_num(1);
+  td.set_stream_num(StreamCount(model.tasks));
   std::string md_bytes = md.SerializeAsString(), td_bytes = td.SerializeAsString();
   auto as_bytes = [](const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); };
   return om::WriteOmFile(path, model.header,

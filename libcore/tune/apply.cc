@@ -5,7 +5,7 @@ namespace npu {
 int ApplyTuneBank(const Graph& g, std::vector<Task>& tasks, const SocSpec& soc, const TuneBank& bank) {
   int applied = 0;
   for (Task& t : tasks) {
-    if (!t.on_device()) continue;
+    if (!t.on_device() || t.core_cap > 0) continue;  // a core-split share: banked tilings assume the whole chip
     Work w = TaskWork(g, t, &soc);
     const BankRecord* r = bank.Find(TilingKey(w));
     if (!r || !CheckTiling(w, r->tiling, soc).ok()) continue;

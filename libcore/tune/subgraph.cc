@@ -11,6 +11,7 @@
 #include "base/json.h"
 #include "cost/cost_model.h"
 #include "cost/schedule.h"
+#include "lower/lower.h"
 #include "passes/fusion.h"
 
 namespace npu {
@@ -72,7 +73,7 @@ json PlanJson(const SubgraphPlan& p) {
   json l2 = json::array();
   if (p.pin_weights) l2.push_back(kL2PinWeights);
   if (p.bypass_outputs) l2.push_back(kL2BypassOutputs);
-  return {{"fusion_off", p.fusion_off}, {"l2", l2}};
+  return {{"fusion_off", p.fusion_off}, {"l2", l2}, {"parallel_branches", p.parallel_branches}, {"core_split", p.core_split}};
 }
 
 SubgraphPlan PlanFrom(const json& j) {
@@ -84,6 +85,9 @@ SubgraphPlan PlanFrom(const json& j) {
     else if (s == kL2BypassOutputs) p.bypass_outputs = true;
     else throw std::invalid_argument("unknown l2 decision \"" + s + "\"");
   }
+  p.parallel_branches = j.at("parallel_branches").get<bool>();
+  p.core_split = j.at("core_split").get<int32_t>();
+  if (p.core_split < 0 || (p.core_split > 0 && !p.parallel_branches)) throw std::invalid_argument("core_split needs parallel_branches");
   return p;
 }
 
@@ -137,16 +141,19 @@ std::vector<Subgraph> PartitionSubgraphs(const Graph& g, const std::string& cont
 
 std::string SubgraphPlan::ToString() const {
   if (builtin()) return "builtin";
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+  if (!fusion_off.empty()) groups.push_back({"fusion_off", {fusion_off.begin(), fusion_off.end()}});
+  std::vector<std::string> l2;
+  if (pin_weights) l2.push_back(kL2PinWeights);
+  if (bypass_outputs) l2.push_back(kL2BypassOutputs);
+  if (!l2.empty()) groups.push_back({"l2", l2});
+  if (parallel_branches) groups.push_back({"streams", {kParallelBranches}});
+  if (core_split > 0) groups.push_back({"core_split", {std::to_string(core_split)}});
   std::string s;
-  if (!fusion_off.empty()) {
-    s += "fusion_off=[";
-    for (const auto& f : fusion_off) s += f + (f == *fusion_off.rbegin() ? "]" : ",");
-  }
-  if (pin_weights || bypass_outputs) {
-    s += s.empty() ? "l2=[" : " l2=[";
-    s += pin_weights ? kL2PinWeights : "";
-    s += pin_weights && bypass_outputs ? "," : "";
-    s += bypass_outputs ? std::string(kL2BypassOutputs) + "]" : "]";
+  for (const auto& [name, items] : groups) {
+    s += (s.empty() ? "" : " ") + name + "=[";
+    for (size_t i = 0; i < items.size(); ++i) s += (i ? "," : "") + items[i];
+    s += "]";
   }
   return s;
 }
@@ -166,12 +173,15 @@ Result<SubgraphPlan> SubgraphPlan::Parse(std::string_view text) {
       if (name == "fusion_off") p.fusion_off.insert(item);
       else if (name == "l2" && item == kL2PinWeights) p.pin_weights = true;
       else if (name == "l2" && item == kL2BypassOutputs) p.bypass_outputs = true;
+      else if (name == "streams" && item == kParallelBranches) p.parallel_branches = true;
+      else if (name == "core_split" && item.find_first_not_of("0123456789") == std::string::npos && item.size() < 6) p.core_split = std::stoi(item);
       else return bad();
       at = comma + 1;
     }
     text.remove_prefix(close + 1);
     if (text.starts_with(' ')) text.remove_prefix(1);
   }
+  if (p.core_split > 0 && !p.parallel_branches) return bad();
   return p;
 }
 
@@ -180,9 +190,13 @@ void ApplySubgraphPlan(Graph& g, const Subgraph& s, const SubgraphPlan& p) {
     Node& n = g.nodes[k];
     n.attrs.erase(kFusionOffAttr);
     n.attrs.erase(kL2PolicyAttr);
+    n.attrs.erase(kStreamPolicyAttr);
+    n.attrs.erase(kCoreSplitAttr);
     for (const auto& f : p.fusion_off) n.attr_list_add(kFusionOffAttr, f);
     if (p.pin_weights) n.attr_list_add(kL2PolicyAttr, kL2PinWeights);
     if (p.bypass_outputs) n.attr_list_add(kL2PolicyAttr, kL2BypassOutputs);
+    if (p.parallel_branches) n.attr_list_add(kStreamPolicyAttr, kParallelBranches);
+    if (p.core_split > 0) n.attrs[kCoreSplitAttr] = int64_t{p.core_split};
   }
 }
 

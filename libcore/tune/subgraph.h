@@ -1,8 +1,9 @@
 // Subgraph tuning's units and decisions (aoe --job_type=1, CANN's SGAT): the model before fusion, cut into
 // subgraphs; per subgraph the graph-level choices the simulator models (which fusion passes may fuse there,
-// whether its weights are pinned in L2, whether its outputs bypass L2); and the subgraph bank atc reads.
-// A decision is a node attribute (kFusionOffAttr, kL2PolicyAttr), so the .om carries it to msame and
-// profiling.
+// whether its weights are pinned in L2, whether its outputs bypass L2, whether its parallel branches run on
+// their own streams and how they split the AI cores); and the subgraph bank atc reads. A decision is a node
+// attribute (kFusionOffAttr, kL2PolicyAttr, kStreamPolicyAttr, kCoreSplitAttr), so the .om carries it to
+// msame and profiling.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -35,8 +36,11 @@ std::vector<Subgraph> PartitionSubgraphs(const Graph& g, const std::string& cont
 struct SubgraphPlan {
   std::set<std::string> fusion_off;  // fusion passes that must not fuse in the subgraph
   bool pin_weights = false, bypass_outputs = false;
-  bool builtin() const { return fusion_off.empty() && !pin_weights && !bypass_outputs; }
-  std::string ToString() const;  // "fusion_off=[A,B] l2=[pin_weights]" or "builtin"
+  bool parallel_branches = false;
+  int32_t core_split = 0;  // with parallel_branches: cores for the side branches (0 = no split)
+  bool builtin() const { return fusion_off.empty() && !pin_weights && !bypass_outputs && !parallel_branches; }
+  // "fusion_off=[A,B] l2=[pin_weights] streams=[parallel_branches] core_split=[4]" or "builtin"
+  std::string ToString() const;
   static Result<SubgraphPlan> Parse(std::string_view text);  // ToString's inverse
   bool operator==(const SubgraphPlan&) const = default;
 };

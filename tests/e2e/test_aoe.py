@@ -288,6 +288,20 @@ class SubgraphTuning(unittest.TestCase):
         self.assertEqual(again["repo_hit_num"], 0)
         self.assertEqual(again["repo_update_num"], banked)
 
+    def test_guided_search_matches_exhaustive_on_fewer_evaluations(self):
+        work_g, work_x = fresh("sg_guided"), fresh("sg_exhaustive")
+        sgat("encoder", fresh("sg_bank_g"), work_g)
+        sgat("encoder", fresh("sg_bank_x"), work_x, "--search=exhaustive")
+        g, x = result(work_g, "sgat")[1], result(work_x, "sgat")[1]
+        self.assertLessEqual(g["model_result_performance(ms)"], x["model_result_performance(ms)"] * 1.03)
+        evaluations = lambda r: sum(s.get("evaluations", 0) for s in r["subgraphs"])
+        self.assertLess(evaluations(g), evaluations(x) / 2)
+        for s in x["subgraphs"]:  # every point but the built-in one, less plans equal to one already costed
+            if "space_size" in s:
+                self.assertLessEqual(s["evaluations"], s["space_size"] - 1)
+        streams = [s for s in g["subgraphs"] if "streams=[parallel_branches]" in s["decision"]]
+        self.assertTrue(streams, "no subgraph of the encoder ran its Q/K/V branches on streams")
+
     def test_reload_resumes_an_interrupted_job_to_the_same_result(self):
         work = fresh("sg_whole")
         sgat("resnet18", fresh("sg_bank_whole"), work)

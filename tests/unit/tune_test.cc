@@ -127,12 +127,13 @@ TEST(Subgraph, PlanTextRoundTripsAndBadTextIsAnError) {
   SubgraphPlan p;
   p.fusion_off = {"TbeConvElemwiseFusionPass", "AABiasaddConvFusion"};
   p.pin_weights = true;
-  for (const SubgraphPlan& q : {SubgraphPlan{}, p}) {
+  SubgraphPlan streams{.parallel_branches = true, .core_split = 4};
+  for (const SubgraphPlan& q : {SubgraphPlan{}, p, streams}) {
     auto back = SubgraphPlan::Parse(q.ToString());
     ASSERT_TRUE(back.ok()) << q.ToString();
     EXPECT_EQ(back.value(), q);
   }
-  for (const char* bad : {"l2=[warm]", "fusion_off=[", "x=[a]", "fusion_off=[]"}) EXPECT_FALSE(SubgraphPlan::Parse(bad).ok()) << bad;
+  for (const char* bad : {"l2=[warm]", "fusion_off=[", "x=[a]", "fusion_off=[]", "core_split=[4]", "streams=[parallel_branches] core_split=[x]"}) EXPECT_FALSE(SubgraphPlan::Parse(bad).ok()) << bad;
 }
 
 TEST(Subgraph, FusionOffAttributeKeepsThatNodeUnfused) {
@@ -176,6 +177,39 @@ TEST(Subgraph, PinnedWeightsHitInL2AndBypassedOutputsDoNot) {
     // What a bypassed op wrote misses when read; only what a read brought into L2 (Add's x) can hit.
     if (tasks[k].kernel_name != "Add") EXPECT_EQ(by.tasks[k].l2.input_hit, 0) << tasks[k].kernel_name;
   }
+}
+
+// x feeds two independent matmul chains that join in an Add: with parallel branches they take streams 0 and 1
+// and overlap; a core split tiles each for its share; the join waits for both through an event.
+TEST(Subgraph, ParallelBranchesOverlapOnTheirStreamsAndShareTheCores) {
+  const SocSpec& soc = *FindSoc("Ascend310P3");
+  Builder b;
+  int x = b.In("x", {256, 256});
+  int left = b.Op("Relu", {b.Op("MatMul", {x, b.Const("w0", Random({256, 256}, 0))})});
+  int right = b.Op("Relu", {b.Op("MatMul", {x, b.Const("w1", Random({256, 256}, 1))})});
+  Graph g = b.Done(b.Op("Add", {left, right}));
+  MapAscendOpTypes(g);
+  for (Value& v : g.values) v.dtype = DType::kF16;
+  auto one = LowerToTasks(g, &soc);
+  IterationTiming serial = ScheduleIteration(g, one, soc);
+  Graph par = g;
+  auto parts = PartitionSubgraphs(par, "ctx");
+  ASSERT_EQ(parts.size(), 1u);
+  ApplySubgraphPlan(par, parts[0], {.parallel_branches = true, .core_split = soc.ai_cores / 2});
+  auto two = LowerToTasks(par, &soc);
+  EXPECT_EQ(StreamCount(two), 2u);
+  EXPECT_EQ(EventCount(par, two), 1u);  // the right Relu's output, waited for by the Add on stream 0
+  std::vector<double> start(two.size()), end(two.size());
+  IterationTiming overlap = ScheduleIteration(par, two, soc);
+  for (size_t k = 0; k < two.size(); ++k) {
+    start[k] = overlap.tasks[k].start_ns, end[k] = start[k] + overlap.tasks[k].duration_ns;
+    if (two[k].kind == WorkKind::kCube) EXPECT_LE(two[k].tiling.block_dim, soc.ai_cores / 2);
+  }
+  EXPECT_EQ(two[0].stream_id, 0u);  // left MatMul
+  EXPECT_EQ(two[2].stream_id, 1u);  // right MatMul
+  EXPECT_LT(start[2], end[0]);      // the branches overlap
+  EXPECT_GE(start[4], std::max(end[1], end[3]) + soc.task_launch_ns - 1e-9);  // the join waits for both
+  EXPECT_LT(overlap.total_ns, serial.total_ns);
 }
 
 TEST_F(BankTest, SubgraphBankKeepsOtherWritersRecordsAndNamesBadLines) {

@@ -93,7 +93,7 @@ Status TuneModel(const AoeOptions& o, const atc::AtcOptions& mo, const OpFilter&
     const Task& t = m.tasks[k];
     const Node& n = m.graph.nodes[t.op_index];
     const Work& w = before.tasks[k].work;
-    if (!t.on_device() || !Tunable(w)) continue;
+    if (!t.on_device() || !Tunable(w) || t.core_cap > 0) continue;  // a core-split share is a subgraph decision
     if (!filter.all) {
       bool by_name = filter.names.count(n.name) > 0;
       std::set<std::string> types = TypesOf(n, t);

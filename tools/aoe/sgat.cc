@@ -28,21 +28,40 @@ using json = nlohmann::json;
 
 namespace {
 
-// Above this many yes/no choices the default search walks single flips from the best point (coordinate
+// Above this many points the default search walks single-dimension moves from the best point (coordinate
 // descent) instead of trying every combination; --search=exhaustive always tries them all.
-constexpr size_t kExhaustiveChoices = 4;
+constexpr uint64_t kExhaustivePoints = 64;
 
-// One subgraph's yes/no choices: each fusion pass that fused there (turned off or not), pinning, bypassing.
+// One subgraph's decision space, one dimension per choice: each fusion pass that fused there (on, off),
+// pinning weights (no, yes), bypassing outputs (no, yes), and streams: one stream, parallel branches on the
+// whole chip, or parallel branches splitting the cores 1/4, 1/2 or 3/4 to the side branches.
 struct Choices {
   std::vector<std::string> passes;
-  size_t size() const { return passes.size() + 2; }
-  SubgraphPlan PlanAt(uint64_t bits) const {
+  int32_t cores = 1;
+  static constexpr int kStreamOptions = 5;
+  size_t dims() const { return passes.size() + 3; }
+  int arity(size_t d) const { return d < passes.size() + 2 ? 2 : kStreamOptions; }
+  uint64_t space() const {
+    uint64_t n = 1;
+    for (size_t d = 0; d < dims(); ++d) n *= static_cast<uint64_t>(arity(d));
+    return n;
+  }
+  SubgraphPlan PlanAt(const std::vector<int>& at) const {
     SubgraphPlan p;
     for (size_t i = 0; i < passes.size(); ++i)
-      if (bits >> i & 1) p.fusion_off.insert(passes[i]);
-    p.pin_weights = bits >> passes.size() & 1;
-    p.bypass_outputs = bits >> (passes.size() + 1) & 1;
+      if (at[i]) p.fusion_off.insert(passes[i]);
+    p.pin_weights = at[passes.size()];
+    p.bypass_outputs = at[passes.size() + 1];
+    int streams = at[passes.size() + 2];
+    p.parallel_branches = streams > 0;
+    p.core_split = streams > 1 ? std::max(1, cores * (streams - 1) / 4) : 0;
     return p;
+  }
+  // The point of index `i` in mixed radix (dimension 0 fastest).
+  std::vector<int> PointAt(uint64_t i) const {
+    std::vector<int> at(dims());
+    for (size_t d = 0; d < dims(); ++d) at[d] = static_cast<int>(i % arity(d)), i /= arity(d);
+    return at;
   }
 };
 
@@ -75,7 +94,7 @@ class Evaluator {
 
 // The fusion passes that fused ops of each subgraph in the built-in compile (a fused op belongs to the
 // subgraph of the op it kept the name of).
-std::vector<Choices> ChoicesOf(const Graph& g0, const std::vector<Subgraph>& subgraphs, const OmModel& builtin) {
+std::vector<Choices> ChoicesOf(const Graph& g0, const std::vector<Subgraph>& subgraphs, const OmModel& builtin, int32_t cores) {
   std::map<std::string, int> subgraph_of;
   for (const Subgraph& s : subgraphs)
     for (int k : s.nodes) subgraph_of[g0.nodes[k].name] = s.id;
@@ -86,7 +105,7 @@ std::vector<Choices> ChoicesOf(const Graph& g0, const std::vector<Subgraph>& sub
     for (const auto& p : SplitFields(n.attr_string(kFusionPassesAttr), ',')) passes[it->second].insert(p);
   }
   std::vector<Choices> out(subgraphs.size());
-  for (size_t i = 0; i < subgraphs.size(); ++i) out[i].passes.assign(passes[i].begin(), passes[i].end());
+  for (size_t i = 0; i < subgraphs.size(); ++i) out[i].passes.assign(passes[i].begin(), passes[i].end()), out[i].cores = cores;
   return out;
 }
 
@@ -96,31 +115,38 @@ struct Searched {
   uint64_t evaluations = 0, space = 0;
 };
 
-// Searches subgraph `i`'s choices with the others' decisions held, from the built-in point (bits 0).
+// Searches subgraph `i`'s decisions with the others' held, from the built-in point (all zeros).
 Result<Searched> SearchSubgraph(Evaluator& ev, const std::vector<Subgraph>& subgraphs, std::vector<SubgraphPlan> plans, size_t i,
                                 const Choices& c, double builtin_ns, bool exhaustive) {
-  Searched r{SubgraphPlan{}, builtin_ns, 0, uint64_t{1} << c.size()};
-  uint64_t start = ev.evaluations(), best_bits = 0;
-  std::map<uint64_t, double> seen = {{0, builtin_ns}};
-  auto eval = [&](uint64_t bits) -> Result<double> {
-    if (auto it = seen.find(bits); it != seen.end()) return it->second;
-    plans[i] = c.PlanAt(bits);
+  Searched r{SubgraphPlan{}, builtin_ns, 0, c.space()};
+  uint64_t start = ev.evaluations();
+  std::vector<int> best_at(c.dims(), 0);
+  std::map<std::string, double> seen = {{SubgraphPlan{}.ToString(), builtin_ns}};  // equal plans cost alike
+  auto eval = [&](const std::vector<int>& at) -> Status {
+    SubgraphPlan plan = c.PlanAt(at);
+    std::string text = plan.ToString();
+    if (seen.count(text)) return Status::Ok();
+    plans[i] = plan;
     NPU_ASSIGN_OR_RETURN(double ns, ev.TotalNs(subgraphs, plans));
-    seen[bits] = ns;
-    if (ns < r.best_ns * (1 - 1e-12)) r.best_ns = ns, best_bits = bits;
-    return ns;
+    seen[text] = ns;
+    if (ns < r.best_ns * (1 - 1e-12)) r.best_ns = ns, best_at = at, r.best = plan;
+    return Status::Ok();
   };
-  if (exhaustive || c.size() <= kExhaustiveChoices) {
-    for (uint64_t bits = 1; bits < r.space; ++bits) NPU_RETURN_IF_ERROR(eval(bits).status());
+  if (exhaustive || r.space <= kExhaustivePoints) {
+    for (uint64_t p = 1; p < r.space; ++p) NPU_RETURN_IF_ERROR(eval(c.PointAt(p)));
   } else {
-    for (bool improved = true; improved;) {  // coordinate descent: the best single flip, until none helps
-      improved = false;
-      uint64_t from = best_bits;
-      for (size_t b = 0; b < c.size(); ++b) NPU_RETURN_IF_ERROR(eval(from ^ (uint64_t{1} << b)).status());
-      improved = best_bits != from;
+    for (bool improved = true; improved;) {  // coordinate descent: every move along one dimension, until none helps
+      std::vector<int> from = best_at;
+      for (size_t d = 0; d < c.dims(); ++d)
+        for (int v = 0; v < c.arity(d); ++v) {
+          if (v == from[d]) continue;
+          std::vector<int> at = from;
+          at[d] = v;
+          NPU_RETURN_IF_ERROR(eval(at));
+        }
+      improved = best_at != from;
     }
   }
-  r.best = c.PlanAt(best_bits);
   r.evaluations = ev.evaluations() - start;
   return r;
 }
@@ -221,7 +247,7 @@ Status TuneSubgraphs(const AoeOptions& o, const atc::AtcOptions& mo, Report& rep
   NPU_ASSIGN_OR_RETURN(OmModel builtin, ev.Compile({}, {}));
   NPU_ASSIGN_OR_RETURN(auto soc, ModelSoc(builtin));
   std::vector<Subgraph> subgraphs = PartitionSubgraphs(ev.graph(), SubgraphContext(*soc, builtin.attrs["precision_mode"]));
-  std::vector<Choices> choices = ChoicesOf(ev.graph(), subgraphs, builtin);
+  std::vector<Choices> choices = ChoicesOf(ev.graph(), subgraphs, builtin, soc->ai_cores);
   std::vector<SubgraphPlan> plans(subgraphs.size());
   NPU_ASSIGN_OR_RETURN(SubgraphBank bank, SubgraphBank::Open(SubgraphBank::DefaultPath(*soc)));
   NPU_ASSIGN_OR_RETURN(Journal journal, OpenJournal(o, stem, Timestamp17(), subgraphs));
@@ -238,7 +264,7 @@ Status TuneSubgraphs(const AoeOptions& o, const atc::AtcOptions& mo, Report& rep
   for (size_t i = 0; i < subgraphs.size(); ++i) {
     const Subgraph& s = subgraphs[i];
     json entry = {{"subgraph_id", s.id}, {"subgraph", s.Describe(ev.graph())}, {"key", s.key}, {"ops", s.nodes.size()},
-                  {"model_performance_before(ms)", current_ms}, {"choices", choices[i].size()}};
+                  {"model_performance_before(ms)", current_ms}, {"dimensions", choices[i].dims()}};
     std::string outcome;
     if (auto done = journal.done.find(s.id); done != journal.done.end() && done->second["key"] == s.key) {
       NPU_ASSIGN_OR_RETURN(plans[i], SubgraphPlan::Parse(done->second["decision"].get<std::string>()));

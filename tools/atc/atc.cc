@@ -460,7 +460,7 @@ int Display(const AtcOptions& o, std::ostream& out) {
       << "Original Atc command line: " << attr("atc_cmdline") << "\n"
       << "system   info: atc_version[" << attr("atc_version") << "], soc_version[" << attr("soc_version")
       << "], framework_type[" << attr("framework_type") << "].\n"
-      << "resource info: memory_size[0 B], weight_size[" << om.weight_size << " B], stream_num[1], event_num[0].\n"
+      << "resource info: memory_size[0 B], weight_size[" << om.weight_size << " B], stream_num[" << StreamCount(om.tasks) << "], event_num[" << EventCount(om.graph, om.tasks) << "].\n"
       << "om       info: modeldef_size[" << om.model_def_size << " B], weight_data_size[" << om.weight_size
       << " B], tbe_kernels_size[0 B], cust_aicpu_kernel_store_size[0 B], task_info_size[" << om.task_info_size << " B].\n"
       << "graph    info: ops[" << om.graph.nodes.size() << "], inputs[" << om.graph.inputs.size() << "], outputs["
