@@ -288,6 +288,44 @@ class SubgraphTuning(unittest.TestCase):
         self.assertEqual(again["repo_hit_num"], 0)
         self.assertEqual(again["repo_update_num"], banked)
 
+    def test_operator_tuning_after_subgraph_tuning_claims_what_atc_gives(self):
+        bank, work_s, work_o = fresh("sg_then_op_bank"), fresh("sg_then_op_s"), fresh("sg_then_op_o")
+        sgat("encoder", bank, work_s)
+        aoe("encoder", bank, work_o)  # CANN's order: subgraphs first, then operators on the subgraph-tuned model
+        s, o = result(work_s, "sgat")[1], result(work_o)[1]
+        self.assertAlmostEqual(o["model_baseline_performance(ms)"], s["model_result_performance(ms)"], delta=1e-9)
+        tuned, _ = simulated_ms("encoder", bank)
+        self.assertAlmostEqual(tuned, o["model_result_performance(ms)"], delta=1e-6)
+        self.assertLess(tuned, s["model_result_performance(ms)"])
+
+    def test_sigkill_then_reload_finishes_the_job(self):
+        work, bank = fresh("sg_kill"), fresh("sg_bank_kill")
+        env = {**os.environ, "TUNE_BANK_PATH": bank, "ASCEND_WORK_PATH": work}
+        proc = subprocess.Popen([AOE, "--job_type=1", "--framework=5", f"--model={WORK}/resnet18.onnx", f"--soc_version={SOC}",
+                                 f"--input_shape={SHAPES['resnet18']}", "--progress_bar=off", "--search=exhaustive"],
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        journal = None
+        while proc.poll() is None and not journal:
+            time.sleep(0.02)
+            found = glob.glob(f"{work}/aoe_workspace/resnet18_*/progress.jsonl")
+            journal = found[0] if found and os.path.getsize(found[0]) > 0 else None
+        if proc.poll() is not None:
+            self.skipTest("the job finished before it could be killed")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        with open(journal) as f:
+            done = len([line for line in f if line.endswith("\n")])
+        for partial in glob.glob(f"{work}/aoe_result_sgat_*.json"):  # the killed run's report, as far as it got
+            with open(partial) as f:
+                self.assertEqual(len(json.load(f)), 1)  # whole JSON: it is rewritten atomically
+            os.remove(partial)
+        sgat("resnet18", bank, work, "--reload", "--search=exhaustive")
+        r = result(work, "sgat")[1]
+        self.assertGreaterEqual([x["result"] for x in r["subgraphs"]].count("resumed"), done)
+        self.assertTrue(glob.glob(f"{work}/aoe_workspace/resnet18_*/tunespace/result/*_tune.om"))
+        tuned, _ = simulated_ms("resnet18", bank)
+        self.assertAlmostEqual(tuned, r["model_result_performance(ms)"], delta=1e-6)
+
     def test_guided_search_matches_exhaustive_on_fewer_evaluations(self):
         work_g, work_x = fresh("sg_guided"), fresh("sg_exhaustive")
         sgat("encoder", fresh("sg_bank_g"), work_g)

@@ -245,12 +245,14 @@ namespace {
 
 // ONNX -> Ascend IR graph: fold and infer, map op types, [subgraph bank], fuse, assign precision, lower to
 // tasks, [operator bank]. The banks are aoe's (TUNE_BANK_PATH: ATC reads only that variable, as CANN's does).
-Result<OmModel> Build(const AtcOptions& o, OnnxModelInfo& info, std::vector<std::string>& warnings, bool use_bank) {
+enum class Banks { kSubgraphOnly, kBoth };
+
+Result<OmModel> Build(const AtcOptions& o, OnnxModelInfo& info, std::vector<std::string>& warnings, Banks banks) {
   NPU_ASSIGN_OR_RETURN(SocSpec soc, TargetSoc(o));
   NPU_ASSIGN_OR_RETURN(std::string precision_mode, PrecisionModeOf(o, soc));
   NPU_ASSIGN_OR_RETURN(Graph g, ImportGraph(o, info));
   const char* bank_path = std::getenv("TUNE_BANK_PATH");
-  use_bank = use_bank && bank_path && *bank_path;
+  bool use_bank = bank_path && *bank_path;
   std::string subgraph_note;
   // CANN applies subgraph decisions only with buffer optimization on.
   if (use_bank && o.buffer_optimize != "off_optimize") {
@@ -263,7 +265,7 @@ Result<OmModel> Build(const AtcOptions& o, OnnxModelInfo& info, std::vector<std:
   }
   NPU_ASSIGN_OR_RETURN(OmModel m, CompileGraph(std::move(g), o, info, warnings));
   if (!subgraph_note.empty()) m.attrs["subgraph_bank"] = subgraph_note;
-  if (use_bank) {
+  if (use_bank && banks == Banks::kBoth) {
     NPU_ASSIGN_OR_RETURN(TuneBank bank, TuneBank::Open(bank_path, soc));
     int n = ApplyTuneBank(m.graph, m.tasks, soc, bank);
     m.attrs["tune_bank"] = bank.dir() + " (" + std::to_string(n) + " tilings)";
@@ -310,7 +312,7 @@ Result<OmModel> BuildProfiles(const AtcOptions& o, const ShapeProfiles& p, OnnxM
     AtcOptions one = o;
     one.input_shape = InputShapeSpec(p.ShapesAt(k));
     std::vector<std::string> w;
-    auto built = Build(one, info, w, true);
+    auto built = Build(one, info, w, Banks::kBoth);
     for (auto& x : w)
       if (std::find(warnings.begin(), warnings.end(), x) == warnings.end()) warnings.push_back(x);
     if (!built.ok()) return built.status().with_context("shape profile " + p.Describe(k));
@@ -340,7 +342,7 @@ int Convert(const AtcOptions& o, std::ostream& out) {
   std::vector<std::string> warnings;
   auto profiles = ParseShapeProfiles(o);
   if (!profiles.ok()) return Fail(out, {profiles.status()});
-  auto built = profiles.value().empty() ? Build(o, info, warnings, true) : BuildProfiles(o, profiles.value(), info, warnings);
+  auto built = profiles.value().empty() ? Build(o, info, warnings, Banks::kBoth) : BuildProfiles(o, profiles.value(), info, warnings);
   for (const auto& w : warnings) out << "[WARNING] " << w << "\n";
   if (!built.ok()) {
     // As CANN's ATC does when parsing fails on unsupported ops: the per-op report, then the error.
@@ -499,7 +501,7 @@ int Display(const AtcOptions& o, std::ostream& out) {
 
 Result<OmModel> BuildModel(const AtcOptions& o, std::vector<std::string>& warnings) {
   OnnxModelInfo info;
-  return Build(o, info, warnings, false);
+  return Build(o, info, warnings, Banks::kSubgraphOnly);
 }
 
 Result<std::vector<std::pair<std::string, int>>> ParseOutNodes(std::string_view spec) {

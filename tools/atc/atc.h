@@ -40,7 +40,8 @@ constexpr const char* kVersion = "npukit atc 0.1.0";
 Result<ShapeProfiles> ParseShapeProfiles(const AtcOptions& o);
 // "node:0;node2:1" -> [(node, 0), (node2, 1)]; a missing ":idx" means output 0.
 Result<std::vector<std::pair<std::string, int>>> ParseOutNodes(std::string_view spec);
-// ONNX -> the task list `atc` would write, with the built-in tilings (no tune bank): what aoe tunes.
+// ONNX -> the task list `atc` would write with the subgraph bank's decisions but the built-in tilings (no
+// operator bank): what operator tuning tunes, after subgraph tuning as CANN orders them.
 Result<OmModel> BuildModel(const AtcOptions& o, std::vector<std::string>& warnings);
 // BuildModel in two steps, for aoe's subgraph tuning, which compiles one imported graph with many decisions:
 // the framework model as Ascend IR before fusion (folded, shapes inferred, Ascend types) ...
