@@ -1,5 +1,5 @@
-// Subgraph tuning (--job_type=1, CANN's SGAT): per subgraph, the fusion and L2 decisions searched against the
-// simulated end-to-end time of the whole model, the winners kept in the subgraph bank. The job is journaled in
+// Subgraph tuning (--job_type=1, CANN's SGAT): per subgraph, the fusion, L2, stream and core-split decisions
+// searched against the simulated end-to-end time of the whole model, the winners kept in the subgraph bank. The job is journaled in
 // aoe_workspace/<model>_<timestamp>/ as it goes, so --reload resumes an interrupted one where it stopped.
 #include <fcntl.h>
 #include <unistd.h>
