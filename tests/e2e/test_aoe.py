@@ -76,12 +76,12 @@ def simulated_ms(model, bank=None):
     return float(re.search(r"Simulated NPU time: ([0-9.]+) ms", line).group(1)), out + ".om"
 
 
-class Aoe(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        os.makedirs(WORK, exist_ok=True)
-        run(["/usr/bin/python3", f"{HERE}/export_calibration_models.py", WORK, "resnet18", "encoder"])
+def setUpModule():
+    os.makedirs(WORK, exist_ok=True)
+    run(["/usr/bin/python3", f"{HERE}/export_calibration_models.py", WORK, "resnet18", "encoder"])
 
+
+class Aoe(unittest.TestCase):
     def test_bank_makes_atc_faster_by_the_claimed_improvement(self):
         for model in SHAPES:
             with self.subTest(model=model):
@@ -230,11 +230,6 @@ def sgat(model, bank, work, *flags, env=None, ok=True):
 
 
 class SubgraphTuning(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        os.makedirs(WORK, exist_ok=True)
-        run(["/usr/bin/python3", f"{HERE}/export_calibration_models.py", WORK, "resnet18", "encoder"])
-
     def test_bank_makes_atc_faster_by_the_claimed_improvement(self):
         for model in SHAPES:
             with self.subTest(model=model):
