@@ -231,10 +231,71 @@ Result<Journal> OpenJournal(const AoeOptions& o, const std::string& model_stem, 
   return j;
 }
 
-Result<double> Ms(Evaluator& ev, const std::vector<Subgraph>& subgraphs, const std::vector<SubgraphPlan>& plans) {
-  NPU_ASSIGN_OR_RETURN(double ns, ev.TotalNs(subgraphs, plans));
-  return ns * 1e-6;
-}
+// One model's subgraph tuning: the subgraphs, their decision spaces and the decisions taken so far.
+struct Job {
+  Evaluator& ev;
+  std::vector<Subgraph> subgraphs;
+  std::vector<Choices> choices;
+  std::vector<SubgraphPlan> plans;
+  std::string context;
+  SubgraphBank bank;
+  Journal journal;
+  bool repeat = false, exhaustive = false;
+  std::map<std::string, size_t> decided;  // key -> the subgraph decided first this run (equal keys decide alike)
+
+  Result<double> Ms() {
+    NPU_ASSIGN_OR_RETURN(double ns, ev.TotalNs(subgraphs, plans));
+    return ns * 1e-6;
+  }
+
+  // Decides subgraph i (from the journal, an equal subgraph, the bank, or a search) given the model's time with
+  // the decisions so far; returns the outcome and fills the search counts into `entry`.
+  Result<std::string> Decide(size_t i, double current_ms, json& summary, json& entry) {
+    const Subgraph& s = subgraphs[i];
+    if (auto done = journal.done.find(s.id); done != journal.done.end() && done->second["key"] == s.key) {
+      NPU_ASSIGN_OR_RETURN(plans[i], SubgraphPlan::Parse(done->second["decision"].get<std::string>()));
+      return std::string("resumed");  // decided before the interruption
+    }
+    if (auto same = decided.find(s.key); same != decided.end()) {
+      plans[i] = plans[same->second];
+      return "same_as_subgraph_" + std::to_string(same->second);
+    }
+    if (const SubgraphRecord* hit = repeat ? nullptr : bank.Find(s.key)) {
+      plans[i] = hit->plan;
+      Count(summary, "repo_hit_num");
+      return std::string("repo_hit");
+    }
+    NPU_ASSIGN_OR_RETURN(Searched r, SearchSubgraph(ev, subgraphs, plans, i, choices[i], current_ms * 1e6, exhaustive));
+    entry["evaluations"] = r.evaluations;
+    entry["space_size"] = r.space;
+    bool banked = bank.Find(s.key) != nullptr;
+    if (r.best_ns >= current_ms * 1e6 * (1 - 1e-9) && !banked) {  // a re-tune replaces what the bank held
+      Count(summary, "repo_unsatisfied_num");
+      return std::string("unsatisfied");  // the built-in decisions are already the best found
+    }
+    plans[i] = r.best;
+    bank.Put({s.key, context, s.Describe(ev.graph()), r.best, current_ms, r.best_ns * 1e-6});
+    NPU_RETURN_IF_ERROR(bank.Save());
+    Count(summary, banked ? "repo_update_num" : "repo_add_num");
+    return std::string(banked ? "update" : "add");
+  }
+
+  // The tuned .om in the job folder (and at --output), then the marker that the job is finished.
+  Result<fs::path> SaveTuned(const std::string& output) {
+    NPU_ASSIGN_OR_RETURN(OmModel tuned, ev.Compile(subgraphs, plans));
+    tuned.attrs["aoe_version"] = kVersion;
+    tuned.attrs["subgraph_bank"] = bank.path();
+    fs::path om = journal.dir / "tunespace" / "result" / (journal.dir.filename().string() + "_tune.om");
+    std::error_code ec;
+    fs::create_directories(om.parent_path(), ec);
+    if (ec) return Status::Error("EG0010", "aoe_workspace", om.parent_path().string(), "cannot create the folder: " + ec.message());
+    NPU_RETURN_IF_ERROR(SaveOm(om.string(), tuned));
+    if (!output.empty()) NPU_RETURN_IF_ERROR(SaveOm(output + ".om", tuned));
+    std::string marker = "finished\n";
+    NPU_RETURN_IF_ERROR(WriteFileAtomic((journal.dir / "finished").string(), std::as_bytes(std::span(marker.data(), marker.size()))));
+    return om;
+  }
+};
 
 }  // namespace
 
@@ -246,80 +307,42 @@ Status TuneSubgraphs(const AoeOptions& o, const atc::AtcOptions& mo, Report& rep
   Evaluator ev(std::move(g0), mo, info);
   NPU_ASSIGN_OR_RETURN(OmModel builtin, ev.Compile({}, {}));
   NPU_ASSIGN_OR_RETURN(auto soc, ModelSoc(builtin));
-  std::vector<Subgraph> subgraphs = PartitionSubgraphs(ev.graph(), SubgraphContext(*soc, builtin.attrs["precision_mode"]));
-  std::vector<Choices> choices = ChoicesOf(ev.graph(), subgraphs, builtin, soc->ai_cores);
-  std::vector<SubgraphPlan> plans(subgraphs.size());
-  NPU_ASSIGN_OR_RETURN(SubgraphBank bank, SubgraphBank::Open(SubgraphBank::DefaultPath(*soc)));
-  NPU_ASSIGN_OR_RETURN(Journal journal, OpenJournal(o, stem, Timestamp17(), subgraphs));
-  bool repeat = RepeatTune();
-  bool exhaustive = o.search == "exhaustive";
-  NPU_ASSIGN_OR_RETURN(double baseline_ms, Ms(ev, subgraphs, plans));
+  Job job{ev};
+  job.context = SubgraphContext(*soc, builtin.attrs["precision_mode"]);
+  job.subgraphs = PartitionSubgraphs(ev.graph(), job.context);
+  job.choices = ChoicesOf(ev.graph(), job.subgraphs, builtin, soc->ai_cores);
+  job.plans.resize(job.subgraphs.size());
+  NPU_ASSIGN_OR_RETURN(job.bank, SubgraphBank::Open(SubgraphBank::DefaultPath(*soc)));
+  NPU_ASSIGN_OR_RETURN(job.journal, OpenJournal(o, stem, Timestamp17(), job.subgraphs));
+  job.repeat = RepeatTune();
+  job.exhaustive = o.search == "exhaustive";
+  NPU_ASSIGN_OR_RETURN(double baseline_ms, job.Ms());
   double current_ms = baseline_ms;
 
   json& sgat = report.Section();
-  json& summary = sgat["repo_summary"];
-  sgat["workspace"] = journal.dir.string();
-  std::map<std::string, size_t> decided;  // key -> the subgraph decided first this run (equal keys decide alike)
-  ProgressBar progress(o.progress_bar == "on", subgraphs.size(), "subgraphs");
-  for (size_t i = 0; i < subgraphs.size(); ++i) {
-    const Subgraph& s = subgraphs[i];
+  sgat["workspace"] = job.journal.dir.string();
+  ProgressBar progress(o.progress_bar == "on", job.subgraphs.size(), "subgraphs");
+  for (size_t i = 0; i < job.subgraphs.size(); ++i) {
+    const Subgraph& s = job.subgraphs[i];
     json entry = {{"subgraph_id", s.id}, {"subgraph", s.Describe(ev.graph())}, {"key", s.key}, {"ops", s.nodes.size()},
-                  {"model_performance_before(ms)", current_ms}, {"dimensions", choices[i].dims()}};
-    std::string outcome;
-    if (auto done = journal.done.find(s.id); done != journal.done.end() && done->second["key"] == s.key) {
-      NPU_ASSIGN_OR_RETURN(plans[i], SubgraphPlan::Parse(done->second["decision"].get<std::string>()));
-      outcome = "resumed";  // decided before the interruption
-    } else if (auto same = decided.find(s.key); same != decided.end()) {
-      plans[i] = plans[same->second];
-      outcome = "same_as_subgraph_" + std::to_string(same->second);
-    } else if (const SubgraphRecord* hit = repeat ? nullptr : bank.Find(s.key)) {
-      plans[i] = hit->plan;
-      outcome = "repo_hit";
-      Count(summary, "repo_hit_num");
-    } else {
-      NPU_ASSIGN_OR_RETURN(Searched r, SearchSubgraph(ev, subgraphs, plans, i, choices[i], current_ms * 1e6, exhaustive));
-      entry["evaluations"] = r.evaluations;
-      entry["space_size"] = r.space;
-      bool banked = bank.Find(s.key) != nullptr;
-      if (r.best_ns < current_ms * 1e6 * (1 - 1e-9) || banked) {  // a re-tune replaces what the bank held
-        plans[i] = r.best;
-        outcome = banked ? "update" : "add";
-        bank.Put({s.key, SubgraphContext(*soc, builtin.attrs["precision_mode"]), s.Describe(ev.graph()), r.best, current_ms, r.best_ns * 1e-6});
-        NPU_RETURN_IF_ERROR(bank.Save());
-        Count(summary, banked ? "repo_update_num" : "repo_add_num");
-      } else {
-        outcome = "unsatisfied";  // the built-in decisions are already the best found
-        Count(summary, "repo_unsatisfied_num");
-      }
-    }
-    decided.emplace(s.key, i);
-    if (outcome != "resumed" && !outcome.starts_with("same_as")) Count(summary, "total_num");
-    NPU_ASSIGN_OR_RETURN(current_ms, Ms(ev, subgraphs, plans));
-    entry["decision"] = plans[i].ToString();
-    entry["model_performance_after(ms)"] = current_ms;
-    entry["result"] = outcome;
+                  {"model_performance_before(ms)", current_ms}, {"dimensions", job.choices[i].dims()}};
+    NPU_ASSIGN_OR_RETURN(std::string outcome, job.Decide(i, current_ms, sgat["repo_summary"], entry));
+    job.decided.emplace(s.key, i);
+    if (outcome != "resumed" && !outcome.starts_with("same_as")) Count(sgat["repo_summary"], "total_num");
+    NPU_ASSIGN_OR_RETURN(current_ms, job.Ms());
+    std::string decision = job.plans[i].ToString();
+    entry.update({{"decision", decision}, {"model_performance_after(ms)", current_ms}, {"result", outcome}});
     sgat["subgraphs"].push_back(entry);
-    if (outcome != "resumed") NPU_RETURN_IF_ERROR(journal.Append({{"id", s.id}, {"key", s.key}, {"decision", plans[i].ToString()}, {"result", outcome}}));
+    if (outcome != "resumed")
+      NPU_RETURN_IF_ERROR(job.journal.Append({{"id", s.id}, {"key", s.key}, {"decision", decision}, {"result", outcome}}));
     NPU_RETURN_IF_ERROR(report.Write());  // written as it goes
-    out << "[Aoe]subgraph " << s.id << " (" << s.Describe(ev.graph()) << ") Tuning process finished: " << plans[i].ToString() << "\n";
+    out << "[Aoe]subgraph " << s.id << " (" << s.Describe(ev.graph()) << ") Tuning process finished: " << decision << "\n";
     progress.Update(i + 1);
   }
-  NPU_ASSIGN_OR_RETURN(OmModel tuned, ev.Compile(subgraphs, plans));
-  tuned.attrs["aoe_version"] = kVersion;
-  tuned.attrs["subgraph_bank"] = bank.path();
-  fs::path om = journal.dir / "tunespace" / "result" / (journal.dir.filename().string() + "_tune.om");
-  std::error_code ec;
-  fs::create_directories(om.parent_path(), ec);
-  NPU_RETURN_IF_ERROR(SaveOm(om.string(), tuned));
-  if (!mo.output.empty()) NPU_RETURN_IF_ERROR(SaveOm(mo.output + ".om", tuned));
-  std::string marker = "finished\n";
-  NPU_RETURN_IF_ERROR(WriteFileAtomic((journal.dir / "finished").string(), std::as_bytes(std::span(marker.data(), marker.size()))));
-  sgat["model_baseline_performance(ms)"] = baseline_ms;
-  sgat["model_result_performance(ms)"] = current_ms;
-  sgat["model_performance_improvement"] = Percent(baseline_ms, current_ms);
-  sgat["sgat_tune_result"] = "tune success";
-  sgat["subgraph_bank"] = bank.path();
-  sgat["tuned_model"] = om.string();
+  NPU_ASSIGN_OR_RETURN(fs::path om, job.SaveTuned(mo.output));
+  sgat.update({{"model_baseline_performance(ms)", baseline_ms}, {"model_result_performance(ms)", current_ms},
+               {"model_performance_improvement", Percent(baseline_ms, current_ms)}, {"sgat_tune_result", "tune success"},
+               {"subgraph_bank", job.bank.path()}, {"tuned_model", om.string()}});
   report.SetTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   NPU_RETURN_IF_ERROR(report.Write());
   out << "[Aoe]tuned model written to " << om.string() << (mo.output.empty() ? "" : " and " + mo.output + ".om") << "\n";
