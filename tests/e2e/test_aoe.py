@@ -193,6 +193,46 @@ class Aoe(unittest.TestCase):
         p = aoe("resnet18", single, fresh("w_bad_shard"), "--shard=4/3", ok=False)
         self.assertIn("--shard", p.stdout)
 
+    def test_singleop_descriptions_are_tuned_and_atc_singleop_takes_the_bank(self):
+        ffn = {"op": "MatMulV2", "name": "ffn_out",  # a BERT-base FFN's second MatMul at batch 16, seq 128
+               "input_desc": [{"format": "ND", "shape": [2048, 3072], "type": "float16"},
+                              {"format": "ND", "shape": [3072, 768], "type": "float16"}],
+               "output_desc": [{"format": "ND", "shape": [2048, 768], "type": "float16"}]}
+        add = {"op": "Add", "input_desc": [{"format": "ND", "shape": [8, 16], "type": "float16"}] * 2,
+               "output_desc": [{"format": "ND", "shape": [8, 16], "type": "float16"}]}
+        ops_dir = fresh("singleop_models")
+        with open(f"{ops_dir}/ops.json", "w") as f:
+            json.dump([ffn, add], f)
+        bank, work = fresh("bank_singleop"), fresh("w_singleop")
+        run([AOE, "--job_type=2", f"--singleop={ops_dir}/ops.json", f"--soc_version={SOC}", "--progress_bar=off"],
+            env={"TUNE_BANK_PATH": bank, "ASCEND_WORK_PATH": work})
+        _, opat = result(work)
+        (op,) = opat["operators"]  # the Add is a vector op: not tuned unless named
+        self.assertEqual((op["op_name"], op["result"]), ("ffn_out", "add"))
+        self.assertLess(op["performance_after_tune(us)"], op["performance_before_tune(us)"])
+        times = {}
+        for name, env in (("plain", {"TUNE_BANK_PATH": ""}), ("tuned", {"TUNE_BANK_PATH": bank})):
+            out = os.path.join(WORK, f"singleop_{name}")
+            shutil.rmtree(out, ignore_errors=True)
+            run([ATC, f"--singleop={ops_dir}/ops.json", f"--output={out}", f"--soc_version={SOC}"], env=env)
+            (om,) = glob.glob(f"{out}/0_MatMulV2_*.om")
+            line = run([MSAME, f"--model={om}", "--sim_mode=timing"]).stdout
+            times[name] = float(re.search(r"Simulated NPU time: ([0-9.]+) ms", line).group(1))
+            run([ATC, "--mode=1", f"--om={om}", f"--json={om}.json"])
+            with open(f"{om}.json") as f:
+                sources = {t["tiling_source"] for t in json.load(f)["task"] if t["type"] == "MatMulV2"}
+            self.assertEqual(sources, {"tune_bank"} if name == "tuned" else {"builtin"})
+        self.assertLess(times["tuned"], times["plain"])
+        # the same description in a --model_path batch next to an ONNX model: a hit
+        shutil.copy(f"{WORK}/resnet18.onnx", ops_dir)
+        run([AOE, "--job_type=2", f"--model_path={ops_dir}", f"--soc_version={SOC}", "--progress_bar=off",
+             f"--input_shape={SHAPES['resnet18']}"], env={"TUNE_BANK_PATH": bank, "ASCEND_WORK_PATH": fresh("w_batch")})
+        with open(glob.glob(f"{WORK}/w_batch/aoe_result_opat_*.json")[0]) as f:
+            reports = json.load(f)
+        self.assertEqual(len(reports), 2)
+        ops_report = next(v for k, v in reports.items() if k.endswith("_ops"))
+        self.assertEqual(ops_report[1]["OPAT"]["repo_summary"]["repo_hit_num"], 1)
+
     def test_bad_input_is_coded_and_leaves_the_bank_alone(self):
         bank = fresh("bank_bad")
         aoe("resnet18", bank, fresh("bad0"))

@@ -73,10 +73,14 @@ std::optional<std::pair<uint32_t, uint32_t>> ParseShard(const std::string& s) {
   return std::pair{k, n};
 }
 
+// A single-op JSON (aoe --singleop, or a .json in --model_path) rather than an ONNX model.
+bool IsSingleOpFile(const std::string& path) { return fs::path(path).extension() == ".json"; }
+
 Status TuneModel(const AoeOptions& o, const atc::AtcOptions& mo, const OpFilter& filter, Report& report, std::ostream& out) {
   auto started = std::chrono::steady_clock::now();
   std::vector<std::string> warnings;
-  NPU_ASSIGN_OR_RETURN(OmModel m, atc::BuildModel(mo, warnings));
+  bool single_ops = IsSingleOpFile(mo.model);
+  NPU_ASSIGN_OR_RETURN(OmModel m, single_ops ? atc::BuildSingleOpsModel(mo, mo.model) : atc::BuildModel(mo, warnings));
   for (const auto& w : warnings) out << "[WARNING] " << w << "\n";
   NPU_ASSIGN_OR_RETURN(auto soc_ptr, ModelSoc(m));
   const SocSpec& soc = *soc_ptr;
@@ -177,7 +181,9 @@ Status TuneModel(const AoeOptions& o, const atc::AtcOptions& mo, const OpFilter&
   opat["tune_bank"] = bank.dir();
   report.SetTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   NPU_RETURN_IF_ERROR(report.Write());
-  if (!mo.output.empty()) {
+  if (!mo.output.empty() && single_ops)
+    out << "[WARNING] --output: " << mo.model << " describes single ops, not a model; atc --singleop with TUNE_BANK_PATH builds them with the banked tilings\n";
+  if (!mo.output.empty() && !single_ops) {
     m.attrs["aoe_version"] = kVersion;
     NPU_RETURN_IF_ERROR(SaveOm(mo.output + ".om", m));
     out << "[Aoe]tuned model written to " << mo.output << ".om\n";
@@ -221,8 +227,13 @@ std::vector<Status> ValidateOptions(const AoeOptions& o) {
     errs.push_back(Status::Error("EG0000", "--tune_ops_file", o.tune_ops_file, "selects operators for operator tuning (--job_type=2)"));
   if (o.job_type == "1" && !o.shard.empty())
     errs.push_back(Status::Error("EG0000", "--shard", o.shard, "splits operator tuning (--job_type=2) only: subgraph decisions depend on each other"));
-  if (o.model.model.empty() == o.model_path.empty())
-    errs.push_back(Status::Error("EG0000", "--model", "", "give exactly one of --model and --model_path"));
+  if (o.model.model.empty() + o.model_path.empty() + o.singleop.empty() != 2)
+    errs.push_back(Status::Error("EG0000", "--model", "", "give exactly one of --model, --model_path and --singleop"));
+  if (!o.singleop.empty() && !FileExists(o.singleop)) errs.push_back(Status::Error("EG0011", "--singleop", o.singleop, "the file does not exist"));
+  if ((!o.singleop.empty() || !o.model_path.empty()) && o.job_type == "1")
+    errs.push_back(Status::Error("EG0000", "--job_type", "1", "single-op descriptions have no subgraphs to tune", "Use --job_type=2."));
+  if (!o.singleop.empty() && !o.model.soc_spec.empty())
+    errs.push_back(Status::Error("EG0000", "--soc_spec", o.model.soc_spec, "single-op tuning takes a built-in --soc_version"));
   if (!o.model.model.empty() && !FileExists(o.model.model)) errs.push_back(Status::Error("EG0011", "--model", o.model.model, "the file does not exist"));
   if (!o.model_path.empty() && !fs::is_directory(o.model_path)) errs.push_back(Status::Error("EG0011", "--model_path", o.model_path, "not a directory"));
   if (o.model.framework != "5") errs.push_back(Status::Error("EG0003", "--framework", o.model.framework, "this build tunes ONNX models: --framework=5"));
@@ -326,14 +337,14 @@ int RunAoe(const AoeOptions& o, std::ostream& out) {
   std::vector<std::string> models;
   if (!o.model_path.empty()) {
     for (const auto& e : fs::directory_iterator(o.model_path))
-      if (e.path().extension() == ".onnx") models.push_back(e.path().string());
+      if (e.path().extension() == ".onnx" || e.path().extension() == ".json") models.push_back(e.path().string());
     std::sort(models.begin(), models.end());
     if (models.empty()) {
-      out << "[ERROR] " << Status::Error("EG0011", "--model_path", o.model_path, "holds no .onnx model").message() << "\n";
+      out << "[ERROR] " << Status::Error("EG0011", "--model_path", o.model_path, "holds no .onnx model or single-op .json description").message() << "\n";
       return cli::kUsage;  // nothing to do
     }
   } else {
-    models.push_back(o.model.model);
+    models.push_back(o.singleop.empty() ? o.model.model : o.singleop);
   }
   auto started = std::chrono::steady_clock::now();
   std::string stamp = Timestamp17();

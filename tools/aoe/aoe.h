@@ -12,7 +12,8 @@ namespace npu::aoe {
 
 struct AoeOptions {
   atc::AtcOptions model;          // --model, --framework, --soc_version, --input_shape, precision flags, ...
-  std::string model_path;         // a directory of models, tuned one after another with the same options
+  std::string model_path;         // a directory of models (.onnx) and single-op descriptions (.json), tuned in turn
+  std::string singleop;           // a single-op JSON (atc --singleop's format): its ops' tilings
   std::string job_type;           // 1 = subgraph tuning, 2 = operator tuning
   std::string reload;             // --reload[=job folder]: resume an interrupted subgraph tuning job
   bool reload_given = false;

@@ -18,7 +18,8 @@ int main(int argc, char** argv) {
   auto* reload = app.add_option("--reload", o.reload, "resume an interrupted subgraph tuning job (default: the newest in aoe_workspace/)")
                      ->expected(0, 1);
   app.add_option("--model,-m", o.model.model, "model (.onnx)");
-  app.add_option("--model_path", o.model_path, "directory of models tuned in one batch with the same options");
+  app.add_option("--model_path", o.model_path, "directory of models (.onnx) and single-op descriptions (.json) tuned in one batch");
+  app.add_option("--singleop", o.singleop, "single-op JSON as atc --singleop reads it: tune those ops' tilings (--job_type=2)");
   app.add_option("--framework,-f", o.model.framework, "5 = ONNX");
   app.add_option("--soc_version", o.model.soc_version, "target SoC, e.g. Ascend310P3");
   app.add_option("--soc_spec", o.model.soc_spec, "platform .ini of your own chip");

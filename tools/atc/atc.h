@@ -59,6 +59,8 @@ int VerifyModel(const std::string& path, std::ostream& out);
 // The .om files of those modes: --om and the positional arguments.
 std::vector<std::string> InspectedFiles(const AtcOptions& o);
 
+// Every op description of a single-op JSON as one model of independent tasks (what aoe --singleop tunes).
+Result<OmModel> BuildSingleOpsModel(const AtcOptions& o, const std::string& path);
 // --singleop: one .om per op description (singleop.cc); returns the exit code.
 int ConvertSingleOps(const AtcOptions& o, std::ostream& out);
 

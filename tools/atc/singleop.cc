@@ -2,6 +2,7 @@
 // {"op", "input_desc": [{format, shape, type}], "output_desc": [...], "attr": [{name, type, value}]}). Each
 // .om is a one-op model msame runs like any other: inputs x0, x1, ... and outputs y0, ...
 #include <filesystem>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "atc.h"
@@ -14,6 +15,7 @@
 #include "kernels/registry.h"
 #include "lower/lower.h"
 #include "passes/formats.h"
+#include "tune/apply.h"
 
 namespace npu::atc {
 namespace {
@@ -100,25 +102,26 @@ Status TranslateAttrs(Node& n, const std::string& path, const std::string& where
   return Status::Ok();
 }
 
-// One op description -> a one-op graph, inferred and checked against output_desc.
-Result<Graph> OpGraph(const json& op, const std::string& path, size_t index) {
+// Appends one op description to `g` (its inputs become graph inputs, its outputs graph outputs; names made
+// unique), inferred and checked against output_desc.
+Status AddOp(Graph& g, const json& op, const std::string& path, size_t index) {
   std::string where = "op #" + std::to_string(index);
   if (!op.is_object() || !op.contains("op") || !op["op"].is_string()) return Bad("E10025", path, where, "needs \"op\": the Ascend IR op type");
-  Graph g;
   Node n;
   n.ascend_type = op["op"].get<std::string>();
   n.op_type = FrameworkOpType(n.ascend_type);
-  n.name = op.value("name", n.ascend_type);
+  n.name = UniqueNodeName(g, op.value("name", n.ascend_type));
+  n.original_names = {n.name};
   n.opset = 13;
   where += " (" + n.ascend_type + ")";
   const OpSchema* schema = OpSchemaRegistry::Get().Find(n.op_type);
   if (!schema || !KernelRegistry::Get().Find(n.op_type))
     return Bad("E10025", path, where, "op type is not supported by this build", "Use an Ascend IR type npukit has a kernel for (Add, Conv2D, MatMulV2, ...).");
-  g.name = n.name;
+  if (g.name.empty()) g.name = n.name;
   const json& ins = op.value("input_desc", json::array());
   for (size_t i = 0; i < ins.size(); ++i) {
     NPU_ASSIGN_OR_RETURN(TensorSpec t, ReadDesc(ins[i], path, where + " input_desc[" + std::to_string(i) + "]"));
-    int v = g.AddValue(ins[i].value("name", "x" + std::to_string(i)));
+    int v = g.AddValue(UniqueValueName(g, ins[i].value("name", "x" + std::to_string(i))));
     g.values[v].dtype = t.dtype, g.values[v].shape = t.shape, g.values[v].has_shape = true, g.values[v].layout = t.format;
     g.inputs.push_back(v);
     n.inputs.push_back(v);
@@ -129,7 +132,7 @@ Result<Graph> OpGraph(const json& op, const std::string& path, size_t index) {
   for (size_t j = 0; j < outs.size(); ++j) {
     NPU_ASSIGN_OR_RETURN(TensorSpec t, ReadDesc(outs[j], path, where + " output_desc[" + std::to_string(j) + "]"));
     want.push_back(t);
-    int v = g.AddValue(outs[j].value("name", "y" + std::to_string(j)));
+    int v = g.AddValue(UniqueValueName(g, outs[j].value("name", "y" + std::to_string(j))));
     n.outputs.push_back(v);
     g.outputs.push_back(v);
   }
@@ -138,17 +141,35 @@ Result<Graph> OpGraph(const json& op, const std::string& path, size_t index) {
     NPU_ASSIGN_OR_RETURN(n.attrs[a["name"].get<std::string>()], ReadAttr(a, path, where + " attr " + a["name"].dump()));
   }
   NPU_RETURN_IF_ERROR(TranslateAttrs(n, path, where));
+  std::vector<int> outputs = n.outputs;
   AppendNode(g, std::move(n));
   if (Status s = InferGraph(g); !s.ok()) return Bad("E10026", path, where, s.message());
   for (size_t j = 0; j < want.size(); ++j) {
-    const Value& y = g.values[g.outputs[j]];
+    Value& y = g.values[outputs[j]];
     if (y.dtype != want[j].dtype || y.shape != want[j].shape)
       return Bad("E10026", path, where + " output_desc[" + std::to_string(j) + "]",
                  "declares " + std::string(DTypeName(want[j].dtype)) + ShapeToString(want[j].shape) + ", the op gives " +
                      std::string(DTypeName(y.dtype)) + ShapeToString(y.shape));
-    g.values[g.outputs[j]].layout = want[j].format;
+    y.layout = want[j].format;
   }
-  return g;
+  return Status::Ok();
+}
+
+// The file's op descriptions (one object or a list).
+Result<json> ReadOpList(const std::string& path) {
+  auto text = ReadFileToString(path);
+  if (!text.ok()) return Status::Error("E10023", "--singleop", path, text.status().message());
+  std::string why;
+  json ops = npu::ParseJson(text.value(), &why);
+  if (ops.is_discarded()) return Status::Error("E10024", "--singleop", path, "the file is not valid JSON: " + why);
+  if (ops.is_object()) ops = json::array({ops});
+  if (!ops.is_array() || ops.empty()) return Status::Error("E10024", "--singleop", path, "expected a list of op descriptions");
+  return ops;
+}
+
+std::map<std::string, std::string> SingleOpAttrs(const AtcOptions& o, const SocSpec& soc) {
+  return {{"atc_cmdline", o.cmdline}, {"atc_version", kVersion}, {"soc_version", soc.name}, {"framework_type", "singleop"},
+          {"overflow_mode", std::string(OverflowModeName(soc.default_overflow))}};
 }
 
 // "0_Add_float16_ND_8x16_float16_ND_8x16_float16_ND_8x16": the op's index, type and every tensor.
@@ -167,31 +188,43 @@ std::string OmName(size_t index, const Graph& g) {
 
 }  // namespace
 
+Result<OmModel> BuildSingleOpsModel(const AtcOptions& o, const std::string& path) {
+  RegisterBuiltinOps();
+  NPU_ASSIGN_OR_RETURN(json ops, ReadOpList(path));
+  const SocSpec* soc = FindSoc(o.soc_version);
+  if (!soc) return Status::Error("E10001", "--soc_version", o.soc_version, "supported SoCs are " + SocNames());
+  OmModel m;
+  for (size_t k = 0; k < ops.size(); ++k) NPU_RETURN_IF_ERROR(AddOp(m.graph, ops[k], path, k));
+  NPU_RETURN_IF_ERROR(AssignDeviceFormats(m.graph, *soc));
+  m.tasks = LowerToTasks(m.graph, soc);
+  m.attrs = SingleOpAttrs(o, *soc);
+  return m;
+}
+
 int ConvertSingleOps(const AtcOptions& o, std::ostream& out) {
   auto fail = [&](const Status& s) {
     out << "ATC run failed, Please check the detail log, Try 'atc --help' for more information\n" << s.message() << "\n";
     return 1;
   };
-  auto text = ReadFileToString(o.singleop);
-  if (!text.ok()) return fail(Status::Error("E10023", "--singleop", o.singleop, text.status().message()));
-  std::string why;
-  json ops = npu::ParseJson(text.value(), &why);
-  if (ops.is_discarded()) return fail(Status::Error("E10024", "--singleop", o.singleop, "the file is not valid JSON: " + why));
-  if (ops.is_object()) ops = json::array({ops});
-  if (!ops.is_array() || ops.empty()) return fail(Status::Error("E10024", "--singleop", o.singleop, "expected a list of op descriptions"));
+  auto ops = ReadOpList(o.singleop);
+  if (!ops.ok()) return fail(ops.status());
   const SocSpec& soc = *FindSoc(o.soc_version);
+  std::optional<TuneBank> bank;  // tilings aoe --singleop banked (TUNE_BANK_PATH, as for models)
+  if (const char* root = std::getenv("TUNE_BANK_PATH"); root && *root) {
+    auto b = TuneBank::Open(root, soc);
+    if (!b.ok()) return fail(b.status());
+    bank = std::move(b).value();
+  }
   // Every description is checked before anything is written.
   std::vector<OmModel> models;
-  for (size_t k = 0; k < ops.size(); ++k) {
-    auto g = OpGraph(ops[k], o.singleop, k);
-    if (!g.ok()) return fail(g.status());
+  for (size_t k = 0; k < ops.value().size(); ++k) {
     OmModel m;
-    m.graph = std::move(g).value();
+    if (Status s = AddOp(m.graph, ops.value()[k], o.singleop, k); !s.ok()) return fail(s);
     m.header.name = OmName(k, m.graph);  // before TransData nodes join the op
     if (Status s = AssignDeviceFormats(m.graph, soc); !s.ok()) return fail(s);
     m.tasks = LowerToTasks(m.graph, &soc);
-    m.attrs = {{"atc_cmdline", o.cmdline}, {"atc_version", kVersion}, {"soc_version", soc.name}, {"framework_type", "singleop"},
-               {"overflow_mode", std::string(OverflowModeName(soc.default_overflow))}};
+    m.attrs = SingleOpAttrs(o, soc);
+    if (bank) m.attrs["tune_bank"] = bank->dir() + " (" + std::to_string(ApplyTuneBank(m.graph, m.tasks, soc, *bank)) + " tilings)";
     models.push_back(std::move(m));
   }
   std::error_code ec;
