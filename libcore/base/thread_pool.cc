@@ -21,7 +21,18 @@ int DefaultThreads() {
 }
 }  // namespace
 
-// One job at a time: workers grab chunk indices from an atomic counter until none are left.
+// One job at a time: workers grab chunk indices from an atomic counter until none are left. A model runs
+// hundreds of small parallel loops per inference, so waking sleeping workers through the kernel for each (tens
+// of µs) would cost more than the loops: workers and the caller spin on atomics for a while first (kSpinRounds
+// pause instructions, ~50-100 µs) and only then block on the condition variables.
+constexpr int kSpinRounds = 20000;
+
+inline void Pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 struct ThreadPool::Impl {
   std::vector<std::thread> workers;
   std::mutex mu;
@@ -29,9 +40,11 @@ struct ThreadPool::Impl {
   const std::function<void(size_t, size_t)>* fn = nullptr;
   size_t n = 0, chunk = 0, chunks = 0;
   std::atomic<size_t> next{0};
-  size_t pending = 0;  // workers still inside the current job
-  uint64_t generation = 0;
-  bool stop = false;
+  std::atomic<size_t> pending{0};      // workers still inside the current job
+  std::atomic<uint64_t> generation{0};  // bumped (release) once a job's fields are set
+  std::atomic<int> sleepers{0};        // workers blocked on cv_start
+  std::atomic<bool> caller_sleeping{false};
+  std::atomic<bool> stop{false};
   std::mutex job_mu;  // serialises concurrent ParallelFor callers
 
   void RunChunks() {
@@ -41,20 +54,42 @@ struct ThreadPool::Impl {
     }
   }
 
+  // Waits for a generation other than `seen`; false when the pool stops.
+  bool AwaitJob(uint64_t seen) {
+    for (int i = 0; i < kSpinRounds; ++i) {
+      if (generation.load(std::memory_order_acquire) != seen) return !stop;
+      Pause();
+    }
+    std::unique_lock lock(mu);
+    sleepers.fetch_add(1);
+    cv_start.wait(lock, [&] { return stop || generation.load(std::memory_order_acquire) != seen; });
+    sleepers.fetch_sub(1);
+    return !stop;
+  }
+
   void WorkerLoop() {
     t_in_worker = true;
     uint64_t seen = 0;
-    for (;;) {
-      {
-        std::unique_lock lock(mu);
-        cv_start.wait(lock, [&] { return stop || generation != seen; });
-        if (stop) return;
-        seen = generation;
-      }
+    while (AwaitJob(seen)) {
+      seen = generation.load(std::memory_order_acquire);
       RunChunks();
-      std::lock_guard lock(mu);
-      if (--pending == 0) cv_done.notify_one();
+      // seq_cst on both sides (here and in AwaitWorkers): either this sees the caller asleep or the caller sees 0.
+      if (pending.fetch_sub(1) == 1 && caller_sleeping.load()) {
+        std::lock_guard lock(mu);
+        cv_done.notify_one();
+      }
     }
+  }
+
+  void AwaitWorkers() {
+    for (int i = 0; i < kSpinRounds; ++i) {
+      if (pending.load(std::memory_order_acquire) == 0) return;
+      Pause();
+    }
+    std::unique_lock lock(mu);
+    caller_sleeping.store(true);
+    cv_done.wait(lock, [&] { return pending.load() == 0; });
+    caller_sleeping.store(false);
   }
 };
 
@@ -66,6 +101,7 @@ ThreadPool::~ThreadPool() {
   {
     std::lock_guard lock(impl_->mu);
     impl_->stop = true;
+    impl_->generation.fetch_add(1, std::memory_order_release);
   }
   impl_->cv_start.notify_all();
   for (auto& t : impl_->workers) t.join();
@@ -81,23 +117,22 @@ void ThreadPool::ParallelFor(size_t n, size_t grain, const std::function<void(si
   }
   std::lock_guard job(impl_->job_mu);
   Impl& s = *impl_;
+  s.fn = &fn;
+  s.n = n;
+  s.chunk = (n + chunks - 1) / chunks;
+  s.chunks = (n + s.chunk - 1) / s.chunk;
+  s.next.store(0, std::memory_order_relaxed);
+  s.pending.store(s.workers.size(), std::memory_order_relaxed);
   {
-    std::lock_guard lock(s.mu);
-    s.fn = &fn;
-    s.n = n;
-    s.chunk = (n + chunks - 1) / chunks;
-    s.chunks = (n + s.chunk - 1) / s.chunk;
-    s.next = 0;
-    s.pending = s.workers.size();
-    ++s.generation;
+    std::lock_guard lock(s.mu);  // a worker between its last spin and its wait sees the bump under the lock
+    s.generation.fetch_add(1, std::memory_order_release);
   }
-  s.cv_start.notify_all();
+  if (s.sleepers.load() > 0) s.cv_start.notify_all();
   bool was_worker = t_in_worker;
   t_in_worker = true;  // nested ParallelFor inside fn runs inline
   s.RunChunks();
   t_in_worker = was_worker;
-  std::unique_lock lock(s.mu);
-  s.cv_done.wait(lock, [&] { return s.pending == 0; });
+  s.AwaitWorkers();
 }
 
 ThreadPool& ThreadPool::Global() {

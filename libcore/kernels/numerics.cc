@@ -1,5 +1,6 @@
 #include "kernels/numerics.h"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -26,7 +27,20 @@ namespace {
 // Finds non-finite 16-bit results (exponent all ones) after a bulk conversion and applies the mode.
 void Settle16(std::span<const float> src, std::span<uint16_t> dst, DType to, uint16_t exp_mask, uint16_t max_finite,
               const ExecContext& ctx, FloatStatus* st, int output) {
-  for (size_t i = 0; i < dst.size(); ++i) {
+  // Results are almost always finite: find the first block holding an exception with a branch-free scan
+  // (it vectorises), and walk element by element only from there.
+  constexpr size_t kBlock = 256;
+  size_t start = dst.size();
+  for (size_t b = 0; b < dst.size(); b += kBlock) {
+    size_t e = std::min(dst.size(), b + kBlock);
+    bool any = false;
+    for (size_t i = b; i < e; ++i) any |= (dst[i] & exp_mask) == exp_mask;
+    if (any) {
+      start = b;
+      break;
+    }
+  }
+  for (size_t i = start; i < dst.size(); ++i) {
     if ((dst[i] & exp_mask) != exp_mask) continue;
     float v = src[i];
     if (st) {

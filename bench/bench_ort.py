@@ -1,0 +1,123 @@
+#!/usr/bin/python3
+"""msame against ONNX Runtime, the peer a user would pick for inference on a CPU, in one run on one machine.
+
+Per model (resnet50, mobilenet_v3_large, efficientnet_b0, a BERT-base encoder at seq 128; batch 1) and per
+thread count (1 and 2): msame on the fp32 path (atc --precision_mode=must_keep_origin_dtype) and with the NPU's
+fp16 numerics (force_fp16), and ONNX Runtime (onnxruntime-node from the npm registry: it ships the CPU
+library; Debian's nodejs runs it) with the same inputs and intra-op threads. Each side reports the median of
+its in-process inference times; the sides run interleaved, three rounds, and the median round counts. Peak
+RSS is each process's maximum resident set (rusage).
+
+usage: bench_ort.py BUILD_DIR [THREADS...]"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+BUILD = sys.argv[1]
+THREADS = [int(t) for t in sys.argv[2:]] or [1, 2]
+ATC = os.path.join(BUILD, "tools/atc/atc")
+MSAME = os.path.join(BUILD, "tools/msame/msame")
+ORT_VERSION = "1.30.0"
+ORT_DIR = os.path.join(ROOT, ".deps", f"onnxruntime-node-{ORT_VERSION}")
+WARMUP, LOOPS, ROUNDS = 3, 15, 3
+MODELS = {"resnet50": "input:1,3,224,224", "mobilenet_v3_large": "input:1,3,224,224",
+          "efficientnet_b0": "input:1,3,224,224",
+          "bert_base": "input_ids:1,128;attention_mask:1,128;token_type_ids:1,128"}
+
+
+def ort_module():
+    """onnxruntime-node, fetched once with npm (its registry, pinned version). The install script only adds the
+    CUDA provider, which is not bundled; the CPU library is in the package, so scripts are skipped."""
+    module = os.path.join(ORT_DIR, "node_modules", "onnxruntime-node")
+    if not os.path.isdir(module):
+        os.makedirs(ORT_DIR, exist_ok=True)
+        subprocess.run(["npm", "install", "--prefix", ORT_DIR, "--ignore-scripts", "--no-audit", "--no-fund",
+                        f"onnxruntime-node@{ORT_VERSION}"], check=True, capture_output=True)
+    return module
+
+
+def inputs_for(model, work):
+    """The same inputs for both sides: .npy for msame, raw files + a JSON spec for ONNX Runtime."""
+    rng = np.random.default_rng(0)
+    if model == "bert_base":
+        arrays = {"input_ids": rng.integers(0, 30522, (1, 128), dtype=np.int64),
+                  "attention_mask": np.ones((1, 128), np.int64), "token_type_ids": np.zeros((1, 128), np.int64)}
+    else:
+        arrays = {"input": rng.standard_normal((1, 3, 224, 224), dtype=np.float32)}
+    npys, spec = [], []
+    for name, a in arrays.items():
+        base = os.path.join(work, f"{model}_{name}")
+        np.save(base + ".npy", a)
+        a.tofile(base + ".bin")
+        npys.append(base + ".npy")
+        spec.append({"name": name, "dtype": str(a.dtype), "shape": list(a.shape), "file": base + ".bin"})
+    with open(os.path.join(work, f"{model}_inputs.json"), "w") as f:
+        json.dump(spec, f)
+    return ",".join(npys), os.path.join(work, f"{model}_inputs.json")
+
+
+def run_measured(cmd, env):
+    """Runs cmd; returns (stdout, peak RSS in MB of that process alone, from its rusage)."""
+    with tempfile.TemporaryFile(mode="w+") as out, tempfile.TemporaryFile(mode="w+") as err:
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=env)
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0), err.seek(0)
+        text = out.read()
+        if p.returncode != 0:
+            raise RuntimeError(f"{cmd} exited {p.returncode}\n{text}\n{err.read()}")
+        return text, usage.ru_maxrss / 1024
+
+
+def msame_once(om, inputs, threads):
+    env = {**os.environ, "NPUKIT_NUM_THREADS": str(threads), "OPENBLAS_NUM_THREADS": "1"}
+    out, rss = run_measured([MSAME, f"--model={om}", f"--input={inputs}", f"--loop={WARMUP + LOOPS}", "--log=info"], env)
+    times = [float(line.rsplit(" ", 2)[-2]) for line in out.splitlines() if "inference time:" in line]
+    return statistics.median(times[WARMUP:]), rss
+
+
+def ort_once(module, model, spec, threads):
+    out, rss = run_measured(["node", os.path.join(HERE, "ort_run.js"), module, model, spec, str(threads), str(WARMUP), str(LOOPS)],
+                            dict(os.environ))
+    return json.loads(out)["median_ms"], rss
+
+
+def main():
+    module = ort_module()
+    work = tempfile.mkdtemp(prefix="npukit_bench_ort_")
+    subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests/e2e/export_calibration_models.py"), work, *MODELS], check=True)
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    print(f"msame vs ONNX Runtime {ORT_VERSION} (onnxruntime-node), batch 1, median of {LOOPS} in-process runs, "
+          f"best of {ROUNDS} interleaved rounds by median; {cpu}")
+    print(f"{'model':20s} {'thr':>3s} {'msame fp32':>11s} {'ORT':>9s} {'ratio':>6s} {'fp16':>9s} {'ratio':>6s} "
+          f"{'RSS msame':>10s} {'RSS ORT':>8s} {'ratio':>6s}")
+    for model, shape in MODELS.items():
+        onnx_path = os.path.join(work, model + ".onnx")
+        inputs, spec = inputs_for(model, work)
+        oms = {}
+        for mode in ("must_keep_origin_dtype", "force_fp16"):
+            oms[mode] = os.path.join(work, f"{model}_{mode}")
+            subprocess.run([ATC, "--framework=5", f"--model={onnx_path}", f"--output={oms[mode]}", "--soc_version=Ascend910B1",
+                            f"--input_shape={shape}", f"--precision_mode={mode}"], check=True, capture_output=True)
+        for threads in THREADS:
+            rounds = []
+            for _ in range(ROUNDS):  # interleaved: every side sees the same machine state
+                fp32, rss32 = msame_once(oms["must_keep_origin_dtype"] + ".om", inputs, threads)
+                ort, rss_ort = ort_once(module, onnx_path, spec, threads)
+                fp16, _ = msame_once(oms["force_fp16"] + ".om", inputs, threads)
+                rounds.append((fp32, ort, fp16, rss32, rss_ort))
+            fp32, ort, fp16, rss32, rss_ort = sorted(rounds)[len(rounds) // 2]
+            print(f"{model:20s} {threads:3d} {fp32:9.2f}ms {ort:7.2f}ms {fp32 / ort:5.2f}x {fp16:7.2f}ms {fp16 / ort:5.2f}x "
+                  f"{rss32:8.0f}MB {rss_ort:6.0f}MB {rss32 / rss_ort:5.2f}x", flush=True)
+    print("targets (issue 14): fp32 <= 1.25x and force_fp16 <= 1.5x ONNX Runtime at 2 threads; peak RSS <= 1.5x")
+
+
+if __name__ == "__main__":
+    main()
