@@ -8,10 +8,12 @@ Tensor ToF32(const Tensor& t) {
   if (!IsHalfLike(t.dtype())) return t;
   Tensor out = Tensor::Empty(DType::kF32, t.shape());
   auto n = static_cast<size_t>(t.numel());
-  std::span<const uint16_t> in(t.data<uint16_t>(), n);
-  std::span<float> o(out.mutable_data<float>(), n);
-  if (t.dtype() == DType::kF16) HalfToFloat(in, o);
-  else BF16ToFloat(in, o);
+  const uint16_t* in = t.data<uint16_t>();
+  float* o = out.mutable_data<float>();
+  bool f16 = t.dtype() == DType::kF16;
+  ThreadPool::Global().ParallelFor(n, kConvertGrain, [&](size_t b, size_t e) {
+    f16 ? HalfToFloat(std::span(in + b, e - b), std::span(o + b, e - b)) : BF16ToFloat(std::span(in + b, e - b), std::span(o + b, e - b));
+  });
   return out;
 }
 

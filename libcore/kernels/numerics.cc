@@ -6,6 +6,8 @@
 #include <cstring>
 
 #include "base/half.h"
+#include "base/thread_pool.h"
+#include "kernels/kernel_util.h"
 
 namespace npu {
 namespace {
@@ -33,9 +35,9 @@ void Settle16(std::span<const float> src, std::span<uint16_t> dst, DType to, uin
   size_t start = dst.size();
   for (size_t b = 0; b < dst.size(); b += kBlock) {
     size_t e = std::min(dst.size(), b + kBlock);
-    bool any = false;
-    for (size_t i = b; i < e; ++i) any |= (dst[i] & exp_mask) == exp_mask;
-    if (any) {
+    uint16_t fewest_clear = exp_mask;  // min over the block of the exponent bits that are not set: 0 = a hit
+    for (size_t i = b; i < e; ++i) fewest_clear = std::min(fewest_clear, static_cast<uint16_t>(~dst[i] & exp_mask));
+    if (fewest_clear == 0) {
       start = b;
       break;
     }
@@ -75,11 +77,12 @@ Tensor NarrowFloat(const Tensor& f32, DType to, const ExecContext& ctx, FloatSta
   auto n = static_cast<size_t>(f32.numel());
   std::span<const float> in(f32.data<float>(), n);
   std::span<uint16_t> o(out.mutable_data<uint16_t>(), n);
+  ThreadPool::Global().ParallelFor(n, kConvertGrain, [&](size_t b, size_t e) {
+    to == DType::kF16 ? FloatToHalf(in.subspan(b, e - b), o.subspan(b, e - b)) : FloatToBF16(in.subspan(b, e - b), o.subspan(b, e - b));
+  });
   if (to == DType::kF16) {
-    FloatToHalf(in, o);
     Settle16(in, o, to, kHalfExpMask, kHalfMaxFinite, ctx, status, output);
   } else {
-    FloatToBF16(in, o);
     Settle16(in, o, to, kBF16ExpMask, kBF16MaxFinite, ctx, status, output);
   }
   return out;
