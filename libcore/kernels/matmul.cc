@@ -18,10 +18,11 @@ using RowMatT = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor
 
 // One GEMM of rows [m0, m1): out = a * b.
 template <class T>
-void GemmRows(const T* a, const T* b, T* out, int64_t m0, int64_t m1, int64_t K, int64_t N) {
+void GemmBlock(const T* a, const T* b, T* out, int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K, int64_t N) {
+  using Stride = Eigen::OuterStride<>;
   Eigen::Map<const RowMatT<T>> A(a + m0 * K, m1 - m0, K);
-  Eigen::Map<const RowMatT<T>> B(b, K, N);
-  Eigen::Map<RowMatT<T>> C(out + m0 * N, m1 - m0, N);
+  Eigen::Map<const RowMatT<T>, 0, Stride> B(b + n0, K, n1 - n0, Stride(N));
+  Eigen::Map<RowMatT<T>, 0, Stride> C(out + m0 * N + n0, m1 - m0, n1 - n0, Stride(N));
   C.noalias() = A * B;
 }
 
@@ -64,15 +65,16 @@ Status MatMulTensors(KernelContext& c, const Tensor& a0, const Tensor& b0, Tenso
       const T* pa = a0.data<T>();
       const T* pb = b0.data<T>();
       T* po = out.mutable_data<T>();
-      auto gemm = [&](int64_t i, int64_t m0, int64_t m1) {
+      // Block [m0, m1) x [n0, n1) of product i.
+      auto gemm = [&](int64_t i, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
         const T* ai = pa + offset(i, as) * M * K;
         const T* bi = pb + offset(i, bs) * K * N;
         T* oi = po + i * M * N;
         if constexpr (std::is_floating_point_v<T>) {
-          GemmRows(ai, bi, oi, m0, m1, K, N);
+          GemmBlock(ai, bi, oi, m0, m1, n0, n1, K, N);
         } else {
           for (int64_t m = m0; m < m1; ++m)
-            for (int64_t n = 0; n < N; ++n) {
+            for (int64_t n = n0; n < n1; ++n) {
               T s = 0;
               for (int64_t k = 0; k < K; ++k) s += ai[m * K + k] * bi[k * N + n];
               oi[m * N + n] = s;
@@ -81,12 +83,19 @@ Status MatMulTensors(KernelContext& c, const Tensor& a0, const Tensor& b0, Tenso
       };
       if (nb >= c.pool.size()) {
         c.pool.ParallelFor(static_cast<size_t>(nb), 1, [&](size_t s, size_t e) {
-          for (size_t i = s; i < e; ++i) gemm(static_cast<int64_t>(i), 0, M);
+          for (size_t i = s; i < e; ++i) gemm(static_cast<int64_t>(i), 0, M, 0, N);
         });
       } else {
+        // Each thread packs its share of the split operand and all of the other: split the larger side (a
+        // transformer's weights are wider than its sequence is long), so the shared packing is the smaller one.
+        bool by_cols = N > M;
+        size_t extent = static_cast<size_t>(by_cols ? N : M);
+        size_t grain = std::max<size_t>(by_cols ? 16 : 4, extent / c.pool.size());
         for (int64_t i = 0; i < nb; ++i)
-          c.pool.ParallelFor(static_cast<size_t>(M), std::max<size_t>(4, static_cast<size_t>(M) / c.pool.size()),
-                             [&](size_t s, size_t e) { gemm(i, static_cast<int64_t>(s), static_cast<int64_t>(e)); });
+          c.pool.ParallelFor(extent, grain, [&](size_t s, size_t e) {
+            auto b0 = static_cast<int64_t>(s), b1 = static_cast<int64_t>(e);
+            by_cols ? gemm(i, 0, M, b0, b1) : gemm(i, b0, b1, 0, N);
+          });
       }
     }
   });
