@@ -91,11 +91,13 @@ void Im2ColRows(const ConvGeom& p, const T* in, T* col, int64_t r0, int64_t r1) 
   }
 }
 
-// out[Mg x osz] = w[Mg x K] * col[K x osz] + bias, split over columns (large outputs) or rows.
+// out[Mg x osz] = w[Mg x K] * col[K x osz] + bias, split over columns or rows. Each thread packs its share of
+// the split operand and all of the other, so the wider side is split (while it gives every thread a chunk).
 template <class T>
 void GemmBias(ThreadPool& pool, const T* w, const T* col, const T* bias, T* out, int64_t Mg, int64_t K, int64_t osz) {
   int threads = pool.size();
-  bool split_cols = osz >= 64 * threads;
+  bool cols_split_well = osz >= 64 * threads, rows_split_well = Mg >= 8 * threads;
+  bool split_cols = cols_split_well && (osz >= Mg || !rows_split_well);
   size_t n = static_cast<size_t>(split_cols ? osz : Mg);
   size_t grain = split_cols ? std::max<size_t>(64, (n + threads - 1) / threads) : std::max<size_t>(8, (n + threads - 1) / threads);
   pool.ParallelFor(n, grain, [&](size_t b, size_t e) {
