@@ -9,6 +9,7 @@
 #include <set>
 
 #include "base/file_io.h"
+#include "base/thread_pool.h"
 #include "om.pb.h"
 
 namespace npu {
@@ -108,16 +109,11 @@ class WeightPacker {
   WeightPacker(bool dedupe, int external, std::string dir, std::string combined)
       : dedupe_(dedupe), external_(external), dir_(std::move(dir)), combined_(std::move(combined)) {}
   const Status& status() const { return status_; }
-  // A constant the device holds in a blocked format is stored in it (converted here, once).
-  Status Add(const Value& v, om::WeightRef* ref) {
-    Tensor t = *v.constant;
-    if (v.device_format) {
-      NPU_ASSIGN_OR_RETURN(t, ToDevice(t, *v.device_format, v.device_groups));
-    }
-    Add(t, ref);
+  // A constant, stored as `stored` (its bytes in the device format, see StoredForm), described as the value.
+  void Add(const Value& v, const Tensor& stored, om::WeightRef* ref) {
+    Add(stored, ref);
     ref->mutable_desc()->Clear();
     FillDesc(ref->mutable_desc(), v);
-    return Status::Ok();
   }
   void Add(const Tensor& t, om::WeightRef* ref) {
     if (external_ == 1) return AddFile(t, ref);
@@ -247,6 +243,27 @@ class WeightSource {
 };
 
 // One profile's graph: descs, the weights it reads (into the shared WEIGHTS_DATA) and its ops.
+// The bytes each constant is stored as: a constant the device holds in a blocked format is converted to it
+// (once, here). The conversions are independent and dominate a large model's save, so they run across the pool.
+Result<std::vector<Tensor>> StoredForms(const Graph& g, const std::vector<size_t>& constants) {
+  std::vector<Tensor> stored(constants.size());
+  std::vector<Status> errors(constants.size());
+  ThreadPool::Global().ParallelFor(constants.size(), 1, [&](size_t b, size_t e) {
+    for (size_t k = b; k < e; ++k) {
+      const Value& v = g.values[constants[k]];
+      if (!v.device_format) {
+        stored[k] = *v.constant;
+        continue;
+      }
+      auto t = ToDevice(*v.constant, *v.device_format, v.device_groups);
+      if (t.ok()) stored[k] = std::move(t).value();
+      else errors[k] = t.status();
+    }
+  });
+  for (const Status& e : errors) NPU_RETURN_IF_ERROR(e);
+  return stored;
+}
+
 Status SaveGraph(const Graph& g, om::GraphDef* gd, WeightPacker& weights) {
   gd->set_name(g.name);
   for (int i : g.inputs) FillDesc(gd->add_input(), g.values[i]);
@@ -257,10 +274,11 @@ Status SaveGraph(const Graph& g, om::GraphDef* gd, WeightPacker& weights) {
     for (int i : n.inputs)
       if (i >= 0) used[i] = true;
   for (int o : g.outputs) used[o] = true;
-  for (size_t i = 0; i < g.values.size(); ++i) {
-    if (!used[i] || !g.values[i].constant) continue;
-    NPU_RETURN_IF_ERROR(weights.Add(g.values[i], gd->add_weight()));
-  }
+  std::vector<size_t> constants;
+  for (size_t i = 0; i < g.values.size(); ++i)
+    if (used[i] && g.values[i].constant) constants.push_back(i);
+  NPU_ASSIGN_OR_RETURN(std::vector<Tensor> stored, StoredForms(g, constants));
+  for (size_t k = 0; k < constants.size(); ++k) weights.Add(g.values[constants[k]], stored[k], gd->add_weight());
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const Node& n = g.nodes[k];
     om::OpDef* op = gd->add_op();

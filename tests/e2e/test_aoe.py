@@ -65,6 +65,12 @@ def result(work, kind="opat"):
     return r[key][0]["basic"], r[key][1][kind.upper()]
 
 
+def om_ms(om):
+    """msame's simulated time of an .om, in ms."""
+    line = run([MSAME, f"--model={om}", "--sim_mode=timing"]).stdout
+    return float(re.search(r"Simulated NPU time: ([0-9.]+) ms", line).group(1))
+
+
 def simulated_ms(model, bank=None):
     out = os.path.join(WORK, f"{model}_{'tuned' if bank else 'plain'}")
     env = {"TUNE_BANK_PATH": bank} if bank else {}
@@ -72,8 +78,7 @@ def simulated_ms(model, bank=None):
         env["TUNE_BANK_PATH"] = ""
     run([ATC, f"--model={WORK}/{model}.onnx", "--framework=5", f"--output={out}", f"--soc_version={SOC}",
          f"--input_shape={SHAPES[model]}"], env=env)
-    line = run([MSAME, f"--model={out}.om", "--sim_mode=timing"]).stdout
-    return float(re.search(r"Simulated NPU time: ([0-9.]+) ms", line).group(1)), out + ".om"
+    return om_ms(out + ".om"), out + ".om"
 
 
 def setUpModule():
@@ -216,8 +221,7 @@ class Aoe(unittest.TestCase):
             shutil.rmtree(out, ignore_errors=True)
             run([ATC, f"--singleop={ops_dir}/ops.json", f"--output={out}", f"--soc_version={SOC}"], env=env)
             (om,) = glob.glob(f"{out}/0_MatMulV2_*.om")
-            line = run([MSAME, f"--model={om}", "--sim_mode=timing"]).stdout
-            times[name] = float(re.search(r"Simulated NPU time: ([0-9.]+) ms", line).group(1))
+            times[name] = om_ms(om)
             run([ATC, "--mode=1", f"--om={om}", f"--json={om}.json"])
             with open(f"{om}.json") as f:
                 sources = {t["tiling_source"] for t in json.load(f)["task"] if t["type"] == "MatMulV2"}
@@ -294,8 +298,7 @@ class SubgraphTuning(unittest.TestCase):
                 self.assertAlmostEqual(plain / tuned - 1, claimed, delta=0.01 * max(claimed, 0.01))
                 workspace_om = glob.glob(f"{work}/aoe_workspace/{model}_*/tunespace/result/{model}_*_tune.om")
                 self.assertEqual(len(workspace_om), 1)
-                line = run([MSAME, f"--model={workspace_om[0]}", "--sim_mode=timing"]).stdout
-                self.assertAlmostEqual(float(re.search(r"Simulated NPU time: ([0-9.]+) ms", line).group(1)), tuned, delta=1e-6)
+                self.assertAlmostEqual(om_ms(workspace_om[0]), tuned, delta=1e-6)
                 run([ATC, "--mode=1", f"--om={om}", f"--json={om}.json"])
                 with open(f"{om}.json") as f:
                     text = f.read()
@@ -304,8 +307,7 @@ class SubgraphTuning(unittest.TestCase):
                 # off_optimize: CANN applies subgraph decisions only with buffer optimization
                 run([ATC, f"--model={WORK}/{model}.onnx", "--framework=5", f"--output={WORK}/{model}_off", f"--soc_version={SOC}",
                      f"--input_shape={SHAPES[model]}", "--buffer_optimize=off_optimize"], env={"TUNE_BANK_PATH": bank})
-                line = run([MSAME, f"--model={WORK}/{model}_off.om", "--sim_mode=timing"]).stdout
-                self.assertAlmostEqual(float(re.search(r"Simulated NPU time: ([0-9.]+) ms", line).group(1)), plain, delta=1e-6)
+                self.assertAlmostEqual(om_ms(f"{WORK}/{model}_off.om"), plain, delta=1e-6)
 
     def test_second_run_hits_the_subgraph_bank_and_repeat_tune_retunes(self):
         bank = fresh("sg_bank_rerun")
