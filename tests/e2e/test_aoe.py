@@ -406,6 +406,20 @@ class SubgraphTuning(unittest.TestCase):
             self.assertNotEqual(p.returncode, 0)
             self.assertIn("EG0003", p.stdout)
 
+    def test_model_path_batch_tunes_the_models_and_skips_single_op_files(self):
+        folder = fresh("sg_batch_models")
+        shutil.copy(f"{WORK}/resnet18.onnx", folder)
+        with open(f"{folder}/ops.json", "w") as f:
+            json.dump([], f)
+        work = fresh("sg_batch")
+        run([AOE, "--job_type=1", f"--model_path={folder}", f"--soc_version={SOC}", "--progress_bar=off",
+             f"--input_shape={SHAPES['resnet18']}"], env={"TUNE_BANK_PATH": fresh("sg_bank_batch"), "ASCEND_WORK_PATH": work})
+        (path,) = glob.glob(f"{work}/aoe_result_sgat_*.json")
+        with open(path) as f:
+            (report,) = json.load(f).values()
+        self.assertEqual(report[0]["basic"]["tuning_name"], "resnet18")
+        self.assertEqual(report[1]["SGAT"]["sgat_tune_result"], "tune success")
+
     def test_a_corrupt_subgraph_bank_is_named_and_left_alone(self):
         bank = fresh("sg_bank_corrupt")
         with open(f"{bank}/subgraph.json", "w") as f:

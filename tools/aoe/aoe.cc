@@ -230,7 +230,7 @@ std::vector<Status> ValidateOptions(const AoeOptions& o) {
   if (o.model.model.empty() + o.model_path.empty() + o.singleop.empty() != 2)
     errs.push_back(Status::Error("EG0000", "--model", "", "give exactly one of --model, --model_path and --singleop"));
   if (!o.singleop.empty() && !FileExists(o.singleop)) errs.push_back(Status::Error("EG0011", "--singleop", o.singleop, "the file does not exist"));
-  if ((!o.singleop.empty() || !o.model_path.empty()) && o.job_type == "1")
+  if (!o.singleop.empty() && o.job_type == "1")
     errs.push_back(Status::Error("EG0000", "--job_type", "1", "single-op descriptions have no subgraphs to tune", "Use --job_type=2."));
   if (!o.singleop.empty() && !o.model.soc_spec.empty())
     errs.push_back(Status::Error("EG0000", "--soc_spec", o.model.soc_spec, "single-op tuning takes a built-in --soc_version"));
@@ -337,7 +337,7 @@ int RunAoe(const AoeOptions& o, std::ostream& out) {
   std::vector<std::string> models;
   if (!o.model_path.empty()) {
     for (const auto& e : fs::directory_iterator(o.model_path))
-      if (e.path().extension() == ".onnx" || e.path().extension() == ".json") models.push_back(e.path().string());
+      if (e.path().extension() == ".onnx" || (e.path().extension() == ".json" && o.job_type == "2")) models.push_back(e.path().string());
     std::sort(models.begin(), models.end());
     if (models.empty()) {
       out << "[ERROR] " << Status::Error("EG0011", "--model_path", o.model_path, "holds no .onnx model or single-op .json description").message() << "\n";
