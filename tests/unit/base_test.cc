@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <thread>
 
 #include <unistd.h>
 
@@ -56,6 +59,35 @@ TEST(ThreadPool, CoversEveryIndexOnce) {
     for (size_t i = b; i < e; ++i) hits[i]++;
   });
   for (int h : hits) ASSERT_EQ(h, 1);
+}
+
+// Back-to-back jobs (workers still spinning), jobs after pauses longer than the spin (workers asleep, woken
+// through the condition variable), nested loops (inline) and two callers at once: every index exactly once.
+TEST(ThreadPool, SpinningAndSleepingWorkersLoseNoJob) {
+  ThreadPool pool(3);
+  std::atomic<long> total{0};
+  auto job = [&](size_t n) {
+    std::vector<int> hits(n, 0);
+    pool.ParallelFor(n, 1, [&](size_t b, size_t e) {
+      for (size_t i = b; i < e; ++i) {
+        hits[i]++;
+        pool.ParallelFor(4, 1, [&](size_t nb, size_t ne) { total += static_cast<long>(ne - nb); });  // nested: inline
+      }
+    });
+    for (int h : hits) ASSERT_EQ(h, 1);
+  };
+  for (int round = 0; round < 200; ++round) {
+    job(1 + round % 37);
+    if (round % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));  // past the spin: workers sleep
+  }
+  std::thread other([&] {
+    for (int k = 0; k < 100; ++k) job(17);
+  });
+  for (int k = 0; k < 100; ++k) job(23);
+  other.join();
+  long expected = 0;
+  for (int round = 0; round < 200; ++round) expected += 4L * (1 + round % 37);
+  EXPECT_EQ(total.load(), expected + 4L * 17 * 100 + 4L * 23 * 100);
 }
 
 TEST(FileIo, AtomicWriterLeavesNothingWhenAbandoned) {
