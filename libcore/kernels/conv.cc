@@ -111,24 +111,25 @@ void GemmBias(ThreadPool& pool, const T* w, const T* col, const T* bias, T* out,
   });
 }
 
-// d += a * s over n elements. __restrict: without it the compiler must assume d aliases s (and reloads a), and
-// leaves the loop scalar.
-template <class T>
-inline void Axpy(T* __restrict d, const T* __restrict s, T a, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) d[i] += a * s[i];
-}
+// Taps one depthwise output row gathers at most in DepthwiseConv2D (8x8 kernels); larger ones take the
+// general loop.
+constexpr int64_t kMaxDepthwiseTaps = 64;
 
 // 2-D depthwise convolution, the mobile nets' hot spot. Per channel the input plane is first rewritten padded and
-// split by column phase (stride_w phases), so that every tap of every output row reads a contiguous run and
-// vectorises; an output row gathers all its taps while it sits in L1 and is written once. Taps are added in
-// the same order as DepthwiseConv, so results are identical.
+// split by column phase (stride_w phases), so that every tap of every output row reads a contiguous run. An
+// output row is then computed kLanes columns at a time, all taps accumulated in registers before one store.
+// Taps are added in the same order as DepthwiseConv (bias, then kh, kw), so results are identical.
 template <class T>
 void DepthwiseConv2D(ThreadPool& pool, const ConvGeom& p, const T* in, const T* w, const T* bias, T* out) {
+  constexpr int64_t kLanes = 16;  // output columns in flight: one AVX-512 register of floats
   const int64_t H = p.in[1], W = p.in[2], OH = p.out[1], OW = p.out[2], KH = p.k[1], KW = p.k[2];
   const int64_t SH = p.stride[1], SW = p.stride[2], PH = p.pad[1], PW = p.pad[2], DH = p.dil[1], DW = p.dil[2];
-  const int64_t Tp = OW + (KW - 1) * DW / SW + 1;  // phase row length: the last tap of the last output column
+  // Phase rows reach past the last output column's last tap to a whole block of kLanes (zeros).
+  const int64_t Tp = (OW + kLanes - 1) / kLanes * kLanes + (KW - 1) * DW / SW + 1;
   pool.ParallelFor(static_cast<size_t>(p.M), 1, [&](size_t b, size_t e) {
     T* plane = Scratch<T>(static_cast<size_t>(H * SW * Tp));
+    std::array<const T*, kMaxDepthwiseTaps> tap_src;
+    std::array<T, kMaxDepthwiseTaps> tap_w;
     for (size_t m = b; m < e; ++m) {
       const T* src = in + (m / p.Mg()) * p.InSize();
       for (int64_t ih = 0; ih < H; ++ih)
@@ -143,16 +144,27 @@ void DepthwiseConv2D(ThreadPool& pool, const ConvGeom& p, const T* in, const T* 
           std::fill(row + hi, row + Tp, T(0));
         }
       const T* wm = w + m * KH * KW;
+      const T b0 = bias ? bias[m] : T(0);
       for (int64_t oh = 0; oh < OH; ++oh) {
-        T* d = out + m * p.OutSize() + oh * OW;
-        std::fill(d, d + OW, bias ? bias[m] : T(0));
+        int taps = 0;
         for (int64_t kh = 0; kh < KH; ++kh) {
           int64_t ih = oh * SH - PH + kh * DH;
           if (ih < 0 || ih >= H) continue;
-          for (int64_t kw = 0; kw < KW; ++kw) {
-            const T wv = wm[kh * KW + kw];
-            Axpy(d, plane + (ih * SW + kw * DW % SW) * Tp + kw * DW / SW, wv, OW);
+          for (int64_t kw = 0; kw < KW; ++kw, ++taps) {
+            tap_src[taps] = plane + (ih * SW + kw * DW % SW) * Tp + kw * DW / SW;
+            tap_w[taps] = wm[kh * KW + kw];
           }
+        }
+        T* d = out + m * p.OutSize() + oh * OW;
+        for (int64_t ow0 = 0; ow0 < OW; ow0 += kLanes) {
+          T acc[kLanes];
+          for (int64_t j = 0; j < kLanes; ++j) acc[j] = b0;
+          for (int t = 0; t < taps; ++t) {
+            const T* s = tap_src[t] + ow0;
+            const T wv = tap_w[t];
+            for (int64_t j = 0; j < kLanes; ++j) acc[j] += wv * s[j];
+          }
+          std::copy(acc, acc + std::min(kLanes, OW - ow0), d + ow0);
         }
       }
     }
@@ -161,7 +173,7 @@ void DepthwiseConv2D(ThreadPool& pool, const ConvGeom& p, const T* in, const T* 
 
 template <class T>
 void DepthwiseConv(ThreadPool& pool, const ConvGeom& p, const T* in, const T* w, const T* bias, T* out) {
-  if (p.in[0] == 1 && p.k[0] == 1 && p.out[0] == 1) return DepthwiseConv2D(pool, p, in, w, bias, out);
+  if (p.in[0] == 1 && p.k[0] == 1 && p.out[0] == 1 && p.k[1] * p.k[2] <= kMaxDepthwiseTaps) return DepthwiseConv2D(pool, p, in, w, bias, out);
   const int64_t D = p.in[0], H = p.in[1], W = p.in[2];  // not a structured binding: lambdas capture these (clang 14)
   const int64_t OD = p.out[0], OH = p.out[1], OW = p.out[2];
   // Each output channel m reads input channel m / Mg.
