@@ -65,6 +65,10 @@ uint16_t FloatToBF16(float f) {
 
 void HalfToFloat(std::span<const uint16_t> in, std::span<float> out) {
   size_t i = 0, n = in.size();
+#if defined(__AVX512F__)
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(out.data() + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in.data() + i))));
+#endif
 #if defined(__F16C__)
   for (; i + 8 <= n; i += 8) {
     __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in.data() + i));
@@ -76,6 +80,10 @@ void HalfToFloat(std::span<const uint16_t> in, std::span<float> out) {
 
 void FloatToHalf(std::span<const float> in, std::span<uint16_t> out) {
   size_t i = 0, n = in.size();
+#if defined(__AVX512F__)
+  for (; i + 16 <= n; i += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.data() + i), _mm512_cvtps_ph(_mm512_loadu_ps(in.data() + i), _MM_FROUND_TO_NEAREST_INT));
+#endif
 #if defined(__F16C__)
   for (; i + 8 <= n; i += 8) {
     __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(in.data() + i), _MM_FROUND_TO_NEAREST_INT);
