@@ -170,6 +170,12 @@ FileLock::~FileLock() {
   if (fd_ >= 0) ::close(fd_);  // closing releases the lock
 }
 
+Status WriteLinesAtomic(const std::string& path, const std::map<std::string, std::string>& lines) {
+  std::string text;
+  for (const auto& [key, line] : lines) text += line + "\n";
+  return WriteFileAtomic(path, std::as_bytes(std::span(text.data(), text.size())));
+}
+
 Status WriteFileAtomic(const std::string& path, std::span<const std::byte> data) {
   NPU_ASSIGN_OR_RETURN(auto w, AtomicFileWriter::Create(path));
   NPU_RETURN_IF_ERROR(w->Write(data));

@@ -2,6 +2,7 @@
 // so a failed run never leaves a half-written file behind.
 #pragma once
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -80,6 +81,9 @@ class FileLock {
 
 // Convenience: write a whole buffer atomically.
 Status WriteFileAtomic(const std::string& path, std::span<const std::byte> data);
+
+// Writes the map's values, one per line in key order (the same records always give the same bytes), atomically.
+Status WriteLinesAtomic(const std::string& path, const std::map<std::string, std::string>& lines);
 
 // Writes a whole buffer with AtomicFileWriter::CommitUnique; returns the name used.
 Result<std::string> WriteFileUnique(const std::string& path, std::span<const std::byte> data);

@@ -141,9 +141,7 @@ IterationTiming ScheduleIteration(const Graph& g, std::span<const Task> tasks, c
   it.pinned_l2_bytes = PinWeights(g, tasks, soc, l2);
   std::vector<Work> works;
   for (const Task& t : tasks) works.push_back(TaskWork(g, t, &soc));
-  std::vector<int> producer(g.values.size(), -1);  // value -> the task that writes it
-  for (size_t k = 0; k < tasks.size(); ++k)
-    for (int o : g.nodes[tasks[k].op_index].outputs) producer[o] = static_cast<int>(k);
+  std::vector<int> producer = ProducerTasks(g, tasks);
   for (int pass = 0; pass < 2; ++pass) {
     std::unordered_map<uint32_t, double> stream_clock;
     CoreClock cores(soc.ai_cores);

@@ -58,10 +58,16 @@ Status OutShape(KernelContext& c, const Tensor& a, const Tensor& b, Shape& out) 
 
 enum class UnaryTypes { kFloat, kSigned, kAll };
 
-template <UnaryTypes kTypes, class Make>
-void RegisterUnary(const char* name, Make make) {
+// `bulk` (optional): the op as an Eigen array expression, run on fp32 chunks, for ops whose scalar libm call
+// would dominate a model (the exp in Sigmoid, SiLU's half): Eigen evaluates exp with SIMD (pexp, within 1-2
+// ulp of libm). Other dtypes take the scalar function.
+struct NoBulk {};
+using ArrayF = Eigen::Array<float, Eigen::Dynamic, 1>;
+
+template <UnaryTypes kTypes, class Make, class Bulk = NoBulk>
+void RegisterUnary(const char* name, Make make, Bulk bulk = {}) {
   RegisterOp({name, 1, 1, 1, 1, Engine::kVector, InferSameAsInput0},
-             [make](KernelContext& ctx) {
+             [make, bulk](KernelContext& ctx) {
                return WithWidenedHalves(ctx, [&](KernelContext& c) {
                  const Tensor& x = c.in(0);
                  auto f = make(c.node);
@@ -71,8 +77,15 @@ void RegisterUnary(const char* name, Make make) {
                    using T = decltype(tag);
                    constexpr bool floating = std::is_floating_point_v<T>;
                    constexpr bool is_signed = std::is_signed_v<T> && !std::is_same_v<T, bool>;
-                   if constexpr (floating || (kTypes == UnaryTypes::kSigned && is_signed) ||
-                                 (kTypes == UnaryTypes::kAll && !std::is_same_v<T, bool>)) {
+                   if constexpr (!std::is_same_v<Bulk, NoBulk> && std::is_same_v<T, float>) {
+                     const float* in = x.data<float>();
+                     float* out = y.mutable_data<float>();
+                     c.pool.ParallelFor(static_cast<size_t>(x.numel()), kGrain, [&](size_t b, size_t e) {
+                       auto n = static_cast<Eigen::Index>(e - b);
+                       Eigen::Map<ArrayF>(out + b, n) = bulk(Eigen::Map<const ArrayF>(in + b, n));
+                     });
+                   } else if constexpr (floating || (kTypes == UnaryTypes::kSigned && is_signed) ||
+                                        (kTypes == UnaryTypes::kAll && !std::is_same_v<T, bool>)) {
                      MapUnary(c.pool, x.data<T>(), y.mutable_data<T>(), x.numel(), [&](T v) { return f(v); });
                    } else {
                      supported = false;
@@ -87,33 +100,6 @@ void RegisterUnary(const char* name, Make make) {
              });
 }
 
-// Float ops whose scalar libm call dominates a model (the exp in Sigmoid, SiLU's half): fp32 chunks run as
-// Eigen array expressions, which evaluate exp with SIMD (Eigen's pexp, within 1-2 ulp of libm); fp64 keeps
-// the scalar formula.
-using ArrayF = Eigen::Array<float, Eigen::Dynamic, 1>;
-template <class Scalar, class Bulk>
-void RegisterFloatUnary(const char* name, Scalar scalar, Bulk bulk) {
-  RegisterOp({name, 1, 1, 1, 1, Engine::kVector, InferSameAsInput0}, [scalar, bulk](KernelContext& ctx) {
-    return WithWidenedHalves(ctx, [&](KernelContext& c) {
-      const Tensor& x = c.in(0);
-      if (x.dtype() != DType::kF32 && x.dtype() != DType::kF64) return c.Fail("dtype " + std::string(DTypeName(x.dtype())) + " is not supported");
-      Tensor y = Tensor::Empty(x.dtype(), x.shape());
-      if (x.dtype() == DType::kF32) {
-        const float* in = x.data<float>();
-        float* out = y.mutable_data<float>();
-        c.pool.ParallelFor(static_cast<size_t>(x.numel()), kGrain, [&](size_t b, size_t e) {
-          auto n = static_cast<Eigen::Index>(e - b);
-          Eigen::Map<ArrayF>(out + b, n) = bulk(Eigen::Map<const ArrayF>(in + b, n));
-        });
-      } else {
-        MapUnary(c.pool, x.data<double>(), y.mutable_data<double>(), x.numel(), scalar);
-      }
-      c.outputs[0] = std::move(y);
-      return Status::Ok();
-    });
-  });
-}
-
 void RegisterUnaryOps() {
   auto plain = [](auto fn) { return [fn](const Node&) { return fn; }; };
   RegisterUnary<UnaryTypes::kSigned>("Relu", plain([](auto x) { return x > 0 ? x : decltype(x)(0); }));
@@ -123,14 +109,14 @@ void RegisterUnaryOps() {
     else return x < 0 ? decltype(x)(-x) : x;
   }));
   RegisterUnary<UnaryTypes::kSigned>("Sign", plain([](auto x) { return decltype(x)((x > 0) - (x < 0)); }));
-  RegisterFloatUnary("Sigmoid", [](double x) { return 1 / (1 + std::exp(-x)); },
-                     [](const auto& x) { return (1 + (-x).exp()).inverse(); });
+  RegisterUnary<UnaryTypes::kFloat>("Sigmoid", plain([](auto x) { return 1 / (1 + std::exp(-x)); }),
+                                    [](const auto& x) { return (1 + (-x).exp()).inverse(); });
   RegisterUnary<UnaryTypes::kFloat>("Tanh", plain([](auto x) { return std::tanh(x); }));
   RegisterUnary<UnaryTypes::kFloat>("Erf", plain([](auto x) { return std::erf(x); }));
   // Gelu (erf form): the op GeluONNXFusionPass makes of the exported Div-Erf-Add-Mul-Mul chain.
   RegisterUnary<UnaryTypes::kFloat>("Gelu", plain([](auto x) { return x * (std::erf(x * decltype(x)(M_SQRT1_2)) + 1) * decltype(x)(0.5); }));
   RegisterUnary<UnaryTypes::kFloat>("Sqrt", plain([](auto x) { return std::sqrt(x); }));
-  RegisterFloatUnary("Exp", [](double x) { return std::exp(x); }, [](const auto& x) { return x.exp(); });
+  RegisterUnary<UnaryTypes::kFloat>("Exp", plain([](auto x) { return std::exp(x); }), [](const auto& x) { return x.exp(); });
   RegisterUnary<UnaryTypes::kFloat>("Log", plain([](auto x) { return std::log(x); }));
   RegisterUnary<UnaryTypes::kFloat>("Reciprocal", plain([](auto x) { return 1 / x; }));
   RegisterUnary<UnaryTypes::kFloat>("Floor", plain([](auto x) { return std::floor(x); }));

@@ -46,8 +46,6 @@ Status ByFloatType(KernelContext& c) {
 // fp16/bf16 tensors are widened to fp32 for computing and narrowed back afterwards
 // (the reference numerics of a vector op computing in fp32).
 Tensor ToF32(const Tensor& t);
-// Elements per parallel chunk of a 16-bit <-> fp32 conversion (memory-bound: big chunks).
-constexpr size_t kConvertGrain = 1 << 16;
 Tensor FromF32(const Tensor& t, DType target);
 bool IsHalfLike(DType t);
 // Runs `body` with every fp16/bf16 input widened to fp32, then narrows float outputs back

@@ -7,7 +7,6 @@
 
 #include "base/half.h"
 #include "base/thread_pool.h"
-#include "kernels/kernel_util.h"
 
 namespace npu {
 namespace {

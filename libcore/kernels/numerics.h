@@ -30,6 +30,9 @@ struct FloatStatus {
   void Record(int output, int64_t index, float value);
 };
 
+// Elements per parallel chunk of a 16-bit <-> fp32 conversion (memory-bound: big chunks).
+constexpr size_t kConvertGrain = 1 << 16;
+
 // The overflow predicate: a finite fp32 value the target float dtype cannot represent (rounds past its
 // largest finite value). Non-finite values are not range overflows; the runtime judges them by the inputs.
 bool ExceedsRange(float v, DType to);

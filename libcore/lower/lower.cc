@@ -72,10 +72,15 @@ uint32_t StreamCount(std::span<const Task> tasks) {
   return n;
 }
 
-uint32_t EventCount(const Graph& g, std::span<const Task> tasks) {
+std::vector<int> ProducerTasks(const Graph& g, std::span<const Task> tasks) {
   std::vector<int> producer(g.values.size(), -1);
   for (size_t k = 0; k < tasks.size(); ++k)
     for (int o : g.nodes[tasks[k].op_index].outputs) producer[o] = static_cast<int>(k);
+  return producer;
+}
+
+uint32_t EventCount(const Graph& g, std::span<const Task> tasks) {
+  std::vector<int> producer = ProducerTasks(g, tasks);
   std::set<std::pair<int, uint32_t>> events;
   for (const Task& t : tasks)
     for (int i : g.nodes[t.op_index].inputs)

@@ -40,6 +40,8 @@ constexpr uint32_t kMaxStreams = 4;
 
 // `soc` may be null (the fp32 reference path): tasks then carry no tiling.
 std::vector<Task> LowerToTasks(const Graph& g, const SocSpec* soc);
+// For each value, the index of the task that writes it (-1: a graph input or constant).
+std::vector<int> ProducerTasks(const Graph& g, std::span<const Task> tasks);
 // Streams the tasks use (highest stream id + 1), and the events that order them: one per (producer task,
 // consumer stream) pair where a task reads what another stream's task wrote.
 uint32_t StreamCount(std::span<const Task> tasks);

@@ -57,13 +57,6 @@ Status ForEachRecord(const fs::path& path, Fn&& fn) {
   return Status::Ok();
 }
 
-// Lines sorted by key: the same records always give the same bytes.
-Status WriteLines(const std::string& path, const std::map<std::string, std::string>& lines) {
-  std::string text;
-  for (const auto& [key, line] : lines) text += line + "\n";
-  return WriteFileAtomic(path, std::as_bytes(std::span(text.data(), text.size())));
-}
-
 }  // namespace
 
 // CANN's banks carry a 32-bit hash of the key struct as the record id; ours hashes the key text.
@@ -100,7 +93,7 @@ Status WriteBankTree(const std::string& root, const std::vector<BankFile>& files
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);
     if (ec) return Status::Error("EG0010", "bank", path.parent_path().string(), "cannot create the directory: " + ec.message());
-    NPU_RETURN_IF_ERROR(WriteLines(path.string(), f.lines));
+    NPU_RETURN_IF_ERROR(WriteLinesAtomic(path.string(), f.lines));
   }
   return Status::Ok();
 }
@@ -180,7 +173,7 @@ Status TuneBank::Save() {
                 {"knowledge", TilingJson(r.tiling)}, {"performance_before_tune(us)", r.before_us}, {"performance_after_tune(us)", r.after_us}};
       lines[key] = j.dump();
     }
-    NPU_RETURN_IF_ERROR(WriteLines(path, lines));
+    NPU_RETURN_IF_ERROR(WriteLinesAtomic(path, lines));
   }
   dirty_types_.clear();
   return Status::Ok();

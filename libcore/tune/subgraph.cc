@@ -69,31 +69,9 @@ std::string Signature(const Graph& g, const std::vector<int>& nodes) {
   return os.str();
 }
 
-json PlanJson(const SubgraphPlan& p) {
-  json l2 = json::array();
-  if (p.pin_weights) l2.push_back(kL2PinWeights);
-  if (p.bypass_outputs) l2.push_back(kL2BypassOutputs);
-  return {{"fusion_off", p.fusion_off}, {"l2", l2}, {"parallel_branches", p.parallel_branches}, {"core_split", p.core_split}};
-}
-
-SubgraphPlan PlanFrom(const json& j) {
-  SubgraphPlan p;
-  for (const auto& f : j.at("fusion_off")) p.fusion_off.insert(f.get<std::string>());
-  for (const auto& x : j.at("l2")) {
-    std::string s = x.get<std::string>();
-    if (s == kL2PinWeights) p.pin_weights = true;
-    else if (s == kL2BypassOutputs) p.bypass_outputs = true;
-    else throw std::invalid_argument("unknown l2 decision \"" + s + "\"");
-  }
-  p.parallel_branches = j.at("parallel_branches").get<bool>();
-  p.core_split = j.at("core_split").get<int32_t>();
-  if (p.core_split < 0 || (p.core_split > 0 && !p.parallel_branches)) throw std::invalid_argument("core_split needs parallel_branches");
-  return p;
-}
-
 json RecordJson(const SubgraphRecord& r) {
   return {{"key", r.key}, {"context", r.context}, {"version", kCostModelVersion}, {"subgraph", r.description},
-          {"decision", PlanJson(r.plan)}, {"model_performance_before(ms)", r.before_ms}, {"model_performance_after(ms)", r.after_ms}};
+          {"decision", r.plan.ToString()}, {"model_performance_before(ms)", r.before_ms}, {"model_performance_after(ms)", r.after_ms}};
 }
 
 }  // namespace
@@ -227,7 +205,9 @@ static Status ForEachSubgraphRecord(const std::string& path, Fn&& fn) {
       r.context = j.at("context").get<std::string>();
       version = j.at("version").get<int>();
       r.description = j.value("subgraph", "");
-      r.plan = PlanFrom(j.at("decision"));
+      auto plan = SubgraphPlan::Parse(j.at("decision").get<std::string>());
+      if (!plan.ok()) return bad(plan.status().reason());
+      r.plan = std::move(plan).value();
       r.before_ms = j.value("model_performance_before(ms)", 0.0);
       r.after_ms = j.value("model_performance_after(ms)", 0.0);
     } catch (const std::exception& e) {
@@ -242,8 +222,7 @@ Result<SubgraphBank> SubgraphBank::Open(const std::string& path) {
   SubgraphBank b;
   b.path_ = path;
   NPU_RETURN_IF_ERROR(ForEachSubgraphRecord(path, [&](int version, SubgraphRecord r, const std::string&) {
-    if (version != kCostModelVersion) ++b.skipped_;  // chosen by other formulas
-    else b.records_[r.key] = std::move(r);
+    if (version == kCostModelVersion) b.records_[r.key] = std::move(r);  // others were chosen by other formulas
     return Status::Ok();
   }));
   return b;
@@ -272,9 +251,7 @@ Status SubgraphBank::Save() {
     return Status::Ok();
   }));
   for (const auto& key : dirty_) lines[key] = RecordJson(records_.at(key)).dump();
-  std::string text;
-  for (const auto& [key, line] : lines) text += line + "\n";
-  NPU_RETURN_IF_ERROR(WriteFileAtomic(path_, std::as_bytes(std::span(text.data(), text.size()))));
+  NPU_RETURN_IF_ERROR(WriteLinesAtomic(path_, lines));
   dirty_.clear();
   return Status::Ok();
 }

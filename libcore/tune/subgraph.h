@@ -60,8 +60,8 @@ struct SubgraphRecord {
 class SubgraphBank {
  public:
   static std::string DefaultPath(const SocSpec& soc);
-  // Missing is empty; records of another cost-model version are skipped and counted; a malformed line is
-  // EG0011 naming the file and line.
+  // Missing is empty; records of another cost-model version are skipped; a malformed line is EG0011 naming
+  // the file and line.
   static Result<SubgraphBank> Open(const std::string& path);
   const SubgraphRecord* Find(const std::string& key) const;
   void Put(SubgraphRecord r);
@@ -73,7 +73,6 @@ class SubgraphBank {
   std::string path_;
   std::map<std::string, SubgraphRecord> records_;
   std::set<std::string> dirty_;
-  size_t skipped_ = 0;
 };
 
 // atc's side: applies the bank's decision to every subgraph it has a record for; returns how many.

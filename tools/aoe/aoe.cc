@@ -219,10 +219,10 @@ std::vector<Status> ValidateOptions(const AoeOptions& o) {
   for (const auto& f : o.unknown_flags) errs.push_back(Status::Error("EG0000", f, "", "unknown flag", "See aoe --help."));
   if (o.job_type.empty()) errs.push_back(Status::Error("EG0000", "--job_type", "", "--job_type is required: 1 (subgraph tuning) or 2 (operator tuning)"));
   else if (o.job_type != "1" && o.job_type != "2") errs.push_back(Status::Error("EG0003", "--job_type", o.job_type, "the value must be 1 or 2"));
-  if (o.reload_given && o.job_type != "1")
-    errs.push_back(Status::Error("EG0000", "--reload", o.reload, "only subgraph tuning (--job_type=1) can be resumed", "Operator tuning skips what the bank holds: just run it again."));
-  if (o.reload_given && !o.model_path.empty())
-    errs.push_back(Status::Error("EG0000", "--reload", o.reload, "resumes one model's job, not a --model_path batch", "Give --model."));
+  if (o.reload && o.job_type != "1")
+    errs.push_back(Status::Error("EG0000", "--reload", *o.reload, "only subgraph tuning (--job_type=1) can be resumed", "Operator tuning skips what the bank holds: just run it again."));
+  if (o.reload && !o.model_path.empty())
+    errs.push_back(Status::Error("EG0000", "--reload", *o.reload, "resumes one model's job, not a --model_path batch", "Give --model."));
   if (o.job_type == "1" && !o.tune_ops_file.empty())
     errs.push_back(Status::Error("EG0000", "--tune_ops_file", o.tune_ops_file, "selects operators for operator tuning (--job_type=2)"));
   if (o.job_type == "1" && !o.shard.empty())

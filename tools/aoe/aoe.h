@@ -3,6 +3,7 @@
 // main.cc only parses flags.
 #pragma once
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,8 +16,7 @@ struct AoeOptions {
   std::string model_path;         // a directory of models (.onnx) and single-op descriptions (.json), tuned in turn
   std::string singleop;           // a single-op JSON (atc --singleop's format): its ops' tilings
   std::string job_type;           // 1 = subgraph tuning, 2 = operator tuning
-  std::string reload;             // --reload[=job folder]: resume an interrupted subgraph tuning job
-  bool reload_given = false;
+  std::optional<std::string> reload;  // --reload[=job folder] (empty: the newest): resume a subgraph tuning job
   std::string tune_ops_file;      // {"tune_ops_name": [...], "tune_ops_type": [...]}
   std::string search = "guided";  // guided | exhaustive
   std::string progress_bar = "on";

@@ -14,8 +14,9 @@ int main(int argc, char** argv) {
   CLI::App app{"aoe: tune subgraph decisions and operator tilings on the simulated NPU's cost model; results go to the tune banks atc reads (TUNE_BANK_PATH)", "aoe"};
   app.allow_extras();
   app.set_version_flag("--version", npu::aoe::kVersion);
-  app.add_option("--job_type,-j", o.job_type, "1 = subgraph tuning (fusion and L2 decisions), 2 = operator tuning (tilings)");
-  auto* reload = app.add_option("--reload", o.reload, "resume an interrupted subgraph tuning job (default: the newest in aoe_workspace/)")
+  app.add_option("--job_type,-j", o.job_type, "1 = subgraph tuning (fusion, L2, stream and core-split decisions), 2 = operator tuning (tilings)");
+  std::string reload_dir;
+  auto* reload = app.add_option("--reload", reload_dir, "resume an interrupted subgraph tuning job (default: the newest in aoe_workspace/)")
                      ->expected(0, 1);
   app.add_option("--model,-m", o.model.model, "model (.onnx)");
   app.add_option("--model_path", o.model_path, "directory of models (.onnx) and single-op descriptions (.json) tuned in one batch");
@@ -40,6 +41,6 @@ int main(int argc, char** argv) {
     return npu::cli::ParseFailed(app, e, "aoe", std::cout);
   }
   o.unknown_flags = app.remaining();
-  o.reload_given = reload->count() > 0;
+  if (reload->count() > 0) o.reload = reload_dir;
   return npu::aoe::RunAoe(o, std::cout);
 }

@@ -1,6 +1,7 @@
 // Subgraph tuning (--job_type=1, CANN's SGAT): per subgraph, the fusion, L2, stream and core-split decisions
-// searched against the simulated end-to-end time of the whole model, the winners kept in the subgraph bank. The job is journaled in
-// aoe_workspace/<model>_<timestamp>/ as it goes, so --reload resumes an interrupted one where it stopped.
+// searched against the simulated end-to-end time of the whole model, the winners kept in the subgraph bank.
+// The job is journaled in aoe_workspace/<model>_<timestamp>/ as it goes, so --reload resumes an interrupted
+// one where it stopped.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -8,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -79,8 +82,10 @@ class Evaluator {
   Result<double> TotalNs(const std::vector<Subgraph>& subgraphs, const std::vector<SubgraphPlan>& plans) {
     ++evaluations_;
     NPU_ASSIGN_OR_RETURN(OmModel m, Compile(subgraphs, plans));
-    NPU_ASSIGN_OR_RETURN(auto soc, ModelSoc(m));
-    return ScheduleIteration(m.graph, m.tasks, *soc).total_ns;
+    if (!soc_) {  // every compile targets the same chip
+      NPU_ASSIGN_OR_RETURN(soc_, ModelSoc(m));
+    }
+    return ScheduleIteration(m.graph, m.tasks, *soc_).total_ns;
   }
   const Graph& graph() const { return g0_; }
   uint64_t evaluations() const { return evaluations_; }
@@ -89,6 +94,7 @@ class Evaluator {
   Graph g0_;
   const atc::AtcOptions& o_;
   const OnnxModelInfo& info_;
+  std::shared_ptr<const SocSpec> soc_;
   uint64_t evaluations_ = 0;
 };
 
@@ -202,7 +208,7 @@ Result<fs::path> FindJob(const std::string& reload, const std::string& model_ste
 Result<Journal> OpenJournal(const AoeOptions& o, const std::string& model_stem, const std::string& stamp, const std::vector<Subgraph>& subgraphs) {
   Journal j;
   json keys = KeysOf(subgraphs);
-  if (!o.reload_given) {
+  if (!o.reload) {
     j.dir = WorkspaceRoot() / (model_stem + "_" + stamp);
     std::error_code ec;
     fs::create_directories(j.dir, ec);
@@ -211,7 +217,7 @@ Result<Journal> OpenJournal(const AoeOptions& o, const std::string& model_stem, 
     NPU_RETURN_IF_ERROR(WriteFileAtomic((j.dir / "job.json").string(), std::as_bytes(std::span(text.data(), text.size()))));
     return j;
   }
-  NPU_ASSIGN_OR_RETURN(j.dir, FindJob(o.reload, model_stem));
+  NPU_ASSIGN_OR_RETURN(j.dir, FindJob(*o.reload, model_stem));
   NPU_ASSIGN_OR_RETURN(std::string text, ReadFileToString((j.dir / "job.json").string()));
   json job = ParseJson(text);
   if (job.is_discarded() || !job.is_object() || job.value("subgraph_keys", json()) != keys)
@@ -248,22 +254,27 @@ struct Job {
     return ns * 1e-6;
   }
 
+  struct Decision {
+    std::string outcome;
+    std::optional<double> model_ms;  // the model's time with it, when the search already costed it
+  };
+
   // Decides subgraph i (from the journal, an equal subgraph, the bank, or a search) given the model's time with
-  // the decisions so far; returns the outcome and fills the search counts into `entry`.
-  Result<std::string> Decide(size_t i, double current_ms, json& summary, json& entry) {
+  // the decisions so far; fills the search counts into `entry`.
+  Result<Decision> Decide(size_t i, double current_ms, json& summary, json& entry) {
     const Subgraph& s = subgraphs[i];
     if (auto done = journal.done.find(s.id); done != journal.done.end() && done->second["key"] == s.key) {
       NPU_ASSIGN_OR_RETURN(plans[i], SubgraphPlan::Parse(done->second["decision"].get<std::string>()));
-      return std::string("resumed");  // decided before the interruption
+      return Decision{"resumed"};  // decided before the interruption
     }
     if (auto same = decided.find(s.key); same != decided.end()) {
       plans[i] = plans[same->second];
-      return "same_as_subgraph_" + std::to_string(same->second);
+      return Decision{"same_as_subgraph_" + std::to_string(same->second)};
     }
     if (const SubgraphRecord* hit = repeat ? nullptr : bank.Find(s.key)) {
       plans[i] = hit->plan;
       Count(summary, "repo_hit_num");
-      return std::string("repo_hit");
+      return Decision{"repo_hit"};
     }
     NPU_ASSIGN_OR_RETURN(Searched r, SearchSubgraph(ev, subgraphs, plans, i, choices[i], current_ms * 1e6, exhaustive));
     entry["evaluations"] = r.evaluations;
@@ -271,13 +282,13 @@ struct Job {
     bool banked = bank.Find(s.key) != nullptr;
     if (r.best_ns >= current_ms * 1e6 * (1 - 1e-9) && !banked) {  // a re-tune replaces what the bank held
       Count(summary, "repo_unsatisfied_num");
-      return std::string("unsatisfied");  // the built-in decisions are already the best found
+      return Decision{"unsatisfied", current_ms};  // the built-in decisions are already the best found
     }
     plans[i] = r.best;
     bank.Put({s.key, context, s.Describe(ev.graph()), r.best, current_ms, r.best_ns * 1e-6});
     NPU_RETURN_IF_ERROR(bank.Save());
     Count(summary, banked ? "repo_update_num" : "repo_add_num");
-    return std::string(banked ? "update" : "add");
+    return Decision{banked ? "update" : "add", r.best_ns * 1e-6};
   }
 
   // The tuned .om in the job folder (and at --output), then the marker that the job is finished.
@@ -326,10 +337,15 @@ Status TuneSubgraphs(const AoeOptions& o, const atc::AtcOptions& mo, Report& rep
     const Subgraph& s = job.subgraphs[i];
     json entry = {{"subgraph_id", s.id}, {"subgraph", s.Describe(ev.graph())}, {"key", s.key}, {"ops", s.nodes.size()},
                   {"model_performance_before(ms)", current_ms}, {"dimensions", job.choices[i].dims()}};
-    NPU_ASSIGN_OR_RETURN(std::string outcome, job.Decide(i, current_ms, sgat["repo_summary"], entry));
+    NPU_ASSIGN_OR_RETURN(Job::Decision d, job.Decide(i, current_ms, sgat["repo_summary"], entry));
+    const std::string& outcome = d.outcome;
     job.decided.emplace(s.key, i);
     if (outcome != "resumed" && !outcome.starts_with("same_as")) Count(sgat["repo_summary"], "total_num");
-    NPU_ASSIGN_OR_RETURN(current_ms, job.Ms());
+    if (d.model_ms) {
+      current_ms = *d.model_ms;
+    } else {
+      NPU_ASSIGN_OR_RETURN(current_ms, job.Ms());
+    }
     std::string decision = job.plans[i].ToString();
     entry.update({{"decision", decision}, {"model_performance_after(ms)", current_ms}, {"result", outcome}});
     sgat["subgraphs"].push_back(entry);

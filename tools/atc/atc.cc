@@ -249,7 +249,6 @@ enum class Banks { kSubgraphOnly, kBoth };
 
 Result<OmModel> Build(const AtcOptions& o, OnnxModelInfo& info, std::vector<std::string>& warnings, Banks banks) {
   NPU_ASSIGN_OR_RETURN(SocSpec soc, TargetSoc(o));
-  NPU_ASSIGN_OR_RETURN(std::string precision_mode, PrecisionModeOf(o, soc));
   NPU_ASSIGN_OR_RETURN(Graph g, ImportGraph(o, info));
   const char* bank_path = std::getenv("TUNE_BANK_PATH");
   bool use_bank = bank_path && *bank_path;
@@ -258,6 +257,7 @@ Result<OmModel> Build(const AtcOptions& o, OnnxModelInfo& info, std::vector<std:
   if (use_bank && o.buffer_optimize != "off_optimize") {
     NPU_ASSIGN_OR_RETURN(SubgraphBank sgb, SubgraphBank::Open(std::string(bank_path) + "/subgraph.json"));
     if (sgb.size() > 0) {
+      NPU_ASSIGN_OR_RETURN(std::string precision_mode, PrecisionModeOf(o, soc));  // part of the records' keys
       auto subgraphs = PartitionSubgraphs(g, SubgraphContext(soc, precision_mode));
       int n = ApplySubgraphBank(g, subgraphs, sgb);
       subgraph_note = sgb.path() + " (" + std::to_string(n) + " of " + std::to_string(subgraphs.size()) + " subgraphs)";
