@@ -5,11 +5,13 @@
 namespace npu {
 namespace {
 constexpr GeType kGeTypes[] = {
-    {1, "float32", "<f4", 4, true},  {2, "float16", "<f2", 2, true},  {3, "int8", "|i1", 1, false},
-    {4, "uint8", "|u1", 1, false},   {5, "int16", "<i2", 2, false},   {6, "uint16", "<u2", 2, false},
-    {7, "int32", "<i4", 4, false},   {8, "int64", "<i8", 8, false},   {9, "uint32", "<u4", 4, false},
-    {10, "uint64", "<u8", 8, false}, {11, "bool", "|b1", 1, false},   {12, "float64", "<f8", 8, true},
-    {27, "bfloat16", nullptr, 2, true},
+    {1, "float32", "<f4", 4, true, "DT_FLOAT"},     {2, "float16", "<f2", 2, true, "DT_FLOAT16"},
+    {3, "int8", "|i1", 1, false, "DT_INT8"},        {4, "uint8", "|u1", 1, false, "DT_UINT8"},
+    {5, "int16", "<i2", 2, false, "DT_INT16"},      {6, "uint16", "<u2", 2, false, "DT_UINT16"},
+    {7, "int32", "<i4", 4, false, "DT_INT32"},      {8, "int64", "<i8", 8, false, "DT_INT64"},
+    {9, "uint32", "<u4", 4, false, "DT_UINT32"},    {10, "uint64", "<u8", 8, false, "DT_UINT64"},
+    {11, "bool", "|b1", 1, false, "DT_BOOL"},       {12, "float64", "<f8", 8, true, "DT_DOUBLE"},
+    {27, "bfloat16", nullptr, 2, true, "DT_BF16"},
 };
 constexpr std::pair<Format, std::string_view> kFormats[] = {
     {Format::kNCHW, "NCHW"},        {Format::kNHWC, "NHWC"},           {Format::kND, "ND"},
@@ -48,7 +50,7 @@ std::optional<DType> DTypeFromGe(int32_t v) {
 }
 std::optional<DType> DTypeFromName(std::string_view name) {
   for (DType t : kComputeTypes)
-    if (DTypeName(t) == name) return t;
+    if (DTypeName(t) == name || FindGeType(static_cast<int32_t>(t))->ge_name == name) return t;
   return std::nullopt;
 }
 bool IsFloat(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16 || t == DType::kF64; }

@@ -33,13 +33,14 @@ struct GeType {
   const char* descr;  // "<f2", ...; nullptr where numpy has no such type
   size_t size;
   bool is_float;
+  std::string_view ge_name;  // "DT_FLOAT16": how CANN's JSON (atc --mode=1, AMCT records) spells it
 };
 const GeType* FindGeType(int32_t code);                 // nullptr: a code this build cannot decode
 const GeType* FindGeTypeByDescr(std::string_view descr);  // "<f4" -> float32
 
 size_t DTypeSize(DType t);
 std::string_view DTypeName(DType t);  // "float32", "float16", ... (numpy-style names)
-std::optional<DType> DTypeFromName(std::string_view name);
+std::optional<DType> DTypeFromName(std::string_view name);  // "float16" or "DT_FLOAT16"
 std::optional<DType> DTypeFromGe(int32_t v);
 bool IsFloat(DType t);
 

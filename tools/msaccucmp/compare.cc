@@ -372,7 +372,8 @@ int RunCompare(const CompareOptions& o, std::ostream& out) {
     return fail(Status::Error("E10001", "-p", o.post_process, "must be 0 or 1"));
   if (o.post_process == "1" && !(o.npu.ends_with(".h5") && o.golden.ends_with(".h5")))
     return fail(Status::Error("E10001", "-p", o.post_process, "post-processing applies to .h5 comparisons"));
-  if (o.mapping && o.fusion.empty()) return fail(Status::Error("E10007", "-f", "", "-map needs the fusion rule file -f"));
+  if (o.mapping && o.fusion.empty() && o.quant_fusion.empty())
+    return fail(Status::Error("E10007", "-f", "", "-map needs the fusion rule file -f or the quantization record -q"));
   auto th = LoadThresholds(o.thresholds);
   if (!th.ok()) return fail(th.status());
   c.thresholds = th.value();

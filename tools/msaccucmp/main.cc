@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   cmp->add_option("-m,--my_dump_path", c.npu, "NPU dump folder or file (or .h5)")->required();
   cmp->add_option("-g,--golden_dump_path", c.golden, "golden .npy folder, NPU dump folder, or file (or .h5)")->required();
   cmp->add_option("-f,--fusion_rule_file", c.fusion, "fusion rule JSON from atc --mode=1");
+  cmp->add_option("-q,--quant_fusion_rule_file", c.quant_fusion, "AMCT's quantization record (JSON) of a quantized model: names its ops after the model before quantization");
   cmp->add_option("--cf,--close_fusion_rule_file", c.close_fusion, "fusion rule JSON of the same model converted with fusion off (-g: its dump)");
   cmp->add_option("--out,--output", c.out, "result folder (default: current folder)");
   cmp->add_option("-c,--custom_script_path", c.custom, "folder with algorithm/alg_<Name>.py custom metrics (compare(my, golden, args))");

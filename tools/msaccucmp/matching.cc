@@ -1,6 +1,7 @@
 // Pairing NPU tensors with golden tensors.
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "compare.h"
@@ -69,27 +70,34 @@ Result<std::set<int64_t>> Selection(const CompareOptions& o, size_t op_count) {
   return sel;
 }
 
-// Golden key ("{op}.{output}") of output `idx` of fusion op `op`, preferring what the NPU dump says.
-std::string GoldenKeyOf(const FusionOp& op, size_t idx, const DumpTensor* dumped) {
-  if (dumped && !dumped->original_name.empty())
-    return SanitizeDumpName(dumped->original_name) + "." + std::to_string(std::max(dumped->original_output_index, 0));
+// Golden key ("{op}.{output}") of output `idx` of fusion op `op`, preferring what the NPU dump says (a name
+// in the quantized model when there is a quantization record).
+std::string GoldenKeyOf(const FusionOp& op, size_t idx, const DumpTensor* dumped, const FusionRule* record) {
+  if (dumped && !dumped->original_name.empty()) {
+    std::string name = record ? NameBeforeQuant(*record, dumped->original_name) : dumped->original_name;
+    return SanitizeDumpName(name) + "." + std::to_string(std::max(dumped->original_output_index, 0));
+  }
   if (op.original_names.empty()) return "";
   return SanitizeDumpName(op.original_names.back()) + "." + std::to_string(idx);
 }
 
-Result<Plan> WithFusionRule(const CompareOptions& o, const std::map<std::string, DumpEntry>& dumps,
-                            const std::map<std::string, std::string>& goldens) {
-  NPU_ASSIGN_OR_RETURN(FusionRule rule, ReadFusionRule(o.fusion));
+// `rule`: -f (with `record`, -q, mapping its names to the model before quantization) or the record alone.
+Result<Plan> WithFusionRule(const CompareOptions& o, const FusionRule& rule, const FusionRule* record,
+                            const std::map<std::string, DumpEntry>& dumps, const std::map<std::string, std::string>& goldens) {
   Plan plan;
   plan.with_sequence = !o.range.empty() || !o.select.empty();
   std::set<int64_t> selected;
   if (plan.with_sequence) {
     NPU_ASSIGN_OR_RETURN(selected, Selection(o, rule.ops.size()));
   }
-  size_t weights = 0;
+  size_t weights = 0, integer = 0;
   for (size_t k = 0; k < rule.ops.size(); ++k) {
     const FusionOp& op = rule.ops[k];
     if (plan.with_sequence && !selected.count(static_cast<int64_t>(k) + 1)) continue;
+    if (op.integer) {
+      ++integer;
+      continue;
+    }
     auto d = dumps.find(SanitizeDumpName(op.name));
     std::optional<DumpFile> file;
     if (d != dumps.end()) {
@@ -113,7 +121,7 @@ Result<Plan> WithFusionRule(const CompareOptions& o, const std::map<std::string,
         size_t colon = src.rfind(':');
         std::string key;
         auto p = colon == std::string::npos ? rule.by_name.end() : rule.by_name.find(src.substr(0, colon));
-        if (p != rule.by_name.end()) key = GoldenKeyOf(rule.ops[p->second], std::strtoul(src.c_str() + colon + 1, nullptr, 10), nullptr);
+        if (p != rule.by_name.end()) key = GoldenKeyOf(rule.ops[p->second], std::strtoul(src.c_str() + colon + 1, nullptr, 10), nullptr, record);
         else key = SanitizeDumpName(src) + ".0";
         TensorRef g = key.empty() ? TensorRef{} : NpyRef(goldens, key);
         if (i < file->inputs.size() && g.present()) {
@@ -133,7 +141,7 @@ Result<Plan> WithFusionRule(const CompareOptions& o, const std::map<std::string,
     for (size_t j = 0; j < outs; ++j) {
       const DumpTensor* t = file && j < file->outputs.size() ? &file->outputs[j] : nullptr;
       CompareItem it = base("output", j);
-      std::string key = GoldenKeyOf(op, j, t);
+      std::string key = GoldenKeyOf(op, j, t, record);
       it.golden = key.empty() ? TensorRef{} : NpyRef(goldens, key);
       it.golden_name = it.golden.present() ? Join(op.original_names) : "*";
       if (t) it.npu = DumpRef(d->second.path, false, static_cast<int>(j), t->data.size());
@@ -143,6 +151,24 @@ Result<Plan> WithFusionRule(const CompareOptions& o, const std::map<std::string,
     }
   }
   if (weights) plan.notes.push_back(std::to_string(weights) + " op input(s) fed by weights or constants have no golden data and were not compared");
+  if (integer)
+    plan.notes.push_back(std::to_string(integer) + " quantize op(s) and op(s) between a quantize and its dequantize hold integer data that no float golden matches and were not compared");
+  return plan;
+}
+
+// -f, -q or both: the offline model's ops, named after the model before quantization when there is a record.
+Result<Plan> WithRules(const CompareOptions& o, const std::map<std::string, DumpEntry>& dumps,
+                       const std::map<std::string, std::string>& goldens) {
+  std::optional<FusionRule> record;
+  if (!o.quant_fusion.empty()) {
+    NPU_ASSIGN_OR_RETURN(record, ReadFusionRule(o.quant_fusion, "-q"));
+  }
+  if (o.fusion.empty()) return WithFusionRule(o, *record, &*record, dumps, goldens);  // dumps of the quantized model itself
+  NPU_ASSIGN_OR_RETURN(FusionRule rule, ReadFusionRule(o.fusion, "-f"));
+  if (!record) return WithFusionRule(o, rule, nullptr, dumps, goldens);
+  size_t unknown = MapThroughQuantRecord(rule, *record);
+  NPU_ASSIGN_OR_RETURN(Plan plan, WithFusionRule(o, rule, &*record, dumps, goldens));
+  if (unknown) plan.notes.push_back(std::to_string(unknown) + " op name(s) of -f are not in the quantization record -q and kept their own names");
   return plan;
 }
 
@@ -348,7 +374,8 @@ Result<Plan> BuildPlan(const CompareOptions& o) {
   if (o.npu.ends_with(".h5") || o.golden.ends_with(".h5")) {
     if (!o.npu.ends_with(".h5") || !o.golden.ends_with(".h5"))
       return Status::Error("E10001", "-g", o.golden, "an .h5 dump compares only with another .h5 dump");
-    if (!o.fusion.empty()) return Status::Error("E10001", "-f", o.fusion, "the h5 comparison does not take a fusion rule");
+    if (!o.fusion.empty() || !o.quant_fusion.empty())
+      return Status::Error("E10001", o.fusion.empty() ? "-q" : "-f", o.fusion.empty() ? o.quant_fusion : o.fusion, "the h5 comparison does not take a fusion rule");
     return H5AgainstH5(o);
   }
   if (!IsDir(o.npu) && !IsDir(o.golden)) return FileAgainstFile(o);
@@ -360,6 +387,7 @@ Result<Plan> BuildPlan(const CompareOptions& o) {
   auto goldens = ScanGoldens(o.golden);
   Plan plan;
   if (!o.close_fusion.empty()) {
+    if (!o.quant_fusion.empty()) return Status::Error("E10001", "-q", o.quant_fusion, "-q and -cf exclude each other: give one of them");
     if (o.fusion.empty()) return Status::Error("E10057", "-cf", o.close_fusion, "-cf compares the fused model (-f) with it; give -f too");
     auto other = ScanDumps(o.golden, nullptr);
     if (other.empty()) return Status::Error("EC0002", "-g", o.golden, "with -cf, -g is the NPU dump of the fusion-off model; no dump files below it");
@@ -368,9 +396,10 @@ Result<Plan> BuildPlan(const CompareOptions& o) {
     auto other = ScanDumps(o.golden, nullptr);
     if (other.empty()) return Status::Error("EC0002", "-g", o.golden, "no golden .npy files ({op}.{output}.{time}.npy) or NPU dumps below it");
     if (!o.fusion.empty()) return Status::Error("E10001", "-f", o.fusion, "NPU-against-NPU comparison matches ops by name and takes no fusion rule");
+    if (!o.quant_fusion.empty()) return Status::Error("E10001", "-q", o.quant_fusion, "NPU-against-NPU comparison matches ops by name and takes no quantization record");
     plan = DumpsAgainstDumps(dumps, other);
-  } else if (!o.fusion.empty()) {
-    NPU_ASSIGN_OR_RETURN(plan, WithFusionRule(o, dumps, goldens));
+  } else if (!o.fusion.empty() || !o.quant_fusion.empty()) {
+    NPU_ASSIGN_OR_RETURN(plan, WithRules(o, dumps, goldens));
   } else {
     if (!o.range.empty() || !o.select.empty()) return Status::Error("E10007", "-f", "", "-r and -s select ops of a fusion rule; give -f");
     plan = ByName(dumps, goldens);
