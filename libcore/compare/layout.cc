@@ -66,10 +66,12 @@ bool NeedsLayoutConversion(int f) {
   return IsBlockedFormat(format) || format == Format::kNHWC || format == Format::kHWCN;
 }
 
+std::string_view NaturalLayout(int format) { return format == static_cast<int>(Format::kFractalNZ) ? "ND" : "NCHW"; }
+
 Result<LaidOut> ConvertLayout(const DumpTensor& t, size_t elem, std::string_view target,
                               std::span<const int64_t> original) {
   if (original.empty()) original = t.original_shape;
-  std::string_view natural = t.format == static_cast<int>(Format::kFractalNZ) ? "ND" : "NCHW";
+  std::string_view natural = NaturalLayout(t.format);
   if (!target.empty() && target != natural)
     return Status::Error("EC0015", "-f", std::string(target),
                          std::string(t.kind_name()) + " " + std::to_string(t.index) + " is " + std::string(FormatName(t.format)) +

@@ -19,6 +19,8 @@ struct LaidOut {
 
 // True when the tensor's format is one ConvertLayout turns back into NCHW/ND.
 bool NeedsLayoutConversion(int format);
+// The framework layout a device layout converts back to: ND for FRACTAL_NZ, else NCHW.
+std::string_view NaturalLayout(int format);
 // `target` is "NCHW" or "ND" (nullopt-like empty = the natural one). `original` is the framework shape;
 // it defaults to the tensor's original_shape and is required for FRACTAL_Z and FRACTAL_NZ.
 Result<LaidOut> ConvertLayout(const DumpTensor& t, size_t elem_size, std::string_view target,

@@ -353,11 +353,59 @@ def custom_suite():
     check("anyone may write it" in p.stdout, "-c: an other-writable script is refused")
 
 
+# ---- 7. -c format_convert/convert_<SRC>_to_<DST>.py (CANN's custom layout conversions) -----------------
+def format_script_suite():
+    root, d = f"{WORK}/fmt_scripts", f"{WORK}/fmt_dump"
+    os.makedirs(f"{root}/format_convert"), os.makedirs(d)
+    def script(pair, body):
+        path = f"{root}/format_convert/convert_{pair}.py"
+        open(path, "w").write("import numpy as np\n" + body)
+        os.chmod(path, 0o644)
+    # A pair npukit lacks (NC1HWC0 -> NHWC) and one that replaces a built-in (NC1HWC0 -> NCHW, here scaled by 2
+    # so the test can tell whose conversion ran).
+    script("NC1HWC0_to_NHWC", "def convert(shape_from, shape_to, array):\n"
+           "    n, c1, h, w, c0 = shape_from\n    c = shape_to[1]\n"
+           "    return array.transpose(0, 2, 3, 1, 4).reshape(n, h, w, c1 * c0)[..., :c]\n")
+    script("NC1HWC0_to_NCHW", "def convert(shape_from, shape_to, array):\n"
+           "    n, c1, h, w, c0 = shape_from\n"
+           "    return (2 * array.transpose(0, 1, 4, 2, 3).reshape(n, c1 * c0, h, w)[:, :shape_to[1]]).astype(array.dtype)\n")
+    act = rng.standard_normal((1, 20, 3, 5)).astype(np.float32)
+    dump = f"{d}/Conv2D.conv.1.0.1"
+    dg.write_dump(pb, dump, "conv", outputs=[{"arr": to_nc1hwc0(act), "fmt": 3, "orig_shape": act.shape}], original="conv")
+    out = f"{WORK}/fmt_out"
+    run("convert", "-d", dump, "-out", f"{out}_nhwc", "-f", "NHWC", "-c", root)
+    files = glob.glob(f"{out}_nhwc/*.npy")
+    check(len(files) == 1 and np.array_equal(np.load(files[0]), act.transpose(0, 2, 3, 1)), "convert -c: a script adds NC1HWC0 -> NHWC")
+    run("convert", "-d", dump, "-out", f"{out}_nchw", "-f", "NCHW", "-c", root)
+    files = glob.glob(f"{out}_nchw/*.npy")
+    check(len(files) == 1 and np.array_equal(np.load(files[0]), 2 * act), "convert -c: a script replaces the built-in NC1HWC0 -> NCHW")
+    p = run("convert", "-d", dump, "-out", f"{out}_hwcn", "-f", "HWCN", "-c", root, expect=1)
+    check("NC1HWC0" in p.stdout and "HWCN" in p.stdout, "convert -c: a pair no script or built-in covers is an error naming both formats")
+    p = run("convert", "-d", dump, "-out", f"{out}_x", "-f", "NHWC", expect=1)
+    check("[-f]" in p.stdout and "format_convert/convert_<SRC>_to_NHWC.py" in p.stdout, "convert -f NHWC without -c says which script would do it")
+    # compare applies the same script before the metrics: the doubled tensor against the golden.
+    g = f"{WORK}/fmt_gold"
+    os.makedirs(g)
+    np.save(f"{g}/conv.0.1.npy", 2 * act)
+    run("compare", "-m", dump, "-g", f"{g}/conv.0.1.npy", "-out", f"{out}_cmp", "-c", root)
+    rows = open(glob.glob(f"{out}_cmp/result_*.csv")[0]).read()
+    check(",1.000000,0.000000," in rows, "compare -c: the NPU tensor goes through the user's NC1HWC0 -> NCHW script")
+    # A script that raises or changes the type is the row's reason, not a crash.
+    script("NC1HWC0_to_NCHW", "def convert(shape_from, shape_to, array):\n    return array.astype(np.float64)\n")
+    run("compare", "-m", dump, "-g", f"{g}/conv.0.1.npy", "-out", f"{out}_cmp2", "-c", root)
+    rows = open(glob.glob(f"{out}_cmp2/result_*.csv")[0]).read()
+    check("keeps the type" in rows, "compare -c: a script that returns another dtype is the row's reason")
+    script("NCHW_to_BOGUS", "def convert(a, b, c):\n    return c\n")
+    p = run("convert", "-d", dump, "-out", f"{out}_bad", "-f", "NCHW", "-c", root, expect=1)
+    check("convert_NCHW_to_BOGUS.py" in p.stdout, "-c: a script named after an unknown format is refused, by name")
+
+
 metrics_suite()
 corrupt_suite()
 layout_suite()
 h5_suite()
 misc_suite()
 custom_suite()
+format_script_suite()
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

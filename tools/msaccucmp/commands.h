@@ -19,7 +19,7 @@ int Fail(std::ostream& out, Status s);
 Status WriteNpyBytes(const std::string& path, const GeType& d, const std::vector<int64_t>& shape, std::span<const std::byte> data);
 
 struct ConvertOptions {
-  std::string dump, out, type = "npy", format, shape, output_index, input_index;
+  std::string dump, out, type = "npy", format, shape, output_index, input_index, custom;
 };
 int RunConvert(const ConvertOptions& o, std::ostream& out);
 

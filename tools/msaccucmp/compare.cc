@@ -21,7 +21,7 @@
 #include "base/thread_pool.h"
 #include "base/half.h"
 #include "commands.h"
-#include "custom_metrics.h"
+#include "custom_scripts.h"
 #include "dump/dump_names.h"
 #include "report.h"
 #include "summary.h"
@@ -70,7 +70,7 @@ Result<std::map<std::string, Thresholds>> LoadThresholds(const std::string& path
 
 struct Ctx {
   std::vector<Metric> shown, computed;  // computed = shown + what the verdict needs
-  CustomMetrics* custom = nullptr;      // -c: its metrics follow the built-in ones
+  CustomScripts* custom = nullptr;      // -c: its metrics follow the built-in ones; its layout conversions
   bool overflow = false, full_precision = false;
   uint64_t max_cmp = 0;
   std::map<std::string, Thresholds> thresholds;
@@ -131,13 +131,13 @@ struct Side {
   std::string error;  // why there is no usable tensor
 };
 
-Side LoadSide(const TensorRef& r, const char* missing) {
+Side LoadSide(const TensorRef& r, const char* missing, CustomScripts* scripts) {
   Side s;
   if (!r.present()) {
     s.error = missing;
     return s;
   }
-  auto l = Load(r);
+  auto l = Load(r, scripts);
   if (!l.ok()) s.error = l.status().reason();
   else if (!l.value().problem.empty()) s.error = l.value().problem, s.t = std::move(l).value();
   else s.t = std::move(l).value();
@@ -145,7 +145,7 @@ Side LoadSide(const TensorRef& r, const char* missing) {
 }
 
 Row ComputeRow(const CompareItem& it, const Plan& p, const Ctx& c, ThreadPool* pool) {
-  Side a = LoadSide(it.npu, "no NPU dump data"), b = LoadSide(it.golden, "no golden data");
+  Side a = LoadSide(it.npu, "no NPU dump data", c.custom), b = LoadSide(it.golden, "no golden data", c.custom);
   auto dtype = [](const Side& s) { return s.t && s.t->dtype ? std::string(s.t->dtype->name) : std::string("NaN"); };
   auto addr = [](const Side& s) { return s.t && s.t->address ? Hex(s.t->address) : std::string("NaN"); };
   const auto& shape = a.t ? a.t->shape : b.t ? b.t->shape : std::vector<int64_t>{};
@@ -334,15 +334,15 @@ Status WriteFiltered(const std::string& result_path, const Row& header, const st
 
 }  // namespace
 
-Status SingleOpDetail(const Plan& p, const CompareOptions& o, const std::string& dir, std::ostream& out);
+Status SingleOpDetail(const Plan& p, const CompareOptions& o, CustomScripts* scripts, const std::string& dir, std::ostream& out);
 
 int RunCompare(const CompareOptions& o, std::ostream& out) {
   auto fail = [&](const Status& s) { return Fail(out, s); };
   Ctx c;
-  std::unique_ptr<CustomMetrics> custom;
+  std::unique_ptr<CustomScripts> custom;
   if (!o.custom.empty()) {
     std::vector<std::string> warnings;
-    auto started = CustomMetrics::Start(o.custom, warnings);
+    auto started = CustomScripts::Start(o.custom, warnings);
     if (!started.ok()) return fail(started.status());
     custom = std::move(started).value();
     for (const auto& w : warnings) out << "[WARNING] " << w << "\n";
@@ -401,7 +401,7 @@ int RunCompare(const CompareOptions& o, std::ostream& out) {
     return s.ok() ? 0 : fail(s);
   }
   if (!o.op_name.empty()) {
-    Status s = SingleOpDetail(p, o, dir, out);
+    Status s = SingleOpDetail(p, o, custom.get(), dir, out);
     return s.ok() ? 0 : fail(s);
   }
 

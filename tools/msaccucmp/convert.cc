@@ -13,6 +13,7 @@
 #include "base/half.h"
 #include "base/thread_pool.h"
 #include "commands.h"
+#include "custom_scripts.h"
 #include "report.h"
 #include "compare/layout.h"
 #include "dump/dump_names.h"
@@ -55,6 +56,7 @@ std::string OverflowJson(std::span<const std::byte> data) {
 struct Job {
   const ConvertOptions& o;
   LongNameMap names;
+  CustomScripts* scripts = nullptr;  // -c: format_convert/ scripts
   std::atomic<size_t> files{0};
 };
 
@@ -81,7 +83,17 @@ Status ConvertTensor(Job& job, const std::string& base, const DumpTensor& t, boo
     std::stringstream ss(o.shape);
     for (std::string v; std::getline(ss, v, ',');)
       if (!v.empty()) hint.push_back(std::stoll(v.substr(0, 18)));
-    NPU_ASSIGN_OR_RETURN(LaidOut l, ConvertLayout(t, d.size, o.format, hint));
+    bool scripted = job.scripts && job.scripts->Converts(FormatName(t.format), o.format);
+    if (job.scripts && !scripted && o.format != NaturalLayout(t.format)) {
+      std::string pair = std::string(FormatName(t.format)) + "_to_" + o.format;
+      return Status::Error("EC0015", "-f", o.format,
+                           std::string(t.kind_name()) + " " + std::to_string(t.index) + " is " + std::string(FormatName(t.format)) + ", built in it converts to " +
+                               std::string(NaturalLayout(t.format)) + ", and -c has no format_convert/convert_" + pair + ".py",
+                           "Add convert_" + pair + ".py to " + o.custom + "/format_convert/, or use -f " + std::string(NaturalLayout(t.format)) + ".");
+    }
+    auto laid = scripted ? job.scripts->Convert(t, o.format, hint.empty() ? t.original_shape : hint) : ConvertLayout(t, d.size, o.format, hint);
+    if (!laid.ok()) return laid.status();
+    LaidOut l = std::move(laid).value();
     converted = std::move(l.bytes);
     data = converted;
     shape = l.shape;
@@ -134,8 +146,11 @@ Status WriteNpyBytes(const std::string& path, const GeType& d, const std::vector
 int RunConvert(const ConvertOptions& o, std::ostream& out) {
   auto fail = [&](const Status& s) { return Fail(out, s); };
   if (o.type != "npy" && o.type != "bin" && o.type != "txt") return fail(Status::Error("E10001", "-t", o.type, "must be npy, bin or txt"));
-  if (!o.format.empty() && o.format != "NCHW" && o.format != "ND")
-    return fail(Status::Error("E10001", "-f", o.format, "the target format must be NCHW or ND"));
+  if (!o.format.empty() && o.format != "NCHW" && o.format != "ND" && (o.custom.empty() || !FormatFromName(o.format)))
+    return fail(Status::Error("E10001", "-f", o.format, "the built-in conversions go to NCHW or ND",
+                              o.custom.empty() ? "Use -f NCHW or -f ND, or -c DIR with DIR/format_convert/convert_<SRC>_to_" + o.format + ".py."
+                                               : "Name a format npukit knows (NCHW, NHWC, ND, NC1HWC0, FRACTAL_Z, FRACTAL_NZ, HWCN, ...)."));
+  if (!o.custom.empty() && o.format.empty()) return fail(Status::Error("E10001", "-c", o.custom, "-c converts layouts, so it needs the target format -f"));
   if (!o.shape.empty() && o.shape.find_first_not_of("0123456789,") != std::string::npos)
     return fail(Status::Error("E10001", "-s", o.shape, "must be comma-separated dims such as 1,3,224,224"));
   if (!o.input_index.empty() && !o.output_index.empty()) return fail(Status::Error("E10001", "-i", o.input_index, "-i and -o exclude each other"));
@@ -156,7 +171,15 @@ int RunConvert(const ConvertOptions& o, std::ostream& out) {
   std::error_code ec;
   fs::create_directories(opts.out, ec);
   if (ec) return fail(Status::Error("E13004", "-out", opts.out, "cannot create the folder: " + ec.message()));
-  Job job{opts, LongNameMap(opts.out)};
+  std::unique_ptr<CustomScripts> scripts;
+  if (!o.custom.empty()) {
+    std::vector<std::string> warnings;
+    auto started = CustomScripts::Start(o.custom, warnings);
+    if (!started.ok()) return fail(started.status());
+    scripts = std::move(started).value();
+    for (const auto& w : warnings) out << "[WARNING] " << w << "\n";
+  }
+  Job job{opts, LongNameMap(opts.out), scripts.get()};
   std::vector<Status> results(files.size());
   ThreadPool::Global().ParallelFor(files.size(), 1, [&](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) results[i] = ConvertFile(job, files[i]);

@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   cmp->add_option("-q,--quant_fusion_rule_file", c.quant_fusion, "AMCT's quantization record (JSON) of a quantized model: names its ops after the model before quantization");
   cmp->add_option("--cf,--close_fusion_rule_file", c.close_fusion, "fusion rule JSON of the same model converted with fusion off (-g: its dump)");
   cmp->add_option("--out,--output", c.out, "result folder (default: current folder)");
-  cmp->add_option("-c,--custom_script_path", c.custom, "folder with algorithm/alg_<Name>.py custom metrics (compare(my, golden, args))");
+  cmp->add_option("-c,--custom_script_path", c.custom, "folder with algorithm/alg_<Name>.py custom metrics (compare(my, golden, args)) and format_convert/convert_<SRC>_to_<DST>.py layout conversions");
   cmp->add_option("--alg,--algorithm", c.alg, "metrics: names or indices 0-9, comma-separated (default all)");
   cmp->add_option("--max,--max_cmp_size", c.max_cmp, "compare only the first N elements of each tensor (0 = all)");
   cmp->add_option("-r,--range", c.range, "op range start,end,step over the fusion rule's op sequence");
@@ -51,10 +51,11 @@ int main(int argc, char** argv) {
   conv->add_option("-d,--dump_file", v.dump, "dump file, folder, or comma-separated files")->required();
   conv->add_option("--out,--output", v.out, "output folder (default: current folder)");
   conv->add_option("-t,--type", v.type, "npy (default), bin or txt");
-  conv->add_option("-f,--format", v.format, "convert to this layout (NCHW or ND)");
+  conv->add_option("-f,--format", v.format, "convert to this layout (NCHW or ND; others through -c scripts)");
   conv->add_option("-s,--shape", v.shape, "original shape for FRACTAL_NZ when the dump lacks it");
   conv->add_option("-o,--output_tensor", v.output_index, "only this output");
   conv->add_option("-i,--input_tensor", v.input_index, "only this input");
+  conv->add_option("-c,--custom_script_path", v.custom, "folder with format_convert/convert_<SRC>_to_<DST>.py (convert(shape_from, shape_to, array))");
 
   std::string fm, fg, fout;
   auto* fc = app.add_subcommand("file_compare", "compare two .npy files");

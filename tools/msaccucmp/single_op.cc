@@ -20,14 +20,14 @@ std::vector<double> Decode(const LoadedTensor& t, size_t n) {
 
 }  // namespace
 
-Status SingleOpDetail(const Plan& p, const CompareOptions& o, const std::string& dir, std::ostream& out) {
+Status SingleOpDetail(const Plan& p, const CompareOptions& o, CustomScripts* scripts, const std::string& dir, std::ostream& out) {
   bool input = !o.input_index.empty();
   std::string want = o.op_name + (input ? ":input:" : ":output:") + (input ? o.input_index : o.output_index.empty() ? "0" : o.output_index);
   auto it = std::find_if(p.items.begin(), p.items.end(), [&](const CompareItem& i) { return i.tensor_index == want; });
   if (it == p.items.end()) return Status::Error("E10001", "-op", o.op_name, "no tensor " + want + " in the matched data");
   if (!it->npu.present() || !it->golden.present()) return Status::Error("EC0002", "-op", want, "one side has no data for this tensor");
-  NPU_ASSIGN_OR_RETURN(LoadedTensor a, Load(it->npu));
-  NPU_ASSIGN_OR_RETURN(LoadedTensor b, Load(it->golden));
+  NPU_ASSIGN_OR_RETURN(LoadedTensor a, Load(it->npu, scripts));
+  NPU_ASSIGN_OR_RETURN(LoadedTensor b, Load(it->golden, scripts));
   if (!a.problem.empty() || !b.problem.empty()) return Status::Error("EC0011", "-op", want, a.problem.empty() ? b.problem : a.problem);
   if (a.numel() != b.numel()) return Status::Error("EC0015", "-op", want, "NPU and golden element counts differ");
   char* end = nullptr;

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "compare/layout.h"
+#include "custom_scripts.h"
 #include "dump/dump_names.h"
 #include "dump/npy.h"
 #include "h5_reader.h"
@@ -42,7 +43,7 @@ void Walk(const std::string& dir, Fn&& fn) {
     if (it->is_regular_file(ec)) fn(it->path());
 }
 
-Result<LoadedTensor> LoadDump(const TensorRef& r) {
+Result<LoadedTensor> LoadDump(const TensorRef& r, CustomScripts* scripts) {
   NPU_ASSIGN_OR_RETURN(DumpFile f, ReadDumpFile(r.path));
   auto& list = r.input ? f.inputs : f.outputs;
   if (r.index >= static_cast<int>(list.size()))
@@ -55,8 +56,10 @@ Result<LoadedTensor> LoadDump(const TensorRef& r) {
   l.problem = t.problem;
   l.dtype = FindGeType(t.dtype_code);
   if (!l.problem.empty()) return l;
-  if (NeedsLayoutConversion(t.format)) {
-    auto c = ConvertLayout(t, l.dtype->size, "", {});
+  std::string_view natural = NaturalLayout(t.format);
+  bool scripted = scripts && scripts->Converts(FormatName(t.format), natural);
+  if (scripted || NeedsLayoutConversion(t.format)) {
+    auto c = scripted ? scripts->Convert(t, natural, t.original_shape) : ConvertLayout(t, l.dtype->size, "", {});
     if (!c.ok()) {
       l.problem = c.status().reason();
       return l;
@@ -93,9 +96,9 @@ uint64_t FileSize(const std::string& path) {
   return ec ? 0 : s;
 }
 
-Result<LoadedTensor> Load(const TensorRef& r) {
+Result<LoadedTensor> Load(const TensorRef& r, CustomScripts* scripts) {
   switch (r.kind) {
-    case TensorRef::kDump: return LoadDump(r);
+    case TensorRef::kDump: return LoadDump(r, scripts);
     case TensorRef::kNpy: return LoadNpy(r);
     case TensorRef::kH5: return ReadH5Dataset(r.path, r.dataset);
     case TensorRef::kNone: break;

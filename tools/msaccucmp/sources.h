@@ -36,10 +36,12 @@ struct LoadedTensor {
   size_t numel() const { return dtype ? data.size() / dtype->size : 0; }
 };
 
-// Dump tensors in a device layout are converted back to NCHW/ND and cropped to the original shape.
-// A tensor-level problem (unknown dtype, lying size) comes back in LoadedTensor::problem; an unreadable
-// file is an error.
-Result<LoadedTensor> Load(const TensorRef& r);
+class CustomScripts;  // custom_scripts.h
+
+// Dump tensors in a device layout are converted back to NCHW/ND and cropped to the original shape, by the
+// user's format_convert script for that pair when `scripts` has one. A tensor-level problem (unknown dtype,
+// lying size, a failing script) comes back in LoadedTensor::problem; an unreadable file is an error.
+Result<LoadedTensor> Load(const TensorRef& r, CustomScripts* scripts = nullptr);
 
 // One NPU dump file found under a folder.
 struct DumpEntry {
