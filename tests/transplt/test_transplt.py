@@ -65,8 +65,12 @@ def check_reports(dest, report, label):
     want = [[f["file"], str(x["line"]), str(x["line"]), x["api"], x["reason"] + ("; " + x["suggestion"] if x["suggestion"] else "")]
             for f in report["files"] for x in f["findings"]]
     check(rows == [api] + want, f"{label}: unsupported_api.csv differs from the JSON report")
-    for name in ("unknown_api.csv", "api_precision_advice.csv", "api_performance_advice.csv"):
-        check(read_csv(os.path.join(results, name))[0] == api, f"{label}: {name} header")
+    notices = [(f["file"], x) for f in report["files"] for x in f["notices"]]
+    config = [["NA", "NA", "NA", c["setting"], c["tip"]] for c in report["config_advice"]]
+    for name, kind, extra in (("unknown_api.csv", "unknown_api", []), ("api_precision_advice.csv", "precision", []),
+                              ("api_performance_advice.csv", "performance", config)):
+        want = [[f, str(x["line"]), str(x["line"]), x["api"], x["tip"]] for f, x in notices if x["kind"] == kind]
+        check(read_csv(os.path.join(results, name)) == [api] + want + extra, f"{label}: {name} differs from the JSON report")
     check(read_csv(os.path.join(results, "cuda_op_list.csv"))[0] == ["File", "Api"], f"{label}: cuda_op_list.csv header")
     check(os.path.exists(os.path.join(results, "msFmkTranspltlog.txt")), f"{label}: log")
     check(all(os.stat(os.path.join(results, n)).st_mode & 0o777 == 0o440 for n in os.listdir(results)), f"{label}: reports are 0440")
@@ -117,6 +121,7 @@ def test_goldens():
         check_spans(open(os.path.join(src, "main.py"), "rb").read(), got, changes, case)
         check_reports(dest, report, case)
         seen |= {c["rule"] for c in changes} | {x["rule"] for x in report["files"][0]["findings"]}
+        seen |= {x["rule"] for x in report["files"][0]["notices"] if x["rule"]} | {c["rule"] for c in report["config_advice"]}
         if dist:
             script = os.path.join(dest, "run_distributed_npu.sh")
             check(os.access(script, os.X_OK) and "main.py" in open(script).read(), f"{case}: run_distributed_npu.sh")

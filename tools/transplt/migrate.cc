@@ -96,6 +96,8 @@ Migration Migrator::Run() {
   e = std::move(kept);
   std::stable_sort(out_.findings.begin(), out_.findings.end(),
                    [](const Finding& a, const Finding& b) { return a.offset < b.offset; });
+  std::stable_sort(out_.notices.begin(), out_.notices.end(), [](const Notice& a, const Notice& b) { return a.offset < b.offset; });
+  out_.imports_torch = FileImportsTorch();
   return std::move(out_);
 }
 
@@ -598,11 +600,35 @@ std::vector<TSNode> Migrator::RewriteCall(uint32_t row) {
             "change the arg at position " + std::to_string(a.index) + " of function " + a.function + " to " + a.new_arg);
     replaced.push_back(arg);
   }
+  NoteCall(callee, last, rows_[f].kind == sym::attribute && callee.empty(), fn, args);
   if (device_mode()) {
     std::vector<TSNode> more = RewriteCallForDevice(call, callee);
     replaced.insert(replaced.end(), more.begin(), more.end());
   }
   return replaced;
+}
+
+// Advice on the call, or, when no rule of any kind names a torch API it calls, an unknown-API notice (once
+// per API and file): transplt cannot vouch for it either way.
+void Migrator::NoteCall(const std::string& callee, std::string_view last, bool method, TSNode fn, TSNode args) {
+  bool splat = false;  // f(**kwargs): which keywords it passes is unknown
+  for (uint32_t i = 0, n = ts_node_named_child_count(args); i < n; ++i) splat |= Is(ts_node_named_child(args, i), sym::dictionary_splat);
+  bool known = false;
+  for (const AdviceRule& a : rules_.advice) {
+    if (a.api.empty() ? !(method && last == a.method) : callee != a.api) continue;
+    known = true;
+    if (!a.keyword.empty()) {
+      TSNode kw = KeywordArg(args, a.keyword);
+      bool satisfied = !ts_node_is_null(kw) && (a.value.empty() || Text(Field(kw, fld::value)) == a.value);
+      if (satisfied || splat) continue;
+    }
+    Notice::Kind kind = a.kind == AdviceRule::kPrecision ? Notice::kPrecision : Notice::kPerformance;
+    out_.notices.push_back({kind, Start(fn), a.id, a.api.empty() ? "." + a.method : a.api, a.tip});
+  }
+  if (known || !callee.starts_with("torch.") || rules_.Match(callee)) return;
+  for (const KeywordRule& k : rules_.keywords)
+    if (k.function == callee) return;
+  if (unknown_seen_.insert(callee).second) out_.notices.push_back({Notice::kUnknownApi, Start(fn), "", callee, ""});
 }
 
 void Migrator::InsertTorchNpuImport() {

@@ -27,6 +27,14 @@ struct Finding {
   std::string rule, api, reason, suggestion;
 };
 
+// Reported, not changed: a torch API no rule names (CANN's unknown_api.csv), or advice on a call.
+struct Notice {
+  enum Kind { kUnknownApi, kPrecision, kPerformance };
+  Kind kind = kUnknownApi;
+  uint32_t offset = 0;
+  std::string rule, api, tip;  // rule and tip empty for an unknown API
+};
+
 struct MigrateOptions {
   bool specify_device = false;  // -s, or distributed mode
   bool distributed = false;
@@ -37,6 +45,8 @@ struct MigrateOptions {
 struct Migration {
   std::vector<Edit> edits;          // sorted by position, never overlapping
   std::vector<Finding> findings;    // sorted by position
+  std::vector<Notice> notices;      // sorted by position; an unknown API once per file
+  bool imports_torch = false;
   std::vector<std::string> notes;   // things a human should look at (e.g. set_epoch not placed)
 };
 

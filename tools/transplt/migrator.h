@@ -48,6 +48,7 @@ class Migrator {
   void RewriteChain(const Chain& c, bool is_callee);
   void RewriteString(TSNode str, TSNode parent);
   std::vector<TSNode> RewriteCall(uint32_t row);  // returns arguments it replaced (not to be visited)
+  void NoteCall(const std::string& callee, std::string_view last, bool method, TSNode fn, TSNode args);
   void InsertTorchNpuImport();
   bool IsReference(uint32_t row, uint32_t parent_row) const;
 
@@ -87,6 +88,7 @@ class Migrator {
   TSNode first_torch_import_{};
   TSNode last_top_import_{};
   bool has_torch_npu_import_ = false;
+  std::unordered_set<std::string> unknown_seen_;  // unknown torch APIs already noted in this file
   Migration out_;
 };
 

@@ -55,6 +55,7 @@ void Locate(FileOutcome& f) {
     uint32_t l = lines.LineOf(x.offset);
     f.findings.push_back({l, static_cast<uint32_t>(x.offset - lines.LineStart(l) + 1), &x});
   }
+  for (const Notice& x : f.migration.notices) f.notices.push_back({lines.LineOf(x.offset), &x});
 }
 
 TSPoint PointAt(const LineIndex& lines, uint32_t offset) {
@@ -253,6 +254,8 @@ npu::Result<RunResult> MigrateTree(const Options& opts, const RuleSet& rules) {
   }
   for (const std::string& id : rules.custom_ids)
     if (!used.count(id)) r.unmatched_rules.push_back(id);
+  if (std::any_of(r.files.begin(), r.files.end(), [](const FileOutcome& f) { return f.migration.imports_torch; }))
+    r.config_advice = rules.config_advice;
   return r;
 }
 

@@ -33,6 +33,11 @@ struct FindingRecord {
   const Finding* finding;
 };
 
+struct NoticeRecord {
+  uint32_t line;
+  const Notice* notice;
+};
+
 struct FileOutcome {
   std::string rel;  // path relative to the input root ("" parent for a single-file input)
   FileStatus status = FileStatus::kCopied;
@@ -41,6 +46,7 @@ struct FileOutcome {
   Migration migration;
   std::vector<ChangeRecord> changes;
   std::vector<FindingRecord> findings;
+  std::vector<NoticeRecord> notices;
   std::string old_utf8, new_utf8;  // decoded texts (diff, report)
   std::string new_bytes;           // what is written when migrated
   uint32_t bom = 0;                // bytes before the UTF-8 text (report spans are file offsets)
@@ -53,6 +59,7 @@ struct RunResult {
   std::vector<FileOutcome> files;
   size_t changes = 0, findings = 0;
   std::vector<std::string> unmatched_rules;  // -r rules that changed and found nothing
+  std::vector<ConfigAdvice> config_advice;   // when some file imports torch
 };
 
 // Runs transplt; returns the process exit code (0 done, 1 error, 3 dry run with pending changes).
@@ -67,9 +74,9 @@ FileOutcome MigrateFile(const std::string& rel, const std::string& raw, const Ru
 std::string ChangeListCsv(const RunResult& r);       // File, Start Line, End Line, Operation Type, Message
 std::string CudaOpListCsv(const RunResult& r);       // File, Api: every CUDA API the migration met
 std::string UnsupportedApiCsv(const RunResult& r);   // File, Start Line, End Line, OP, Tips
-std::string UnknownApiCsv(const RunResult& r);       // same columns; header only (see reports.cc)
-std::string PrecisionAdviceCsv(const RunResult& r);  // same columns; header only (see reports.cc)
-std::string PerformanceAdviceCsv(const RunResult& r);
+std::string UnknownApiCsv(const RunResult& r);       // same columns, Tips empty: torch APIs no rule names
+std::string PrecisionAdviceCsv(const RunResult& r);  // same columns: calls whose numerics differ on the NPU
+std::string PerformanceAdviceCsv(const RunResult& r);  // and calls that could run faster; configuration rows "NA"
 std::string LogText(const RunResult& r, const Options& opts);
 std::string ReportJson(const RunResult& r, const Options& opts);
 std::string SummaryTable(const RunResult& r, const Options& opts);

@@ -28,6 +28,17 @@ std::string Now() {
   return os.str();
 }
 
+std::string_view NoticeKindName(Notice::Kind k) {
+  return k == Notice::kUnknownApi ? "unknown_api" : k == Notice::kPrecision ? "precision" : "performance";
+}
+
+size_t CountNotices(const RunResult& r, Notice::Kind k) {
+  size_t n = 0;
+  for (const FileOutcome& f : r.files)
+    for (const NoticeRecord& x : f.notices) n += x.notice->kind == k;
+  return n;
+}
+
 size_t Count(const RunResult& r, FileStatus s) {
   size_t n = 0;
   for (const FileOutcome& f : r.files) n += f.status == s;
@@ -88,12 +99,29 @@ std::string UnsupportedApiCsv(const RunResult& r) {
   return out;
 }
 
-// transplt knows the APIs its rules name; it keeps no catalogue of the rest of torch's, so it cannot tell an
-// unknown API from a fine one, nor advise on precision or performance: these three reports hold their
-// header only (README: not implemented).
-std::string UnknownApiCsv(const RunResult&) { return kApiColumns; }
-std::string PrecisionAdviceCsv(const RunResult&) { return kApiColumns; }
-std::string PerformanceAdviceCsv(const RunResult&) { return kApiColumns; }
+namespace {
+
+std::string NoticeCsv(const RunResult& r, Notice::Kind kind) {
+  std::string out = kApiColumns;
+  for (const FileOutcome& f : r.files)
+    for (const NoticeRecord& x : f.notices)
+      if (x.notice->kind == kind)
+        out += npu::CsvCell(f.rel) + "," + std::to_string(x.line) + "," + std::to_string(x.line) + "," + npu::CsvCell(x.notice->api) + "," +
+               npu::CsvCell(x.notice->tip) + "\n";
+  return out;
+}
+
+}  // namespace
+
+// transplt keeps no list of the torch APIs torch_npu supports (CANN ships one per torch release), so this is
+// every torch API a file calls that no rule of transplt's names: the ones nobody has vouched for.
+std::string UnknownApiCsv(const RunResult& r) { return NoticeCsv(r, Notice::kUnknownApi); }
+std::string PrecisionAdviceCsv(const RunResult& r) { return NoticeCsv(r, Notice::kPrecision); }
+std::string PerformanceAdviceCsv(const RunResult& r) {
+  std::string out = NoticeCsv(r, Notice::kPerformance);
+  for (const ConfigAdvice& c : r.config_advice) out += "NA,NA,NA," + npu::CsvCell(c.setting) + "," + npu::CsvCell(c.tip) + "\n";
+  return out;
+}
 
 npu::Status WriteUnsupportedXlsx(const RunResult& r, const std::string& path) {
   lxw_workbook* wb = workbook_new(path.c_str());
@@ -186,18 +214,28 @@ std::string ReportJson(const RunResult& r, const Options& opts) {
       findings.push_back({{"rule", x.finding->rule}, {"line", x.line}, {"column", x.column}, {"api", x.finding->api},
                           {"reason", x.finding->reason}, {"suggestion", x.finding->suggestion}});
     o["findings"] = std::move(findings);
+    ordered_json notices = ordered_json::array();
+    for (const NoticeRecord& x : f.notices)
+      notices.push_back({{"kind", NoticeKindName(x.notice->kind)}, {"rule", x.notice->rule}, {"line", x.line}, {"api", x.notice->api}, {"tip", x.notice->tip}});
+    o["notices"] = std::move(notices);
     o["notes"] = f.migration.notes;
     files.push_back(std::move(o));
   }
   j["files"] = std::move(files);
   j["unmatched_custom_rules"] = r.unmatched_rules;
+  ordered_json config = ordered_json::array();
+  for (const ConfigAdvice& c : r.config_advice) config.push_back({{"rule", c.id}, {"setting", c.setting}, {"tip", c.tip}});
+  j["config_advice"] = std::move(config);
   j["summary"] = {{"files_scanned", CountScanned(r)},
                   {"files_changed", Count(r, FileStatus::kMigrated)},
                   {"files_unchanged", Count(r, FileStatus::kUnchanged)},
                   {"files_skipped", Count(r, FileStatus::kSkipped)},
                   {"files_failed", Count(r, FileStatus::kFailed)},
                   {"changes", r.changes},
-                  {"unsupported", r.findings}};
+                  {"unsupported", r.findings},
+                  {"unknown_apis", CountNotices(r, Notice::kUnknownApi)},
+                  {"precision_advice", CountNotices(r, Notice::kPrecision)},
+                  {"performance_advice", CountNotices(r, Notice::kPerformance)}};
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
@@ -218,6 +256,9 @@ std::string SummaryTable(const RunResult& r, const Options& opts) {
   row("other files copied", Count(r, FileStatus::kCopied));
   row("changes", r.changes);
   row("unsupported API uses", r.findings);
+  row("torch APIs no rule knows (unknown_api.csv)", CountNotices(r, Notice::kUnknownApi));
+  row("precision advice", CountNotices(r, Notice::kPrecision));
+  row("performance advice", CountNotices(r, Notice::kPerformance) + r.config_advice.size());
   if (!by_rule.empty()) os << "changes by rule:\n";
   for (const auto& [k, v] : by_rule) row("  " + k, v);
   if (!by_api.empty()) os << "unsupported APIs:\n";

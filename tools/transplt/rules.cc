@@ -82,6 +82,10 @@ RuleSet RuleSet::Builtin(bool similar) {
   for (const json& n : j["names"]) rs.names.push_back({n["id"], n["old"], n["new"], n["call_only"]});
   for (const json& k : j["keywords"]) rs.keywords.push_back({k["id"], k["function"], k["old"], k["new"]});
   for (const json& s : j["strings"]) rs.strings.push_back({s["id"], s["old"], s["new"], s["device"]});
+  for (const json& a : j["advice"])
+    rs.advice.push_back({a["id"], Str(a, "api"), Str(a, "method"), Str(a, "keyword"), Str(a, "value"), a["tip"],
+                         a["kind"] == "precision" ? AdviceRule::kPrecision : AdviceRule::kPerformance});
+  for (const json& c : j["config_advice"]) rs.config_advice.push_back({c["id"], c["setting"], c["tip"]});
   return rs;
 }
 
@@ -233,6 +237,10 @@ std::string RuleSet::Describe() const {
   for (const KeywordRule& k : keywords) os << k.id << "  keyword   " << k.function << "(" << k.old_name << "=) -> " << k.new_name << "=\n";
   for (const StringRule& s : strings) os << s.id << "  string    '" << s.old_text << (s.device ? "[:N]" : "") << "' -> '" << s.new_text << "'\n";
   for (const ArgsRule& a : args) os << a.id << "  argument  " << a.function << " arg " << a.index << " -> " << a.new_arg << "\n";
+  for (const AdviceRule& a : advice)
+    os << a.id << "  advice    " << (a.api.empty() ? "." + a.method : a.api) << "()" << (a.keyword.empty() ? "" : " without " + a.keyword + (a.value.empty() ? "" : "=" + a.value))
+       << "  (" << (a.kind == AdviceRule::kPrecision ? "precision" : "performance") << ": " << a.tip << ")\n";
+  for (const ConfigAdvice& c : config_advice) os << c.id << "  advice    " << c.setting << "  (configuration: " << c.tip << ")\n";
   return os.str();
 }
 

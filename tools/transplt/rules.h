@@ -42,12 +42,27 @@ struct ArgsRule {  // custom ArgsModifyRule: the positional argument arg_idx of 
   std::string new_arg;
 };
 
+// Advice on a call that still works on the NPU but could be more accurate or faster: matched by the callee's
+// qualified name (`api`) or, for methods on any object, its last name (`method`). With `keyword`, it applies
+// only when the call lacks that keyword (or, with `value`, passes another value).
+struct AdviceRule {
+  enum Kind { kPrecision, kPerformance };
+  std::string id, api, method, keyword, value, tip;
+  Kind kind = kPerformance;
+};
+
+struct ConfigAdvice {  // advice on the run's configuration, not on a line (File/Start Line/End Line "NA")
+  std::string id, setting, tip;
+};
+
 struct RuleSet {
   std::unordered_map<std::string, ApiRule> apis;  // by old qualified name
   std::vector<NameRule> names;
   std::vector<KeywordRule> keywords;
   std::vector<StringRule> strings;
   std::vector<ArgsRule> args;
+  std::vector<AdviceRule> advice;
+  std::vector<ConfigAdvice> config_advice;
   std::string import_rule_id, device_id_rule_id, dataloader_rule_id, set_epoch_rule_id, ddp_rule_id,
       init_group_rule_id, remove_dp_rule_id, device_string_rule_id, cuda_arg_rule_id, set_device_rule_id;
   std::vector<std::pair<std::string, std::string>> code_rules;  // id, what (rules implemented in code)
