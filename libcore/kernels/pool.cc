@@ -1,7 +1,9 @@
 // Pooling: MaxPool (with optional Indices), AveragePool, GlobalAveragePool, GlobalMaxPool, over 1 to 3
-// spatial dims. Windows are clipped to the input once per output row, so the inner loops stay simple.
+// spatial dims. Windows are clipped to the input once per axis and output index, so the inner loops carry no
+// bounds checks.
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "kernels/kernel_util.h"
 
@@ -32,6 +34,48 @@ Pool3 To3(const WindowGeometry& g) {
 
 enum class PoolKind { kMax, kAverage };
 
+// One axis of one output position's window: the kernel taps [lo, hi) that land inside the input (clipped
+// once, so the inner loops carry no bounds checks), where tap 0 lands, and how many taps land inside the
+// padded input (AveragePool's count_include_pad divisor).
+struct AxisWindow {
+  int64_t lo, hi, start, padded;
+};
+
+std::vector<AxisWindow> AxisWindows(const Pool3& p, int a) {
+  std::vector<AxisWindow> w(static_cast<size_t>(p.out[a]));
+  for (int64_t o = 0; o < p.out[a]; ++o) {
+    AxisWindow& x = w[static_cast<size_t>(o)];
+    x.start = o * p.s[a] - p.pb[a];
+    x.lo = x.start >= 0 ? 0 : (-x.start + p.d[a] - 1) / p.d[a];
+    x.hi = x.start >= p.in[a] ? 0 : std::min(p.k[a], (p.in[a] - x.start + p.d[a] - 1) / p.d[a]);
+    x.hi = std::max(x.hi, x.lo);
+    x.padded = 0;
+    for (int64_t k = 0; k < p.k[a]; ++k) {
+      int64_t pos = x.start + k * p.d[a];
+      x.padded += pos >= -p.pb[a] && pos < p.in[a] + p.pe[a];
+    }
+  }
+  return w;
+}
+
+// The window's maximum without its position: a branch-free select per tap. The first tap is taken as it is
+// (a NaN there stays), later ones only when greater, as the indexed path does.
+template <class T>
+T WindowMax(const T* src, const Pool3& p, const AxisWindow& a0, const AxisWindow& a1, const AxisWindow& a2) {
+  T best = -std::numeric_limits<T>::infinity();
+  bool any = false;
+  for (int64_t k0 = a0.lo; k0 < a0.hi; ++k0)
+    for (int64_t k1 = a1.lo; k1 < a1.hi; ++k1) {
+      const T* row = src + ((a0.start + k0 * p.d[0]) * p.in[1] + a1.start + k1 * p.d[1]) * p.in[2] + a2.start;
+      for (int64_t k2 = a2.lo; k2 < a2.hi; ++k2) {
+        T v = row[k2 * p.d[2]];
+        best = !any || v > best ? v : best;
+        any = true;
+      }
+    }
+  return best;
+}
+
 template <PoolKind kKind, class T>
 Status PoolCompute(KernelContext& c) {
   const Tensor& x = c.in(0);
@@ -49,43 +93,35 @@ Status PoolCompute(KernelContext& c) {
   Tensor y = Tensor::Empty(x.dtype(), os);
   bool want_idx = kKind == PoolKind::kMax && c.outputs.size() > 1;
   Tensor idx = want_idx ? Tensor::Empty(DType::kI64, os) : Tensor();
+  const std::vector<AxisWindow> w0 = AxisWindows(p, 0), w1 = AxisWindows(p, 1), w2 = AxisWindows(p, 2);
   c.pool.ParallelFor(static_cast<size_t>(NC), 1, [&](size_t b, size_t e) {
     for (size_t nc = b; nc < e; ++nc) {
       const T* src = x.data<T>() + nc * in_sz;
       T* dst = y.mutable_data<T>() + nc * out_sz;
       int64_t o = 0;
-      for (int64_t o0 = 0; o0 < p.out[0]; ++o0)
-        for (int64_t o1 = 0; o1 < p.out[1]; ++o1)
-          for (int64_t o2 = 0; o2 < p.out[2]; ++o2, ++o) {
-            int64_t st[3] = {o0 * p.s[0] - p.pb[0], o1 * p.s[1] - p.pb[1], o2 * p.s[2] - p.pb[2]};
-            T best = -std::numeric_limits<T>::infinity();
-            int64_t best_i = -1, count = 0;
-            double sum = 0;
-            int64_t padded = 1;  // window positions inside the padded input (count_include_pad)
-            for (int a = 0; a < 3; ++a) {
-              int64_t n = 0;
-              for (int64_t k = 0; k < p.k[a]; ++k) {
-                int64_t pos = st[a] + k * p.d[a];
-                n += pos >= -p.pb[a] && pos < p.in[a] + p.pe[a];
+      for (const AxisWindow& a0 : w0)
+        for (const AxisWindow& a1 : w1)
+          for (const AxisWindow& a2 : w2) {
+            if constexpr (kKind == PoolKind::kMax) {
+              if (!want_idx) {
+                dst[o++] = WindowMax(src, p, a0, a1, a2);
+                continue;
               }
-              padded *= n;
             }
-            for (int64_t k0 = 0; k0 < p.k[0]; ++k0) {
-              int64_t i0 = st[0] + k0 * p.d[0];
-              if (i0 < 0 || i0 >= p.in[0]) continue;
-              for (int64_t k1 = 0; k1 < p.k[1]; ++k1) {
-                int64_t i1 = st[1] + k1 * p.d[1];
-                if (i1 < 0 || i1 >= p.in[1]) continue;
-                for (int64_t k2 = 0; k2 < p.k[2]; ++k2) {
-                  int64_t i2 = st[2] + k2 * p.d[2];
-                  if (i2 < 0 || i2 >= p.in[2]) continue;
-                  int64_t li = (i0 * p.in[1] + i1) * p.in[2] + i2;
-                  T v = src[li];
+            T best = -std::numeric_limits<T>::infinity();
+            int64_t best_i = -1;
+            double sum = 0;
+            for (int64_t k0 = a0.lo; k0 < a0.hi; ++k0) {
+              int64_t i0 = a0.start + k0 * p.d[0];
+              for (int64_t k1 = a1.lo; k1 < a1.hi; ++k1) {
+                int64_t i1 = a1.start + k1 * p.d[1], row = (i0 * p.in[1] + i1) * p.in[2];
+                for (int64_t k2 = a2.lo; k2 < a2.hi; ++k2) {
+                  int64_t i2 = a2.start + k2 * p.d[2];
+                  T v = src[row + i2];
                   if constexpr (kKind == PoolKind::kMax) {
-                    if (v > best || best_i < 0) best = v, best_i = col_major ? (i2 * p.in[1] + i1) * p.in[0] + i0 : li;
+                    if (v > best || best_i < 0) best = v, best_i = col_major ? (i2 * p.in[1] + i1) * p.in[0] + i0 : row + i2;
                   } else {
                     sum += v;
-                    ++count;
                   }
                 }
               }
@@ -94,9 +130,10 @@ Status PoolCompute(KernelContext& c) {
               dst[o] = best;
               if (want_idx) idx.mutable_data<int64_t>()[nc * out_sz + o] = static_cast<int64_t>(nc) * in_sz + best_i;
             } else {
-              int64_t div = include_pad ? padded : count;
+              int64_t div = include_pad ? a0.padded * a1.padded * a2.padded : (a0.hi - a0.lo) * (a1.hi - a1.lo) * (a2.hi - a2.lo);
               dst[o] = div ? static_cast<T>(sum / static_cast<double>(div)) : T(0);
             }
+            ++o;
           }
     }
   });
