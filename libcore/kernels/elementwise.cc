@@ -61,7 +61,10 @@ enum class UnaryTypes { kFloat, kSigned, kAll };
 // `bulk` (optional): the op as an Eigen array expression, run on fp32 chunks, for ops whose scalar libm call
 // would dominate a model (the exp in Sigmoid, SiLU's half): Eigen evaluates exp with SIMD (pexp, within 1-2
 // ulp of libm). Other dtypes take the scalar function.
-struct NoBulk {};
+struct NoBulk {  // no bulk form; callable only because clang checks the non-dependent call in the discarded branch
+  template <class A>
+  A operator()(const A& a) const { return a; }
+};
 using ArrayF = Eigen::Array<float, Eigen::Dynamic, 1>;
 
 template <UnaryTypes kTypes, class Make, class Bulk = NoBulk>
