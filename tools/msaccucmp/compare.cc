@@ -339,15 +339,10 @@ Status SingleOpDetail(const Plan& p, const CompareOptions& o, CustomScripts* scr
 int RunCompare(const CompareOptions& o, std::ostream& out) {
   auto fail = [&](const Status& s) { return Fail(out, s); };
   Ctx c;
-  std::unique_ptr<CustomScripts> custom;
-  if (!o.custom.empty()) {
-    std::vector<std::string> warnings;
-    auto started = CustomScripts::Start(o.custom, warnings);
-    if (!started.ok()) return fail(started.status());
-    custom = std::move(started).value();
-    for (const auto& w : warnings) out << "[WARNING] " << w << "\n";
-    c.custom = custom.get();
-  }
+  auto started = CustomScripts::Start(o.custom, out);
+  if (!started.ok()) return fail(started.status());
+  std::unique_ptr<CustomScripts> custom = std::move(started).value();
+  c.custom = custom.get();
   auto algs = ParseAlgs(o.alg, custom ? custom->names() : std::vector<std::string>{});
   if (!algs.ok()) return fail(algs.status());
   c.shown = algs.value();

@@ -171,15 +171,9 @@ int RunConvert(const ConvertOptions& o, std::ostream& out) {
   std::error_code ec;
   fs::create_directories(opts.out, ec);
   if (ec) return fail(Status::Error("E13004", "-out", opts.out, "cannot create the folder: " + ec.message()));
-  std::unique_ptr<CustomScripts> scripts;
-  if (!o.custom.empty()) {
-    std::vector<std::string> warnings;
-    auto started = CustomScripts::Start(o.custom, warnings);
-    if (!started.ok()) return fail(started.status());
-    scripts = std::move(started).value();
-    for (const auto& w : warnings) out << "[WARNING] " << w << "\n";
-  }
-  Job job{opts, LongNameMap(opts.out), scripts.get()};
+  auto scripts = CustomScripts::Start(o.custom, out);
+  if (!scripts.ok()) return fail(scripts.status());
+  Job job{opts, LongNameMap(opts.out), scripts.value().get()};
   std::vector<Status> results(files.size());
   ThreadPool::Global().ParallelFor(files.size(), 1, [&](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) results[i] = ConvertFile(job, files[i]);

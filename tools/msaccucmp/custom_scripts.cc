@@ -115,7 +115,15 @@ std::string Joined(const std::vector<std::string>& v) {
 
 }  // namespace
 
-Result<std::unique_ptr<CustomScripts>> CustomScripts::Start(const std::string& dir, std::vector<std::string>& warnings) {
+Result<std::unique_ptr<CustomScripts>> CustomScripts::Start(const std::string& dir, std::ostream& out) {
+  if (dir.empty()) return std::unique_ptr<CustomScripts>();
+  std::vector<std::string> warnings;
+  NPU_ASSIGN_OR_RETURN(auto m, Launch(dir, warnings));
+  for (const auto& w : warnings) out << "[WARNING] " << w << "\n";
+  return m;
+}
+
+Result<std::unique_ptr<CustomScripts>> CustomScripts::Launch(const std::string& dir, std::vector<std::string>& warnings) {
   std::unique_ptr<CustomScripts> m(new CustomScripts());  // private constructor: make_unique cannot reach it
   m->dir_ = dir;
   NPU_ASSIGN_OR_RETURN(m->metrics_, Scripts(fs::path(dir) / "algorithm", "alg_", warnings));

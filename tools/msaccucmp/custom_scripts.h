@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <ostream>
 #include <set>
 #include <string>
 #include <vector>
@@ -22,8 +23,9 @@ namespace npu::cmp {
 
 class CustomScripts {
  public:
-  // Finds and checks the scripts, starts the worker; warnings (group-writable files) go to `warnings`.
-  static Result<std::unique_ptr<CustomScripts>> Start(const std::string& dir, std::vector<std::string>& warnings);
+  // Finds and checks the scripts, starts the worker, prints a [WARNING] line to `out` per group-writable
+  // script. No scripts (null) when `dir` is empty: -c was not given.
+  static Result<std::unique_ptr<CustomScripts>> Start(const std::string& dir, std::ostream& out);
   ~CustomScripts();
   CustomScripts(const CustomScripts&) = delete;
   CustomScripts& operator=(const CustomScripts&) = delete;
@@ -39,6 +41,7 @@ class CustomScripts {
 
  private:
   CustomScripts() = default;
+  static Result<std::unique_ptr<CustomScripts>> Launch(const std::string& dir, std::vector<std::string>& warnings);
   Result<std::string> Ask(const std::string& request);  // one JSON line out, one in; thread-safe
   std::string dir_;
   std::vector<std::string> metrics_;
