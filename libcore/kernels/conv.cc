@@ -7,9 +7,7 @@
 #include <Eigen/Core>
 #include <array>
 #include <cstring>
-#include <type_traits>
 
-#include "kernels/gemm.h"
 #include "kernels/kernel_util.h"
 
 namespace npu {
@@ -257,14 +255,8 @@ void ConvCompute(KernelContext& c, const ConvGeom& p, Tensor& y) {
         c.pool.ParallelFor(static_cast<size_t>(p.K()), 1, [&](size_t b, size_t e) { Im2ColRows(p, xg, buf, b, e); });
         col = buf;
       }
-      const T* gbias = bias ? bias + g * p.Mg() : nullptr;
-      if constexpr (std::is_same_v<T, float>) {
-        if (HavePackedGemm()) {  // the weights packed once for the session; only the columns are packed per call
-          GemmPacked(c.pool, *PackedFor(w, g * p.Mg(), p.Mg(), p.K()), col, yout + g * p.Mg() * osz, osz, gbias);
-          continue;
-        }
-      }
-      GemmBias(c.pool, w.data<T>() + g * p.Mg() * p.K(), col, gbias, yout + g * p.Mg() * osz, p.Mg(), p.K(), osz);
+      GemmBias(c.pool, w.data<T>() + g * p.Mg() * p.K(), col, bias ? bias + g * p.Mg() : nullptr, yout + g * p.Mg() * osz,
+               p.Mg(), p.K(), osz);
     }
   }
 }
