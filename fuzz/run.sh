@@ -4,7 +4,8 @@
 #                                             plus MUTATIONS deterministic mutations each (CI; default 2000)
 #   fuzz/run.sh long  BUILD WORK [SECONDS]    every target of a libFuzzer build (make fuzz) for SECONDS each
 #                                             (default 60); prints executions and crashes per target
-# Targets run side by side, FUZZ_JOBS at a time (default: every core).
+# Targets run side by side, FUZZ_JOBS at a time (default: every core). FUZZ_TARGETS="npy h5" runs only those;
+# FUZZ_RUNS=N (long mode) stops a target after N executions, so fast targets end early.
 # Crashing inputs are kept in WORK/artifacts/; a crash makes the run exit 1. Once fixed, a crashing input
 # goes to fuzz/regressions/<target>/, which every run replays with the seeds.
 set -uo pipefail
@@ -32,7 +33,7 @@ run_target() {
     execs=$(( $(ls "$seeds" | wc -l) + amount ))
   else
     mkdir -p "$work/corpus/$t"
-    "$bin" -max_total_time="$amount" -print_final_stats=1 -timeout=20 -rss_limit_mb=2560 -max_len="$(max_len "$t")" \
+    "$bin" -max_total_time="$amount" ${FUZZ_RUNS:+-runs="$FUZZ_RUNS"} -print_final_stats=1 -timeout=20 -rss_limit_mb=2560 -max_len="$(max_len "$t")" \
       -artifact_prefix="$work/artifacts/$t-" "$work/corpus/$t" "$seeds" >"$log" 2>&1
     rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
@@ -48,7 +49,9 @@ run_target() {
 
 amount=${4:-$([ "$mode" = smoke ] && echo 2000 || echo 60)}
 parallel=${FUZZ_JOBS:-$(nproc)}  # targets run side by side, one core each
+selected() { [ -z "${FUZZ_TARGETS:-}" ] || [[ " $FUZZ_TARGETS " == *" $(basename "$1" _fuzz) "* ]]; }
 for bin in "$build"/fuzz/*_fuzz; do
+  selected "$bin" || continue
   while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n; done
   run_target "$bin" &
 done
@@ -56,6 +59,7 @@ wait
 printf '%-16s %14s %10s %8s  %s\n' target executions exec/s crashes note
 failed=0
 for bin in "$build"/fuzz/*_fuzz; do
+  selected "$bin" || continue
   row="$work/$(basename "$bin" _fuzz).row"
   cat "$row"
   awk '{ exit ($4 > 0) ? 0 : 1 }' "$row" && failed=1
