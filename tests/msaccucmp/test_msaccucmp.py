@@ -1,6 +1,7 @@
 """msaccucmp end to end on generated data: every metric against the numpy reference for many dtypes and
 edge cases, corrupt dumps, convert with layouts, file_compare, h5, mapping/-op/-r, advisor, shards.
 Usage: test_msaccucmp.py SRC_DIR BUILD_DIR WORK_DIR"""
+import csv
 import glob
 import json
 import math
@@ -344,6 +345,14 @@ def custom_suite():
     check(cells.get("Raises") == "NaN" and "Raises: ValueError: no luck" in cells.get("CompareFailReason", ""),
           "-c: a script that raises gives NaN and says why")
     check("MaxAbsoluteError" not in cells, "-alg still selects the built-in metrics")
+    spaced = f"{WORK}/custom_spaced"
+    os.makedirs(f"{spaced}/algorithm", exist_ok=True)
+    open(f"{spaced}/algorithm/alg_Two Words.py", "w").write("def compare(my, golden, args):\n    return '1', ''\n")
+    os.chmod(f"{spaced}/algorithm/alg_Two Words.py", 0o644)
+    run("compare", "-m", f"{WORK}/c_npu.npy", "-g", f"{WORK}/c_gold.npy", "-out", f"{out}_spaced", "-c", spaced)
+    with open(glob.glob(f"{out}_spaced/result_*.csv")[0], newline="") as f:
+        cells = next(csv.DictReader(f))
+    check(cells.get("Two Words") == "1", f"-c: a metric whose name holds a space is one column ({cells.get('Two Words')})")
     open(f"{root}/algorithm/alg_TwoArgs.py", "w").write("def compare(my, golden):\n    return '0', ''\n")
     os.chmod(f"{root}/algorithm/alg_TwoArgs.py", 0o644)
     p = run("compare", "-m", f"{WORK}/c_npu.npy", "-g", f"{WORK}/c_gold.npy", "-out", out, "-c", root, expect=1)

@@ -30,7 +30,7 @@ import importlib.util, inspect, json, sys
 import numpy as np
 out = sys.stdout
 sys.stdout = sys.stderr
-root, metrics, pairs = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
+root, metrics, pairs = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
 def load(folder, stem, fn_name, params):
     spec = importlib.util.spec_from_file_location(stem, f"{root}/{folder}/{stem}.py")
     mod = importlib.util.module_from_spec(spec)
@@ -107,12 +107,6 @@ Result<std::vector<std::string>> Scripts(const fs::path& folder, const std::stri
   return stems;
 }
 
-std::string Joined(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : " ") + x;
-  return s;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<CustomScripts>> CustomScripts::Start(const std::string& dir, std::ostream& out) {
@@ -149,7 +143,8 @@ Result<std::unique_ptr<CustomScripts>> CustomScripts::Launch(const std::string& 
     close_all();
     return Bad(dir, "cannot start the Python worker: " + std::string(std::strerror(errno)));
   }
-  std::vector<std::string> args = {kPython, "-c", kWorker, dir, Joined(m->metrics_), Joined(pairs)};
+  // Names go over as JSON lists: a metric file may be named alg_<anything>.py, spaces included.
+  std::vector<std::string> args = {kPython, "-c", kWorker, dir, nlohmann::json(m->metrics_).dump(), nlohmann::json(pairs).dump()};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
