@@ -44,6 +44,8 @@ class AtomicFileWriter {
   Status Write(std::span<const std::byte> data);
   Status Write(std::string_view text) { return Write(std::as_bytes(std::span(text.data(), text.size()))); }
   Status WriteZeros(size_t n);
+  // Overwrites bytes already written (a header completed last); offset() is unchanged.
+  Status WriteAt(size_t offset, std::span<const std::byte> data);
   size_t offset() const { return offset_; }
   Status Commit();
   // Renames into `final_path` instead of the path given to Create (a name decided after writing).

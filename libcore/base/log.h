@@ -3,6 +3,7 @@
 // Every line also goes to <ASCEND_PROCESS_LOG_PATH or ~/ascend/log>/debug/plog/plog-<pid>_<ts>.log (a new file
 // every 20 MiB), as CANN's tools keep their logs.
 #pragma once
+#include <chrono>
 #include <optional>
 #include <sstream>
 #include <string_view>
@@ -24,6 +25,10 @@ bool ShowInfo();
 void InitFromEnv();
 bool Enabled(Level level);
 void Write(Level level, std::string_view module, const std::string& text);
+// Milliseconds since `start`, for "took N ms" lines.
+inline double MsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
 
 }  // namespace npu::log
 

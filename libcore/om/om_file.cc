@@ -2,7 +2,15 @@
 
 #include <xxhash.h>
 
+#include <array>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "base/thread_pool.h"
 
 namespace npu::om {
 namespace {
@@ -43,23 +51,10 @@ Status WriteOmFile(const std::string& path, const HeaderInfo& info, const std::v
     Put<uint64_t>(tbl, kTableHead + i * kTableEntry + 16, parts[i].size());
     off += parts[i].size();
   }
-  XXH3_state_t* st = XXH3_createState();
-  XXH3_128bits_reset(st);
-  XXH3_128bits_update(st, tbl.data(), tbl.size());
-  static const std::byte zeros[kWeightAlign] = {};
-  for (size_t i = 0; i < parts.size(); ++i) {
-    XXH3_128bits_update(st, zeros, pad[i]);
-    for (const auto& p : parts[i].pieces) XXH3_128bits_update(st, p.data(), p.size());
-  }
-  XXH128_hash_t h = XXH3_128bits_digest(st);
-  XXH3_freeState(st);
-
   std::vector<std::byte> hdr(kHeaderSize);
   Put<uint32_t>(hdr, kOffMagic, kMagic);
   Put<uint32_t>(hdr, kOffHeadSize, kHeaderSize);
   Put<uint32_t>(hdr, kOffVersion, kVersion);
-  Put<uint64_t>(hdr, kOffChecksum, h.low64);
-  Put<uint64_t>(hdr, kOffChecksum + 8, h.high64);
   Put<uint32_t>(hdr, kOffLength, static_cast<uint32_t>(std::min<size_t>(table + off, UINT32_MAX)));
   Put<uint8_t>(hdr, kOffIsChecksum, 0);  // 0 = checksum present
   Put<uint8_t>(hdr, kOffModelType, 0);   // IR model
@@ -69,15 +64,140 @@ Status WriteOmFile(const std::string& path, const HeaderInfo& info, const std::v
   Put<uint64_t>(hdr, kOffModelLength, table + off);
   Put<uint8_t>(hdr, kOffDynamic, info.dynamic ? 1 : 0);
 
+  // One pass: everything after the header is checksummed as it is written; the header, which holds the
+  // checksum, is written first without it and completed at the end.
+  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> st(XXH3_createState(), XXH3_freeState);
+  XXH3_128bits_reset(st.get());
   RemoveStaleTemps(path);
   NPU_ASSIGN_OR_RETURN(auto w, AtomicFileWriter::Create(path));
   NPU_RETURN_IF_ERROR(w->Write(hdr));
-  NPU_RETURN_IF_ERROR(w->Write(tbl));
+  static const std::byte zeros[kWeightAlign] = {};
+  std::vector<Piece> body{Piece(std::span<const std::byte>(tbl))};
   for (size_t i = 0; i < parts.size(); ++i) {
-    NPU_RETURN_IF_ERROR(w->WriteZeros(pad[i]));
-    for (const auto& p : parts[i].pieces) NPU_RETURN_IF_ERROR(w->Write(p));
+    if (pad[i]) body.emplace_back(std::span(zeros, pad[i]));
+    body.insert(body.end(), parts[i].pieces.begin(), parts[i].pieces.end());
   }
+  NPU_RETURN_IF_ERROR(WritePieces(*w, body, st.get()));
+  XXH128_hash_t h = XXH3_128bits_digest(st.get());
+  Put<uint64_t>(hdr, kOffChecksum, h.low64);
+  Put<uint64_t>(hdr, kOffChecksum + 8, h.high64);
+  NPU_RETURN_IF_ERROR(w->WriteAt(0, hdr));
   return w->Commit();
+}
+
+namespace {
+
+// Hashes and writes byte ranges in the order given, on a thread of its own, so the next stage buffer is
+// made while the last one is written. A range may return a stage buffer to the maker once written.
+class OrderedWriter {
+ public:
+  OrderedWriter(AtomicFileWriter& w, XXH3_state_s* hash) : w_(w), hash_(hash), thread_([this] { Run(); }) {}
+  ~OrderedWriter() { Finish(); }
+  OrderedWriter(const OrderedWriter&) = delete;
+  OrderedWriter& operator=(const OrderedWriter&) = delete;
+
+  void Push(std::span<const std::byte> bytes, int stage = -1) {
+    std::lock_guard lock(mu_);
+    queue_.emplace_back(bytes, stage);
+    cv_.notify_all();
+  }
+  // Waits until `stage` is written (or never used) and marks it in use.
+  void Acquire(int stage) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return !busy_[stage]; });
+    busy_[stage] = true;
+  }
+  void Release(int stage) {
+    std::lock_guard lock(mu_);
+    busy_[stage] = false;
+    cv_.notify_all();
+  }
+  // Writes what is queued and returns the first write error.
+  Status Finish() {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+      cv_.notify_all();
+    }
+    if (thread_.joinable()) thread_.join();
+    return status_;
+  }
+  static constexpr int kStages = 2;
+
+ private:
+  AtomicFileWriter& w_;
+  XXH3_state_s* hash_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::pair<std::span<const std::byte>, int>> queue_;
+  std::array<bool, kStages> busy_{};
+  bool done_ = false;
+  Status status_;  // the writer thread's alone until it is joined
+  std::thread thread_;
+
+  void Run() {
+    for (;;) {
+      std::pair<std::span<const std::byte>, int> job;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return !queue_.empty() || done_; });
+        if (queue_.empty()) return;
+        job = queue_.front();
+        queue_.pop_front();
+      }
+      if (status_.ok()) {
+        if (hash_) XXH3_128bits_update(hash_, job.first.data(), job.first.size());
+        status_ = w_.Write(job.first);
+      }
+      if (job.second >= 0) Release(job.second);
+    }
+  }
+};
+
+}  // namespace
+
+Status WritePieces(AtomicFileWriter& w, const std::vector<Piece>& pieces, XXH3_state_s* hash) {
+  // A stage holds several weights for the pool to make at once, and stays a small part of a large model
+  // (resnet50's largest weight is 9.4 MB; a bigger piece grows its stage).
+  constexpr size_t kStageBytes = 8 << 20;
+  struct Stage {
+    std::unique_ptr<std::byte[]> data;
+    size_t capacity = 0;
+  };
+  std::array<Stage, OrderedWriter::kStages> stages;
+  OrderedWriter out(w, hash);
+  int next = 0;
+  for (size_t i = 0; i < pieces.size();) {
+    if (!pieces[i].make) {
+      out.Push(pieces[i++].bytes);
+      continue;
+    }
+    // The run of made pieces from i that fits a stage (at least one).
+    std::vector<size_t> at{0};
+    size_t end = i;
+    while (end < pieces.size() && pieces[end].make && (end == i || at.back() + pieces[end].size <= kStageBytes))
+      at.push_back(at.back() + pieces[end++].size);
+    out.Acquire(next);
+    Stage& stage = stages[next];
+    if (at.back() > stage.capacity) {
+      stage.capacity = std::max(at.back(), kStageBytes);
+      stage.data = std::make_unique_for_overwrite<std::byte[]>(stage.capacity);
+    }
+    std::vector<Status> made(end - i);
+    ThreadPool::Global().ParallelFor(end - i, 1, [&](size_t b, size_t e) {
+      for (size_t k = b; k < e; ++k) made[k] = pieces[i + k].make({stage.data.get() + at[k], pieces[i + k].size});
+    });
+    for (const Status& s : made)
+      if (!s.ok()) {
+        out.Release(next);
+        (void)out.Finish();
+        return s;
+      }
+    out.Push({stage.data.get(), at.back()}, next);
+    next = (next + 1) % OrderedWriter::kStages;
+    i = end;
+  }
+  return out.Finish();
 }
 
 Result<OmFile> ReadOmFile(const std::string& path) {

@@ -3,6 +3,7 @@
 // header. The reader checks magic, sizes, bounds and checksum before any partition is handed out.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
@@ -10,6 +11,8 @@
 
 #include "base/file_io.h"
 #include "base/status.h"
+
+struct XXH3_state_s;  // xxhash.h
 
 namespace npu::om {
 
@@ -21,18 +24,32 @@ constexpr uint32_t kVersion = 0x20000000;
 constexpr size_t kWeightAlign = 64;
 constexpr size_t kOffIsChecksum = 81;  // header byte: 0 = the checksum field is valid and checked
 
-// A partition as a list of byte ranges written back to back (weights are written straight from the
-// tensors that hold them, never gathered into one buffer first).
+// A run of bytes in a partition: bytes that exist (`bytes`), or bytes made while the file is written
+// (`make` fills a buffer of `size`), so a converted weight never has to exist whole in memory: it is made
+// into a reused staging buffer, checksummed and written while still in cache.
+struct Piece {
+  Piece(std::span<const std::byte> b) : bytes(b), size(b.size()) {}  // NOLINT: spans convert implicitly
+  Piece(size_t n, std::function<Status(std::span<std::byte>)> f) : size(n), make(std::move(f)) {}
+  std::span<const std::byte> bytes;
+  size_t size = 0;
+  std::function<Status(std::span<std::byte>)> make;
+};
+
+// A partition as a list of pieces written back to back (never gathered into one buffer first).
 struct PartitionData {
   PartitionType type;
-  std::vector<std::span<const std::byte>> pieces;
+  std::vector<Piece> pieces;
   size_t align = 1;  // file offset alignment for this partition
   size_t size() const {
     size_t n = 0;
-    for (const auto& p : pieces) n += p.size();
+    for (const auto& p : pieces) n += p.size;
     return n;
   }
 };
+
+// Writes `pieces` in order; made pieces are made across the thread pool, a staging buffer's worth at a
+// time. Every byte written is also fed to `hash` when one is given.
+Status WritePieces(AtomicFileWriter& w, const std::vector<Piece>& pieces, XXH3_state_s* hash = nullptr);
 
 struct HeaderInfo {
   std::string name;

@@ -1,5 +1,7 @@
 #include "om/om_model.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -100,59 +102,87 @@ Status ReadDesc(const om::TensorDesc& d, Value& v, const std::string& path) {
   return Status::Ok();
 }
 
-// Lays constant tensors out in WEIGHTS_DATA, 64-byte aligned each, as a list of pieces that point at
-// the tensors' own bytes (keeps the tensors alive until the file is written). With `dedupe` (a model with
-// shape profiles, whose graphs share most weights) equal bytes are stored once.
+// Lays constant tensors out in WEIGHTS_DATA, 64-byte aligned each, as a list of pieces: a tensor stored
+// as it is points at its own bytes; a constant the device holds in a blocked format is converted while the
+// file is written (om::WritePieces), straight into the stream. The tensors are kept alive until then.
+// With `dedupe` (a model with shape profiles, whose graphs share most weights) equal contents are stored once.
 class WeightPacker {
  public:
   // `external`: 1 writes each weight to <dir>/weight/weight_<hash>; 2 collects them for <dir>/<combined>.
   WeightPacker(bool dedupe, int external, std::string dir, std::string combined)
       : dedupe_(dedupe), external_(external), dir_(std::move(dir)), combined_(std::move(combined)) {}
   const Status& status() const { return status_; }
-  // A constant, stored as `stored` (its bytes in the device format, see StoredForm), described as the value.
-  void Add(const Value& v, const Tensor& stored, om::WeightRef* ref) {
-    Add(stored, ref);
+  // A constant of the graph (origin layout), stored in its value's device format, described as the value.
+  void Add(const Value& v, const Tensor& constant, om::WeightRef* ref) {
+    if (!v.device_format) Add(constant, ref);
+    else if (external_ == 1) {  // a file per weight, named by its stored content: convert now
+      auto t = ToDevice(constant, *v.device_format, v.device_groups);
+      if (t.ok()) Add(t.value(), ref);
+      else if (status_.ok()) status_ = t.status();
+    } else {
+      AddConverted(constant, DeviceLayout{*v.device_format, constant.shape(), DTypeSize(constant.dtype()), v.device_groups}, ref);
+    }
     ref->mutable_desc()->Clear();
     FillDesc(ref->mutable_desc(), v);
   }
   void Add(const Tensor& t, om::WeightRef* ref) {
     if (external_ == 1) return AddFile(t, ref);
+    FillTensorDesc(t.dtype(), t.shape(), ref);
+    Place(t, t.nbytes(), DeviceLayout{}, ref, [&] { pieces_.emplace_back(t.bytes()); });
+  }
+  const std::vector<om::Piece>& pieces() const { return pieces_; }
+  size_t size() const { return size_; }
+
+ private:
+  std::vector<om::Piece> pieces_;
+  std::vector<Tensor> keep_;
+  size_t size_ = 0;
+  bool dedupe_;
+  // content (hash of the source bytes, their size, the conversion) -> offset
+  std::map<std::tuple<uint64_t, uint64_t, size_t, Format, int64_t>, size_t> stored_;
+  int external_;
+  std::string dir_, combined_;
+  std::set<std::string> files_;  // external_weight 1: the files written (content-addressed, so shared)
+  Status status_;
+
+  void AddConverted(const Tensor& t, const DeviceLayout& l, om::WeightRef* ref) {
+    auto shape = DeviceShape(l);
+    if (!shape.ok()) {
+      if (status_.ok()) status_ = shape.status();
+      return;
+    }
+    size_t n = static_cast<size_t>(NumElements(shape.value())) * l.elem_size;
+    FillTensorDesc(t.dtype(), shape.value(), ref);
+    Place(t, n, l, ref, [&] {
+      pieces_.emplace_back(n, [t, l](std::span<std::byte> out) { return ToDeviceBytes(l, t.bytes(), out); });
+    });
+  }
+
+  // Gives the tensor (`n` bytes once stored through `l`) its offset, or the offset of equal content stored
+  // before; `append` adds its piece.
+  template <class Append>
+  void Place(const Tensor& t, size_t n, const DeviceLayout& l, om::WeightRef* ref, Append&& append) {
     if (external_ == 2) ref->set_file(combined_);
     if (dedupe_) {
       XXH128_hash_t h = XXH3_128bits(t.raw(), t.nbytes());
-      auto key = std::make_tuple(h.high64, h.low64, t.nbytes());
+      auto key = std::make_tuple(h.high64, h.low64, t.nbytes(), l.format, l.groups);
       if (auto it = stored_.find(key); it != stored_.end()) {
         ref->set_offset(it->second);
-        ref->set_size(t.nbytes());
-        FillTensorDesc(t, ref);
+        ref->set_size(n);
         return;
       }
       stored_[key] = Aligned();
     }
     static const std::byte kZeros[om::kWeightAlign] = {};
-    size_t pad = (om::kWeightAlign - size_ % om::kWeightAlign) % om::kWeightAlign;
-    if (pad) pieces_.push_back(std::span(kZeros, pad));
+    size_t pad = Aligned() - size_;
+    if (pad) pieces_.emplace_back(std::span(kZeros, pad));
     size_ += pad;
     ref->set_offset(size_);
-    ref->set_size(t.nbytes());
-    if (t.nbytes()) pieces_.push_back(t.bytes());
-    size_ += t.nbytes();
+    ref->set_size(n);
+    if (n) append();
+    size_ += n;
     keep_.push_back(t);
-    FillTensorDesc(t, ref);
   }
-  const std::vector<std::span<const std::byte>>& pieces() const { return pieces_; }
-  size_t size() const { return size_; }
-
- private:
-  std::vector<std::span<const std::byte>> pieces_;
-  std::vector<Tensor> keep_;
-  size_t size_ = 0;
-  bool dedupe_;
-  std::map<std::tuple<uint64_t, uint64_t, size_t>, size_t> stored_;  // content -> offset
-  int external_;
-  std::string dir_, combined_;
-  std::set<std::string> files_;  // external_weight 1: the files written (content-addressed, so shared)
-  Status status_;
 
   void AddFile(const Tensor& t, om::WeightRef* ref) {
     XXH128_hash_t h = XXH3_128bits(t.raw(), t.nbytes());
@@ -162,7 +192,7 @@ class WeightPacker {
     ref->set_file(name);
     ref->set_offset(0);
     ref->set_size(t.nbytes());
-    FillTensorDesc(t, ref);
+    FillTensorDesc(t.dtype(), t.shape(), ref);
     if (!status_.ok() || !files_.insert(name).second) return;
     std::error_code ec;
     std::filesystem::create_directories(dir_ + "/weight", ec);
@@ -171,11 +201,11 @@ class WeightPacker {
   }
 
   size_t Aligned() const { return (size_ + om::kWeightAlign - 1) / om::kWeightAlign * om::kWeightAlign; }
-  static void FillTensorDesc(const Tensor& t, om::WeightRef* ref) {
+  static void FillTensorDesc(DType dtype, const Shape& shape, om::WeightRef* ref) {
     auto* d = ref->mutable_desc();
-    d->set_dtype(static_cast<int32_t>(t.dtype()));
+    d->set_dtype(static_cast<int32_t>(dtype));
     d->set_has_shape(true);
-    for (int64_t x : t.shape()) d->add_shape(x);
+    for (int64_t x : shape) d->add_shape(x);
   }
 };
 
@@ -192,6 +222,19 @@ void SaveAttr(const Attr& a, om::AttrValue* out, WeightPacker& w) {
         else w.Add(v, out->mutable_t());
       },
       a);
+}
+
+// Protobuf writes map fields (op attrs) in hash order unless asked not to: the same model would give
+// different .om bytes from run to run.
+std::string SerializeDeterministic(const google::protobuf::MessageLite& m) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    m.SerializeToCodedStream(&coded);
+  }
+  return out;
 }
 
 Status Corrupt(const std::string& path, std::string why) { return Status::Error("E10003", "--om", path, std::move(why)); }
@@ -243,27 +286,6 @@ class WeightSource {
 };
 
 // One profile's graph: descs, the weights it reads (into the shared WEIGHTS_DATA) and its ops.
-// The bytes each constant is stored as: a constant the device holds in a blocked format is converted to it
-// (once, here). The conversions are independent and dominate a large model's save, so they run across the pool.
-Result<std::vector<Tensor>> StoredForms(const Graph& g, const std::vector<size_t>& constants) {
-  std::vector<Tensor> stored(constants.size());
-  std::vector<Status> errors(constants.size());
-  ThreadPool::Global().ParallelFor(constants.size(), 1, [&](size_t b, size_t e) {
-    for (size_t k = b; k < e; ++k) {
-      const Value& v = g.values[constants[k]];
-      if (!v.device_format) {
-        stored[k] = *v.constant;
-        continue;
-      }
-      auto t = ToDevice(*v.constant, *v.device_format, v.device_groups);
-      if (t.ok()) stored[k] = std::move(t).value();
-      else errors[k] = t.status();
-    }
-  });
-  for (const Status& e : errors) NPU_RETURN_IF_ERROR(e);
-  return stored;
-}
-
 Status SaveGraph(const Graph& g, om::GraphDef* gd, WeightPacker& weights) {
   gd->set_name(g.name);
   for (int i : g.inputs) FillDesc(gd->add_input(), g.values[i]);
@@ -277,8 +299,7 @@ Status SaveGraph(const Graph& g, om::GraphDef* gd, WeightPacker& weights) {
   std::vector<size_t> constants;
   for (size_t i = 0; i < g.values.size(); ++i)
     if (used[i] && g.values[i].constant) constants.push_back(i);
-  NPU_ASSIGN_OR_RETURN(std::vector<Tensor> stored, StoredForms(g, constants));
-  for (size_t k = 0; k < constants.size(); ++k) weights.Add(g.values[constants[k]], stored[k], gd->add_weight());
+  for (size_t k : constants) weights.Add(g.values[k], *g.values[k].constant, gd->add_weight());
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const Node& n = g.nodes[k];
     om::OpDef* op = gd->add_op();
@@ -355,21 +376,21 @@ Status SaveOm(const std::string& path, const OmModel& model) {
   }
   NPU_RETURN_IF_ERROR(weights.status());
   // External weights land before the .om that points at them.
-  std::vector<std::span<const std::byte>> inline_weights = weights.pieces();
+  std::vector<om::Piece> inline_weights = weights.pieces();
   if (model.external_weight == 2) {
     NPU_ASSIGN_OR_RETURN(auto w, AtomicFileWriter::Create(dir + "/" + combined));
-    for (auto piece : weights.pieces()) NPU_RETURN_IF_ERROR(w->Write(piece));
+    NPU_RETURN_IF_ERROR(om::WritePieces(*w, weights.pieces()));
     NPU_RETURN_IF_ERROR(w->Commit());
     inline_weights.clear();
   }
   td.set_weight_size(inline_weights.empty() ? 0 : weights.size());
   td.set_stream_num(StreamCount(model.tasks));
-  std::string md_bytes = md.SerializeAsString(), td_bytes = td.SerializeAsString();
+  std::string md_bytes = SerializeDeterministic(md), td_bytes = SerializeDeterministic(td);
   auto as_bytes = [](const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); };
   return om::WriteOmFile(path, model.header,
-                         {{om::PartitionType::kModelDef, {as_bytes(md_bytes)}},
+                         {{om::PartitionType::kModelDef, {om::Piece(as_bytes(md_bytes))}},
                           {om::PartitionType::kWeightsData, inline_weights, om::kWeightAlign},
-                          {om::PartitionType::kTaskInfo, {as_bytes(td_bytes)}}});
+                          {om::PartitionType::kTaskInfo, {om::Piece(as_bytes(td_bytes))}}});
 }
 
 Result<OmModel> LoadOm(const std::string& path, size_t profile) {

@@ -490,6 +490,20 @@ class Ranges(unittest.TestCase):
             self.assertIn(code, r.stdout, flags)
 
 
+class Reproducible(unittest.TestCase):
+    def test_same_model_same_bytes_and_the_old_om_replaced_whole(self):
+        out = os.path.join(WORK, "again", "r18")
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        flags = ["--framework=5", "--model=r18.onnx", f"--output={out}", "--soc_version=Ascend310P3", "--input_shape=input:1,3,224,224"]
+        ok(ATC, *flags)
+        with open(out + ".om", "rb") as f:
+            first = f.read()
+        ok(ATC, *flags)  # onto the first .om: atc replaces it in one step
+        with open(out + ".om", "rb") as f:
+            self.assertTrue(f.read() == first, "a second conversion of the same model wrote other bytes")
+        self.assertEqual(sorted(os.listdir(os.path.dirname(out))), ["r18.om"])
+
+
 class ProfileErrors(unittest.TestCase):
     CASES = [
         ("E10009", ["--input_shape=input:-1,3,224,224", "--dynamic_batch_size=1,2", "--dynamic_image_size=224,224;112,112"]),

@@ -133,6 +133,26 @@ TEST(Log, LinesGoToAPlogFileUnderAscendProcessLogPath) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(FileIo, CommitReplacesFilesAndSymlinksButNeverFolders) {
+  auto dir = std::filesystem::temp_directory_path() / ("npukit_replace_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "folder");
+  auto bytes = [](std::string_view s) { return std::as_bytes(std::span(s.data(), s.size())); };
+  const std::string file = (dir / "out.om").string(), link = (dir / "link.om").string();
+  ASSERT_TRUE(WriteFileAtomic(file, bytes("old")).ok());
+  ASSERT_TRUE(WriteFileAtomic(file, bytes("new")).ok());  // replaced by an exchange where the file system can
+  EXPECT_EQ(ReadFileToString(file).value(), "new");
+  std::filesystem::create_symlink(file, link);
+  ASSERT_TRUE(WriteFileAtomic(link, bytes("own")).ok());  // the link itself is replaced, as rename() does
+  EXPECT_FALSE(std::filesystem::is_symlink(link));
+  EXPECT_EQ(ReadFileToString(link).value(), "own");
+  EXPECT_EQ(ReadFileToString(file).value(), "new");
+  EXPECT_FALSE(WriteFileAtomic((dir / "folder").string(), bytes("x")).ok());
+  EXPECT_TRUE(std::filesystem::is_directory(dir / "folder"));
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 3) << "no temp file is left";
+  std::filesystem::remove_all(dir);
+}
+
 TEST(FileIo, UniqueCommitsNeverReplaceAFile) {
   auto dir = std::filesystem::temp_directory_path() / ("npukit_unique_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

@@ -114,5 +114,47 @@ TEST(OmFile, RefusesTruncatedAndTamperedFiles) {
   std::filesystem::remove(path);
 }
 
+TEST(OmFile, SameModelSameBytes) {  // builds are reproducible: attr maps are written in key order
+  OmModel m;
+  m.graph = ConvertedNet();
+  m.header.platform_version = "Ascend310P3";
+  std::string a = ::testing::TempDir() + "/om_det_a.om", b = ::testing::TempDir() + "/om_det_b.om";
+  ASSERT_TRUE(SaveOm(a, m).ok());
+  ASSERT_TRUE(SaveOm(b, m).ok());
+  std::string x = ReadFileToString(a).value(), y = ReadFileToString(b).value();
+  EXPECT_EQ(x.substr(om::kHeaderSize), y.substr(om::kHeaderSize));
+  std::filesystem::remove(a);
+  std::filesystem::remove(b);
+}
+
+TEST(OmFile, PiecesAreWrittenInOrderAndMadeOnesFailCleanly) {
+  std::string path = ::testing::TempDir() + "/om_pieces.bin";
+  std::string given = "head", tail = "tail";
+  auto bytes = [](const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); };
+  auto fill = [](char c) {
+    return [c](std::span<std::byte> out) {
+      std::fill(out.begin(), out.end(), std::byte(c));
+      return Status::Ok();
+    };
+  };
+  const size_t big = (24 << 20) + 3;  // larger than a stage: it gets one of its own
+  std::vector<om::Piece> pieces{om::Piece(bytes(given)), om::Piece(5, fill('a')), om::Piece(big, fill('b')),
+                                om::Piece(7, fill('c')), om::Piece(bytes(tail))};
+  auto w = AtomicFileWriter::Create(path);
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE(om::WritePieces(*w.value(), pieces).ok());
+  ASSERT_TRUE(w.value()->Commit().ok());
+  std::string want = given + std::string(5, 'a') + std::string(big, 'b') + std::string(7, 'c') + tail;
+  EXPECT_TRUE(ReadFileToString(path).value() == want);
+  pieces[3] = om::Piece(7, [](std::span<std::byte>) { return Status::Error("E19999", "weight", "w", "cannot convert"); });
+  auto w2 = AtomicFileWriter::Create(path);
+  ASSERT_TRUE(w2.ok());
+  Status s = om::WritePieces(*w2.value(), pieces);
+  EXPECT_EQ(s.reason(), "cannot convert");
+  w2.value().reset();  // abandoned: the file written before stays as it was
+  EXPECT_TRUE(ReadFileToString(path).value() == want);
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace npu

@@ -360,7 +360,9 @@ int Convert(const AtcOptions& o, std::ostream& out) {
   std::string path = o.output + ".om";
   m.external_weight = std::stoi(o.external_weight);
   m.attrs["external_weight"] = o.external_weight;
+  auto save_start = std::chrono::steady_clock::now();
   if (Status s = SaveOm(path, m); !s.ok()) return Fail(out, {s.param() == "output" ? s.with_param("--output") : s});
+  NPU_LOG(kDebug, "ATC", "saved " << path << " in " << log::MsSince(save_start) << " ms");
   if (o.save_original_model == "true")
     if (Status s = SaveOriginalModel(o); !s.ok()) return Fail(out, {s});
   if (!m.profiles.empty()) {
