@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "base/big_buffer.h"
 #include "base/thread_pool.h"
 
 namespace npu::om {
@@ -161,7 +162,7 @@ Status WritePieces(AtomicFileWriter& w, const std::vector<Piece>& pieces, XXH3_s
   // (resnet50's largest weight is 9.4 MB; a bigger piece grows its stage).
   constexpr size_t kStageBytes = 8 << 20;
   struct Stage {
-    std::unique_ptr<std::byte[]> data;
+    std::shared_ptr<std::byte[]> data;
     size_t capacity = 0;
   };
   std::array<Stage, OrderedWriter::kStages> stages;
@@ -181,7 +182,7 @@ Status WritePieces(AtomicFileWriter& w, const std::vector<Piece>& pieces, XXH3_s
     Stage& stage = stages[next];
     if (at.back() > stage.capacity) {
       stage.capacity = std::max(at.back(), kStageBytes);
-      stage.data = std::make_unique_for_overwrite<std::byte[]>(stage.capacity);
+      stage.data = AllocateBigBuffer(stage.capacity);
     }
     std::vector<Status> made(end - i);
     ThreadPool::Global().ParallelFor(end - i, 1, [&](size_t b, size_t e) {

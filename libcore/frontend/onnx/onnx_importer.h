@@ -1,6 +1,7 @@
-// ONNX -> ir::Graph. Parses the model from a memory map, keeps initializers as views into the parsed
-// protobuf or the external-data file (no copies), checks every node against the op registry and reports
-// all unsupported nodes at once.
+// ONNX -> ir::Graph. Parses the model from a memory map with the initializers' raw_data cut out first
+// (weight_cut.h), so protobuf never copies the weights: an initializer is a view into the model file where
+// its bytes are 64-byte aligned, else one copy made across the pool; external data is a view into its file.
+// Checks every node against the op registry and reports all unsupported nodes at once.
 #pragma once
 #include <map>
 #include <string>
