@@ -93,8 +93,9 @@ void Im2ColRows(const ConvGeom& p, const T* in, T* col, int64_t r0, int64_t r1) 
 
 // out[Mg x osz] = w[Mg x K] * col[K x osz] + bias, split over columns or rows. Each thread packs its share of
 // the split operand and all of the other, so the wider side is split (while it gives every thread a chunk).
+// The fused activation (`act`, may be null) runs on each thread's block of rows as soon as it is computed.
 template <class T>
-void GemmBias(ThreadPool& pool, const T* w, const T* col, const T* bias, T* out, int64_t Mg, int64_t K, int64_t osz) {
+void GemmBias(ThreadPool& pool, const T* w, const T* col, const T* bias, T* out, int64_t Mg, int64_t K, int64_t osz, const InPlaceFn* act) {
   int threads = pool.size();
   bool cols_split_well = osz >= 64 * threads, rows_split_well = Mg >= 8 * threads;
   bool split_cols = cols_split_well && (osz >= Mg || !rows_split_well);
@@ -108,6 +109,9 @@ void GemmBias(ThreadPool& pool, const T* w, const T* col, const T* bias, T* out,
     CMapRM<T> a(w + m0 * K, m1 - m0, K, Eigen::OuterStride<>(K));
     CMapRM<T> x(col + c0, K, c1 - c0, Eigen::OuterStride<>(osz));
     o.noalias() += a * x;
+    if constexpr (std::is_same_v<T, float>)
+      if (act)
+        for (int64_t m = m0; m < m1; ++m) (*act)({&o(m - m0, 0), static_cast<size_t>(c1 - c0)});
   });
 }
 
@@ -120,7 +124,7 @@ constexpr int64_t kMaxDepthwiseTaps = 64;
 // output row is then computed kLanes columns at a time, all taps accumulated in registers before one store.
 // Taps are added in the same order as DepthwiseConv (bias, then kh, kw), so results are identical.
 template <class T>
-void DepthwiseConv2D(ThreadPool& pool, const ConvGeom& p, const T* in, const T* w, const T* bias, T* out) {
+void DepthwiseConv2D(ThreadPool& pool, const ConvGeom& p, const T* in, const T* w, const T* bias, T* out, const InPlaceFn* act) {
   constexpr int64_t kLanes = 16;  // output columns in flight: one AVX-512 register of floats
   const int64_t H = p.in[1], W = p.in[2], OH = p.out[1], OW = p.out[2], KH = p.k[1], KW = p.k[2];
   const int64_t SH = p.stride[1], SW = p.stride[2], PH = p.pad[1], PW = p.pad[2], DH = p.dil[1], DW = p.dil[2];
@@ -166,14 +170,16 @@ void DepthwiseConv2D(ThreadPool& pool, const ConvGeom& p, const T* in, const T* 
           }
           std::copy(acc, acc + std::min(kLanes, OW - ow0), d + ow0);
         }
+        if constexpr (std::is_same_v<T, float>)
+          if (act) (*act)({d, static_cast<size_t>(OW)});
       }
     }
   });
 }
 
 template <class T>
-void DepthwiseConv(ThreadPool& pool, const ConvGeom& p, const T* in, const T* w, const T* bias, T* out) {
-  if (p.in[0] == 1 && p.k[0] == 1 && p.out[0] == 1 && p.k[1] * p.k[2] <= kMaxDepthwiseTaps) return DepthwiseConv2D(pool, p, in, w, bias, out);
+void DepthwiseConv(ThreadPool& pool, const ConvGeom& p, const T* in, const T* w, const T* bias, T* out, const InPlaceFn* act) {
+  if (p.in[0] == 1 && p.k[0] == 1 && p.out[0] == 1 && p.k[1] * p.k[2] <= kMaxDepthwiseTaps) return DepthwiseConv2D(pool, p, in, w, bias, out, act);
   const int64_t D = p.in[0], H = p.in[1], W = p.in[2];  // not a structured binding: lambdas capture these (clang 14)
   const int64_t OD = p.out[0], OH = p.out[1], OW = p.out[2];
   // Each output channel m reads input channel m / Mg.
@@ -203,6 +209,8 @@ void DepthwiseConv(ThreadPool& pool, const ConvGeom& p, const T* in, const T* w,
               }
             }
           }
+      if constexpr (std::is_same_v<T, float>)
+        if (act) (*act)({dst, static_cast<size_t>(p.OutSize())});
     }
   });
 }
@@ -240,11 +248,13 @@ void ConvCompute(KernelContext& c, const ConvGeom& p, Tensor& y) {
   const Tensor &x = c.in(0), &w = c.in(1);
   const T* bias = c.has(2) ? c.in(2).data<T>() : nullptr;
   const int64_t N = x.shape()[0], osz = p.OutSize();
+  const InPlaceFn* act = std::is_same_v<T, float> && c.epilogue ? &c.epilogue : nullptr;  // every path below applies it
+  c.epilogue_applied = act != nullptr;
   for (int64_t n = 0; n < N; ++n) {
     const T* xin = x.data<T>() + n * p.C * p.InSize();
     T* yout = y.mutable_data<T>() + n * p.M * osz;
     if (p.Cg() == 1 && p.G > 1) {
-      DepthwiseConv(c.pool, p, xin, w.data<T>(), bias, yout);
+      DepthwiseConv(c.pool, p, xin, w.data<T>(), bias, yout, act);
       continue;
     }
     for (int64_t g = 0; g < p.G; ++g) {
@@ -256,7 +266,7 @@ void ConvCompute(KernelContext& c, const ConvGeom& p, Tensor& y) {
         col = buf;
       }
       GemmBias(c.pool, w.data<T>() + g * p.Mg() * p.K(), col, bias ? bias + g * p.Mg() : nullptr, yout + g * p.Mg() * osz,
-               p.Mg(), p.K(), osz);
+               p.Mg(), p.K(), osz, act);
     }
   }
 }

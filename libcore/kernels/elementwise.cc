@@ -69,6 +69,16 @@ using ArrayF = Eigen::Array<float, Eigen::Dynamic, 1>;
 
 template <UnaryTypes kTypes, class Make, class Bulk = NoBulk>
 void RegisterUnary(const char* name, Make make, Bulk bulk = {}) {
+  RegisterInPlaceForm(name, [make, bulk](const Node& n) -> InPlaceFn {
+    return [f = make(n), bulk](std::span<float> x) {
+      if constexpr (!std::is_same_v<Bulk, NoBulk>) {
+        Eigen::Map<ArrayF> a(x.data(), static_cast<Eigen::Index>(x.size()));
+        a = bulk(a);
+      } else {
+        for (float& v : x) v = static_cast<float>(f(v));
+      }
+    };
+  });
   RegisterOp({name, 1, 1, 1, 1, Engine::kVector, InferSameAsInput0},
              [make, bulk](KernelContext& ctx) {
                return WithWidenedHalves(ctx, [&](KernelContext& c) {
@@ -299,6 +309,16 @@ Status WhereKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+// Clip as a fused epilogue: fusion turns its bound inputs into the opset-6 attributes (passes/fusion.cc).
+InPlaceFn ClipInPlace(const Node& n) {
+  if (n.opset >= 11) return {};
+  const float lo = n.attr_float("min", -3.402823e38f), hi = n.attr_float("max", 3.402823e38f);
+  return [lo, hi](std::span<float> x) {
+    for (float& v : x)
+      if (!std::isnan(v)) v = std::min(hi, std::max(lo, v));
+  };
+}
+
 Status ClipKernel(KernelContext& ctx) {
   return WithWidenedHalves(ctx, [](KernelContext& c) {
     const Tensor& x = c.in(0);
@@ -415,6 +435,7 @@ void RegisterElementwiseOps() {
               }},
              [](KernelContext& ctx) { return WhereKernel(ctx); });
   RegisterOp({"Clip", 1, 3, 1, 1, Engine::kVector, InferSameAsInput0}, ClipKernel);
+  RegisterInPlaceForm("Clip", ClipInPlace);
   RegisterOp({"Cast", 1, 1, 1, 1, Engine::kVector, [](InferContext& c) {
                 auto to = DTypeFromGe(static_cast<int32_t>(c.node.attr_int("to", 0)));
                 if (!to) return c.Fail("unsupported target dtype");

@@ -1,5 +1,6 @@
 #include "kernels/registry.h"
 
+#include <algorithm>
 #include <mutex>
 
 #include "kernels/families.h"
@@ -31,6 +32,23 @@ const KernelFn* KernelRegistry::Find(std::string_view type) const {
   return nullptr;
 }
 
+namespace {
+std::vector<std::pair<std::string, std::function<InPlaceFn(const Node&)>>>& InPlaceForms() {
+  static std::vector<std::pair<std::string, std::function<InPlaceFn(const Node&)>>> forms;
+  return forms;
+}
+}  // namespace
+
+void RegisterInPlaceForm(std::string_view type, std::function<InPlaceFn(const Node&)> make) {
+  InPlaceForms().emplace_back(std::string(type), std::move(make));
+}
+
+InPlaceFn FindInPlaceForm(const Node& op) {
+  for (const auto& [type, make] : InPlaceForms())
+    if (type == op.op_type) return make(op);
+  return {};
+}
+
 void RegisterOp(OpSchema schema, KernelFn kernel) {
   KernelRegistry::Get().Register(schema.type, std::move(kernel));
   OpSchemaRegistry::Get().Register(std::move(schema));
@@ -51,6 +69,24 @@ void RegisterBuiltinOps() {
   });
 }
 
+namespace {
+
+// The absorbed activation as a node of its own.
+Node EpilogueNode(const Node& fused) {
+  Node act;
+  act.name = fused.name;
+  act.op_type = fused.attr_string(kEpilogueOp);
+  act.opset = static_cast<int>(fused.attr_int(kEpilogueOpset, 13));
+  act.inputs = {fused.outputs.at(0)};
+  act.outputs = {fused.outputs.at(0)};
+  constexpr std::string_view prefix = kEpilogueAttrPrefix;
+  for (const auto& [k, v] : fused.attrs)
+    if (k.rfind(prefix, 0) == 0) act.attrs[k.substr(prefix.size())] = v;
+  return act;
+}
+
+}  // namespace
+
 Status RunKernel(const Node& node, std::vector<Tensor> inputs, std::vector<Tensor>& outputs, ThreadPool& pool) {
   static const ExecContext reference;
   return RunKernel(node, std::move(inputs), outputs, pool, reference, nullptr);
@@ -69,31 +105,19 @@ Status RunKernel(const Node& node, std::vector<Tensor> inputs, std::vector<Tenso
   }
   KernelContext ctx{node, std::move(inputs), {}, pool, exec, {}};
   ctx.outputs.resize(node.outputs.size());
+  // The activation goes inside the kernel only where that cannot change a value: nothing is added between
+  // (no residual) and nothing is narrowed between (fp32 inputs; with 16-bit ones the kernel's result is
+  // rounded before the activation sees it).
+  bool all_f32 = std::all_of(ctx.inputs.begin(), ctx.inputs.end(), [](const Tensor& t) { return !t.defined() || t.dtype() == DType::kF32; });
+  if (node.has_attr(kEpilogueOp) && !residual.defined() && all_f32) ctx.epilogue = FindInPlaceForm(EpilogueNode(node));
   NPU_RETURN_IF_ERROR((*fn)(ctx));
   outputs = std::move(ctx.outputs);
   if (status && ctx.status.any()) *status = ctx.status;
   if (residual.defined()) NPU_RETURN_IF_ERROR(AddResidual(node, outputs, residual, pool, exec, status));
-  if (node.has_attr(kEpilogueOp)) return RunEpilogue(node, outputs, pool, exec, status);
+  if (node.has_attr(kEpilogueOp) && !ctx.epilogue_applied) return RunEpilogue(node, outputs, pool, exec, status);
   return Status::Ok();
 }
 
-namespace {
-
-// The absorbed activation as a node of its own.
-Node EpilogueNode(const Node& fused) {
-  Node act;
-  act.name = fused.name;
-  act.op_type = fused.attr_string(kEpilogueOp);
-  act.opset = static_cast<int>(fused.attr_int(kEpilogueOpset, 13));
-  act.inputs = {fused.outputs.at(0)};
-  act.outputs = {fused.outputs.at(0)};
-  constexpr std::string_view prefix = kEpilogueAttrPrefix;
-  for (const auto& [k, v] : fused.attrs)
-    if (k.rfind(prefix, 0) == 0) act.attrs[k.substr(prefix.size())] = v;
-  return act;
-}
-
-}  // namespace
 
 // UB fusion with a residual. The cube's fp32 result reaches the UB in the residual's dtype (L0C -> UB
 // converts), and the vector unit adds in that dtype: a 16-bit residual means the result rounds to 16 bits

@@ -2,6 +2,7 @@
 // other dtypes where ONNX defines them). Each kernel family file registers its schemas and kernels together.
 #pragma once
 #include <functional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -13,6 +14,13 @@
 
 namespace npu {
 
+// An elementwise op as an in-place pass over fp32 values, with the same arithmetic as its kernel: how a
+// fused activation (UB fusion's epilogue) runs inside the kernel that makes the values, while they are
+// still in cache, instead of as a second pass over the whole tensor.
+using InPlaceFn = std::function<void(std::span<float>)>;
+void RegisterInPlaceForm(std::string_view type, std::function<InPlaceFn(const Node&)> make);
+InPlaceFn FindInPlaceForm(const Node& op);  // empty when the op type has none
+
 struct KernelContext {
   const Node& node;
   std::vector<Tensor> inputs;   // undefined Tensor for an omitted optional input
@@ -20,6 +28,10 @@ struct KernelContext {
   ThreadPool& pool;
   const ExecContext& exec;  // SoC and overflow mode (the reference path's is IEEE, no SoC)
   FloatStatus status;       // what this task's float status word records
+  // The node's fused activation, when a kernel may apply it to its fp32 results (see RunKernel); a kernel
+  // that did sets epilogue_applied, else it runs as a pass of its own afterwards.
+  InPlaceFn epilogue;
+  bool epilogue_applied = false;
 
   bool has(size_t i) const { return i < inputs.size() && inputs[i].defined(); }
   const Tensor& in(size_t i) const { return inputs[i]; }
