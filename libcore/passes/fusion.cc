@@ -197,6 +197,23 @@ std::vector<int> MatchGelu(Graph& g, int k, const std::vector<bool>& dead) {
   return chain;
 }
 
+// x * HardSigmoid(x; 1/6, 1/2), as torch exports nn.Hardswish below opset 14, becomes the HardSwish op
+// (ONNX opset 14's definition): one op, so a conv before it can take it as its epilogue.
+std::vector<int> MatchHardSwish(Graph& g, int k, const std::vector<bool>& dead) {
+  Node& hs = g.nodes[k];
+  if (hs.op_type != "HardSigmoid" || hs.inputs.size() != 1) return {};
+  constexpr double kTol = 1e-6;
+  if (std::fabs(hs.attr_float("alpha", 0.2f) - 1.0 / 6) > kTol || std::fabs(hs.attr_float("beta", 0.5f) - 0.5) > kTol) return {};
+  int x = hs.inputs[0];
+  int mul = OnlyReader(g, hs.outputs[0], "Mul");
+  if (mul < 0 || dead[mul] || OtherInput(g.nodes[mul], hs.outputs[0]) != x) return {};
+  hs.op_type = hs.ascend_type = "HardSwish";
+  hs.opset = std::max(hs.opset, 14);
+  hs.attrs.erase("alpha");
+  hs.attrs.erase("beta");
+  return {k, mul};
+}
+
 // ReduceMean(x) -> Sub -> Pow(2) -> ReduceMean -> Add(eps) -> Sqrt -> Div -> Mul(gamma) -> Add(beta) over the
 // last axis, as torch exports nn.LayerNorm below opset 17.
 std::vector<int> MatchLayerNorm(Graph& g, int k, const std::vector<bool>& dead) {
@@ -368,6 +385,7 @@ Status ConvBatchnormFusionPass(Graph& g) { return FuseAll(g, "ConvBatchnormFusio
 Status ConvBiasAddFusionPass(Graph& g) { return FuseAll(g, "AABiasaddConvFusion", [&](int k, auto& d) { return MatchConvBiasAdd(g, k, d); }); }
 Status MatMulBiasAddFusionPass(Graph& g) { return FuseAll(g, "MatMulBiasAddFusionPass", [&](int k, auto& d) { return MatchMatMulBiasAdd(g, k, d); }); }
 Status GeluONNXFusionPass(Graph& g) { return FuseAll(g, "GeluONNXFusionPass", [&](int k, auto& d) { return MatchGelu(g, k, d); }); }
+Status HardSwishFusionPass(Graph& g) { return FuseAll(g, "HardSwishFusionPass", [&](int k, auto& d) { return MatchHardSwish(g, k, d); }); }
 Status LayerNormONNXFusionPass(Graph& g) { return FuseAll(g, "LayerNormONNXFusionPass", [&](int k, auto& d) { return MatchLayerNorm(g, k, d); }); }
 Status SoftmaxFusionPass(Graph& g) { return FuseAll(g, "SoftmaxFusionPass", [&](int k, auto& d) { return MatchSoftmax(g, k, d); }); }
 Status ConvElemwiseUbFusionPass(Graph& g) {
@@ -395,8 +413,9 @@ Status BatchNormBnInferFusionPass(Graph& g) {
 }
 
 // Names are CANN's where the reference notes name the pass (shared/reference/atc.md §4, ascend_ir.md §4);
-// TbeConvElemwiseFusionPass is ours for CANN's conv + elementwise UB fusion, and ReshapeTransposeFusionPass for
-// the Reshape/Transpose -> ConfusionTransposeD fusion, whose exact names the notes lack.
+// TbeConvElemwiseFusionPass is ours for CANN's conv + elementwise UB fusion, ReshapeTransposeFusionPass for
+// the Reshape/Transpose -> ConfusionTransposeD fusion, whose exact names the notes lack, and HardSwishFusionPass
+// for torch's pre-opset-14 Hardswish (HardSigmoid + Mul).
 const std::vector<FusionPassInfo>& FusionPasses() {
   static const std::vector<FusionPassInfo> passes = {
       {"ConvBatchnormFusionPass", FusionKind::kGraph, ConvBatchnormFusionPass},
@@ -404,6 +423,7 @@ const std::vector<FusionPassInfo>& FusionPasses() {
       {"AABiasaddConvFusion", FusionKind::kGraph, ConvBiasAddFusionPass},
       {"MatMulBiasAddFusionPass", FusionKind::kGraph, MatMulBiasAddFusionPass},
       {"GeluONNXFusionPass", FusionKind::kGraph, GeluONNXFusionPass},
+      {"HardSwishFusionPass", FusionKind::kGraph, HardSwishFusionPass},
       {"LayerNormONNXFusionPass", FusionKind::kGraph, LayerNormONNXFusionPass},
       {"SoftmaxFusionPass", FusionKind::kGraph, SoftmaxFusionPass},
       {"ReshapeTransposeFusionPass", FusionKind::kGraph, ConfusionTransposeFusionPass},

@@ -43,6 +43,7 @@ Status BatchNormBnInferFusionPass(Graph& g);
 Status ConvBiasAddFusionPass(Graph& g);
 Status MatMulBiasAddFusionPass(Graph& g);
 Status GeluONNXFusionPass(Graph& g);
+Status HardSwishFusionPass(Graph& g);
 Status LayerNormONNXFusionPass(Graph& g);
 Status SoftmaxFusionPass(Graph& g);
 Status ConfusionTransposeFusionPass(Graph& g);  // ReshapeTransposeFusionPass: -> ConfusionTransposeD

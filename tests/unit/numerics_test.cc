@@ -134,6 +134,30 @@ TEST(Fusion, SoftmaxPatternAndUbActivation) {
   ExpectClose(Execute(g, {in}), want, 1e-6f);
 }
 
+// torch's pre-opset-14 Hardswish (x * HardSigmoid(x; 1/6, 1/2)) becomes HardSwish, which the conv before it
+// then runs inside its kernel, as it does a Relu6 (Clip) after a depthwise conv.
+TEST(Fusion, HardSwishFromHardSigmoidMulAndActivationsInsideTheConv) {
+  Builder b;
+  int x = b.In("x", {1, 4, 9, 9});
+  int c = b.Op("Conv", {x, b.Const("w", Random({8, 4, 3, 3}, 1)), b.Const("bias", Random({8}, 2))}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  int hs = b.Op("Mul", {c, b.Op("HardSigmoid", {c}, {{"alpha", 1.0f / 6}, {"beta", 0.5f}})});
+  int d = b.Op("Conv", {hs, b.Const("dw", Random({8, 1, 3, 3}, 3))}, {{"group", int64_t{8}}, {"strides", std::vector<int64_t>{2, 2}}});
+  int relu6 = b.Op("Clip", {d, b.Const("lo", Tensor::Zeros(DType::kF32, {})), b.Const("hi", [] { Tensor t = Tensor::Empty(DType::kF32, {}); t.mutable_data<float>()[0] = 6; return t; }())});
+  int other = b.Op("Mul", {relu6, b.Op("HardSigmoid", {relu6}, {{"alpha", 0.2f}, {"beta", 0.5f}})});  // not Hardswish
+  Graph g = b.Done(other);
+  Tensor in = Random({1, 4, 9, 9}, 4);
+  auto want = Execute(g, {in});
+  ASSERT_TRUE(HardSwishFusionPass(g).ok());
+  ASSERT_TRUE(ConvElemwiseUbFusionPass(g).ok());
+  std::vector<std::string> types;
+  for (const Node& n : g.nodes) types.push_back(n.op_type);
+  EXPECT_EQ(types, (std::vector<std::string>{"Conv", "Conv", "HardSigmoid", "Mul"}));
+  EXPECT_EQ(g.nodes[0].attr_string(kEpilogueOp), "HardSwish");
+  EXPECT_EQ(g.nodes[1].attr_string(kEpilogueOp), "Clip");
+  EXPECT_TRUE(g.Verify().ok());
+  ExpectClose(Execute(g, {in}), want, 1e-6f);
+}
+
 // The bottleneck ending: conv3 + residual (a second conv, listed after it) + Relu, and Add + Relu alone.
 TEST(Fusion, ConvResidualReluAndEltwiseActivation) {
   Builder b;
