@@ -143,16 +143,6 @@ Status AtomicFileWriter::WriteAt(size_t offset, std::span<const std::byte> data)
   return Status::Ok();
 }
 
-Status AtomicFileWriter::WriteZeros(size_t n) {
-  static const std::byte zeros[4096] = {};
-  while (n > 0) {
-    size_t k = std::min(n, sizeof zeros);
-    NPU_RETURN_IF_ERROR(Write(std::span(zeros, k)));
-    n -= k;
-  }
-  return Status::Ok();
-}
-
 Status AtomicFileWriter::Commit() { return CommitAs(path_); }
 
 Status AtomicFileWriter::CommitAs(const std::string& final_path) {

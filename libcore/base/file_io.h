@@ -43,7 +43,6 @@ class AtomicFileWriter {
   AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
   Status Write(std::span<const std::byte> data);
   Status Write(std::string_view text) { return Write(std::as_bytes(std::span(text.data(), text.size()))); }
-  Status WriteZeros(size_t n);
   // Overwrites bytes already written (a header completed last); offset() is unchanged.
   Status WriteAt(size_t offset, std::span<const std::byte> data);
   size_t offset() const { return offset_; }

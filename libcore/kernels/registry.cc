@@ -103,7 +103,7 @@ Status RunKernel(const Node& node, std::vector<Tensor> inputs, std::vector<Tenso
     residual = inputs[at];
     inputs.resize(at);
   }
-  KernelContext ctx{node, std::move(inputs), {}, pool, exec, {}};
+  KernelContext ctx{node, std::move(inputs), {}, pool, exec, {}, {}, false};
   ctx.outputs.resize(node.outputs.size());
   // The activation goes inside the kernel only where that cannot change a value: nothing is added between
   // (no residual) and nothing is narrowed between (fp32 inputs; with 16-bit ones the kernel's result is
