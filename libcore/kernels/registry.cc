@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 
 #include "kernels/families.h"
 #include "kernels/kernel_util.h"
@@ -109,12 +110,14 @@ Status RunKernel(const Node& node, std::vector<Tensor> inputs, std::vector<Tenso
   // (no residual) and nothing is narrowed between (fp32 inputs; with 16-bit ones the kernel's result is
   // rounded before the activation sees it).
   bool all_f32 = std::all_of(ctx.inputs.begin(), ctx.inputs.end(), [](const Tensor& t) { return !t.defined() || t.dtype() == DType::kF32; });
-  if (node.has_attr(kEpilogueOp) && !residual.defined() && all_f32) ctx.epilogue = FindInPlaceForm(EpilogueNode(node));
+  std::optional<Node> act;
+  if (node.has_attr(kEpilogueOp)) act = EpilogueNode(node);
+  if (act && !residual.defined() && all_f32) ctx.epilogue = FindInPlaceForm(*act);
   NPU_RETURN_IF_ERROR((*fn)(ctx));
   outputs = std::move(ctx.outputs);
   if (status && ctx.status.any()) *status = ctx.status;
   if (residual.defined()) NPU_RETURN_IF_ERROR(AddResidual(node, outputs, residual, pool, exec, status));
-  if (node.has_attr(kEpilogueOp) && !ctx.epilogue_applied) return RunEpilogue(node, outputs, pool, exec, status);
+  if (act && !ctx.epilogue_applied) return RunEpilogue(*act, outputs, pool, exec, status);
   return Status::Ok();
 }
 
@@ -141,10 +144,9 @@ Status AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor
   return Status::Ok();
 }
 
-// UB fusion: the absorbed elementwise op runs on the fused op's result before it leaves the core (in fp32,
-// so the pair rounds once), through that op's own kernel.
-Status RunEpilogue(const Node& fused, std::vector<Tensor>& outputs, ThreadPool& pool, const ExecContext& exec, FloatStatus* status) {
-  Node act = EpilogueNode(fused);
+// UB fusion: the absorbed elementwise op (`act`, see EpilogueNode) runs on the fused op's result before it
+// leaves the core (in fp32, so the pair rounds once), through that op's own kernel.
+Status RunEpilogue(const Node& act, std::vector<Tensor>& outputs, ThreadPool& pool, const ExecContext& exec, FloatStatus* status) {
   std::vector<Tensor> out;
   NPU_RETURN_IF_ERROR(RunKernel(act, {outputs[0]}, out, pool, exec, status));
   outputs[0] = std::move(out[0]);

@@ -61,7 +61,8 @@ constexpr const char* kEpilogueAttrPrefix = "_epilogue.";
 constexpr const char* kEpilogueResidualInput = "_epilogue_residual_input";
 Status AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor& residual, ThreadPool& pool,
                    const ExecContext& exec, FloatStatus* status);
-Status RunEpilogue(const Node& fused, std::vector<Tensor>& outputs, ThreadPool& pool, const ExecContext& exec, FloatStatus* status);
+// Runs a fused op's absorbed activation, `act` (built from the op's _epilogue attributes), on its output 0.
+Status RunEpilogue(const Node& act, std::vector<Tensor>& outputs, ThreadPool& pool, const ExecContext& exec, FloatStatus* status);
 
 // Registers a schema and its kernel in one call (what each family file does per op).
 void RegisterOp(OpSchema schema, KernelFn kernel);

@@ -11,7 +11,6 @@
 #include <set>
 
 #include "base/file_io.h"
-#include "base/thread_pool.h"
 #include "om.pb.h"
 
 namespace npu {

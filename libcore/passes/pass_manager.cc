@@ -13,7 +13,7 @@ Status PassManager::Run(Graph& g) {
     size_t before = g.nodes.size();
     auto t0 = std::chrono::steady_clock::now();
     Status s = p.run(g);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    double ms = log::MsSince(t0);
     timings_.push_back({p.name, ms, before, g.nodes.size()});
     NPU_LOG(kInfo, "PASS", p.name << ": " << ms << " ms, nodes " << before << " -> " << g.nodes.size());
     if (!s.ok()) return s;

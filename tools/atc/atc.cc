@@ -380,7 +380,7 @@ int Convert(const AtcOptions& o, std::ostream& out) {
     show.om = path;
     Display(show, out);
   }
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  double ms = log::MsSince(t0);
   NPU_LOG(kInfo, "ATC", "wrote " << path << " (" << m.graph.nodes.size() << " ops) in " << ms << " ms");
   out << "ATC run success, welcome to the next use.\n";
   return 0;

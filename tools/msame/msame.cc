@@ -247,7 +247,7 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
       auto t0 = std::chrono::steady_clock::now();
       Status st = s.Run(inputs.value(), outputs);
       if (dumper && st.ok()) st = dumper->status();
-      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      double ms = log::MsSince(t0);
       if (!st.ok()) return fail({st});
       if (step == 0) first = ms;
       total += ms;
