@@ -5,7 +5,7 @@ set -euo pipefail
 what=${1:-all}
 
 build_pkgs=(cmake g++ make ccache pkg-config libprotobuf-dev protobuf-compiler libonnx-dev
-            libeigen3-dev libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libhdf5-dev
+            libeigen3-dev libdnnl-dev libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libhdf5-dev
             libtree-sitter-dev libxlsxwriter-dev libinih-dev ca-certificates)
 test_pkgs=(python3 python3-numpy libopenblas0-pthread python3-onnx python3-torch python3-torchvision
            python3-h5py python3-protobuf python3-openpyxl)

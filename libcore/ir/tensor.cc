@@ -46,6 +46,12 @@ Tensor Tensor::Empty(DType t, Shape shape) {
   return x;
 }
 
+Tensor Tensor::EmptyLike(DType t, const Tensor& like) {
+  Tensor x = Empty(t, like.shape_);
+  x.channels_last = like.channels_last;
+  return x;
+}
+
 Tensor Tensor::Zeros(DType t, Shape shape) {
   Tensor x = Empty(t, std::move(shape));
   std::memset(x.mutable_raw(), 0, x.nbytes());
@@ -64,11 +70,12 @@ Tensor Tensor::View(DType t, Shape shape, std::shared_ptr<const void> owner, con
 Tensor Tensor::Reshaped(Shape shape) const {
   Tensor x = *this;
   x.shape_ = std::move(shape);
+  x.channels_last = false;
   return x;
 }
 
 Tensor Tensor::Clone() const {
-  Tensor x = Empty(dtype_, shape_);
+  Tensor x = EmptyLike(dtype_, *this);
   x.format = format;
   if (nbytes()) std::memcpy(x.mutable_raw(), raw(), nbytes());
   return x;

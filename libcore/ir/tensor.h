@@ -26,6 +26,8 @@ class Tensor {
   static Tensor Zeros(DType t, Shape shape);
   // Uninitialised storage (the caller writes every element).
   static Tensor Empty(DType t, Shape shape);
+  // Uninitialised storage of `like`'s shape and memory order: for elementwise results.
+  static Tensor EmptyLike(DType t, const Tensor& like);
   // Aliases existing bytes; `owner` keeps them alive.
   static Tensor View(DType t, Shape shape, std::shared_ptr<const void> owner, const void* data);
 
@@ -36,6 +38,10 @@ class Tensor {
   size_t nbytes() const { return static_cast<size_t>(numel()) * DTypeSize(dtype_); }
   bool defined() const { return dtype_ != DType::kUndefined; }
   Format format = Format::kND;
+  // Host memory order of a 4-D value: false = row-major (N, C, H, W); true = channels last (N, H, W, C), while
+  // shape() stays (N, C, H, W). Only kernels registered as taking it ever see such a tensor (see
+  // kernels/channels_last.h); the runtime converts for every other reader.
+  bool channels_last = false;
 
   const std::byte* raw() const { return static_cast<const std::byte*>(data_); }
   std::byte* mutable_raw() { return static_cast<std::byte*>(const_cast<void*>(data_)); }
@@ -47,7 +53,7 @@ class Tensor {
   std::span<const T> span() const { return {data<T>(), static_cast<size_t>(numel())}; }
   std::span<const std::byte> bytes() const { return {raw(), nbytes()}; }
 
-  // Same bytes, new shape (numel must match).
+  // Same bytes, new shape (numel must match); row-major (a channels-last tensor is converted before any reshape).
   Tensor Reshaped(Shape shape) const;
   // Deep copy into fresh storage.
   Tensor Clone() const;

@@ -8,6 +8,8 @@
 #include <array>
 #include <cstring>
 
+#include "kernels/channels_last.h"
+#include "kernels/conv_dnnl.h"
 #include "kernels/kernel_util.h"
 
 namespace npu {
@@ -248,7 +250,8 @@ void ConvCompute(KernelContext& c, const ConvGeom& p, Tensor& y) {
   const Tensor &x = c.in(0), &w = c.in(1);
   const T* bias = c.has(2) ? c.in(2).data<T>() : nullptr;
   const int64_t N = x.shape()[0], osz = p.OutSize();
-  const InPlaceFn* act = std::is_same_v<T, float> && c.epilogue ? &c.epilogue : nullptr;  // every path below applies it
+  // Every path below applies the activation; none adds the residual, which must come first.
+  const InPlaceFn* act = std::is_same_v<T, float> && c.epilogue && !c.residual.defined() ? &c.epilogue : nullptr;
   c.epilogue_applied = act != nullptr;
   for (int64_t n = 0; n < N; ++n) {
     const T* xin = x.data<T>() + n * p.C * p.InSize();
@@ -277,6 +280,13 @@ Status ConvKernel(KernelContext& c) {
     return c.Fail("dtype " + std::string(DTypeName(x.dtype())) + " is not supported");
   if (x.rank() < 3 || w.rank() != x.rank()) return c.Fail("input and weight ranks must match and be >= 3");
   NPU_ASSIGN_OR_RETURN(ConvGeom p, MakeConv(c.node, x.shape(), w.shape(), false));
+  if (p.rank == 2) {
+    Conv2DShape s{x.shape()[0], p.C, p.in[1], p.in[2], p.M, p.G, p.k[1], p.k[2], p.stride[1], p.stride[2],
+                  p.dil[1], p.dil[2], p.pad[1], p.pad[2], p.out[1], p.out[2]};
+    NPU_ASSIGN_OR_RETURN(bool done, RunDnnlConv(c, s));
+    if (done) return Status::Ok();
+  }
+  c.inputs[0] = ToChannelsFirst(c.in(0), c.pool);  // the paths below read (N, C, H, W)
   Tensor y = Tensor::Empty(x.dtype(), p.OutShape(x.shape()[0]));
   DispatchFloat(x.dtype(), [&](auto t) { ConvCompute<decltype(t)>(c, p, y); });
   c.outputs[0] = std::move(y);
@@ -404,6 +414,7 @@ Status InferConv(InferContext& c, bool transpose) {
 void RegisterConvOps() {
   RegisterOp({"Conv", 2, 3, 1, 1, Engine::kCube, [](InferContext& c) { return InferConv(c, false); }},
              [](KernelContext& c) { return WithWidenedHalves(c, ConvKernel); });
+  KernelRegistry::Get().TakeChannelsLast("Conv");
   RegisterOp({"ConvTranspose", 2, 3, 1, 1, Engine::kCube, [](InferContext& c) { return InferConv(c, true); }},
              [](KernelContext& c) { return WithWidenedHalves(c, ConvTransposeKernel); });
 }

@@ -5,6 +5,9 @@
 #include <cstring>
 #include <limits>
 
+#include <optional>
+
+#include "kernels/channels_last.h"
 #include "kernels/kernel_util.h"
 
 namespace npu {
@@ -79,12 +82,13 @@ void RegisterUnary(const char* name, Make make, Bulk bulk = {}) {
       }
     };
   });
+  KernelRegistry::Get().TakeChannelsLast(name);  // elementwise: the result keeps the input's memory order
   RegisterOp({name, 1, 1, 1, 1, Engine::kVector, InferSameAsInput0},
              [make, bulk](KernelContext& ctx) {
                return WithWidenedHalves(ctx, [&](KernelContext& c) {
                  const Tensor& x = c.in(0);
                  auto f = make(c.node);
-                 Tensor y = Tensor::Empty(x.dtype(), x.shape());
+                 Tensor y = Tensor::EmptyLike(x.dtype(), x);
                  bool supported = true;
                  bool ok = DispatchAll(x.dtype(), [&](auto tag) {
                    using T = decltype(tag);
@@ -175,11 +179,31 @@ void RegisterUnaryOps() {
 
 // ---- binary -------------------------------------------------------------------------------------
 
+// The (N, H, W, C) view of an operand of a broadcasting op with a channels-last operand: a channels-last
+// tensor, or one whose two memory orders agree (shapes of rank < 4 count with leading 1s). None otherwise.
+std::optional<Tensor> NhwcView(const Tensor& t) {
+  if (t.rank() > 4) return std::nullopt;
+  Shape s = t.shape();
+  s.insert(s.begin(), 4 - s.size(), 1);
+  if (!t.channels_last && OrdersDiffer(s)) return std::nullopt;
+  return t.Reshaped({s[0], s[2], s[3], s[1]});
+}
+
 template <UnaryTypes kTypes, class F>
 Status BinaryKernel(KernelContext& c, const Tensor& a, const Tensor& b, F f) {
   if (a.dtype() != b.dtype()) return c.Fail("input dtypes differ: " + std::string(DTypeName(a.dtype())) + " vs " + std::string(DTypeName(b.dtype())));
   Shape s;
   NPU_RETURN_IF_ERROR(OutShape(c, a, b, s));
+  if (a.channels_last || b.channels_last) {
+    // Channels-last operands broadcast as (N, H, W, C) views, so per-channel scales (SE blocks) and
+    // same-shape sums (residuals, SiLU) need no conversion; any other mix computes channels-first.
+    std::optional<Tensor> va = NhwcView(a), vb = NhwcView(b);
+    if (!va || !vb) return BinaryKernel<kTypes>(c, ToChannelsFirst(a, c.pool), ToChannelsFirst(b, c.pool), f);
+    NPU_RETURN_IF_ERROR(BinaryKernel<kTypes>(c, *va, *vb, f));
+    c.outputs[0] = c.outputs[0].Reshaped(s);
+    c.outputs[0].channels_last = OrdersDiffer(s);
+    return Status::Ok();
+  }
   Tensor out = Tensor::Empty(a.dtype(), s);
   bool supported = true;
   bool known = DispatchAll(a.dtype(), [&](auto tag) {
@@ -194,6 +218,7 @@ Status BinaryKernel(KernelContext& c, const Tensor& a, const Tensor& b, F f) {
 
 template <UnaryTypes kTypes, class F>
 void RegisterBinary(const char* name, F f) {
+  KernelRegistry::Get().TakeChannelsLast(name);  // see BinaryKernel
   RegisterOp({name, 2, 2, 1, 1, Engine::kVector, InferBroadcast}, [f](KernelContext& ctx) {
     return WithWidenedHalves(ctx, [&](KernelContext& c) { return BinaryKernel<kTypes>(c, c.in(0), c.in(1), f); });
   });
@@ -202,6 +227,7 @@ void RegisterBinary(const char* name, F f) {
 // Variadic ops fold pairwise; broadcasting is associative for these.
 template <class F>
 void RegisterVariadic(const char* name, F f, bool mean = false) {
+  KernelRegistry::Get().TakeChannelsLast(name);  // pairwise BinaryKernel
   RegisterOp({name, 1, 1 << 20, 1, 1, Engine::kVector, InferBroadcast}, [f, mean](KernelContext& ctx) {
     return WithWidenedHalves(ctx, [&](KernelContext& c) {
       Tensor acc = c.in(0);
@@ -210,7 +236,7 @@ void RegisterVariadic(const char* name, F f, bool mean = false) {
         acc = std::move(c.outputs[0]);
       }
       if (mean) {
-        Tensor out = Tensor::Empty(acc.dtype(), acc.shape());
+        Tensor out = Tensor::EmptyLike(acc.dtype(), acc);
         double k = static_cast<double>(c.inputs.size());
         if (!DispatchFloat(acc.dtype(), [&](auto tag) {
               using T = decltype(tag);

@@ -6,7 +6,7 @@ bool IsHalfLike(DType t) { return t == DType::kF16 || t == DType::kBF16; }
 
 Tensor ToF32(const Tensor& t) {
   if (!IsHalfLike(t.dtype())) return t;
-  Tensor out = Tensor::Empty(DType::kF32, t.shape());
+  Tensor out = Tensor::EmptyLike(DType::kF32, t);
   auto n = static_cast<size_t>(t.numel());
   const uint16_t* in = t.data<uint16_t>();
   float* o = out.mutable_data<float>();
@@ -19,7 +19,7 @@ Tensor ToF32(const Tensor& t) {
 
 Tensor FromF32(const Tensor& t, DType target) {
   if (t.dtype() != DType::kF32 || !IsHalfLike(target)) return t;
-  Tensor out = Tensor::Empty(target, t.shape());
+  Tensor out = Tensor::EmptyLike(target, t);
   auto n = static_cast<size_t>(t.numel());
   std::span<const float> in(t.data<float>(), n);
   std::span<uint16_t> o(out.mutable_data<uint16_t>(), n);

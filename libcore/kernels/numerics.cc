@@ -72,7 +72,7 @@ void FloatStatus::Record(int output, int64_t index, float value) {
 
 
 Tensor NarrowFloat(const Tensor& f32, DType to, const ExecContext& ctx, FloatStatus* status, int output) {
-  Tensor out = Tensor::Empty(to, f32.shape());
+  Tensor out = Tensor::EmptyLike(to, f32);
   auto n = static_cast<size_t>(f32.numel());
   std::span<const float> in(f32.data<float>(), n);
   std::span<uint16_t> o(out.mutable_data<uint16_t>(), n);

@@ -142,6 +142,39 @@ Status PoolCompute(KernelContext& c) {
   return Status::Ok();
 }
 
+// One global-pool result: the max, or the mean summed in fp64, of the values fed in order.
+template <PoolKind kKind, class T>
+struct GlobalAcc {
+  using Acc = std::conditional_t<kKind == PoolKind::kMax, T, double>;
+  Acc v = kKind == PoolKind::kMax ? -std::numeric_limits<T>::infinity() : 0;
+  void Add(T x) {
+    if constexpr (kKind == PoolKind::kMax) v = std::max(v, x);
+    else v += x;
+  }
+  T Result(int64_t count) const {
+    if constexpr (kKind == PoolKind::kMax) return v;
+    else return static_cast<T>(v / static_cast<double>(count));
+  }
+};
+
+// Channels-last input: each task takes a run of (image, channel) pairs and walks the pixels once, every
+// channel's values still added in pixel order, so the results equal the channels-first ones bit for bit.
+template <PoolKind kKind, class T>
+void GlobalPoolChannelsLast(ThreadPool& pool, const T* x, T* y, int64_t N, int64_t C, int64_t HW) {
+  pool.ParallelFor(static_cast<size_t>(N * C), 16, [&](size_t b, size_t e) {
+    for (int64_t nc = static_cast<int64_t>(b); nc < static_cast<int64_t>(e);) {
+      const int64_t n = nc / C, c0 = nc % C, c1 = std::min(C, c0 + static_cast<int64_t>(e) - nc);
+      std::vector<GlobalAcc<kKind, T>> acc(static_cast<size_t>(c1 - c0));
+      for (int64_t p = 0; p < HW; ++p) {
+        const T* row = x + (n * HW + p) * C;
+        for (int64_t ch = c0; ch < c1; ++ch) acc[ch - c0].Add(row[ch]);
+      }
+      for (int64_t ch = c0; ch < c1; ++ch) y[n * C + ch] = acc[ch - c0].Result(HW);
+      nc += c1 - c0;
+    }
+  });
+}
+
 template <PoolKind kKind, class T>
 Status GlobalPoolCompute(KernelContext& c) {
   const Tensor& x = c.in(0);
@@ -150,18 +183,17 @@ Status GlobalPoolCompute(KernelContext& c) {
   Shape os = x.shape();
   for (size_t d = 2; d < os.size(); ++d) os[d] = 1;
   Tensor y = Tensor::Empty(x.dtype(), os);
+  if (x.channels_last) {
+    GlobalPoolChannelsLast<kKind, T>(c.pool, x.data<T>(), y.mutable_data<T>(), x.shape()[0], x.shape()[1], inner);
+    c.outputs[0] = std::move(y);
+    return Status::Ok();
+  }
   c.pool.ParallelFor(static_cast<size_t>(NC), 16, [&](size_t b, size_t e) {
     for (size_t nc = b; nc < e; ++nc) {
       const T* s = x.data<T>() + nc * inner;
-      if constexpr (kKind == PoolKind::kMax) {
-        T m = -std::numeric_limits<T>::infinity();
-        for (int64_t i = 0; i < inner; ++i) m = std::max(m, s[i]);
-        y.mutable_data<T>()[nc] = m;
-      } else {
-        double sum = 0;
-        for (int64_t i = 0; i < inner; ++i) sum += s[i];
-        y.mutable_data<T>()[nc] = static_cast<T>(sum / static_cast<double>(inner));
-      }
+      GlobalAcc<kKind, T> acc;
+      for (int64_t i = 0; i < inner; ++i) acc.Add(s[i]);
+      y.mutable_data<T>()[nc] = acc.Result(inner);
     }
   });
   c.outputs[0] = std::move(y);
@@ -223,6 +255,8 @@ void RegisterPoolOps() {
              [](KernelContext& c) { return WithWidenedHalves(c, GlobalPoolKernel<PoolKind::kAverage>); });
   RegisterOp({"GlobalMaxPool", 1, 1, 1, 1, Engine::kVector, InferGlobalPool},
              [](KernelContext& c) { return WithWidenedHalves(c, GlobalPoolKernel<PoolKind::kMax>); });
+  KernelRegistry::Get().TakeChannelsLast("GlobalAveragePool");
+  KernelRegistry::Get().TakeChannelsLast("GlobalMaxPool");
 }
 
 }  // namespace npu

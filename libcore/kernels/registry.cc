@@ -33,6 +33,10 @@ const KernelFn* KernelRegistry::Find(std::string_view type) const {
   return nullptr;
 }
 
+bool KernelRegistry::TakesChannelsLast(std::string_view type) const {
+  return std::find(channels_last_.begin(), channels_last_.end(), type) != channels_last_.end();
+}
+
 namespace {
 std::vector<std::pair<std::string, std::function<InPlaceFn(const Node&)>>>& InPlaceForms() {
   static std::vector<std::pair<std::string, std::function<InPlaceFn(const Node&)>>> forms;
@@ -94,7 +98,7 @@ Status RunKernel(const Node& node, std::vector<Tensor> inputs, std::vector<Tenso
 }
 
 Status RunKernel(const Node& node, std::vector<Tensor> inputs, std::vector<Tensor>& outputs, ThreadPool& pool,
-                 const ExecContext& exec, FloatStatus* status) {
+                 const ExecContext& exec, FloatStatus* status, KernelRunOptions options) {
   const KernelFn* fn = KernelRegistry::Get().Find(node.op_type);
   if (!fn) return Status::Error("E16002", "node", node.name, "no kernel registered for op type " + node.op_type);
   Tensor residual;
@@ -104,19 +108,21 @@ Status RunKernel(const Node& node, std::vector<Tensor> inputs, std::vector<Tenso
     residual = inputs[at];
     inputs.resize(at);
   }
-  KernelContext ctx{node, std::move(inputs), {}, pool, exec, {}, {}, false};
+  KernelContext ctx{node, std::move(inputs), {}, pool, exec, {}, {}, false, {}, false, options};
   ctx.outputs.resize(node.outputs.size());
-  // The activation goes inside the kernel only where that cannot change a value: nothing is added between
-  // (no residual) and nothing is narrowed between (fp32 inputs; with 16-bit ones the kernel's result is
-  // rounded before the activation sees it).
+  // The residual and the activation go inside the kernel only where that cannot change a value: fp32 inputs
+  // and an fp32 residual (with 16-bit ones the kernel's result is rounded before they see it).
   bool all_f32 = std::all_of(ctx.inputs.begin(), ctx.inputs.end(), [](const Tensor& t) { return !t.defined() || t.dtype() == DType::kF32; });
+  if (residual.defined() && all_f32 && residual.dtype() == DType::kF32) ctx.residual = residual;
   std::optional<Node> act;
   if (node.has_attr(kEpilogueOp)) act = EpilogueNode(node);
-  if (act && !residual.defined() && all_f32) ctx.epilogue = FindInPlaceForm(*act);
+  if (act && all_f32 && (!residual.defined() || ctx.residual.defined())) ctx.epilogue = FindInPlaceForm(*act);
   NPU_RETURN_IF_ERROR((*fn)(ctx));
+  if (ctx.epilogue_applied && residual.defined() && !ctx.residual_applied)
+    return Status::Error("EH0002", "node", node.name, "internal error: the kernel applied the activation before the residual");
   outputs = std::move(ctx.outputs);
   if (status && ctx.status.any()) *status = ctx.status;
-  if (residual.defined()) NPU_RETURN_IF_ERROR(AddResidual(node, outputs, residual, pool, exec, status));
+  if (residual.defined() && !ctx.residual_applied) NPU_RETURN_IF_ERROR(AddResidual(node, outputs, residual, pool, exec, status));
   if (act && !ctx.epilogue_applied) return RunEpilogue(*act, outputs, pool, exec, status);
   return Status::Ok();
 }

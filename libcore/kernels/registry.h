@@ -2,6 +2,7 @@
 // other dtypes where ONNX defines them). Each kernel family file registers its schemas and kernels together.
 #pragma once
 #include <functional>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,18 @@ using InPlaceFn = std::function<void(std::span<float>)>;
 void RegisterInPlaceForm(std::string_view type, std::function<InPlaceFn(const Node&)> make);
 InPlaceFn FindInPlaceForm(const Node& op);  // empty when the op type has none
 
+// What a kernel keeps between runs of one task of a session (one per task): primitives built and weights
+// reordered once, for the input shapes the kernel saw last.
+struct KernelState {
+  virtual ~KernelState() = default;
+};
+
+// What the runtime offers a kernel beyond its inputs.
+struct KernelRunOptions {
+  std::unique_ptr<KernelState>* state = nullptr;  // this task's slot; null: the kernel keeps nothing
+  bool channels_last_out = false;  // every reader of output 0 takes a channels-last tensor (channels_last.h)
+};
+
 struct KernelContext {
   const Node& node;
   std::vector<Tensor> inputs;   // undefined Tensor for an omitted optional input
@@ -32,6 +45,11 @@ struct KernelContext {
   // that did sets epilogue_applied, else it runs as a pass of its own afterwards.
   InPlaceFn epilogue;
   bool epilogue_applied = false;
+  // A fused residual (fp32, with fp32 inputs) the kernel may add to its result before the epilogue; a kernel
+  // that did sets residual_applied. A kernel given one applies the epilogue only after adding it.
+  Tensor residual;
+  bool residual_applied = false;
+  KernelRunOptions options;
 
   bool has(size_t i) const { return i < inputs.size() && inputs[i].defined(); }
   const Tensor& in(size_t i) const { return inputs[i]; }
@@ -46,9 +64,13 @@ class KernelRegistry {
   static KernelRegistry& Get();
   void Register(std::string_view type, KernelFn fn);
   const KernelFn* Find(std::string_view type) const;
+  // Op types whose kernels take channels-last inputs (see channels_last.h); the runtime converts for the rest.
+  void TakeChannelsLast(std::string_view type) { channels_last_.emplace_back(type); }
+  bool TakesChannelsLast(std::string_view type) const;
 
  private:
   std::vector<std::pair<std::string, KernelFn>> kernels_;
+  std::vector<std::string> channels_last_;
 };
 
 // UB fusion: an op carrying these attributes applies one elementwise op (its type, opset and attributes
@@ -73,6 +95,6 @@ void RegisterBuiltinOps();
 Status RunKernel(const Node& node, std::vector<Tensor> inputs, std::vector<Tensor>& outputs, ThreadPool& pool);
 // Same, under an execution context; the kernel's float status is added to `status` when given.
 Status RunKernel(const Node& node, std::vector<Tensor> inputs, std::vector<Tensor>& outputs, ThreadPool& pool,
-                 const ExecContext& exec, FloatStatus* status);
+                 const ExecContext& exec, FloatStatus* status, KernelRunOptions options = {});
 
 }  // namespace npu

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <mutex>
 
+#include "kernels/channels_last.h"
 #include "kernels/kernel_util.h"
 #include "kernels/registry.h"
 
@@ -139,6 +140,27 @@ void Session::PlanLifetimes() {
     for (int i : g.nodes[model_.tasks[k].op_index].inputs)
       if (i >= 0) last_use_[i] = static_cast<int>(k);
   for (int o : g.outputs) last_use_[o] = static_cast<int>(model_.tasks.size());
+  states_.clear();
+  states_.resize(model_.tasks.size());
+  PlanChannelsLast();
+}
+
+// A task may hand its output 0 on channels-last when every task reading it takes that order (the net's
+// outputs are converted at the end of Run).
+void Session::PlanChannelsLast() {
+  const Graph& g = model_.graph;
+  const KernelRegistry& kernels = KernelRegistry::Get();
+  std::vector<char> takes(g.values.size(), 1);
+  for (const Task& t : model_.tasks) {
+    const Node& n = g.nodes[t.op_index];
+    for (int i : n.inputs)
+      if (i >= 0 && !kernels.TakesChannelsLast(n.op_type)) takes[i] = 0;
+  }
+  channels_last_out_.assign(model_.tasks.size(), 0);
+  for (size_t k = 0; k < model_.tasks.size(); ++k) {
+    const Node& n = g.nodes[model_.tasks[k].op_index];
+    channels_last_out_[k] = !n.outputs.empty() && n.outputs[0] >= 0 && takes[n.outputs[0]];
+  }
 }
 
 // Weights stay fp16 in the model (and in dumps); kernels compute in fp32, so each is widened once here.
@@ -191,6 +213,7 @@ Status Session::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outp
   outputs.clear();
   for (int o : g.outputs) {
     const Value& v = g.values[o];
+    vals[o] = ToChannelsFirst(vals[o], ThreadPool::Global());
     if (!v.device_format) {
       outputs.push_back(vals[o]);
       continue;
@@ -207,10 +230,25 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
   const Graph& g = model_.graph;
   const Task& task = model_.tasks[k];
   const Node& n = g.nodes[task.op_index];
+  ThreadPool& pool = ThreadPool::Global();
+  const bool takes_channels_last = KernelRegistry::Get().TakesChannelsLast(n.op_type);
   std::vector<Tensor> ins;
   ins.reserve(n.inputs.size());
-  for (int i : n.inputs) ins.push_back(i >= 0 ? vals[i] : Tensor());
-  for (TaskObserver* o : observers_) o->BeforeTask(EventFor(k, ins, {}));
+  KernelRunOptions options{&states_[k], channels_last_out_[k] != 0};
+  for (int i : n.inputs) {
+    if (i >= 0 && !takes_channels_last) vals[i] = ToChannelsFirst(vals[i], pool);  // converted once, for every later reader
+    ins.push_back(i >= 0 ? vals[i] : Tensor());
+  }
+  // Observers (dumps, overflow records) see every tensor in (N, C, H, W).
+  auto seen = [&](std::span<const Tensor> ts) {
+    std::vector<Tensor> v(ts.begin(), ts.end());
+    for (Tensor& t : v) t = ToChannelsFirst(t, pool);
+    return v;
+  };
+  if (!observers_.empty()) {
+    std::vector<Tensor> ins_seen = seen(ins);
+    for (TaskObserver* o : observers_) o->BeforeTask(EventFor(k, ins_seen, {}));
+  }
   const OpSchema* schema = OpSchemaRegistry::Get().Find(n.op_type);
   std::vector<Tensor> compute = ins;
   int residual = static_cast<int>(n.attr_int(kEpilogueResidualInput, -1));  // keeps its dtype: see AddResidual
@@ -220,7 +258,7 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
         compute[j] = widened_[n.inputs[j]].defined() ? widened_[n.inputs[j]] : ToF32(compute[j]);
   std::vector<Tensor> outs;
   FloatStatus st;
-  NPU_RETURN_IF_ERROR(RunKernel(n, std::move(compute), outs, ThreadPool::Global(), exec_, &st));
+  NPU_RETURN_IF_ERROR(RunKernel(n, std::move(compute), outs, pool, exec_, &st, options));
   for (size_t j = 0; j < outs.size() && j < n.outputs.size(); ++j) {
     DType want = g.values[n.outputs[j]].dtype;
     if (!outs[j].defined() || outs[j].dtype() != DType::kF32) continue;
@@ -228,10 +266,15 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
     else if (exec_.soc) SettleFloat32(outs[j], exec_, &st, static_cast<int>(j));
   }
   bool overflow = exec_.soc && (st.out_of_range || (st.non_finite && AllFinite(ins)));
-  TaskEvent done = EventFor(k, ins, outs);
-  done.status = &st;
-  done.overflow = overflow;
-  for (TaskObserver* o : observers_) o->AfterTask(done);
+  if (st.first_index >= 0 && st.first_output >= 0 && static_cast<size_t>(st.first_output) < outs.size() && outs[st.first_output].channels_last)
+    st.first_index = ChannelsFirstIndex(outs[st.first_output].shape(), st.first_index);  // recorded in memory order
+  if (!observers_.empty()) {
+    std::vector<Tensor> ins_seen = seen(ins), outs_seen = seen(outs);
+    TaskEvent done = EventFor(k, ins_seen, outs_seen);
+    done.status = &st;
+    done.overflow = overflow;
+    for (TaskObserver* o : observers_) o->AfterTask(done);
+  }
   for (size_t j = 0; j < n.outputs.size(); ++j) vals[n.outputs[j]] = std::move(outs[j]);
   for (int i : n.inputs)  // release intermediates after their last reader
     if (i >= 0 && last_use_[i] == static_cast<int>(k) && !g.values[i].constant) vals[i] = Tensor();

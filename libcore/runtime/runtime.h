@@ -1,6 +1,7 @@
 // The runtime: executes a model's task list on the host. Observers are called around every task
 // (dumps, overflow checks and profiling attach there); the runtime knows nothing about file formats.
 #pragma once
+#include "kernels/registry.h"
 #include <memory>
 #include <optional>
 #include <span>
@@ -81,7 +82,10 @@ class Session {
   void EndIteration();
   std::vector<int> last_use_;  // per value: index of the last task reading it (to free early)
   std::vector<Tensor> widened_;  // per value: fp16/bf16 constants widened to fp32 once, for the kernels
+  std::vector<std::unique_ptr<KernelState>> states_;  // per task: what its kernel keeps between runs
+  std::vector<char> channels_last_out_;  // per task: every reader of its output 0 takes channels-last tensors
   void PlanLifetimes();
+  void PlanChannelsLast();
   void WidenConstants();
   Status RunTask(size_t k, std::vector<Tensor>& vals);
 };

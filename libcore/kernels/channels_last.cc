@@ -1,0 +1,84 @@
+#include "kernels/channels_last.h"
+
+#include <algorithm>
+
+#include "ir/dtype.h"
+
+namespace npu {
+namespace {
+
+// Side of the square tiles a transpose moves: 16 x 16 four-byte elements are 16 cache lines in, 16 out.
+constexpr int64_t kTile = 16;
+
+// An element of a given size, moved as one value (a trivially copyable struct compiles to plain loads and stores).
+template <size_t kBytes>
+struct Elem {
+  std::byte b[kBytes];
+};
+
+// dst[b][j][i] = src[b][i][j] for `batches` row-major rows x cols matrices, a tile of rows per task.
+template <class T>
+void Transpose(const T* src, T* dst, int64_t batches, int64_t rows, int64_t cols, ThreadPool& pool) {
+  const int64_t row_tiles = (rows + kTile - 1) / kTile;
+  pool.ParallelFor(static_cast<size_t>(batches * row_tiles), 1, [&](size_t b, size_t e) {
+    for (size_t t = b; t < e; ++t) {
+      const int64_t batch = static_cast<int64_t>(t) / row_tiles, r0 = static_cast<int64_t>(t) % row_tiles * kTile;
+      const int64_t r1 = std::min(rows, r0 + kTile);
+      const T* s = src + batch * rows * cols;
+      T* d = dst + batch * rows * cols;
+      for (int64_t c0 = 0; c0 < cols; c0 += kTile)
+        for (int64_t c = c0; c < std::min(cols, c0 + kTile); ++c)
+          for (int64_t r = r0; r < r1; ++r) d[c * rows + r] = s[r * cols + c];
+    }
+  });
+}
+
+template <size_t kBytes>
+void TransposeBytes(const Tensor& in, Tensor& out, int64_t batches, int64_t rows, int64_t cols, ThreadPool& pool) {
+  using E = Elem<kBytes>;
+  Transpose(reinterpret_cast<const E*>(in.raw()), reinterpret_cast<E*>(out.mutable_raw()), batches, rows, cols, pool);
+}
+
+Tensor Reordered(const Tensor& t, bool to_last, ThreadPool& pool) {
+  const Shape& s = t.shape();
+  const int64_t N = s[0], C = s[1], HW = s[2] * s[3];
+  Tensor out = Tensor::Empty(t.dtype(), s);
+  out.format = t.format;
+  out.channels_last = to_last;
+  // channels first -> last: each image is a C x HW matrix turned into HW x C; last -> first the reverse.
+  const int64_t rows = to_last ? C : HW, cols = to_last ? HW : C;
+  switch (DTypeSize(t.dtype())) {
+    case 1: TransposeBytes<1>(t, out, N, rows, cols, pool); break;
+    case 2: TransposeBytes<2>(t, out, N, rows, cols, pool); break;
+    case 4: TransposeBytes<4>(t, out, N, rows, cols, pool); break;
+    default: TransposeBytes<8>(t, out, N, rows, cols, pool); break;
+  }
+  return out;
+}
+
+}  // namespace
+
+bool OrdersDiffer(const Shape& s) { return s.size() == 4 && s[1] > 1 && s[2] * s[3] > 1; }
+
+Tensor ToChannelsFirst(const Tensor& t, ThreadPool& pool) {
+  if (!t.channels_last) return t;
+  if (!OrdersDiffer(t.shape())) {
+    Tensor same = t;
+    same.channels_last = false;
+    return same;
+  }
+  return Reordered(t, false, pool);
+}
+
+Tensor ToChannelsLast(const Tensor& t, ThreadPool& pool) {
+  if (t.channels_last || !OrdersDiffer(t.shape())) return t;
+  return Reordered(t, true, pool);
+}
+
+int64_t ChannelsFirstIndex(const Shape& s, int64_t i) {
+  const int64_t C = s[1], HW = s[2] * s[3];
+  const int64_t n = i / (HW * C), p = i / C % HW, c = i % C;
+  return (n * C + c) * HW + p;
+}
+
+}  // namespace npu

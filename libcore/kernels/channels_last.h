@@ -1,0 +1,21 @@
+// Channels-last activations on the host. Convolutions run fastest on (N, H, W, C) feature maps (oneDNN's
+// direct kernels read whole channel vectors per pixel; see conv_dnnl.cc), so a conv may hand its result on
+// in that order (Tensor::channels_last) when every reader of it is registered as taking it. Elementwise
+// ops, Add/Mul with per-channel broadcasting and global pooling take it without a conversion; the runtime
+// converts it back for every other reader, for dumps and for the net's outputs.
+#pragma once
+#include "base/thread_pool.h"
+#include "ir/tensor.h"
+
+namespace npu {
+
+// Whether the two memory orders of a value of this shape differ: 4-D with more than one channel and more
+// than one pixel. Only such tensors are ever marked channels_last.
+bool OrdersDiffer(const Shape& s);
+// The tensor in the other memory order (a copy), or itself when it already is in the wanted one.
+Tensor ToChannelsFirst(const Tensor& t, ThreadPool& pool);
+Tensor ToChannelsLast(const Tensor& t, ThreadPool& pool);
+// The logical (N, C, H, W) flat index of the element at flat memory index `i` of a channels-last tensor.
+int64_t ChannelsFirstIndex(const Shape& s, int64_t i);
+
+}  // namespace npu

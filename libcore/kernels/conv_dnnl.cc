@@ -1,0 +1,140 @@
+#include "kernels/conv_dnnl.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <string_view>
+#include <unordered_map>
+
+#include "kernels/channels_last.h"
+
+namespace npu {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+constexpr auto kF32 = memory::data_type::f32;
+// Output elements per task when the fused activation runs over the result (see ApplyEpilogue).
+constexpr size_t kEpilogueGrain = 1 << 14;
+
+dnnl::engine& CpuEngine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+// A conv's primitive and its weights in the primitive's layout, built for one geometry.
+struct DnnlConv final : KernelState {
+  Shape x_shape, w_shape;
+  const void* weights_from = nullptr;  // the weight bytes last reordered (constant weights: once)
+  bool has_bias = false, has_residual = false;
+  int threads = 0;
+  bool usable = false;  // false: oneDNN offers only its reference kernel here
+  dnnl::convolution_forward prim;
+  memory::desc src, dst, bias;
+  memory weights;
+};
+
+bool SameBuild(const DnnlConv& d, const KernelContext& c) {
+  return d.x_shape == c.in(0).shape() && d.w_shape == c.in(1).shape() && d.has_bias == c.has(2) &&
+         d.has_residual == c.residual.defined() && d.threads == c.pool.size();
+}
+
+Status Build(DnnlConv& d, const KernelContext& c, const Conv2DShape& s) {
+  d.x_shape = c.in(0).shape();
+  d.w_shape = c.in(1).shape();
+  d.has_bias = c.has(2);
+  d.has_residual = c.residual.defined();
+  d.threads = c.pool.size();
+  d.weights_from = nullptr;
+  // Padding at the bottom and right as oneDNN counts it: the least that yields the output size (its output
+  // size rounds down, so windows never reach input rows past the last one).
+  const int64_t pb = std::max<int64_t>(0, (s.OH - 1) * s.SH + (s.KH - 1) * s.DH + 1 - s.H - s.PT);
+  const int64_t pr = std::max<int64_t>(0, (s.OW - 1) * s.SW + (s.KW - 1) * s.DW + 1 - s.W - s.PL);
+  d.usable = false;
+  d.src = memory::desc({s.N, s.C, s.H, s.W}, kF32, Tag::nhwc);
+  d.dst = memory::desc({s.N, s.M, s.OH, s.OW}, kF32, Tag::nhwc);
+  d.bias = memory::desc({s.M}, kF32, Tag::a);
+  memory::dims wdims = s.G == 1 ? memory::dims{s.M, s.C, s.KH, s.KW} : memory::dims{s.G, s.M / s.G, s.C / s.G, s.KH, s.KW};
+  memory::desc any_w(wdims, kF32, Tag::any);
+  dnnl::primitive_attr attr;
+  if (d.has_residual) {
+    dnnl::post_ops ops;
+    ops.append_binary(dnnl::algorithm::binary_add, d.dst);
+    attr.set_post_ops(ops);
+  }
+  try {
+    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, d.src, any_w,
+                                         d.has_bias ? d.bias : memory::desc(), d.dst, {s.SH, s.SW}, {s.DH - 1, s.DW - 1},
+                                         {s.PT, s.PL}, {pb, pr});
+    dnnl::convolution_forward::primitive_desc pd(desc, attr, CpuEngine());
+    if (std::string_view(pd.impl_info_str()).starts_with("ref")) return Status::Ok();
+    d.prim = dnnl::convolution_forward(pd);
+    d.weights = memory(pd.weights_desc(), CpuEngine());
+  } catch (const dnnl::error& e) {
+    return Status::Ok();  // a geometry oneDNN does not take (status in e.status): the caller's path
+  }
+  d.usable = true;
+  return Status::Ok();
+}
+
+// The weights in the primitive's layout: reordered when they are not the bytes reordered last time (constant
+// weights keep their address for the session's life).
+void ReorderWeights(DnnlConv& d, const Tensor& w, const Conv2DShape& s, dnnl::stream& st) {
+  if (d.weights_from == w.raw()) return;
+  memory::dims wdims = d.weights.get_desc().dims();
+  memory::desc plain(wdims, kF32, s.G == 1 ? Tag::oihw : Tag::goihw);
+  memory from(plain, CpuEngine(), const_cast<std::byte*>(w.raw()));
+  dnnl::reorder(from, d.weights).execute(st, from, d.weights);
+  st.wait();
+  d.weights_from = w.raw();
+}
+
+// The fused activation over the result, in memory order (elementwise, so the order does not matter).
+void ApplyEpilogue(KernelContext& c, Tensor& y) {
+  float* p = y.mutable_data<float>();
+  c.pool.ParallelFor(static_cast<size_t>(y.numel()), kEpilogueGrain, [&](size_t b, size_t e) { c.epilogue({p + b, e - b}); });
+  c.epilogue_applied = true;
+}
+
+}  // namespace
+
+Result<bool> RunDnnlConv(KernelContext& c, const Conv2DShape& s) try {
+  if (c.in(0).dtype() != DType::kF32 || c.in(1).dtype() != DType::kF32) return false;
+  // oneDNN's threads (OpenMP) as many as the session's pool. Before the primitive is built: it plans its
+  // work split for the thread count it sees then.
+  omp_set_num_threads(c.pool.size());
+  std::unique_ptr<KernelState> local;
+  std::unique_ptr<KernelState>& slot = c.options.state ? *c.options.state : local;
+  auto* d = dynamic_cast<DnnlConv*>(slot.get());
+  if (!d || !SameBuild(*d, c)) {
+    slot = std::make_unique<DnnlConv>();
+    d = static_cast<DnnlConv*>(slot.get());
+    NPU_RETURN_IF_ERROR(Build(*d, c, s));
+  }
+  if (!d->usable) return false;
+  dnnl::stream st(CpuEngine());
+  ReorderWeights(*d, c.in(1), s, st);
+  Tensor x = ToChannelsLast(c.in(0), c.pool);
+  Tensor y = Tensor::Empty(DType::kF32, {s.N, s.M, s.OH, s.OW});
+  y.channels_last = true;
+  memory src(d->src, CpuEngine(), const_cast<std::byte*>(x.raw())), dst(d->dst, CpuEngine(), y.mutable_raw());
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, d->weights}, {DNNL_ARG_DST, dst}};
+  if (d->has_bias) args.emplace(DNNL_ARG_BIAS, memory(d->bias, CpuEngine(), const_cast<std::byte*>(c.in(2).raw())));
+  Tensor residual;
+  if (d->has_residual) {
+    residual = ToChannelsLast(c.residual, c.pool);
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, memory(d->dst, CpuEngine(), const_cast<std::byte*>(residual.raw())));
+    c.residual_applied = true;
+  }
+  d->prim.execute(st, args);
+  st.wait();
+  if (c.epilogue) ApplyEpilogue(c, y);
+  if (!OrdersDiffer(y.shape())) y.channels_last = false;
+  c.outputs[0] = c.options.channels_last_out ? std::move(y) : ToChannelsFirst(y, c.pool);
+  return true;
+} catch (const dnnl::error& e) {
+  return c.Fail(std::string("oneDNN failed: ") + e.what());
+}
+
+}  // namespace npu
