@@ -1,0 +1,183 @@
+// Channels-last feature maps: the conversions, the oneDNN convolution against a direct sum, and the readers
+// that take channels-last tensors giving exactly the channels-first results.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "kernels/channels_last.h"
+#include "kernels/registry.h"
+#include "test_util.h"
+
+namespace npu {
+namespace {
+
+ThreadPool& Pool() { return ThreadPool::Global(); }
+
+Node MakeNode(const std::string& op, size_t inputs, AttrMap attrs = {}) {
+  Node n;
+  n.name = "n";
+  n.op_type = op;
+  n.opset = 13;
+  n.attrs = std::move(attrs);
+  n.inputs.assign(inputs, 0);
+  n.outputs = {0};
+  return n;
+}
+
+Tensor RunNode(const Node& n, std::vector<Tensor> ins, bool channels_last_out = false) {
+  RegisterBuiltinOps();
+  std::vector<Tensor> out;
+  FloatStatus st;
+  static const ExecContext reference;
+  Status s = RunKernel(n, std::move(ins), out, Pool(), reference, &st, {nullptr, channels_last_out});
+  EXPECT_TRUE(s.ok()) << s.message();
+  return out.empty() ? Tensor() : out[0];
+}
+
+void ExpectSameBits(const Tensor& a, const Tensor& b) {
+  ASSERT_EQ(a.shape(), b.shape());
+  ASSERT_EQ(a.channels_last, b.channels_last);
+  EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.nbytes()), 0);
+}
+
+TEST(ChannelsLast, ConversionsRoundTripAndMapIndices) {
+  Tensor x = Random({2, 5, 3, 4}, 1);
+  Tensor cl = ToChannelsLast(x, Pool());
+  ASSERT_TRUE(cl.channels_last);
+  const float* f = x.data<float>();
+  const float* l = cl.data<float>();
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t c = 0; c < 5; ++c)
+      for (int64_t p = 0; p < 12; ++p) {
+        int64_t mem = (n * 12 + p) * 5 + c;
+        EXPECT_EQ(l[mem], f[(n * 5 + c) * 12 + p]);
+        EXPECT_EQ(ChannelsFirstIndex(x.shape(), mem), (n * 5 + c) * 12 + p);
+      }
+  ExpectSameBits(ToChannelsFirst(cl, Pool()), x);
+  // Where the two orders hold the same bytes (one pixel or one channel), nothing is copied or marked.
+  Tensor se = Random({1, 8, 1, 1}, 2);
+  EXPECT_EQ(ToChannelsLast(se, Pool()).raw(), se.raw());
+  EXPECT_FALSE(ToChannelsLast(se, Pool()).channels_last);
+}
+
+struct ConvCase {
+  int64_t C, M, G, H, W, K, stride, dil;
+  std::vector<int64_t> pads;  // top, left, bottom, right
+};
+
+// y[n][m][oh][ow] = bias[m] + sum over the group's channels and taps, in double.
+std::vector<double> DirectConv(const Tensor& x, const Tensor& w, const Tensor& b, const ConvCase& k, int64_t OH, int64_t OW) {
+  const int64_t N = x.shape()[0], Cg = k.C / k.G, Mg = k.M / k.G;
+  std::vector<double> y(static_cast<size_t>(N * k.M * OH * OW));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < k.M; ++m)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double s = b.data<float>()[m];
+          for (int64_t cg = 0; cg < Cg; ++cg)
+            for (int64_t kh = 0; kh < k.K; ++kh)
+              for (int64_t kw = 0; kw < k.K; ++kw) {
+                int64_t ih = oh * k.stride - k.pads[0] + kh * k.dil, iw = ow * k.stride - k.pads[1] + kw * k.dil;
+                if (ih < 0 || ih >= k.H || iw < 0 || iw >= k.W) continue;
+                int64_t c = m / Mg * Cg + cg;
+                s += double(x.data<float>()[((n * k.C + c) * k.H + ih) * k.W + iw]) * w.data<float>()[((m * Cg + cg) * k.K + kh) * k.K + kw];
+              }
+          y[static_cast<size_t>(((n * k.M + m) * OH + oh) * OW + ow)] = s;
+        }
+  return y;
+}
+
+TEST(ChannelsLast, ConvMatchesADirectSumInEitherOrder) {
+  const std::vector<ConvCase> cases = {
+      {16, 32, 1, 9, 9, 1, 1, 1, {0, 0, 0, 0}},    // pointwise
+      {16, 24, 1, 9, 9, 1, 2, 1, {0, 0, 0, 0}},    // strided 1x1: the last input row is in no window
+      {8, 16, 1, 10, 7, 3, 1, 1, {1, 1, 1, 1}},    // 3x3 "same"
+      {8, 16, 1, 10, 7, 3, 2, 1, {0, 1, 1, 0}},    // strided, asymmetric pads
+      {24, 24, 24, 11, 11, 3, 2, 1, {1, 1, 1, 1}},  // depthwise
+      {12, 18, 3, 8, 8, 3, 1, 1, {1, 1, 1, 1}},     // grouped
+      {8, 8, 1, 12, 12, 5, 1, 2, {4, 4, 4, 4}},     // dilated
+      {3, 16, 1, 17, 17, 7, 2, 1, {3, 3, 3, 3}},    // a stem conv on RGB
+  };
+  for (const ConvCase& k : cases) {
+    SCOPED_TRACE("C" + std::to_string(k.C) + " M" + std::to_string(k.M) + " G" + std::to_string(k.G) + " K" + std::to_string(k.K) +
+                 " s" + std::to_string(k.stride));
+    Tensor x = Random({2, k.C, k.H, k.W}, 3), w = Random({k.M, k.C / k.G, k.K, k.K}, 4), b = Random({k.M}, 5);
+    Node n = MakeNode("Conv", 3, {{"group", k.G}, {"strides", std::vector<int64_t>{k.stride, k.stride}},
+                                  {"dilations", std::vector<int64_t>{k.dil, k.dil}}, {"pads", k.pads}});
+    Tensor first = RunNode(n, {x, w, b});
+    const int64_t OH = first.shape()[2], OW = first.shape()[3];
+    EXPECT_FALSE(first.channels_last);  // not asked for: handed back in (N, C, H, W)
+    std::vector<double> want = DirectConv(x, w, b, k, OH, OW);
+    for (bool x_last : {false, true})
+      for (bool out_last : {false, true}) {
+        Tensor y = RunNode(n, {x_last ? ToChannelsLast(x, Pool()) : x, w, b}, out_last);
+        EXPECT_EQ(y.channels_last, out_last && OrdersDiffer(y.shape()));
+        Tensor yf = ToChannelsFirst(y, Pool());
+        for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(yf.data<float>()[i], want[i], 1e-4 * (1 + std::abs(want[i]))) << "element " << i;
+      }
+  }
+}
+
+TEST(ChannelsLast, FusedResidualAndActivationComeInThatOrder) {
+  Tensor x = Random({1, 16, 6, 6}, 6), w = Random({16, 16, 3, 3}, 7), b = Random({16}, 8), r = Random({1, 16, 6, 6}, 9, -4, 4);
+  Node conv = MakeNode("Conv", 2, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  Tensor plain = RunNode(conv, {x, w});
+  Node fused = MakeNode("Conv", 3, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {kEpilogueOp, std::string("Relu")},
+                                    {kEpilogueResidualInput, int64_t{3}}});
+  for (bool r_last : {false, true}) {
+    Tensor y = ToChannelsFirst(RunNode(fused, {x, w, Tensor(), r_last ? ToChannelsLast(r, Pool()) : r}, true), Pool());
+    for (int64_t i = 0; i < y.numel(); ++i)
+      ASSERT_EQ(y.data<float>()[i], std::max(0.f, plain.data<float>()[i] + r.data<float>()[i])) << "element " << i;
+  }
+}
+
+TEST(ChannelsLast, ElementwiseBroadcastAndGlobalPoolGiveTheChannelsFirstBits) {
+  Tensor x = Random({2, 8, 5, 3}, 10), y = Random({2, 8, 5, 3}, 11);
+  Tensor xl = ToChannelsLast(x, Pool()), yl = ToChannelsLast(y, Pool());
+  const std::vector<Tensor> others = {y, yl, Random({2, 8, 1, 1}, 12), Random({8, 1, 1}, 13), Random({1, 1, 5, 3}, 14),
+                                      Random({3}, 15), Random({1}, 16)};
+  for (const char* op : {"Add", "Mul", "Sub", "Div"})
+    for (const Tensor& o : others) {
+      SCOPED_TRACE(std::string(op) + " with " + ShapeToString(o.shape()) + (o.channels_last ? " channels-last" : ""));
+      Tensor want = RunNode(MakeNode(op, 2), {x, ToChannelsFirst(o, Pool())});
+      Tensor got = RunNode(MakeNode(op, 2), {xl, o});
+      ExpectSameBits(ToChannelsFirst(got, Pool()), want);
+    }
+  for (const char* op : {"Sigmoid", "Relu", "HardSwish"}) {
+    Tensor got = RunNode(MakeNode(op, 1), {xl});
+    EXPECT_TRUE(got.channels_last) << op;
+    ExpectSameBits(ToChannelsFirst(got, Pool()), RunNode(MakeNode(op, 1), {x}));
+  }
+  for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) ExpectSameBits(RunNode(MakeNode(op, 1), {xl}), RunNode(MakeNode(op, 1), {x}));
+}
+
+// A session hands channels-last tensors only to readers that take them, and its outputs leave in (N, C, H, W).
+TEST(ChannelsLast, SessionResultsEqualOpByOpOnes) {
+  Builder b;
+  int x = b.In("x", {1, 8, 7, 7});
+  int conv = b.Op("Conv", {x, b.Const("w", Random({16, 8, 3, 3}, 17)), b.Const("b", Random({16}, 18))},
+                  {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  int silu = b.Op("Mul", {conv, b.Op("Sigmoid", {conv})});
+  int se = b.Op("Mul", {silu, b.Op("Sigmoid", {b.Op("GlobalAveragePool", {silu})})});
+  int out = b.Op("Add", {se, b.Op("Transpose", {se}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}})});
+  Graph g = b.Done(out);
+  Tensor in = Random({1, 8, 7, 7}, 19);
+  // Op by op in (N, C, H, W): no kernel is offered channels-last output.
+  std::vector<Tensor> vals(g.values.size());
+  for (size_t i = 0; i < g.values.size(); ++i)
+    if (g.values[i].constant) vals[i] = *g.values[i].constant;
+  vals[x] = in;
+  for (const Node& n : g.nodes) {
+    std::vector<Tensor> ins, outs;
+    for (int i : n.inputs) ins.push_back(vals[i]);
+    ASSERT_TRUE(RunKernel(n, ins, outs, Pool()).ok());
+    vals[n.outputs[0]] = outs[0];
+  }
+  std::vector<float> got = Execute(g, {in});
+  auto want = vals[out].span<float>();
+  ExpectClose(got, {want.begin(), want.end()}, 0);
+}
+
+}  // namespace
+}  // namespace npu
