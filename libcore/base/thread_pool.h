@@ -1,18 +1,14 @@
-// A fixed pool of worker threads with a blocking parallel-for.
+// A blocking parallel-for over a fixed number of threads (OpenMP's; see thread_pool.cc).
 // Size: NPUKIT_NUM_THREADS, else OMP_NUM_THREADS, else the number of online CPUs.
 #pragma once
 #include <cstddef>
 #include <functional>
-#include <memory>
 
 namespace npu {
 
 class ThreadPool {
  public:
   explicit ThreadPool(int threads);
-  ~ThreadPool();
-  ThreadPool(const ThreadPool&) = delete;
-  ThreadPool& operator=(const ThreadPool&) = delete;
 
   int size() const { return threads_; }
   // Calls fn(begin, end) over [0, n) split into chunks of at least `grain` items; returns when all are done.
@@ -22,9 +18,7 @@ class ThreadPool {
   static ThreadPool& Global();
 
  private:
-  struct Impl;
   int threads_;
-  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace npu

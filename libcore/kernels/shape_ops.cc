@@ -595,10 +595,17 @@ void RegisterShapeOps() {
     s.moves_bytes = true;
     return s;
   };
-  RegisterOp(gray("Identity", 1, 1, InferSameAsInput0), [](KernelContext& c) { return ReshapeLike(c, c.in(0).shape()); });
+  // The input itself, in whatever memory order it is in (channels_last.h).
+  auto pass_through = [](KernelContext& c) {
+    c.outputs[0] = c.in(0);
+    return Status::Ok();
+  };
+  RegisterOp(gray("Identity", 1, 1, InferSameAsInput0), pass_through);
   // Kernels compute on origin layouts, so the format change a TransData records (passes/formats.cc) costs
   // the host nothing: the simulated device time is the cost model's, and dumps write the device layout.
-  RegisterOp(gray("TransData", 1, 1, InferSameAsInput0), [](KernelContext& c) { return ReshapeLike(c, c.in(0).shape()); });
+  RegisterOp(gray("TransData", 1, 1, InferSameAsInput0), pass_through);
+  KernelRegistry::Get().TakeChannelsLast("Identity");
+  KernelRegistry::Get().TakeChannelsLast("TransData");
   OpSchema dropout = gray("Dropout", 1, 3, [](InferContext& c) {
     c.set_output(0, c.in[0]->dtype, c.in[0]->shape, c.in[0]->has_shape);
     c.set_output(1, DType::kBool, c.in[0]->shape, c.in[0]->has_shape);
