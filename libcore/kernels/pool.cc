@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/channels_last.h"
 #include "kernels/kernel_util.h"
 
 namespace npu {
@@ -76,8 +77,39 @@ T WindowMax(const T* src, const Pool3& p, const AxisWindow& a0, const AxisWindow
   return best;
 }
 
+// Channels-last 2-D max pooling without indices: each output pixel takes its taps' channel vectors, the first as
+// it is and later ones where greater, as WindowMax does per channel, so the results are the same bits.
+template <class T>
+void MaxPoolChannelsLast(ThreadPool& pool, const T* x, T* y, const Pool3& p, int64_t N, int64_t C, const std::vector<AxisWindow>& w1,
+                         const std::vector<AxisWindow>& w2) {
+  const auto OH = static_cast<int64_t>(w1.size()), OW = static_cast<int64_t>(w2.size());
+  pool.ParallelFor(static_cast<size_t>(N * OH), 1, [&](size_t b, size_t e) {
+    for (auto r = static_cast<int64_t>(b); r < static_cast<int64_t>(e); ++r) {
+      const int64_t n = r / OH;
+      const AxisWindow& a1 = w1[static_cast<size_t>(r % OH)];
+      T* out = y + r * OW * C;
+      for (int64_t ow = 0; ow < OW; ++ow, out += C) {
+        const AxisWindow& a2 = w2[static_cast<size_t>(ow)];
+        bool first = true;
+        for (int64_t k1 = a1.lo; k1 < a1.hi; ++k1)
+          for (int64_t k2 = a2.lo; k2 < a2.hi; ++k2) {
+            const T* v = x + ((n * p.in[1] + a1.start + k1 * p.d[1]) * p.in[2] + a2.start + k2 * p.d[2]) * C;
+            if (first) std::copy(v, v + C, out);
+            else
+              for (int64_t ch = 0; ch < C; ++ch) out[ch] = v[ch] > out[ch] ? v[ch] : out[ch];
+            first = false;
+          }
+        if (first) std::fill(out, out + C, -std::numeric_limits<T>::infinity());
+      }
+    }
+  });
+}
+
 template <PoolKind kKind, class T>
 Status PoolCompute(KernelContext& c) {
+  const bool want_idx = kKind == PoolKind::kMax && c.outputs.size() > 1;
+  const bool channels_last = kKind == PoolKind::kMax && !want_idx && c.in(0).rank() == 4 && c.in(0).channels_last;
+  if (!channels_last) c.inputs[0] = ToChannelsFirst(c.in(0), c.pool);
   const Tensor& x = c.in(0);
   if (x.rank() < 3 || x.rank() > 5) return c.Fail("pooling needs 1 to 3 spatial dims");
   Shape sp(x.shape().begin() + 2, x.shape().end());
@@ -91,9 +123,14 @@ Status PoolCompute(KernelContext& c) {
   Shape os = {x.shape()[0], x.shape()[1]};
   os.insert(os.end(), g.out.begin(), g.out.end());
   Tensor y = Tensor::Empty(x.dtype(), os);
-  bool want_idx = kKind == PoolKind::kMax && c.outputs.size() > 1;
   Tensor idx = want_idx ? Tensor::Empty(DType::kI64, os) : Tensor();
   const std::vector<AxisWindow> w0 = AxisWindows(p, 0), w1 = AxisWindows(p, 1), w2 = AxisWindows(p, 2);
+  if (channels_last) {
+    MaxPoolChannelsLast(c.pool, x.data<T>(), y.mutable_data<T>(), p, x.shape()[0], x.shape()[1], w1, w2);
+    y.channels_last = OrdersDiffer(os);
+    c.outputs[0] = std::move(y);
+    return Status::Ok();
+  }
   c.pool.ParallelFor(static_cast<size_t>(NC), 1, [&](size_t b, size_t e) {
     for (size_t nc = b; nc < e; ++nc) {
       const T* src = x.data<T>() + nc * in_sz;
@@ -255,6 +292,7 @@ void RegisterPoolOps() {
              [](KernelContext& c) { return WithWidenedHalves(c, GlobalPoolKernel<PoolKind::kAverage>); });
   RegisterOp({"GlobalMaxPool", 1, 1, 1, 1, Engine::kVector, InferGlobalPool},
              [](KernelContext& c) { return WithWidenedHalves(c, GlobalPoolKernel<PoolKind::kMax>); });
+  for (const char* type : {"MaxPool", "AveragePool"}) KernelRegistry::Get().TakeChannelsLast(type);  // see PoolCompute
   KernelRegistry::Get().TakeChannelsLast("GlobalAveragePool");
   KernelRegistry::Get().TakeChannelsLast("GlobalMaxPool");
 }

@@ -150,6 +150,12 @@ TEST(ChannelsLast, ElementwiseBroadcastAndGlobalPoolGiveTheChannelsFirstBits) {
     ExpectSameBits(ToChannelsFirst(got, Pool()), RunNode(MakeNode(op, 1), {x}));
   }
   for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) ExpectSameBits(RunNode(MakeNode(op, 1), {xl}), RunNode(MakeNode(op, 1), {x}));
+  const AttrMap window = {{"kernel_shape", std::vector<int64_t>{3, 2}}, {"strides", std::vector<int64_t>{2, 2}},
+                          {"pads", std::vector<int64_t>{1, 0, 1, 1}}, {"ceil_mode", int64_t{1}}};
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    Tensor got = RunNode(MakeNode(op, 1, window), {xl});
+    ExpectSameBits(ToChannelsFirst(got, Pool()), RunNode(MakeNode(op, 1, window), {x}));
+  }
 }
 
 // A session hands channels-last tensors only to readers that take them, and its outputs leave in (N, C, H, W).
