@@ -26,7 +26,9 @@ dnnl::engine& CpuEngine() {
 // A conv's primitive and its weights in the primitive's layout, built for one geometry.
 struct DnnlConv final : KernelState {
   Shape x_shape, w_shape;
-  const void* weights_from = nullptr;  // the weight bytes last reordered (constant weights: once)
+  // The weights last reordered, held so that their storage cannot be freed and reused for other bytes at the
+  // same address: constant weights are reordered once, weights computed per run every run.
+  Tensor weights_from;
   bool has_bias = false, has_residual = false;
   int threads = 0;
   bool usable = false;  // false: oneDNN offers only its reference kernel here
@@ -46,7 +48,7 @@ Status Build(DnnlConv& d, const KernelContext& c, const Conv2DShape& s) {
   d.has_bias = c.has(2);
   d.has_residual = c.residual.defined();
   d.threads = c.pool.size();
-  d.weights_from = nullptr;
+  d.weights_from = Tensor();
   // Padding at the bottom and right as oneDNN counts it: the least that yields the output size (its output
   // size rounds down, so windows never reach input rows past the last one).
   const int64_t pb = std::max<int64_t>(0, (s.OH - 1) * s.SH + (s.KH - 1) * s.DH + 1 - s.H - s.PT);
@@ -71,23 +73,22 @@ Status Build(DnnlConv& d, const KernelContext& c, const Conv2DShape& s) {
     if (std::string_view(pd.impl_info_str()).starts_with("ref")) return Status::Ok();
     d.prim = dnnl::convolution_forward(pd);
     d.weights = memory(pd.weights_desc(), CpuEngine());
-  } catch (const dnnl::error& e) {
-    return Status::Ok();  // a geometry oneDNN does not take (status in e.status): the caller's path
+  } catch (const dnnl::error&) {
+    return Status::Ok();  // a geometry oneDNN does not take: the caller's path
   }
   d.usable = true;
   return Status::Ok();
 }
 
-// The weights in the primitive's layout: reordered when they are not the bytes reordered last time (constant
-// weights keep their address for the session's life).
+// The weights in the primitive's layout: reordered unless they are the bytes reordered last time.
 void ReorderWeights(DnnlConv& d, const Tensor& w, const Conv2DShape& s, dnnl::stream& st) {
-  if (d.weights_from == w.raw()) return;
+  if (d.weights_from.defined() && d.weights_from.raw() == w.raw()) return;
   memory::dims wdims = d.weights.get_desc().dims();
   memory::desc plain(wdims, kF32, s.G == 1 ? Tag::oihw : Tag::goihw);
   memory from(plain, CpuEngine(), const_cast<std::byte*>(w.raw()));
   dnnl::reorder(from, d.weights).execute(st, from, d.weights);
   st.wait();
-  d.weights_from = w.raw();
+  d.weights_from = w;
 }
 
 // The fused activation over the result, in memory order (elementwise, so the order does not matter).

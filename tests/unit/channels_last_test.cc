@@ -185,5 +185,22 @@ TEST(ChannelsLast, SessionResultsEqualOpByOpOnes) {
   ExpectClose(got, {want.begin(), want.end()}, 0);
 }
 
+// Weights that are a graph input (or computed) change between runs, possibly at a freed buffer's address: the
+// conv must not reuse the weights it reordered for the previous run.
+TEST(ChannelsLast, WeightsGivenPerRunAreReorderedEveryRun) {
+  Builder b;
+  int x = b.In("x", {1, 8, 6, 6}), w = b.In("w", {8, 8, 3, 3});
+  Graph g = b.Done(b.Op("Conv", {x, w}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  auto session = Session::FromGraph(g);
+  ASSERT_TRUE(session.ok());
+  Tensor in = Random({1, 8, 6, 6}, 20);
+  for (unsigned seed : {21u, 22u, 23u}) {
+    std::vector<Tensor> outs;
+    Tensor weights = Random({8, 8, 3, 3}, seed);
+    ASSERT_TRUE(session.value().Run({in, weights}, outs).ok());
+    ExpectSameBits(outs[0], RunNode(g.nodes[0], {in, weights}));
+  }
+}
+
 }  // namespace
 }  // namespace npu
