@@ -292,7 +292,7 @@ void RegisterPoolOps() {
              [](KernelContext& c) { return WithWidenedHalves(c, GlobalPoolKernel<PoolKind::kAverage>); });
   RegisterOp({"GlobalMaxPool", 1, 1, 1, 1, Engine::kVector, InferGlobalPool},
              [](KernelContext& c) { return WithWidenedHalves(c, GlobalPoolKernel<PoolKind::kMax>); });
-  for (const char* type : {"MaxPool", "AveragePool"}) KernelRegistry::Get().TakeChannelsLast(type);  // see PoolCompute
+  KernelRegistry::Get().TakeChannelsLast("MaxPool");  // see PoolCompute
   KernelRegistry::Get().TakeChannelsLast("GlobalAveragePool");
   KernelRegistry::Get().TakeChannelsLast("GlobalMaxPool");
 }

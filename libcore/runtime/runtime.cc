@@ -245,8 +245,9 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
     for (Tensor& t : v) t = ToChannelsFirst(t, pool);
     return v;
   };
+  std::vector<Tensor> ins_seen;
   if (!observers_.empty()) {
-    std::vector<Tensor> ins_seen = seen(ins);
+    ins_seen = seen(ins);
     for (TaskObserver* o : observers_) o->BeforeTask(EventFor(k, ins_seen, {}));
   }
   const OpSchema* schema = OpSchemaRegistry::Get().Find(n.op_type);
@@ -269,7 +270,7 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
   if (st.first_index >= 0 && st.first_output >= 0 && static_cast<size_t>(st.first_output) < outs.size() && outs[st.first_output].channels_last)
     st.first_index = ChannelsFirstIndex(outs[st.first_output].shape(), st.first_index);  // recorded in memory order
   if (!observers_.empty()) {
-    std::vector<Tensor> ins_seen = seen(ins), outs_seen = seen(outs);
+    std::vector<Tensor> outs_seen = seen(outs);
     TaskEvent done = EventFor(k, ins_seen, outs_seen);
     done.status = &st;
     done.overflow = overflow;

@@ -106,8 +106,7 @@ TEST(Fusion, GeluLayerNormAndMatMulBiasMatchTheDecomposedGraph) {
   Tensor in = Random({2, 8}, 5);
   auto want = Execute(g, {in});
   for (auto pass : {MatMulBiasAddFusionPass, GeluONNXFusionPass, LayerNormONNXFusionPass}) ASSERT_TRUE(pass(g).ok());
-  std::vector<std::string> types;
-  for (const Node& n : g.nodes) types.push_back(n.op_type);
+  std::vector<std::string> types = OpTypes(g);
   EXPECT_EQ(types, (std::vector<std::string>{"MatMulBias", "Gelu", "LayerNormalization"}));
   EXPECT_EQ(g.nodes[1].original_names.size(), 5u);
   EXPECT_EQ(g.nodes[2].original_names.size(), 9u);
@@ -149,8 +148,7 @@ TEST(Fusion, HardSwishFromHardSigmoidMulAndActivationsInsideTheConv) {
   auto want = Execute(g, {in});
   ASSERT_TRUE(HardSwishFusionPass(g).ok());
   ASSERT_TRUE(ConvElemwiseUbFusionPass(g).ok());
-  std::vector<std::string> types;
-  for (const Node& n : g.nodes) types.push_back(n.op_type);
+  std::vector<std::string> types = OpTypes(g);
   EXPECT_EQ(types, (std::vector<std::string>{"Conv", "Conv", "HardSigmoid", "Mul"}));
   EXPECT_EQ(g.nodes[0].attr_string(kEpilogueOp), "HardSwish");
   EXPECT_EQ(g.nodes[1].attr_string(kEpilogueOp), "Clip");
@@ -171,8 +169,7 @@ TEST(Fusion, ConvResidualReluAndEltwiseActivation) {
   auto want = Execute(g, {in});
   ASSERT_TRUE(ConvElemwiseUbFusionPass(g).ok());
   ASSERT_TRUE(EltwiseUbFusionPass(g).ok());
-  std::vector<std::string> types;
-  for (const Node& n : g.nodes) types.push_back(n.op_type);
+  std::vector<std::string> types = OpTypes(g);
   EXPECT_EQ(types, (std::vector<std::string>{"Conv", "Conv", "Add"}));  // the shortcut now runs first
   const Node& fused = g.nodes[1];
   EXPECT_EQ(fused.original_names, (std::vector<std::string>{"Conv_0", "Add_2", "Relu_3"}));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <random>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "ir/graph_edit.h"
@@ -60,6 +61,13 @@ struct Builder {
     return g;
   }
 };
+
+// The graph's op types, in node order.
+inline std::vector<std::string> OpTypes(const Graph& g) {
+  std::vector<std::string> types;
+  for (const Node& n : g.nodes) types.push_back(n.op_type);
+  return types;
+}
 
 inline std::vector<float> Execute(Graph g, const std::vector<Tensor>& ins) {
   auto s = Session::FromGraph(std::move(g));
