@@ -93,6 +93,23 @@ void FloatToHalf(std::span<const float> in, std::span<uint16_t> out) {
   for (; i < n; ++i) out[i] = FloatToHalf(in[i]);
 }
 
+void RoundToHalf(std::span<const float> in, std::span<float> out) {
+  size_t i = 0, n = in.size();
+#if defined(__AVX512F__)
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(out.data() + i, _mm512_cvtph_ps(_mm512_cvtps_ph(_mm512_loadu_ps(in.data() + i), _MM_FROUND_TO_NEAREST_INT)));
+#endif
+#if defined(__F16C__)
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out.data() + i, _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(in.data() + i), _MM_FROUND_TO_NEAREST_INT)));
+#endif
+  for (; i < n; ++i) out[i] = HalfToFloat(FloatToHalf(in[i]));
+}
+
+void RoundToBF16(std::span<const float> in, std::span<float> out) {
+  for (size_t i = 0; i < in.size(); ++i) out[i] = BF16ToFloat(FloatToBF16(in[i]));
+}
+
 void BF16ToFloat(std::span<const uint16_t> in, std::span<float> out) {
   for (size_t i = 0; i < in.size(); ++i) out[i] = BF16ToFloat(in[i]);  // a shift: the compiler vectorises it
 }

@@ -36,5 +36,9 @@ void HalfToFloat(std::span<const uint16_t> in, std::span<float> out);
 void FloatToHalf(std::span<const float> in, std::span<uint16_t> out);
 void BF16ToFloat(std::span<const uint16_t> in, std::span<float> out);
 void FloatToBF16(std::span<const float> in, std::span<uint16_t> out);
+// The fp16 / bf16 value nearest each element (round to nearest even), kept in fp32: FloatToHalf then
+// HalfToFloat in one pass, with no 16-bit copy. `out` may be `in`.
+void RoundToHalf(std::span<const float> in, std::span<float> out);
+void RoundToBF16(std::span<const float> in, std::span<float> out);
 
 }  // namespace npu

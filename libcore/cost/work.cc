@@ -8,8 +8,9 @@ namespace {
 
 // Vector instructions per element for each vector op, counted on the element basis that op streams. The
 // figures are instruction counts of the usual decomposition on the DaVinci vector ISA (e.g. Sigmoid = vmuls,
-// vexp, vadds, vrec; Softmax = vcmax, vsub, vexp, vcadd, vdiv; LayerNorm = mean, sub, square, mean, rsqrt,
-// mul, mul, add) [U: counts of our own decomposition, not measured]. 0 = pure data movement (MTE only).
+// vexp, vadds, vrec; Swish = Sigmoid's four and a vmul; Softmax = vcmax, vsub, vexp, vcadd, vdiv; LayerNorm =
+// mean, sub, square, mean, rsqrt, mul, mul, add) [U: counts of our own decomposition, not measured].
+// 0 = pure data movement (MTE only).
 struct VectorOp {
   double ops;
   bool per_input;  // count on the input elements (reductions) instead of the output elements
@@ -20,7 +21,7 @@ const std::unordered_map<std::string_view, VectorOp>& VectorOps() {
       {"Add", {1, false}}, {"Sub", {1, false}}, {"Mul", {1, false}}, {"Div", {2, false}}, {"Neg", {1, false}},
       {"Abs", {1, false}}, {"Max", {1, false}}, {"Min", {1, false}}, {"Sum", {1, false}}, {"Mean", {2, false}},
       {"Sqrt", {2, false}}, {"Reciprocal", {1, false}}, {"Exp", {2, false}}, {"Log", {2, false}}, {"Pow", {3, false}},
-      {"Sigmoid", {4, false}}, {"HardSigmoid", {2, false}}, {"HardSwish", {3, false}}, {"Tanh", {5, false}},
+      {"Sigmoid", {4, false}}, {"HardSigmoid", {2, false}}, {"HardSwish", {3, false}}, {"Swish", {5, false}}, {"Tanh", {5, false}},
       {"Erf", {8, false}}, {"Gelu", {8, false}}, {"Softmax", {5, true}}, {"LogSoftmax", {6, true}},
       {"LayerNormalization", {8, true}}, {"BatchNormalization", {2, false}}, {"InstanceNormalization", {6, true}},
       {"Cast", {1, false}}, {"Where", {2, false}}, {"Equal", {1, false}}, {"Less", {1, false}}, {"Greater", {1, false}},

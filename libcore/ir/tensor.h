@@ -61,6 +61,8 @@ class Tensor {
   std::vector<int64_t> ToInt64Vector() const;
   std::vector<double> ToDoubleVector() const;
   std::shared_ptr<const void> owner() const { return owner_; }
+  // No other Tensor (view, copy, model weight) shares these bytes: writing them in place is safe.
+  bool sole_owner() const { return owner_ && owner_.use_count() == 1; }
 
  private:
   DType dtype_ = DType::kUndefined;

@@ -61,20 +61,21 @@ Status OutShape(KernelContext& c, const Tensor& a, const Tensor& b, Shape& out) 
 
 enum class UnaryTypes { kFloat, kSigned, kAll };
 
-// `bulk` (optional): the op as an Eigen array expression, run on fp32 chunks, for ops whose scalar libm call
-// would dominate a model (the exp in Sigmoid, SiLU's half): Eigen evaluates exp with SIMD (pexp, within 1-2
-// ulp of libm). Other dtypes take the scalar function.
-struct NoBulk {  // no bulk form; callable only because clang checks the non-dependent call in the discarded branch
+// `make_bulk` (optional): given the node, the op as an Eigen array expression, run on fp32 chunks, for ops
+// whose scalar libm call would dominate a model (the exp in Sigmoid and Swish): Eigen evaluates exp with SIMD
+// (pexp, within 1-2 ulp of libm). Other dtypes take the scalar function.
+struct NoBulk {  // no bulk form; callable only because clang checks the non-dependent calls in the discarded branch
+  NoBulk operator()(const Node&) const { return {}; }
   template <class A>
   A operator()(const A& a) const { return a; }
 };
 using ArrayF = Eigen::Array<float, Eigen::Dynamic, 1>;
 
-template <UnaryTypes kTypes, class Make, class Bulk = NoBulk>
-void RegisterUnary(const char* name, Make make, Bulk bulk = {}) {
-  RegisterInPlaceForm(name, [make, bulk](const Node& n) -> InPlaceFn {
-    return [f = make(n), bulk](std::span<float> x) {
-      if constexpr (!std::is_same_v<Bulk, NoBulk>) {
+template <UnaryTypes kTypes, class Make, class MakeBulk = NoBulk>
+void RegisterUnary(const char* name, Make make, MakeBulk make_bulk = {}) {
+  RegisterInPlaceForm(name, [make, make_bulk](const Node& n) -> InPlaceFn {
+    return [f = make(n), bulk = make_bulk(n)](std::span<float> x) {
+      if constexpr (!std::is_same_v<MakeBulk, NoBulk>) {
         Eigen::Map<ArrayF> a(x.data(), static_cast<Eigen::Index>(x.size()));
         a = bulk(a);
       } else {
@@ -84,7 +85,7 @@ void RegisterUnary(const char* name, Make make, Bulk bulk = {}) {
   });
   KernelRegistry::Get().TakeChannelsLast(name);  // elementwise: the result keeps the input's memory order
   RegisterOp({name, 1, 1, 1, 1, Engine::kVector, InferSameAsInput0},
-             [make, bulk](KernelContext& ctx) {
+             [make, make_bulk](KernelContext& ctx) {
                return WithWidenedHalves(ctx, [&](KernelContext& c) {
                  const Tensor& x = c.in(0);
                  auto f = make(c.node);
@@ -94,7 +95,8 @@ void RegisterUnary(const char* name, Make make, Bulk bulk = {}) {
                    using T = decltype(tag);
                    constexpr bool floating = std::is_floating_point_v<T>;
                    constexpr bool is_signed = std::is_signed_v<T> && !std::is_same_v<T, bool>;
-                   if constexpr (!std::is_same_v<Bulk, NoBulk> && std::is_same_v<T, float>) {
+                   if constexpr (!std::is_same_v<MakeBulk, NoBulk> && std::is_same_v<T, float>) {
+                     auto bulk = make_bulk(c.node);
                      const float* in = x.data<float>();
                      float* out = y.mutable_data<float>();
                      c.pool.ParallelFor(static_cast<size_t>(x.numel()), kGrain, [&](size_t b, size_t e) {
@@ -127,13 +129,26 @@ void RegisterUnaryOps() {
   }));
   RegisterUnary<UnaryTypes::kSigned>("Sign", plain([](auto x) { return decltype(x)((x > 0) - (x < 0)); }));
   RegisterUnary<UnaryTypes::kFloat>("Sigmoid", plain([](auto x) { return 1 / (1 + std::exp(-x)); }),
-                                    [](const auto& x) { return (1 + (-x).exp()).inverse(); });
+                                    plain([](const auto& x) { return (1 + (-x).exp()).inverse(); }));
+  // Swish, x * sigmoid(alpha * x) (ONNX opset 24; CANN's Swish op, attribute `scale`, as aclnnSwish documents
+  // it): the op SwishFusionPass makes of torch's SiLU (Sigmoid -> Mul). One pass over the tensor instead of
+  // two; at alpha 1 the fp32 arithmetic is the unfused pair's (x * 1 is exact): the Sigmoid above, one multiply.
+  RegisterUnary<UnaryTypes::kFloat>(
+      "Swish",
+      [](const Node& n) {
+        double alpha = n.attr_float("alpha", 1.0f);
+        return [alpha](auto x) { return x * (1 / (1 + std::exp(-decltype(x)(alpha * x)))); };
+      },
+      [](const Node& n) {
+        float alpha = n.attr_float("alpha", 1.0f);
+        return [alpha](const auto& x) { return x * (1 + (-(x * alpha)).exp()).inverse(); };
+      });
   RegisterUnary<UnaryTypes::kFloat>("Tanh", plain([](auto x) { return std::tanh(x); }));
   RegisterUnary<UnaryTypes::kFloat>("Erf", plain([](auto x) { return std::erf(x); }));
   // Gelu (erf form): the op GeluONNXFusionPass makes of the exported Div-Erf-Add-Mul-Mul chain.
   RegisterUnary<UnaryTypes::kFloat>("Gelu", plain([](auto x) { return x * (std::erf(x * decltype(x)(M_SQRT1_2)) + 1) * decltype(x)(0.5); }));
   RegisterUnary<UnaryTypes::kFloat>("Sqrt", plain([](auto x) { return std::sqrt(x); }));
-  RegisterUnary<UnaryTypes::kFloat>("Exp", plain([](auto x) { return std::exp(x); }), [](const auto& x) { return x.exp(); });
+  RegisterUnary<UnaryTypes::kFloat>("Exp", plain([](auto x) { return std::exp(x); }), plain([](const auto& x) { return x.exp(); }));
   RegisterUnary<UnaryTypes::kFloat>("Log", plain([](auto x) { return std::log(x); }));
   RegisterUnary<UnaryTypes::kFloat>("Reciprocal", plain([](auto x) { return 1 / x; }));
   RegisterUnary<UnaryTypes::kFloat>("Floor", plain([](auto x) { return std::floor(x); }));

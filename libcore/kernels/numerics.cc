@@ -4,6 +4,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "base/half.h"
 #include "base/thread_pool.h"
@@ -83,6 +84,47 @@ Tensor NarrowFloat(const Tensor& f32, DType to, const ExecContext& ctx, FloatSta
     Settle16(in, o, to, kHalfExpMask, kHalfMaxFinite, ctx, status, output);
   } else {
     Settle16(in, o, to, kBF16ExpMask, kBF16MaxFinite, ctx, status, output);
+  }
+  return out;
+}
+
+Tensor RoundToDTypeValues(Tensor f32, DType to, const ExecContext& ctx, FloatStatus* status, int output) {
+  Tensor out = f32.sole_owner() ? f32 : Tensor::EmptyLike(DType::kF32, f32);
+  auto n = static_cast<size_t>(f32.numel());
+  const float* in = f32.data<float>();
+  float* o = out.mutable_data<float>();
+  auto round = to == DType::kF16 ? RoundToHalf : RoundToBF16;
+  // Blocks whose rounded values hold an Inf/NaN are left unwritten (their inputs are needed to record and
+  // saturate them) and settled below, in order, on one thread. Results are almost always finite.
+  constexpr size_t kBlock = 64;
+  std::vector<uint8_t> exceptional((n + kBlock - 1) / kBlock, 0);
+  ThreadPool::Global().ParallelFor(exceptional.size(), kConvertGrain / kBlock, [&](size_t bb, size_t be) {
+    float rounded[kBlock];
+    for (size_t blk = bb; blk < be; ++blk) {
+      size_t b = blk * kBlock, len = std::min(kBlock, n - b);
+      round(std::span(in + b, len), std::span(rounded, len));
+      bool finite = true;
+      for (size_t i = 0; i < len; ++i) finite &= std::isfinite(rounded[i]);  // branch-free: it vectorises
+      if (finite) std::memcpy(o + b, rounded, len * sizeof(float));
+      else exceptional[blk] = 1;
+    }
+  });
+  const float max_finite = to == DType::kF16 ? HalfToFloat(kHalfMaxFinite) : BF16ToFloat(kBF16MaxFinite);
+  for (size_t blk = 0; blk < exceptional.size(); ++blk) {
+    if (!exceptional[blk]) continue;
+    for (size_t i = blk * kBlock; i < std::min(n, (blk + 1) * kBlock); ++i) {
+      float v = in[i], r;
+      round(std::span(&v, 1), std::span(&r, 1));
+      if (!std::isfinite(r)) {
+        if (status) {
+          if (ExceedsRange(v, to)) ++status->out_of_range;
+          else ++status->non_finite;
+          status->Record(output, static_cast<int64_t>(i), v);
+        }
+        if (ctx.saturate()) r = std::isnan(v) ? 0.0f : std::copysign(max_finite, v);
+      }
+      o[i] = r;
+    }
   }
   return out;
 }

@@ -39,6 +39,9 @@ bool ExceedsRange(float v, DType to);
 // Narrows an fp32 tensor to fp16/bf16 (round to nearest even). Out-of-range and non-finite elements are
 // recorded in `status` as output `output`; under saturation they become ±max finite (NaN -> 0).
 Tensor NarrowFloat(const Tensor& f32, DType to, const ExecContext& ctx, FloatStatus* status, int output = 0);
+// NarrowFloat's values, kept in fp32 (what ToF32(NarrowFloat(..)) gives, in one pass): the runtime holds a
+// 16-bit value this way between compute ops, which read fp32. Rounds in place when `f32` owns its bytes.
+Tensor RoundToDTypeValues(Tensor f32, DType to, const ExecContext& ctx, FloatStatus* status, int output = 0);
 // Applies the overflow mode to an fp32 result: records Inf/NaN and, under saturation, replaces them
 // (±inf -> ±FLT_MAX, NaN -> 0; copies first when it must write). Only scans when the context needs it.
 void SettleFloat32(Tensor& t, const ExecContext& ctx, FloatStatus* status, int output = 0);

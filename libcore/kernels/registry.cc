@@ -113,7 +113,8 @@ Status RunKernel(const Node& node, std::vector<Tensor> inputs, std::vector<Tenso
   // The residual and the activation go inside the kernel only where that cannot change a value: fp32 inputs
   // and an fp32 residual (with 16-bit ones the kernel's result is rounded before they see it).
   bool all_f32 = std::all_of(ctx.inputs.begin(), ctx.inputs.end(), [](const Tensor& t) { return !t.defined() || t.dtype() == DType::kF32; });
-  if (residual.defined() && all_f32 && residual.dtype() == DType::kF32) ctx.residual = residual;
+  DType residual_dtype = IsHalfLike(options.residual_dtype) ? options.residual_dtype : residual.dtype();
+  if (residual.defined() && all_f32 && residual_dtype == DType::kF32) ctx.residual = residual;
   std::optional<Node> act;
   if (node.has_attr(kEpilogueOp)) act = EpilogueNode(node);
   if (act && all_f32 && (!residual.defined() || ctx.residual.defined())) ctx.epilogue = FindInPlaceForm(*act);
@@ -122,7 +123,7 @@ Status RunKernel(const Node& node, std::vector<Tensor> inputs, std::vector<Tenso
     return Status::Error("EH0002", "node", node.name, "internal error: the kernel applied the activation before the residual");
   outputs = std::move(ctx.outputs);
   if (status && ctx.status.any()) *status = ctx.status;
-  if (residual.defined() && !ctx.residual_applied) NPU_RETURN_IF_ERROR(AddResidual(node, outputs, residual, pool, exec, status));
+  if (residual.defined() && !ctx.residual_applied) NPU_RETURN_IF_ERROR(AddResidual(node, outputs, residual, residual_dtype, pool, exec, status));
   if (act && !ctx.epilogue_applied) return RunEpilogue(*act, outputs, pool, exec, status);
   return Status::Ok();
 }
@@ -131,12 +132,12 @@ Status RunKernel(const Node& node, std::vector<Tensor> inputs, std::vector<Tenso
 // UB fusion with a residual. The cube's fp32 result reaches the UB in the residual's dtype (L0C -> UB
 // converts), and the vector unit adds in that dtype: a 16-bit residual means the result rounds to 16 bits
 // first, then the sum rounds again (in the runtime). An fp32 residual adds exactly.
-Status AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor& residual, ThreadPool& pool,
+Status AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor& residual, DType residual_dtype, ThreadPool& pool,
                    const ExecContext& exec, FloatStatus* status) {
   Tensor result = outputs[0], other = residual;
-  if (IsHalfLike(residual.dtype())) {
-    result = ToF32(NarrowFloat(result, residual.dtype(), exec, status));
-    other = ToF32(residual);
+  if (IsHalfLike(residual_dtype)) {
+    result = RoundToDTypeValues(std::move(outputs[0]), residual_dtype, exec, status);
+    other = ToF32(residual);  // a no-op when the runtime holds it in fp32 already
   }
   Node add;
   add.name = fused.name;

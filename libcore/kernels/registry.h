@@ -32,6 +32,7 @@ struct KernelState {
 struct KernelRunOptions {
   std::unique_ptr<KernelState>* state = nullptr;  // this task's slot; null: the kernel keeps nothing
   bool channels_last_out = false;  // every reader of output 0 takes a channels-last tensor (channels_last.h)
+  DType residual_dtype = DType::kUndefined;  // a fused residual's dtype in the graph (it may come held in fp32)
 };
 
 struct KernelContext {
@@ -81,7 +82,7 @@ constexpr const char* kEpilogueAttrPrefix = "_epilogue.";
 // A residual Add absorbed into a cube op (UB fusion): the input at this index is added to the result before
 // the activation epilogue; the op's own kernel never sees it.
 constexpr const char* kEpilogueResidualInput = "_epilogue_residual_input";
-Status AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor& residual, ThreadPool& pool,
+Status AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor& residual, DType residual_dtype, ThreadPool& pool,
                    const ExecContext& exec, FloatStatus* status);
 // Runs a fused op's absorbed activation, `act` (built from the op's _epilogue attributes), on its output 0.
 Status RunEpilogue(const Node& act, std::vector<Tensor>& outputs, ThreadPool& pool, const ExecContext& exec, FloatStatus* status);

@@ -14,7 +14,7 @@ namespace {
 // Ops that compute element by element on one carrier input: they run in any layout that input has
 // (CANN's elementwise TBE ops declare every format). Binary ones need their other operands to fit too.
 const std::set<std::string_view> kUnaryElementwise = {
-    "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Exp", "Log", "Sqrt",
+    "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Swish", "Exp", "Log", "Sqrt",
     "Neg", "Abs", "Reciprocal", "Erf", "Gelu", "Cast", "Softplus", "Elu", "Selu", "Identity", "Floor", "Ceil"};
 const std::set<std::string_view> kBinaryElementwise = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow"};
 // Vector ops whose only implementation reads and writes NC1HWC0 (2-D pooling, inference BN).

@@ -214,6 +214,20 @@ std::vector<int> MatchHardSwish(Graph& g, int k, const std::vector<bool>& dead) 
   return {k, mul};
 }
 
+// x * Sigmoid(x), as torch exports nn.SiLU (Sigmoid -> Mul), becomes the Swish op: one pass over the
+// activation instead of two, and one op a conv before it can take as its epilogue.
+std::vector<int> MatchSwish(Graph& g, int k, const std::vector<bool>& dead) {
+  Node& sig = g.nodes[k];
+  if (sig.op_type != "Sigmoid" || sig.inputs.size() != 1) return {};
+  int x = sig.inputs[0];
+  int mul = OnlyReader(g, sig.outputs[0], "Mul");
+  if (mul < 0 || dead[mul] || OtherInput(g.nodes[mul], sig.outputs[0]) != x) return {};
+  sig.op_type = sig.ascend_type = "Swish";
+  sig.opset = std::max(sig.opset, 24);
+  sig.attrs.clear();  // alpha defaults to 1
+  return {k, mul};
+}
+
 // ReduceMean(x) -> Sub -> Pow(2) -> ReduceMean -> Add(eps) -> Sqrt -> Div -> Mul(gamma) -> Add(beta) over the
 // last axis, as torch exports nn.LayerNorm below opset 17.
 std::vector<int> MatchLayerNorm(Graph& g, int k, const std::vector<bool>& dead) {
@@ -294,7 +308,7 @@ std::vector<int> MatchSoftmax(Graph& g, int k, const std::vector<bool>& dead) {
 // ---- UB fusion ---------------------------------------------------------------------------------------
 
 // Elementwise activations a cube op can apply on its way out of the core (types as the kernels name them).
-constexpr std::string_view kUbActivations[] = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Clip", "Gelu"};
+constexpr std::string_view kUbActivations[] = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Swish", "Elu", "Clip", "Gelu"};
 
 std::vector<int> MatchUbActivation(Graph& g, int k, const std::vector<bool>& dead, std::initializer_list<std::string_view> producers) {
   Node& op = g.nodes[k];
@@ -386,6 +400,7 @@ Status ConvBiasAddFusionPass(Graph& g) { return FuseAll(g, "AABiasaddConvFusion"
 Status MatMulBiasAddFusionPass(Graph& g) { return FuseAll(g, "MatMulBiasAddFusionPass", [&](int k, auto& d) { return MatchMatMulBiasAdd(g, k, d); }); }
 Status GeluONNXFusionPass(Graph& g) { return FuseAll(g, "GeluONNXFusionPass", [&](int k, auto& d) { return MatchGelu(g, k, d); }); }
 Status HardSwishFusionPass(Graph& g) { return FuseAll(g, "HardSwishFusionPass", [&](int k, auto& d) { return MatchHardSwish(g, k, d); }); }
+Status SwishFusionPass(Graph& g) { return FuseAll(g, "SwishFusionPass", [&](int k, auto& d) { return MatchSwish(g, k, d); }); }
 Status LayerNormONNXFusionPass(Graph& g) { return FuseAll(g, "LayerNormONNXFusionPass", [&](int k, auto& d) { return MatchLayerNorm(g, k, d); }); }
 Status SoftmaxFusionPass(Graph& g) { return FuseAll(g, "SoftmaxFusionPass", [&](int k, auto& d) { return MatchSoftmax(g, k, d); }); }
 Status ConvElemwiseUbFusionPass(Graph& g) {
@@ -414,8 +429,8 @@ Status BatchNormBnInferFusionPass(Graph& g) {
 
 // Names are CANN's where the reference notes name the pass (shared/reference/atc.md §4, ascend_ir.md §4);
 // TbeConvElemwiseFusionPass is ours for CANN's conv + elementwise UB fusion, ReshapeTransposeFusionPass for
-// the Reshape/Transpose -> ConfusionTransposeD fusion, whose exact names the notes lack, and HardSwishFusionPass
-// for torch's pre-opset-14 Hardswish (HardSigmoid + Mul).
+// the Reshape/Transpose -> ConfusionTransposeD fusion, whose exact names the notes lack, HardSwishFusionPass
+// for torch's pre-opset-14 Hardswish (HardSigmoid + Mul) and SwishFusionPass for its SiLU (Sigmoid + Mul).
 const std::vector<FusionPassInfo>& FusionPasses() {
   static const std::vector<FusionPassInfo> passes = {
       {"ConvBatchnormFusionPass", FusionKind::kGraph, ConvBatchnormFusionPass},
@@ -424,6 +439,7 @@ const std::vector<FusionPassInfo>& FusionPasses() {
       {"MatMulBiasAddFusionPass", FusionKind::kGraph, MatMulBiasAddFusionPass},
       {"GeluONNXFusionPass", FusionKind::kGraph, GeluONNXFusionPass},
       {"HardSwishFusionPass", FusionKind::kGraph, HardSwishFusionPass},
+      {"SwishFusionPass", FusionKind::kGraph, SwishFusionPass},
       {"LayerNormONNXFusionPass", FusionKind::kGraph, LayerNormONNXFusionPass},
       {"SoftmaxFusionPass", FusionKind::kGraph, SoftmaxFusionPass},
       {"ReshapeTransposeFusionPass", FusionKind::kGraph, ConfusionTransposeFusionPass},

@@ -44,6 +44,7 @@ Status ConvBiasAddFusionPass(Graph& g);
 Status MatMulBiasAddFusionPass(Graph& g);
 Status GeluONNXFusionPass(Graph& g);
 Status HardSwishFusionPass(Graph& g);
+Status SwishFusionPass(Graph& g);
 Status LayerNormONNXFusionPass(Graph& g);
 Status SoftmaxFusionPass(Graph& g);
 Status ConfusionTransposeFusionPass(Graph& g);  // ReshapeTransposeFusionPass: -> ConfusionTransposeD

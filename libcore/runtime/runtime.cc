@@ -163,6 +163,15 @@ void Session::PlanChannelsLast() {
   }
 }
 
+bool Session::HeldInF32(const std::vector<Tensor>& vals, int v) const {
+  return v >= 0 && vals[v].defined() && vals[v].dtype() == DType::kF32 && IsHalfLike(model_.graph.values[v].dtype);
+}
+
+Tensor Session::AsStored(Tensor t, int v) const {
+  DType want = v >= 0 ? model_.graph.values[v].dtype : DType::kUndefined;
+  return t.defined() && t.dtype() == DType::kF32 && IsHalfLike(want) ? FromF32(t, want) : t;  // exact: see RunTask
+}
+
 // Weights stay fp16 in the model (and in dumps); kernels compute in fp32, so each is widened once here.
 void Session::WidenConstants() {
   const Graph& g = model_.graph;
@@ -213,7 +222,7 @@ Status Session::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outp
   outputs.clear();
   for (int o : g.outputs) {
     const Value& v = g.values[o];
-    vals[o] = ToChannelsFirst(vals[o], ThreadPool::Global());
+    vals[o] = AsStored(ToChannelsFirst(vals[o], ThreadPool::Global()), o);
     if (!v.device_format) {
       outputs.push_back(vals[o]);
       continue;
@@ -239,38 +248,49 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
     if (i >= 0 && !takes_channels_last) vals[i] = ToChannelsFirst(vals[i], pool);  // converted once, for every later reader
     ins.push_back(i >= 0 ? vals[i] : Tensor());
   }
-  // Observers (dumps, overflow records) see every tensor in (N, C, H, W).
-  auto seen = [&](std::span<const Tensor> ts) {
+  // Observers (dumps, overflow records) see every tensor in (N, C, H, W) and in its own dtype.
+  auto seen = [&](std::span<const Tensor> ts, const std::vector<int>& ids) {
     std::vector<Tensor> v(ts.begin(), ts.end());
-    for (Tensor& t : v) t = ToChannelsFirst(t, pool);
+    for (size_t j = 0; j < v.size() && j < ids.size(); ++j) v[j] = AsStored(ToChannelsFirst(v[j], pool), ids[j]);
     return v;
   };
   std::vector<Tensor> ins_seen;
   if (!observers_.empty()) {
-    ins_seen = seen(ins);
+    ins_seen = seen(ins, n.inputs);
     for (TaskObserver* o : observers_) o->BeforeTask(EventFor(k, ins_seen, {}));
   }
   const OpSchema* schema = OpSchemaRegistry::Get().Find(n.op_type);
-  std::vector<Tensor> compute = ins;
+  const bool moves_bytes = schema && schema->moves_bytes;
   int residual = static_cast<int>(n.attr_int(kEpilogueResidualInput, -1));  // keeps its dtype: see AddResidual
-  if (!schema || !schema->moves_bytes)
-    for (size_t j = 0; j < compute.size(); ++j)
-      if (compute[j].defined() && IsHalfLike(compute[j].dtype()) && static_cast<int>(j) != residual)
-        compute[j] = widened_[n.inputs[j]].defined() ? widened_[n.inputs[j]] : ToF32(compute[j]);
+  if (residual >= 0 && static_cast<size_t>(residual) < n.inputs.size() && n.inputs[residual] >= 0)
+    options.residual_dtype = g.values[n.inputs[residual]].dtype;
+  // Compute kernels read fp32. An op that only moves bytes runs on the 16-bit tensors as they are, unless
+  // one of them is held in fp32 (see RunTask's end): then on all of them in fp32, which moves the same values.
+  bool widen = !moves_bytes || std::any_of(n.inputs.begin(), n.inputs.end(), [&](int i) { return HeldInF32(vals, i); });
+  std::vector<Tensor> compute = ins;
+  for (size_t j = 0; widen && j < compute.size(); ++j)
+    if (compute[j].defined() && IsHalfLike(compute[j].dtype()) && (moves_bytes || static_cast<int>(j) != residual))
+      compute[j] = widened_[n.inputs[j]].defined() ? widened_[n.inputs[j]] : ToF32(compute[j]);
   std::vector<Tensor> outs;
   FloatStatus st;
   NPU_RETURN_IF_ERROR(RunKernel(n, std::move(compute), outs, pool, exec_, &st, options));
+  // A 16-bit result is rounded to its dtype's values but held in fp32 (one pass, no copy to convert back
+  // for the next compute op); AsStored gives the 16-bit tensor where one is needed. Moved bytes are already
+  // such values.
   for (size_t j = 0; j < outs.size() && j < n.outputs.size(); ++j) {
     DType want = g.values[n.outputs[j]].dtype;
     if (!outs[j].defined() || outs[j].dtype() != DType::kF32) continue;
-    if (IsHalfLike(want)) outs[j] = NarrowFloat(outs[j], want, exec_, &st, static_cast<int>(j));
-    else if (exec_.soc) SettleFloat32(outs[j], exec_, &st, static_cast<int>(j));
+    if (IsHalfLike(want)) {
+      if (!moves_bytes) outs[j] = RoundToDTypeValues(std::move(outs[j]), want, exec_, &st, static_cast<int>(j));
+    } else if (exec_.soc) {
+      SettleFloat32(outs[j], exec_, &st, static_cast<int>(j));
+    }
   }
   bool overflow = exec_.soc && (st.out_of_range || (st.non_finite && AllFinite(ins)));
   if (st.first_index >= 0 && st.first_output >= 0 && static_cast<size_t>(st.first_output) < outs.size() && outs[st.first_output].channels_last)
     st.first_index = ChannelsFirstIndex(outs[st.first_output].shape(), st.first_index);  // recorded in memory order
   if (!observers_.empty()) {
-    std::vector<Tensor> outs_seen = seen(outs);
+    std::vector<Tensor> outs_seen = seen(outs, n.outputs);
     TaskEvent done = EventFor(k, ins_seen, outs_seen);
     done.status = &st;
     done.overflow = overflow;

@@ -87,6 +87,9 @@ class Session {
   void PlanLifetimes();
   void PlanChannelsLast();
   void WidenConstants();
+  // A 16-bit value the runtime holds in fp32 (RunTask rounds compute results so), and that value as stored.
+  bool HeldInF32(const std::vector<Tensor>& vals, int v) const;
+  Tensor AsStored(Tensor t, int v) const;
   Status RunTask(size_t k, std::vector<Tensor>& vals);
 };
 

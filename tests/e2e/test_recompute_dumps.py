@@ -43,7 +43,9 @@ nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 
          helper.make_node("Add", ["e", "three"], ["a"], name="add"),
          helper.make_node("Sqrt", ["a"], ["q"], name="sqrt"),
          helper.make_node("Div", ["p", "q"], ["d"], name="div"),
-         helper.make_node("Flatten", ["d"], ["f"], name="flatten"),
+         helper.make_node("Sigmoid", ["d"], ["gs"], name="gate_sigmoid"),  # gates another tensor: not a Swish
+         helper.make_node("Mul", ["q", "gs"], ["gm"], name="gate_mul"),
+         helper.make_node("Flatten", ["gm"], ["f"], name="flatten"),
          helper.make_node("Gemm", ["f", "fc_w", "fc_b"], ["y"], name="fc", transB=1)]
 g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [numpy_helper.from_array(v, k) for k, v in inits.items()])
@@ -116,7 +118,8 @@ def conv(x, w, b):
 
 
 elementwise = {"Mul": (lambda i: i[0] * i[1], 1), "Add": (lambda i: i[0] + i[1], 1), "RealDiv": (lambda i: i[0] / i[1], 1),
-               "Sqrt": (lambda i: np.sqrt(i[0]), 1), "Sigmoid": (lambda i: 1 / (1 + np.exp(-i[0])), 4), "Exp": (lambda i: np.exp(i[0]), 4),
+               "Sqrt": (lambda i: np.sqrt(i[0]), 1), "Sigmoid": (lambda i: 1 / (1 + np.exp(-i[0])), 4),
+               "Swish": (lambda i: i[0] / (1 + np.exp(-i[0])), 4), "Exp": (lambda i: np.exp(i[0]), 4),
                "MaxPoolV3": (lambda i: i[0].reshape(1, 8, 4, 2, 4, 2).max(axis=(3, 5)), 0)}
 checked = set()
 for (kind, name), t in sorted(ops.items()):
@@ -147,6 +150,6 @@ for (kind, name), t in sorted(ops.items()):
         assert out.dtype == np.float16 and d <= tol, f"{kind} {name}: {d} ulp > {tol}"
     checked.add(kind)
     print(f"ok   {kind:10s} {name}")
-assert checked >= {"Cast", "TransData", "Conv2D", "Sigmoid", "Mul", "MaxPoolV3", "Exp", "Add", "Sqrt", "RealDiv", "MatMulV2"}, checked
+assert checked >= {"Cast", "TransData", "Conv2D", "Swish", "Sigmoid", "Mul", "MaxPoolV3", "Exp", "Add", "Sqrt", "RealDiv", "MatMulV2"}, checked
 assert formats_seen == {"NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ"}, formats_seen
 print(f"ok   {len(ops)} dumped ops recomputed")

@@ -156,6 +156,31 @@ TEST(Fusion, HardSwishFromHardSigmoidMulAndActivationsInsideTheConv) {
   ExpectClose(Execute(g, {in}), want, 1e-6f);
 }
 
+// torch's SiLU (x * Sigmoid(x)) becomes Swish, which the conv before it then runs inside its kernel; a
+// Sigmoid gating another tensor (an SE block's scale) stays as it is. In fp32 the Swish op is the same
+// arithmetic as the pair it replaces, so a lone Swish is bit-equal to Sigmoid -> Mul.
+TEST(Fusion, SwishFromSigmoidMulAndInsideTheConv) {
+  Builder b;
+  int x = b.In("x", {1, 4, 9, 9});
+  int c = b.Op("Conv", {x, b.Const("w", Random({8, 4, 3, 3}, 1)), b.Const("bias", Random({8}, 2))}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  int silu = b.Op("Mul", {b.Op("Sigmoid", {c}), c});  // either operand order
+  int gate = b.Op("Sigmoid", {b.Op("GlobalAveragePool", {silu})});
+  int se = b.Op("Mul", {silu, gate});  // Sigmoid of another tensor: not a Swish
+  int lone = b.Op("Mul", {se, b.Op("Sigmoid", {se})});
+  Graph g = b.Done(lone);
+  Tensor in = Random({1, 4, 9, 9}, 4);
+  auto want = Execute(g, {in});
+  ASSERT_TRUE(SwishFusionPass(g).ok());
+  EXPECT_EQ(OpTypes(g), (std::vector<std::string>{"Conv", "Swish", "GlobalAveragePool", "Sigmoid", "Mul", "Swish"}));
+  EXPECT_EQ(g.nodes[1].original_names, (std::vector<std::string>{"Sigmoid_1", "Mul_2"}));
+  EXPECT_EQ(Execute(g, {in}), want);  // bit-equal
+  ASSERT_TRUE(ConvElemwiseUbFusionPass(g).ok());
+  EXPECT_EQ(OpTypes(g), (std::vector<std::string>{"Conv", "GlobalAveragePool", "Sigmoid", "Mul", "Swish"}));
+  EXPECT_EQ(g.nodes[0].attr_string(kEpilogueOp), "Swish");
+  EXPECT_TRUE(g.Verify().ok());
+  ExpectClose(Execute(g, {in}), want, 1e-6f);
+}
+
 // The bottleneck ending: conv3 + residual (a second conv, listed after it) + Relu, and Add + Relu alone.
 TEST(Fusion, ConvResidualReluAndEltwiseActivation) {
   Builder b;
