@@ -54,6 +54,14 @@ void Settle16(std::span<const float> src, std::span<uint16_t> dst, DType to, uin
   }
 }
 
+// The smallest magnitude that rounds past `to`'s largest finite value (to ±inf): that value plus half its ulp.
+float RoundsToInfinity(DType to) {
+  auto widen = [to](uint16_t bits) { return to == DType::kF16 ? HalfToFloat(bits) : BF16ToFloat(bits); };
+  uint16_t max_bits = to == DType::kF16 ? kHalfMaxFinite : kBF16MaxFinite;
+  float max = widen(max_bits);
+  return max + (max - widen(max_bits - 1)) / 2;
+}
+
 }  // namespace
 
 ExecContext ExecContext::ForSoc(const SocSpec* soc, bool track_status) {
@@ -94,25 +102,24 @@ Tensor RoundToDTypeValues(Tensor f32, DType to, const ExecContext& ctx, FloatSta
   const float* in = f32.data<float>();
   float* o = out.mutable_data<float>();
   auto round = to == DType::kF16 ? RoundToHalf : RoundToBF16;
-  // Blocks whose rounded values hold an Inf/NaN are left unwritten (their inputs are needed to record and
+  const float limit = RoundsToInfinity(to);
+  // A chunk whose inputs would round to Inf/NaN is left unwritten (its inputs are needed to record and
   // saturate them) and settled below, in order, on one thread. Results are almost always finite.
-  constexpr size_t kBlock = 64;
-  std::vector<uint8_t> exceptional((n + kBlock - 1) / kBlock, 0);
-  ThreadPool::Global().ParallelFor(exceptional.size(), kConvertGrain / kBlock, [&](size_t bb, size_t be) {
-    float rounded[kBlock];
-    for (size_t blk = bb; blk < be; ++blk) {
-      size_t b = blk * kBlock, len = std::min(kBlock, n - b);
-      round(std::span(in + b, len), std::span(rounded, len));
-      bool finite = true;
-      for (size_t i = 0; i < len; ++i) finite &= std::isfinite(rounded[i]);  // branch-free: it vectorises
-      if (finite) std::memcpy(o + b, rounded, len * sizeof(float));
-      else exceptional[blk] = 1;
+  const size_t chunks = (n + kConvertGrain - 1) / kConvertGrain;
+  std::vector<uint8_t> exceptional(chunks, 0);
+  ThreadPool::Global().ParallelFor(chunks, 1, [&](size_t cb, size_t ce) {
+    for (size_t c = cb; c < ce; ++c) {
+      size_t b = c * kConvertGrain, len = std::min(kConvertGrain, n - b);
+      int bad = 0;
+      for (size_t i = 0; i < len; ++i) bad |= !(std::fabs(in[b + i]) < limit);  // NaN too; branch-free, it vectorises
+      if (bad) exceptional[c] = 1;
+      else round(std::span(in + b, len), std::span(o + b, len));
     }
   });
   const float max_finite = to == DType::kF16 ? HalfToFloat(kHalfMaxFinite) : BF16ToFloat(kBF16MaxFinite);
-  for (size_t blk = 0; blk < exceptional.size(); ++blk) {
-    if (!exceptional[blk]) continue;
-    for (size_t i = blk * kBlock; i < std::min(n, (blk + 1) * kBlock); ++i) {
+  for (size_t c = 0; c < chunks; ++c) {
+    if (!exceptional[c]) continue;
+    for (size_t i = c * kConvertGrain; i < std::min(n, (c + 1) * kConvertGrain); ++i) {
       float v = in[i], r;
       round(std::span(&v, 1), std::span(&r, 1));
       if (!std::isfinite(r)) {

@@ -2,13 +2,17 @@
 // fusion passes (each checked against the unfused graph's result), the switch file, precision assignment.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <random>
 
 #include "base/half.h"
 #include "ir/ascend_types.h"
 #include "ir/graph_edit.h"
+#include "kernels/kernel_util.h"
+#include "kernels/numerics.h"
 #include "kernels/registry.h"
 #include "test_util.h"
 #include "passes/fusion.h"
@@ -42,6 +46,38 @@ TEST(Numerics, NarrowingSaturatesOrOverflowsAsTheSocDoes) {
       EXPECT_TRUE(std::isnan(v[3]));
     }
   }
+}
+
+// The runtime holds 16-bit results in fp32 (RoundToDTypeValues): the same values, status and saturation as
+// narrowing then widening, over several parallel chunks with exceptions in some, in place or not.
+TEST(Numerics, RoundingInFp32GivesTheNarrowedValues) {
+  const size_t n = 3 * kConvertGrain + 123;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-70000.0f, 70000.0f);
+  Tensor x = Tensor::Empty(DType::kF32, {static_cast<int64_t>(n)});
+  float* p = x.mutable_data<float>();
+  for (size_t i = 0; i < n; ++i) p[i] = u(rng) / (i % 3 == 0 ? 1 : 1e4f);  // some past fp16's range, most within
+  for (size_t i = 0; i < kConvertGrain; ++i) p[i] = std::clamp(p[i], -65519.0f, 65519.0f);  // a chunk without exceptions
+  const float specials[] = {65504.0f, 65519.99f, 65520.0f, -65520.0f, 3.4e38f, -3.39e38f, INFINITY, -INFINITY, NAN, 1e-8f, -0.0f, 6e-5f};
+  for (size_t k = 0; k < std::size(specials); ++k) p[2 * kConvertGrain + 5 + k] = specials[k];
+  for (DType to : {DType::kF16, DType::kBF16})
+    for (const char* soc : {"Ascend910A", "Ascend910B1"}) {
+      ExecContext ctx = ExecContext::ForSoc(FindSoc(soc), true);
+      FloatStatus want_st, got_st, in_place_st;
+      Tensor want = ToF32(NarrowFloat(x, to, ctx, &want_st));
+      Tensor got = RoundToDTypeValues(x, to, ctx, &got_st);  // x keeps a reference: rounds into a new tensor
+      Tensor in_place = RoundToDTypeValues(x.Clone(), to, ctx, &in_place_st);
+      EXPECT_NE(got.data<float>(), x.data<float>());
+      for (const Tensor* t : {&got, &in_place})
+        ASSERT_EQ(std::memcmp(t->data<float>(), want.data<float>(), n * sizeof(float)), 0) << DTypeName(to) << " " << soc;
+      for (const FloatStatus* st : {&got_st, &in_place_st}) {
+        EXPECT_EQ(st->out_of_range, want_st.out_of_range);
+        EXPECT_EQ(st->non_finite, want_st.non_finite);
+        EXPECT_EQ(st->first_index, want_st.first_index);
+        EXPECT_EQ(st->first_value, want_st.first_value);
+      }
+      EXPECT_GT(want_st.out_of_range, 0u);
+    }
 }
 
 TEST(Numerics, ExceedsRangeIsAboutRoundingNotTheThreshold) {
