@@ -132,6 +132,30 @@ TEST(ChannelsLast, FusedResidualAndActivationComeInThatOrder) {
   }
 }
 
+// A fused Swish is computed by the oneDNN primitive (its eltwise_swish post-op), after a fused residual:
+// within a few ulp of the unfused Swish op, with or without a residual, and for another alpha.
+TEST(ChannelsLast, FusedSwishInsideTheConvMatchesTheSwishOp) {
+  Tensor x = Random({1, 16, 12, 12}, 6), w = Random({32, 16, 3, 3}, 7), b = Random({32}, 8), r = Random({1, 32, 12, 12}, 9, -4, 4);
+  AttrMap pads = {{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  Tensor plain = RunNode(MakeNode("Conv", 3, pads), {x, w, b});
+  Tensor summed = RunNode(MakeNode("Add", 2), {plain, r});
+  for (float alpha : {1.0f, 1.702f})
+    for (bool with_residual : {false, true}) {
+      SCOPED_TRACE("alpha " + std::to_string(alpha) + (with_residual ? ", residual" : ""));
+      AttrMap attrs = pads;
+      attrs[kEpilogueOp] = std::string("Swish");
+      attrs[std::string(kEpilogueAttrPrefix) + "alpha"] = alpha;
+      if (with_residual) attrs[kEpilogueResidualInput] = int64_t{3};
+      Node fused = MakeNode("Conv", with_residual ? 4 : 3, attrs);
+      Tensor y = ToChannelsFirst(RunNode(fused, with_residual ? std::vector<Tensor>{x, w, b, r} : std::vector<Tensor>{x, w, b}, true), Pool());
+      Tensor want = RunNode(MakeNode("Swish", 1, {{"alpha", alpha}}), {with_residual ? summed : plain});
+      for (int64_t i = 0; i < y.numel(); ++i) {
+        float v = want.data<float>()[i];
+        ASSERT_NEAR(y.data<float>()[i], v, 4e-7f * std::max(1.0f, std::fabs(v))) << "element " << i;
+      }
+    }
+}
+
 TEST(ChannelsLast, ElementwiseBroadcastAndGlobalPoolGiveTheChannelsFirstBits) {
   Tensor x = Random({2, 8, 5, 3}, 10), y = Random({2, 8, 5, 3}, 11);
   Tensor xl = ToChannelsLast(x, Pool()), yl = ToChannelsLast(y, Pool());
