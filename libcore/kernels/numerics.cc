@@ -26,9 +26,27 @@ bool ExceedsRange(float v, DType to) {
 
 namespace {
 
+// A 16-bit float dtype's value of `bits`, and its largest finite value.
+float Widen16(DType to, uint16_t bits) { return to == DType::kF16 ? HalfToFloat(bits) : BF16ToFloat(bits); }
+uint16_t MaxFinite16(DType to) { return to == DType::kF16 ? kHalfMaxFinite : kBF16MaxFinite; }
+
+// The smallest magnitude that rounds past `to`'s largest finite value (to ±inf): that value plus half its ulp.
+float RoundsToInfinity(DType to) {
+  float max = Widen16(to, MaxFinite16(to));
+  return max + (max - Widen16(to, MaxFinite16(to) - 1)) / 2;
+}
+
+// Records an element of output `output` whose value `v` has no finite `to` value: out of range, or Inf/NaN.
+void RecordException(FloatStatus* st, DType to, int output, int64_t index, float v) {
+  if (!st) return;
+  if (ExceedsRange(v, to)) ++st->out_of_range;
+  else ++st->non_finite;
+  st->Record(output, index, v);
+}
+
 // Finds non-finite 16-bit results (exponent all ones) after a bulk conversion and applies the mode.
-void Settle16(std::span<const float> src, std::span<uint16_t> dst, DType to, uint16_t exp_mask, uint16_t max_finite,
-              const ExecContext& ctx, FloatStatus* st, int output) {
+void Settle16(std::span<const float> src, std::span<uint16_t> dst, DType to, const ExecContext& ctx, FloatStatus* st, int output) {
+  const uint16_t exp_mask = to == DType::kF16 ? kHalfExpMask : kBF16ExpMask, max_finite = MaxFinite16(to);
   // Results are almost always finite: find the first block holding an exception with a branch-free scan
   // (it vectorises), and walk element by element only from there.
   constexpr size_t kBlock = 256;
@@ -45,21 +63,9 @@ void Settle16(std::span<const float> src, std::span<uint16_t> dst, DType to, uin
   for (size_t i = start; i < dst.size(); ++i) {
     if ((dst[i] & exp_mask) != exp_mask) continue;
     float v = src[i];
-    if (st) {
-      if (ExceedsRange(v, to)) ++st->out_of_range;
-      else ++st->non_finite;
-      st->Record(output, static_cast<int64_t>(i), v);
-    }
+    RecordException(st, to, output, static_cast<int64_t>(i), v);
     if (ctx.saturate()) dst[i] = std::isnan(v) ? 0 : static_cast<uint16_t>((dst[i] & kSignBit16) | max_finite);
   }
-}
-
-// The smallest magnitude that rounds past `to`'s largest finite value (to ±inf): that value plus half its ulp.
-float RoundsToInfinity(DType to) {
-  auto widen = [to](uint16_t bits) { return to == DType::kF16 ? HalfToFloat(bits) : BF16ToFloat(bits); };
-  uint16_t max_bits = to == DType::kF16 ? kHalfMaxFinite : kBF16MaxFinite;
-  float max = widen(max_bits);
-  return max + (max - widen(max_bits - 1)) / 2;
 }
 
 }  // namespace
@@ -88,11 +94,7 @@ Tensor NarrowFloat(const Tensor& f32, DType to, const ExecContext& ctx, FloatSta
   ThreadPool::Global().ParallelFor(n, kConvertGrain, [&](size_t b, size_t e) {
     to == DType::kF16 ? FloatToHalf(in.subspan(b, e - b), o.subspan(b, e - b)) : FloatToBF16(in.subspan(b, e - b), o.subspan(b, e - b));
   });
-  if (to == DType::kF16) {
-    Settle16(in, o, to, kHalfExpMask, kHalfMaxFinite, ctx, status, output);
-  } else {
-    Settle16(in, o, to, kBF16ExpMask, kBF16MaxFinite, ctx, status, output);
-  }
+  Settle16(in, o, to, ctx, status, output);
   return out;
 }
 
@@ -116,18 +118,14 @@ Tensor RoundToDTypeValues(Tensor f32, DType to, const ExecContext& ctx, FloatSta
       else round(std::span(in + b, len), std::span(o + b, len));
     }
   });
-  const float max_finite = to == DType::kF16 ? HalfToFloat(kHalfMaxFinite) : BF16ToFloat(kBF16MaxFinite);
+  const float max_finite = Widen16(to, MaxFinite16(to));
   for (size_t c = 0; c < chunks; ++c) {
     if (!exceptional[c]) continue;
     for (size_t i = c * kConvertGrain; i < std::min(n, (c + 1) * kConvertGrain); ++i) {
       float v = in[i], r;
       round(std::span(&v, 1), std::span(&r, 1));
       if (!std::isfinite(r)) {
-        if (status) {
-          if (ExceedsRange(v, to)) ++status->out_of_range;
-          else ++status->non_finite;
-          status->Record(output, static_cast<int64_t>(i), v);
-        }
+        RecordException(status, to, output, static_cast<int64_t>(i), v);
         if (ctx.saturate()) r = std::isnan(v) ? 0.0f : std::copysign(max_finite, v);
       }
       o[i] = r;
