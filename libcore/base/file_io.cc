@@ -36,6 +36,24 @@ bool FileExists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
+namespace {
+
+// A mapping's deleter, named so that DropResidentPages can recognise a mapping's handle by it.
+struct Unmap {
+  size_t size;
+  void operator()(const std::byte* p) const { ::munmap(const_cast<std::byte*>(p), size); }
+};
+
+}  // namespace
+
+void MappedFile::DropResidentPages(const std::shared_ptr<const void>& owner, std::span<const std::byte> bytes) {
+  if (!owner || !std::get_deleter<Unmap>(owner) || bytes.empty()) return;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(bytes.data()), end = begin + bytes.size();
+  const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;  // whole pages only
+  if (first < last) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 Result<MappedFile> MappedFile::Open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -58,9 +76,7 @@ Result<MappedFile> MappedFile::Open(const std::string& path) {
   void* p = ::mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
   if (p == MAP_FAILED) return Status::Error("E13002", "file", path, "mmap failed: " + Errno());
-  size_t n = f.size_;
-  f.data_ = std::shared_ptr<const std::byte>(static_cast<const std::byte*>(p),
-                                              [n](const std::byte* q) { ::munmap(const_cast<std::byte*>(q), n); });
+  f.data_ = std::shared_ptr<const std::byte>(static_cast<const std::byte*>(p), Unmap{f.size_});
   return f;
 }
 

@@ -21,6 +21,11 @@ class MappedFile {
   const std::string& path() const { return path_; }
   // An owner handle that keeps the mapping alive (for tensors that alias into the file).
   std::shared_ptr<const std::byte> share() const { return data_; }
+  // For a kernel that keeps its own copy of a model constant (weights in its blocked layout): when `owner`
+  // is a mapping's handle, the pages wholly inside `bytes` leave memory, so the weights are not resident
+  // twice. Safe for any later reader: the mapping is read-only and private, so a read faults the page back
+  // in from the file. Any other owner (heap bytes, a parsed protobuf) is left alone.
+  static void DropResidentPages(const std::shared_ptr<const void>& owner, std::span<const std::byte> bytes);
 
  private:
   std::shared_ptr<const std::byte> data_;

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <optional>
-#include <oneapi/dnnl/dnnl.hpp>
 #include <string_view>
 #include <unordered_map>
 
 #include "kernels/channels_last.h"
+#include "kernels/dnnl_engine.h"
 
 namespace npu {
 namespace {
@@ -19,24 +19,16 @@ constexpr auto kF32 = memory::data_type::f32;
 // Output elements per task when the fused activation runs over the result (see ApplyEpilogue).
 constexpr size_t kEpilogueGrain = 1 << 14;
 
-dnnl::engine& CpuEngine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
-
 // A conv's primitive and its weights in the primitive's layout, built for one geometry.
 struct DnnlConv final : KernelState {
   Shape x_shape, w_shape;
-  // The weights last reordered, held so that their storage cannot be freed and reused for other bytes at the
-  // same address: constant weights are reordered once, weights computed per run every run.
-  Tensor weights_from;
   bool has_bias = false, has_residual = false;
   std::optional<float> swish_alpha;  // the fused activation is a Swish the primitive computes
   int threads = 0;
   bool usable = false;  // false: oneDNN offers only its reference kernel here
   dnnl::convolution_forward prim;
   memory::desc src, dst, bias;
-  memory weights;
+  ReorderedWeights weights;
 };
 
 // A fused Swish (x * sigmoid(alpha * x)) goes into the primitive as its eltwise_swish post-op: computed on
@@ -60,7 +52,6 @@ Status Build(DnnlConv& d, const KernelContext& c, const Conv2DShape& s) {
   d.has_residual = c.residual.defined();
   d.swish_alpha = SwishAlpha(c);
   d.threads = c.pool.size();
-  d.weights_from = Tensor();
   // Padding at the bottom and right as oneDNN counts it: the least that yields the output size (its output
   // size rounds down, so windows never reach input rows past the last one).
   const int64_t pb = std::max<int64_t>(0, (s.OH - 1) * s.SH + (s.KH - 1) * s.DH + 1 - s.H - s.PT);
@@ -80,26 +71,15 @@ Status Build(DnnlConv& d, const KernelContext& c, const Conv2DShape& s) {
     dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, d.src, any_w,
                                          d.has_bias ? d.bias : memory::desc(), d.dst, {s.SH, s.SW}, {s.DH - 1, s.DW - 1},
                                          {s.PT, s.PL}, {pb, pr});
-    dnnl::convolution_forward::primitive_desc pd(desc, attr, CpuEngine());
-    if (std::string_view(pd.impl_info_str()).starts_with("ref")) return Status::Ok();
+    dnnl::convolution_forward::primitive_desc pd(desc, attr, DnnlEngine());
+    if (IsReferenceImpl(pd)) return Status::Ok();
     d.prim = dnnl::convolution_forward(pd);
-    d.weights = memory(pd.weights_desc(), CpuEngine());
+    d.weights.memory = memory(pd.weights_desc(), DnnlEngine());
   } catch (const dnnl::error&) {
     return Status::Ok();  // a geometry oneDNN does not take: the caller's path
   }
   d.usable = true;
   return Status::Ok();
-}
-
-// The weights in the primitive's layout: reordered unless they are the bytes reordered last time.
-void ReorderWeights(DnnlConv& d, const Tensor& w, const Conv2DShape& s, dnnl::stream& st) {
-  if (d.weights_from.defined() && d.weights_from.raw() == w.raw()) return;
-  memory::dims wdims = d.weights.get_desc().dims();
-  memory::desc plain(wdims, kF32, s.G == 1 ? Tag::oihw : Tag::goihw);
-  memory from(plain, CpuEngine(), const_cast<std::byte*>(w.raw()));
-  dnnl::reorder(from, d.weights).execute(st, from, d.weights);
-  st.wait();
-  d.weights_from = w;
 }
 
 // The fused activation over the result, in memory order (elementwise, so the order does not matter).
@@ -125,18 +105,18 @@ Result<bool> RunDnnlConv(KernelContext& c, const Conv2DShape& s) try {
     NPU_RETURN_IF_ERROR(Build(*d, c, s));
   }
   if (!d->usable) return false;
-  dnnl::stream st(CpuEngine());
-  ReorderWeights(*d, c.in(1), s, st);
+  dnnl::stream st(DnnlEngine());
+  d->weights.Update(c.in(1), memory::desc(d->weights.memory.get_desc().dims(), kF32, s.G == 1 ? Tag::oihw : Tag::goihw), st);
   Tensor x = ToChannelsLast(c.in(0), c.pool);
   Tensor y = Tensor::Empty(DType::kF32, {s.N, s.M, s.OH, s.OW});
   y.channels_last = true;
-  memory src(d->src, CpuEngine(), const_cast<std::byte*>(x.raw())), dst(d->dst, CpuEngine(), y.mutable_raw());
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, d->weights}, {DNNL_ARG_DST, dst}};
-  if (d->has_bias) args.emplace(DNNL_ARG_BIAS, memory(d->bias, CpuEngine(), const_cast<std::byte*>(c.in(2).raw())));
+  memory src(d->src, DnnlEngine(), const_cast<std::byte*>(x.raw())), dst(d->dst, DnnlEngine(), y.mutable_raw());
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, d->weights.memory}, {DNNL_ARG_DST, dst}};
+  if (d->has_bias) args.emplace(DNNL_ARG_BIAS, memory(d->bias, DnnlEngine(), const_cast<std::byte*>(c.in(2).raw())));
   Tensor residual;
   if (d->has_residual) {
     residual = ToChannelsLast(c.residual, c.pool);
-    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, memory(d->dst, CpuEngine(), const_cast<std::byte*>(residual.raw())));
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, memory(d->dst, DnnlEngine(), const_cast<std::byte*>(residual.raw())));
     c.residual_applied = true;
   }
   d->prim.execute(st, args);

@@ -436,6 +436,7 @@ Result<OmModel> LoadOm(const std::string& path, size_t profile) {
     if (v.device_format) {  // kernels compute on the origin layout
       auto origin = FromDevice(t, *v.device_format, v.shape, v.device_groups);
       if (!origin.ok()) return Corrupt(path, "weight '" + v.name + "': " + origin.status().message());
+      MappedFile::DropResidentPages(t.owner(), t.bytes());  // read once: the weights are not resident twice
       t = std::move(origin.value());
     }
     g.values[id].constant = std::move(t);

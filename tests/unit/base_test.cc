@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
@@ -113,6 +114,27 @@ TEST(FileIo, AtomicWriterLeavesNothingWhenAbandoned) {
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back.value(), "hello");
   EXPECT_EQ(MappedFile::Open((dir / "missing").string()).status().code(), "E13001");
+}
+
+// A kernel that copied a mapped weight lets its pages go; whoever reads the bytes later still reads them.
+TEST(File, DroppedPagesOfAMappingReadBackFromTheFile) {
+  auto path = std::filesystem::temp_directory_path() / ("npukit_drop_" + std::to_string(::getpid()));
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  std::string text(5 * page + 123, '\0');
+  for (size_t i = 0; i < text.size(); ++i) text[i] = static_cast<char>(i * 131 + 7);
+  ASSERT_TRUE(WriteFileAtomic(path.string(), std::as_bytes(std::span(text.data(), text.size()))).ok());
+  auto f = MappedFile::Open(path.string());
+  ASSERT_TRUE(f.ok());
+  auto bytes = f.value().bytes();
+  MappedFile::DropResidentPages(f.value().share(), bytes.subspan(100, 3 * page));  // not page-aligned
+  EXPECT_EQ(std::memcmp(bytes.data(), text.data(), text.size()), 0);
+  MappedFile::DropResidentPages(f.value().share(), bytes);
+  EXPECT_EQ(std::memcmp(bytes.data(), text.data(), text.size()), 0);
+  // Bytes any other owner holds (the heap here) are not touched.
+  auto heap = std::make_shared<std::vector<std::byte>>(bytes.begin(), bytes.end());
+  MappedFile::DropResidentPages(heap, *heap);
+  EXPECT_EQ(std::memcmp(heap->data(), text.data(), text.size()), 0);
+  std::filesystem::remove(path);
 }
 
 TEST(Log, LinesGoToAPlogFileUnderAscendProcessLogPath) {

@@ -67,6 +67,56 @@ TEST(Kernels, MaxPoolAndGemm) {
   EXPECT_FLOAT_EQ(g.data<float>()[2], 13);
 }
 
+// y[m][n] = sum_k a[m][k] * b[k][n] (b given as (N, K) when transposed) + bias[n], summed in double.
+std::vector<double> DirectProduct(const Tensor& a, const Tensor& b, bool b_transposed, const Tensor* bias) {
+  const int64_t K = a.shape().back(), M = a.numel() / K, N = b_transposed ? b.shape()[0] : b.shape()[1];
+  std::vector<double> y(static_cast<size_t>(M * N));
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double sum = bias ? bias->data<float>()[n] : 0;
+      for (int64_t k = 0; k < K; ++k)
+        sum += double(a.data<float>()[m * K + k]) * b.data<float>()[b_transposed ? n * K + k : k * N + n];
+      y[m * N + n] = sum;
+    }
+  return y;
+}
+
+void ExpectNear(const Tensor& got, const std::vector<double>& want, double tol) {
+  ASSERT_EQ(static_cast<size_t>(got.numel()), want.size());
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got.data<float>()[i], want[i], tol) << "element " << i;
+}
+
+// The fp32 products (oneDNN's matmul where it takes them, our own otherwise) on sizes that fill no vector
+// or block evenly, with leading dims folded into M, a bias, and a transposed right operand.
+TEST(Kernels, MatrixProductsMatchADirectSum) {
+  for (auto [M, K, N] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {3, 37, 19}, {17, 64, 130}, {128, 96, 33}}) {
+    Tensor a = Random({2, M, K}, 1), b = Random({K, N}, 2), bt = Random({N, K}, 3), bias = Random({N}, 4);
+    const double tol = 1e-5 * K;
+    ExpectNear(RunOp("MatMul", {a, b})[0], DirectProduct(a, b, false, nullptr), tol);
+    ExpectNear(RunOp("MatMulBias", {a, b, bias})[0], DirectProduct(a, b, false, &bias), tol);
+    Tensor a2 = a.Reshaped({2 * M, K});
+    ExpectNear(RunOp("Gemm", {a2, bt, bias}, {{"transB", int64_t{1}}})[0], DirectProduct(a2, bt, true, &bias), tol);
+    ExpectNear(RunOp("Gemm", {a2, b})[0], DirectProduct(a2, b, false, nullptr), tol);
+  }
+}
+
+// A right operand given per run (a graph input, or computed as attention's K^T is) may arrive at a freed
+// buffer's address: the product must not reuse what it reordered in an earlier run.
+TEST(Kernels, MatMulRightOperandsGivenPerRunAreReadEveryRun) {
+  Builder bld;
+  int x = bld.In("x", {4, 24}), w = bld.In("w", {24, 10});
+  Graph g = bld.Done(bld.Op("MatMul", {x, w}));
+  auto session = Session::FromGraph(g);
+  ASSERT_TRUE(session.ok());
+  Tensor in = Random({4, 24}, 5);
+  for (unsigned seed : {6u, 7u, 8u}) {
+    std::vector<Tensor> outs;
+    Tensor weights = Random({24, 10}, seed);
+    ASSERT_TRUE(session.value().Run({in, weights}, outs).ok());
+    ExpectNear(outs[0], DirectProduct(in, weights, false, nullptr), 1e-4);
+  }
+}
+
 TEST(Inference, ReshapeWithConstantShapeIsStatic) {
   RegisterBuiltinOps();
   Graph g;

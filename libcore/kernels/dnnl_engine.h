@@ -1,0 +1,33 @@
+// What the oneDNN kernels (conv_dnnl.cc, matmul_dnnl.cc) share: the one CPU engine, the test for a
+// reference-only build, and weights reordered once into a primitive's layout. Included only by those
+// files: dnnl.hpp is a large header.
+#pragma once
+#include <oneapi/dnnl/dnnl.hpp>
+#include <string_view>
+
+#include "ir/tensor.h"
+
+namespace npu {
+
+dnnl::engine& DnnlEngine();
+
+// oneDNN 2.6 answers some geometries only with its reference kernels (a few GFLOP/s): we take ours there.
+template <class PrimitiveDesc>
+bool IsReferenceImpl(const PrimitiveDesc& pd) {
+  return std::string_view(pd.impl_info_str()).starts_with("ref");
+}
+
+// A primitive's weights in its own (blocked) layout. Model constants are reordered once; weights computed
+// per run, every run.
+struct ReorderedWeights {
+  dnnl::memory memory;  // in the primitive's weights_desc()
+  // The weights last reordered, held so that their storage cannot be freed and reused for other bytes at
+  // the same address.
+  Tensor from;
+  // Reorders `w`, laid out as `plain`, unless it holds the bytes reordered last time. Then lets the
+  // source's pages go when they are a mapped model file's (MappedFile::DropResidentPages): the reordered
+  // copy is what the primitive reads, and the weights need not be resident twice.
+  void Update(const Tensor& w, const dnnl::memory::desc& plain, dnnl::stream& st);
+};
+
+}  // namespace npu

@@ -1,0 +1,80 @@
+#include "kernels/matmul_dnnl.h"
+
+#include <omp.h>
+
+#include <unordered_map>
+
+#include "kernels/dnnl_engine.h"
+
+namespace npu {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+constexpr auto kF32 = memory::data_type::f32;
+
+// A product's primitive and its right operand in the primitive's layout, built for one geometry.
+struct DnnlMatMul final : KernelState {
+  int64_t M = 0, K = 0, N = 0;
+  bool b_transposed = false, has_bias = false;
+  int threads = 0;
+  bool usable = false;
+  dnnl::matmul prim;
+  memory::desc src, dst, bias;
+  ReorderedWeights weights;
+};
+
+Status Build(DnnlMatMul& d, int64_t M, int64_t K, int64_t N, bool b_transposed, bool has_bias, int threads) {
+  d = DnnlMatMul();
+  d.M = M, d.K = K, d.N = N, d.b_transposed = b_transposed, d.has_bias = has_bias, d.threads = threads;
+  d.src = memory::desc({M, K}, kF32, Tag::ab);
+  d.dst = memory::desc({M, N}, kF32, Tag::ab);
+  d.bias = memory::desc({1, N}, kF32, Tag::ab);
+  try {
+    dnnl::matmul::desc desc(d.src, memory::desc({K, N}, kF32, Tag::any), has_bias ? d.bias : memory::desc(), d.dst);
+    dnnl::matmul::primitive_desc pd(desc, DnnlEngine());
+    if (IsReferenceImpl(pd)) return Status::Ok();
+    d.prim = dnnl::matmul(pd);
+    d.weights.memory = memory(pd.weights_desc(), DnnlEngine());
+  } catch (const dnnl::error&) {
+    return Status::Ok();
+  }
+  d.usable = true;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<bool> RunDnnlMatMul(KernelContext& c, const Tensor& a, const Tensor& b, bool b_transposed, const Tensor* bias, Tensor& out) try {
+  if (a.dtype() != DType::kF32 || b.dtype() != DType::kF32 || a.rank() < 2 || b.rank() != 2) return false;
+  if (bias && (bias->dtype() != DType::kF32 || bias->numel() != (b_transposed ? b.shape()[0] : b.shape()[1]))) return false;
+  const int64_t K = a.shape().back(), N = b_transposed ? b.shape()[0] : b.shape()[1], M = a.numel() / std::max<int64_t>(1, K);
+  if ((b_transposed ? b.shape()[1] : b.shape()[0]) != K || M == 0 || N == 0 || K == 0) return false;
+  omp_set_num_threads(c.pool.size());  // before building: the primitive plans its split for this count
+  std::unique_ptr<KernelState> local;
+  std::unique_ptr<KernelState>& slot = c.options.state ? *c.options.state : local;
+  auto* d = dynamic_cast<DnnlMatMul*>(slot.get());
+  if (!d || d->M != M || d->K != K || d->N != N || d->b_transposed != b_transposed || d->has_bias != (bias != nullptr) ||
+      d->threads != c.pool.size()) {
+    slot = std::make_unique<DnnlMatMul>();
+    d = static_cast<DnnlMatMul*>(slot.get());
+    NPU_RETURN_IF_ERROR(Build(*d, M, K, N, b_transposed, bias != nullptr, c.pool.size()));
+  }
+  if (!d->usable) return false;
+  dnnl::stream st(DnnlEngine());
+  d->weights.Update(b, memory::desc({K, N}, kF32, b_transposed ? Tag::ba : Tag::ab), st);
+  Shape out_shape = a.shape();
+  out_shape.back() = N;
+  out = Tensor::Empty(DType::kF32, out_shape);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(d->src, DnnlEngine(), const_cast<std::byte*>(a.raw()))},
+                                       {DNNL_ARG_WEIGHTS, d->weights.memory},
+                                       {DNNL_ARG_DST, memory(d->dst, DnnlEngine(), out.mutable_raw())}};
+  if (bias) args.emplace(DNNL_ARG_BIAS, memory(d->bias, DnnlEngine(), const_cast<std::byte*>(bias->raw())));
+  d->prim.execute(st, args);
+  st.wait();
+  return true;
+} catch (const dnnl::error& e) {
+  return c.Fail(std::string("oneDNN failed: ") + e.what());
+}
+
+}  // namespace npu
