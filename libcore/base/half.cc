@@ -1,5 +1,6 @@
 #include "base/half.h"
 
+#include <cmath>
 #include <cstring>
 #if defined(__F16C__)
 #include <immintrin.h>
@@ -93,21 +94,36 @@ void FloatToHalf(std::span<const float> in, std::span<uint16_t> out) {
   for (; i < n; ++i) out[i] = FloatToHalf(in[i]);
 }
 
-void RoundToHalf(std::span<const float> in, std::span<float> out) {
+size_t RoundToHalf(std::span<const float> in, std::span<float> out, float limit) {
   size_t i = 0, n = in.size();
 #if defined(__AVX512F__)
-  for (; i + 16 <= n; i += 16)
-    _mm512_storeu_ps(out.data() + i, _mm512_cvtph_ps(_mm512_cvtps_ph(_mm512_loadu_ps(in.data() + i), _MM_FROUND_TO_NEAREST_INT)));
+  const __m512 lim = _mm512_set1_ps(limit);
+  for (; i + 16 <= n; i += 16) {
+    __m512 x = _mm512_loadu_ps(in.data() + i);
+    __m512 r = _mm512_cvtph_ps(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+    // Lanes not below the limit, NaN included (an unordered compare is true).
+    __mmask16 stop = _mm512_cmp_ps_mask(_mm512_abs_ps(x), lim, _CMP_NLT_UQ);
+    if (stop) {
+      const unsigned first = static_cast<unsigned>(__builtin_ctz(stop));
+      _mm512_mask_storeu_ps(out.data() + i, static_cast<__mmask16>((1u << first) - 1), r);
+      return i + first;
+    }
+    _mm512_storeu_ps(out.data() + i, r);
+  }
 #endif
-#if defined(__F16C__)
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(out.data() + i, _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(in.data() + i), _MM_FROUND_TO_NEAREST_INT)));
-#endif
-  for (; i < n; ++i) out[i] = HalfToFloat(FloatToHalf(in[i]));
+  for (; i < n; ++i) {
+    if (!(std::fabs(in[i]) < limit)) return i;
+    out[i] = HalfToFloat(FloatToHalf(in[i]));
+  }
+  return n;
 }
 
-void RoundToBF16(std::span<const float> in, std::span<float> out) {
-  for (size_t i = 0; i < in.size(); ++i) out[i] = BF16ToFloat(FloatToBF16(in[i]));
+size_t RoundToBF16(std::span<const float> in, std::span<float> out, float limit) {
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (!(std::fabs(in[i]) < limit)) return i;
+    out[i] = BF16ToFloat(FloatToBF16(in[i]));
+  }
+  return in.size();
 }
 
 void BF16ToFloat(std::span<const uint16_t> in, std::span<float> out) {

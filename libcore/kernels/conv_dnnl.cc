@@ -19,11 +19,18 @@ constexpr auto kF32 = memory::data_type::f32;
 // Output elements per task when the fused activation runs over the result (see ApplyEpilogue).
 constexpr size_t kEpilogueGrain = 1 << 14;
 
+// A fused activation the primitive computes as an eltwise post-op (see InPrimitiveActivation).
+struct PostOpActivation {
+  dnnl::algorithm algorithm;
+  float alpha = 0;
+  bool operator==(const PostOpActivation&) const = default;
+};
+
 // A conv's primitive and its weights in the primitive's layout, built for one geometry.
 struct DnnlConv final : KernelState {
   Shape x_shape, w_shape;
   bool has_bias = false, has_residual = false;
-  std::optional<float> swish_alpha;  // the fused activation is a Swish the primitive computes
+  std::optional<PostOpActivation> activation;  // the fused activation, when the primitive computes it
   int threads = 0;
   bool usable = false;  // false: oneDNN offers only its reference kernel here
   dnnl::convolution_forward prim;
@@ -31,18 +38,22 @@ struct DnnlConv final : KernelState {
   ReorderedWeights weights;
 };
 
-// A fused Swish (x * sigmoid(alpha * x)) goes into the primitive as its eltwise_swish post-op: computed on
-// the values while they are in registers, where our own pass would read and write the whole result again
-// (30% of efficientnet_b0's time). oneDNN's exp differs from Eigen's by an ulp or two. The other
-// activations keep our pass: oneDNN's relu and clip turn NaN and -0 into other values than the ops do.
-std::optional<float> SwishAlpha(const KernelContext& c) {
-  if (!c.epilogue || c.node.attr_string(kEpilogueOp) != "Swish") return std::nullopt;
-  return c.node.attr_float(std::string(kEpilogueAttrPrefix) + "alpha", 1.0f);
+// A fused activation oneDNN computes as an eltwise post-op: on the values while they are in registers, where
+// our own pass would read and write the whole result again (30% of efficientnet_b0's time for Swish). Only
+// those whose results agree with the ops' own kernels, NaN, Inf and -0 included: Swish (oneDNN's exp differs
+// from Eigen's by an ulp or two) and HardSwish (x * relu6(x + 3) / 6, the op's x * clamp(x / 6 + 1/2, 0, 1)
+// within an ulp). The others keep our pass: oneDNN's relu and clip turn NaN and -0 into other values.
+std::optional<PostOpActivation> InPrimitiveActivation(const KernelContext& c) {
+  if (!c.epilogue) return std::nullopt;
+  const std::string op = c.node.attr_string(kEpilogueOp);
+  if (op == "Swish") return PostOpActivation{dnnl::algorithm::eltwise_swish, c.node.attr_float(std::string(kEpilogueAttrPrefix) + "alpha", 1.0f)};
+  if (op == "HardSwish") return PostOpActivation{dnnl::algorithm::eltwise_hardswish};
+  return std::nullopt;
 }
 
 bool SameBuild(const DnnlConv& d, const KernelContext& c) {
   return d.x_shape == c.in(0).shape() && d.w_shape == c.in(1).shape() && d.has_bias == c.has(2) &&
-         d.has_residual == c.residual.defined() && d.swish_alpha == SwishAlpha(c) && d.threads == c.pool.size();
+         d.has_residual == c.residual.defined() && d.activation == InPrimitiveActivation(c) && d.threads == c.pool.size();
 }
 
 Status Build(DnnlConv& d, const KernelContext& c, const Conv2DShape& s) {
@@ -50,7 +61,7 @@ Status Build(DnnlConv& d, const KernelContext& c, const Conv2DShape& s) {
   d.w_shape = c.in(1).shape();
   d.has_bias = c.has(2);
   d.has_residual = c.residual.defined();
-  d.swish_alpha = SwishAlpha(c);
+  d.activation = InPrimitiveActivation(c);
   d.threads = c.pool.size();
   // Padding at the bottom and right as oneDNN counts it: the least that yields the output size (its output
   // size rounds down, so windows never reach input rows past the last one).
@@ -65,7 +76,7 @@ Status Build(DnnlConv& d, const KernelContext& c, const Conv2DShape& s) {
   dnnl::primitive_attr attr;
   dnnl::post_ops ops;  // in the fused op's order: the residual, then the activation
   if (d.has_residual) ops.append_binary(dnnl::algorithm::binary_add, d.dst);
-  if (d.swish_alpha) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, *d.swish_alpha, 0.0f);
+  if (d.activation) ops.append_eltwise(1.0f, d.activation->algorithm, d.activation->alpha, 0.0f);
   attr.set_post_ops(ops);
   try {
     dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, d.src, any_w,
@@ -121,7 +132,7 @@ Result<bool> RunDnnlConv(KernelContext& c, const Conv2DShape& s) try {
   }
   d->prim.execute(st, args);
   st.wait();
-  if (d->swish_alpha) c.epilogue_applied = true;
+  if (d->activation) c.epilogue_applied = true;
   else if (c.epilogue) ApplyEpilogue(c, y);
   if (!OrdersDiffer(y.shape())) y.channels_last = false;
   c.outputs[0] = c.options.channels_last_out ? std::move(y) : ToChannelsFirst(y, c.pool);

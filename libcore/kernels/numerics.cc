@@ -29,6 +29,8 @@ namespace {
 // A 16-bit float dtype's value of `bits`, and its largest finite value.
 float Widen16(DType to, uint16_t bits) { return to == DType::kF16 ? HalfToFloat(bits) : BF16ToFloat(bits); }
 uint16_t MaxFinite16(DType to) { return to == DType::kF16 ? kHalfMaxFinite : kBF16MaxFinite; }
+// The `to` value nearest v, in fp32.
+float Round16(DType to, float v) { return Widen16(to, to == DType::kF16 ? FloatToHalf(v) : FloatToBF16(v)); }
 
 // The smallest magnitude that rounds past `to`'s largest finite value (to ±inf): that value plus half its ulp.
 float RoundsToInfinity(DType to) {
@@ -105,25 +107,23 @@ Tensor RoundToDTypeValues(Tensor f32, DType to, const ExecContext& ctx, FloatSta
   float* o = out.mutable_data<float>();
   auto round = to == DType::kF16 ? RoundToHalf : RoundToBF16;
   const float limit = RoundsToInfinity(to);
-  // A chunk whose inputs would round to Inf/NaN is left unwritten (its inputs are needed to record and
-  // saturate them) and settled below, in order, on one thread. Results are almost always finite.
+  // Each chunk is rounded up to its first element that would round to Inf/NaN; from there on it is left
+  // unwritten (those inputs are needed to record and saturate them) and settled below, in order, on one
+  // thread. Results are almost always finite.
   const size_t chunks = (n + kConvertGrain - 1) / kConvertGrain;
-  std::vector<uint8_t> exceptional(chunks, 0);
+  std::vector<size_t> settle_from(chunks, kConvertGrain);
   ThreadPool::Global().ParallelFor(chunks, 1, [&](size_t cb, size_t ce) {
     for (size_t c = cb; c < ce; ++c) {
       size_t b = c * kConvertGrain, len = std::min(kConvertGrain, n - b);
-      int bad = 0;
-      for (size_t i = 0; i < len; ++i) bad |= !(std::fabs(in[b + i]) < limit);  // NaN too; branch-free, it vectorises
-      if (bad) exceptional[c] = 1;
-      else round(std::span(in + b, len), std::span(o + b, len));
+      size_t done = round(std::span(in + b, len), std::span(o + b, len), limit);
+      if (done < len) settle_from[c] = done;
     }
   });
   const float max_finite = Widen16(to, MaxFinite16(to));
   for (size_t c = 0; c < chunks; ++c) {
-    if (!exceptional[c]) continue;
-    for (size_t i = c * kConvertGrain; i < std::min(n, (c + 1) * kConvertGrain); ++i) {
-      float v = in[i], r;
-      round(std::span(&v, 1), std::span(&r, 1));
+    if (settle_from[c] == kConvertGrain) continue;
+    for (size_t i = c * kConvertGrain + settle_from[c]; i < std::min(n, (c + 1) * kConvertGrain); ++i) {
+      float v = in[i], r = Round16(to, v);
       if (!std::isfinite(r)) {
         RecordException(status, to, output, static_cast<int64_t>(i), v);
         if (ctx.saturate()) r = std::isnan(v) ? 0.0f : std::copysign(max_finite, v);

@@ -156,6 +156,37 @@ TEST(ChannelsLast, FusedSwishInsideTheConvMatchesTheSwishOp) {
     }
 }
 
+// A fused HardSwish is oneDNN's eltwise_hardswish post-op: within an ulp of the HardSwish op over values
+// that cross both kinks (-3 and 3), and the same NaN and infinities (channels whose bias is one).
+TEST(ChannelsLast, FusedHardSwishInsideTheConvMatchesTheHardSwishOp) {
+  Tensor x = Random({1, 16, 12, 12}, 16), w = Random({32, 16, 3, 3}, 17), b = Random({32}, 18, -4, 4), r = Random({1, 32, 12, 12}, 19, -4, 4);
+  float* bias = b.mutable_data<float>();
+  bias[3] = std::nanf(""), bias[5] = INFINITY, bias[7] = -INFINITY;
+  AttrMap pads = {{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  Tensor plain = RunNode(MakeNode("Conv", 3, pads), {x, w, b});
+  Tensor summed = RunNode(MakeNode("Add", 2), {plain, r});
+  for (bool with_residual : {false, true}) {
+    SCOPED_TRACE(with_residual ? "residual" : "no residual");
+    AttrMap attrs = pads;
+    attrs[kEpilogueOp] = std::string("HardSwish");
+    if (with_residual) attrs[kEpilogueResidualInput] = int64_t{3};
+    Node fused = MakeNode("Conv", with_residual ? 4 : 3, attrs);
+    Tensor y = ToChannelsFirst(RunNode(fused, with_residual ? std::vector<Tensor>{x, w, b, r} : std::vector<Tensor>{x, w, b}, true), Pool());
+    Tensor want = RunNode(MakeNode("HardSwish", 1), {with_residual ? summed : plain});
+    int64_t kinks_crossed = 0;
+    for (int64_t i = 0; i < y.numel(); ++i) {
+      float v = want.data<float>()[i], got = y.data<float>()[i];
+      if (!std::isfinite(v)) {
+        ASSERT_TRUE(std::isnan(v) ? std::isnan(got) : got == v) << "element " << i << ": " << got << " for " << v;
+        continue;
+      }
+      kinks_crossed += std::fabs(v) > 0 && std::fabs(v) < 3;
+      ASSERT_NEAR(got, v, 2.4e-7f * std::max(1.0f, std::fabs(v))) << "element " << i;
+    }
+    EXPECT_GT(kinks_crossed, 100);
+  }
+}
+
 TEST(ChannelsLast, ElementwiseBroadcastAndGlobalPoolGiveTheChannelsFirstBits) {
   Tensor x = Random({2, 8, 5, 3}, 10), y = Random({2, 8, 5, 3}, 11);
   Tensor xl = ToChannelsLast(x, Pool()), yl = ToChannelsLast(y, Pool());
