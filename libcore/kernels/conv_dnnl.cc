@@ -3,9 +3,12 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstring>
+#include <limits>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "kernels/channels_last.h"
 #include "kernels/dnnl_engine.h"
@@ -22,7 +25,7 @@ constexpr size_t kEpilogueGrain = 1 << 14;
 // A fused activation the primitive computes as an eltwise post-op (see InPrimitiveActivation).
 struct PostOpActivation {
   dnnl::algorithm algorithm;
-  float alpha = 0;
+  float alpha = 0, beta = 0;
   bool operator==(const PostOpActivation&) const = default;
 };
 
@@ -38,16 +41,46 @@ struct DnnlConv final : KernelState {
   ReorderedWeights weights;
 };
 
+// Whether oneDNN's clip to [0, inf) gives our Relu's values (x > 0 ? x : +0) for NaN, -0 and the
+// infinities, so that it can stand for a fused Relu. It does where its JIT takes max(x, 0) with the
+// operand order x86's maxps returns 0 for a NaN in; asked once per process rather than assumed, since a
+// JIT for another ISA may order them otherwise (then the Relu keeps our pass).
+bool ClipGivesOurRelu() {
+  static const bool same = [] {
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    std::vector<float> x = {nan, -0.0f, inf, -inf, -1.5f, 2.5f, 0.0f, -nan}, y(x.size());
+    try {
+      memory::desc desc({static_cast<memory::dim>(x.size())}, kF32, Tag::a);
+      dnnl::eltwise_forward::desc op(dnnl::prop_kind::forward_inference, dnnl::algorithm::eltwise_clip, desc, 0.0f, inf);
+      dnnl::eltwise_forward prim(dnnl::eltwise_forward::primitive_desc(op, DnnlEngine()));
+      dnnl::stream st(DnnlEngine());
+      prim.execute(st, {{DNNL_ARG_SRC, memory(desc, DnnlEngine(), x.data())}, {DNNL_ARG_DST, memory(desc, DnnlEngine(), y.data())}});
+      st.wait();
+    } catch (const dnnl::error&) {
+      return false;
+    }
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float want = x[i] > 0 ? x[i] : 0.0f;
+      if (std::memcmp(&want, &y[i], sizeof(float)) != 0) return false;
+    }
+    return true;
+  }();
+  return same;
+}
+
 // A fused activation oneDNN computes as an eltwise post-op: on the values while they are in registers, where
 // our own pass would read and write the whole result again (30% of efficientnet_b0's time for Swish). Only
 // those whose results agree with the ops' own kernels, NaN, Inf and -0 included: Swish (oneDNN's exp differs
-// from Eigen's by an ulp or two) and HardSwish (x * relu6(x + 3) / 6, the op's x * clamp(x / 6 + 1/2, 0, 1)
-// within an ulp). The others keep our pass: oneDNN's relu and clip turn NaN and -0 into other values.
+// from Eigen's by an ulp or two), HardSwish (x * relu6(x + 3) / 6, the op's x * clamp(x / 6 + 1/2, 0, 1)
+// within an ulp) and Relu as a clip to [0, inf) where that gives its values bit for bit (ClipGivesOurRelu).
+// The others keep our pass: oneDNN's relu keeps NaN and -0, and its clip turns NaN into the lower bound
+// where our Clip keeps NaN.
 std::optional<PostOpActivation> InPrimitiveActivation(const KernelContext& c) {
   if (!c.epilogue) return std::nullopt;
   const std::string op = c.node.attr_string(kEpilogueOp);
   if (op == "Swish") return PostOpActivation{dnnl::algorithm::eltwise_swish, c.node.attr_float(std::string(kEpilogueAttrPrefix) + "alpha", 1.0f)};
   if (op == "HardSwish") return PostOpActivation{dnnl::algorithm::eltwise_hardswish};
+  if (op == "Relu" && ClipGivesOurRelu()) return PostOpActivation{dnnl::algorithm::eltwise_clip, 0.0f, std::numeric_limits<float>::infinity()};
   return std::nullopt;
 }
 
@@ -76,7 +109,7 @@ Status Build(DnnlConv& d, const KernelContext& c, const Conv2DShape& s) {
   dnnl::primitive_attr attr;
   dnnl::post_ops ops;  // in the fused op's order: the residual, then the activation
   if (d.has_residual) ops.append_binary(dnnl::algorithm::binary_add, d.dst);
-  if (d.activation) ops.append_eltwise(1.0f, d.activation->algorithm, d.activation->alpha, 0.0f);
+  if (d.activation) ops.append_eltwise(1.0f, d.activation->algorithm, d.activation->alpha, d.activation->beta);
   attr.set_post_ops(ops);
   try {
     dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, d.src, any_w,
