@@ -13,7 +13,7 @@
 namespace npu {
 namespace {
 
-constexpr int64_t kGrain = 1 << 14;  // elements per parallel chunk
+constexpr int64_t kGrain = kElementwiseGrain;
 
 template <class T, class R, class F>
 void MapUnary(ThreadPool& pool, const T* in, R* out, int64_t n, F f) {

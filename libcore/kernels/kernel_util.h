@@ -9,6 +9,9 @@
 
 namespace npu {
 
+// Elements per parallel chunk of an elementwise loop.
+constexpr int64_t kElementwiseGrain = 1 << 14;
+
 // Calls f(T{}) with the C++ type for dtype t; returns false when the dtype is not in the list.
 template <class F>
 bool DispatchAll(DType t, F&& f) {

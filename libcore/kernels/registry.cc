@@ -134,10 +134,22 @@ Status RunKernel(const Node& node, std::vector<Tensor> inputs, std::vector<Tenso
 // first, then the sum rounds again (in the runtime). An fp32 residual adds exactly.
 Status AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor& residual, DType residual_dtype, ThreadPool& pool,
                    const ExecContext& exec, FloatStatus* status) {
-  Tensor result = outputs[0], other = residual;
+  Tensor result = std::move(outputs[0]), other = residual;
   if (IsHalfLike(residual_dtype)) {
-    result = RoundToDTypeValues(std::move(outputs[0]), residual_dtype, exec, status);
+    result = RoundToDTypeValues(std::move(result), residual_dtype, exec, status);  // in place when it may
     other = ToF32(residual);  // a no-op when the runtime holds it in fp32 already
+  }
+  // Into the result itself where nothing else holds it and the two lie alike: the Add kernel's arithmetic
+  // (one fp32 add per element) without a new tensor per fused op.
+  if (result.sole_owner() && result.dtype() == DType::kF32 && other.dtype() == DType::kF32 && result.shape() == other.shape() &&
+      result.channels_last == other.channels_last) {
+    float* y = result.mutable_data<float>();
+    const float* r = other.data<float>();
+    pool.ParallelFor(static_cast<size_t>(result.numel()), static_cast<size_t>(kElementwiseGrain), [&](size_t b, size_t e) {
+      for (size_t i = b; i < e; ++i) y[i] += r[i];
+    });
+    outputs[0] = std::move(result);
+    return Status::Ok();
   }
   Node add;
   add.name = fused.name;

@@ -11,6 +11,7 @@
 #include "base/half.h"
 #include "ir/ascend_types.h"
 #include "ir/graph_edit.h"
+#include "kernels/channels_last.h"
 #include "kernels/kernel_util.h"
 #include "kernels/numerics.h"
 #include "kernels/registry.h"
@@ -78,6 +79,43 @@ TEST(Numerics, RoundingInFp32GivesTheNarrowedValues) {
       }
       EXPECT_GT(want_st.out_of_range, 0u);
     }
+}
+
+// A fused 16-bit residual: the conv's fp32 result reaches the vector unit rounded to fp16, and the sum is one
+// fp32 add per element (the runtime rounds it once more). Summed into the result in place, or by the Add
+// kernel when the result is shared, the same bits.
+TEST(Numerics, FusedHalfResidualAddsToTheRoundedResult) {
+  RegisterBuiltinOps();
+  ExecContext ctx = ExecContext::ForSoc(FindSoc("Ascend910B1"), true);
+  Tensor x = Random({1, 8, 6, 6}, 1, -40, 40), w = Random({8, 8, 3, 3}, 2);
+  Tensor r = RoundToDTypeValues(Random({1, 8, 6, 6}, 3, -4, 4), DType::kF16, ctx, nullptr);  // fp16 values held in fp32
+  const AttrMap pads = {{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  Node conv;
+  conv.name = "conv";
+  conv.op_type = "Conv";
+  conv.opset = 13;
+  conv.attrs = pads;
+  conv.inputs = {0, 1};
+  conv.outputs = {2};
+  std::vector<Tensor> plain;
+  ASSERT_TRUE(RunKernel(conv, {x, w}, plain, ThreadPool::Global()).ok());
+  Tensor rounded = RoundToDTypeValues(plain[0], DType::kF16, ctx, nullptr);
+  Node fused = conv;
+  fused.attrs[kEpilogueResidualInput] = int64_t{3};
+  fused.inputs = {0, 1, -1, 3};
+  KernelRunOptions options;
+  options.residual_dtype = DType::kF16;
+  std::vector<Tensor> got;
+  FloatStatus st;
+  ASSERT_TRUE(RunKernel(fused, {x, w, Tensor(), r}, got, ThreadPool::Global(), ctx, &st, options).ok());
+  ASSERT_EQ(got[0].shape(), plain[0].shape());
+  Tensor sum = got[0].channels_last ? ToChannelsFirst(got[0], ThreadPool::Global()) : got[0];
+  int64_t changed_by_rounding = 0;
+  for (int64_t i = 0; i < sum.numel(); ++i) {
+    ASSERT_EQ(sum.data<float>()[i], rounded.data<float>()[i] + r.data<float>()[i]) << "element " << i;
+    changed_by_rounding += rounded.data<float>()[i] != plain[0].data<float>()[i];
+  }
+  EXPECT_GT(changed_by_rounding, sum.numel() / 2);  // the rounding is there to see
 }
 
 TEST(Numerics, ExceedsRangeIsAboutRoundingNotTheThreshold) {
