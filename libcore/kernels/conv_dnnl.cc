@@ -118,7 +118,7 @@ Status Build(DnnlConv& d, const KernelContext& c, const Conv2DShape& s) {
     dnnl::convolution_forward::primitive_desc pd(desc, attr, DnnlEngine());
     if (IsReferenceImpl(pd)) return Status::Ok();
     d.prim = dnnl::convolution_forward(pd);
-    d.weights.memory = memory(pd.weights_desc(), DnnlEngine());
+    d.weights = ReorderedWeights(pd.weights_desc(), memory::desc(wdims, kF32, s.G == 1 ? Tag::oihw : Tag::goihw));
   } catch (const dnnl::error&) {
     return Status::Ok();  // a geometry oneDNN does not take: the caller's path
   }
@@ -150,12 +150,12 @@ Result<bool> RunDnnlConv(KernelContext& c, const Conv2DShape& s) try {
   }
   if (!d->usable) return false;
   dnnl::stream st(DnnlEngine());
-  d->weights.Update(c.in(1), memory::desc(d->weights.memory.get_desc().dims(), kF32, s.G == 1 ? Tag::oihw : Tag::goihw), st);
+  d->weights.Update(c.in(1), st);
   Tensor x = ToChannelsLast(c.in(0), c.pool);
   Tensor y = Tensor::Empty(DType::kF32, {s.N, s.M, s.OH, s.OW});
   y.channels_last = true;
   memory src(d->src, DnnlEngine(), const_cast<std::byte*>(x.raw())), dst(d->dst, DnnlEngine(), y.mutable_raw());
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, d->weights.memory}, {DNNL_ARG_DST, dst}};
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, d->weights.memory()}, {DNNL_ARG_DST, dst}};
   if (d->has_bias) args.emplace(DNNL_ARG_BIAS, memory(d->bias, DnnlEngine(), const_cast<std::byte*>(c.in(2).raw())));
   Tensor residual;
   if (d->has_residual) {

@@ -9,12 +9,15 @@ dnnl::engine& DnnlEngine() {
   return e;
 }
 
-void ReorderedWeights::Update(const Tensor& w, const dnnl::memory::desc& plain, dnnl::stream& st) {
-  if (from.defined() && from.raw() == w.raw()) return;
-  dnnl::memory source(plain, DnnlEngine(), const_cast<std::byte*>(w.raw()));
-  dnnl::reorder(source, memory).execute(st, source, memory);
+ReorderedWeights::ReorderedWeights(const dnnl::memory::desc& layout, const dnnl::memory::desc& plain)
+    : memory_(layout, DnnlEngine()), plain_(plain) {}
+
+void ReorderedWeights::Update(const Tensor& w, dnnl::stream& st) {
+  if (from_.defined() && from_.raw() == w.raw()) return;
+  dnnl::memory source(plain_, DnnlEngine(), const_cast<std::byte*>(w.raw()));
+  dnnl::reorder(source, memory_).execute(st, source, memory_);
   st.wait();
-  from = w;
+  from_ = w;
   MappedFile::DropResidentPages(w.owner(), w.bytes());
 }
 

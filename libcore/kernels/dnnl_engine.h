@@ -19,15 +19,23 @@ bool IsReferenceImpl(const PrimitiveDesc& pd) {
 
 // A primitive's weights in its own (blocked) layout. Model constants are reordered once; weights computed
 // per run, every run.
-struct ReorderedWeights {
-  dnnl::memory memory;  // in the primitive's weights_desc()
+class ReorderedWeights {
+ public:
+  ReorderedWeights() = default;
+  // `layout`: the primitive's weights_desc(); `plain`: how the weights tensor lays them out.
+  ReorderedWeights(const dnnl::memory::desc& layout, const dnnl::memory::desc& plain);
+  // Reorders `w` unless it holds the bytes reordered last time. Then lets the source's pages go when they
+  // are a mapped model file's (MappedFile::DropResidentPages): the reordered copy is what the primitive
+  // reads, and the weights need not be resident twice.
+  void Update(const Tensor& w, dnnl::stream& st);
+  const dnnl::memory& memory() const { return memory_; }
+
+ private:
+  dnnl::memory memory_;
+  dnnl::memory::desc plain_;
   // The weights last reordered, held so that their storage cannot be freed and reused for other bytes at
   // the same address.
-  Tensor from;
-  // Reorders `w`, laid out as `plain`, unless it holds the bytes reordered last time. Then lets the
-  // source's pages go when they are a mapped model file's (MappedFile::DropResidentPages): the reordered
-  // copy is what the primitive reads, and the weights need not be resident twice.
-  void Update(const Tensor& w, const dnnl::memory::desc& plain, dnnl::stream& st);
+  Tensor from_;
 };
 
 }  // namespace npu

@@ -13,34 +13,38 @@ using dnnl::memory;
 using Tag = memory::format_tag;
 constexpr auto kF32 = memory::data_type::f32;
 
-// A product's primitive and its right operand in the primitive's layout, built for one geometry.
-struct DnnlMatMul final : KernelState {
+// What a product's primitive is built for.
+struct Geometry {
   int64_t M = 0, K = 0, N = 0;
   bool b_transposed = false, has_bias = false;
   int threads = 0;
-  bool usable = false;
+  bool operator==(const Geometry&) const = default;
+};
+
+// A product's primitive and its right operand in the primitive's layout, built for one geometry.
+struct DnnlMatMul final : KernelState {
+  Geometry geometry;
+  bool usable = false;  // false: oneDNN offers only its reference kernel here
   dnnl::matmul prim;
   memory::desc src, dst, bias;
   ReorderedWeights weights;
 };
 
-Status Build(DnnlMatMul& d, int64_t M, int64_t K, int64_t N, bool b_transposed, bool has_bias, int threads) {
-  d = DnnlMatMul();
-  d.M = M, d.K = K, d.N = N, d.b_transposed = b_transposed, d.has_bias = has_bias, d.threads = threads;
-  d.src = memory::desc({M, K}, kF32, Tag::ab);
-  d.dst = memory::desc({M, N}, kF32, Tag::ab);
-  d.bias = memory::desc({1, N}, kF32, Tag::ab);
+void Build(DnnlMatMul& d, const Geometry& g) {
+  d.geometry = g;
+  d.src = memory::desc({g.M, g.K}, kF32, Tag::ab);
+  d.dst = memory::desc({g.M, g.N}, kF32, Tag::ab);
+  d.bias = memory::desc({1, g.N}, kF32, Tag::ab);
   try {
-    dnnl::matmul::desc desc(d.src, memory::desc({K, N}, kF32, Tag::any), has_bias ? d.bias : memory::desc(), d.dst);
+    dnnl::matmul::desc desc(d.src, memory::desc({g.K, g.N}, kF32, Tag::any), g.has_bias ? d.bias : memory::desc(), d.dst);
     dnnl::matmul::primitive_desc pd(desc, DnnlEngine());
-    if (IsReferenceImpl(pd)) return Status::Ok();
+    if (IsReferenceImpl(pd)) return;
     d.prim = dnnl::matmul(pd);
-    d.weights.memory = memory(pd.weights_desc(), DnnlEngine());
+    d.weights = ReorderedWeights(pd.weights_desc(), memory::desc({g.K, g.N}, kF32, g.b_transposed ? Tag::ba : Tag::ab));
   } catch (const dnnl::error&) {
-    return Status::Ok();
+    return;  // a geometry oneDNN does not take: the caller's path
   }
   d.usable = true;
-  return Status::Ok();
 }
 
 }  // namespace
@@ -51,23 +55,23 @@ Result<bool> RunDnnlMatMul(KernelContext& c, const Tensor& a, const Tensor& b, b
   const int64_t K = a.shape().back(), N = b_transposed ? b.shape()[0] : b.shape()[1], M = a.numel() / std::max<int64_t>(1, K);
   if ((b_transposed ? b.shape()[1] : b.shape()[0]) != K || M == 0 || N == 0 || K == 0) return false;
   omp_set_num_threads(c.pool.size());  // before building: the primitive plans its split for this count
+  const Geometry g{M, K, N, b_transposed, bias != nullptr, c.pool.size()};
   std::unique_ptr<KernelState> local;
   std::unique_ptr<KernelState>& slot = c.options.state ? *c.options.state : local;
   auto* d = dynamic_cast<DnnlMatMul*>(slot.get());
-  if (!d || d->M != M || d->K != K || d->N != N || d->b_transposed != b_transposed || d->has_bias != (bias != nullptr) ||
-      d->threads != c.pool.size()) {
+  if (!d || d->geometry != g) {
     slot = std::make_unique<DnnlMatMul>();
     d = static_cast<DnnlMatMul*>(slot.get());
-    NPU_RETURN_IF_ERROR(Build(*d, M, K, N, b_transposed, bias != nullptr, c.pool.size()));
+    Build(*d, g);
   }
   if (!d->usable) return false;
   dnnl::stream st(DnnlEngine());
-  d->weights.Update(b, memory::desc({K, N}, kF32, b_transposed ? Tag::ba : Tag::ab), st);
+  d->weights.Update(b, st);
   Shape out_shape = a.shape();
   out_shape.back() = N;
   out = Tensor::Empty(DType::kF32, out_shape);
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(d->src, DnnlEngine(), const_cast<std::byte*>(a.raw()))},
-                                       {DNNL_ARG_WEIGHTS, d->weights.memory},
+                                       {DNNL_ARG_WEIGHTS, d->weights.memory()},
                                        {DNNL_ARG_DST, memory(d->dst, DnnlEngine(), out.mutable_raw())}};
   if (bias) args.emplace(DNNL_ARG_BIAS, memory(d->bias, DnnlEngine(), const_cast<std::byte*>(bias->raw())));
   d->prim.execute(st, args);
