@@ -110,19 +110,19 @@ Tensor RoundToDTypeValues(Tensor f32, DType to, const ExecContext& ctx, FloatSta
   // Each chunk is rounded up to its first element that would round to Inf/NaN; from there on it is left
   // unwritten (those inputs are needed to record and saturate them) and settled below, in order, on one
   // thread. Results are almost always finite.
-  const size_t chunks = (n + kConvertGrain - 1) / kConvertGrain;
-  std::vector<size_t> settle_from(chunks, kConvertGrain);
+  const size_t chunks = (n + kRoundGrain - 1) / kRoundGrain;
+  std::vector<size_t> settle_from(chunks, kRoundGrain);
   ThreadPool::Global().ParallelFor(chunks, 1, [&](size_t cb, size_t ce) {
     for (size_t c = cb; c < ce; ++c) {
-      size_t b = c * kConvertGrain, len = std::min(kConvertGrain, n - b);
+      size_t b = c * kRoundGrain, len = std::min(kRoundGrain, n - b);
       size_t done = round(std::span(in + b, len), std::span(o + b, len), limit);
       if (done < len) settle_from[c] = done;
     }
   });
   const float max_finite = Widen16(to, MaxFinite16(to));
   for (size_t c = 0; c < chunks; ++c) {
-    if (settle_from[c] == kConvertGrain) continue;
-    for (size_t i = c * kConvertGrain + settle_from[c]; i < std::min(n, (c + 1) * kConvertGrain); ++i) {
+    if (settle_from[c] == kRoundGrain) continue;
+    for (size_t i = c * kRoundGrain + settle_from[c]; i < std::min(n, (c + 1) * kRoundGrain); ++i) {
       float v = in[i], r = Round16(to, v);
       if (!std::isfinite(r)) {
         RecordException(status, to, output, static_cast<int64_t>(i), v);
