@@ -66,6 +66,19 @@ TEST(DeviceFormat, FractalZTilesWeightsOutputChannelMajor) {
   ExpectRoundTrip(t, Format::kFractalZ);
 }
 
+TEST(DeviceFormat, FractalZSpansInputChannelBlocksForEveryKernelSize) {
+  for (int64_t hw : {1, 9}) {  // 1x1 weights are copied a block row at a time, larger ones lane by lane
+    Tensor t = Iota({18, 20, hw == 1 ? 1 : 3, hw == 1 ? 1 : 3});  // C = 20: two C0 blocks; N = 18: 32 rows
+    Tensor d = Laid(t, Format::kFractalZ);
+    EXPECT_EQ(d.shape(), (Shape{2 * hw, 2, 16, 16}));
+    for (int64_t n = 0; n < 18; ++n)
+      for (int64_t c = 0; c < 20; ++c)
+        for (int64_t k = 0; k < hw; ++k)
+          EXPECT_EQ(d.data<float>()[(((c / 16) * hw + k) * 32 + n) * 16 + c % 16], t.data<float>()[(n * 20 + c) * hw + k]) << hw;
+    ExpectRoundTrip(t, Format::kFractalZ);
+  }
+}
+
 TEST(DeviceFormat, GroupedFractalZPacksGroupsBlockDiagonally) {
   Tensor t = Iota({8, 1, 3, 3});  // depthwise, 8 groups of one channel: all in one 16 x 16 fractal column
   Tensor d = Laid(t, Format::kFractalZ, 8);
