@@ -136,7 +136,7 @@ void CopyToFractalZ(const Geometry& g, const std::byte* from, std::byte* to) {
   std::byte* d = to;
   for (int64_t cb = 0; cb < g.c1; ++cb) {
     const int64_t width = std::min(g.c0, g.c - cb * g.c0);
-    for (int64_t k = 0; k < g.hw; ++k, d += (g.cout_opt - g.n) * g.c0 * kSize)  // skip the padding rows
+    for (int64_t k = 0; k < g.hw; ++k, d += (g.cout_opt - g.n) * g.c0 * kSize)  // padding rows: Transfer zeroed them
       for (int64_t on = 0; on < g.n; ++on, d += g.c0 * kSize) {
         const std::byte* o = from + ((on * g.c + cb * g.c0) * g.hw + k) * kSize;
         if (g.hw == 1) std::memcpy(d, o, width * kSize);
