@@ -15,7 +15,8 @@ Status Unfit(const DeviceLayout& l, const std::string& why) {
                        "a tensor of shape " + ShapeToString(l.origin) + " " + why);
 }
 
-// The geometry of one layout, resolved once; Visit() walks every origin element in order.
+// The geometry of one layout, resolved once; Visit() walks every origin element in order (but ungrouped
+// FRACTAL_Z: CopyFractalZ).
 struct Geometry {
   Format format;
   int64_t c0 = 16;
@@ -127,21 +128,26 @@ Result<Geometry> Resolve(const DeviceLayout& l) {
   }
 }
 
-// A weight (n, c, h, w) into FRACTAL_Z without groups, the bulk of what atc writes, in device order (the
-// writes stream): each row of c0 lanes gathers one pixel of c0 input channels, one copy for 1x1 kernels.
-// Visit's element walk computes every index from scratch: 1.6 -> 13 GB/s for a 1x1 fp16 weight.
+// FRACTAL_Z without groups, the bulk of the weights atc writes and msame loads, walked in device order: each
+// row of c0 lanes is one pixel of c0 input channels of a weight (n, c, h, w), one copy for 1x1 kernels and a
+// lane gather (or scatter) for larger ones. Visit's element walk computes every index from scratch: 1.6 ->
+// 13 GB/s for a 1x1 fp16 weight.
 template <class T>
-void CopyToFractalZ(const Geometry& g, const std::byte* from, std::byte* to) {
-  constexpr size_t kSize = sizeof(T);
-  std::byte* d = to;
+void CopyFractalZ(const Geometry& g, const std::byte* from, std::byte* to, bool to_device) {
+  constexpr int64_t kSize = sizeof(T);
+  auto move = [&](int64_t origin, int64_t device, int64_t bytes) {  // byte offsets on each side
+    if (to_device) std::memcpy(to + device, from + origin, static_cast<size_t>(bytes));
+    else std::memcpy(to + origin, from + device, static_cast<size_t>(bytes));
+  };
+  int64_t d = 0;
   for (int64_t cb = 0; cb < g.c1; ++cb) {
     const int64_t width = std::min(g.c0, g.c - cb * g.c0);
-    for (int64_t k = 0; k < g.hw; ++k, d += (g.cout_opt - g.n) * g.c0 * kSize)  // padding rows: Transfer zeroed them
+    for (int64_t k = 0; k < g.hw; ++k, d += (g.cout_opt - g.n) * g.c0 * kSize)  // padding rows: zero on the device
       for (int64_t on = 0; on < g.n; ++on, d += g.c0 * kSize) {
-        const std::byte* o = from + ((on * g.c + cb * g.c0) * g.hw + k) * kSize;
-        if (g.hw == 1) std::memcpy(d, o, width * kSize);
+        const int64_t o = ((on * g.c + cb * g.c0) * g.hw + k) * kSize;
+        if (g.hw == 1) move(o, d, width * kSize);
         else
-          for (int64_t cc = 0; cc < width; ++cc) std::memcpy(d + cc * kSize, o + cc * g.hw * kSize, kSize);
+          for (int64_t cc = 0; cc < width; ++cc) move(o + cc * g.hw * kSize, d + cc * kSize, kSize);
       }
   }
 }
@@ -150,7 +156,7 @@ void CopyToFractalZ(const Geometry& g, const std::byte* from, std::byte* to) {
 // fixed-size memcpy compiles to one load and one store).
 template <class T>
 void Copy(const Geometry& g, const std::byte* from, std::byte* to, bool to_device) {
-  if (to_device && g.format == Format::kFractalZ && g.groups == 1) return CopyToFractalZ<T>(g, from, to);
+  if (g.format == Format::kFractalZ && g.groups == 1) return CopyFractalZ<T>(g, from, to, to_device);
   if (to_device) g.Visit([&](int64_t o, int64_t d) { std::memcpy(to + d * sizeof(T), from + o * sizeof(T), sizeof(T)); });
   else g.Visit([&](int64_t o, int64_t d) { std::memcpy(to + o * sizeof(T), from + d * sizeof(T), sizeof(T)); });
 }
