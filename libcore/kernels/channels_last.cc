@@ -9,6 +9,9 @@ namespace {
 
 // Side of the square tiles a transpose moves: 16 x 16 four-byte elements are 16 cache lines in, 16 out.
 constexpr int64_t kTile = 16;
+// Columns one task moves: a net's input image is 3 rows (channels) of 50,176 columns (pixels), one row tile,
+// so tasks must split the columns too for the threads to share it.
+constexpr int64_t kTaskCols = 16 * kTile;
 
 // An element of a given size, moved as one value (a trivially copyable struct compiles to plain loads and stores).
 template <size_t kBytes>
@@ -16,18 +19,21 @@ struct Elem {
   std::byte b[kBytes];
 };
 
-// dst[b][j][i] = src[b][i][j] for `batches` row-major rows x cols matrices, a tile of rows per task.
+// dst[b][j][i] = src[b][i][j] for `batches` row-major rows x cols matrices; a task is one tile of rows by
+// kTaskCols columns of one matrix.
 template <class T>
 void Transpose(const T* src, T* dst, int64_t batches, int64_t rows, int64_t cols, ThreadPool& pool) {
-  const int64_t row_tiles = (rows + kTile - 1) / kTile;
-  pool.ParallelFor(static_cast<size_t>(batches * row_tiles), 1, [&](size_t b, size_t e) {
-    for (size_t t = b; t < e; ++t) {
-      const int64_t batch = static_cast<int64_t>(t) / row_tiles, r0 = static_cast<int64_t>(t) % row_tiles * kTile;
-      const int64_t r1 = std::min(rows, r0 + kTile);
+  const int64_t row_tiles = (rows + kTile - 1) / kTile, col_blocks = (cols + kTaskCols - 1) / kTaskCols;
+  const int64_t per_batch = row_tiles * col_blocks;
+  pool.ParallelFor(static_cast<size_t>(batches * per_batch), 1, [&](size_t b, size_t e) {
+    for (auto t = static_cast<int64_t>(b); t < static_cast<int64_t>(e); ++t) {
+      const int64_t batch = t / per_batch, r0 = t % per_batch / col_blocks * kTile;
+      const int64_t c_begin = t % col_blocks * kTaskCols;
+      const int64_t r1 = std::min(rows, r0 + kTile), c_end = std::min(cols, c_begin + kTaskCols);
       const T* s = src + batch * rows * cols;
       T* d = dst + batch * rows * cols;
-      for (int64_t c0 = 0; c0 < cols; c0 += kTile)
-        for (int64_t c = c0; c < std::min(cols, c0 + kTile); ++c)
+      for (int64_t c0 = c_begin; c0 < c_end; c0 += kTile)
+        for (int64_t c = c0; c < std::min(c_end, c0 + kTile); ++c)
           for (int64_t r = r0; r < r1; ++r) d[c * rows + r] = s[r * cols + c];
     }
   });

@@ -42,19 +42,23 @@ void ExpectSameBits(const Tensor& a, const Tensor& b) {
 }
 
 TEST(ChannelsLast, ConversionsRoundTripAndMapIndices) {
-  Tensor x = Random({2, 5, 3, 4}, 1);
-  Tensor cl = ToChannelsLast(x, Pool());
-  ASSERT_TRUE(cl.channels_last);
-  const float* f = x.data<float>();
-  const float* l = cl.data<float>();
-  for (int64_t n = 0; n < 2; ++n)
-    for (int64_t c = 0; c < 5; ++c)
-      for (int64_t p = 0; p < 12; ++p) {
-        int64_t mem = (n * 12 + p) * 5 + c;
-        EXPECT_EQ(l[mem], f[(n * 5 + c) * 12 + p]);
-        EXPECT_EQ(ChannelsFirstIndex(x.shape(), mem), (n * 5 + c) * 12 + p);
-      }
-  ExpectSameBits(ToChannelsFirst(cl, Pool()), x);
+  // Small, ragged in both row tiles and column blocks of the transpose, and an image-like 3-channel input.
+  for (const Shape& shape : std::vector<Shape>{{2, 5, 3, 4}, {2, 19, 17, 31}, {1, 3, 50, 60}}) {
+    Tensor x = Random(shape, 1);
+    Tensor cl = ToChannelsLast(x, Pool());
+    ASSERT_TRUE(cl.channels_last);
+    const int64_t N = shape[0], C = shape[1], HW = shape[2] * shape[3];
+    const float* f = x.data<float>();
+    const float* l = cl.data<float>();
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t p = 0; p < HW; ++p) {
+          int64_t mem = (n * HW + p) * C + c;
+          ASSERT_EQ(l[mem], f[(n * C + c) * HW + p]);
+          ASSERT_EQ(ChannelsFirstIndex(x.shape(), mem), (n * C + c) * HW + p);
+        }
+    ExpectSameBits(ToChannelsFirst(cl, Pool()), x);
+  }
   // Where the two orders hold the same bytes (one pixel or one channel), nothing is copied or marked.
   Tensor se = Random({1, 8, 1, 1}, 2);
   EXPECT_EQ(ToChannelsLast(se, Pool()).raw(), se.raw());
