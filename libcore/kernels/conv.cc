@@ -279,13 +279,16 @@ Status ConvKernel(KernelContext& c) {
   if (x.dtype() != DType::kF32 && x.dtype() != DType::kF64)
     return c.Fail("dtype " + std::string(DTypeName(x.dtype())) + " is not supported");
   if (x.rank() < 3 || w.rank() != x.rank()) return c.Fail("input and weight ranks must match and be >= 3");
-  NPU_ASSIGN_OR_RETURN(ConvGeom p, MakeConv(c.node, x.shape(), w.shape(), false));
-  if (p.rank == 2) {
-    Conv2DShape s{x.shape()[0], p.C, p.in[1], p.in[2], p.M, p.G, p.k[1], p.k[2], p.stride[1], p.stride[2],
-                  p.dil[1], p.dil[2], p.pad[1], p.pad[2], p.out[1], p.out[2]};
-    NPU_ASSIGN_OR_RETURN(bool done, RunDnnlConv(c, s));
+  if (x.rank() == 4) {
+    auto geometry = [&]() -> Result<Conv2DShape> {
+      NPU_ASSIGN_OR_RETURN(ConvGeom p, MakeConv(c.node, x.shape(), w.shape(), false));
+      return Conv2DShape{x.shape()[0], p.C, p.in[1], p.in[2], p.M, p.G, p.k[1], p.k[2], p.stride[1], p.stride[2],
+                         p.dil[1], p.dil[2], p.pad[1], p.pad[2], p.out[1], p.out[2]};
+    };
+    NPU_ASSIGN_OR_RETURN(bool done, RunDnnlConv(c, geometry));
     if (done) return Status::Ok();
   }
+  NPU_ASSIGN_OR_RETURN(ConvGeom p, MakeConv(c.node, x.shape(), w.shape(), false));
   c.inputs[0] = ToChannelsFirst(c.in(0), c.pool);  // the paths below read (N, C, H, W)
   Tensor y = Tensor::Empty(x.dtype(), p.OutShape(x.shape()[0]));
   DispatchFloat(x.dtype(), [&](auto t) { ConvCompute<decltype(t)>(c, p, y); });

@@ -29,16 +29,20 @@ struct PostOpActivation {
   bool operator==(const PostOpActivation&) const = default;
 };
 
-// A conv's primitive and its weights in the primitive's layout, built for one geometry.
+// A conv's primitive and its weights in the primitive's layout, built for one geometry, with the memory
+// objects and arguments it runs on (each run points them at that run's tensors).
 struct DnnlConv final : KernelState {
   Shape x_shape, w_shape;
   bool has_bias = false, has_residual = false;
+  bool has_epilogue = false;  // a fused activation was offered (which one is the task's node's, fixed)
   std::optional<PostOpActivation> activation;  // the fused activation, when the primitive computes it
   int threads = 0;
   bool usable = false;  // false: oneDNN offers only its reference kernel here
+  Conv2DShape shape{};
   dnnl::convolution_forward prim;
-  memory::desc src, dst, bias;
   ReorderedWeights weights;
+  memory src, dst, bias, residual;
+  std::unordered_map<int, memory> args;
 };
 
 // Whether oneDNN's clip to [0, inf) gives our Relu's values (x > 0 ? x : +0) for NaN, -0 and the
@@ -86,14 +90,17 @@ std::optional<PostOpActivation> InPrimitiveActivation(const KernelContext& c) {
 
 bool SameBuild(const DnnlConv& d, const KernelContext& c) {
   return d.x_shape == c.in(0).shape() && d.w_shape == c.in(1).shape() && d.has_bias == c.has(2) &&
-         d.has_residual == c.residual.defined() && d.activation == InPrimitiveActivation(c) && d.threads == c.pool.size();
+         d.has_residual == c.residual.defined() && d.has_epilogue == static_cast<bool>(c.epilogue) && d.threads == c.pool.size();
 }
 
-Status Build(DnnlConv& d, const KernelContext& c, const Conv2DShape& s) {
+Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Conv2DShape>()>& geometry) {
+  NPU_ASSIGN_OR_RETURN(d.shape, geometry());
+  const Conv2DShape& s = d.shape;
   d.x_shape = c.in(0).shape();
   d.w_shape = c.in(1).shape();
   d.has_bias = c.has(2);
   d.has_residual = c.residual.defined();
+  d.has_epilogue = static_cast<bool>(c.epilogue);
   d.activation = InPrimitiveActivation(c);
   d.threads = c.pool.size();
   // Padding at the bottom and right as oneDNN counts it: the least that yields the output size (its output
@@ -101,19 +108,17 @@ Status Build(DnnlConv& d, const KernelContext& c, const Conv2DShape& s) {
   const int64_t pb = std::max<int64_t>(0, (s.OH - 1) * s.SH + (s.KH - 1) * s.DH + 1 - s.H - s.PT);
   const int64_t pr = std::max<int64_t>(0, (s.OW - 1) * s.SW + (s.KW - 1) * s.DW + 1 - s.W - s.PL);
   d.usable = false;
-  d.src = memory::desc({s.N, s.C, s.H, s.W}, kF32, Tag::nhwc);
-  d.dst = memory::desc({s.N, s.M, s.OH, s.OW}, kF32, Tag::nhwc);
-  d.bias = memory::desc({s.M}, kF32, Tag::a);
+  const memory::desc src({s.N, s.C, s.H, s.W}, kF32, Tag::nhwc), dst({s.N, s.M, s.OH, s.OW}, kF32, Tag::nhwc), bias({s.M}, kF32, Tag::a);
   memory::dims wdims = s.G == 1 ? memory::dims{s.M, s.C, s.KH, s.KW} : memory::dims{s.G, s.M / s.G, s.C / s.G, s.KH, s.KW};
   memory::desc any_w(wdims, kF32, Tag::any);
   dnnl::primitive_attr attr;
   dnnl::post_ops ops;  // in the fused op's order: the residual, then the activation
-  if (d.has_residual) ops.append_binary(dnnl::algorithm::binary_add, d.dst);
+  if (d.has_residual) ops.append_binary(dnnl::algorithm::binary_add, dst);
   if (d.activation) ops.append_eltwise(1.0f, d.activation->algorithm, d.activation->alpha, d.activation->beta);
   attr.set_post_ops(ops);
   try {
-    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, d.src, any_w,
-                                         d.has_bias ? d.bias : memory::desc(), d.dst, {s.SH, s.SW}, {s.DH - 1, s.DW - 1},
+    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, any_w,
+                                         d.has_bias ? bias : memory::desc(), dst, {s.SH, s.SW}, {s.DH - 1, s.DW - 1},
                                          {s.PT, s.PL}, {pb, pr});
     dnnl::convolution_forward::primitive_desc pd(desc, attr, DnnlEngine());
     if (IsReferenceImpl(pd)) return Status::Ok();
@@ -121,6 +126,18 @@ Status Build(DnnlConv& d, const KernelContext& c, const Conv2DShape& s) {
     d.weights = ReorderedWeights(pd.weights_desc(), memory::desc(wdims, kF32, s.G == 1 ? Tag::oihw : Tag::goihw));
   } catch (const dnnl::error&) {
     return Status::Ok();  // a geometry oneDNN does not take: the caller's path
+  }
+  // Memory objects without data; each run sets their handles (creating them per run was 4% of a small net).
+  d.src = memory(src, DnnlEngine(), DNNL_MEMORY_NONE);
+  d.dst = memory(dst, DnnlEngine(), DNNL_MEMORY_NONE);
+  d.args = {{DNNL_ARG_SRC, d.src}, {DNNL_ARG_WEIGHTS, d.weights.memory()}, {DNNL_ARG_DST, d.dst}};
+  if (d.has_bias) {
+    d.bias = memory(bias, DnnlEngine(), DNNL_MEMORY_NONE);
+    d.args.emplace(DNNL_ARG_BIAS, d.bias);
+  }
+  if (d.has_residual) {
+    d.residual = memory(dst, DnnlEngine(), DNNL_MEMORY_NONE);
+    d.args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, d.residual);
   }
   d.usable = true;
   return Status::Ok();
@@ -135,7 +152,7 @@ void ApplyEpilogue(KernelContext& c, Tensor& y) {
 
 }  // namespace
 
-Result<bool> RunDnnlConv(KernelContext& c, const Conv2DShape& s) try {
+Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShape>()>& geometry) try {
   if (c.in(0).dtype() != DType::kF32 || c.in(1).dtype() != DType::kF32) return false;
   // oneDNN's threads (OpenMP) as many as the session's pool. Before the primitive is built: it plans its
   // work split for the thread count it sees then.
@@ -146,24 +163,25 @@ Result<bool> RunDnnlConv(KernelContext& c, const Conv2DShape& s) try {
   if (!d || !SameBuild(*d, c)) {
     slot = std::make_unique<DnnlConv>();
     d = static_cast<DnnlConv*>(slot.get());
-    NPU_RETURN_IF_ERROR(Build(*d, c, s));
+    NPU_RETURN_IF_ERROR(Build(*d, c, geometry));
   }
   if (!d->usable) return false;
-  dnnl::stream st(DnnlEngine());
+  const Conv2DShape& s = d->shape;
+  dnnl::stream& st = DnnlStream();
   d->weights.Update(c.in(1), st);
   Tensor x = ToChannelsLast(c.in(0), c.pool);
   Tensor y = Tensor::Empty(DType::kF32, {s.N, s.M, s.OH, s.OW});
   y.channels_last = true;
-  memory src(d->src, DnnlEngine(), const_cast<std::byte*>(x.raw())), dst(d->dst, DnnlEngine(), y.mutable_raw());
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, d->weights.memory()}, {DNNL_ARG_DST, dst}};
-  if (d->has_bias) args.emplace(DNNL_ARG_BIAS, memory(d->bias, DnnlEngine(), const_cast<std::byte*>(c.in(2).raw())));
+  d->src.set_data_handle(const_cast<std::byte*>(x.raw()));
+  d->dst.set_data_handle(y.mutable_raw());
+  if (d->has_bias) d->bias.set_data_handle(const_cast<std::byte*>(c.in(2).raw()));
   Tensor residual;
   if (d->has_residual) {
     residual = ToChannelsLast(c.residual, c.pool);
-    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, memory(d->dst, DnnlEngine(), const_cast<std::byte*>(residual.raw())));
+    d->residual.set_data_handle(const_cast<std::byte*>(residual.raw()));
     c.residual_applied = true;
   }
-  d->prim.execute(st, args);
+  d->prim.execute(st, d->args);
   st.wait();
   if (d->activation) c.epilogue_applied = true;
   else if (c.epilogue) ApplyEpilogue(c, y);

@@ -14,6 +14,7 @@ struct Conv2DShape {
 
 // Computes the conv of c.in(0..2) into c.outputs[0], adding c.residual and applying c.epilogue when given.
 // False, with nothing written, when oneDNN has no direct kernel for it (the caller takes its own path).
-Result<bool> RunDnnlConv(KernelContext& c, const Conv2DShape& s);
+// `geometry` (from the node's attributes) is asked for only when the task's primitive is (re)built.
+Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShape>()>& geometry);
 
 }  // namespace npu

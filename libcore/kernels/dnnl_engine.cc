@@ -9,6 +9,11 @@ dnnl::engine& DnnlEngine() {
   return e;
 }
 
+dnnl::stream& DnnlStream() {
+  thread_local dnnl::stream s(DnnlEngine());
+  return s;
+}
+
 ReorderedWeights::ReorderedWeights(const dnnl::memory::desc& layout, const dnnl::memory::desc& plain)
     : memory_(layout, DnnlEngine()), plain_(plain) {}
 

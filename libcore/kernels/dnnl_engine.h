@@ -10,6 +10,8 @@
 namespace npu {
 
 dnnl::engine& DnnlEngine();
+// The calling thread's stream on that engine (made once per thread, not per primitive run).
+dnnl::stream& DnnlStream();
 
 // oneDNN 2.6 answers some geometries only with its reference kernels (a few GFLOP/s): we take ours there.
 template <class PrimitiveDesc>

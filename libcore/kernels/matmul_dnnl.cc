@@ -21,28 +21,35 @@ struct Geometry {
   bool operator==(const Geometry&) const = default;
 };
 
-// A product's primitive and its right operand in the primitive's layout, built for one geometry.
+// A product's primitive and its right operand in the primitive's layout, built for one geometry, with the
+// memory objects and arguments it runs on (each run points them at that run's tensors).
 struct DnnlMatMul final : KernelState {
   Geometry geometry;
   bool usable = false;  // false: oneDNN offers only its reference kernel here
   dnnl::matmul prim;
-  memory::desc src, dst, bias;
   ReorderedWeights weights;
+  memory src, dst, bias;
+  std::unordered_map<int, memory> args;
 };
 
 void Build(DnnlMatMul& d, const Geometry& g) {
   d.geometry = g;
-  d.src = memory::desc({g.M, g.K}, kF32, Tag::ab);
-  d.dst = memory::desc({g.M, g.N}, kF32, Tag::ab);
-  d.bias = memory::desc({1, g.N}, kF32, Tag::ab);
+  const memory::desc src({g.M, g.K}, kF32, Tag::ab), dst({g.M, g.N}, kF32, Tag::ab), bias({1, g.N}, kF32, Tag::ab);
   try {
-    dnnl::matmul::desc desc(d.src, memory::desc({g.K, g.N}, kF32, Tag::any), g.has_bias ? d.bias : memory::desc(), d.dst);
+    dnnl::matmul::desc desc(src, memory::desc({g.K, g.N}, kF32, Tag::any), g.has_bias ? bias : memory::desc(), dst);
     dnnl::matmul::primitive_desc pd(desc, DnnlEngine());
     if (IsReferenceImpl(pd)) return;
     d.prim = dnnl::matmul(pd);
     d.weights = ReorderedWeights(pd.weights_desc(), memory::desc({g.K, g.N}, kF32, g.b_transposed ? Tag::ba : Tag::ab));
   } catch (const dnnl::error&) {
     return;  // a geometry oneDNN does not take: the caller's path
+  }
+  d.src = memory(src, DnnlEngine(), DNNL_MEMORY_NONE);
+  d.dst = memory(dst, DnnlEngine(), DNNL_MEMORY_NONE);
+  d.args = {{DNNL_ARG_SRC, d.src}, {DNNL_ARG_WEIGHTS, d.weights.memory()}, {DNNL_ARG_DST, d.dst}};
+  if (g.has_bias) {
+    d.bias = memory(bias, DnnlEngine(), DNNL_MEMORY_NONE);
+    d.args.emplace(DNNL_ARG_BIAS, d.bias);
   }
   d.usable = true;
 }
@@ -65,16 +72,15 @@ Result<bool> RunDnnlMatMul(KernelContext& c, const Tensor& a, const Tensor& b, b
     Build(*d, g);
   }
   if (!d->usable) return false;
-  dnnl::stream st(DnnlEngine());
+  dnnl::stream& st = DnnlStream();
   d->weights.Update(b, st);
   Shape out_shape = a.shape();
   out_shape.back() = N;
   out = Tensor::Empty(DType::kF32, out_shape);
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(d->src, DnnlEngine(), const_cast<std::byte*>(a.raw()))},
-                                       {DNNL_ARG_WEIGHTS, d->weights.memory()},
-                                       {DNNL_ARG_DST, memory(d->dst, DnnlEngine(), out.mutable_raw())}};
-  if (bias) args.emplace(DNNL_ARG_BIAS, memory(d->bias, DnnlEngine(), const_cast<std::byte*>(bias->raw())));
-  d->prim.execute(st, args);
+  d->src.set_data_handle(const_cast<std::byte*>(a.raw()));
+  d->dst.set_data_handle(out.mutable_raw());
+  if (bias) d->bias.set_data_handle(const_cast<std::byte*>(bias->raw()));
+  d->prim.execute(st, d->args);
   st.wait();
   return true;
 } catch (const dnnl::error& e) {

@@ -97,16 +97,31 @@ Status RunKernel(const Node& node, std::vector<Tensor> inputs, std::vector<Tenso
   return RunKernel(node, std::move(inputs), outputs, pool, reference, nullptr);
 }
 
+PreparedKernel PrepareKernel(const Node& node) {
+  PreparedKernel k;
+  k.fn = KernelRegistry::Get().Find(node.op_type);
+  if (node.has_attr(kEpilogueResidualInput)) k.residual_at = node.attr_int(kEpilogueResidualInput, 0);
+  if (node.has_attr(kEpilogueOp)) {
+    k.act = EpilogueNode(node);
+    k.in_place = FindInPlaceForm(*k.act);
+  }
+  return k;
+}
+
 Status RunKernel(const Node& node, std::vector<Tensor> inputs, std::vector<Tensor>& outputs, ThreadPool& pool,
                  const ExecContext& exec, FloatStatus* status, KernelRunOptions options) {
-  const KernelFn* fn = KernelRegistry::Get().Find(node.op_type);
-  if (!fn) return Status::Error("E16002", "node", node.name, "no kernel registered for op type " + node.op_type);
+  return RunPrepared(node, PrepareKernel(node), std::move(inputs), outputs, pool, exec, status, options);
+}
+
+Status RunPrepared(const Node& node, const PreparedKernel& kernel, std::vector<Tensor> inputs, std::vector<Tensor>& outputs, ThreadPool& pool,
+                   const ExecContext& exec, FloatStatus* status, KernelRunOptions options) {
+  if (!kernel.fn) return Status::Error("E16002", "node", node.name, "no kernel registered for op type " + node.op_type);
   Tensor residual;
-  if (node.has_attr(kEpilogueResidualInput)) {
-    size_t at = static_cast<size_t>(node.attr_int(kEpilogueResidualInput, 0));
-    if (at >= inputs.size() || at == 0) return Status::Error("EH0002", "node", node.name, "the residual input index is out of range");
-    residual = inputs[at];
-    inputs.resize(at);
+  if (kernel.residual_at) {
+    const int64_t at = *kernel.residual_at;
+    if (at <= 0 || at >= static_cast<int64_t>(inputs.size())) return Status::Error("EH0002", "node", node.name, "the residual input index is out of range");
+    residual = inputs[static_cast<size_t>(at)];
+    inputs.resize(static_cast<size_t>(at));
   }
   KernelContext ctx{node, std::move(inputs), {}, pool, exec, {}, {}, false, {}, false, options};
   ctx.outputs.resize(node.outputs.size());
@@ -115,19 +130,16 @@ Status RunKernel(const Node& node, std::vector<Tensor> inputs, std::vector<Tenso
   bool all_f32 = std::all_of(ctx.inputs.begin(), ctx.inputs.end(), [](const Tensor& t) { return !t.defined() || t.dtype() == DType::kF32; });
   DType residual_dtype = IsHalfLike(options.residual_dtype) ? options.residual_dtype : residual.dtype();
   if (residual.defined() && all_f32 && residual_dtype == DType::kF32) ctx.residual = residual;
-  std::optional<Node> act;
-  if (node.has_attr(kEpilogueOp)) act = EpilogueNode(node);
-  if (act && all_f32 && (!residual.defined() || ctx.residual.defined())) ctx.epilogue = FindInPlaceForm(*act);
-  NPU_RETURN_IF_ERROR((*fn)(ctx));
+  if (kernel.act && all_f32 && (!residual.defined() || ctx.residual.defined())) ctx.epilogue = kernel.in_place;
+  NPU_RETURN_IF_ERROR((*kernel.fn)(ctx));
   if (ctx.epilogue_applied && residual.defined() && !ctx.residual_applied)
     return Status::Error("EH0002", "node", node.name, "internal error: the kernel applied the activation before the residual");
   outputs = std::move(ctx.outputs);
   if (status && ctx.status.any()) *status = ctx.status;
   if (residual.defined() && !ctx.residual_applied) NPU_RETURN_IF_ERROR(AddResidual(node, outputs, residual, residual_dtype, pool, exec, status));
-  if (act && !ctx.epilogue_applied) return RunEpilogue(*act, outputs, pool, exec, status);
+  if (kernel.act && !ctx.epilogue_applied) return RunEpilogue(*kernel.act, outputs, pool, exec, status);
   return Status::Ok();
 }
-
 
 // UB fusion with a residual. The cube's fp32 result reaches the UB in the residual's dtype (L0C -> UB
 // converts), and the vector unit adds in that dtype: a 16-bit residual means the result rounds to 16 bits

@@ -1,8 +1,10 @@
 // Kernel registry: op type -> function computing the op's outputs on the host (fp32 reference numerics;
 // other dtypes where ONNX defines them). Each kernel family file registers its schemas and kernels together.
 #pragma once
+#include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -70,7 +72,7 @@ class KernelRegistry {
   bool TakesChannelsLast(std::string_view type) const;
 
  private:
-  std::vector<std::pair<std::string, KernelFn>> kernels_;
+  std::deque<std::pair<std::string, KernelFn>> kernels_;  // a deque: Find's pointers stay valid as more register
   std::vector<std::string> channels_last_;
 };
 
@@ -91,6 +93,19 @@ Status RunEpilogue(const Node& act, std::vector<Tensor>& outputs, ThreadPool& po
 void RegisterOp(OpSchema schema, KernelFn kernel);
 // Registers every built-in op family. Idempotent; tools call it once at start-up.
 void RegisterBuiltinOps();
+
+// What running a node needs from its op type and attributes: found once per task by a session (a kernel
+// lookup and an epilogue node per run were a tenth of a small net's time), per call by RunKernel.
+struct PreparedKernel {
+  const KernelFn* fn = nullptr;  // null: no kernel registered for the op type (an error when run)
+  std::optional<int64_t> residual_at;  // a fused residual's input index (kEpilogueResidualInput)
+  std::optional<Node> act;  // the fused activation as a node of its own (kEpilogueOp)
+  InPlaceFn in_place;  // act's in-place form, when it has one
+};
+PreparedKernel PrepareKernel(const Node& node);
+// RunKernel with what PrepareKernel(node) returned.
+Status RunPrepared(const Node& node, const PreparedKernel& kernel, std::vector<Tensor> inputs, std::vector<Tensor>& outputs, ThreadPool& pool,
+                   const ExecContext& exec, FloatStatus* status, KernelRunOptions options = {});
 
 // Runs one node's kernel on concrete inputs with the fp32 reference numerics.
 Status RunKernel(const Node& node, std::vector<Tensor> inputs, std::vector<Tensor>& outputs, ThreadPool& pool);

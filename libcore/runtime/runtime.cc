@@ -142,12 +142,12 @@ void Session::PlanLifetimes() {
   for (int o : g.outputs) last_use_[o] = static_cast<int>(model_.tasks.size());
   states_.clear();
   states_.resize(model_.tasks.size());
-  PlanChannelsLast();
+  PlanTasks();
 }
 
 // A task may hand its output 0 on channels-last when every task reading it takes that order (the net's
 // outputs are converted at the end of Run).
-void Session::PlanChannelsLast() {
+void Session::PlanTasks() {
   const Graph& g = model_.graph;
   const KernelRegistry& kernels = KernelRegistry::Get();
   std::vector<char> takes(g.values.size(), 1);
@@ -156,10 +156,15 @@ void Session::PlanChannelsLast() {
     for (int i : n.inputs)
       if (i >= 0 && !kernels.TakesChannelsLast(n.op_type)) takes[i] = 0;
   }
-  channels_last_out_.assign(model_.tasks.size(), 0);
+  plans_.assign(model_.tasks.size(), {});
   for (size_t k = 0; k < model_.tasks.size(); ++k) {
     const Node& n = g.nodes[model_.tasks[k].op_index];
-    channels_last_out_[k] = !n.outputs.empty() && n.outputs[0] >= 0 && takes[n.outputs[0]];
+    const OpSchema* schema = OpSchemaRegistry::Get().Find(n.op_type);
+    TaskPlan& p = plans_[k];
+    p.kernel = PrepareKernel(n);
+    p.takes_channels_last = kernels.TakesChannelsLast(n.op_type);
+    p.channels_last_out = !n.outputs.empty() && n.outputs[0] >= 0 && takes[n.outputs[0]];
+    p.moves_bytes = schema && schema->moves_bytes;
   }
 }
 
@@ -239,13 +244,13 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
   const Graph& g = model_.graph;
   const Task& task = model_.tasks[k];
   const Node& n = g.nodes[task.op_index];
+  const TaskPlan& plan = plans_[k];
   ThreadPool& pool = ThreadPool::Global();
-  const bool takes_channels_last = KernelRegistry::Get().TakesChannelsLast(n.op_type);
   std::vector<Tensor> ins;
   ins.reserve(n.inputs.size());
-  KernelRunOptions options{&states_[k], channels_last_out_[k] != 0};
+  KernelRunOptions options{&states_[k], plan.channels_last_out};
   for (int i : n.inputs) {
-    if (i >= 0 && !takes_channels_last) vals[i] = ToChannelsFirst(vals[i], pool);  // converted once, for every later reader
+    if (i >= 0 && !plan.takes_channels_last) vals[i] = ToChannelsFirst(vals[i], pool);  // converted once, for every later reader
     ins.push_back(i >= 0 ? vals[i] : Tensor());
   }
   // Observers (dumps, overflow records) see every tensor in (N, C, H, W) and in its own dtype.
@@ -259,9 +264,8 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
     ins_seen = seen(ins, n.inputs);
     for (TaskObserver* o : observers_) o->BeforeTask(EventFor(k, ins_seen, {}));
   }
-  const OpSchema* schema = OpSchemaRegistry::Get().Find(n.op_type);
-  const bool moves_bytes = schema && schema->moves_bytes;
-  int residual = static_cast<int>(n.attr_int(kEpilogueResidualInput, -1));  // keeps its dtype: see AddResidual
+  const bool moves_bytes = plan.moves_bytes;
+  const int residual = plan.kernel.residual_at ? static_cast<int>(*plan.kernel.residual_at) : -1;  // keeps its dtype: see AddResidual
   if (residual >= 0 && static_cast<size_t>(residual) < n.inputs.size() && n.inputs[residual] >= 0)
     options.residual_dtype = g.values[n.inputs[residual]].dtype;
   // Compute kernels read fp32. An op that only moves bytes runs on the 16-bit tensors as they are, unless
@@ -273,7 +277,7 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
       compute[j] = widened_[n.inputs[j]].defined() ? widened_[n.inputs[j]] : ToF32(compute[j]);
   std::vector<Tensor> outs;
   FloatStatus st;
-  NPU_RETURN_IF_ERROR(RunKernel(n, std::move(compute), outs, pool, exec_, &st, options));
+  NPU_RETURN_IF_ERROR(RunPrepared(n, plan.kernel, std::move(compute), outs, pool, exec_, &st, options));
   // A 16-bit result is rounded to its dtype's values but held in fp32 (one pass, no copy to convert back
   // for the next compute op); AsStored gives the 16-bit tensor where one is needed. Moved bytes are already
   // such values.

@@ -83,9 +83,16 @@ class Session {
   std::vector<int> last_use_;  // per value: index of the last task reading it (to free early)
   std::vector<Tensor> widened_;  // per value: fp16/bf16 constants widened to fp32 once, for the kernels
   std::vector<std::unique_ptr<KernelState>> states_;  // per task: what its kernel keeps between runs
-  std::vector<char> channels_last_out_;  // per task: every reader of its output 0 takes channels-last tensors
+  // Per task, what RunTask would otherwise look up by op type and attribute name on every run.
+  struct TaskPlan {
+    PreparedKernel kernel;
+    bool takes_channels_last = false;  // the kernel reads channels-last inputs (channels_last.h)
+    bool channels_last_out = false;    // every reader of its output 0 takes channels-last tensors
+    bool moves_bytes = false;          // the op only moves bytes (OpSchema::moves_bytes)
+  };
+  std::vector<TaskPlan> plans_;
   void PlanLifetimes();
-  void PlanChannelsLast();
+  void PlanTasks();
   void WidenConstants();
   // A 16-bit value the runtime holds in fp32 (RunTask rounds compute results so), and that value as stored.
   bool HeldInF32(const std::vector<Tensor>& vals, int v) const;
