@@ -32,11 +32,10 @@ void MapBinary(ThreadPool& pool, const Tensor& a, const Tensor& b, Tensor& out, 
   const int64_t inner = p.inner, sa = p.inner_stride[0], sb = p.inner_stride[1];
   size_t grain = static_cast<size_t>(std::max<int64_t>(1, kGrain / std::max<int64_t>(1, inner)));
   pool.ParallelFor(static_cast<size_t>(p.outer), grain, [&](size_t rb, size_t re) {
-    int64_t offs[2];
-    for (size_t r = rb; r < re; ++r) {
-      BroadcastRowOffsets(p, static_cast<int64_t>(r), offs);
-      const T* x = pa + offs[0];
-      const T* y = pb + offs[1];
+    BroadcastRowWalk rows(p, static_cast<int64_t>(rb));
+    for (size_t r = rb; r < re; ++r, rows.Next()) {
+      const T* x = pa + rows.offset(0);
+      const T* y = pb + rows.offset(1);
       R* o = po + static_cast<int64_t>(r) * inner;
       if (sa == 1 && sb == 1)
         for (int64_t i = 0; i < inner; ++i) o[i] = static_cast<R>(f(x[i], y[i]));
@@ -336,13 +335,12 @@ Status WhereKernel(KernelContext& c) {
   BroadcastPlan p = MakeBroadcastPlan({&cond.shape(), &x.shape(), &y.shape()}, s);
   size_t es = DTypeSize(x.dtype());
   const uint8_t* pc = cond.data<uint8_t>();
-  for (int64_t r = 0; r < p.outer; ++r) {
-    int64_t offs[3];
-    BroadcastRowOffsets(p, r, offs);
+  BroadcastRowWalk rows(p, 0);
+  for (int64_t r = 0; r < p.outer; ++r, rows.Next()) {
     for (int64_t i = 0; i < p.inner; ++i) {
-      bool take_x = pc[offs[0] + i * p.inner_stride[0]] != 0;
-      const std::byte* src = take_x ? x.raw() + (offs[1] + i * p.inner_stride[1]) * es
-                                    : y.raw() + (offs[2] + i * p.inner_stride[2]) * es;
+      bool take_x = pc[rows.offset(0) + i * p.inner_stride[0]] != 0;
+      const std::byte* src = take_x ? x.raw() + (rows.offset(1) + i * p.inner_stride[1]) * es
+                                    : y.raw() + (rows.offset(2) + i * p.inner_stride[2]) * es;
       std::memcpy(out.mutable_raw() + (r * p.inner + i) * es, src, es);
     }
   }

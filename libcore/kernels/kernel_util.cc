@@ -93,13 +93,20 @@ BroadcastPlan MakeBroadcastPlan(const std::vector<const Shape*>& ins, const Shap
   return p;
 }
 
-void BroadcastRowOffsets(const BroadcastPlan& p, int64_t row, int64_t* offs) {
-  size_t nd = p.out.size();
-  for (size_t k = 0; k < p.in_strides.size(); ++k) offs[k] = 0;
-  for (int d = static_cast<int>(nd) - 2; d >= 0; --d) {
-    int64_t idx = row % p.out[d];
+BroadcastRowWalk::BroadcastRowWalk(const BroadcastPlan& p, int64_t row) : p_(p), idx_(p.out.size() - 1), offs_(p.in_strides.size()) {
+  for (size_t d = idx_.size(); d-- > 0;) {
+    idx_[d] = row % p.out[d];
     row /= p.out[d];
-    for (size_t k = 0; k < p.in_strides.size(); ++k) offs[k] += idx * p.in_strides[k][d];
+    for (size_t k = 0; k < offs_.size(); ++k) offs_[k] += idx_[d] * p.in_strides[k][d];
+  }
+}
+
+void BroadcastRowWalk::Next() {
+  for (size_t d = idx_.size(); d-- > 0;) {
+    for (size_t k = 0; k < offs_.size(); ++k) offs_[k] += p_.in_strides[k][d];
+    if (++idx_[d] < p_.out[d]) return;
+    for (size_t k = 0; k < offs_.size(); ++k) offs_[k] -= p_.in_strides[k][d] * p_.out[d];
+    idx_[d] = 0;
   }
 }
 

@@ -194,20 +194,30 @@ struct GlobalAcc {
   }
 };
 
-// Channels-last input: each task takes a run of (image, channel) pairs and walks the pixels once, every
-// channel's values still added in pixel order, so the results equal the channels-first ones bit for bit.
+// Channels-last input: a task is one image's block of kPoolLanes channels, walked over every pixel, each
+// channel's values still added in pixel order, so the results equal the channels-first ones bit for bit. The
+// full-block loop has a fixed width and is unrolled so that it vectorises with the sums in registers (walking a
+// run of channels of any length was 7% of efficientnet_b0's time at 2 threads, this 5.5%). 32 fp32 lanes are
+// the 128-byte line pair the L2's adjacent-line prefetcher fetches together (16 lanes: 5% slower here).
+constexpr int64_t kPoolLanes = 32;
+
 template <PoolKind kKind, class T>
 void GlobalPoolChannelsLast(ThreadPool& pool, const T* x, T* y, int64_t N, int64_t C, int64_t HW) {
-  pool.ParallelFor(static_cast<size_t>(N * C), 16, [&](size_t b, size_t e) {
-    for (int64_t nc = static_cast<int64_t>(b); nc < static_cast<int64_t>(e);) {
-      const int64_t n = nc / C, c0 = nc % C, c1 = std::min(C, c0 + static_cast<int64_t>(e) - nc);
-      std::vector<GlobalAcc<kKind, T>> acc(static_cast<size_t>(c1 - c0));
-      for (int64_t p = 0; p < HW; ++p) {
-        const T* row = x + (n * HW + p) * C;
-        for (int64_t ch = c0; ch < c1; ++ch) acc[ch - c0].Add(row[ch]);
+  const int64_t blocks = (C + kPoolLanes - 1) / kPoolLanes;
+  pool.ParallelFor(static_cast<size_t>(N * blocks), 1, [&](size_t b, size_t e) {
+    for (auto t = static_cast<int64_t>(b); t < static_cast<int64_t>(e); ++t) {
+      const int64_t n = t / blocks, c0 = t % blocks * kPoolLanes, width = std::min(kPoolLanes, C - c0);
+      const T* in = x + n * HW * C + c0;
+      GlobalAcc<kKind, T> acc[kPoolLanes];
+      if (width == kPoolLanes) {
+        for (int64_t p = 0; p < HW; ++p)
+#pragma GCC unroll 32  // unrolled, the accumulators stay in registers (else each add goes through the stack)
+          for (int64_t j = 0; j < kPoolLanes; ++j) acc[j].Add(in[p * C + j]);
+      } else {
+        for (int64_t p = 0; p < HW; ++p)
+          for (int64_t j = 0; j < width; ++j) acc[j].Add(in[p * C + j]);
       }
-      for (int64_t ch = c0; ch < c1; ++ch) y[n * C + ch] = acc[ch - c0].Result(HW);
-      nc += c1 - c0;
+      for (int64_t j = 0; j < width; ++j) y[n * C + c0 + j] = acc[j].Result(HW);
     }
   });
 }

@@ -210,7 +210,12 @@ TEST(ChannelsLast, ElementwiseBroadcastAndGlobalPoolGiveTheChannelsFirstBits) {
     EXPECT_TRUE(got.channels_last) << op;
     ExpectSameBits(ToChannelsFirst(got, Pool()), RunNode(MakeNode(op, 1), {x}));
   }
-  for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) ExpectSameBits(RunNode(MakeNode(op, 1), {xl}), RunNode(MakeNode(op, 1), {x}));
+  // Global pools: channels in blocks of 16, here two full ones and a ragged one, as well as one short block.
+  const Tensor wide = Random({2, 37, 6, 5}, 19);
+  for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) {
+    ExpectSameBits(RunNode(MakeNode(op, 1), {xl}), RunNode(MakeNode(op, 1), {x}));
+    ExpectSameBits(RunNode(MakeNode(op, 1), {ToChannelsLast(wide, Pool())}), RunNode(MakeNode(op, 1), {wide}));
+  }
   const AttrMap window = {{"kernel_shape", std::vector<int64_t>{3, 2}}, {"strides", std::vector<int64_t>{2, 2}},
                           {"pads", std::vector<int64_t>{1, 0, 1, 1}}, {"ceil_mode", int64_t{1}}};
   for (const char* op : {"MaxPool", "AveragePool"}) {
