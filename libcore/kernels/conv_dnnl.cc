@@ -128,15 +128,15 @@ Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Con
     return Status::Ok();  // a geometry oneDNN does not take: the caller's path
   }
   // Memory objects without data; each run sets their handles (creating them per run was 4% of a small net).
-  d.src = memory(src, DnnlEngine(), DNNL_MEMORY_NONE);
-  d.dst = memory(dst, DnnlEngine(), DNNL_MEMORY_NONE);
+  d.src = Unbound(src);
+  d.dst = Unbound(dst);
   d.args = {{DNNL_ARG_SRC, d.src}, {DNNL_ARG_WEIGHTS, d.weights.memory()}, {DNNL_ARG_DST, d.dst}};
   if (d.has_bias) {
-    d.bias = memory(bias, DnnlEngine(), DNNL_MEMORY_NONE);
+    d.bias = Unbound(bias);
     d.args.emplace(DNNL_ARG_BIAS, d.bias);
   }
   if (d.has_residual) {
-    d.residual = memory(dst, DnnlEngine(), DNNL_MEMORY_NONE);
+    d.residual = Unbound(dst);
     d.args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, d.residual);
   }
   d.usable = true;

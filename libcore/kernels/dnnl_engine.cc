@@ -14,6 +14,8 @@ dnnl::stream& DnnlStream() {
   return s;
 }
 
+dnnl::memory Unbound(const dnnl::memory::desc& desc) { return dnnl::memory(desc, DnnlEngine(), DNNL_MEMORY_NONE); }
+
 ReorderedWeights::ReorderedWeights(const dnnl::memory::desc& layout, const dnnl::memory::desc& plain)
     : memory_(layout, DnnlEngine()), plain_(plain) {}
 

@@ -12,6 +12,9 @@ namespace npu {
 dnnl::engine& DnnlEngine();
 // The calling thread's stream on that engine (made once per thread, not per primitive run).
 dnnl::stream& DnnlStream();
+// A memory object on the engine without data: a kernel keeps it with its primitive and points it at each
+// run's tensor (set_data_handle), instead of creating one per run.
+dnnl::memory Unbound(const dnnl::memory::desc& desc);
 
 // oneDNN 2.6 answers some geometries only with its reference kernels (a few GFLOP/s): we take ours there.
 template <class PrimitiveDesc>

@@ -44,11 +44,11 @@ void Build(DnnlMatMul& d, const Geometry& g) {
   } catch (const dnnl::error&) {
     return;  // a geometry oneDNN does not take: the caller's path
   }
-  d.src = memory(src, DnnlEngine(), DNNL_MEMORY_NONE);
-  d.dst = memory(dst, DnnlEngine(), DNNL_MEMORY_NONE);
+  d.src = Unbound(src);
+  d.dst = Unbound(dst);
   d.args = {{DNNL_ARG_SRC, d.src}, {DNNL_ARG_WEIGHTS, d.weights.memory()}, {DNNL_ARG_DST, d.dst}};
   if (g.has_bias) {
-    d.bias = memory(bias, DnnlEngine(), DNNL_MEMORY_NONE);
+    d.bias = Unbound(bias);
     d.args.emplace(DNNL_ARG_BIAS, d.bias);
   }
   d.usable = true;
