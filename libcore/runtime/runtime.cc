@@ -145,8 +145,9 @@ void Session::PlanLifetimes() {
   PlanTasks();
 }
 
-// A task may hand its output 0 on channels-last when every task reading it takes that order (the net's
-// outputs are converted at the end of Run).
+// Per task, what RunTask needs that the graph alone decides: the prepared kernel, the op's flags, and whether
+// it may hand its output 0 on channels-last (when every task reading it takes that order; the net's outputs
+// are converted at the end of Run).
 void Session::PlanTasks() {
   const Graph& g = model_.graph;
   const KernelRegistry& kernels = KernelRegistry::Get();
