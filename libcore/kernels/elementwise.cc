@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-
 #include <optional>
 
 #include "kernels/channels_last.h"
@@ -13,11 +12,9 @@
 namespace npu {
 namespace {
 
-constexpr int64_t kGrain = kElementwiseGrain;
-
 template <class T, class R, class F>
 void MapUnary(ThreadPool& pool, const T* in, R* out, int64_t n, F f) {
-  pool.ParallelFor(static_cast<size_t>(n), kGrain, [&](size_t b, size_t e) {
+  pool.ParallelFor(static_cast<size_t>(n), kElementwiseGrain, [&](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) out[i] = static_cast<R>(f(in[i]));
   });
 }
@@ -30,7 +27,7 @@ void MapBinary(ThreadPool& pool, const Tensor& a, const Tensor& b, Tensor& out, 
   const T* pb = b.data<T>();
   R* po = out.mutable_data<R>();
   const int64_t inner = p.inner, sa = p.inner_stride[0], sb = p.inner_stride[1];
-  size_t grain = static_cast<size_t>(std::max<int64_t>(1, kGrain / std::max<int64_t>(1, inner)));
+  size_t grain = static_cast<size_t>(std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, inner)));
   pool.ParallelFor(static_cast<size_t>(p.outer), grain, [&](size_t rb, size_t re) {
     BroadcastRowWalk rows(p, static_cast<int64_t>(rb));
     for (size_t r = rb; r < re; ++r, rows.Next()) {
@@ -98,7 +95,7 @@ void RegisterUnary(const char* name, Make make, MakeBulk make_bulk = {}) {
                      auto bulk = make_bulk(c.node);
                      const float* in = x.data<float>();
                      float* out = y.mutable_data<float>();
-                     c.pool.ParallelFor(static_cast<size_t>(x.numel()), kGrain, [&](size_t b, size_t e) {
+                     c.pool.ParallelFor(static_cast<size_t>(x.numel()), kElementwiseGrain, [&](size_t b, size_t e) {
                        auto n = static_cast<Eigen::Index>(e - b);
                        Eigen::Map<ArrayF>(out + b, n) = bulk(Eigen::Map<const ArrayF>(in + b, n));
                      });

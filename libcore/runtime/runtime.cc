@@ -150,22 +150,21 @@ void Session::PlanLifetimes() {
 // are converted at the end of Run).
 void Session::PlanTasks() {
   const Graph& g = model_.graph;
-  const KernelRegistry& kernels = KernelRegistry::Get();
-  std::vector<char> takes(g.values.size(), 1);
-  for (const Task& t : model_.tasks) {
-    const Node& n = g.nodes[t.op_index];
-    for (int i : n.inputs)
-      if (i >= 0 && !kernels.TakesChannelsLast(n.op_type)) takes[i] = 0;
-  }
   plans_.assign(model_.tasks.size(), {});
+  std::vector<char> takes(g.values.size(), 1);  // per value: every task reading it takes channels-last
   for (size_t k = 0; k < model_.tasks.size(); ++k) {
     const Node& n = g.nodes[model_.tasks[k].op_index];
     const OpSchema* schema = OpSchemaRegistry::Get().Find(n.op_type);
     TaskPlan& p = plans_[k];
     p.kernel = PrepareKernel(n);
-    p.takes_channels_last = kernels.TakesChannelsLast(n.op_type);
-    p.channels_last_out = !n.outputs.empty() && n.outputs[0] >= 0 && takes[n.outputs[0]];
+    p.takes_channels_last = KernelRegistry::Get().TakesChannelsLast(n.op_type);
     p.moves_bytes = schema && schema->moves_bytes;
+    for (int i : n.inputs)
+      if (i >= 0 && !p.takes_channels_last) takes[i] = 0;
+  }
+  for (size_t k = 0; k < model_.tasks.size(); ++k) {
+    const Node& n = g.nodes[model_.tasks[k].op_index];
+    plans_[k].channels_last_out = !n.outputs.empty() && n.outputs[0] >= 0 && takes[n.outputs[0]];
   }
 }
 
