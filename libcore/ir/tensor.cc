@@ -1,6 +1,7 @@
 #include "ir/tensor.h"
 
 #include <cstring>
+#include <mutex>
 #include <new>
 
 #include "base/half.h"
@@ -28,11 +29,12 @@ std::string ShapeToString(const Shape& s) {
 }
 
 namespace {
-// 64-byte aligned so vector kernels and the .om weight layout agree.
+// Aligned so vector kernels and the .om weight layout agree.
+constexpr size_t kTensorAlign = 64;
 std::shared_ptr<void> AllocAligned(size_t n) {
-  size_t bytes = std::max<size_t>(64, (n + 63) / 64 * 64);
-  void* p = ::operator new(bytes, std::align_val_t(64));
-  return std::shared_ptr<void>(p, [](void* q) { ::operator delete(q, std::align_val_t(64)); });
+  size_t bytes = std::max(kTensorAlign, (n + kTensorAlign - 1) / kTensorAlign * kTensorAlign);
+  void* p = ::operator new(bytes, std::align_val_t(kTensorAlign));
+  return std::shared_ptr<void>(p, [](void* q) { ::operator delete(q, std::align_val_t(kTensorAlign)); });
 }
 }  // namespace
 
@@ -67,6 +69,40 @@ Tensor Tensor::View(DType t, Shape shape, std::shared_ptr<const void> owner, con
   return x;
 }
 
+struct Tensor::Realign {
+  std::shared_ptr<const void> source_owner;
+  const void* source;
+  size_t size;
+  std::once_flag once;
+  std::shared_ptr<void> copy;
+};
+
+Tensor Tensor::ViewAnyAlignment(DType t, Shape shape, std::shared_ptr<const void> owner, const void* data) {
+  Tensor x = View(t, std::move(shape), std::move(owner), data);
+  if (reinterpret_cast<uintptr_t>(data) % kTensorAlign == 0) return x;
+  auto r = std::make_shared<Realign>();
+  r->source_owner = std::move(x.owner_);
+  r->source = data;
+  r->size = x.nbytes();
+  x.realign_ = r.get();
+  x.owner_ = std::move(r);
+  return x;
+}
+
+const void* Tensor::AlignedCopy() const {
+  Realign& r = *realign_;
+  std::call_once(r.once, [&r] {
+    r.copy = AllocAligned(r.size);
+    if (r.size) std::memcpy(r.copy.get(), r.source, r.size);
+  });
+  return r.copy.get();
+}
+
+void Tensor::Detach() {
+  data_ = AlignedCopy();
+  realign_ = nullptr;  // owner_ still holds the copy
+}
+
 Tensor Tensor::Reshaped(Shape shape) const {
   Tensor x = *this;
   x.shape_ = std::move(shape);
@@ -77,7 +113,7 @@ Tensor Tensor::Reshaped(Shape shape) const {
 Tensor Tensor::Clone() const {
   Tensor x = EmptyLike(dtype_, *this);
   x.format = format;
-  if (nbytes()) std::memcpy(x.mutable_raw(), raw(), nbytes());
+  if (nbytes()) std::memcpy(x.mutable_raw(), data_, nbytes());  // the stored bytes: no aligned copy made first
   return x;
 }
 

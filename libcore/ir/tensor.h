@@ -28,8 +28,12 @@ class Tensor {
   static Tensor Empty(DType t, Shape shape);
   // Uninitialised storage of `like`'s shape and memory order: for elementwise results.
   static Tensor EmptyLike(DType t, const Tensor& like);
-  // Aliases existing bytes; `owner` keeps them alive.
+  // Aliases existing bytes; `owner` keeps them alive. `data` must be aligned for the dtype.
   static Tensor View(DType t, Shape shape, std::shared_ptr<const void> owner, const void* data);
+  // Aliases bytes at any alignment (an ONNX initializer in place in its mapped file: exporters pack them
+  // back to back). Typed access copies them once to aligned storage that every copy of the tensor shares;
+  // stored_bytes() reads them where they are, so a tool that only moves bytes (atc) never copies them.
+  static Tensor ViewAnyAlignment(DType t, Shape shape, std::shared_ptr<const void> owner, const void* data);
 
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
@@ -43,15 +47,21 @@ class Tensor {
   // kernels/channels_last.h); the runtime converts for every other reader.
   bool channels_last = false;
 
-  const std::byte* raw() const { return static_cast<const std::byte*>(data_); }
-  std::byte* mutable_raw() { return static_cast<std::byte*>(const_cast<void*>(data_)); }
+  // Typed and byte access: always 64-byte aligned storage.
+  const std::byte* raw() const { return static_cast<const std::byte*>(realign_ ? AlignedCopy() : data_); }
+  std::byte* mutable_raw() {
+    if (realign_) [[unlikely]] Detach();
+    return static_cast<std::byte*>(const_cast<void*>(data_));
+  }
   template <class T>
-  const T* data() const { return static_cast<const T*>(data_); }
+  const T* data() const { return reinterpret_cast<const T*>(raw()); }
   template <class T>
-  T* mutable_data() { return static_cast<T*>(const_cast<void*>(data_)); }
+  T* mutable_data() { return reinterpret_cast<T*>(mutable_raw()); }
   template <class T>
   std::span<const T> span() const { return {data<T>(), static_cast<size_t>(numel())}; }
   std::span<const std::byte> bytes() const { return {raw(), nbytes()}; }
+  // The bytes where they are stored, at any alignment: for code that copies, hashes or writes them.
+  std::span<const std::byte> stored_bytes() const { return {static_cast<const std::byte*>(data_), nbytes()}; }
 
   // Same bytes, new shape (numel must match); row-major (a channels-last tensor is converted before any reshape).
   Tensor Reshaped(Shape shape) const;
@@ -60,15 +70,21 @@ class Tensor {
   // Scalar/1-D integer tensor contents as int64 (any integer dtype).
   std::vector<int64_t> ToInt64Vector() const;
   std::vector<double> ToDoubleVector() const;
+  // Keeps raw() and stored_bytes() alive.
   std::shared_ptr<const void> owner() const { return owner_; }
   // No other Tensor (view, copy, model weight) shares these bytes: writing them in place is safe.
   bool sole_owner() const { return owner_ && owner_.use_count() == 1; }
 
  private:
+  struct Realign;  // a ViewAnyAlignment's aligned copy, made on first use (tensor.cc)
   DType dtype_ = DType::kUndefined;
   Shape shape_;
   std::shared_ptr<const void> owner_;
-  const void* data_ = nullptr;
+  const void* data_ = nullptr;  // the stored bytes
+  Realign* realign_ = nullptr;  // set when data_ is not aligned; owned by owner_
+
+  const void* AlignedCopy() const;
+  void Detach();  // points data_ at the aligned copy, for writing
 };
 
 }  // namespace npu

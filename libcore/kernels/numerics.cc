@@ -47,7 +47,7 @@ void RecordException(FloatStatus* st, DType to, int output, int64_t index, float
 }
 
 // Finds non-finite 16-bit results (exponent all ones) after a bulk conversion and applies the mode.
-void Settle16(std::span<const float> src, std::span<uint16_t> dst, DType to, const ExecContext& ctx, FloatStatus* st, int output) {
+void Settle16(std::span<const std::byte> src, std::span<uint16_t> dst, DType to, const ExecContext& ctx, FloatStatus* st, int output) {
   const uint16_t exp_mask = to == DType::kF16 ? kHalfExpMask : kBF16ExpMask, max_finite = MaxFinite16(to);
   // Results are almost always finite: find the first block holding an exception with a branch-free scan
   // (it vectorises), and walk element by element only from there.
@@ -64,7 +64,8 @@ void Settle16(std::span<const float> src, std::span<uint16_t> dst, DType to, con
   }
   for (size_t i = start; i < dst.size(); ++i) {
     if ((dst[i] & exp_mask) != exp_mask) continue;
-    float v = src[i];
+    float v;
+    std::memcpy(&v, src.data() + i * sizeof(float), sizeof v);  // src is at any alignment (NarrowFloat)
     RecordException(st, to, output, static_cast<int64_t>(i), v);
     if (ctx.saturate()) dst[i] = std::isnan(v) ? 0 : static_cast<uint16_t>((dst[i] & kSignBit16) | max_finite);
   }
@@ -91,10 +92,23 @@ void FloatStatus::Record(int output, int64_t index, float value) {
 Tensor NarrowFloat(const Tensor& f32, DType to, const ExecContext& ctx, FloatStatus* status, int output) {
   Tensor out = Tensor::EmptyLike(to, f32);
   auto n = static_cast<size_t>(f32.numel());
-  std::span<const float> in(f32.data<float>(), n);
+  // Read where the values are stored: a weight in place in its ONNX file (Tensor::ViewAnyAlignment) goes
+  // through a small aligned buffer when it is not float-aligned, instead of being copied whole first.
+  const std::span<const std::byte> in = f32.stored_bytes();
+  const bool aligned = reinterpret_cast<uintptr_t>(in.data()) % alignof(float) == 0;
   std::span<uint16_t> o(out.mutable_data<uint16_t>(), n);
+  auto narrow = [to](std::span<const float> from, std::span<uint16_t> into) {
+    to == DType::kF16 ? FloatToHalf(from, into) : FloatToBF16(from, into);
+  };
   ThreadPool::Global().ParallelFor(n, kConvertGrain, [&](size_t b, size_t e) {
-    to == DType::kF16 ? FloatToHalf(in.subspan(b, e - b), o.subspan(b, e - b)) : FloatToBF16(in.subspan(b, e - b), o.subspan(b, e - b));
+    if (aligned) return narrow({reinterpret_cast<const float*>(in.data()) + b, e - b}, o.subspan(b, e - b));
+    constexpr size_t kBounce = 4096;
+    alignas(64) float buffer[kBounce];
+    for (size_t i = b; i < e; i += kBounce) {
+      const size_t m = std::min(kBounce, e - i);
+      std::memcpy(buffer, in.data() + i * sizeof(float), m * sizeof(float));
+      narrow({buffer, m}, o.subspan(i, m));
+    }
   });
   Settle16(in, o, to, ctx, status, output);
   return out;

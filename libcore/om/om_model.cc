@@ -127,7 +127,7 @@ class WeightPacker {
   void Add(const Tensor& t, om::WeightRef* ref) {
     if (external_ == 1) return AddFile(t, ref);
     FillTensorDesc(t.dtype(), t.shape(), ref);
-    Place(t, t.nbytes(), DeviceLayout{}, ref, [&] { pieces_.emplace_back(t.bytes()); });
+    Place(t, t.nbytes(), DeviceLayout{}, ref, [&] { pieces_.emplace_back(t.stored_bytes()); });
   }
   const std::vector<om::Piece>& pieces() const { return pieces_; }
   size_t size() const { return size_; }
@@ -153,7 +153,7 @@ class WeightPacker {
     size_t n = static_cast<size_t>(NumElements(shape.value())) * l.elem_size;
     FillTensorDesc(t.dtype(), shape.value(), ref);
     Place(t, n, l, ref, [&] {
-      pieces_.emplace_back(n, [t, l](std::span<std::byte> out) { return ToDeviceBytes(l, t.bytes(), out); });
+      pieces_.emplace_back(n, [t, l](std::span<std::byte> out) { return ToDeviceBytes(l, t.stored_bytes(), out); });
     });
   }
 
@@ -163,7 +163,7 @@ class WeightPacker {
   void Place(const Tensor& t, size_t n, const DeviceLayout& l, om::WeightRef* ref, Append&& append) {
     if (external_ == 2) ref->set_file(combined_);
     if (dedupe_) {
-      XXH128_hash_t h = XXH3_128bits(t.raw(), t.nbytes());
+      XXH128_hash_t h = XXH3_128bits(t.stored_bytes().data(), t.nbytes());
       auto key = std::make_tuple(h.high64, h.low64, t.nbytes(), l.format, l.groups);
       if (auto it = stored_.find(key); it != stored_.end()) {
         ref->set_offset(it->second);
@@ -184,7 +184,7 @@ class WeightPacker {
   }
 
   void AddFile(const Tensor& t, om::WeightRef* ref) {
-    XXH128_hash_t h = XXH3_128bits(t.raw(), t.nbytes());
+    XXH128_hash_t h = XXH3_128bits(t.stored_bytes().data(), t.nbytes());
     char hex[33];
     std::snprintf(hex, sizeof hex, "%016llx%016llx", static_cast<unsigned long long>(h.high64), static_cast<unsigned long long>(h.low64));
     std::string name = std::string("weight/weight_") + hex;
@@ -196,7 +196,7 @@ class WeightPacker {
     std::error_code ec;
     std::filesystem::create_directories(dir_ + "/weight", ec);
     status_ = ec ? Status::Error("E13004", "--output", dir_ + "/weight", "cannot create the weight folder: " + ec.message())
-                 : WriteFileAtomic(dir_ + "/" + name, t.bytes());
+                 : WriteFileAtomic(dir_ + "/" + name, t.stored_bytes());
   }
 
   size_t Aligned() const { return (size_ + om::kWeightAlign - 1) / om::kWeightAlign * om::kWeightAlign; }

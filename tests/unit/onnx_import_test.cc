@@ -1,6 +1,8 @@
 // ONNX import without protobuf copying the weights: raw_data is cut out before parsing (weight_cut.h) and
 // each initializer gets its bytes in the file (aligned) or in one copy (not aligned).
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
@@ -87,6 +89,9 @@ TEST(OnnxImport, InitializersReadTheSameAtEveryFileAlignment) {
     EXPECT_EQ(constant("a").ToDoubleVector(), (std::vector<double>{1, 2, 3, 4, 5})) << pad;
     EXPECT_EQ(constant("b").ToDoubleVector(), (std::vector<double>{10, 20, 30, 40, 50})) << pad;
     EXPECT_EQ(constant("c").ToInt64Vector(), (std::vector<int64_t>{-7, 1LL << 40})) << pad;
+    const Tensor b = constant("b");  // computed on through aligned storage; the file's bytes stay where they are
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(b.raw()) % 64, 0u) << pad;
+    EXPECT_TRUE(std::ranges::equal(b.stored_bytes(), b.bytes())) << pad;
   }
   std::string bytes = TwoAdds(0).SerializeAsString();
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() - 2);
@@ -94,6 +99,28 @@ TEST(OnnxImport, InitializersReadTheSameAtEveryFileAlignment) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), "E10041") << bad.status().message();
   std::filesystem::remove(path);
+}
+
+TEST(Tensor, ViewAnyAlignmentCopiesOnceAndOnlyWhenComputedOn) {
+  auto storage = std::make_shared<std::vector<float>>(std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7, 8});
+  const auto* misaligned = reinterpret_cast<const std::byte*>(storage->data() + 1);  // 4 bytes past a 64-byte start
+  ASSERT_NE(reinterpret_cast<uintptr_t>(misaligned) % 64, 0u);
+  Tensor t = Tensor::ViewAnyAlignment(DType::kF32, {2, 4}, storage, misaligned);
+  EXPECT_EQ(t.stored_bytes().data(), misaligned);  // where it is, for code that only moves bytes
+  Tensor copy = t.Reshaped({8});
+  const float* a = t.data<float>();
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % 64, 0u);
+  EXPECT_EQ(copy.data<float>(), a);  // one aligned copy, shared by every copy of the tensor
+  EXPECT_EQ(std::vector<float>(a, a + 8), (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(t.Clone().ToDoubleVector(), (std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8}));
+  copy.mutable_data<float>()[0] = 42;  // writing goes to the aligned copy, never into the stored bytes
+  EXPECT_EQ((*storage)[1], 1.0f);
+  EXPECT_EQ(t.data<float>()[0], 42.0f);
+  storage.reset();  // the tensor keeps its bytes alive
+  EXPECT_EQ(t.stored_bytes().size(), 32u);
+  EXPECT_EQ(copy.ToDoubleVector()[7], 8.0);
+  const Tensor aligned = Tensor::ViewAnyAlignment(DType::kF32, {1}, t.owner(), t.raw());  // no copy needed
+  EXPECT_EQ(aligned.raw(), t.raw());
 }
 
 }  // namespace

@@ -10,7 +10,6 @@
 #include <chrono>
 #include <filesystem>
 
-#include "base/big_buffer.h"
 #include "base/file_io.h"
 #include "base/thread_pool.h"
 #include "frontend/onnx/weight_cut.h"
@@ -90,7 +89,7 @@ Result<Tensor> ExternalTensor(ImportState& st, const onnx::TensorProto& t, DType
     return Bad(st.path, "external data length of '" + t.name() + "' is " + std::to_string(length) + " bytes, its shape needs " + std::to_string(need));
   if (offset < 0 || static_cast<size_t>(offset) > bytes.size() || bytes.size() - static_cast<size_t>(offset) < need)
     return Bad(st.path, "external data of '" + t.name() + "' lies past the end of " + full);
-  return Tensor::View(dt, shape, it->second.share(), bytes.data() + offset);
+  return Tensor::ViewAnyAlignment(dt, shape, it->second.share(), bytes.data() + offset);
 }
 
 template <class Src, class Dst>
@@ -115,12 +114,12 @@ Result<Tensor> ConvertTensor(ImportState& st, const onnx::TensorProto& t, const 
   if (held) {
     if (held->bytes.size() != bytes)
       return Bad(st.path, "tensor '" + t.name() + "' holds " + std::to_string(held->bytes.size()) + " bytes, its shape needs " + std::to_string(bytes));
-    return Tensor::View(*dt, shape, held->owner, held->bytes.data());
+    return Tensor::ViewAnyAlignment(*dt, shape, held->owner, held->bytes.data());
   }
   if (t.has_raw_data()) {
     if (t.raw_data().size() != bytes)
       return Bad(st.path, "tensor '" + t.name() + "' holds " + std::to_string(t.raw_data().size()) + " bytes, its shape needs " + std::to_string(bytes));
-    return Tensor::View(*dt, shape, st.model, t.raw_data().data());  // aliases the parsed model
+    return Tensor::ViewAnyAlignment(*dt, shape, st.model, t.raw_data().data());  // aliases the parsed model
   }
   auto count_ok = [&](int have) { return static_cast<size_t>(have) == n; };
   switch (*dt) {
@@ -162,33 +161,12 @@ Result<Attr> ConvertAttr(ImportState& st, const onnx::AttributeProto& a) {
   }
 }
 
-// Gives each cut-out raw_data its bytes: in place in the mapped file when they are aligned for any kernel
-// (kInPlaceAlign), else copied, across the pool, into one big buffer (exporters pack initializers back to
-// back, so most of them start at arbitrary offsets).
+// Gives each cut-out raw_data its bytes in place in the mapped file. Exporters pack initializers back to
+// back, so most start at arbitrary offsets: the tensors are ViewAnyAlignment, copied only if computed on.
 std::vector<std::optional<HeldBytes>> HoldCutData(const CutModel& cut, const MappedFile& file) {
-  constexpr size_t kInPlaceAlign = 64;
-  auto aligned = [](size_t x) { return (x + kInPlaceAlign - 1) / kInPlaceAlign * kInPlaceAlign; };
   std::vector<std::optional<HeldBytes>> held(cut.raw.size());
-  std::vector<size_t> copied, at;
-  size_t total = 0;
-  for (size_t k = 0; k < cut.raw.size(); ++k) {
-    if (!cut.raw[k]) continue;
-    if (reinterpret_cast<uintptr_t>(cut.raw[k]->data()) % kInPlaceAlign == 0) {
-      held[k] = HeldBytes{*cut.raw[k], file.share()};
-      continue;
-    }
-    copied.push_back(k);
-    at.push_back(total);
-    total = aligned(total + cut.raw[k]->size());
-  }
-  std::shared_ptr<std::byte[]> buffer = AllocateBigBuffer(total);
-  ThreadPool::Global().ParallelFor(copied.size(), 1, [&](size_t b, size_t e) {
-    for (size_t i = b; i < e; ++i) {
-      std::span<const std::byte> from = *cut.raw[copied[i]];
-      if (!from.empty()) std::memcpy(buffer.get() + at[i], from.data(), from.size());
-      held[copied[i]] = HeldBytes{{buffer.get() + at[i], from.size()}, buffer};
-    }
-  });
+  for (size_t k = 0; k < cut.raw.size(); ++k)
+    if (cut.raw[k]) held[k] = HeldBytes{*cut.raw[k], file.share()};
   return held;
 }
 
