@@ -1,5 +1,5 @@
-// Memory for large byte buffers that are written once, whole (weights copied out of a model file, staging
-// for an .om being written). Touching fresh memory one 4 KiB page at a time is most of the cost of such a
+// Memory for large byte buffers that are written once, whole (staging for an .om being written, in
+// om_file.cc). Touching fresh memory one 4 KiB page at a time is most of the cost of such a
 // copy on Linux (a fault, a zeroed page and a page-table update each); asking for transparent huge pages
 // makes that 512 times fewer faults.
 #pragma once
