@@ -11,7 +11,6 @@
 #include <filesystem>
 
 #include "base/file_io.h"
-#include "base/thread_pool.h"
 #include "frontend/onnx/weight_cut.h"
 #include "base/log.h"
 #include "ir/op_schema.h"
