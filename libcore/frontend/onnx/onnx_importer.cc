@@ -40,19 +40,16 @@ std::optional<DType> FromOnnxType(int32_t t) {
 
 Status Bad(const std::string& path, std::string why) { return Status::Error("E10041", "--model", path, std::move(why)); }
 
-// Bytes of a tensor held outside the parsed model, and what keeps them alive.
-struct HeldBytes {
-  std::span<const std::byte> bytes;
-  std::shared_ptr<const void> owner;
-};
-
 // Everything a conversion needs to keep alive: the parsed model and any external-data maps.
 struct ImportState {
   std::string path, dir;
   std::shared_ptr<onnx::ModelProto> model;
   std::map<std::string, MappedFile> external;
-  // Per graph.initializer when the model was parsed with its raw_data cut out (weight_cut.h): the bytes.
-  std::vector<std::optional<HeldBytes>> initializer_raw;
+  // Per graph.initializer when the model was parsed with its raw_data cut out (weight_cut.h): its bytes in
+  // the mapped file, which `initializer_file` keeps alive. Exporters pack initializers back to back, so most
+  // start at arbitrary offsets: the tensors are ViewAnyAlignment, copied only if computed on.
+  std::vector<std::optional<std::span<const std::byte>>> initializer_raw;
+  std::shared_ptr<const void> initializer_file;
 };
 
 Result<Tensor> ExternalTensor(ImportState& st, const onnx::TensorProto& t, DType dt, const Shape& shape) {
@@ -99,8 +96,8 @@ Tensor CopyTyped(DType dt, const Shape& shape, const Src& field) {
   return x;
 }
 
-// `held`: the tensor's raw_data, when it was cut out of the parsed model.
-Result<Tensor> ConvertTensor(ImportState& st, const onnx::TensorProto& t, const std::optional<HeldBytes>& held = std::nullopt) {
+// `held`: the tensor's raw_data in the mapped file, when it was cut out of the parsed model.
+Result<Tensor> ConvertTensor(ImportState& st, const onnx::TensorProto& t, std::optional<std::span<const std::byte>> held = std::nullopt) {
   auto dt = FromOnnxType(t.data_type());
   if (!dt) return Status::Error("E16002", "tensor", t.name(), "element type " + std::to_string(t.data_type()) + " is not supported");
   Shape shape(t.dims().begin(), t.dims().end());
@@ -111,9 +108,9 @@ Result<Tensor> ConvertTensor(ImportState& st, const onnx::TensorProto& t, const 
   const size_t bytes = *total, n = bytes / DTypeSize(*dt);
   if (t.data_location() == onnx::TensorProto::EXTERNAL) return ExternalTensor(st, t, *dt, shape);
   if (held) {
-    if (held->bytes.size() != bytes)
-      return Bad(st.path, "tensor '" + t.name() + "' holds " + std::to_string(held->bytes.size()) + " bytes, its shape needs " + std::to_string(bytes));
-    return Tensor::ViewAnyAlignment(*dt, shape, held->owner, held->bytes.data());
+    if (held->size() != bytes)
+      return Bad(st.path, "tensor '" + t.name() + "' holds " + std::to_string(held->size()) + " bytes, its shape needs " + std::to_string(bytes));
+    return Tensor::ViewAnyAlignment(*dt, shape, st.initializer_file, held->data());
   }
   if (t.has_raw_data()) {
     if (t.raw_data().size() != bytes)
@@ -160,15 +157,6 @@ Result<Attr> ConvertAttr(ImportState& st, const onnx::AttributeProto& a) {
   }
 }
 
-// Gives each cut-out raw_data its bytes in place in the mapped file. Exporters pack initializers back to
-// back, so most start at arbitrary offsets: the tensors are ViewAnyAlignment, copied only if computed on.
-std::vector<std::optional<HeldBytes>> HoldCutData(const CutModel& cut, const MappedFile& file) {
-  std::vector<std::optional<HeldBytes>> held(cut.raw.size());
-  for (size_t k = 0; k < cut.raw.size(); ++k)
-    if (cut.raw[k]) held[k] = HeldBytes{*cut.raw[k], file.share()};
-  return held;
-}
-
 // The model parsed without copying its weights (weight_cut.h); false leaves the state as it was, for
 // ParseModel to parse the file whole (and name what is wrong with it).
 bool ParseCut(ImportState& st, const MappedFile& file) {
@@ -177,7 +165,8 @@ bool ParseCut(ImportState& st, const MappedFile& file) {
   auto model = std::make_shared<onnx::ModelProto>();
   if (!model->ParseFromString(cut->bytes) || !model->has_graph() || static_cast<size_t>(model->graph().initializer_size()) != cut->raw.size())
     return false;
-  st.initializer_raw = HoldCutData(*cut, file);
+  st.initializer_raw = std::move(cut->raw);
+  st.initializer_file = file.share();
   st.model = std::move(model);
   return true;
 }
