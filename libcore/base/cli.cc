@@ -32,8 +32,9 @@ std::vector<std::string> Args(int argc, char** argv) {
   return args;
 }
 
-Status UnknownFlag(std::string_view flag, std::string_view tool) {
-  return Status::Error("E10001", std::string(flag), "", std::string(kUnknownFlagReason), "See " + std::string(tool) + " --help for the supported flags.");
+Status UnknownFlag(std::string_view flag, std::string_view tool, std::string_view code) {
+  return Status::Error(std::string(code), std::string(flag.substr(0, flag.find('='))), "", std::string(kUnknownFlagReason),
+                       "See " + std::string(tool) + " --help for the supported flags.");
 }
 
 bool IsUsageError(const Status& s) {
@@ -42,7 +43,7 @@ bool IsUsageError(const Status& s) {
   // usage error (its codes are EGxxxx).
   static constexpr std::string_view kUsageCodes[] = {"E10004", "E10007", "E10057", "EG0000"};
   return std::find(std::begin(kUsageCodes), std::end(kUsageCodes), s.code()) != std::end(kUsageCodes) ||
-         (s.code() == "E10001" && s.reason() == kUnknownFlagReason);
+         s.reason() == kUnknownFlagReason;
 }
 
 int ExitCodeFor(const std::vector<Status>& errors) {
@@ -62,10 +63,19 @@ int ParseFailed(CLI::App& app, const CLI::ParseError& e, std::string_view tool, 
   if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e) == 0 ? kOk : kUsage;  // --help, --version
   std::string what = e.what();
   Status s;
-  if (e.get_name() == "RequiredError")
+  // CLI11 checks what is required before what is left over, so `tool sub --typo` would blame a required flag
+  // the user probably did type, and `tool --typo` would ask for a subcommand: the leftover is named instead.
+  const std::vector<std::string> left = app.remaining(true);
+  if (e.get_name() == "RequiredError" && !left.empty() && left.front().starts_with('-'))
+    s = UnknownFlag(left.front(), tool);
+  else if (e.get_name() == "RequiredError" && !left.empty())
+    s = Status::Error("E10001", left.front(), "", "not a subcommand or argument of " + std::string(tool), "See " + std::string(tool) + " --help.");
+  else if (e.get_name() == "RequiredError" && what.starts_with("A subcommand"))
+    s = Status::Error("E10007", "subcommand", "", "a subcommand is required", "See " + std::string(tool) + " --help for the subcommands.");
+  else if (e.get_name() == "RequiredError")
     s = Status::Error("E10007", what.substr(0, what.find(' ')), "", what, "See " + std::string(tool) + " --help.");
   else if (size_t at = what.find("not expected: "); at != std::string::npos)  // CLI11's extras, in any context
-    s = Status::Error("E10001", what.substr(at + 14), "", std::string(kUnknownFlagReason), "See " + std::string(tool) + " --help for the supported flags.");
+    s = UnknownFlag(what.substr(at + 14), tool);
   else
     s = Status::Error("E10001", "command line", "", what, "See " + std::string(tool) + " --help.");
   out << "[ERROR] " << s.message() << "\n";

@@ -23,9 +23,9 @@ enum ExitCode : int { kOk = 0, kFailed = 1, kUsage = 2 };
 // and "--h" / "-h" ask for help. One-letter short flags ("-m x") and negative numbers stay as they are.
 std::vector<std::string> Args(int argc, char** argv);
 
-// The error for a flag the tool does not have, and whether an error is one of usage (exit 2) rather
-// than of a value (exit 1).
-Status UnknownFlag(std::string_view flag, std::string_view tool);
+// The error for a flag the tool does not have ("--bogus=1" is named as "--bogus"), under the tool's usage
+// code, and whether an error is one of usage (exit 2) rather than of a value (exit 1).
+Status UnknownFlag(std::string_view flag, std::string_view tool, std::string_view code = "E10001");
 bool IsUsageError(const Status& s);
 // The exit code for errors found before any work: kUsage if any is a usage error, else kFailed.
 int ExitCodeFor(const std::vector<Status>& errors);

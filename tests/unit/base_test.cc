@@ -205,6 +205,8 @@ TEST(Cli, CannSpellingsAndTheExitCodeContract) {
   EXPECT_EQ(cli::ExitCodeFor({Status::Error("E10001", "--x", "1", "bad value")}), cli::kFailed);
   EXPECT_EQ(cli::ExitCodeFor({Status::Error("E10001", "--x", "1", "bad value"), cli::UnknownFlag("--bogus", "atc")}), cli::kUsage);
   EXPECT_EQ(cli::ExitCodeFor({Status::Error("E10007", "--soc_version", "", "required")}), cli::kUsage);
+  EXPECT_EQ(cli::UnknownFlag("--bogus=1", "aoe", "EG0000").param(), "--bogus") << "the flag, not its value";
+  EXPECT_EQ(cli::ExitCodeFor({cli::UnknownFlag("--bogus", "aoe", "EG0000")}), cli::kUsage);
   Status bad = cli::ApplyLogFlag("9");
   EXPECT_EQ(bad.code(), "E10010");
   EXPECT_TRUE(cli::ApplyLogFlag("").ok()) << "no --log keeps ASCEND_GLOBAL_LOG_LEVEL's level";

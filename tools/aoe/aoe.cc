@@ -216,7 +216,7 @@ bool RepeatTune() {
 
 std::vector<Status> ValidateOptions(const AoeOptions& o) {
   std::vector<Status> errs;
-  for (const auto& f : o.unknown_flags) errs.push_back(Status::Error("EG0000", f, "", "unknown flag", "See aoe --help."));
+  for (const auto& f : o.unknown_flags) errs.push_back(cli::UnknownFlag(f, "aoe", "EG0000"));
   if (o.job_type.empty()) errs.push_back(Status::Error("EG0000", "--job_type", "", "--job_type is required: 1 (subgraph tuning) or 2 (operator tuning)"));
   else if (o.job_type != "1" && o.job_type != "2") errs.push_back(Status::Error("EG0003", "--job_type", o.job_type, "the value must be 1 or 2"));
   if (o.reload && o.job_type != "1")

@@ -69,7 +69,7 @@ int Query(const std::vector<std::string>& dirs, std::ostream& out) {
 
 std::vector<Status> ValidateOptions(const Options& o) {
   std::vector<Status> errs;
-  for (const auto& f : o.unknown_flags) errs.push_back(Status::Error("E10001", f, "", "unknown flag", "See profparse --help."));
+  for (const auto& f : o.unknown_flags) errs.push_back(cli::UnknownFlag(f, "profparse"));
   if (o.diff_mode) {
     if (o.diff.size() != 2) errs.push_back(Status::Error("E10001", "diff", std::to_string(o.diff.size()) + " argument(s)", "diff takes two profiles: profparse diff A B"));
     return errs;
