@@ -239,6 +239,7 @@ Result<Journal> OpenJournal(const AoeOptions& o, const std::string& model_stem, 
 
 // One model's subgraph tuning: the subgraphs, their decision spaces and the decisions taken so far.
 struct Job {
+  explicit Job(Evaluator& e) : ev(e) {}
   Evaluator& ev;
   std::vector<Subgraph> subgraphs;
   std::vector<Choices> choices;
@@ -256,7 +257,7 @@ struct Job {
 
   struct Decision {
     std::string outcome;
-    std::optional<double> model_ms;  // the model's time with it, when the search already costed it
+    std::optional<double> model_ms = std::nullopt;  // the model's time with it, when the search already costed it
   };
 
   // Decides subgraph i (from the journal, an equal subgraph, the bank, or a search) given the model's time with
@@ -318,7 +319,7 @@ Status TuneSubgraphs(const AoeOptions& o, const atc::AtcOptions& mo, Report& rep
   Evaluator ev(std::move(g0), mo, info);
   NPU_ASSIGN_OR_RETURN(OmModel builtin, ev.Compile({}, {}));
   NPU_ASSIGN_OR_RETURN(auto soc, ModelSoc(builtin));
-  Job job{ev};
+  Job job(ev);
   job.context = SubgraphContext(*soc, builtin.attrs["precision_mode"]);
   job.subgraphs = PartitionSubgraphs(ev.graph(), job.context);
   job.choices = ChoicesOf(ev.graph(), job.subgraphs, builtin, soc->ai_cores);
