@@ -19,8 +19,8 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=0} UBSAN_OPTIO
 export ASCEND_PROCESS_LOG_PATH="$work/log"  # the parsers' plog lines stay out of ~/ascend
 # The longest input libFuzzer may build, per target. Python sources past 32 KiB only slow the transplt target
 # down (tree-sitter and the migration are linear in the size; their bugs show on small inputs). Rule files
-# past 4 KiB do too: every rule is checked alone, and a long run's inputs grew to 9 KiB while its speed fell
-# from 3,600 to 1,100 inputs/s.
+# past 4 KiB do too: a rule file is a list of rules, so a longer one repeats what a short one holds, and a
+# long run's inputs grew to 9 KiB while its speed fell from 3,600 to 1,100 inputs/s.
 max_len() { case $1 in transplt_python) echo 32768 ;; transplt_rules) echo 4096 ;; *) echo 1048576 ;; esac; }
 # One target: its row of the table goes to $work/<target>.row.
 run_target() {
