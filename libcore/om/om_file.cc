@@ -10,7 +10,6 @@
 #include <mutex>
 #include <thread>
 
-#include "base/big_buffer.h"
 #include "base/thread_pool.h"
 
 namespace npu::om {
@@ -185,7 +184,7 @@ Status WritePieces(AtomicFileWriter& w, const std::vector<Piece>& pieces, XXH3_s
     Stage& stage = stages[next];
     if (at.back() > stage.capacity) {
       stage.capacity = std::max(at.back(), kStageBytes);
-      stage.data = AllocateBigBuffer(stage.capacity);
+      stage.data = std::make_shared_for_overwrite<std::byte[]>(stage.capacity);
     }
     std::vector<Status> made(end - i);
     makers.ParallelFor(end - i, 1, [&](size_t b, size_t e) {

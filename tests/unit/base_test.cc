@@ -116,6 +116,18 @@ TEST(FileIo, AtomicWriterLeavesNothingWhenAbandoned) {
   EXPECT_EQ(MappedFile::Open((dir / "missing").string()).status().code(), "E13001");
 }
 
+// Write() goes to the disk in pieces (see file_io.cc): a buffer of several pieces and an odd tail arrives whole.
+TEST(FileIo, AtomicWriterWritesALargeBufferWhole) {
+  auto path = std::filesystem::temp_directory_path() / ("npukit_large_" + std::to_string(::getpid()));
+  std::string text((3 << 20) + 4099, '\0');
+  for (size_t i = 0; i < text.size(); ++i) text[i] = static_cast<char>(i * 7 + i / 4096);
+  ASSERT_TRUE(WriteFileAtomic(path.string(), std::as_bytes(std::span(text.data(), text.size()))).ok());
+  auto back = ReadFileToString(path.string());
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back.value() == text);
+  std::filesystem::remove(path);
+}
+
 // A kernel that copied a mapped weight lets its pages go; whoever reads the bytes later still reads them.
 TEST(File, DroppedPagesOfAMappingReadBackFromTheFile) {
   auto path = std::filesystem::temp_directory_path() / ("npukit_drop_" + std::to_string(::getpid()));
