@@ -184,6 +184,7 @@ Status WritePieces(AtomicFileWriter& w, const std::vector<Piece>& pieces, XXH3_s
     Stage& stage = stages[next];
     if (at.back() > stage.capacity) {
       stage.capacity = std::max(at.back(), kStageBytes);
+      // Ordinary pages, not huge ones: see AtomicFileWriter::Write for what a fresh 2 MiB block can cost.
       stage.data = std::make_shared_for_overwrite<std::byte[]>(stage.capacity);
     }
     std::vector<Status> made(end - i);
