@@ -2,6 +2,7 @@
 // variadic Max/Min/Sum/Mean, Where, Clip and Cast.
 #include <Eigen/Core>
 #include <cmath>
+#include <unsupported/Eigen/SpecialFunctions>  // Array::erf, with SIMD for float
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -139,10 +140,13 @@ void RegisterUnaryOps() {
         float alpha = n.attr_float("alpha", 1.0f);
         return [alpha](const auto& x) { return x * (1 + (-(x * alpha)).exp()).inverse(); };
       });
-  RegisterUnary<UnaryTypes::kFloat>("Tanh", plain([](auto x) { return std::tanh(x); }));
-  RegisterUnary<UnaryTypes::kFloat>("Erf", plain([](auto x) { return std::erf(x); }));
+  // Tanh, Erf and Gelu on fp32 take Eigen's SIMD forms (a rational approximation each, within a few ulp of
+  // libm): libm's scalar erff was 8% of BERT-base's samples.
+  RegisterUnary<UnaryTypes::kFloat>("Tanh", plain([](auto x) { return std::tanh(x); }), plain([](const auto& x) { return x.tanh(); }));
+  RegisterUnary<UnaryTypes::kFloat>("Erf", plain([](auto x) { return std::erf(x); }), plain([](const auto& x) { return x.erf(); }));
   // Gelu (erf form): the op GeluONNXFusionPass makes of the exported Div-Erf-Add-Mul-Mul chain.
-  RegisterUnary<UnaryTypes::kFloat>("Gelu", plain([](auto x) { return x * (std::erf(x * decltype(x)(M_SQRT1_2)) + 1) * decltype(x)(0.5); }));
+  RegisterUnary<UnaryTypes::kFloat>("Gelu", plain([](auto x) { return x * (std::erf(x * decltype(x)(M_SQRT1_2)) + 1) * decltype(x)(0.5); }),
+                                    plain([](const auto& x) { return x * ((x * float(M_SQRT1_2)).erf() + 1) * 0.5f; }));
   RegisterUnary<UnaryTypes::kFloat>("Sqrt", plain([](auto x) { return std::sqrt(x); }));
   RegisterUnary<UnaryTypes::kFloat>("Exp", plain([](auto x) { return std::exp(x); }), plain([](const auto& x) { return x.exp(); }));
   RegisterUnary<UnaryTypes::kFloat>("Log", plain([](auto x) { return std::log(x); }));
