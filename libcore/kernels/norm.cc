@@ -2,6 +2,7 @@
 // InstanceNormalization, LayerNormalization, Softmax, LogSoftmax, Hardmax. Statistics accumulate in double.
 // GCC 12 flags Eigen's AVX-512 reductions with -Wmaybe-uninitialized (a known false positive, as in conv.cc).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <Eigen/Core>
 #include <cmath>
 #include <limits>
