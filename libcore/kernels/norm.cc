@@ -1,6 +1,6 @@
 // Normalisation and softmax family: BatchNormalization (inference and training mode),
 // InstanceNormalization, LayerNormalization, Softmax, LogSoftmax, Hardmax. Statistics accumulate in double.
-// GCC 12 flags Eigen's AVX-512 reductions with -Wmaybe-uninitialized (a known false positive, as in conv.cc).
+// GCC 12 flags Eigen's AVX-512 reductions (their _mm512_undefined operands) as uninitialized: false positives.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <Eigen/Core>
