@@ -1,5 +1,8 @@
 // Elementwise ops: activations and unary math, broadcasting binary arithmetic and comparisons,
 // variadic Max/Min/Sum/Mean, Where, Clip and Cast.
+// GCC 12 flags Eigen's AVX-512 erf and tanh (their _mm512_undefined operands) as uninitialized: false positives.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <Eigen/Core>
 #include <cmath>
 #include <unsupported/Eigen/SpecialFunctions>  // Array::erf, with SIMD for float
