@@ -12,11 +12,17 @@
 namespace npu {
 namespace {
 
+// The pool's grain for kernels that work row by row: rows enough for about 4096 elements per task.
+size_t RowsPerTask(int64_t row_elems) {
+  constexpr int64_t kElemsPerTask = 4096;
+  return static_cast<size_t>(std::max<int64_t>(1, kElemsPerTask / std::max<int64_t>(1, row_elems)));
+}
+
 // Applies y = x * a[ch] + b[ch] over [N, C, inner].
 template <class T>
 void ChannelAffine(ThreadPool& pool, const T* x, T* y, int64_t N, int64_t C, int64_t inner,
                    const std::vector<T>& a, const std::vector<T>& b) {
-  pool.ParallelFor(static_cast<size_t>(N * C), std::max<int64_t>(1, 4096 / std::max<int64_t>(1, inner)), [&](size_t s, size_t e) {
+  pool.ParallelFor(static_cast<size_t>(N * C), RowsPerTask(inner), [&](size_t s, size_t e) {
     for (size_t nc = s; nc < e; ++nc) {
       T av = a[nc % C], bv = b[nc % C];
       const T* xi = x + nc * inner;
@@ -122,7 +128,7 @@ Status LayerNormKernel(KernelContext& c) {
   for (int64_t d = axis; d < x.rank(); ++d) stat_shape[d] = 1;
   Tensor y = Tensor::Empty(x.dtype(), x.shape());
   Tensor mean = Tensor::Empty(DType::kF32, stat_shape), inv_std = Tensor::Empty(DType::kF32, stat_shape);  // stash_type float
-  c.pool.ParallelFor(static_cast<size_t>(outer), std::max<int64_t>(1, 4096 / std::max<int64_t>(1, inner)), [&](size_t s, size_t e) {
+  c.pool.ParallelFor(static_cast<size_t>(outer), RowsPerTask(inner), [&](size_t s, size_t e) {
     for (size_t o = s; o < e; ++o) {
       const T* xi = x.data<T>() + o * inner;
       double sum = 0, sq = 0;
@@ -148,7 +154,7 @@ enum class SoftmaxKind { kSoftmax, kLogSoftmax, kHardmax };
 // general loop below calls libm twice per element (8% of BERT-base's samples); the sum still accumulates in double.
 void SoftmaxRowsF32(ThreadPool& pool, const float* x, float* y, int64_t rows, int64_t n) {
   using Row = Eigen::Array<float, Eigen::Dynamic, 1>;
-  pool.ParallelFor(static_cast<size_t>(rows), std::max<int64_t>(1, 4096 / std::max<int64_t>(1, n)), [&](size_t s, size_t e) {
+  pool.ParallelFor(static_cast<size_t>(rows), RowsPerTask(n), [&](size_t s, size_t e) {
     for (size_t r = s; r < e; ++r) {
       Eigen::Map<const Row> xr(x + r * n, n);
       Eigen::Map<Row> yr(y + r * n, n);
@@ -180,7 +186,7 @@ Status SoftmaxKernel(KernelContext& c) {
       return Status::Ok();
     }
   }
-  c.pool.ParallelFor(static_cast<size_t>(outer * inner), std::max<int64_t>(1, 4096 / std::max<int64_t>(1, n)), [&](size_t s, size_t e) {
+  c.pool.ParallelFor(static_cast<size_t>(outer * inner), RowsPerTask(n), [&](size_t s, size_t e) {
     for (size_t r = s; r < e; ++r) {
       int64_t o = static_cast<int64_t>(r) / inner, i = static_cast<int64_t>(r) % inner;
       const T* xi = x.data<T>() + o * n * inner + i;
