@@ -4,8 +4,10 @@
 set -euo pipefail
 what=${1:-all}
 
+# ocl-icd-opencl-dev: Debian builds oneDNN with its OpenCL GPU runtime, so dnnl-config.cmake requires OpenCL,
+# but libdnnl-dev only recommends the package and apt runs here without recommends.
 build_pkgs=(cmake g++ make ccache pkg-config libprotobuf-dev protobuf-compiler libonnx-dev
-            libeigen3-dev libdnnl-dev libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libhdf5-dev
+            libeigen3-dev libdnnl-dev ocl-icd-opencl-dev libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libhdf5-dev
             libtree-sitter-dev libxlsxwriter-dev libinih-dev ca-certificates)
 test_pkgs=(python3 python3-numpy libopenblas0-pthread python3-onnx python3-torch python3-torchvision
            python3-h5py python3-protobuf python3-openpyxl)
