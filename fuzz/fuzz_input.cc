@@ -1,25 +1,33 @@
 #include "fuzz_input.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <string_view>
 
 namespace npu::fuzz {
 namespace fs = std::filesystem;
 
+namespace {
+
+void WriteAll(int fd, std::span<const uint8_t> bytes) {
+  for (size_t done = 0; done < bytes.size();) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) std::abort();  // the scratch space is full: the harness cannot go on
+    done += size_t(n);
+  }
+}
+
+}  // namespace
+
 MemFile::MemFile(std::span<const uint8_t> bytes) {
   fd_ = memfd_create("fuzz-input", MFD_CLOEXEC);
   if (fd_ < 0) std::abort();  // the harness cannot run at all without it
-  for (size_t done = 0; done < bytes.size();) {
-    ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
-    if (n <= 0) std::abort();
-    done += size_t(n);
-  }
+  WriteAll(fd_, bytes);
   path_ = "/proc/self/fd/" + std::to_string(fd_);
 }
 
@@ -84,7 +92,11 @@ bool UnpackDirImage(std::span<const uint8_t> image, const std::string& root) {
     std::error_code ec;
     fs::create_directories(file.parent_path(), ec);
     if (ec) return false;  // a name used both as a file and as a folder
-    std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(image.data() + pos), len);
+    // Plain POSIX I/O: an ofstream's buffer was a large allocation per file, which ASan made costly.
+    int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return false;  // e.g. the name of a folder made by an earlier entry
+    WriteAll(fd, image.subspan(pos, len));
+    ::close(fd);
     pos += len;
   }
   return true;

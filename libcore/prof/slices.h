@@ -2,12 +2,14 @@
 // anywhere as CANN's collectors do, and a reader that streams the slices back as one byte stream with a
 // bounded buffer, noticing slices that were cut short (no .done marker or a size that disagrees with it).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "base/status.h"
@@ -22,7 +24,9 @@ class SliceWriter {
   SliceWriter(const SliceWriter&) = delete;
   SliceWriter& operator=(const SliceWriter&) = delete;
   Status Append(std::span<const std::byte> bytes);
+  // One record's bytes. Spans go to the overload above: as a T, a fixed-size span would write its pointer.
   template <typename T>
+    requires(std::is_trivially_copyable_v<T> && !std::is_convertible_v<const T&, std::span<const std::byte>>)
   Status Append(const T& record) { return Append(std::as_bytes(std::span(&record, 1))); }
   // Closes the last slice and writes every slice's .done marker.
   Status Finish();
@@ -61,7 +65,7 @@ class SliceReader {
 template <typename T>
 class RecordStream {
  public:
-  RecordStream(SliceReader& r, uint16_t magic) : r_(r), magic_(magic), buf_(kBufferRecords * sizeof(T)) {}
+  RecordStream(SliceReader& r, uint16_t magic) : r_(r), magic_(magic), buf_(BufferBytes(r.total_bytes())) {}
   // Next valid record, or nullopt at the end (check status()).
   bool Next(T& out);
   uint64_t garbage_bytes() const { return garbage_; }
@@ -70,6 +74,10 @@ class RecordStream {
 
  private:
   static constexpr size_t kBufferRecords = 8192;
+  // No bigger than the data (plus a record): a small profile must not zero a megabyte per stream.
+  static size_t BufferBytes(uint64_t data_bytes) {
+    return sizeof(T) * static_cast<size_t>(std::min<uint64_t>(kBufferRecords, data_bytes / sizeof(T) + 1));
+  }
   bool Fill();
   SliceReader& r_;
   uint16_t magic_;

@@ -1,6 +1,7 @@
 #include "raw_profile.h"
 #include "base/json.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -47,7 +48,8 @@ uint64_t CountOr(const json& j, const char* key, uint64_t def, double max) {
 Result<std::map<uint32_t, std::string>> LoadHashDictionary(RawProfile& p) {
   NPU_ASSIGN_OR_RETURN(auto reader, OpenSlices(p, p.host_dir, "unaging.additional.hash_dic"));
   std::string text;
-  std::vector<std::byte> buf(1 << 16);
+  constexpr uint64_t kChunk = 1 << 16;
+  std::vector<std::byte> buf(static_cast<size_t>(std::min(kChunk, reader.total_bytes() + 1)));
   for (;;) {
     NPU_ASSIGN_OR_RETURN(size_t n, reader.Read(buf));
     if (n == 0) break;
