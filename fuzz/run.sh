@@ -5,7 +5,9 @@
 #   fuzz/run.sh long  BUILD WORK [SECONDS]    every target of a libFuzzer build (make fuzz) for SECONDS each
 #                                             (default 60); prints executions and crashes per target
 # Targets run side by side, FUZZ_JOBS at a time (default: every core). FUZZ_TARGETS="npy h5" runs only those;
-# FUZZ_RUNS=N (long mode) stops a target after N executions, so fast targets end early.
+# FUZZ_RUNS=N (long mode) stops a target after N executions, so fast targets end early. FUZZ_WORKERS=N (long
+# mode) fuzzes each target with N processes sharing its corpus (libFuzzer's -fork=N), so a slow target reaches
+# FUZZ_RUNS sooner on N cores; executions are then the workers' total.
 # Crashing inputs are kept in WORK/artifacts/; a crash makes the run exit 1. Once fixed, a crashing input
 # goes to fuzz/regressions/<target>/, which every run replays with the seeds.
 set -uo pipefail
@@ -35,10 +37,13 @@ run_target() {
     execs=$(( $(ls "$seeds" | wc -l) + amount ))
   else
     mkdir -p "$work/corpus/$t"
-    "$bin" -max_total_time="$amount" ${FUZZ_RUNS:+-runs="$FUZZ_RUNS"} -print_final_stats=1 -timeout=20 -rss_limit_mb=2560 -max_len="$(max_len "$t")" \
-      -artifact_prefix="$work/artifacts/$t-" "$work/corpus/$t" "$seeds" >"$log" 2>&1
+    local fork=()  # fork mode ignores crashes, timeouts and OOMs unless told not to
+    [ "${FUZZ_WORKERS:-1}" -gt 1 ] && fork=(-fork="$FUZZ_WORKERS" -ignore_crashes=0 -ignore_timeouts=0 -ignore_ooms=0)
+    "$bin" "${fork[@]}" -max_total_time="$amount" ${FUZZ_RUNS:+-runs="$FUZZ_RUNS"} -print_final_stats=1 -timeout=20 -rss_limit_mb=2560 \
+      -max_len="$(max_len "$t")" -artifact_prefix="$work/artifacts/$t-" "$work/corpus/$t" "$seeds" >"$log" 2>&1
     rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    [ -n "$execs" ] || execs=$(sed -n 's/^#\([0-9]*\): cov:.*/\1/p' "$log" | tail -1)  # fork mode: the workers' running total
   fi
   secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
   if [ $rc -ne 0 ]; then
