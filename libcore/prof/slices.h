@@ -66,7 +66,7 @@ template <typename T>
 class RecordStream {
  public:
   RecordStream(SliceReader& r, uint16_t magic) : r_(r), magic_(magic), buf_(BufferBytes(r.total_bytes())) {}
-  // Next valid record, or nullopt at the end (check status()).
+  // The next valid record into out; false at the end (then check status()).
   bool Next(T& out);
   uint64_t garbage_bytes() const { return garbage_; }
   uint64_t trailing_bytes() const { return end_ - pos_; }  // a partial record at the end (truncated data)
