@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <span>
 #include <nlohmann/json.hpp>
 
 #include "base/csv.h"
@@ -47,14 +48,10 @@ uint64_t CountOr(const json& j, const char* key, uint64_t def, double max) {
 
 Result<std::map<uint32_t, std::string>> LoadHashDictionary(RawProfile& p) {
   NPU_ASSIGN_OR_RETURN(auto reader, OpenSlices(p, p.host_dir, "unaging.additional.hash_dic"));
-  std::string text;
-  constexpr uint64_t kChunk = 1 << 16;
-  std::vector<std::byte> buf(static_cast<size_t>(std::min(kChunk, reader.total_bytes() + 1)));
-  for (;;) {
-    NPU_ASSIGN_OR_RETURN(size_t n, reader.Read(buf));
-    if (n == 0) break;
-    text.append(reinterpret_cast<const char*>(buf.data()), n);
-  }
+  // The dictionary is text kept whole, so it is read in one go (its slices' sizes are known) with no staging buffer.
+  std::string text(static_cast<size_t>(reader.total_bytes()), '\0');
+  NPU_ASSIGN_OR_RETURN(size_t got, reader.Read(std::as_writable_bytes(std::span(text))));
+  text.resize(got);
   std::map<uint32_t, std::string> dict;
   size_t pos = 0;
   while (pos < text.size()) {
