@@ -28,6 +28,33 @@ def put(out, target, name, data):
         f.write(data.encode() if isinstance(data, str) else data)
 
 
+# Python's keywords and the token shapes the grammar branches on. The grammar's lexer is built without coverage
+# instrumentation (fuzz/CMakeLists.txt), so libFuzzer cannot learn these from compare traces: it is given them.
+PYTHON_TOKENS = ("import ", "from ", " as ", "def ", "class ", "return", "with ", "for ", " in ", "if ", "elif ",
+                 "else:", "while ", "try:", "except", "finally:", "lambda", "yield", "async ", "await ", "global ",
+                 "nonlocal ", "pass", "break", "continue", "not ", " and ", " or ", " is ", "None", "True", "False",
+                 "del ", "raise ", "assert ", "match ", "case ", "print", "(", ")", "[", "]", "{", "}", ":", ",",
+                 ".", "=", "==", "**", "->", ":=", "@", '"""', "'''", "f'", 'f"', "b'", "r'", "#", "\\\n",
+                 "\n    ", "\n", "\t", ";")
+
+
+def transplt_python_dict():
+    """A libFuzzer dictionary for transplt_python: the Python tokens above plus every name the built-in rules
+    match (torch APIs, keywords, device strings), so mutations write code the migration acts on."""
+    rules = json.load(open(f"{ROOT}/tools/transplt/builtin_rules.json"))
+    code_fields = ("old", "new", "function", "api", "method", "keyword", "value", "similar", "setting")
+    names = set(PYTHON_TOKENS)
+    for section in ("apis", "names", "keywords", "strings", "unsupported", "advice", "config_advice"):
+        for rule in rules[section]:
+            names.update(v for k, v in rule.items() if k in code_fields and isinstance(v, str))
+    return "".join(f'"{dict_escape(n)}"\n' for n in sorted(names))
+
+
+def dict_escape(token):
+    r"""libFuzzer's dictionary escapes: \\, \" and \xNN, nothing else (no \n)."""
+    return "".join("\\" + c if c in '"\\' else c if " " <= c <= "~" else f"\\x{ord(c):02X}" for c in token)
+
+
 def pack_dir(root):
     """fuzz_input.h's directory image: { u8 name_len; name; u32 data_len LE; data }*."""
     image = b""
@@ -133,6 +160,8 @@ def main():
     put(out, "transplt_rules", "rule.json", open(f"{ROOT}/tests/transplt/golden/custom_rules/rule.json").read())
     for path in sorted(glob.glob(f"{ROOT}/tests/transplt/golden/*/before.py")):
         put(out, "transplt_python", os.path.basename(os.path.dirname(path)) + ".py", open(path, "rb").read())
+    with open(os.path.join(out, "transplt_python.dict"), "w") as f:  # fuzz/run.sh passes it as -dict
+        f.write(transplt_python_dict())
 
     for path in sorted(glob.glob(f"{ROOT}/libcore/soc/specs/*.ini"))[:3]:
         put(out, "soc_spec", os.path.basename(path), open(path, "rb").read())

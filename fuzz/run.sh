@@ -39,7 +39,9 @@ run_target() {
     mkdir -p "$work/corpus/$t"
     local fork=()  # fork mode ignores crashes, timeouts and OOMs unless told not to
     [ "${FUZZ_WORKERS:-1}" -gt 1 ] && fork=(-fork="$FUZZ_WORKERS" -ignore_crashes=0 -ignore_timeouts=0 -ignore_ooms=0)
-    "$bin" "${fork[@]}" -max_total_time="$amount" ${FUZZ_RUNS:+-runs="$FUZZ_RUNS"} -print_final_stats=1 -timeout=20 -rss_limit_mb=2560 \
+    local dict=()  # tokens make_seeds.py gives a target whose grammar libFuzzer cannot learn from compare traces
+    [ -f "$work/seeds/$t.dict" ] && dict=(-dict="$work/seeds/$t.dict")
+    "$bin" "${fork[@]}" "${dict[@]}" -max_total_time="$amount" ${FUZZ_RUNS:+-runs="$FUZZ_RUNS"} -print_final_stats=1 -timeout=20 -rss_limit_mb=2560 \
       -max_len="$(max_len "$t")" -artifact_prefix="$work/artifacts/$t-" "$work/corpus/$t" "$seeds" >"$log" 2>&1
     rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
