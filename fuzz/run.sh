@@ -7,7 +7,8 @@
 # Targets run side by side, FUZZ_JOBS at a time (default: every core). FUZZ_TARGETS="npy h5" runs only those;
 # FUZZ_RUNS=N (long mode) stops a target after N executions, so fast targets end early. FUZZ_WORKERS=N (long
 # mode) fuzzes each target with N processes sharing its corpus (libFuzzer's -fork=N), so a slow target reaches
-# FUZZ_RUNS sooner on N cores; executions are then the workers' total.
+# FUZZ_RUNS sooner on N cores; executions are then the workers' total. A dictionary make_seeds.py writes for a
+# target (WORK/seeds/<target>.dict) is passed as -dict in long mode.
 # Crashing inputs are kept in WORK/artifacts/; a crash makes the run exit 1. Once fixed, a crashing input
 # goes to fuzz/regressions/<target>/, which every run replays with the seeds.
 set -uo pipefail
