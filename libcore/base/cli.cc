@@ -82,4 +82,9 @@ int ParseFailed(CLI::App& app, const CLI::ParseError& e, std::string_view tool, 
   return kUsage;
 }
 
+void PrintError(std::ostream& out, const Status& error) {
+  out << "[ERROR] " << error.message() << "\n";
+  log::RecordError("TOOL", error.message());
+}
+
 }  // namespace npu::cli

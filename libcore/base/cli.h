@@ -32,6 +32,8 @@ int ExitCodeFor(const std::vector<Status>& errors);
 // A CLI11 parse failure reported as every other error (coded, naming the flag) on `out`: kUsage; --help
 // and --version print as CLI11 does and give kOk.
 int ParseFailed(CLI::App& app, const CLI::ParseError& e, std::string_view tool, std::ostream& out);
+// Prints "[ERROR] <message>" to `out` (every tool's error line) and keeps it in the plog file (log::RecordError).
+void PrintError(std::ostream& out, const Status& error);
 // --log=<level> (empty: keep ASCEND_GLOBAL_LOG_LEVEL's): sets the level, or E10010 for a level that does not exist.
 Status ApplyLogFlag(std::string_view value);
 

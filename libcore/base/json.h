@@ -14,4 +14,12 @@ constexpr int kMaxJsonDepth = 256;
 // position, or the nesting depth.
 nlohmann::json ParseJson(std::string_view text, std::string* why = nullptr);
 
+// The text of `j` (nlohmann::json or ordered_json) for a file or a terminal. Strings from models and files
+// are arbitrary bytes (a mutated model's op names): bytes that are not UTF-8 become U+FFFD instead of
+// throwing. Every JSON writer goes through here.
+template <class Json>
+std::string DumpJson(const Json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
 }  // namespace npu

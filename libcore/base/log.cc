@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <mutex>
 #include <string>
+#include <utility>
 
 namespace npu::log {
 namespace {
@@ -76,7 +77,10 @@ void InitFromEnv() {
   if (const char* v = std::getenv("ASCEND_SLOG_PRINT_TO_STDOUT")) g_stdout = std::string_view(v) == "1";
 }
 
-void Write(Level level, std::string_view module, const std::string& text) {
+namespace {
+
+// "[ERROR] ATC(123):2026-01-02-03:04:05.678 text\n" and the file name's stamp, for one line at `now`.
+std::pair<std::string, std::string> FormatLine(Level level, std::string_view module, const std::string& text) {
   auto now = std::chrono::system_clock::now();
   std::time_t t = std::chrono::system_clock::to_time_t(now);
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
@@ -91,9 +95,23 @@ void Write(Level level, std::string_view module, const std::string& text) {
   std::string line = std::string(line_head, static_cast<size_t>(std::max(head, 0))) + text + "\n";
   char file_stamp[32];
   std::strftime(file_stamp, sizeof file_stamp, "%Y%m%d%H%M%S", &tm);
+  return {std::move(line), file_stamp};
+}
+
+}  // namespace
+
+void Write(Level level, std::string_view module, const std::string& text) {
+  auto [line, file_stamp] = FormatLine(level, module, text);
   std::lock_guard lock(g_mu);
   std::fputs(line.c_str(), g_stdout ? stdout : stderr);
-  g_file.Append(line.data(), line.size(), file_stamp);
+  g_file.Append(line.data(), line.size(), file_stamp.c_str());
+}
+
+void RecordError(std::string_view module, const std::string& text) {
+  if (g_chosen && g_level.load() == Level::kNull) return;
+  auto [line, file_stamp] = FormatLine(Level::kError, module, text);
+  std::lock_guard lock(g_mu);
+  g_file.Append(line.data(), line.size(), file_stamp.c_str());
 }
 
 }  // namespace npu::log

@@ -25,6 +25,9 @@ bool ShowInfo();
 void InitFromEnv();
 bool Enabled(Level level);
 void Write(Level level, std::string_view module, const std::string& text);
+// An error the tool has already printed to the user: written to the plog file only, as CANN's default level
+// (error) keeps it there, unless --log / ASCEND_GLOBAL_LOG_LEVEL chose null.
+void RecordError(std::string_view module, const std::string& text);
 // Milliseconds since `start`, for "took N ms" lines.
 inline double MsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "ir/node_attrs.h"
+
 namespace npu {
 namespace {
 
@@ -158,7 +160,7 @@ Work DescribeWork(const Graph& g, const Node& n, Engine engine) {
     w.kind = WorkKind::kCube;
   }
   if (w.kind == WorkKind::kCube) {
-    w.epilogue_ops = (n.inputs.size() > 2 && n.inputs[2] >= 0) + (n.has_attr("_epilogue_op") ? 1 : 0);
+    w.epilogue_ops = (n.inputs.size() > 2 && n.inputs[2] >= 0) + (n.has_attr(kEpilogueOp) ? 1 : 0);
     if (n.inputs.size() > 3 && n.inputs[3] >= 0) {  // the residual of a fused Add
       w.residual_bytes = Bytes(g.values[n.inputs[3]]);
       ++w.epilogue_ops;
@@ -168,7 +170,7 @@ Work DescribeWork(const Graph& g, const Node& n, Engine engine) {
   auto it = VectorOps().find(n.op_type);
   VectorOp op = it != VectorOps().end() ? it->second : VectorOp{1, false};
   w.elements = op.per_input ? in_elems : out_elems;
-  w.ops_per_element = op.ops + (n.has_attr("_epilogue_op") ? 1 : 0);  // a fused activation: one more pass in UB
+  w.ops_per_element = op.ops + (n.has_attr(kEpilogueOp) ? 1 : 0);  // a fused activation: one more pass in UB
   if (n.op_type == "MaxPool" || n.op_type == "AveragePool") {  // one compare/add per window tap
     int64_t window = 1;
     for (int64_t k : n.attr_ints("kernel_shape")) window *= std::max<int64_t>(k, 1);

@@ -1,6 +1,7 @@
 #include "frontend/input_shape.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 
 #include "base/text.h"
@@ -33,14 +34,15 @@ Result<std::vector<std::pair<std::string, Shape>>> ParseInputShapeList(std::stri
 
 Result<std::vector<InputRange>> ParseInputShapeRanges(std::string_view spec) {
   std::vector<InputRange> out;
-  auto number = [](const std::string& d, long long& v) {
+  auto number = [](const std::string& d, long long& v) {  // out of range is not a number here
     char* end = nullptr;
+    errno = 0;
     v = std::strtoll(d.c_str(), &end, 10);
-    return !d.empty() && *end == '\0';
+    return !d.empty() && *end == '\0' && errno != ERANGE;
   };
   for (const std::string& item : SplitFields(spec, ';')) {
     if (item.empty()) continue;
-    auto colon = item.rfind(':');
+    size_t colon = item.rfind(':');
     if (colon == std::string::npos || colon == 0)
       return ShapeError(spec, "entry '" + item + "' is not of the form name:dims");
     InputRange r;
@@ -54,13 +56,15 @@ Result<std::vector<InputRange>> ParseInputShapeRanges(std::string_view spec) {
             return Status::Error("E10048", "--input_shape", std::string(spec), "range '" + d + "' of '" + r.name + "' is not min~max with 1 <= min <= max",
                                  "Write a range as e.g. \"input:1~8,3,224,224\".");
         } else {
-          if (!number(d, lo)) return ShapeError(spec, "dim '" + d + "' of '" + r.name + "' is not an integer");
+          if (!number(d, lo))
+            return ShapeError(spec, "dim '" + d + "' of '" + r.name + "' is not an integer" + (errno == ERANGE ? " that fits in 64 bits" : ""));
           if (lo == 0 || lo < -1) return ShapeError(spec, "dim " + d + " of '" + r.name + "' must be positive (or -1 for dynamic)");
           hi = lo;
         }
         r.min.push_back(lo);
         r.max.push_back(hi);
       }
+    if (std::string why = ShapeLimitProblem(r.max); !why.empty()) return ShapeError(spec, "input '" + r.name + "': " + why);
     if (std::any_of(out.begin(), out.end(), [&](const auto& e) { return e.name == r.name; }))
       return ShapeError(spec, "input '" + r.name + "' is given twice");
     out.push_back(std::move(r));

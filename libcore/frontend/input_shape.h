@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "base/status.h"
-#include "om/om_model.h"
+#include "ir/shape_profiles.h"
+#include "ir/tensor.h"
 
 namespace npu {
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ir/node_attrs.h"
+
 namespace npu {
 
 void InferContext::set_output(size_t i, DType t, Shape s, bool has_shape) {
@@ -84,13 +86,30 @@ Status InferSameAsInput0(InferContext& c) {
 Status InferBroadcast(InferContext& c) { return InferBroadcastTo(c, c.in[0]->dtype); }
 Status InferBroadcastBool(InferContext& c) { return InferBroadcastTo(c, DType::kBool); }
 
+std::string ArityProblem(const OpSchema& s, const Graph& g, const Node& n) {
+  auto range = [](int lo, int hi) { return lo == hi ? std::to_string(lo) : std::to_string(lo) + ".." + std::to_string(hi); };
+  auto count = static_cast<int64_t>(n.inputs.size());
+  int64_t max_inputs = s.max_inputs + (n.has_attr(kEpilogueResidualInput) ? 1 : 0);  // UB fusion's residual joins the inputs
+  if (count < s.min_inputs || count > max_inputs)
+    return "has " + std::to_string(count) + " input(s); " + s.type + " takes " + range(s.min_inputs, s.max_inputs);
+  count = static_cast<int64_t>(n.outputs.size());
+  if (count < s.min_outputs || count > s.max_outputs)
+    return "has " + std::to_string(count) + " output(s); " + s.type + " gives " + range(s.min_outputs, s.max_outputs);
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    if (n.inputs[i] >= static_cast<int>(g.values.size()) || (n.inputs[i] < 0 && static_cast<int>(i) < s.min_inputs))
+      return "input " + std::to_string(i) + " is missing; " + s.type + " needs its first " + std::to_string(s.min_inputs);
+  for (int o : n.outputs)
+    if (o < 0 || o >= static_cast<int>(g.values.size())) return "an output is missing";
+  return {};
+}
+
 Status InferNode(Graph& g, const Node& n) {
   const OpSchema* s = OpSchemaRegistry::Get().Find(n.op_type);
   if (!s) return Status::Error("E16002", "node", n.name, "no schema registered for op type " + n.op_type);
   InferContext c{n, {}, {}};
+  if (std::string why = ArityProblem(*s, g, n); !why.empty()) return c.Fail(why);
   for (int i : n.inputs) c.in.push_back(i < 0 ? nullptr : &g.values[i]);
   for (int o : n.outputs) c.out.push_back(&g.values[o]);
-  if (s->min_inputs > 0 && (c.in.empty() || c.in[0] == nullptr)) return c.Fail("the first input is missing");
   Status st = s->infer(c);
   if (!st.ok()) st.with_context("node " + n.name + " (" + n.op_type + ")");
   return st;

@@ -53,6 +53,10 @@ class OpSchemaRegistry {
   std::vector<OpSchema> schemas_;
 };
 
+// Whether `n` has the inputs and outputs its schema allows: every input below min_inputs present, the
+// counts in range. The reason when not (empty when fine); InferNode checks it before any inference runs.
+std::string ArityProblem(const OpSchema& s, const Graph& g, const Node& n);
+
 // Runs each node's inference in order, filling Value dtype/shape (and constants where inference can
 // compute them, such as Shape of a static tensor). Errors name the node.
 Status InferGraph(Graph& g);

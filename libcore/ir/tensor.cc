@@ -15,6 +15,16 @@ int64_t NumElements(const Shape& s) {
   return n;
 }
 
+std::string ShapeLimitProblem(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) {
+    if (d > kMaxTensorElements) return "dim " + std::to_string(d) + " exceeds the limit of " + std::to_string(kMaxTensorElements) + " elements";
+    if (d > 0 && (__builtin_mul_overflow(n, d, &n) || n > kMaxTensorElements))
+      return "the element count of " + ShapeToString(s) + " exceeds the limit of " + std::to_string(kMaxTensorElements);
+  }
+  return {};
+}
+
 std::optional<size_t> ByteSize(const Shape& s, size_t elem_size) {
   size_t n = elem_size;
   for (int64_t d : s)

@@ -15,6 +15,12 @@ namespace npu {
 using Shape = std::vector<int64_t>;
 int64_t NumElements(const Shape& s);  // 1 for a scalar; -1 if any dim is unknown (< 0) or the count overflows
 std::string ShapeToString(const Shape& s);  // "[1,3,224,224]"
+// The most elements a tensor may have: 2^40 (4 TiB of fp32) is beyond any host this runs on, and keeps every
+// byte count and stride computed from a checked shape far from int64 overflow.
+constexpr int64_t kMaxTensorElements = int64_t{1} << 40;
+// Why a shape from a flag or a file cannot be a tensor's (empty when it can): a dim above kMaxTensorElements
+// or an element count above it, counting unknown (< 0) dims as 1.
+std::string ShapeLimitProblem(const Shape& s);
 // Bytes of a tensor of this shape, or nullopt when a dim is negative or the size does not fit in size_t
 // (shapes read from files may claim anything: check before allocating or mapping).
 std::optional<size_t> ByteSize(const Shape& s, size_t elem_size);

@@ -2,7 +2,7 @@
 // order the AIPP unit works: crop, channel swaps, colour space conversion, normalisation, padding.
 #include <algorithm>
 
-#include "frontend/aipp/aipp.h"
+#include "ir/aipp_config.h"
 #include "kernels/families.h"
 #include "kernels/kernel_util.h"
 #include "kernels/registry.h"

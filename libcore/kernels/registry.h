@@ -12,6 +12,7 @@
 #include "base/status.h"
 #include "base/thread_pool.h"
 #include "ir/graph.h"
+#include "ir/node_attrs.h"
 #include "ir/op_schema.h"
 #include "kernels/numerics.h"
 
@@ -76,14 +77,7 @@ class KernelRegistry {
   std::vector<std::string> channels_last_;
 };
 
-// UB fusion: an op carrying these attributes applies one elementwise op (its type, opset and attributes
-// under the prefix) to its output 0 before the result is narrowed.
-constexpr const char* kEpilogueOp = "_epilogue_op";
-constexpr const char* kEpilogueOpset = "_epilogue_opset";
-constexpr const char* kEpilogueAttrPrefix = "_epilogue.";
-// A residual Add absorbed into a cube op (UB fusion): the input at this index is added to the result before
-// the activation epilogue; the op's own kernel never sees it.
-constexpr const char* kEpilogueResidualInput = "_epilogue_residual_input";
+// UB fusion's epilogue and fused residual: see kEpilogueOp and kEpilogueResidualInput in ir/node_attrs.h.
 Status AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor& residual, DType residual_dtype, ThreadPool& pool,
                    const ExecContext& exec, FloatStatus* status);
 // Runs a fused op's absorbed activation, `act` (built from the op's _epilogue attributes), on its output 0.

@@ -8,7 +8,7 @@ namespace npu {
 std::string_view EngineName(Engine e) { return e == Engine::kAiCpu ? "AiCpu" : "AiCore"; }
 
 Engine NodeEngine(const Node& n) {
-  if (n.attr_string("_op_engine") == "AiCpu") return Engine::kAiCpu;
+  if (n.attr_string(kOpEngineAttr) == kAiCpuEngine) return Engine::kAiCpu;
   const OpSchema* s = OpSchemaRegistry::Get().Find(n.op_type);
   return s ? s->engine : Engine::kVector;
 }

@@ -10,6 +10,7 @@
 #include "cost/tiling.h"
 #include "cost/work.h"
 #include "ir/graph.h"
+#include "ir/node_attrs.h"
 #include "ir/op_schema.h"
 #include "soc/soc_spec.h"
 
@@ -32,9 +33,6 @@ struct Task {
 //   2, ... (up to kMaxStreams - 1), so independent branches overlap; the join waits on an event.
 // - kCoreSplitAttr = K (int) on those ops as well: the side chains are tiled for K cores and the chain on
 //   stream 0 for the rest, so the branches share the chip instead of queueing for all of it.
-constexpr const char* kStreamPolicyAttr = "_stream_policy";
-constexpr const char* kParallelBranches = "parallel_branches";
-constexpr const char* kCoreSplitAttr = "_core_split";
 // [U] CANN's GE assigns a handful of streams per model; more buys nothing when branches are a few wide.
 constexpr uint32_t kMaxStreams = 4;
 

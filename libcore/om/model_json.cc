@@ -5,12 +5,12 @@
 
 #include "base/file_io.h"
 #include "base/json.h"
+#include "ir/node_attrs.h"
 
 namespace npu {
 namespace {
 
 using json = nlohmann::json;
-constexpr const char* kOriginalNames = "_datadump_original_op_names";
 constexpr size_t kMaxTensorAttrBytes = size_t{1} << 20;  // tensor attrs are small constants (fill values, ...)
 
 OrderedJson DescJson(const Value& v) {
@@ -154,7 +154,7 @@ class Reader {
       if (!a.is_object() || !a.contains("key") || !a["key"].is_string()) continue;
       const std::string key = a["key"];
       const json value = a.value("value", json::object());
-      if (key == kOriginalNames) {
+      if (key == kOriginalNamesAttr) {
         if (value.contains("list"))
           if (auto names = ListOf<std::string>(value["list"].value("s", json::array()))) n.original_names = *names;
       } else if (auto attr = ReadAttr(value)) {
@@ -223,7 +223,7 @@ OrderedJson ModelToJson(const Graph& g, const std::map<std::string, std::string>
     for (int i : n.inputs) op["input"].push_back(ValueRef(g, i));
     OrderedJson at = OrderedJson::array();
     for (const auto& [key, a] : n.attrs) at.push_back({{"key", key}, {"value", AttrJson(a)}});
-    at.push_back({{"key", kOriginalNames}, {"value", {{"list", {{"s", n.original_names}}}}}});
+    at.push_back({{"key", kOriginalNamesAttr}, {"value", {{"list", {{"s", n.original_names}}}}}});
     op["attr"] = at;
     op["input_desc"] = OrderedJson::array();
     for (int i : n.inputs)

@@ -317,6 +317,8 @@ std::vector<int> MatchUbActivation(Graph& g, int k, const std::vector<bool>& dea
   if (act_i < 0 || dead[act_i]) return {};
   const Node& act = g.nodes[act_i];
   if (std::find(std::begin(kUbActivations), std::end(kUbActivations), act.op_type) == std::end(kUbActivations)) return {};
+  // A UB fusion never crosses a dtype change: an activation precision put in another dtype runs as its own task.
+  if (g.values[act.outputs[0]].dtype != g.values[op.outputs[0]].dtype) return {};
   AttrMap epilogue;
   int opset = act.opset;
   for (const auto& [key, v] : act.attrs) epilogue[kEpilogueAttrPrefix + key] = v;
@@ -353,7 +355,7 @@ std::vector<int> MatchConvResidual(Graph& g, int k, const std::vector<bool>& dea
   if (!r.has_shape || !o.has_shape || r.shape != o.shape || r.dtype != o.dtype) return {};
   std::vector<int> chain = {k, add_i};
   int relu = SoleConsumer(g, add.outputs[0]);
-  if (relu >= 0 && !dead[relu] && g.nodes[relu].op_type == "Relu") chain.push_back(relu);
+  if (relu >= 0 && !dead[relu] && g.nodes[relu].op_type == "Relu" && g.values[g.nodes[relu].outputs[0]].dtype == o.dtype) chain.push_back(relu);
   conv.inputs.resize(3, -1);  // the bias slot stays (empty when the conv has none)
   conv.inputs.push_back(residual);
   conv.attrs[kEpilogueResidualInput] = int64_t{3};
@@ -450,9 +452,9 @@ const std::vector<FusionPassInfo>& FusionPasses() {
   return passes;
 }
 
-void AddFusionPasses(PassManager& pm, const std::set<std::string>& disabled) {
+void AddFusionPasses(PassManager& pm, FusionKind kind, const std::set<std::string>& disabled) {
   for (const auto& p : FusionPasses())
-    if (!disabled.count(p.name)) pm.Add({p.name, p.run});
+    if (p.kind == kind && !disabled.count(p.name)) pm.Add({p.name, p.run});
 }
 
 Result<std::set<std::string>> LoadFusionSwitchFile(const std::string& path, std::vector<std::string>& warnings) {

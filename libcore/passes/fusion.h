@@ -8,17 +8,14 @@
 #include <vector>
 
 #include "base/status.h"
+#include "ir/node_attrs.h"
 #include "passes/pass_manager.h"
 
 namespace npu {
 
 enum class FusionKind { kGraph, kUB };
 
-// Per-node fusion decisions (aoe's subgraph tuning sets them, the .om keeps them), comma-separated pass
-// names: a pass listed in kFusionOffAttr does not fuse at a node that anchors it; kFusionPassesAttr lists
-// the passes that fused other ops into a node.
-constexpr const char* kFusionOffAttr = "_fusion_off";
-constexpr const char* kFusionPassesAttr = "_fusion_passes";
+// Per-node fusion decisions: kFusionOffAttr and kFusionPassesAttr (ir/node_attrs.h).
 
 
 struct FusionPassInfo {
@@ -29,8 +26,8 @@ struct FusionPassInfo {
 
 // Every built-in fusion pass in the order atc runs them.
 const std::vector<FusionPassInfo>& FusionPasses();
-// Adds the fusion passes to `pm` (after the import passes), minus those in `disabled`.
-void AddFusionPasses(PassManager& pm, const std::set<std::string>& disabled);
+// Adds the fusion passes of one kind to `pm` in their order, minus those in `disabled`.
+void AddFusionPasses(PassManager& pm, FusionKind kind, const std::set<std::string>& disabled);
 
 // Reads a --fusion_switch_file in either CANN form: `PassName:off` lines, or
 // {"Switch":{"GraphFusion":{"Name":"off","ALL":"off"},"UBFusion":{...}}}. Returns the passes turned off;

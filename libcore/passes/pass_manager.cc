@@ -3,7 +3,6 @@
 #include <chrono>
 
 #include "base/log.h"
-#include "ir/op_schema.h"
 
 namespace npu {
 
@@ -17,17 +16,9 @@ Status PassManager::Run(Graph& g) {
     timings_.push_back({p.name, ms, before, g.nodes.size()});
     NPU_LOG(kInfo, "PASS", p.name << ": " << ms << " ms, nodes " << before << " -> " << g.nodes.size());
     if (!s.ok()) return s;
+    if (after_) NPU_RETURN_IF_ERROR(after_(p.name, g));
   }
   return Status::Ok();
-}
-
-Status InferShapesPass(Graph& g) { return InferGraph(g); }
-
-PassManager DefaultPipeline() {
-  PassManager pm;
-  pm.Add({"FoldConstants", FoldConstantsPass});
-  pm.Add({"InferShapes", InferShapesPass});
-  return pm;
 }
 
 }  // namespace npu

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ir/graph_edit.h"
+#include "ir/node_attrs.h"
 #include "ir/op_schema.h"
 #include "kernels/kernel_util.h"
 #include "kernels/numerics.h"
@@ -11,9 +12,6 @@
 namespace npu {
 namespace {
 
-constexpr const char* kReasonAttr = "_precision_reason";
-constexpr const char* kEngineAttr = "_op_engine";
-constexpr const char* kImplModeAttr = "_op_impl_mode";
 
 // What one op computes in: its float data inputs take `compute`, its float outputs `out`; per-position
 // overrides come from --customize_dtypes.
@@ -199,7 +197,7 @@ class Assigner {
       cast.inputs = {v};
       cast.outputs = {out};
       cast.attrs["to"] = static_cast<int64_t>(want);
-      cast.attrs[kReasonAttr] = "inserted: " + std::string(DTypeName(current_[v])) + " -> " + std::string(DTypeName(want));
+      cast.attrs[kPrecisionReasonAttr] = "inserted: " + std::string(DTypeName(current_[v])) + " -> " + std::string(DTypeName(want));
       AppendNode(g_, std::move(cast));
     }
     g_.values[out].dtype = want;
@@ -226,9 +224,9 @@ class Assigner {
       current_[o] = j < d.out_override.size() && d.out_override[j] ? *d.out_override[j] : d.out;
       g_.values[o].dtype = current_[o];
     }
-    n.attrs[kReasonAttr] = d.chain;
-    n.attrs[kImplModeAttr] = d.impl_mode;
-    if (d.aicpu) n.attrs[kEngineAttr] = std::string("AiCpu");
+    n.attrs[kPrecisionReasonAttr] = d.chain;
+    n.attrs[kOpImplModeAttr] = d.impl_mode;
+    if (d.aicpu) n.attrs[kOpEngineAttr] = std::string(kAiCpuEngine);
   }
 
   // Net outputs keep their origin dtype (or --output_type): a Cast takes over the output's name.
@@ -242,7 +240,7 @@ class Assigner {
       g_.RenameValue(o, UniqueValueName(g_, name + "_" + std::string(DTypeName(current_[o]))));
       int cast_out = Converted(o, want);
       g_.RenameValue(cast_out, name);
-      if (g_.values[cast_out].producer >= 0) g_.nodes[g_.values[cast_out].producer].attrs[kReasonAttr] =
+      if (g_.values[cast_out].producer >= 0) g_.nodes[g_.values[cast_out].producer].attrs[kPrecisionReasonAttr] =
           "inserted: net output " + name + " " + std::string(DTypeName(current_[o])) + " -> " + std::string(DTypeName(want)) +
           (cfg_.output_type || by_node ? " (--output_type)" : " (origin dtype)");
       o = cast_out;

@@ -1,5 +1,4 @@
 #include "prof/collector.h"
-#include "base/json.h"
 
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 #include <sstream>
 
 #include "base/file_io.h"
+#include "base/json.h"
 #include "base/progress.h"
 
 namespace npu::prof {
@@ -49,7 +49,7 @@ Status ReadOptions(const json& j, const std::string& where, ProfilerConfig& c) {
   if (j.contains("aic_metrics")) {
     std::string m = j["aic_metrics"].is_string() ? j["aic_metrics"].get<std::string>() : "";
     if (std::find(std::begin(kAicMetrics), std::end(kAicMetrics), m) == std::end(kAicMetrics))
-      errs.push_back("aic_metrics in " + where + " must be PipeUtilization, ArithmeticUtilization or Memory, not '" + j["aic_metrics"].dump() + "'");
+      errs.push_back("aic_metrics in " + where + " must be PipeUtilization, ArithmeticUtilization or Memory, not '" + DumpJson(j["aic_metrics"]) + "'");
     else c.aic_metrics = m;
   }
   c.aicpu = OnOff(j, "aicpu", c.aicpu, where, errs);
@@ -59,7 +59,7 @@ Status ReadOptions(const json& j, const std::string& where, ProfilerConfig& c) {
                                                "training_trace", "fp_point", "bp_point", "storage_limit", "hccl"};
   for (const auto& [k, v] : j.items())
     if (!kKnown.count(k)) c.warnings.push_back("unknown key \"" + k + "\" in " + where + " is ignored");
-  if (!errs.empty()) return Status::Error("EC0013", where, j.dump(), errs.front(), "See the README's profiling section.");
+  if (!errs.empty()) return Status::Error("EC0013", where, DumpJson(j), errs.front(), "See the README's profiling section.");
   if (const char* s = std::getenv("PROFILING_SLICE_BYTES")) c.slice_bytes = std::max<uint64_t>(std::strtoull(s, nullptr, 10), 64);
   return Status::Ok();
 }
@@ -91,7 +91,7 @@ void Describe(const Graph& g, const std::vector<int>& vals, std::string& shapes,
 }
 
 Status WriteJsonFile(const std::string& path, const json& j) {
-  std::string text = j.dump(2) + "\n";
+  std::string text = DumpJson(j, 2) + "\n";
   return WriteFileAtomic(path, std::as_bytes(std::span(text.data(), text.size())));
 }
 

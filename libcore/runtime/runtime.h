@@ -9,7 +9,7 @@
 
 #include "base/status.h"
 #include "base/thread_pool.h"
-#include "cost/schedule.h"
+#include "sim/schedule.h"
 #include "kernels/numerics.h"
 #include "om/om_model.h"
 

@@ -1,5 +1,4 @@
 #include "tune/bank.h"
-#include "base/json.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -9,6 +8,7 @@
 #include <sstream>
 
 #include "base/file_io.h"
+#include "base/json.h"
 
 namespace npu {
 namespace fs = std::filesystem;
@@ -171,7 +171,7 @@ Status TuneBank::Save() {
       if (r.op_type != type) continue;
       json j = {{"id", TilingKeyHash(key)}, {"op", type}, {"version", kCostModelVersion}, {"info_dict", {{"key", key}, {"soc", soc_name_}, {"core_num", cores_}}},
                 {"knowledge", TilingJson(r.tiling)}, {"performance_before_tune(us)", r.before_us}, {"performance_after_tune(us)", r.after_us}};
-      lines[key] = j.dump();
+      lines[key] = DumpJson(j);
     }
     NPU_RETURN_IF_ERROR(WriteLinesAtomic(path, lines));
   }

@@ -10,7 +10,7 @@
 #include "base/file_io.h"
 #include "base/json.h"
 #include "cost/cost_model.h"
-#include "cost/schedule.h"
+#include "sim/schedule.h"
 #include "lower/lower.h"
 #include "passes/fusion.h"
 
@@ -250,7 +250,7 @@ Status SubgraphBank::Save() {
     lines[r.key] = line;
     return Status::Ok();
   }));
-  for (const auto& key : dirty_) lines[key] = RecordJson(records_.at(key)).dump();
+  for (const auto& key : dirty_) lines[key] = DumpJson(RecordJson(records_.at(key)));
   NPU_RETURN_IF_ERROR(WriteLinesAtomic(path_, lines));
   dirty_.clear();
   return Status::Ok();

@@ -13,7 +13,7 @@
 
 #include "base/file_io.h"
 #include "frontend/onnx/onnx_importer.h"
-#include "passes/pass_manager.h"
+#include "compile/compile.h"
 #include "runtime/runtime.h"
 
 namespace fs = std::filesystem;
@@ -53,18 +53,24 @@ struct CaseResult {
 
 CaseResult RunCase(const fs::path& dir) {
   CaseResult r;
-  OnnxModelInfo info;  // lists every node's type even when the import fails
-  auto g = ImportOnnx((dir / "model.onnx").string(), {}, &info);
-  for (const auto& node : info.nodes) r.ops.insert(node.second);
-  if (!g.ok()) {
-    r.why = g.status().message();
+  // msame's fp32 reference path: Compile's passes from Import to InferShapes, no SoC.
+  CompileConfig config;
+  config.goal = CompileGoal::kReference;
+  config.importer = FindImporter("5");
+  config.model = (dir / "model.onnx").string();
+  CompileState state;  // state.info lists every node's type even when the import fails
+  Status imported = RunPasses(config, state, "Import", "Import");
+  for (const auto& node : state.info.nodes) r.ops.insert(node.second);
+  if (!imported.ok()) {
+    r.why = imported.message();
     return r;
   }
+  Graph* g = &state.graph;
   r.loaded = true;
   std::vector<Tensor> inputs, outputs, want;
   fs::path data = dir / "test_data_set_0";
   // Inputs are numbered over graph inputs that are not initializers, which is what the importer exposes.
-  for (size_t i = 0; i < g.value().inputs.size(); ++i) {
+  for (size_t i = 0; i < g->inputs.size(); ++i) {
     auto t = ReadOnnxTensor((data / ("input_" + std::to_string(i) + ".pb")).string());
     if (!t.ok()) {
       r.why = t.status().message();
@@ -82,12 +88,11 @@ CaseResult RunCase(const fs::path& dir) {
     }
     want.push_back(std::move(t).value());
   }
-  PassManager pm = DefaultPipeline();
-  if (Status s = pm.Run(g.value()); !s.ok()) {
+  if (Status s = RunPasses(config, state, "FoldConstants", "InferShapes"); !s.ok()) {
     r.why = s.message();
     return r;
   }
-  auto sess = Session::FromGraph(std::move(g).value());
+  auto sess = Session::FromGraph(std::move(state.graph));
   if (!sess.ok()) {
     r.why = sess.status().message();
     return r;

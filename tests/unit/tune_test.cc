@@ -6,7 +6,7 @@
 #include <numeric>
 #include <random>
 
-#include "cost/schedule.h"
+#include "sim/schedule.h"
 #include "ir/ascend_types.h"
 #include "lower/lower.h"
 #include "passes/fusion.h"

@@ -1,6 +1,5 @@
 #include "aoe.h"
 #include "aoe_report.h"
-#include "base/json.h"
 
 #include <unistd.h>
 
@@ -14,10 +13,13 @@
 #include <set>
 
 #include "base/cli.h"
+#include "base/json.h"
 #include "base/file_io.h"
 #include "base/log.h"
 #include "base/progress.h"
-#include "cost/schedule.h"
+#include "compile/compile.h"
+#include "frontend/singleop/singleop_json.h"
+#include "sim/schedule.h"
 #include "kernels/registry.h"
 #include "om/om_model.h"
 #include "runtime/runtime.h"
@@ -76,11 +78,31 @@ std::optional<std::pair<uint32_t, uint32_t>> ParseShard(const std::string& s) {
 // A single-op JSON (aoe --singleop, or a .json in --model_path) rather than an ONNX model.
 bool IsSingleOpFile(const std::string& path) { return fs::path(path).extension() == ".json"; }
 
-Status TuneModel(const AoeOptions& o, const atc::AtcOptions& mo, const OpFilter& filter, Report& report, std::ostream& out) {
+// The model as atc builds it with the subgraph bank's decisions but the built-in tilings (no operator bank):
+// what operator tuning tunes, after subgraph tuning, as CANN orders them.
+Result<OmModel> BuildModel(const AoeModelOptions& mo, std::vector<std::string>& warnings) {
+  NPU_ASSIGN_OR_RETURN(CompileConfig config, MakeCompileConfig(mo, CompileGoal::kConvert));
+  config.operator_bank = false;
+  CompileState state;
+  auto m = Compile(config, &state);
+  warnings = std::move(state.warnings);
+  return m;
+}
+
+// Every op description of a single-op JSON as one model of independent tasks, built-in tilings.
+Result<OmModel> BuildSingleOps(const AoeModelOptions& mo) {
+  NPU_ASSIGN_OR_RETURN(CompileConfig config, SingleOpConfig(mo));
+  config.operator_bank = false;
+  RegisterBuiltinOps();
+  NPU_ASSIGN_OR_RETURN(Graph g, ImportSingleOpsAsOneGraph(mo.model));
+  return CompileSingleOp(config, std::move(g));
+}
+
+Status TuneModel(const AoeOptions& o, const AoeModelOptions& mo, const OpFilter& filter, Report& report, std::ostream& out) {
   auto started = std::chrono::steady_clock::now();
   std::vector<std::string> warnings;
   bool single_ops = IsSingleOpFile(mo.model);
-  NPU_ASSIGN_OR_RETURN(OmModel m, single_ops ? atc::BuildSingleOpsModel(mo, mo.model) : atc::BuildModel(mo, warnings));
+  NPU_ASSIGN_OR_RETURN(OmModel m, single_ops ? BuildSingleOps(mo) : BuildModel(mo, warnings));
   for (const auto& w : warnings) out << "[WARNING] " << w << "\n";
   NPU_ASSIGN_OR_RETURN(auto soc_ptr, ModelSoc(m));
   const SocSpec& soc = *soc_ptr;
@@ -197,7 +219,7 @@ Status TuneModel(const AoeOptions& o, const atc::AtcOptions& mo, const OpFilter&
 }  // namespace
 
 Status Report::Write() const {
-  std::string text = root.dump(2) + "\n";
+  std::string text = DumpJson(root, 2) + "\n";
   return WriteFileAtomic(path, std::as_bytes(std::span(text.data(), text.size())));
 }
 
@@ -258,11 +280,11 @@ std::vector<Status> ValidateOptions(const AoeOptions& o) {
 
 int RunBankCommand(const std::string& command, const std::vector<std::string>& args, std::ostream& out) {
   auto fail = [&](const Status& s) {
-    out << "[ERROR] " << s.message() << "\n";
+    cli::PrintError(out, s);
     return 1;
   };
   auto usage = [&](const char* want) {
-    out << "[ERROR] " << Status::Error("EG0000", "bank " + command, std::to_string(args.size()) + " argument(s)", std::string("usage: aoe bank ") + want).message() << "\n";
+    cli::PrintError(out, Status::Error("EG0000", "bank " + command, std::to_string(args.size()) + " argument(s)", std::string("usage: aoe bank ") + want));
     return 2;
   };
   if (command == "verify") {
@@ -316,7 +338,7 @@ int RunBankCommand(const std::string& command, const std::vector<std::string>& a
     out << "[Aoe]only in A: " << only_a << ", only in B: " << only_b << ", different: " << differ << "\n";
     return only_a || only_b || differ ? 3 : 0;
   }
-  out << "[ERROR] " << Status::Error("EG0000", "bank", command, "unknown bank command", "Use verify, merge or diff.").message() << "\n";
+  cli::PrintError(out, Status::Error("EG0000", "bank", command, "unknown bank command", "Use verify, merge or diff."));
   return 2;
 }
 
@@ -324,14 +346,14 @@ int RunAoe(const AoeOptions& o, std::ostream& out) {
   if (!o.bank_command.empty()) return RunBankCommand(o.bank_command, o.bank_args, out);
   auto errs = ValidateOptions(o);
   if (!errs.empty()) {
-    for (const auto& e : errs) out << "[ERROR] " << e.message() << "\n";
+    for (const auto& e : errs) cli::PrintError(out, e);
     return cli::ExitCodeFor(errs);
   }
   if (!o.model.log.empty())
     if (auto l = log::ParseLevel(o.model.log)) log::SetLevel(*l);
   auto filter = LoadOpFilter(o.tune_ops_file);
   if (!filter.ok()) {
-    out << "[ERROR] " << filter.status().message() << "\n";
+    cli::PrintError(out, filter.status());
     return 1;
   }
   std::vector<std::string> models;
@@ -340,7 +362,7 @@ int RunAoe(const AoeOptions& o, std::ostream& out) {
       if (e.path().extension() == ".onnx" || (e.path().extension() == ".json" && o.job_type == "2")) models.push_back(e.path().string());
     std::sort(models.begin(), models.end());
     if (models.empty()) {
-      out << "[ERROR] " << Status::Error("EG0011", "--model_path", o.model_path, "holds no .onnx model or single-op .json description").message() << "\n";
+      cli::PrintError(out, Status::Error("EG0011", "--model_path", o.model_path, "holds no .onnx model or single-op .json description"));
       return cli::kUsage;  // nothing to do
     }
   } else {
@@ -353,7 +375,7 @@ int RunAoe(const AoeOptions& o, std::ostream& out) {
     std::error_code ec;
     fs::create_directories(work, ec);
     if (ec) {
-      out << "[ERROR] " << Status::Error("EG0010", "ASCEND_WORK_PATH", work, "cannot create the directory: " + ec.message()).message() << "\n";
+      cli::PrintError(out, Status::Error("EG0010", "ASCEND_WORK_PATH", work, "cannot create the directory: " + ec.message()));
       return 1;
     }
   }
@@ -363,7 +385,7 @@ int RunAoe(const AoeOptions& o, std::ostream& out) {
   report.path = std::string(work && *work ? work : ".") + (subgraph ? "/aoe_result_sgat_" : "/aoe_result_opat_") + stamp + "_pid" + std::to_string(::getpid()) + ".json";
   int rc = 0;
   for (const auto& model : models) {
-    atc::AtcOptions mo = o.model;
+    AoeModelOptions mo = o.model;
     mo.model = model;
     if (models.size() > 1 && !o.model.output.empty()) mo.output = o.model.output + "/" + fs::path(model).stem().string();
     report.report_key = "report_" + stamp + "_" + std::to_string(::gettid()) + (models.size() > 1 ? "_" + fs::path(model).stem().string() : "");
@@ -379,7 +401,7 @@ int RunAoe(const AoeOptions& o, std::ostream& out) {
     if (!s.ok()) {
       report.Section()[subgraph ? "sgat_tune_result" : "opat_tune_result"] = "tune failed";
       (void)report.Write();
-      out << "[ERROR] " << s.message() << "\n";
+      cli::PrintError(out, s);
       rc = 1;
     }
   }

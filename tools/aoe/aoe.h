@@ -7,12 +7,19 @@
 #include <string>
 #include <vector>
 
-#include "atc.h"
+#include "base/status.h"
+#include "base/version.h"
+#include "compile/compile_config.h"
 
 namespace npu::aoe {
 
+// The model to tune: atc's conversion flags, where the tuned .om goes and the log level.
+struct AoeModelOptions : CompileFlags {
+  std::string output, log;
+};
+
 struct AoeOptions {
-  atc::AtcOptions model;          // --model, --framework, --soc_version, --input_shape, precision flags, ...
+  AoeModelOptions model;          // --model, --framework, --soc_version, --input_shape, precision flags, ...
   std::string model_path;         // a directory of models (.onnx) and single-op descriptions (.json), tuned in turn
   std::string singleop;           // a single-op JSON (atc --singleop's format): its ops' tilings
   std::string job_type;           // 1 = subgraph tuning, 2 = operator tuning
@@ -26,7 +33,7 @@ struct AoeOptions {
   std::vector<std::string> unknown_flags;
 };
 
-constexpr const char* kVersion = "npukit aoe 0.1.0";
+constexpr const char* kVersion = NPUKIT_TOOL_VERSION("aoe");
 
 std::vector<Status> ValidateOptions(const AoeOptions& o);
 int RunAoe(const AoeOptions& o, std::ostream& out);

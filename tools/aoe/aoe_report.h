@@ -6,7 +6,6 @@
 #include <string>
 
 #include "aoe.h"
-#include "atc.h"
 
 namespace npu::aoe {
 
@@ -28,6 +27,6 @@ void Count(nlohmann::json& summary, const char* counter);
 bool RepeatTune();
 
 // --job_type=1 on one model (sgat.cc).
-Status TuneSubgraphs(const AoeOptions& o, const atc::AtcOptions& mo, Report& report, std::ostream& out);
+Status TuneSubgraphs(const AoeOptions& o, const AoeModelOptions& mo, Report& report, std::ostream& out);
 
 }  // namespace npu::aoe

@@ -3,7 +3,6 @@
 #include <iostream>
 
 #include "aoe.h"
-#include "atc_flags.h"
 #include "base/cli.h"
 #include "base/log.h"
 
@@ -34,7 +33,7 @@ int main(int argc, char** argv) {
   bank->add_option("command", o.bank_command, "verify, merge or diff")->required();
   bank->add_option("args", o.bank_args, "bank roots");
   app.add_option("--log", o.model.log, "debug, info, warning, error, null");
-  npu::atc::AddBuildFlags(app, o.model);  // precision and fusion flags as in atc
+  npu::AddCompileTuningFlags(app, o.model);  // precision and fusion flags as in atc
   try {
     app.parse(npu::cli::Args(argc, argv));
   } catch (const CLI::ParseError& e) {

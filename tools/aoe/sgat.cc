@@ -20,7 +20,8 @@
 #include "base/json.h"
 #include "base/progress.h"
 #include "base/text.h"
-#include "cost/schedule.h"
+#include "compile/compile.h"
+#include "sim/schedule.h"
 #include "passes/fusion.h"
 #include "runtime/runtime.h"
 #include "tune/subgraph.h"
@@ -71,13 +72,16 @@ struct Choices {
 // The imported model and what compiling it with a set of decisions costs on the simulated SoC.
 class Evaluator {
  public:
-  Evaluator(Graph g, const atc::AtcOptions& o, const OnnxModelInfo& info) : g0_(std::move(g)), o_(o), info_(info) {}
+  Evaluator(Graph g, const CompileConfig& config, const ModelInfo& info) : g0_(std::move(g)), config_(config), info_(info) {}
+  // The rest of the pipeline (fusion, precision, formats, lowering) on the imported graph with `plans`.
   Result<OmModel> Compile(const std::vector<Subgraph>& subgraphs, const std::vector<SubgraphPlan>& plans) const {
-    Graph g = g0_;
+    CompileState state;
+    state.graph = g0_;
+    state.info = info_;
     for (size_t i = 0; i < subgraphs.size(); ++i)
-      if (!plans[i].builtin()) ApplySubgraphPlan(g, subgraphs[i], plans[i]);
-    std::vector<std::string> warnings;
-    return atc::CompileGraph(std::move(g), o_, info_, warnings);
+      if (!plans[i].builtin()) ApplySubgraphPlan(state.graph, subgraphs[i], plans[i]);
+    NPU_RETURN_IF_ERROR(RunPasses(config_, state, "GraphFusion", "Lowering"));
+    return std::move(state.model);
   }
   Result<double> TotalNs(const std::vector<Subgraph>& subgraphs, const std::vector<SubgraphPlan>& plans) {
     ++evaluations_;
@@ -92,8 +96,8 @@ class Evaluator {
 
  private:
   Graph g0_;
-  const atc::AtcOptions& o_;
-  const OnnxModelInfo& info_;
+  const CompileConfig& config_;
+  const ModelInfo& info_;
   std::shared_ptr<const SocSpec> soc_;
   uint64_t evaluations_ = 0;
 };
@@ -163,7 +167,7 @@ struct Journal {
   fs::path dir;
   std::map<int, json> done;  // subgraph id -> its line
   Status Append(const json& line) {
-    std::string text = line.dump() + "\n";
+    std::string text = DumpJson(line) + "\n";
     int fd = ::open((dir / "progress.jsonl").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) return Status::Error("EG0010", "aoe_workspace", (dir / "progress.jsonl").string(), "cannot open the journal");
     bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
@@ -213,7 +217,7 @@ Result<Journal> OpenJournal(const AoeOptions& o, const std::string& model_stem, 
     std::error_code ec;
     fs::create_directories(j.dir, ec);
     if (ec) return Status::Error("EG0010", "aoe_workspace", j.dir.string(), "cannot create the job folder: " + ec.message());
-    std::string text = json{{"model", o.model.model}, {"soc_version", o.model.soc_version}, {"subgraph_keys", keys}}.dump(2) + "\n";
+    std::string text = DumpJson(json{{"model", o.model.model}, {"soc_version", o.model.soc_version}, {"subgraph_keys", keys}}, 2) + "\n";
     NPU_RETURN_IF_ERROR(WriteFileAtomic((j.dir / "job.json").string(), std::as_bytes(std::span(text.data(), text.size()))));
     return j;
   }
@@ -311,12 +315,13 @@ struct Job {
 
 }  // namespace
 
-Status TuneSubgraphs(const AoeOptions& o, const atc::AtcOptions& mo, Report& report, std::ostream& out) {
+Status TuneSubgraphs(const AoeOptions& o, const AoeModelOptions& mo, Report& report, std::ostream& out) {
   auto started = std::chrono::steady_clock::now();
   std::string stem = fs::path(mo.model).stem().string();
-  OnnxModelInfo info;
-  NPU_ASSIGN_OR_RETURN(Graph g0, atc::ImportGraph(mo, info));
-  Evaluator ev(std::move(g0), mo, info);
+  NPU_ASSIGN_OR_RETURN(CompileConfig config, MakeCompileConfig(mo, CompileGoal::kConvert));
+  CompileState imported;  // the framework model as Ascend IR before fusion: compiled again with every decision tried
+  NPU_RETURN_IF_ERROR(RunPasses(config, imported, "Import", "AscendIRMapping"));
+  Evaluator ev(std::move(imported.graph), config, imported.info);
   NPU_ASSIGN_OR_RETURN(OmModel builtin, ev.Compile({}, {}));
   NPU_ASSIGN_OR_RETURN(auto soc, ModelSoc(builtin));
   Job job(ev);

@@ -3,7 +3,6 @@
 #include <iostream>
 
 #include "atc.h"
-#include "atc_flags.h"
 #include "base/cli.h"
 #include "base/log.h"
 
@@ -42,7 +41,7 @@ int main(int argc, char** argv) {
   target("--soc_version,--soc-version", o.soc_version, "target SoC, e.g. Ascend310P3, Ascend910B1");
   target("--soc_spec", o.soc_spec, "platform .ini of your own chip (CANN layout; see libcore/soc/specs/README.md)");
   feature("--insert_op_conf", o.insert_op_conf, "AIPP config (aipp_op { ... } prototxt): the input becomes a uint8 image");
-  npu::atc::AddBuildFlags(app, o);  // precision and fusion: "Model Tuning" and "Operator Tuning"
+  npu::AddCompileTuningFlags(app, o);  // precision, fusion, --dump_after: "Model Tuning", "Operator Tuning", "Debug"
   debug("--log", o.log, "debug, info, warning, error, null");
   debug("--display_model_info", o.display_model_info, "1: print the model summary (--mode=6) after converting");
   debug("--explain-precision,--explain_precision", o.explain_precision, "write each op's dtype, format and the rules that decided them (JSON)");
@@ -53,5 +52,5 @@ int main(int argc, char** argv) {
   }
   o.unknown_flags = app.remaining();
   for (int i = 0; i < argc; ++i) o.cmdline += (i ? " " : "") + std::string(argv[i]);
-  return npu::atc::RunAtc(o, std::cout, std::cerr);
+  return npu::atc::RunAtc(o, std::cout);
 }

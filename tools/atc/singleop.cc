@@ -1,240 +1,34 @@
-// atc --singleop=ops.json --output=DIR: one .om per operator description in CANN's single-op JSON (a list of
-// {"op", "input_desc": [{format, shape, type}], "output_desc": [...], "attr": [{name, type, value}]}). Each
-// .om is a one-op model msame runs like any other: inputs x0, x1, ... and outputs y0, ...
+// atc --singleop=ops.json --output=DIR: one .om per op description of CANN's single-op JSON, each a one-op
+// model msame runs like any other. Every description is checked before anything is written.
 #include <filesystem>
-#include <optional>
-#include <nlohmann/json.hpp>
+#include <ostream>
 
 #include "atc.h"
-#include "base/json.h"
-#include "base/file_io.h"
 #include "base/log.h"
-#include "ir/ascend_types.h"
-#include "ir/graph_edit.h"
-#include "ir/op_schema.h"
-#include "kernels/registry.h"
-#include "lower/lower.h"
-#include "passes/formats.h"
-#include "tune/apply.h"
+#include "compile/compile.h"
+#include "frontend/singleop/singleop_json.h"
 
 namespace npu::atc {
-namespace {
-
-using json = nlohmann::json;
-
-Status Bad(const std::string& code, const std::string& path, const std::string& where, const std::string& why, std::string fix = {}) {
-  return Status::Error(code, "--singleop", path, where + ": " + why,
-                       fix.empty() ? "Describe each op as {\"op\", \"input_desc\", \"output_desc\", \"attr\"} (see the README)." : std::move(fix));
-}
-
-// CANN's dtype spellings in single-op JSON.
-std::optional<DType> SingleOpDType(const std::string& s) {
-  if (s == "float" || s == "float32") return DType::kF32;
-  if (s == "float16" || s == "half") return DType::kF16;
-  if (s == "bfloat16") return DType::kBF16;
-  if (s == "double") return DType::kF64;
-  return DTypeFromName(s);
-}
-
-struct TensorSpec {
-  DType dtype;
-  Shape shape;
-  std::string format;
-};
-
-Result<TensorSpec> ReadDesc(const json& d, const std::string& path, const std::string& where) {
-  if (!d.is_object() || !d.contains("shape") || !d.contains("type"))
-    return Bad("E10026", path, where, "needs \"shape\" and \"type\"");
-  TensorSpec t;
-  auto dt = d["type"].is_string() ? SingleOpDType(d["type"].get<std::string>()) : std::nullopt;
-  if (!dt) return Bad("E10026", path, where, "type " + d["type"].dump() + " is not a dtype (float16, float, int32, ...)");
-  t.dtype = *dt;
-  if (!d["shape"].is_array()) return Bad("E10026", path, where, "shape must be a list of dims");
-  for (const auto& x : d["shape"]) {
-    if (!x.is_number_integer() || x.get<int64_t>() <= 0) return Bad("E10026", path, where, "shape " + d["shape"].dump() + " needs positive integer dims");
-    t.shape.push_back(x.get<int64_t>());
-  }
-  t.format = d.value("format", std::string("ND"));
-  if (!FormatFromName(t.format)) return Bad("E10026", path, where, "format '" + t.format + "' is not one of NCHW, NHWC, ND");
-  return t;
-}
-
-Result<Attr> ReadAttr(const json& a, const std::string& path, const std::string& where) {
-  const json& v = a["value"];
-  std::string type = a.value("type", std::string());
-  if (type == "int" && v.is_number_integer()) return Attr(v.get<int64_t>());
-  if (type == "bool" && v.is_boolean()) return Attr(static_cast<int64_t>(v.get<bool>()));
-  if (type == "float" && v.is_number()) return Attr(v.get<float>());
-  if (type == "str" && v.is_string()) return Attr(v.get<std::string>());
-  if (type == "list_int" && v.is_array() && std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_number_integer(); }))
-    return Attr(v.get<std::vector<int64_t>>());
-  if (type == "list_float" && v.is_array() && std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_number(); }))
-    return Attr(v.get<std::vector<float>>());
-  return Bad("E10027", path, where, "type '" + type + "' with value " + v.dump() + " is not an attr this build reads (int, bool, float, str, list_int, list_float)");
-}
-
-// CANN's attributes -> the framework kernel's, for the ops whose spelling differs.
-Status TranslateAttrs(Node& n, const std::string& path, const std::string& where) {
-  AttrMap in = std::move(n.attrs);
-  n.attrs.clear();
-  auto hw = [](const std::vector<int64_t>& v) { return v.size() == 4 ? std::vector<int64_t>{v[2], v[3]} : v; };
-  if (n.ascend_type == "Conv2D") {  // NCHW 4-element strides/dilations, pads top,bottom,left,right
-    if (in.count("data_format") && std::get_if<std::string>(&in["data_format"]) && std::get<std::string>(in["data_format"]) != "NCHW")
-      return Bad("E10027", path, where, "data_format must be NCHW");
-    if (auto* s = std::get_if<std::vector<int64_t>>(&in["strides"])) n.attrs["strides"] = hw(*s);
-    if (auto* d = std::get_if<std::vector<int64_t>>(&in["dilations"])) n.attrs["dilations"] = hw(*d);
-    if (auto* p = std::get_if<std::vector<int64_t>>(&in["pads"]); p && p->size() == 4)
-      n.attrs["pads"] = std::vector<int64_t>{(*p)[0], (*p)[2], (*p)[1], (*p)[3]};
-    if (auto* g = std::get_if<int64_t>(&in["groups"])) n.attrs["group"] = *g;
-    return Status::Ok();
-  }
-  if (n.ascend_type == "MatMulV2") {  // Gemm: transA/transB, the bias as C
-    if (auto* t = std::get_if<int64_t>(&in["transpose_x1"])) n.attrs["transA"] = *t;
-    if (auto* t = std::get_if<int64_t>(&in["transpose_x2"])) n.attrs["transB"] = *t;
-    return Status::Ok();
-  }
-  if (n.ascend_type == "BatchMatMulV2") {
-    for (const char* k : {"adj_x1", "adj_x2"})
-      if (auto* t = std::get_if<int64_t>(&in[k]); t && *t) return Bad("E10027", path, where, std::string(k) + " = true is not supported");
-    return Status::Ok();
-  }
-  n.attrs = std::move(in);  // same names as the framework op
-  return Status::Ok();
-}
-
-// Appends one op description to `g` (its inputs become graph inputs, its outputs graph outputs; names made
-// unique), inferred and checked against output_desc.
-Status AddOp(Graph& g, const json& op, const std::string& path, size_t index) {
-  std::string where = "op #" + std::to_string(index);
-  if (!op.is_object() || !op.contains("op") || !op["op"].is_string()) return Bad("E10025", path, where, "needs \"op\": the Ascend IR op type");
-  Node n;
-  n.ascend_type = op["op"].get<std::string>();
-  n.op_type = FrameworkOpType(n.ascend_type);
-  n.name = UniqueNodeName(g, op.value("name", n.ascend_type));
-  n.original_names = {n.name};
-  n.opset = 13;
-  where += " (" + n.ascend_type + ")";
-  const OpSchema* schema = OpSchemaRegistry::Get().Find(n.op_type);
-  if (!schema || !KernelRegistry::Get().Find(n.op_type))
-    return Bad("E10025", path, where, "op type is not supported by this build", "Use an Ascend IR type npukit has a kernel for (Add, Conv2D, MatMulV2, ...).");
-  if (g.name.empty()) g.name = n.name;
-  const json& ins = op.value("input_desc", json::array());
-  for (size_t i = 0; i < ins.size(); ++i) {
-    NPU_ASSIGN_OR_RETURN(TensorSpec t, ReadDesc(ins[i], path, where + " input_desc[" + std::to_string(i) + "]"));
-    int v = g.AddValue(UniqueValueName(g, ins[i].value("name", "x" + std::to_string(i))));
-    g.values[v].dtype = t.dtype, g.values[v].shape = t.shape, g.values[v].has_shape = true, g.values[v].layout = t.format;
-    g.inputs.push_back(v);
-    n.inputs.push_back(v);
-  }
-  const json& outs = op.value("output_desc", json::array());
-  if (outs.empty()) return Bad("E10026", path, where, "output_desc is empty");
-  std::vector<TensorSpec> want;
-  for (size_t j = 0; j < outs.size(); ++j) {
-    NPU_ASSIGN_OR_RETURN(TensorSpec t, ReadDesc(outs[j], path, where + " output_desc[" + std::to_string(j) + "]"));
-    want.push_back(t);
-    int v = g.AddValue(UniqueValueName(g, outs[j].value("name", "y" + std::to_string(j))));
-    n.outputs.push_back(v);
-    g.outputs.push_back(v);
-  }
-  for (const json& a : op.value("attr", json::array())) {
-    if (!a.is_object() || !a.contains("name") || !a.contains("value")) return Bad("E10027", path, where, "every attr needs name, type and value");
-    NPU_ASSIGN_OR_RETURN(n.attrs[a["name"].get<std::string>()], ReadAttr(a, path, where + " attr " + a["name"].dump()));
-  }
-  NPU_RETURN_IF_ERROR(TranslateAttrs(n, path, where));
-  std::vector<int> outputs = n.outputs;
-  AppendNode(g, std::move(n));
-  if (Status s = InferGraph(g); !s.ok()) return Bad("E10026", path, where, s.message());
-  for (size_t j = 0; j < want.size(); ++j) {
-    Value& y = g.values[outputs[j]];
-    if (y.dtype != want[j].dtype || y.shape != want[j].shape)
-      return Bad("E10026", path, where + " output_desc[" + std::to_string(j) + "]",
-                 "declares " + std::string(DTypeName(want[j].dtype)) + ShapeToString(want[j].shape) + ", the op gives " +
-                     std::string(DTypeName(y.dtype)) + ShapeToString(y.shape));
-    y.layout = want[j].format;
-  }
-  return Status::Ok();
-}
-
-// The file's op descriptions (one object or a list).
-Result<json> ReadOpList(const std::string& path) {
-  auto text = ReadFileToString(path);
-  if (!text.ok()) return Status::Error("E10023", "--singleop", path, text.status().message());
-  std::string why;
-  json ops = npu::ParseJson(text.value(), &why);
-  if (ops.is_discarded()) return Status::Error("E10024", "--singleop", path, "the file is not valid JSON: " + why);
-  if (ops.is_object()) ops = json::array({ops});
-  if (!ops.is_array() || ops.empty()) return Status::Error("E10024", "--singleop", path, "expected a list of op descriptions");
-  return ops;
-}
-
-std::map<std::string, std::string> SingleOpAttrs(const AtcOptions& o, const SocSpec& soc) {
-  return {{"atc_cmdline", o.cmdline}, {"atc_version", kVersion}, {"soc_version", soc.name}, {"framework_type", "singleop"},
-          {"overflow_mode", std::string(OverflowModeName(soc.default_overflow))}};
-}
-
-// "0_Add_float16_ND_8x16_float16_ND_8x16_float16_ND_8x16": the op's index, type and every tensor.
-std::string OmName(size_t index, const Graph& g) {
-  std::string name = std::to_string(index) + "_" + g.nodes[0].ascend_type;
-  auto add = [&](int v) {
-    const Value& x = g.values[v];
-    std::string dims;
-    for (int64_t d : x.shape) dims += (dims.empty() ? "" : "x") + std::to_string(d);
-    name += "_" + std::string(DTypeName(x.dtype)) + "_" + LayoutOf(x) + "_" + dims;
-  };
-  for (int v : g.inputs) add(v);
-  for (int v : g.outputs) add(v);
-  return name;
-}
-
-}  // namespace
-
-Result<OmModel> BuildSingleOpsModel(const AtcOptions& o, const std::string& path) {
-  RegisterBuiltinOps();
-  NPU_ASSIGN_OR_RETURN(json ops, ReadOpList(path));
-  const SocSpec* soc = FindSoc(o.soc_version);
-  if (!soc) return Status::Error("E10001", "--soc_version", o.soc_version, "supported SoCs are " + SocNames());
-  OmModel m;
-  for (size_t k = 0; k < ops.size(); ++k) NPU_RETURN_IF_ERROR(AddOp(m.graph, ops[k], path, k));
-  NPU_RETURN_IF_ERROR(AssignDeviceFormats(m.graph, *soc));
-  m.tasks = LowerToTasks(m.graph, soc);
-  m.attrs = SingleOpAttrs(o, *soc);
-  return m;
-}
 
 int ConvertSingleOps(const AtcOptions& o, std::ostream& out) {
-  auto fail = [&](const Status& s) {
-    out << "ATC run failed, Please check the detail log, Try 'atc --help' for more information\n" << s.message() << "\n";
-    return 1;
-  };
-  auto ops = ReadOpList(o.singleop);
-  if (!ops.ok()) return fail(ops.status());
-  const SocSpec& soc = *FindSoc(o.soc_version);
-  std::optional<TuneBank> bank;  // tilings aoe --singleop banked (TUNE_BANK_PATH, as for models)
-  if (const char* root = std::getenv("TUNE_BANK_PATH"); root && *root) {
-    auto b = TuneBank::Open(root, soc);
-    if (!b.ok()) return fail(b.status());
-    bank = std::move(b).value();
-  }
-  // Every description is checked before anything is written.
+  auto config = SingleOpConfig(o);
+  if (!config.ok()) return Fail(out, {config.status()});
+  auto ops = ImportSingleOps(o.singleop);
+  if (!ops.ok()) return Fail(out, {ops.status()});
   std::vector<OmModel> models;
-  for (size_t k = 0; k < ops.value().size(); ++k) {
-    OmModel m;
-    if (Status s = AddOp(m.graph, ops.value()[k], o.singleop, k); !s.ok()) return fail(s);
-    m.header.name = OmName(k, m.graph);  // before TransData nodes join the op
-    if (Status s = AssignDeviceFormats(m.graph, soc); !s.ok()) return fail(s);
-    m.tasks = LowerToTasks(m.graph, &soc);
-    m.attrs = SingleOpAttrs(o, soc);
-    if (bank) m.attrs["tune_bank"] = bank->dir() + " (" + std::to_string(ApplyTuneBank(m.graph, m.tasks, soc, *bank)) + " tilings)";
-    models.push_back(std::move(m));
+  for (SingleOp& op : ops.value()) {
+    auto m = CompileSingleOp(config.value(), std::move(op.graph));
+    if (!m.ok()) return Fail(out, {m.status()});
+    m.value().header.name = op.name;
+    m.value().header.platform_version = config.value().soc->name;
+    models.push_back(std::move(m).value());
   }
   std::error_code ec;
   std::filesystem::create_directories(o.output, ec);
-  if (ec) return fail(Status::Error("E13004", "--output", o.output, "cannot create the folder: " + ec.message()));
-  for (size_t k = 0; k < models.size(); ++k) {
-    OmModel& m = models[k];
-    m.header.platform_version = soc.name;
+  if (ec) return Fail(out, {Status::Error("E13004", "--output", o.output, "cannot create the folder: " + ec.message())});
+  for (const OmModel& m : models) {
     std::string path = o.output + "/" + m.header.name + ".om";
-    if (Status s = SaveOm(path, m); !s.ok()) return fail(s.param() == "output" ? s.with_param("--output") : s);
+    if (Status s = SaveOm(path, m); !s.ok()) return Fail(out, {s.param() == "output" ? s.with_param("--output") : s});
     if (log::ShowInfo()) out << "[INFO] " << path << "\n";
   }
   out << "ATC run success, welcome to the next use.\n";

@@ -8,6 +8,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "base/cli.h"
 #include "base/file_io.h"
 #include "base/log.h"
 #include "base/half.h"
@@ -183,7 +184,7 @@ int RunConvert(const ConvertOptions& o, std::ostream& out) {
   for (size_t i = 0; i < files.size(); ++i)
     if (!results[i].ok()) {
       ++failed;
-      out << "[ERROR] " << results[i].message() << "\n";
+      cli::PrintError(out, results[i]);
       list += files[i] + "\n";
     }
   if (failed) (void)WriteFileAtomic(opts.out + "/convert_failed_file_list.txt", std::as_bytes(std::span(list.data(), list.size())));

@@ -144,7 +144,7 @@ Result<std::unique_ptr<CustomScripts>> CustomScripts::Launch(const std::string& 
     return Bad(dir, "cannot start the Python worker: " + std::string(std::strerror(errno)));
   }
   // Names go over as JSON lists: a metric file may be named alg_<anything>.py, spaces included.
-  std::vector<std::string> args = {kPython, "-c", kWorker, dir, nlohmann::json(m->metrics_).dump(), nlohmann::json(pairs).dump()};
+  std::vector<std::string> args = {kPython, "-c", kWorker, dir, DumpJson(nlohmann::json(m->metrics_)), DumpJson(nlohmann::json(pairs))};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -198,7 +198,7 @@ std::vector<std::pair<std::string, std::string>> CustomScripts::Compute(const Lo
   const std::string a = scratch_ + "/npu.npy", b = scratch_ + "/golden.npy";
   Status s = WriteNpyBytes(a, *npu.dtype, npu.shape, npu.data);
   if (s.ok()) s = WriteNpyBytes(b, *golden.dtype, golden.shape, golden.data);
-  auto answer = s.ok() ? Ask(nlohmann::json({{"alg", {a, b}}}).dump()) : Result<std::string>(s);
+  auto answer = s.ok() ? Ask(DumpJson(nlohmann::json({{"alg", {a, b}}}))) : Result<std::string>(s);
   if (!answer.ok()) {
     for (auto& cell : row) cell.second = answer.status().reason();
     return row;
@@ -221,7 +221,7 @@ Result<LaidOut> CustomScripts::Convert(const DumpTensor& t, std::string_view to,
   const std::string a = scratch_ + "/from.npy", b = scratch_ + "/to.npy";
   NPU_RETURN_IF_ERROR(WriteNpyBytes(a, *d, t.shape, t.data));
   nlohmann::json req = {{"convert", pair}, {"in", a}, {"from", t.shape}, {"to", shape_to}, {"out", b}};
-  NPU_ASSIGN_OR_RETURN(std::string answer, Ask(req.dump()));
+  NPU_ASSIGN_OR_RETURN(std::string answer, Ask(DumpJson(req)));
   nlohmann::json j = ParseJson(answer);
   if (!j.is_object() || !j.contains("error") || !j["error"].is_string()) return Bad(dir_, "the Python worker gave no answer for convert_" + pair + ".py");
   if (!j["error"].get<std::string>().empty()) return Bad(dir_, j["error"].get<std::string>());

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "base/cli.h"
+#include "base/version.h"
 #include "base/log.h"
 #include "base/status.h"
 #include "commands.h"
@@ -14,7 +15,7 @@
 int main(int argc, char** argv) {
   npu::log::InitFromEnv();
   CLI::App app{"msaccucmp: compare NPU dump data with golden data, convert dumps, analyse overflows", "msaccucmp"};
-  app.set_version_flag("--version", "npukit msaccucmp 0.1.0");
+  app.set_version_flag("--version", NPUKIT_TOOL_VERSION("msaccucmp"));
   app.require_subcommand(1);
   app.fallthrough();  // --log may come after the subcommand, as every other tool's flags do
   std::string log_level;
@@ -82,7 +83,7 @@ int main(int argc, char** argv) {
     return npu::cli::ParseFailed(app, e, "msaccucmp", std::cout);
   }
   if (npu::Status s = npu::cli::ApplyLogFlag(log_level); !s.ok()) {
-    std::cout << "[ERROR] " << s.message() << "\n";
+    npu::cli::PrintError(std::cout, s);
     return npu::cli::kUsage;
   }
   auto start = std::chrono::steady_clock::now();

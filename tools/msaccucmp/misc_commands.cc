@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 
 int Fail(std::ostream& out, Status s) {
   if (s.param() == "output") s.with_param("-out");
-  out << "[ERROR] " << s.message() << "\n";
+  cli::PrintError(out, s);
   return cli::ExitCodeFor({s});
 }
 namespace {

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "base/json.h"
+
 namespace npu::cmp {
 namespace {
 
@@ -76,7 +78,7 @@ Result<std::unique_ptr<ResultWriter>> ResultWriter::Create(const std::string& pa
     NPU_RETURN_IF_ERROR(r->w_->Write(line + "\n"));
   } else {
     nlohmann::json h = r->keys_;
-    NPU_RETURN_IF_ERROR(r->w_->Write("{\"header\": " + h.dump() + ",\n\"rows\": ["));
+    NPU_RETURN_IF_ERROR(r->w_->Write("{\"header\": " + DumpJson(h) + ",\n\"rows\": ["));
   }
   return r;
 }
@@ -91,7 +93,7 @@ Status ResultWriter::Add(size_t ordinal, const Row& row) {
     nlohmann::ordered_json o;
     if (ordinal_) o["Ordinal"] = ordinal;
     for (size_t i = 0; i < row.size() && i < keys_.size(); ++i) o[keys_[i]] = JsonCell(row[i]);
-    line = (first_ ? "\n" : ",\n") + o.dump();
+    line = (first_ ? "\n" : ",\n") + DumpJson(o);
   }
   first_ = false;
   return w_->Write(line);

@@ -4,6 +4,8 @@
 #include <map>
 #include <ostream>
 
+#include "base/log.h"
+
 namespace npu::cmp {
 namespace {
 
@@ -36,6 +38,7 @@ size_t Summary::Compared() const {
 }
 
 void Summary::Print(std::ostream& out) const {
+  if (!log::ShowInfo()) return;  // [INFO] lines, silenced by --log / ASCEND_GLOBAL_LOG_LEVEL above info like every tool's
   std::map<std::string, size_t> n;
   for (const auto& l : lines_) ++n[l.verdict];
   out << "[INFO] compared " << lines_.size() << " tensor pair(s): PASS " << n["PASS"] << ", WARN " << n["WARN"] << ", FAIL "

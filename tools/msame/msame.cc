@@ -11,10 +11,8 @@
 #include "base/log.h"
 #include "dump/npy.h"
 #include "dump_observer.h"
-#include "frontend/input_shape.h"
-#include "frontend/onnx/onnx_importer.h"
+#include "compile/compile.h"
 #include "kernels/kernel_util.h"
-#include "passes/pass_manager.h"
 #include "prof/collector.h"
 
 namespace npu::msame {
@@ -49,14 +47,14 @@ Result<Session> LoadModel(const std::string& path, const std::string& input_shap
     Status st = s.status();
     return st.param() == "--om" ? st.with_param("--model") : st;  // the reader's name for the file is atc's
   }
-  OnnxImportOptions opts;
-  if (!input_shape.empty()) {
-    NPU_ASSIGN_OR_RETURN(opts.input_shapes, ParseInputShape(input_shape));
-  }
-  NPU_ASSIGN_OR_RETURN(Graph g, ImportOnnx(path, opts));
-  PassManager pm = DefaultPipeline();
-  NPU_RETURN_IF_ERROR(pm.Run(g));
-  return Session::FromGraph(std::move(g));
+  // The fp32 reference path: the framework graph, folded and inferred, no SoC.
+  CompileFlags flags;
+  flags.model = path;
+  flags.input_shape = input_shape;
+  NPU_ASSIGN_OR_RETURN(CompileConfig config, MakeCompileConfig(flags, CompileGoal::kReference));
+  CompileState state;
+  NPU_RETURN_IF_ERROR(RunPasses(config, state, "Import", "InferShapes"));
+  return Session::FromGraph(std::move(state.graph));
 }
 
 Result<Tensor> ReadInput(const std::string& path, const Value& in) {
@@ -148,22 +146,22 @@ Status FinishProfiler(prof::Collector* c, std::ostream& out) {
 // --sim_mode=timing: the simulated clock without the arithmetic (a batch sweep in seconds).
 int RunTimingOnly(const MsameOptions& o, Session& s, std::ostream& out) {
   if (!s.timing()) {
-    out << "[ERROR] " << Status::Error("E10001", "--sim_mode", "timing", "the model names no simulated SoC").message() << "\n";
+    cli::PrintError(out, Status::Error("E10001", "--sim_mode", "timing", "the model names no simulated SoC"));
     return 1;
   }
   auto profiler = StartProfiler(o, s, out);
   if (!profiler.ok()) {
-    out << "[ERROR] " << profiler.status().message() << "\n";
+    cli::PrintError(out, profiler.status());
     return 1;
   }
   long loops = std::strtol(o.loop.c_str(), nullptr, 10);
   for (long l = 0; l < loops; ++l)
     if (Status st = s.RunTiming(); !st.ok()) {
-      out << "[ERROR] " << st.message() << "\n";
+      cli::PrintError(out, st);
       return 1;
     }
   if (Status st = FinishProfiler(profiler.value().get(), out); !st.ok()) {
-    out << "[ERROR] " << st.message() << "\n";
+    cli::PrintError(out, st);
     return 1;
   }
   out << FormatSimulatedTime(s.simulated_ns() / static_cast<double>(loops), BatchOf(s.graph()), *s.soc()) << DynamicNote(s.graph()) << "\n";
@@ -175,7 +173,7 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
   if (!o.log.empty())
     if (auto l = log::ParseLevel(o.log)) log::SetLevel(*l);
   auto fail = [&](const std::vector<Status>& errs) {
-    for (const auto& e : errs) out << "[ERROR] " << e.message() << "\n";
+    for (const auto& e : errs) cli::PrintError(out, e);
     return 1;
   };
   if (auto errs = ValidateOptions(o); !errs.empty()) {

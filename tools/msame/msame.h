@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/version.h"
 #include "ir/tensor.h"
 #include "runtime/runtime.h"
 
@@ -19,7 +20,7 @@ struct MsameOptions {
   std::vector<std::string> unknown_flags;
 };
 
-constexpr const char* kVersion = "npukit msame 0.1.0";
+constexpr const char* kVersion = NPUKIT_TOOL_VERSION("msame");
 
 // Loads an .om, or imports an .onnx (with `input_shape` when given) and folds it (the golden reference path).
 Result<Session> LoadModel(const std::string& path, const std::string& input_shape = {});

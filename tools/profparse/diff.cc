@@ -4,6 +4,7 @@
 #include <map>
 #include <ostream>
 
+#include "base/cli.h"
 #include "profparse.h"
 #include "raw_profile.h"
 
@@ -70,7 +71,7 @@ int DiffProfiles(const std::string& a_dir, const std::string& b_dir, std::ostrea
   auto a = OpTimes(a_dir), b = OpTimes(b_dir);
   for (auto* r : {&a, &b})
     if (!r->ok()) {
-      out << "[ERROR] " << r->status().message() << "\n";
+      cli::PrintError(out, r->status());
       return 1;
     }
   auto pairs = Align(a.value(), b.value());

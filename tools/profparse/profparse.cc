@@ -45,13 +45,13 @@ int Query(const std::vector<std::string>& dirs, std::ostream& out) {
   for (const auto& dir : dirs) {
     auto p = LoadProfile(dir);
     if (!p.ok()) {
-      out << "[ERROR] " << p.status().message() << "\n";
+      cli::PrintError(out, p.status());
       rc = 1;
       continue;
     }
     auto iters = ReadIterations(p.value());
     if (!iters.ok()) {
-      out << "[ERROR] " << iters.status().message() << "\n";
+      cli::PrintError(out, iters.status());
       rc = 1;
       continue;
     }
@@ -96,7 +96,7 @@ std::vector<Status> ValidateOptions(const Options& o) {
 int RunProfparse(const Options& o, std::ostream& out) {
   auto errs = ValidateOptions(o);
   if (!errs.empty()) {
-    for (const auto& e : errs) out << "[ERROR] " << e.message() << "\n";
+    for (const auto& e : errs) cli::PrintError(out, e);
     return cli::ExitCodeFor(errs);
   }
   if (!o.log.empty())
@@ -104,7 +104,7 @@ int RunProfparse(const Options& o, std::ostream& out) {
   if (o.diff_mode) return DiffProfiles(o.diff[0], o.diff[1], out);
   auto dirs = FindProfDirs(o.output);
   if (!dirs.ok()) {  // a folder without PROF_* data is nothing to do; a missing one is an error
-    out << "[ERROR] " << dirs.status().message() << "\n";
+    cli::PrintError(out, dirs.status());
     return std::filesystem::is_directory(o.output) ? cli::kUsage : cli::kFailed;
   }
   if (o.query == "on") return Query(dirs.value(), out);
@@ -114,7 +114,7 @@ int RunProfparse(const Options& o, std::ostream& out) {
       auto p = LoadProfile(dir);
       auto iters = p.ok() ? ReadIterations(p.value()) : Result<std::vector<IterationInfo>>(p.status());
       if (!iters.ok()) {
-        out << "[ERROR] " << iters.status().message() << "\n";
+        cli::PrintError(out, iters.status());
         rc = 1;
         continue;
       }
@@ -124,7 +124,7 @@ int RunProfparse(const Options& o, std::ostream& out) {
     }
     auto r = ExportProfile(dir, o);
     if (!r.ok()) {
-      out << "[ERROR] " << r.status().message() << "\n";
+      cli::PrintError(out, r.status());
       rc = 1;
       continue;
     }

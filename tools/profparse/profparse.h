@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/version.h"
 
 namespace npu::profparse {
 
@@ -22,7 +23,7 @@ struct Options {
   std::vector<std::string> unknown_flags;
 };
 
-constexpr const char* kVersion = "npukit profparse 0.1.0";
+constexpr const char* kVersion = NPUKIT_TOOL_VERSION("profparse");
 
 std::vector<Status> ValidateOptions(const Options& o);
 int RunProfparse(const Options& o, std::ostream& out);

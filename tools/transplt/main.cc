@@ -3,13 +3,14 @@
 #include <iostream>
 
 #include "base/cli.h"
+#include "base/version.h"
 #include "base/log.h"
 #include "project.h"
 
 int main(int argc, char** argv) {
   npu::log::InitFromEnv();
   CLI::App app{"transplt: migrate PyTorch GPU scripts to the NPU (torch_npu); writes <output>/<name>_msft/", "transplt"};
-  app.set_version_flag("--version", "npukit transplt 0.1.0");
+  app.set_version_flag("--version", NPUKIT_TOOL_VERSION("transplt"));
   transplt::Options o;
   bool list_rules = false;
   app.add_option("-i,--input", o.input, "Python file or folder to migrate (never written to)");

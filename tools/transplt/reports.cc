@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/json.h"
 #include "base/csv.h"
 #include "project.h"
 #include "source_text.h"
@@ -236,7 +237,7 @@ std::string ReportJson(const RunResult& r, const Options& opts) {
                   {"unknown_apis", CountNotices(r, Notice::kUnknownApi)},
                   {"precision_advice", CountNotices(r, Notice::kPrecision)},
                   {"performance_advice", CountNotices(r, Notice::kPerformance)}};
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return npu::DumpJson(j, 2) + "\n";
 }
 
 std::string SummaryTable(const RunResult& r, const Options& opts) {

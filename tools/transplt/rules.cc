@@ -1,5 +1,4 @@
 #include "rules.h"
-#include "base/json.h"
 
 #include <nlohmann/json.hpp>
 
@@ -9,6 +8,7 @@
 #include <sstream>
 
 #include "base/file_io.h"
+#include "base/json.h"
 #include "syntax.h"
 
 namespace transplt {
@@ -184,7 +184,7 @@ npu::Status RuleSet::AddCustom(const std::string& path) {
         int idx = -1;
         if (!r.contains("arg_idx")) c.Problem(where + ".arg_idx", "missing (required)");
         else if (!r["arg_idx"].is_number_integer() || r["arg_idx"].get<long long>() < 0 || r["arg_idx"].get<long long>() > 255)
-          c.Problem(where + ".arg_idx", "must be an integer from 0 to 255, not " + r["arg_idx"].dump());
+          c.Problem(where + ".arg_idx", "must be an integer from 0 to 255, not " + npu::DumpJson(r["arg_idx"]));
         else idx = r["arg_idx"].get<int>();
         std::string arg;
         if (!r.contains("arg_new")) c.Problem(where + ".arg_new", "missing (required)");

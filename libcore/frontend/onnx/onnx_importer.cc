@@ -14,7 +14,6 @@
 #include "frontend/onnx/weight_cut.h"
 #include "base/log.h"
 #include "ir/op_schema.h"
-#include "kernels/registry.h"
 
 namespace npu {
 namespace {
@@ -198,7 +197,7 @@ std::string CheckerFinding(const onnx::ModelProto& model) {
   return {};
 }
 
-Status ApplyInputShapes(Graph& g, const OnnxImportOptions& opts) {
+Status ApplyInputShapes(Graph& g, const ImportOptions& opts) {
   std::string names;
   for (int i : g.inputs) names += (names.empty() ? "" : ", ") + g.values[i].name;
   for (const auto& [name, shape] : opts.input_shapes) {
@@ -216,7 +215,7 @@ Status ApplyInputShapes(Graph& g, const OnnxImportOptions& opts) {
   return Status::Ok();
 }
 
-Status SelectOutputs(Graph& g, const onnx::GraphProto& gp, const OnnxImportOptions& opts) {
+Status SelectOutputs(Graph& g, const onnx::GraphProto& gp, const ImportOptions& opts) {
   if (opts.out_nodes.empty()) {
     for (const auto& o : gp.output()) {
       int id = g.FindValue(o.name());
@@ -252,7 +251,7 @@ void CheckNode(const onnx::NodeProto& np, const std::string& name, int64_t opset
       return add("subgraph attribute '" + a.name() + "' (control flow) is not supported");
 }
 
-Result<Graph> ImportParsed(ImportState& st, const OnnxImportOptions& opts, OnnxModelInfo* info) {
+Result<Graph> ImportParsed(ImportState& st, const ImportOptions& opts, ModelInfo* info) {
   const std::string& path = st.path;
   const onnx::ModelProto& m = *st.model;
   const onnx::GraphProto& gp = m.graph();
@@ -354,9 +353,8 @@ Result<Graph> ImportParsed(ImportState& st, const OnnxImportOptions& opts, OnnxM
 
 }  // namespace
 
-Result<Graph> ImportOnnx(const std::string& path, const OnnxImportOptions& opts, OnnxModelInfo* info) {
-  RegisterBuiltinOps();
-  OnnxModelInfo local;
+Result<Graph> ImportOnnx(const std::string& path, const ImportOptions& opts, ModelInfo* info) {
+  ModelInfo local;
   if (!info) info = &local;
   auto file = MappedFile::Open(path);
   if (!file.ok()) return Status::Error("E10041", "--model", path, file.status().reason(), "Check the --model path.");
@@ -377,6 +375,15 @@ Result<Graph> ImportOnnx(const std::string& path, const OnnxImportOptions& opts,
     if (auto full = ParseModel(path, file.value()); full.ok()) whole = full.value();
   std::string finding = CheckerFinding(*whole);
   return finding.empty() ? g : Result<Graph>(Status(g.status()).with_note("the ONNX checker also reports: " + finding));
+}
+
+const Importer& OnnxImporter() {
+  struct Onnx final : Importer {
+    std::string_view name() const override { return "ONNX"; }
+    Result<Graph> Import(const std::string& path, const ImportOptions& opts, ModelInfo* info) const override { return ImportOnnx(path, opts, info); }
+  };
+  static const Onnx importer;
+  return importer;
 }
 
 Result<Tensor> ReadOnnxTensor(const std::string& path) {

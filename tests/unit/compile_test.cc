@@ -1,12 +1,12 @@
-// libatc's option parsers: what --out_nodes and the shape-profile flags turn into, and what they refuse.
+// compile/'s flag parsers: what --out_nodes and the shape-profile flags turn into, and what they refuse.
 #include <gtest/gtest.h>
 
-#include "atc.h"
+#include "compile/compile_config.h"
 
-namespace npu::atc {
+namespace npu {
 namespace {
 
-TEST(AtcOptions, OutNodesTakeAnIndexOrDefaultToOutputZero) {
+TEST(CompileFlags, OutNodesTakeAnIndexOrDefaultToOutputZero) {
   auto r = ParseOutNodes("conv1:1;fc");
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r.value(), (std::vector<std::pair<std::string, int>>{{"conv1", 1}, {"fc", 0}}));
@@ -14,8 +14,8 @@ TEST(AtcOptions, OutNodesTakeAnIndexOrDefaultToOutputZero) {
   EXPECT_FALSE(ParseOutNodes("conv1:-1").ok());
 }
 
-TEST(AtcOptions, DynamicBatchMakesOneProfilePerSize) {
-  AtcOptions o;
+TEST(CompileFlags, DynamicBatchMakesOneProfilePerSize) {
+  CompileFlags o;
   o.input_shape = "x:-1,3,224,224";
   o.dynamic_batch_size = "1,2,4";
   auto p = ParseShapeProfiles(o);
@@ -29,12 +29,12 @@ TEST(AtcOptions, DynamicBatchMakesOneProfilePerSize) {
   EXPECT_FALSE(p.value().Find({3}, "--dymBatch").ok()) << "a size no profile has";
 }
 
-TEST(AtcOptions, ProfileFlagsRefuseWhatCannRefuses) {
-  auto code_of = [](AtcOptions o) {
+TEST(CompileFlags, ProfileFlagsRefuseWhatCannRefuses) {
+  auto code_of = [](CompileFlags o) {
     auto p = ParseShapeProfiles(o);
     return p.ok() ? std::string("ok") : p.status().code();
   };
-  AtcOptions o;
+  CompileFlags o;
   o.input_shape = "x:-1,3,224,224";
   o.dynamic_batch_size = "1,1";
   EXPECT_EQ(code_of(o), "E10037") << "a duplicate profile";
@@ -54,4 +54,4 @@ TEST(AtcOptions, ProfileFlagsRefuseWhatCannRefuses) {
 }
 
 }  // namespace
-}  // namespace npu::atc
+}  // namespace npu

@@ -8,17 +8,13 @@
 #include <vector>
 
 #include "cost/cost_model.h"
+#include "ir/node_attrs.h"
 #include "lower/lower.h"
 
 namespace npu {
 
-// Per-node L2 decisions (aoe's subgraph tuning sets them, the .om keeps them), comma-separated:
-// - kL2PinWeights: the node's constant inputs stay in a reserved part of L2 across iterations (in task order,
-//   while the pinned bytes fit kPinnableL2Fraction of L2); the rest of L2 stays an LRU cache.
-// - kL2BypassOutputs: the node's outputs are written without allocating them in L2, so they evict nothing.
-constexpr const char* kL2PolicyAttr = "_l2_policy";
-constexpr const char* kL2PinWeights = "pin_weights";
-constexpr const char* kL2BypassOutputs = "bypass_outputs";
+// Per-node L2 decisions (kL2PolicyAttr in ir/node_attrs.h): pinned weights stay in L2 in task order while
+// the pinned bytes fit kPinnableL2Fraction of L2; the rest of L2 stays an LRU cache.
 // Half of L2 may be pinned: the cost model already treats an operand as L2-resident only when it fits half of
 // L2 (cost_model.cc), so the other half is what streaming operands keep. [U] an estimate, no published figure.
 constexpr double kPinnableL2Fraction = 0.5;

@@ -1,12 +1,15 @@
 // Shape profiles: --dynamic_batch_size, --dynamic_image_size and --dynamic_dims give the values of the -1
 // dims of --input_shape, one profile per model variant. Every check CANN's ATC makes, with its codes
 // (reference/atc.md §1.4); the .om then holds one graph per profile (om/om_model.h).
+#include <algorithm>
+#include <cerrno>
 #include <set>
 
-#include "atc.h"
 #include "base/text.h"
+#include "compile/compile_config.h"
+#include "frontend/input_shape.h"
 
-namespace npu::atc {
+namespace npu {
 namespace {
 
 // CANN's limit: more than one and at most 100 profiles.
@@ -17,9 +20,12 @@ Result<std::vector<int64_t>> PositiveInts(const std::string& flag, const std::st
   std::vector<int64_t> v;
   for (const std::string& x : SplitFields(item, ',')) {
     char* end = nullptr;
+    errno = 0;
     long long n = std::strtoll(x.c_str(), &end, 10);
     if (x.empty() || *end != '\0' || n <= 0)
       return Status::Error("E10038", flag, spec, "'" + x + "' in profile '" + item + "' is not a positive integer");
+    if (errno == ERANGE || n > kMaxTensorElements)
+      return Status::Error("E10002", flag, spec, "'" + x + "' in profile '" + item + "' exceeds the limit of " + std::to_string(kMaxTensorElements) + " elements");
     v.push_back(n);
   }
   return v;
@@ -46,7 +52,7 @@ std::vector<std::pair<size_t, size_t>> Unknowns(const std::vector<std::pair<std:
   return at;
 }
 
-Result<std::vector<std::vector<int64_t>>> BatchProfiles(const AtcOptions& o, const std::vector<std::pair<std::string, Shape>>& inputs) {
+Result<std::vector<std::vector<int64_t>>> BatchProfiles(const CompileFlags& o, const std::vector<std::pair<std::string, Shape>>& inputs) {
   const std::string flag = "--dynamic_batch_size", spec = o.dynamic_batch_size;
   for (auto [i, d] : Unknowns(inputs))
     if (d != 0)
@@ -62,7 +68,7 @@ Result<std::vector<std::vector<int64_t>>> BatchProfiles(const AtcOptions& o, con
   return profiles;
 }
 
-Result<std::vector<std::vector<int64_t>>> ImageProfiles(const AtcOptions& o, const std::vector<std::pair<std::string, Shape>>& inputs) {
+Result<std::vector<std::vector<int64_t>>> ImageProfiles(const CompileFlags& o, const std::vector<std::pair<std::string, Shape>>& inputs) {
   const std::string flag = "--dynamic_image_size", spec = o.dynamic_image_size;
   for (const auto& [name, s] : inputs) {
     bool any = std::any_of(s.begin(), s.end(), [](int64_t d) { return d < 0; });
@@ -82,7 +88,7 @@ Result<std::vector<std::vector<int64_t>>> ImageProfiles(const AtcOptions& o, con
   return profiles;
 }
 
-Result<std::vector<std::vector<int64_t>>> DimsProfiles(const AtcOptions& o, const std::vector<std::pair<std::string, Shape>>& inputs) {
+Result<std::vector<std::vector<int64_t>>> DimsProfiles(const CompileFlags& o, const std::vector<std::pair<std::string, Shape>>& inputs) {
   const std::string flag = "--dynamic_dims", spec = o.dynamic_dims;
   if (o.input_format != "ND")
     return Status::Error("E10001", "--input_format", o.input_format.empty() ? "(NCHW by default)" : o.input_format,
@@ -103,7 +109,7 @@ Result<std::vector<std::vector<int64_t>>> DimsProfiles(const AtcOptions& o, cons
 
 }  // namespace
 
-Result<ShapeProfiles> ParseShapeProfiles(const AtcOptions& o) {
+Result<ShapeProfiles> ParseShapeProfiles(const CompileFlags& o) {
   std::vector<std::pair<std::string, std::string>> given;
   for (auto [flag, value] : {std::pair{"--dynamic_batch_size", &o.dynamic_batch_size}, {"--dynamic_image_size", &o.dynamic_image_size},
                              {"--dynamic_dims", &o.dynamic_dims}})
@@ -149,8 +155,12 @@ Result<ShapeProfiles> ParseShapeProfiles(const AtcOptions& o) {
     p.kind = "dims";
     NPU_ASSIGN_OR_RETURN(p.values, DimsProfiles(o, p.inputs));
   }
+  for (size_t k = 0; k < p.values.size(); ++k)  // every profile's shapes must be tensors' (no overflow later)
+    for (const auto& [name, shape] : p.ShapesAt(k))
+      if (std::string why = ShapeLimitProblem(shape); !why.empty())
+        return Status::Error("E10002", given[0].first, given[0].second, "profile '" + p.Describe(k) + "' makes input '" + name + "' " + ShapeToString(shape) + ": " + why);
   return p;
 }
 
 
-}  // namespace npu::atc
+}  // namespace npu

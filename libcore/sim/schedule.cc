@@ -1,4 +1,4 @@
-#include "cost/schedule.h"
+#include "sim/schedule.h"
 
 #include <algorithm>
 #include <cstdio>

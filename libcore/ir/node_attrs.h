@@ -1,0 +1,48 @@
+// Every node attribute that passes, lowering, the cost model, the runtime and kernels hand each other: one
+// list, so a reader finds who sets what and a typo is a compile error, not a silently missing decision.
+// Attributes of the framework ops themselves (strides, axis, ...) keep their framework names and are not here.
+#pragma once
+
+namespace npu {
+
+// ---- kept for dumps and accuracy comparison -------------------------------------------------------------
+// The framework op names a node stands for (fusion appends to Node::original_names; the .om and the
+// --mode=1 JSON carry them under CANN's key).
+constexpr const char* kOriginalNamesAttr = "_datadump_original_op_names";
+
+// ---- precision assignment (passes/precision.cc) ---------------------------------------------------------
+constexpr const char* kPrecisionReasonAttr = "_precision_reason";  // the chain of rules that chose the dtype
+constexpr const char* kOpEngineAttr = "_op_engine";                // "AiCpu": moved off the AI Core (lowering reads it)
+constexpr const char* kAiCpuEngine = "AiCpu";
+constexpr const char* kOpImplModeAttr = "_op_impl_mode";           // high_performance | high_precision
+
+// ---- fusion (passes/fusion.cc; aoe's subgraph decisions) --------------------------------------------------
+// Comma-separated pass names: a pass listed in kFusionOffAttr does not fuse at a node that anchors it;
+// kFusionPassesAttr lists the passes that fused other ops into a node.
+constexpr const char* kFusionOffAttr = "_fusion_off";
+constexpr const char* kFusionPassesAttr = "_fusion_passes";
+// UB fusion: an op carrying these applies one elementwise op (its type, opset and attributes under the
+// prefix) to its output 0 before the result is narrowed (kernels/registry.h runs it; the cost model counts it).
+constexpr const char* kEpilogueOp = "_epilogue_op";
+constexpr const char* kEpilogueOpset = "_epilogue_opset";
+constexpr const char* kEpilogueAttrPrefix = "_epilogue.";
+// A residual Add absorbed into a cube op: the input at this index is added to the result before the
+// activation epilogue; the op's own kernel never sees it.
+constexpr const char* kEpilogueResidualInput = "_epilogue_residual_input";
+
+// ---- streams and cores (lower/lower.cc; aoe's subgraph decisions) ---------------------------------------
+// kStreamPolicyAttr = kParallelBranches on an op whose output several ops read: the chains that start there
+// run on streams 0, 1, 2, ... so independent branches overlap; kCoreSplitAttr = K (int) tiles the side chains
+// for K cores and the chain on stream 0 for the rest.
+constexpr const char* kStreamPolicyAttr = "_stream_policy";
+constexpr const char* kParallelBranches = "parallel_branches";
+constexpr const char* kCoreSplitAttr = "_core_split";
+
+// ---- L2 (sim/schedule.cc; aoe's subgraph decisions), comma-separated ------------------------------------
+// kL2PinWeights: the node's constant inputs stay in a reserved part of L2 across iterations;
+// kL2BypassOutputs: its outputs are written without allocating them in L2.
+constexpr const char* kL2PolicyAttr = "_l2_policy";
+constexpr const char* kL2PinWeights = "pin_weights";
+constexpr const char* kL2BypassOutputs = "bypass_outputs";
+
+}  // namespace npu
