@@ -3,7 +3,9 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
+#include <new>
 #include <ostream>
+#include <stdexcept>
 
 #include "base/log.h"
 
@@ -80,6 +82,17 @@ int ParseFailed(CLI::App& app, const CLI::ParseError& e, std::string_view tool, 
     s = Status::Error("E10001", "command line", "", what, "See " + std::string(tool) + " --help.");
   out << "[ERROR] " << s.message() << "\n";
   return kUsage;
+}
+
+int RunGuarded(std::string_view tool, std::ostream& out, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    PrintError(out, Status::Error("E19002", std::string(tool), "memory", "an allocation failed"));
+  } catch (const std::exception& e) {
+    PrintError(out, Status::Error("E19999", std::string(tool), e.what(), "an unexpected exception reached the top of the tool"));
+  }
+  return kFailed;
 }
 
 void PrintError(std::ostream& out, const Status& error) {

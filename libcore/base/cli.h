@@ -1,5 +1,6 @@
 // What every tool's main repeats, in one place: CANN's flag spellings and the exit-code contract.
 #pragma once
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <string_view>
@@ -34,6 +35,9 @@ int ExitCodeFor(const std::vector<Status>& errors);
 int ParseFailed(CLI::App& app, const CLI::ParseError& e, std::string_view tool, std::ostream& out);
 // Prints "[ERROR] <message>" to `out` (every tool's error line) and keeps it in the plog file (log::RecordError).
 void PrintError(std::ostream& out, const Status& error);
+// Runs a tool's body with the last line of defence every main shares: an allocation that fails anywhere is
+// E19002 (exit 1), any other escaped exception E19999 naming it (exit 1); never an abort.
+int RunGuarded(std::string_view tool, std::ostream& out, const std::function<int()>& body);
 // --log=<level> (empty: keep ASCEND_GLOBAL_LOG_LEVEL's): sets the level, or E10010 for a level that does not exist.
 Status ApplyLogFlag(std::string_view value);
 

@@ -64,6 +64,7 @@ constexpr std::array kCatalogue = {
     ErrorInfo{"E16002", "unsupported ONNX operator", "Replace the operator in the model, or export with another opset."},
     ErrorInfo{"E16004", "ONNX model has no graph", "Export the model again."},
     ErrorInfo{"E16005", "invalid ONNX model", "Run onnx.checker on the model and export it again."},
+    ErrorInfo{"E19002", "not enough memory", "Free memory, or check the input: a size it claims may be far larger than its data."},
     ErrorInfo{"E19999", "internal error", "Report this with the command line and model."},
     ErrorInfo{"EH0001", "invalid runtime input", "Give input files that match the model's inputs in number, size and type."},
     ErrorInfo{"EH0002", "operator execution failed", "Check the input data; see the reason for the operator that failed."},

@@ -111,7 +111,10 @@ Status InferNode(Graph& g, const Node& n) {
   for (int i : n.inputs) c.in.push_back(i < 0 ? nullptr : &g.values[i]);
   for (int o : n.outputs) c.out.push_back(&g.values[o]);
   Status st = s->infer(c);
-  if (!st.ok()) st.with_context("node " + n.name + " (" + n.op_type + ")");
+  if (!st.ok()) return st.with_context("node " + n.name + " (" + n.op_type + ")");
+  for (const Value* out : c.out)  // a shape no tensor can have stops here, before a pass or kernel sizes memory by it
+    if (out && out->has_shape)
+      if (std::string why = ShapeLimitProblem(out->shape); !why.empty()) return c.Fail("output '" + out->name + "' would be " + why);
   return st;
 }
 

@@ -108,7 +108,9 @@ bool RecordStream<T>::Fill() {
 template <typename T>
 bool RecordStream<T>::Next(T& out) {
   for (;;) {
-    if (end_ - pos_ < sizeof(T) && !Fill() && end_ - pos_ < sizeof(T)) return false;
+    // A read may return less than a record (the data ends mid-record): refill until one is whole, or stop.
+    while (end_ - pos_ < sizeof(T))
+      if (!Fill()) return false;
     uint16_t magic;
     std::memcpy(&magic, buf_.data() + pos_, sizeof magic);
     uint8_t version = static_cast<uint8_t>(buf_[pos_ + 2]);

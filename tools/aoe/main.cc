@@ -41,5 +41,5 @@ int main(int argc, char** argv) {
   }
   o.unknown_flags = app.remaining();
   if (reload->count() > 0) o.reload = reload_dir;
-  return npu::aoe::RunAoe(o, std::cout);
+  return npu::cli::RunGuarded("aoe", std::cout, [&] { return npu::aoe::RunAoe(o, std::cout); });
 }

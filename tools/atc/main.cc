@@ -52,5 +52,5 @@ int main(int argc, char** argv) {
   }
   o.unknown_flags = app.remaining();
   for (int i = 0; i < argc; ++i) o.cmdline += (i ? " " : "") + std::string(argv[i]);
-  return npu::atc::RunAtc(o, std::cout);
+  return npu::cli::RunGuarded("atc", std::cout, [&] { return npu::atc::RunAtc(o, std::cout); });
 }

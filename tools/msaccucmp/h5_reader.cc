@@ -2,8 +2,11 @@
 
 #include <hdf5.h>
 
+#include <filesystem>
 #include <mutex>
 #include <regex>
+
+#include "ir/tensor.h"
 
 namespace npu::cmp {
 namespace {
@@ -81,6 +84,26 @@ herr_t Visit(hid_t obj, const char* name, const H5O_info_t* info, void* data) {
   return 0;
 }
 
+// Deflate, the strongest filter h5py writes, expands at most about 1032:1 (RFC 1951: a 258-byte match per
+// 2-bit code at best), so stored bytes bound the data a chunked dataset can hold.
+constexpr uint64_t kMaxExpansion = 1032;
+
+// The bytes a dataset's header claims, against what the file can hold, before anything is allocated: a
+// contiguous or compact dataset's data is in the file; a chunked one's is at most kMaxExpansion its storage.
+Status CheckClaimedSize(const std::string& file, const std::string& dataset, hid_t ds, uint64_t bytes) {
+  Handle plist{H5Dget_create_plist(ds), H5Pclose};
+  bool chunked = plist.id >= 0 && H5Pget_layout(plist.id) == H5D_CHUNKED;
+  uint64_t stored = H5Dget_storage_size(ds);
+  std::error_code ec;
+  uint64_t file_bytes = std::filesystem::file_size(file, ec);
+  uint64_t limit = chunked ? stored * kMaxExpansion : (ec ? stored : file_bytes);
+  if (stored == 0 && !chunked) return Status::Ok();  // never written: read as the fill value, sized by its shape
+  if (bytes > limit)
+    return Bad(file, dataset + " claims " + std::to_string(bytes) + " bytes of data, but the file holds " + std::to_string(chunked ? stored : file_bytes) +
+                         (chunked ? " stored bytes for it" : " bytes in all"));
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::vector<H5Dataset>> ListH5Datasets(const std::string& file) {
@@ -106,14 +129,19 @@ Result<LoadedTensor> ReadH5Dataset(const std::string& file, const std::string& d
   std::vector<hsize_t> dims(static_cast<size_t>(rank));
   H5Sget_simple_extent_dims(space.id, dims.data(), nullptr);
   LoadedTensor l;
-  uint64_t n = 1;
-  for (hsize_t d : dims) l.shape.push_back(static_cast<int64_t>(d)), n *= d;
+  for (hsize_t d : dims) {
+    if (d > static_cast<hsize_t>(kMaxTensorElements)) return Bad(file, dataset + " claims a dim of " + std::to_string(d));
+    l.shape.push_back(static_cast<int64_t>(d));
+  }
+  if (std::string why = ShapeLimitProblem(l.shape); !why.empty()) return Bad(file, dataset + " claims " + ShapeToString(l.shape) + ": " + why);
+  uint64_t n = static_cast<uint64_t>(NumElements(l.shape));
   hid_t mem = -1;
   l.dtype = FindGeType(CodeOf(type.id, mem));
   if (!l.dtype) {
     l.problem = "unsupported HDF5 element type";
     return l;
   }
+  NPU_RETURN_IF_ERROR(CheckClaimedSize(file, dataset, ds.id, n * l.dtype->size));
   auto buf = std::make_shared<std::vector<std::byte>>(n * l.dtype->size);
   if (n && H5Dread(ds.id, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf->data()) < 0) return Bad(file, "cannot read " + dataset);
   l.data = *buf;

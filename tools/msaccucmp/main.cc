@@ -87,19 +87,16 @@ int main(int argc, char** argv) {
     return npu::cli::kUsage;
   }
   auto start = std::chrono::steady_clock::now();
-  int rc;
-  if (*cmp) {
-    c.progress = isatty(2);
-    rc = npu::cmp::RunCompare(c, std::cout);
-  } else if (*conv) {
-    rc = npu::cmp::RunConvert(v, std::cout);
-  } else if (*fc) {
-    rc = npu::cmp::RunFileCompare(fm, fg, fout, std::cout);
-  } else if (*of) {
-    rc = npu::cmp::RunOverflow(od, oout, on, std::cout);
-  } else {
-    rc = npu::cmp::RunMerge(mi, mout, mformat, std::cout);
-  }
+  int rc = npu::cli::RunGuarded("msaccucmp", std::cout, [&] {
+    if (*cmp) {
+      c.progress = isatty(2);
+      return npu::cmp::RunCompare(c, std::cout);
+    }
+    if (*conv) return npu::cmp::RunConvert(v, std::cout);
+    if (*fc) return npu::cmp::RunFileCompare(fm, fg, fout, std::cout);
+    if (*of) return npu::cmp::RunOverflow(od, oout, on, std::cout);
+    return npu::cmp::RunMerge(mi, mout, mformat, std::cout);
+  });
   // CANN's closing line, which batch scripts read for the run time.
   auto seconds = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start).count();
   if (npu::log::ShowInfo()) std::cout << "[INFO] The command was completed and took " << seconds << " seconds.\n";

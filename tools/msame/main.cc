@@ -33,5 +33,5 @@ int main(int argc, char** argv) {
     return npu::cli::ParseFailed(app, e, "msame", std::cout);
   }
   o.unknown_flags = app.remaining();
-  return npu::msame::RunMsame(o, std::cout);
+  return npu::cli::RunGuarded("msame", std::cout, [&] { return npu::msame::RunMsame(o, std::cout); });
 }

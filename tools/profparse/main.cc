@@ -31,5 +31,5 @@ int main(int argc, char** argv) {
   }
   o.unknown_flags = app.remaining();
   o.diff_mode = diff->parsed();
-  return npu::profparse::RunProfparse(o, std::cout);
+  return npu::cli::RunGuarded("profparse", std::cout, [&] { return npu::profparse::RunProfparse(o, std::cout); });
 }

@@ -38,5 +38,5 @@ int main(int argc, char** argv) {
     return 0;
   }
   o.distributed = static_cast<bool>(*dist);
-  return transplt::RunTransplt(o);
+  return npu::cli::RunGuarded("transplt", std::cerr, [&] { return transplt::RunTransplt(o); });
 }

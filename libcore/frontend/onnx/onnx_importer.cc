@@ -13,6 +13,7 @@
 #include "base/file_io.h"
 #include "frontend/onnx/weight_cut.h"
 #include "base/log.h"
+#include "base/text.h"
 #include "ir/op_schema.h"
 
 namespace npu {
@@ -251,6 +252,19 @@ void CheckNode(const onnx::NodeProto& np, const std::string& name, int64_t opset
       return add("subgraph attribute '" + a.name() + "' (control flow) is not supported");
 }
 
+// ONNX strings are UTF-8; a name that is not (a corrupt file) would make an .om whose protobuf cannot be read back.
+Status CheckNamesAreUtf8(const Graph& g, const std::string& path) {
+  auto bad = [&](const char* what, const std::string& name) {
+    return Status::Error("E16005", "--model", path, std::string(what) + " name '" + EscapeNonUtf8(name) + "' is not valid UTF-8",
+                         "The file is corrupt or was not written by an ONNX exporter; export the model again.");
+  };
+  for (const Node& n : g.nodes)
+    if (!IsUtf8(n.name)) return bad("node", n.name);
+  for (const Value& v : g.values)
+    if (!IsUtf8(v.name)) return bad("tensor", v.name);
+  return Status::Ok();
+}
+
 Result<Graph> ImportParsed(ImportState& st, const ImportOptions& opts, ModelInfo* info) {
   const std::string& path = st.path;
   const onnx::ModelProto& m = *st.model;
@@ -291,6 +305,10 @@ Result<Graph> ImportParsed(ImportState& st, const ImportOptions& opts, ModelInfo
     g.inputs.push_back(id);
   }
   NPU_RETURN_IF_ERROR(ApplyInputShapes(g, opts));
+  for (int i : g.inputs)
+    if (std::string why = ShapeLimitProblem(g.values[i].shape); !why.empty())
+      return Status::Error("E16005", "input", EscapeNonUtf8(g.values[i].name), "the input's shape " + ShapeToString(g.values[i].shape) + ": " + why,
+                           "Give the input a real shape with --input_shape, or export the model again.");
 
   int index = 0;
   for (const auto& np : gp.node()) {
@@ -344,6 +362,7 @@ Result<Graph> ImportParsed(ImportState& st, const ImportOptions& opts, ModelInfo
                          std::to_string(info->unsupported.size()) + " node(s) are not supported:" + list,
                          "Replace these operators in the model or export it with another opset; atc --mode=3 writes the full report.");
   }
+  NPU_RETURN_IF_ERROR(CheckNamesAreUtf8(g, path));
   NPU_RETURN_IF_ERROR(SelectOutputs(g, gp, opts));
   NPU_RETURN_IF_ERROR(g.Verify());
   NPU_LOG(kInfo, "ONNX", "imported " << path << ": opset " << info->opset << ", " << g.nodes.size() << " nodes, "

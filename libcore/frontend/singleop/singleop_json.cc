@@ -87,29 +87,36 @@ Result<Attr> ReadAttr(const json& a, const std::string& path, const std::string&
   return Bad("E10027", path, where, "type '" + type + "' with value " + DumpJson(v) + " is not an attr this build reads (int, bool, float, str, list_int, list_float)");
 }
 
+// The attribute `k` of `m` when it holds a T (absent or of another type: null). Never inserts.
+template <class T>
+const T* Find(const AttrMap& m, std::string_view k) {
+  auto it = m.find(k);
+  return it == m.end() ? nullptr : std::get_if<T>(&it->second);
+}
+
 // CANN's attributes -> the framework kernel's, for the ops whose spelling differs.
 Status TranslateAttrs(Node& n, const std::string& path, const std::string& where) {
   AttrMap in = std::move(n.attrs);
   n.attrs.clear();
   auto hw = [](const std::vector<int64_t>& v) { return v.size() == 4 ? std::vector<int64_t>{v[2], v[3]} : v; };
   if (n.ascend_type == "Conv2D") {  // NCHW 4-element strides/dilations, pads top,bottom,left,right
-    if (in.count("data_format") && std::get_if<std::string>(&in["data_format"]) && std::get<std::string>(in["data_format"]) != "NCHW")
+    if (auto* f = Find<std::string>(in, "data_format"); f && *f != "NCHW")
       return Bad("E10027", path, where, "data_format must be NCHW");
-    if (auto* s = std::get_if<std::vector<int64_t>>(&in["strides"])) n.attrs["strides"] = hw(*s);
-    if (auto* d = std::get_if<std::vector<int64_t>>(&in["dilations"])) n.attrs["dilations"] = hw(*d);
-    if (auto* p = std::get_if<std::vector<int64_t>>(&in["pads"]); p && p->size() == 4)
+    if (auto* s = Find<std::vector<int64_t>>(in, "strides")) n.attrs["strides"] = hw(*s);
+    if (auto* d = Find<std::vector<int64_t>>(in, "dilations")) n.attrs["dilations"] = hw(*d);
+    if (auto* p = Find<std::vector<int64_t>>(in, "pads"); p && p->size() == 4)
       n.attrs["pads"] = std::vector<int64_t>{(*p)[0], (*p)[2], (*p)[1], (*p)[3]};
-    if (auto* g = std::get_if<int64_t>(&in["groups"])) n.attrs["group"] = *g;
+    if (auto* g = Find<int64_t>(in, "groups")) n.attrs["group"] = *g;
     return Status::Ok();
   }
   if (n.ascend_type == "MatMulV2") {  // Gemm: transA/transB, the bias as C
-    if (auto* t = std::get_if<int64_t>(&in["transpose_x1"])) n.attrs["transA"] = *t;
-    if (auto* t = std::get_if<int64_t>(&in["transpose_x2"])) n.attrs["transB"] = *t;
+    if (auto* t = Find<int64_t>(in, "transpose_x1")) n.attrs["transA"] = *t;
+    if (auto* t = Find<int64_t>(in, "transpose_x2")) n.attrs["transB"] = *t;
     return Status::Ok();
   }
   if (n.ascend_type == "BatchMatMulV2") {
     for (const char* k : {"adj_x1", "adj_x2"})
-      if (auto* t = std::get_if<int64_t>(&in[k]); t && *t) return Bad("E10027", path, where, std::string(k) + " = true is not supported");
+      if (auto* t = Find<int64_t>(in, k); t && *t) return Bad("E10027", path, where, std::string(k) + " = true is not supported");
     return Status::Ok();
   }
   n.attrs = std::move(in);  // same names as the framework op
