@@ -13,7 +13,10 @@ endif
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build check demo bench fuzz clean
+# make install PREFIX=DIR: the six tools and their data under DIR (bin/, share/npukit/); make package: a .deb.
+PREFIX ?= /usr/local
+
+.PHONY: all deps build check demo bench fuzz install package clean
 
 all: build
 
@@ -41,6 +44,12 @@ fuzz:
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPUKIT_FUZZ=ON >/dev/null
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_targets
 	@bash fuzz/run.sh long $(FUZZ_BUILD) $(FUZZ_BUILD)/fuzz-work $(FUZZ_SECONDS)
+
+install: build
+	@cmake --install $(BUILD) --prefix "$(PREFIX)"
+
+package: build
+	@cd $(BUILD) && cpack -G DEB
 
 clean:
 	rm -rf $(BUILD)

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -79,15 +80,19 @@ bool UnpackDirImage(std::span<const uint8_t> image, const std::string& root) {
   const fs::path base = fs::path(ScratchDir()) / root;
   fs::create_directories(base);
   size_t pos = 0;
-  for (size_t entries = 0; pos < image.size(); ++entries) {
-    if (entries == kMaxEntries || image.size() - pos < 1) return false;
+  size_t entries = 0;
+  for (; pos < image.size(); ++entries) {
+    // A malformed entry ends the image; the files before it stay (one mutation that breaks an entry still runs).
+    if (entries == kMaxEntries || image.size() - pos < 1) break;
     size_t name_len = image[pos++];
-    if (image.size() - pos < name_len + 4) return false;
+    if (image.size() - pos < name_len + 4) break;
     std::string_view name(reinterpret_cast<const char*>(image.data() + pos), name_len);
     pos += name_len;
     uint32_t len = uint32_t(image[pos]) | uint32_t(image[pos + 1]) << 8 | uint32_t(image[pos + 2]) << 16 | uint32_t(image[pos + 3]) << 24;
     pos += 4;
-    if (!SafeRelativePath(name) || image.size() - pos < len) return false;
+    if (!SafeRelativePath(name)) break;
+    // A length past the end takes what is left: cutting the image cuts its last file, as a truncated file is.
+    len = static_cast<uint32_t>(std::min<size_t>(len, image.size() - pos));
     fs::path file = base / std::string(name);
     std::error_code ec;
     fs::create_directories(file.parent_path(), ec);
@@ -99,7 +104,7 @@ bool UnpackDirImage(std::span<const uint8_t> image, const std::string& root) {
     ::close(fd);
     pos += len;
   }
-  return true;
+  return entries > 0;
 }
 
 }  // namespace npu::fuzz

@@ -28,7 +28,8 @@ void ClearScratch();
 // Inputs that are whole directories (a PROF_* folder, a tune bank) travel as a flat image:
 //   repeated { u8 name_len; name; u32 data_len (little endian); data }
 // Names are relative paths of [A-Za-z0-9_.-] parts joined by '/', never "..". Unpack writes the image
-// into ScratchDir()/root and returns false for an image that is not well formed (the run is skipped).
+// into ScratchDir()/root. A length past the end takes the rest (so cutting the image cuts its last file, and
+// a seed per file packs that file last); a malformed entry ends the image. False when no file was written.
 bool UnpackDirImage(std::span<const uint8_t> image, const std::string& root);
 
 }  // namespace npu::fuzz

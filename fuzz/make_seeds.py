@@ -55,10 +55,14 @@ def dict_escape(token):
     return "".join("\\" + c if c in '"\\' else c if " " <= c <= "~" else f"\\x{ord(c):02X}" for c in token)
 
 
-def pack_dir(root):
-    """fuzz_input.h's directory image: { u8 name_len; name; u32 data_len LE; data }*."""
+def pack_dir(root, last=None):
+    """fuzz_input.h's directory image: { u8 name_len; name; u32 data_len LE; data }*. `last` (a relative path)
+    goes at the end, where one cut of the image truncates it: how a slice is cut short in a real folder."""
     image = b""
-    for path in sorted(glob.glob(os.path.join(root, "**"), recursive=True)):
+    paths = sorted(glob.glob(os.path.join(root, "**"), recursive=True))
+    if last:
+        paths = [p for p in paths if os.path.relpath(p, root) != last] + [os.path.join(root, last)]
+    for path in paths:
         if os.path.isfile(path):
             name = os.path.relpath(path, root).encode()
             data = open(path, "rb").read()
@@ -121,7 +125,11 @@ def main():
         json.dump(prof, open(f"{work}/prof.json", "w"))
         run(tools["msame"], f"--model={om}", f"--acl_json_path={work}/prof.json", "--loop=2",
             f"--output={work}/out", env={"PROFILING_SLICE_BYTES": "512"})
-        put(out, "prof_export", "resnet_like.img", pack_dir(glob.glob(f"{work}/prof/PROF_*")[0]))
+        prof_dir = glob.glob(f"{work}/prof/PROF_*")[0]
+        put(out, "prof_export", "resnet_like.img", pack_dir(prof_dir))
+        for k, path in enumerate(sorted(glob.glob(f"{prof_dir}/**/*.slice_*", recursive=True))):
+            if not path.endswith(".done"):  # each slice last once: truncations of it are one mutation away
+                put(out, "prof_export", f"last_{k}.img", pack_dir(prof_dir, os.path.relpath(path, prof_dir)))
         put(out, "acl_json", "profiler.json", json.dumps(prof))
         put(out, "acl_json", "both.json", json.dumps({**acl, **prof}))
 
@@ -176,6 +184,21 @@ def main():
     for i, spec in enumerate(["x:1,3,224,224", "a:1,128;b:1,128", "x:-1,3,-1,-1", "x:1~8,3,224,224;y:1,-1",
                               "input_ids:16,128", ":1", "x:1,,2"]):
         put(out, "input_shape", f"spec{i}.txt", spec)
+
+    for name in os.listdir(os.path.join(out, "onnx_import")):  # whole conversions start from the same models
+        put(out, "convert", name, open(os.path.join(out, "onnx_import", name), "rb").read())
+    fp16 = lambda fmt, *shape: {"format": fmt, "shape": list(shape), "type": "float16"}
+    single_ops = [
+        [{"op": "Add", "input_desc": [fp16("ND", 8, 16)] * 2, "output_desc": [fp16("ND", 8, 16)]}],
+        [{"op": "Conv2D", "input_desc": [fp16("NCHW", 1, 3, 16, 16), fp16("NCHW", 8, 3, 3, 3)], "output_desc": [fp16("NCHW", 1, 8, 8, 8)],
+          "attr": [{"name": "strides", "type": "list_int", "value": [1, 1, 2, 2]}, {"name": "pads", "type": "list_int", "value": [1, 1, 1, 1]},
+                   {"name": "groups", "type": "int", "value": 1}, {"name": "data_format", "type": "str", "value": "NCHW"}]}],
+        [{"op": "MatMulV2", "input_desc": [fp16("ND", 16, 32), fp16("ND", 24, 32)], "output_desc": [fp16("ND", 16, 24)],
+          "attr": [{"name": "transpose_x2", "type": "bool", "value": True}]},
+         {"op": "Relu", "name": "r", "input_desc": [fp16("ND", 4, 4)], "output_desc": [fp16("ND", 4, 4)]}],
+    ]
+    for i, ops in enumerate(single_ops):
+        put(out, "singleop", f"ops{i}.json", json.dumps(ops))
 
 
 if __name__ == "__main__":

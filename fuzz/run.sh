@@ -4,6 +4,7 @@
 #                                             plus MUTATIONS deterministic mutations each (CI; default 2000)
 #   fuzz/run.sh long  BUILD WORK [SECONDS]    every target of a libFuzzer build (make fuzz) for SECONDS each
 #                                             (default 60); prints executions and crashes per target
+# Both then run fuzz/blackbox.py: the built tools on mutations of artefacts they made (see BLACKBOX_RUNS below).
 # Targets run side by side, FUZZ_JOBS at a time (default: every core). FUZZ_TARGETS="npy h5" runs only those;
 # FUZZ_RUNS=N (long mode) stops a target after N executions, so fast targets end early. FUZZ_WORKERS=N (long
 # mode) fuzzes each target with N processes sharing its corpus (libFuzzer's -jobs=N -workers=N), so a slow
@@ -82,4 +83,14 @@ for bin in "$build"/fuzz/*_fuzz; do
   cat "$row"
   awk '{ exit ($4 > 0) ? 0 : 1 }' "$row" && failed=1
 done
+
+# The release binaries on mutated artefacts of their own (fuzz/blackbox.py): BLACKBOX_RUNS runs in smoke mode
+# (default 2400, about 100 per surface), SECONDS per surface in long mode. BLACKBOX=0 skips it.
+if [ "${BLACKBOX:-1}" = 1 ] && [ -z "${FUZZ_TARGETS:-}" ]; then
+  bb_amount=$([ "$mode" = smoke ] && echo "${BLACKBOX_RUNS:-2400}" || echo "$amount")
+  /usr/bin/python3 "$here/blackbox.py" "$mode" "$build" "$work/blackbox" "$bb_amount" >"$work/blackbox.log" 2>&1
+  bb_rc=$?
+  tail -n 60 "$work/blackbox.log"
+  [ $bb_rc -ne 0 ] && failed=1
+fi
 exit $failed

@@ -252,7 +252,10 @@ Result<MixList> BuiltinMixList(std::string_view family) {
     for (const auto& t : j.at("black-list")) m.black.insert(t.get<std::string>());
     return m;
   }
-  return Status::Error("E19999", "ops family", std::string(family), "no built-in mixed-precision list for this SoC family");
+  std::string known;
+  for (size_t i = 0; i < kBuiltinMixListsCount; ++i) known += (i ? ", " : "") + std::string(kBuiltinMixLists[i].first);
+  return Status::Error("E10001", "Short_SoC_version", std::string(family), "no SoC family of this name has mixed-precision lists (" + known + ")",
+                       "In a --soc_spec file, set [version] Short_SoC_version to the family of a built-in SoC, e.g. Ascend310P.");
 }
 
 // --output_type: one dtype for every net output ("FP16"), or "node:idx:FP16;node2:0:FP32" per output.

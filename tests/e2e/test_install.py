@@ -1,0 +1,78 @@
+#!/usr/bin/python3
+"""The installed toolchain: `cmake --install` into a prefix, the prefix moved elsewhere, and the pipeline
+atc -> msame (dump + profile) -> msaccucmp -> profparse run from there with a PATH that holds no build tree;
+then `cpack -G DEB` and `dpkg-deb -I` on the package.
+usage: test_install.py SOURCE_DIR BUILD_DIR WORK_DIR"""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import unittest
+
+SRC, BUILD, WORK = (os.path.abspath(p) for p in sys.argv[1:4])
+TOOLS = ("atc", "msame", "msaccucmp", "aoe", "transplt", "profparse")
+
+
+def run(cmd, env=None, cwd=None):
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env, cwd=cwd)
+    assert p.returncode == 0, f"{' '.join(cmd)}: exit {p.returncode}\n{p.stdout[-3000:]}{p.stderr[-3000:]}"
+    return p
+
+
+class Installed(unittest.TestCase):
+    def test_a_moved_prefix_runs_the_pipeline(self):
+        shutil.rmtree(WORK, ignore_errors=True)
+        os.makedirs(WORK)
+        first, moved = f"{WORK}/first", f"{WORK}/moved"
+        run(["cmake", "--install", BUILD, "--prefix", first])
+        os.rename(first, moved)
+        for t in TOOLS:
+            self.assertTrue(os.access(f"{moved}/bin/{t}", os.X_OK), t)
+            dyn = run(["readelf", "-d", f"{moved}/bin/{t}"]).stdout
+            self.assertNotIn(BUILD, dyn, f"{t} has an RPATH into the build tree")
+        for data in ("soc_specs/Ascend310P3.ini", "mixlist/ascend310p.json", "transplt/builtin_rules.json"):
+            self.assertTrue(os.path.isfile(f"{moved}/share/npukit/{data}"), data)
+        env = {"PATH": f"{moved}/bin:/usr/bin:/bin", "HOME": WORK, "ASCEND_PROCESS_LOG_PATH": f"{WORK}/log"}
+        w = f"{WORK}/run"
+        os.makedirs(w)
+        shutil.copy(f"{SRC}/examples/tinynet.onnx", w)
+        shutil.copy(f"{SRC}/examples/input.npy", w)
+        run(["atc", "--framework=5", "--model=tinynet.onnx", "--output=tiny", "--soc_version=Ascend310P3",
+             "--input_shape=image:1,3,32,32"], env, w)
+        run(["atc", "--mode=1", "--om=tiny.om", "--json=tiny.json"], env, w)
+        with open(f"{w}/acl.json", "w") as f:
+            json.dump({"dump": {"dump_path": "dump", "dump_list": [], "dump_mode": "all"},
+                       "profiler": {"switch": "on", "output": "prof", "aic_metrics": "PipeUtilization"}}, f)
+        run(["msame", "--model=tiny.om", "--input=input.npy", "--acl_json_path=acl.json", "--output=out"], env, w)
+        shutil.copy(f"{w}/tinynet.onnx", f"{w}/golden.onnx")
+        with open(f"{w}/gold.json", "w") as f:
+            json.dump({"dump": {"dump_path": "dump", "dump_list": [], "dump_mode": "all"}}, f)
+        run(["msame", "--model=golden.onnx", "--input=input.npy", "--acl_json_path=gold.json", "--output=ref"], env, w)
+        (npu,), (gold,) = glob.glob(f"{w}/dump/*/0/tiny/1/*"), glob.glob(f"{w}/dump/*/0/golden/1/*")
+        run(["msaccucmp", "compare", "-m", npu, "-g", gold, "-f", "tiny.json", "--out", "cmp"], env, w)
+        self.assertEqual(len(glob.glob(f"{w}/cmp/result_*.csv")), 1)
+        run(["profparse", "--export=on", "--output=prof"], env, w)
+        self.assertTrue(glob.glob(f"{w}/prof/PROF_*/mindstudio_profiler_output/op_summary_*.csv"))
+        for t in TOOLS:
+            self.assertIn("npukit", run([t, "--version"], env, w).stdout)
+
+    def test_cpack_makes_a_deb_that_lists_its_dependencies(self):
+        out = f"{WORK}_deb"
+        shutil.rmtree(out, ignore_errors=True)
+        os.makedirs(out)
+        run(["cpack", "-G", "DEB", "--config", f"{BUILD}/CPackConfig.cmake", "-B", out], cwd=out)
+        (deb,) = glob.glob(f"{out}/npukit_*.deb")
+        info = run(["dpkg-deb", "-I", deb]).stdout
+        self.assertIn("Package: npukit", info)
+        depends = next(line for line in info.splitlines() if line.strip().startswith("Depends:"))
+        for lib in ("libprotobuf", "libhdf5", "libc6"):
+            self.assertIn(lib, depends)
+        files = run(["dpkg-deb", "-c", deb]).stdout
+        for t in TOOLS:
+            self.assertIn(f"./usr/bin/{t}", files)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=1)
