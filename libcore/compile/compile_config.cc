@@ -36,6 +36,12 @@ bool Take(Result<T> r, T& into, std::vector<Status>& errors) {
   return true;
 }
 
+// NPUKIT_VERIFY_PASSES=1 (set for every test): Graph::Verify after every compile pass.
+bool VerifyPassesFromEnv() {
+  const char* v = std::getenv("NPUKIT_VERIFY_PASSES");
+  return v && std::string_view(v) == "1";
+}
+
 void ParseFramework(const CompileFlags& f, CompileConfig& c, std::vector<Status>& errors) {
   if (f.framework.empty() && c.goal == CompileGoal::kReference) {
     c.framework = "5";
@@ -161,6 +167,7 @@ CompileConfig ParseCompileConfig(const CompileFlags& f, CompileGoal goal, std::v
   c.goal = goal;
   c.model = f.model;
   c.cmdline = f.cmdline;
+  c.verify_passes = VerifyPassesFromEnv();
   ParseFramework(f, c, errors);
   if (f.model.empty()) errors.push_back(Status::Error("E10004", "--model", "", "Value for --model is empty"));
   else if (!FileExists(f.model)) errors.push_back(Status::Error("E13001", "--model", f.model, "the model file does not exist"));
@@ -175,7 +182,6 @@ CompileConfig ParseCompileConfig(const CompileFlags& f, CompileGoal goal, std::v
   ParseOutputOptions(f, c, errors);
   for (const std::string& name : SplitFields(f.dump_after, ','))
     if (!name.empty()) c.dump_after.insert(name);
-  if (const char* v = std::getenv("NPUKIT_VERIFY_PASSES"); v && std::string_view(v) == "1") c.verify_passes = true;
   return c;
 }
 
@@ -185,7 +191,7 @@ Result<CompileConfig> SingleOpConfig(const CompileFlags& f) {
   c.cmdline = f.cmdline;
   NPU_ASSIGN_OR_RETURN(c.soc, TargetSoc(f));
   if (const char* bank = std::getenv("TUNE_BANK_PATH"); bank && *bank) c.tune_bank_path = bank;
-  if (const char* v = std::getenv("NPUKIT_VERIFY_PASSES"); v && std::string_view(v) == "1") c.verify_passes = true;
+  c.verify_passes = VerifyPassesFromEnv();
   return c;
 }
 

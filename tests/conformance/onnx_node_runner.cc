@@ -54,10 +54,14 @@ struct CaseResult {
 CaseResult RunCase(const fs::path& dir) {
   CaseResult r;
   // msame's fp32 reference path: Compile's passes from Import to InferShapes, no SoC.
-  CompileConfig config;
-  config.goal = CompileGoal::kReference;
-  config.importer = FindImporter("5");
-  config.model = (dir / "model.onnx").string();
+  CompileFlags flags;
+  flags.model = (dir / "model.onnx").string();
+  auto config_or = MakeCompileConfig(flags, CompileGoal::kReference);
+  if (!config_or.ok()) {
+    r.why = config_or.status().message();
+    return r;
+  }
+  const CompileConfig& config = config_or.value();
   CompileState state;  // state.info lists every node's type even when the import fails
   Status imported = RunPasses(config, state, "Import", "Import");
   for (const auto& node : state.info.nodes) r.ops.insert(node.second);
