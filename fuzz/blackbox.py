@@ -55,6 +55,9 @@ def make_seeds():
           "--input_shape=image:1,3,32,32"])
     must([TOOLS["atc"], "--mode=1", f"--om={s('model.om')}", f"--json={s('model.json')}"])
     json.dump({"dump": {"dump_path": s("dump"), "dump_list": [], "dump_mode": "all"}}, open(s("dump_acl.json"), "w"))
+    # The acl.json surface's seed names a relative folder: a run's cwd is its own folder, so whatever a mutation
+    # makes of the path, msame writes below it (an absolute path, mutated, could name any folder).
+    json.dump({"dump": {"dump_path": "dump", "dump_list": [], "dump_mode": "all"}}, open(s("acl_surface.json"), "w"))
     must([TOOLS["msame"], f"--model={s('model.om')}", f"--input={s('input.npy')}", f"--output={s('out')}", "--outfmt=NPY",
           f"--acl_json_path={s('dump_acl.json')}"])
     json.dump({"profiler": {"switch": "on", "output": s("prof"), "aic_metrics": "PipeUtilization"}}, open(s("prof_acl.json"), "w"))
@@ -111,7 +114,7 @@ def surfaces(s):
         "om": ([s("model.om")], [TOOLS["atc"], "--mode=1", "--om={in}", "--json={out}/m.json"], "bytes"),
         "om_run": ([s("model.om")], [TOOLS["msame"], "--model={in}", f"--input={s('input.npy')}", "--output={out}"], "bytes"),
         "npy_input": ([s("input.npy")], [TOOLS["msame"], f"--model={s('model.om')}", "--input={in}", "--output={out}"], "bytes"),
-        "acl_json": ([s("dump_acl.json")], [TOOLS["msame"], f"--model={s('model.om')}", f"--input={s('input.npy')}",
+        "acl_json": ([s("acl_surface.json")], [TOOLS["msame"], f"--model={s('model.om')}", f"--input={s('input.npy')}",
                                              "--acl_json_path={in}", "--output={out}"], "text"),
         "dump": ([dump_file], [TOOLS["msaccucmp"], "convert", "-d", "{in}", "--out", "{out}"], "bytes"),
         "dump_compare": ([dump_file], [TOOLS["msaccucmp"], "compare", "-m", "{in}", "-g", "{in}", "--out", "{out}"], "bytes"),
