@@ -38,7 +38,7 @@ class Importer {
   virtual ~Importer() = default;
   virtual std::string_view name() const = 0;  // "ONNX", for messages
   // Parses, checks every node against the op schemas (all unsupported nodes reported at once, E16002) and
-  // converts. Op schemas must be registered (RegisterBuiltinOps) before.
+  // converts.
   virtual Result<Graph> Import(const std::string& path, const ImportOptions& opts, ModelInfo* info) const = 0;
 };
 

@@ -1,5 +1,5 @@
 // Operator schemas: arity, engine and shape/dtype inference. Adding an op means
-// registering a schema (here) and a kernel (kernels/registry.h), nothing else.
+// registering a schema (ops/<family>.cc, in this registry) and a kernel (kernels/registry.h), nothing else.
 #pragma once
 #include <functional>
 #include <string>

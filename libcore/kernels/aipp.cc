@@ -69,14 +69,8 @@ Status AippKernel(KernelContext& ctx) {
   return Status::Ok();
 }
 
-Status InferAipp(InferContext& c) {
-  auto dtype = DTypeFromGe(static_cast<int32_t>(c.node.attr_int("output_dtype", static_cast<int64_t>(DType::kF32))));
-  c.set_output(0, dtype.value_or(DType::kF32), c.node.attr_ints("output_shape"));
-  return Status::Ok();
-}
-
 }  // namespace
 
-void RegisterAippOps() { RegisterOp({"Aipp", 1, 1, 1, 1, Engine::kVector, InferAipp}, AippKernel); }
+void RegisterAippKernels() { RegisterKernel("Aipp", AippKernel); }
 
 }  // namespace npu

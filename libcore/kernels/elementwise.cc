@@ -84,7 +84,7 @@ void RegisterUnary(const char* name, Make make, MakeBulk make_bulk = {}) {
     };
   });
   KernelRegistry::Get().TakeChannelsLast(name);  // elementwise: the result keeps the input's memory order
-  RegisterOp({name, 1, 1, 1, 1, Engine::kVector, InferSameAsInput0},
+  RegisterKernel(name,
              [make, make_bulk](KernelContext& ctx) {
                return WithWidenedHalves(ctx, [&](KernelContext& c) {
                  const Tensor& x = c.in(0);
@@ -238,7 +238,7 @@ Status BinaryKernel(KernelContext& c, const Tensor& a, const Tensor& b, F f) {
 template <UnaryTypes kTypes, class F>
 void RegisterBinary(const char* name, F f) {
   KernelRegistry::Get().TakeChannelsLast(name);  // see BinaryKernel
-  RegisterOp({name, 2, 2, 1, 1, Engine::kVector, InferBroadcast}, [f](KernelContext& ctx) {
+  RegisterKernel(name, [f](KernelContext& ctx) {
     return WithWidenedHalves(ctx, [&](KernelContext& c) { return BinaryKernel<kTypes>(c, c.in(0), c.in(1), f); });
   });
 }
@@ -247,7 +247,7 @@ void RegisterBinary(const char* name, F f) {
 template <class F>
 void RegisterVariadic(const char* name, F f, bool mean = false) {
   KernelRegistry::Get().TakeChannelsLast(name);  // pairwise BinaryKernel
-  RegisterOp({name, 1, 1 << 20, 1, 1, Engine::kVector, InferBroadcast}, [f, mean](KernelContext& ctx) {
+  RegisterKernel(name, [f, mean](KernelContext& ctx) {
     return WithWidenedHalves(ctx, [&](KernelContext& c) {
       Tensor acc = c.in(0);
       for (size_t i = 1; i < c.inputs.size(); ++i) {
@@ -275,7 +275,7 @@ void RegisterVariadic(const char* name, F f, bool mean = false) {
 // Comparison and logic ops produce bool.
 template <bool kLogical, class F>
 void RegisterCompare(const char* name, F f) {
-  RegisterOp({name, 2, 2, 1, 1, Engine::kVector, InferBroadcastBool}, [f](KernelContext& ctx) {
+  RegisterKernel(name, [f](KernelContext& ctx) {
     return WithWidenedHalves(ctx, [&](KernelContext& c) {
       const Tensor &a = c.in(0), &b = c.in(1);
       if (a.dtype() != b.dtype()) return c.Fail("input dtypes differ");
@@ -422,7 +422,7 @@ Tensor CastTensor(const Tensor& x, DType to) {
   return FromF32(mid, to);
 }
 
-void RegisterElementwiseOps() {
+void RegisterElementwiseKernels() {
   RegisterUnaryOps();
   RegisterBinary<UnaryTypes::kAll>("Add", [](auto a, auto b) { return a + b; });
   RegisterBinary<UnaryTypes::kAll>("Sub", [](auto a, auto b) { return a - b; });
@@ -431,7 +431,7 @@ void RegisterElementwiseOps() {
     if constexpr (std::is_integral_v<decltype(a)>) return b == 0 ? decltype(a)(0) : decltype(a)(a / b);
     else return a / b;
   });
-  RegisterOp({"Mod", 2, 2, 1, 1, Engine::kVector, InferBroadcast}, [](KernelContext& ctx) {
+  RegisterKernel("Mod", [](KernelContext& ctx) {
     return WithWidenedHalves(ctx, [](KernelContext& c) {
       bool fmod = c.node.attr_int("fmod", 0) != 0;  // fmod: sign of the dividend (C); else of the divisor (Python)
       return BinaryKernel<UnaryTypes::kAll>(c, c.in(0), c.in(1), [fmod](auto a, auto b) {
@@ -447,10 +447,8 @@ void RegisterElementwiseOps() {
       });
     });
   });
-  RegisterOp({"Pow", 2, 2, 1, 1, Engine::kVector, InferBroadcast},
-             [](KernelContext& ctx) { return WithWidenedHalves(ctx, PowKernel); });
-  RegisterOp({"PRelu", 2, 2, 1, 1, Engine::kVector, InferSameAsInput0},
-             [](KernelContext& ctx) { return WithWidenedHalves(ctx, PReluKernel); });
+  RegisterKernel("Pow", [](KernelContext& ctx) { return WithWidenedHalves(ctx, PowKernel); });
+  RegisterKernel("PRelu", [](KernelContext& ctx) { return WithWidenedHalves(ctx, PReluKernel); });
   RegisterVariadic("Max", [](auto a, auto b) {
     if constexpr (std::is_floating_point_v<decltype(a)>)
       if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<decltype(a)>::quiet_NaN();
@@ -471,21 +469,11 @@ void RegisterElementwiseOps() {
   RegisterCompare<true>("And", [](uint8_t a, uint8_t b) { return uint8_t(a && b); });
   RegisterCompare<true>("Or", [](uint8_t a, uint8_t b) { return uint8_t(a || b); });
   RegisterCompare<true>("Xor", [](uint8_t a, uint8_t b) { return uint8_t((a != 0) != (b != 0)); });
-  RegisterOp({"Not", 1, 1, 1, 1, Engine::kVector, InferSameAsInput0}, NotKernel);
-  RegisterOp({"Where", 3, 3, 1, 1, Engine::kVector, [](InferContext& c) {
-                NPU_RETURN_IF_ERROR(InferBroadcast(c));
-                c.out[0]->dtype = c.in[1]->dtype;
-                return Status::Ok();
-              }},
-             [](KernelContext& ctx) { return WhereKernel(ctx); });
-  RegisterOp({"Clip", 1, 3, 1, 1, Engine::kVector, InferSameAsInput0}, ClipKernel);
+  RegisterKernel("Not", NotKernel);
+  RegisterKernel("Where", [](KernelContext& ctx) { return WhereKernel(ctx); });
+  RegisterKernel("Clip", ClipKernel);
   RegisterInPlaceForm("Clip", ClipInPlace);
-  RegisterOp({"Cast", 1, 1, 1, 1, Engine::kVector, [](InferContext& c) {
-                auto to = DTypeFromGe(static_cast<int32_t>(c.node.attr_int("to", 0)));
-                if (!to) return c.Fail("unsupported target dtype");
-                c.set_output(0, *to, c.in[0]->shape, c.in[0]->has_shape);
-                return Status::Ok();
-              }},
+  RegisterKernel("Cast",
              [](KernelContext& c) {
                auto to = DTypeFromGe(static_cast<int32_t>(c.node.attr_int("to", 0)));
                if (!to) return c.Fail("unsupported target dtype");

@@ -1,13 +1,14 @@
-// One registration function per kernel family file (called by RegisterBuiltinOps).
+// One kernel registration function per kernel family file (called by RegisterBuiltinOps). The schemas of
+// the same ops register apart, in ops/.
 #pragma once
 namespace npu {
-void RegisterElementwiseOps();
-void RegisterConvOps();
-void RegisterMatMulOps();
-void RegisterNormOps();
-void RegisterPoolOps();
-void RegisterShapeOps();
-void RegisterReduceOps();
-void RegisterResizeOps();
-void RegisterAippOps();
+void RegisterElementwiseKernels();
+void RegisterConvKernels();
+void RegisterMatMulKernels();
+void RegisterNormKernels();
+void RegisterPoolKernels();
+void RegisterShapeKernels();
+void RegisterReduceKernels();
+void RegisterResizeKernels();
+void RegisterAippKernels();
 }  // namespace npu

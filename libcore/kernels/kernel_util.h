@@ -6,6 +6,7 @@
 
 #include "base/half.h"
 #include "kernels/registry.h"
+#include "ops/window.h"  // WindowGeometry: pooling and convolution kernels
 
 namespace npu {
 
@@ -86,14 +87,6 @@ class BroadcastRowWalk {
 
 // Casts between any supported dtypes (fp16/bf16 through fp32); returns x itself when no cast is needed.
 Tensor CastTensor(const Tensor& x, DType to);
-
-// Spatial geometry of a sliding-window op (Conv, pooling) from ONNX attributes.
-struct WindowGeometry {
-  std::vector<int64_t> in, kernel, stride, dilation, pad_begin, pad_end, out;
-};
-// kernel: window sizes; reads strides/dilations/pads/auto_pad from the node. ceil_mode for pooling.
-Result<WindowGeometry> ComputeWindow(const Node& n, const Shape& in_spatial, const std::vector<int64_t>& kernel,
-                                     bool ceil_mode = false);
 
 // Permutes dimensions (any dtype); shared by Transpose, Einsum and layout code.
 Tensor TransposeTensor(const Tensor& x, const std::vector<int64_t>& perm, ThreadPool& pool);

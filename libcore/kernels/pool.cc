@@ -258,30 +258,6 @@ Status GlobalPoolKernel(KernelContext& c) {
   return ByFloatType<GlobalPoolCompute<kKind, float>, GlobalPoolCompute<kKind, double>>(c);
 }
 
-Status InferPool(InferContext& c) {
-  const Value& x = *c.in[0];
-  if (!x.has_shape) {
-    c.set_output(0, x.dtype, {}, false);
-    return Status::Ok();
-  }
-  if (x.shape.size() < 3) return c.Fail("pooling needs at least one spatial dim");
-  Shape sp(x.shape.begin() + 2, x.shape.end());
-  auto g = ComputeWindow(c.node, sp, c.node.attr_ints("kernel_shape"), c.node.attr_int("ceil_mode", 0) != 0);
-  if (!g.ok()) return g.status();
-  Shape os = {x.shape[0], x.shape[1]};
-  os.insert(os.end(), g.value().out.begin(), g.value().out.end());
-  c.set_output(0, x.dtype, os);
-  if (c.out.size() > 1) c.set_output(1, DType::kI64, os);
-  return Status::Ok();
-}
-
-Status InferGlobalPool(InferContext& c) {
-  Shape s = c.in[0]->shape;
-  for (size_t d = 2; d < s.size(); ++d) s[d] = 1;
-  c.set_output(0, c.in[0]->dtype, s, c.in[0]->has_shape);
-  return Status::Ok();
-}
-
 // MaxPool is defined for int8/uint8 too: every such value is exact in fp32, so pool there and narrow back.
 Status MaxPoolKernel(KernelContext& c) {
   DType t = c.in(0).dtype();
@@ -294,14 +270,11 @@ Status MaxPoolKernel(KernelContext& c) {
 
 }  // namespace
 
-void RegisterPoolOps() {
-  RegisterOp({"MaxPool", 1, 1, 1, 2, Engine::kVector, InferPool}, MaxPoolKernel);
-  RegisterOp({"AveragePool", 1, 1, 1, 1, Engine::kVector, InferPool},
-             [](KernelContext& c) { return WithWidenedHalves(c, PoolKernel<PoolKind::kAverage>); });
-  RegisterOp({"GlobalAveragePool", 1, 1, 1, 1, Engine::kVector, InferGlobalPool},
-             [](KernelContext& c) { return WithWidenedHalves(c, GlobalPoolKernel<PoolKind::kAverage>); });
-  RegisterOp({"GlobalMaxPool", 1, 1, 1, 1, Engine::kVector, InferGlobalPool},
-             [](KernelContext& c) { return WithWidenedHalves(c, GlobalPoolKernel<PoolKind::kMax>); });
+void RegisterPoolKernels() {
+  RegisterKernel("MaxPool", MaxPoolKernel);
+  RegisterKernel("AveragePool", [](KernelContext& c) { return WithWidenedHalves(c, PoolKernel<PoolKind::kAverage>); });
+  RegisterKernel("GlobalAveragePool", [](KernelContext& c) { return WithWidenedHalves(c, GlobalPoolKernel<PoolKind::kAverage>); });
+  RegisterKernel("GlobalMaxPool", [](KernelContext& c) { return WithWidenedHalves(c, GlobalPoolKernel<PoolKind::kMax>); });
   KernelRegistry::Get().TakeChannelsLast("MaxPool");  // see PoolCompute
   KernelRegistry::Get().TakeChannelsLast("GlobalAveragePool");
   KernelRegistry::Get().TakeChannelsLast("GlobalMaxPool");

@@ -6,32 +6,12 @@
 #include <numeric>
 
 #include "kernels/kernel_util.h"
+#include "ops/reduce.h"
 
 namespace npu {
 namespace {
 
 enum class Reduce { kMean, kSum, kMax, kMin, kProd, kL1, kL2, kSumSquare, kLogSum, kLogSumExp };
-
-// Axes from the input (ReduceSum since 13, all reductions since 18) or the attribute; empty = all axes
-// unless noop_with_empty_axes.
-Result<std::vector<bool>> ReducedAxes(const Node& n, int64_t rank, const Tensor* axes_input) {
-  std::vector<int64_t> axes = axes_input ? axes_input->ToInt64Vector() : n.attr_ints("axes");
-  std::vector<bool> red(static_cast<size_t>(rank), axes.empty() && !n.attr_int("noop_with_empty_axes", 0));
-  for (int64_t a : axes) {
-    int64_t ax = NormalizeAxis(a, rank);
-    if (ax < 0 || ax >= rank) return Status::Error("E10001", n.op_type + " node", n.name, "axis " + std::to_string(a) + " out of range");
-    red[ax] = true;
-  }
-  return red;
-}
-
-Shape ReducedShape(const Shape& in, const std::vector<bool>& red, bool keep) {
-  Shape out;
-  for (size_t d = 0; d < in.size(); ++d)
-    if (!red[d]) out.push_back(in[d]);
-    else if (keep) out.push_back(1);
-  return out;
-}
 
 template <Reduce kOp, class T>
 T ReduceRow(const T* x, int64_t n) {
@@ -70,9 +50,6 @@ T ReduceRow(const T* x, int64_t n) {
   else return static_cast<T>(acc);
 }
 
-// The axes input moved from attribute to input in opset 13 for ReduceSum and in 18 for the others.
-bool AxesIsInput(const Node& n) { return n.op_type == "ReduceSum" ? n.opset >= 13 : n.opset >= 18; }
-
 template <Reduce kOp>
 Status ReduceKernel(KernelContext& c) {
   const Tensor& x = c.in(0);
@@ -100,19 +77,6 @@ Status ReduceKernel(KernelContext& c) {
   });
   if (!ok || x.dtype() == DType::kBool) return c.Fail("dtype not supported");
   c.outputs[0] = std::move(y);
-  return Status::Ok();
-}
-
-Status InferReduce(InferContext& c) {
-  const Value& x = *c.in[0];
-  bool axes_in = AxesIsInput(c.node) && c.has_input(1);
-  if (!x.has_shape || (axes_in && !c.const_input(1))) {
-    c.set_output(0, x.dtype, {}, false);
-    return Status::Ok();
-  }
-  auto red = ReducedAxes(c.node, static_cast<int64_t>(x.shape.size()), axes_in ? c.const_input(1) : nullptr);
-  if (!red.ok()) return red.status();
-  c.set_output(0, x.dtype, ReducedShape(x.shape, red.value(), c.node.attr_int("keepdims", 1) != 0));
   return Status::Ok();
 }
 
@@ -152,20 +116,6 @@ Status ArgKernel(KernelContext& c) {
   });
   if (!ok) return c.Fail("dtype not supported");
   c.outputs[0] = std::move(y);
-  return Status::Ok();
-}
-
-Status InferArg(InferContext& c) {
-  const Value& x = *c.in[0];
-  if (!x.has_shape) {
-    c.set_output(0, DType::kI64, {}, false);
-    return Status::Ok();
-  }
-  int64_t axis = NormalizeAxis(c.node.attr_int("axis", 0), static_cast<int64_t>(x.shape.size()));
-  if (axis < 0 || axis >= static_cast<int64_t>(x.shape.size())) return c.Fail("axis out of range");
-  std::vector<bool> red(x.shape.size(), false);
-  red[axis] = true;
-  c.set_output(0, DType::kI64, ReducedShape(x.shape, red, c.node.attr_int("keepdims", 1) != 0));
   return Status::Ok();
 }
 
@@ -234,13 +184,12 @@ Status CumSumKernel(KernelContext& c) {
 
 template <Reduce kOp>
 void RegisterReduce(const char* name) {
-  RegisterOp({name, 1, 2, 1, 1, Engine::kVector, InferReduce},
-             [](KernelContext& c) { return WithWidenedHalves(c, ReduceKernel<kOp>); });
+  RegisterKernel(name, [](KernelContext& c) { return WithWidenedHalves(c, ReduceKernel<kOp>); });
 }
 
 }  // namespace
 
-void RegisterReduceOps() {
+void RegisterReduceKernels() {
   RegisterReduce<Reduce::kMean>("ReduceMean");
   RegisterReduce<Reduce::kSum>("ReduceSum");
   RegisterReduce<Reduce::kMax>("ReduceMax");
@@ -251,30 +200,10 @@ void RegisterReduceOps() {
   RegisterReduce<Reduce::kSumSquare>("ReduceSumSquare");
   RegisterReduce<Reduce::kLogSum>("ReduceLogSum");
   RegisterReduce<Reduce::kLogSumExp>("ReduceLogSumExp");
-  RegisterOp({"ArgMax", 1, 1, 1, 1, Engine::kVector, InferArg},
-             [](KernelContext& c) { return WithWidenedHalves(c, ArgKernel<true>); });
-  RegisterOp({"ArgMin", 1, 1, 1, 1, Engine::kVector, InferArg},
-             [](KernelContext& c) { return WithWidenedHalves(c, ArgKernel<false>); });
-  RegisterOp({"TopK", 1, 2, 2, 2, Engine::kAiCpu, [](InferContext& c) {
-                const Value& x = *c.in[0];
-                const Tensor* kt = c.const_input(1);
-                if (!x.has_shape || (c.node.opset >= 10 && !kt)) {
-                  c.set_output(0, x.dtype, {}, false);
-                  c.set_output(1, DType::kI64, {}, false);
-                  return Status::Ok();
-                }
-                int64_t k = kt ? kt->ToInt64Vector().at(0) : c.node.attr_int("k", 0);
-                int64_t axis = NormalizeAxis(c.node.attr_int("axis", -1), static_cast<int64_t>(x.shape.size()));
-                if (axis < 0 || axis >= static_cast<int64_t>(x.shape.size())) return c.Fail("axis out of range");
-                Shape s = x.shape;
-                s[axis] = k;
-                c.set_output(0, x.dtype, s);
-                c.set_output(1, DType::kI64, s);
-                return Status::Ok();
-              }},
-             [](KernelContext& c) { return WithWidenedHalves(c, TopKKernel); });
-  RegisterOp({"CumSum", 2, 2, 1, 1, Engine::kVector, InferSameAsInput0},
-             [](KernelContext& c) { return WithWidenedHalves(c, CumSumKernel); });
+  RegisterKernel("ArgMax", [](KernelContext& c) { return WithWidenedHalves(c, ArgKernel<true>); });
+  RegisterKernel("ArgMin", [](KernelContext& c) { return WithWidenedHalves(c, ArgKernel<false>); });
+  RegisterKernel("TopK", [](KernelContext& c) { return WithWidenedHalves(c, TopKKernel); });
+  RegisterKernel("CumSum", [](KernelContext& c) { return WithWidenedHalves(c, CumSumKernel); });
 }
 
 }  // namespace npu

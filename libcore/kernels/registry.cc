@@ -6,6 +6,7 @@
 
 #include "kernels/families.h"
 #include "kernels/kernel_util.h"
+#include "ops/schemas.h"
 
 namespace npu {
 
@@ -54,23 +55,21 @@ InPlaceFn FindInPlaceForm(const Node& op) {
   return {};
 }
 
-void RegisterOp(OpSchema schema, KernelFn kernel) {
-  KernelRegistry::Get().Register(schema.type, std::move(kernel));
-  OpSchemaRegistry::Get().Register(std::move(schema));
-}
+void RegisterKernel(std::string_view type, KernelFn kernel) { KernelRegistry::Get().Register(type, std::move(kernel)); }
 
 void RegisterBuiltinOps() {
   static std::once_flag once;
+  RegisterBuiltinSchemas();
   std::call_once(once, [] {
-    RegisterElementwiseOps();
-    RegisterConvOps();
-    RegisterMatMulOps();
-    RegisterNormOps();
-    RegisterPoolOps();
-    RegisterShapeOps();
-    RegisterReduceOps();
-    RegisterResizeOps();
-    RegisterAippOps();
+    RegisterElementwiseKernels();
+    RegisterConvKernels();
+    RegisterMatMulKernels();
+    RegisterNormKernels();
+    RegisterPoolKernels();
+    RegisterShapeKernels();
+    RegisterReduceKernels();
+    RegisterResizeKernels();
+    RegisterAippKernels();
   });
 }
 

@@ -1,5 +1,6 @@
 // Kernel registry: op type -> function computing the op's outputs on the host (fp32 reference numerics;
-// other dtypes where ONNX defines them). Each kernel family file registers its schemas and kernels together.
+// other dtypes where ONNX defines them). The ops' schemas register apart (ops/schemas.h), as ONNX Runtime keeps
+// ONNX's schemas apart from its execution providers: importers and inference need no kernel.
 #pragma once
 #include <deque>
 #include <functional>
@@ -83,9 +84,9 @@ Status AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor
 // Runs a fused op's absorbed activation, `act` (built from the op's _epilogue attributes), on its output 0.
 Status RunEpilogue(const Node& act, std::vector<Tensor>& outputs, ThreadPool& pool, const ExecContext& exec, FloatStatus* status);
 
-// Registers a schema and its kernel in one call (what each family file does per op).
-void RegisterOp(OpSchema schema, KernelFn kernel);
-// Registers every built-in op family. Idempotent; tools call it once at start-up.
+// Registers the kernel of an op type (what each family file does per op; its schema is ops/'s).
+void RegisterKernel(std::string_view type, KernelFn kernel);
+// Registers every built-in op: the schemas (ops/schemas.h) and the kernels. Idempotent; tools call it once.
 void RegisterBuiltinOps();
 
 // What running a node needs from its op type and attributes: found once per task by a session (a kernel

@@ -12,6 +12,7 @@
 
 #include "base/file_io.h"
 #include "frontend/onnx/weight_cut.h"
+#include "ops/schemas.h"
 #include "base/log.h"
 #include "base/text.h"
 #include "ir/op_schema.h"
@@ -373,6 +374,7 @@ Result<Graph> ImportParsed(ImportState& st, const ImportOptions& opts, ModelInfo
 }  // namespace
 
 Result<Graph> ImportOnnx(const std::string& path, const ImportOptions& opts, ModelInfo* info) {
+  RegisterBuiltinSchemas();  // every node is checked against its op's schema
   ModelInfo local;
   if (!info) info = &local;
   auto file = MappedFile::Open(path);

@@ -12,6 +12,7 @@
 #include "ir/ascend_types.h"
 #include "ir/graph_edit.h"
 #include "ir/op_schema.h"
+#include "ops/schemas.h"
 
 namespace npu {
 namespace {
@@ -215,6 +216,7 @@ std::string ModelName(size_t index, const Graph& g) {
 }  // namespace
 
 Result<std::vector<SingleOp>> ImportSingleOps(const std::string& path) {
+  RegisterBuiltinSchemas();
   NPU_ASSIGN_OR_RETURN(json ops, ReadOpList(path));
   std::vector<SingleOp> out;
   for (size_t k = 0; k < ops.size(); ++k) {
@@ -227,6 +229,7 @@ Result<std::vector<SingleOp>> ImportSingleOps(const std::string& path) {
 }
 
 Result<Graph> ImportSingleOpsAsOneGraph(const std::string& path) {
+  RegisterBuiltinSchemas();
   NPU_ASSIGN_OR_RETURN(json ops, ReadOpList(path));
   Graph g;
   for (size_t k = 0; k < ops.size(); ++k) NPU_RETURN_IF_ERROR(AddOp(g, ops[k], path, k));

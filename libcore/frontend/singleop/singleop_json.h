@@ -1,5 +1,5 @@
-// CANN's single-op JSON (atc --singleop, aoe --singleop) as graphs of Ascend IR ops. Op schemas must be
-// registered (RegisterBuiltinOps) before; every error is E10023..E10027 naming the op and the field.
+// CANN's single-op JSON (atc --singleop, aoe --singleop) as graphs of Ascend IR ops, each checked against its
+// op's schema; every error is E10023..E10027 naming the op and the field.
 #pragma once
 #include <string>
 #include <vector>
