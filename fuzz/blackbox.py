@@ -254,14 +254,17 @@ def main():
         if MODE == "smoke":  # AMOUNT runs, round-robin over the surfaces, seeds fixed: the same runs every time
             futs = [pool.submit(one_run, wanted[k % len(wanted)], all_surfaces[wanted[k % len(wanted)]], k, k) for k in range(AMOUNT)]
             results = [f.result() for f in futs]
-        else:  # AMOUNT seconds per surface, one surface after another
+        else:  # AMOUNT seconds per surface, one surface after another, each reported as it ends
             results = []
             for n in wanted:
-                deadline, k = time.monotonic() + AMOUNT, 0
+                deadline, k, mine = time.monotonic() + AMOUNT, 0, []
                 while time.monotonic() < deadline:
                     batch = [pool.submit(one_run, n, all_surfaces[n], k + i, random.randrange(1 << 30)) for i in range(jobs * 4)]
-                    results += [f.result() for f in batch]
+                    mine += [f.result() for f in batch]
                     k += len(batch)
+                bad = sum(r[1] for r in mine)
+                print(f"  {n}: {len(mine)} runs in {AMOUNT} s, {sum(r[2] == 'accepted' for r in mine)} accepted, {bad} crash(es)", flush=True)
+                results += mine
     for name, crashed, why in results:
         counts[name] += 1
         accepted[name] += why == "accepted"
