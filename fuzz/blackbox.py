@@ -111,8 +111,8 @@ def surfaces(s):
         "onnx": ([s("model.onnx")], atc + ["--model={in}", "--output={out}/m"], "bytes"),
         "onnx_json": ([s("model.onnx")], [TOOLS["atc"], "--mode=1", "--framework=5", "--om={in}", "--json={out}/m.json"], "bytes"),
         "onnx_precheck": ([s("model.onnx")], atc[:3] + ["--mode=3", "--model={in}", "--check_report={out}/c.json"], "bytes"),
-        "om": ([s("model.om")], [TOOLS["atc"], "--mode=1", "--om={in}", "--json={out}/m.json"], "bytes"),
-        "om_run": ([s("model.om")], [TOOLS["msame"], "--model={in}", f"--input={s('input.npy')}", "--output={out}"], "bytes"),
+        "om": ([s("model.om")], [TOOLS["atc"], "--mode=1", "--om={in}", "--json={out}/m.json"], "om"),
+        "om_run": ([s("model.om")], [TOOLS["msame"], "--model={in}", f"--input={s('input.npy')}", "--output={out}"], "om"),
         "npy_input": ([s("input.npy")], [TOOLS["msame"], f"--model={s('model.om')}", "--input={in}", "--output={out}"], "bytes"),
         "acl_json": ([s("acl_surface.json")], [TOOLS["msame"], f"--model={s('model.om')}", f"--input={s('input.npy')}",
                                              "--acl_json_path={in}", "--output={out}"], "text"),
@@ -167,6 +167,19 @@ def mutate_bytes(data, rng):
     return bytes(b)
 
 
+# The .om header byte that says whether its XXH3 checksum is checked (libcore/om/om_file.h, kOffIsChecksum).
+# A mutated .om almost never matches its checksum; with the flag cleared, as a file may legally have it, the
+# mutations reach the partition table and the protobuf parsers behind it.
+OM_CHECKSUM_FLAG = 81
+
+
+def mutate_om(data, rng):
+    b = bytearray(mutate_bytes(data, rng))
+    if len(b) > OM_CHECKSUM_FLAG:
+        b[OM_CHECKSUM_FLAG] = 1
+    return bytes(b)
+
+
 def mutate_text(data, rng):
     if rng.random() < 0.4:
         return mutate_bytes(data, rng)
@@ -198,7 +211,7 @@ def one_run(name, spec, k, seed, pristine=False):
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(f"{d}/out")
     args = list(cmd)
-    mutate = (lambda data, rng: data) if pristine else mutate_text if kind == "text" else mutate_bytes
+    mutate = (lambda data, rng: data) if pristine else mutate_text if kind == "text" else mutate_om if kind == "om" else mutate_bytes
     if kind == "flags":
         args += [] if pristine else rng.sample(FLAG_VALUES, rng.randint(1, 3))
         mutated = None
