@@ -36,6 +36,12 @@ bool Take(Result<T> r, T& into, std::vector<Status>& errors) {
   return true;
 }
 
+// TUNE_BANK_PATH: the banks atc reads (only that variable, as CANN's ATC); empty when unset.
+std::string TuneBankFromEnv() {
+  const char* bank = std::getenv("TUNE_BANK_PATH");
+  return bank ? bank : "";
+}
+
 // NPUKIT_VERIFY_PASSES=1 (set for every test): Graph::Verify after every compile pass.
 bool VerifyPassesFromEnv() {
   const char* v = std::getenv("NPUKIT_VERIFY_PASSES");
@@ -125,7 +131,7 @@ void ParseTuningOptions(const CompileFlags& f, CompileConfig& c, std::vector<Sta
   if (f.buffer_optimize != "l2_optimize" && f.buffer_optimize != "l1_optimize" && f.buffer_optimize != "off_optimize")
     errors.push_back(Status::Error("E10001", "--buffer_optimize", f.buffer_optimize, "the value must be l2_optimize, l1_optimize or off_optimize"));
   c.subgraph_bank = f.buffer_optimize != "off_optimize";  // CANN applies subgraph decisions only with buffer optimization on
-  if (const char* bank = std::getenv("TUNE_BANK_PATH"); bank && *bank) c.tune_bank_path = bank;
+  c.tune_bank_path = TuneBankFromEnv();
 }
 
 }  // namespace
@@ -190,7 +196,7 @@ Result<CompileConfig> SingleOpConfig(const CompileFlags& f) {
   c.framework = kSingleOpFramework;
   c.cmdline = f.cmdline;
   NPU_ASSIGN_OR_RETURN(c.soc, TargetSoc(f));
-  if (const char* bank = std::getenv("TUNE_BANK_PATH"); bank && *bank) c.tune_bank_path = bank;
+  c.tune_bank_path = TuneBankFromEnv();
   c.verify_passes = VerifyPassesFromEnv();
   return c;
 }
