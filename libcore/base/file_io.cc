@@ -137,7 +137,7 @@ Status AtomicFileWriter::Write(std::span<const std::byte> data) {
   // and a 2 MiB folio needs a free 2 MiB block: on a VM that hands free memory back to its host (free page
   // reporting, as on the development machine) exactly the blocks the host took back, each faulted in
   // again there 4 KiB at a time. 100 MB written to a fresh file 2 s after the last write took 27-290 ms in
-  // 2 MiB calls and 24-28 ms in 256 KiB calls (README "atc"). 400 calls per 100 MB cost nothing.
+  // 2 MiB calls and 24-28 ms in 256 KiB calls (docs/performance.md, atc). 400 calls per 100 MB cost nothing.
   constexpr size_t kMaxWrite = 256 << 10;
   const std::byte* p = data.data();
   size_t left = data.size();

@@ -24,8 +24,8 @@ int DefaultThreads() {
 // pools would each keep spinning threads between their own jobs and fight over the cores. libgomp keeps its
 // threads spinning briefly between parallel regions before they sleep (less when the cores are oversubscribed),
 // which is what hundreds of small loops per inference need. On a machine whose cores other jobs hold, that spin
-// makes every barrier wait for a time slice: set OMP_WAIT_POLICY=passive or GOMP_SPINCOUNT=1000 there (README;
-// the tests do). A build without OpenMP (clang's fuzz build) runs every loop on the calling thread.
+// makes every barrier wait for a time slice: set OMP_WAIT_POLICY=passive or GOMP_SPINCOUNT=1000 there
+// (the tests do). A build without OpenMP (clang's fuzz build) runs every loop on the calling thread.
 ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {}
 
 void ThreadPool::ParallelFor(size_t n, size_t grain, const std::function<void(size_t, size_t)>& fn) {

@@ -59,7 +59,7 @@ Status ReadOptions(const json& j, const std::string& where, ProfilerConfig& c) {
                                                "training_trace", "fp_point", "bp_point", "storage_limit", "hccl"};
   for (const auto& [k, v] : j.items())
     if (!kKnown.count(k)) c.warnings.push_back("unknown key \"" + k + "\" in " + where + " is ignored");
-  if (!errs.empty()) return Status::Error("EC0013", where, DumpJson(j), errs.front(), "See the README's profiling section.");
+  if (!errs.empty()) return Status::Error("EC0013", where, DumpJson(j), errs.front(), "See docs/profparse.md (the acl.json profiler section).");
   if (const char* s = std::getenv("PROFILING_SLICE_BYTES")) c.slice_bytes = std::max<uint64_t>(std::strtoull(s, nullptr, 10), 64);
   return Status::Ok();
 }

@@ -2,7 +2,7 @@
 """Calibration of the cost model against the vendor-published throughput of shared/reference/published_perf.md:
 every batch-1 and batch-16 row, converted by atc with the default precision (force_fp16) and timed by
 msame --sim_mode=timing. Each simulated fps must lie within ±25% of the published figure. Prints the table
-the README shows.
+docs/msame.md shows.
 
 usage: test_calibration.py BUILD_DIR WORK_DIR [--table]
 """

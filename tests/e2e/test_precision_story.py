@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The README's precision walk, run as written: an fp16-hostile op (a sum of squares past 65504) converted with
+"""The precision walk of docs/atc.md, run as written: an fp16-hostile op (a sum of squares past 65504) converted with
 force_fp16, dumped, compared against the .onnx golden; msaccucmp names that op as the first divergent one;
 --keep_dtype fixes it, shown by a second compare.  usage: test_precision_story.py SOURCE_DIR BUILD_DIR WORK_DIR"""
 import glob

@@ -14,7 +14,7 @@ using Params = aipp::AippOpParams;
 
 Status Bad(const std::string& path, const std::string& field, const std::string& why, std::string fix = {}) {
   return Status::Error("E10052", "--insert_op_conf", path, field.empty() ? why : field + ": " + why,
-                       fix.empty() ? "Fix the aipp_op field named; see the AIPP section of the README for what is supported." : std::move(fix));
+                       fix.empty() ? "Fix the aipp_op field named; see docs/atc.md (static AIPP) for what is supported." : std::move(fix));
 }
 
 class Collector : public google::protobuf::io::ErrorCollector {

@@ -21,7 +21,7 @@ using json = nlohmann::json;
 
 Status Bad(const std::string& code, const std::string& path, const std::string& where, const std::string& why, std::string fix = {}) {
   return Status::Error(code, "--singleop", path, where + ": " + why,
-                       fix.empty() ? "Describe each op as {\"op\", \"input_desc\", \"output_desc\", \"attr\"} (see the README)." : std::move(fix));
+                       fix.empty() ? "Describe each op as {\"op\", \"input_desc\", \"output_desc\", \"attr\"} (see docs/atc.md, --singleop)." : std::move(fix));
 }
 
 // CANN's dtype spellings in single-op JSON.
