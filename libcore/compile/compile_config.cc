@@ -79,11 +79,12 @@ void ParseShapes(const CompileFlags& f, CompileConfig& c, std::vector<Status>& e
     Take(ParseShapeProfiles(f), c.profiles, errors);  // a profile flag without --input_shape
     return;
   }
-  if (!Take(ParseInputShape(f.input_shape), c.import.input_shapes, errors)) return;
-  std::vector<InputRange> ranges;
-  if (Take(ParseInputShapeRanges(f.input_shape), ranges, errors))
-    for (auto& r : ranges)
-      if (r.min != r.max) c.input_ranges.push_back(std::move(r));
+  std::vector<InputRange> ranges;  // parsed once: the import's shapes (a ranged dim unknown) and the ranges
+  if (!Take(ParseInputShapeRanges(f.input_shape), ranges, errors)) return;
+  for (auto& r : ranges) {
+    c.import.input_shapes[r.name] = ShapeOf(r);
+    if (r.min != r.max) c.input_ranges.push_back(std::move(r));
+  }
   if (c.goal != CompileGoal::kReference) Take(ParseShapeProfiles(f), c.profiles, errors);
 }
 

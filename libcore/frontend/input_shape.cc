@@ -21,14 +21,16 @@ Result<std::map<std::string, Shape>> ParseInputShape(std::string_view spec) {
   return std::map<std::string, Shape>(list.begin(), list.end());
 }
 
+Shape ShapeOf(const InputRange& r) {
+  Shape s;
+  for (size_t d = 0; d < r.min.size(); ++d) s.push_back(r.min[d] == r.max[d] ? r.min[d] : -1);
+  return s;
+}
+
 Result<std::vector<std::pair<std::string, Shape>>> ParseInputShapeList(std::string_view spec) {
   NPU_ASSIGN_OR_RETURN(auto ranges, ParseInputShapeRanges(spec));
   std::vector<std::pair<std::string, Shape>> out;
-  for (const auto& r : ranges) {
-    Shape s;
-    for (size_t d = 0; d < r.min.size(); ++d) s.push_back(r.min[d] == r.max[d] ? r.min[d] : -1);
-    out.emplace_back(r.name, s);
-  }
+  for (const auto& r : ranges) out.emplace_back(r.name, ShapeOf(r));
   return out;
 }
 

@@ -16,6 +16,8 @@ namespace npu {
 // Per input, the min and max of every dim: "n" -> n..n, "-1" -> -1..-1 (a profile's), "1~8" -> 1..8.
 // Errors: E10002 (syntax), E10048 (a malformed range).
 Result<std::vector<InputRange>> ParseInputShapeRanges(std::string_view spec);
+// A range's shape as the graph holds it: its fixed dims, -1 for a ranged one.
+Shape ShapeOf(const InputRange& r);
 // The same in the order given, ranges and -1 as -1.
 Result<std::vector<std::pair<std::string, Shape>>> ParseInputShapeList(std::string_view spec);
 // The same by name.
