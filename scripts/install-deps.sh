@@ -9,9 +9,10 @@ what=${1:-all}
 build_pkgs=(cmake g++ make ccache pkg-config libprotobuf-dev protobuf-compiler libonnx-dev
             libeigen3-dev libdnnl-dev ocl-icd-opencl-dev libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libhdf5-dev
             libtree-sitter-dev libxlsxwriter-dev libinih-dev ca-certificates)
+# python3-opencv: OpenCV DNN, the independent reference the TensorFlow and Caffe tests compare with.
 # dpkg-dev and file: cpack -G DEB reads the .deb's dependencies off the binaries (make package and its test).
 test_pkgs=(dpkg-dev file python3 python3-numpy libopenblas0-pthread python3-onnx python3-torch python3-torchvision
-           python3-h5py python3-protobuf python3-openpyxl)
+           python3-h5py python3-protobuf python3-openpyxl python3-opencv)
 fuzz_pkgs=(clang libclang-rt-dev)  # make fuzz: libFuzzer and the sanitizer runtimes
 
 case "$what" in

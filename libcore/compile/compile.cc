@@ -26,18 +26,22 @@ namespace {
 
 // ---- the passes ---------------------------------------------------------------------------------------
 
-// --input_format names the layout of every graph input; it is recorded in the .om (and shown by --mode=1
-// and --mode=6). A layout whose rank does not fit an input is an error, not a silent relabel.
-Status ApplyInputFormat(Graph& g, const std::string& format) {
+// --input_format names the layout of the graph inputs; it is recorded in the .om (and shown by --mode=1 and
+// --mode=6). Where the importer says so (ONNX) an image layout must fit every input, else an input of another
+// rank is an error, not a silent relabel; TensorFlow graphs mix NHWC images with 2-D inputs, and there an image
+// layout applies to the inputs of its rank.
+Status ApplyInputFormat(Graph& g, const std::string& format, bool other_ranks_ok) {
   if (format.empty()) return Status::Ok();
-  size_t rank = format == "NCHW" ? 4 : format == "NCDHW" ? 5 : 0;
+  size_t rank = format == "NCHW" || format == "NHWC" ? 4 : format == "NCDHW" || format == "NDHWC" ? 5 : 0;
   for (int i : g.inputs) {
     Value& v = g.values[i];
-    if (rank && v.has_shape && v.shape.size() != rank)
+    if (rank && v.has_shape && v.shape.size() != rank) {
+      if (other_ranks_ok) continue;
       return Status::Error("E10001", "--input_format", format,
                            "input '" + v.name + "' is " + std::to_string(v.shape.size()) + "-D (" + ShapeToString(v.shape) + "), but " + format +
                                " describes " + std::to_string(rank) + "-D tensors",
                            "Use ND for inputs that are not images, or fix --input_shape.");
+    }
     v.layout = format;
   }
   return Status::Ok();
@@ -65,7 +69,7 @@ Status ApplyFp16Inputs(Graph& g, const CompileConfig& c) {
 
 Status Import(const CompileConfig& c, CompileState& s) {
   NPU_ASSIGN_OR_RETURN(s.graph, c.importer->Import(c.model, c.import, &s.info));
-  NPU_RETURN_IF_ERROR(ApplyInputFormat(s.graph, c.input_format));
+  NPU_RETURN_IF_ERROR(ApplyInputFormat(s.graph, c.input_format, !c.importer->input_format_fits_all()));
   NPU_RETURN_IF_ERROR(ApplyFp16Inputs(s.graph, c));
   for (const AippConfig& a : c.aipp) NPU_RETURN_IF_ERROR(InsertAipp(s.graph, a));
   return Status::Ok();

@@ -50,7 +50,7 @@ bool VerifyPassesFromEnv() {
 
 void ParseFramework(const CompileFlags& f, CompileConfig& c, std::vector<Status>& errors) {
   if (f.framework.empty() && c.goal == CompileGoal::kReference) {
-    c.framework = "5";
+    c.framework = FrameworkOfFile(f.model).value_or("5");
   } else if (f.framework.empty()) {
     errors.push_back(Status::Error("E10007", "--framework", "", "--framework is required. The value must be one of " + SupportedFrameworks()));
     return;
@@ -60,7 +60,18 @@ void ParseFramework(const CompileFlags& f, CompileConfig& c, std::vector<Status>
   c.importer = FindImporter(c.framework);
   if (!c.importer)
     errors.push_back(Status::Error("E10001", "--framework", f.framework,
-                                   "this build supports " + SupportedFrameworks() + "; 0 Caffe, 1 MindSpore and 3 TensorFlow are not available"));
+                                   "this build supports " + SupportedFrameworks()));
+}
+
+// --weight: Caffe keeps its weights in a .caffemodel beside the .prototxt; other frameworks have none.
+void ParseWeight(const CompileFlags& f, CompileConfig& c, std::vector<Status>& errors) {
+  c.import.weight = f.weight;
+  if (c.framework == "0" && f.weight.empty())
+    errors.push_back(Status::Error("E10004", "--weight", "", "a Caffe model needs its weights", "Give the .caffemodel with --weight."));
+  else if (c.framework != "0" && !f.weight.empty())
+    errors.push_back(Status::Error("E10001", "--weight", f.weight, "only Caffe models (--framework=0) take a separate weight file"));
+  else if (!f.weight.empty() && !FileExists(f.weight))
+    errors.push_back(Status::Error("E13001", "--weight", f.weight, "the weight file does not exist"));
 }
 
 void ParseSocAndPrecision(const CompileFlags& f, CompileConfig& c, std::vector<Status>& errors) {
@@ -89,10 +100,17 @@ void ParseShapes(const CompileFlags& f, CompileConfig& c, std::vector<Status>& e
 }
 
 void ParseInputOptions(const CompileFlags& f, CompileConfig& c, std::vector<Status>& errors) {
-  if (!f.input_format.empty() && f.input_format != "NCHW" && f.input_format != "ND" && f.input_format != "NCDHW")
-    errors.push_back(Status::Error("E10001", "--input_format", f.input_format, "for ONNX models the input format must be NCHW, ND or NCDHW"));
-  else
-    c.input_format = f.input_format;
+  if (!f.input_format.empty() && c.importer) {
+    auto formats = c.importer->input_formats();
+    if (std::find(formats.begin(), formats.end(), f.input_format) == formats.end()) {
+      std::string list;
+      for (auto fmt : formats) list += (list.empty() ? "" : ", ") + std::string(fmt);
+      errors.push_back(Status::Error("E10001", "--input_format", f.input_format,
+                                     "for " + std::string(c.importer->name()) + " models the input format must be one of " + list));
+    } else {
+      c.input_format = f.input_format;
+    }
+  }
   for (const std::string& name : SplitFields(f.input_fp16_nodes, ';'))
     if (!name.empty()) c.fp16_inputs.push_back(name);
   c.fp16_inputs_nc1hwc0.assign(c.fp16_inputs.size(), false);
@@ -178,6 +196,7 @@ CompileConfig ParseCompileConfig(const CompileFlags& f, CompileGoal goal, std::v
   ParseFramework(f, c, errors);
   if (f.model.empty()) errors.push_back(Status::Error("E10004", "--model", "", "Value for --model is empty"));
   else if (!FileExists(f.model)) errors.push_back(Status::Error("E13001", "--model", f.model, "the model file does not exist"));
+  ParseWeight(f, c, errors);
   if (goal == CompileGoal::kReference) {
     ParseShapes(f, c, errors);
     return c;

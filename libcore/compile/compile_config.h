@@ -25,6 +25,7 @@ namespace npu {
 // The conversion flags as typed, CANN's names and spellings (atc and aoe bind their options to these).
 struct CompileFlags {
   std::string model, framework, soc_version;
+  std::string weight;    // --weight: Caffe's .caffemodel
   std::string soc_spec;  // --soc_spec: a platform .ini of the user's own chip (its SoC_version names it)
   std::string input_shape, input_format, out_nodes;
   std::string dynamic_batch_size, dynamic_image_size, dynamic_dims;  // shape profiles

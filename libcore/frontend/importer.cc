@@ -1,6 +1,7 @@
 #include "frontend/importer.h"
 
 #include "frontend/onnx/onnx_importer.h"
+#include "frontend/tf/tf_importer.h"
 
 namespace npu {
 namespace {
@@ -12,6 +13,7 @@ struct FrameworkEntry {
 
 // One row per front end: the only place a framework number meets its importer.
 const FrameworkEntry kFrameworks[] = {
+    {"3", TensorFlowImporter()},
     {"5", OnnxImporter()},
 };
 
@@ -21,6 +23,14 @@ const Importer* FindImporter(std::string_view framework) {
   for (const FrameworkEntry& f : kFrameworks)
     if (f.number == framework) return &f.importer;
   return nullptr;
+}
+
+std::optional<std::string_view> FrameworkOfFile(std::string_view path) {
+  static constexpr std::pair<std::string_view, std::string_view> kExtensions[] = {
+      {".onnx", "5"}, {".pb", "3"}, {".pbtxt", "3"}, {".prototxt", "0"}};
+  for (const auto& [ext, framework] : kExtensions)
+    if (path.ends_with(ext)) return framework;
+  return std::nullopt;
 }
 
 std::string SupportedFrameworks() {

@@ -3,6 +3,7 @@
 // ones). Compile() picks the importer by atc's --framework number; nothing else names a framework.
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,6 +15,8 @@
 namespace npu {
 
 struct ImportOptions {
+  // The weights file of frameworks that keep them apart (Caffe's .caffemodel: atc --weight).
+  std::string weight;
   // Overrides for input shapes (--input_shape); unknown names are an E10016 error.
   std::map<std::string, Shape> input_shapes;
   // Output selection (--out_nodes): "node_name:output_index"; empty = the graph outputs.
@@ -37,6 +40,10 @@ class Importer {
  public:
   virtual ~Importer() = default;
   virtual std::string_view name() const = 0;  // "ONNX", for messages
+  // The --input_format values the framework's models take (the first is the default).
+  virtual std::vector<std::string_view> input_formats() const = 0;
+  // Whether an image --input_format must fit every input (ONNX), or applies to the inputs of its rank only.
+  virtual bool input_format_fits_all() const { return false; }
   // Parses, checks every node against the op schemas (all unsupported nodes reported at once, E16002) and
   // converts.
   virtual Result<Graph> Import(const std::string& path, const ImportOptions& opts, ModelInfo* info) const = 0;
@@ -45,6 +52,8 @@ class Importer {
 // The importer for atc's --framework value (CANN's numbers: 0 Caffe, 1 MindSpore, 3 TensorFlow, 5 ONNX);
 // null when this build has none.
 const Importer* FindImporter(std::string_view framework);
+// The --framework a reference-path model file is for, by its name: .onnx 5, .pb/.pbtxt 3, .prototxt 0.
+std::optional<std::string_view> FrameworkOfFile(std::string_view path);
 // "5 (ONNX)": the --framework values this build takes, for messages.
 std::string SupportedFrameworks();
 

@@ -10,6 +10,13 @@ namespace npu {
 // --mode=1 JSON carry them under CANN's key).
 constexpr const char* kOriginalNamesAttr = "_datadump_original_op_names";
 
+// ---- set by the framework importers (frontend/) --------------------------------------------------------
+// ArgMax/ArgMin's index dtype (a DType value) when not ONNX's int64: TF's output_type, CANN's ArgMaxD dtype.
+constexpr const char* kArgOutputType = "_output_type";
+// A Transpose an importer put in to run a channels-last op channels-first. The Formats pass turns one next to
+// a TransData into that TransData (NHWC <-> NC1HWC0 directly, as CANN does), and no fusion takes it.
+constexpr const char* kLayoutTransposeAttr = "_layout_transpose";
+
 // ---- precision assignment (passes/precision.cc) ---------------------------------------------------------
 constexpr const char* kPrecisionReasonAttr = "_precision_reason";  // the chain of rules that chose the dtype
 constexpr const char* kOpEngineAttr = "_op_engine";                // "AiCpu": moved off the AI Core (lowering reads it)

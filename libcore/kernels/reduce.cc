@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 
+#include "ir/node_attrs.h"
 #include "kernels/kernel_util.h"
 #include "ops/reduce.h"
 
@@ -115,7 +116,9 @@ Status ArgKernel(KernelContext& c) {
       }
   });
   if (!ok) return c.Fail("dtype not supported");
-  c.outputs[0] = std::move(y);
+  // TF's output_type int32 (CANN's ArgMaxD dtype attr) narrows the indices; ONNX's are int64.
+  const auto out_type = static_cast<DType>(c.node.attr_int(kArgOutputType, static_cast<int64_t>(DType::kI64)));
+  c.outputs[0] = out_type == DType::kI64 ? std::move(y) : CastTensor(y, out_type);
   return Status::Ok();
 }
 

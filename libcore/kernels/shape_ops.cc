@@ -3,7 +3,10 @@
 // computed by the same functions in inference and in the kernel, so the two cannot disagree.
 #include <cmath>
 #include <cstring>
+#include <numbers>
+#include <random>
 
+#include "kernels/channels_last.h"
 #include "kernels/kernel_util.h"
 #include "ops/shape.h"
 
@@ -248,6 +251,32 @@ Status RangeKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+// TF's RandomUniform ([0, 1)) and RandomStandardNormal, seeded by (seed, seed2) so a run repeats. The
+// generator is mt19937_64, whose sequence the C++ standard fixes; the values are not TensorFlow's (Philox).
+Status RandomKernel(KernelContext& c) {
+  std::vector<int64_t> shape = c.in(0).ToInt64Vector();
+  if (std::string why = ShapeLimitProblem(shape); !why.empty()) return c.Fail("shape " + ShapeToString(shape) + ": " + why);
+  const uint64_t seed = static_cast<uint64_t>(c.node.attr_int("seed", 0)) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(c.node.attr_int("seed2", 0));
+  std::mt19937_64 gen(seed);
+  constexpr double kUnit = 1.0 / 9007199254740992.0;  // 2^-53: 53 random bits to a double in [0, 1)
+  auto uniform = [&] { return static_cast<double>(gen() >> 11) * kUnit; };
+  Tensor y = Tensor::Empty(DType::kF32, shape);
+  float* d = y.mutable_data<float>();
+  const int64_t n = y.numel();
+  if (c.node.op_type == "RandomUniform") {
+    for (int64_t i = 0; i < n; ++i) d[i] = static_cast<float>(uniform());
+  } else {
+    for (int64_t i = 0; i < n; i += 2) {  // Box-Muller: two normals from two uniforms
+      double r = std::sqrt(-2.0 * std::log(1.0 - uniform())), a = 2.0 * std::numbers::pi * uniform();
+      d[i] = static_cast<float>(r * std::cos(a));
+      if (i + 1 < n) d[i + 1] = static_cast<float>(r * std::sin(a));
+    }
+  }
+  auto dt = static_cast<DType>(c.node.attr_int("dtype", static_cast<int64_t>(DType::kF32)));
+  c.outputs[0] = dt == DType::kF32 ? std::move(y) : CastTensor(y, dt);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Tensor TransposeTensor(const Tensor& x, const std::vector<int64_t>& perm, ThreadPool& pool) {
@@ -275,7 +304,13 @@ void RegisterShapeKernels() {
     return Status::Ok();
   };
   RegisterKernel("Identity", pass_through);
-  RegisterKernel("TransData", pass_through);
+  RegisterKernel("TransData", [pass_through](KernelContext& c) {
+    if (!c.node.has_attr("perm")) return pass_through(c);
+    // A TransData that took in a layout Transpose (NHWC <-> NCHW, passes/formats.cc) also permutes its origin dims.
+    Tensor x = c.in(0).channels_last ? ToChannelsFirst(c.in(0), c.pool) : c.in(0);
+    c.outputs[0] = TransposeTensor(x, c.node.attr_ints("perm"), c.pool);
+    return Status::Ok();
+  });
   KernelRegistry::Get().TakeChannelsLast("Identity");
   KernelRegistry::Get().TakeChannelsLast("TransData");
   RegisterKernel("Dropout", [](KernelContext& c) {  // inference: identity, mask all true
@@ -336,6 +371,8 @@ void RegisterShapeKernels() {
                return Status::Ok();
              });
   RegisterKernel("Range", RangeKernel);
+  RegisterKernel("RandomUniform", RandomKernel);
+  RegisterKernel("RandomStandardNormal", RandomKernel);
 }
 
 }  // namespace npu

@@ -1,5 +1,6 @@
 #include "ops/reduce.h"
 
+#include "ir/node_attrs.h"
 #include "ops/families.h"
 
 namespace npu {
@@ -50,7 +51,9 @@ Status InferArg(InferContext& c) {
   if (axis < 0 || axis >= static_cast<int64_t>(x.shape.size())) return c.Fail("axis out of range");
   std::vector<bool> red(x.shape.size(), false);
   red[axis] = true;
-  c.set_output(0, DType::kI64, ReducedShape(x.shape, red, c.node.attr_int("keepdims", 1) != 0));
+  const auto out_type = static_cast<DType>(c.node.attr_int(kArgOutputType, static_cast<int64_t>(DType::kI64)));
+  if (out_type != DType::kI64 && out_type != DType::kI32) return c.Fail("the index type must be int32 or int64");
+  c.set_output(0, out_type, ReducedShape(x.shape, red, c.node.attr_int("keepdims", 1) != 0));
   return Status::Ok();
 }
 

@@ -334,7 +334,17 @@ void RegisterShapeSchemas() {
     return s;
   };
   RegisterSchema(gray("Identity", 1, 1, InferSameAsInput0));
-  RegisterSchema(gray("TransData", 1, 1, InferSameAsInput0));  // a format change: the same values
+  // A format change: the same values, permuted when it took in a layout Transpose (passes/formats.cc).
+  RegisterSchema(gray("TransData", 1, 1, [](InferContext& c) {
+               if (!c.node.has_attr("perm") || !c.in[0]->has_shape) return InferSameAsInput0(c);
+               Shape s;
+               for (int64_t p : c.node.attr_ints("perm")) {
+                 if (p < 0 || p >= static_cast<int64_t>(c.in[0]->shape.size())) return c.Fail("perm does not fit the input");
+                 s.push_back(c.in[0]->shape[static_cast<size_t>(p)]);
+               }
+               c.set_output(0, c.in[0]->dtype, s);
+               return Status::Ok();
+             }));
   OpSchema dropout = gray("Dropout", 1, 3, [](InferContext& c) {
     c.set_output(0, c.in[0]->dtype, c.in[0]->shape, c.in[0]->has_shape);
     c.set_output(1, DType::kBool, c.in[0]->shape, c.in[0]->has_shape);
@@ -457,6 +467,14 @@ void RegisterShapeSchemas() {
   range.moves_bytes = false;
   // computes start + i * delta
   RegisterSchema(std::move(range));
+  // TensorFlow's random tensors (shape as input 0, attrs seed, seed2, dtype): AI CPU ops on the device.
+  for (const char* type : {"RandomUniform", "RandomStandardNormal"})
+    RegisterSchema({type, 1, 1, 1, 1, Engine::kAiCpu, [](InferContext& c) {
+                      auto dt = static_cast<DType>(c.node.attr_int("dtype", static_cast<int64_t>(DType::kF32)));
+                      if (const Tensor* s = c.const_input(0)) c.set_output(0, dt, s->ToInt64Vector());
+                      else c.set_output(0, dt, {}, false);
+                      return Status::Ok();
+                    }});
 }
 
 }  // namespace npu

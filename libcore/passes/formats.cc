@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "ir/graph_edit.h"
+#include "ir/node_attrs.h"
 #include "lower/lower.h"
 
 namespace npu {
@@ -203,6 +204,42 @@ class FormatAssigner {
   }
 };
 
+bool IsLayoutTranspose(const Node& n, const std::vector<int64_t>& perm) {
+  return n.op_type == "Transpose" && n.has_attr(kLayoutTransposeAttr) && n.attr_ints("perm") == perm;
+}
+
+// The importer's layout transposes next to a TransData are part of it on the device: NHWC -> NCHW -> NC1HWC0
+// is one TransData NHWC -> NC1HWC0 (and NC1HWC0 -> NCHW -> NHWC one TransData to NHWC), as CANN builds it.
+Status MergeLayoutTransposes(Graph& g) {
+  static const std::vector<int64_t> kToFirst = {0, 3, 1, 2}, kToLast = {0, 2, 3, 1};
+  std::vector<bool> dead(g.nodes.size(), false);
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    if (g.nodes[k].op_type != "TransData" || g.nodes[k].has_attr("perm")) continue;
+    Node& t = g.nodes[k];
+    const int src = t.inputs[0], p = g.values[src].producer;
+    if (p >= 0 && !dead[p] && IsLayoutTranspose(g.nodes[p], kToFirst) && SoleConsumer(g, src) == static_cast<int>(k) &&
+        t.attr_string("src_format") == "NCHW" && t.attr_string("dst_format") == "NC1HWC0") {
+      t.inputs[0] = g.nodes[p].inputs[0];
+      g.values[t.inputs[0]].layout = "NHWC";
+      t.attrs["src_format"] = std::string("NHWC");
+      t.attrs["perm"] = kToFirst;
+      dead[p] = true;
+      continue;
+    }
+    const int out = t.outputs[0], r = SoleConsumer(g, out);
+    if (r >= 0 && !dead[r] && IsLayoutTranspose(g.nodes[r], kToLast) && t.attr_string("src_format") == "NC1HWC0" && t.attr_string("dst_format") == "NCHW") {
+      const int y = g.nodes[r].outputs[0];
+      t.outputs[0] = y;
+      g.values[y].layout = "NHWC";
+      t.attrs["dst_format"] = std::string("NHWC");
+      t.attrs["perm"] = kToLast;
+      dead[r] = true;
+    }
+  }
+  EraseNodes(g, dead);
+  return SortTopologically(g);
+}
+
 }  // namespace
 
 Status AssignDeviceFormats(Graph& g, const SocSpec& soc, const std::vector<bool>& nc1hwc0_outputs) {
@@ -210,7 +247,8 @@ Status AssignDeviceFormats(Graph& g, const SocSpec& soc, const std::vector<bool>
     if (nc1hwc0_outputs[k] && (!g.values[g.outputs[k]].has_shape || g.values[g.outputs[k]].shape.size() != 4))
       return Status::Error("E10001", "--is_output_adjust_hw_layout", "true",
                            "output '" + g.values[g.outputs[k]].name + "' is not 4-D, so it has no NC1HWC0 layout");
-  return FormatAssigner(g, soc, nc1hwc0_outputs).Run();
+  NPU_RETURN_IF_ERROR(FormatAssigner(g, soc, nc1hwc0_outputs).Run());
+  return MergeLayoutTransposes(g);
 }
 
 }  // namespace npu

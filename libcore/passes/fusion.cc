@@ -9,6 +9,7 @@
 #include "base/log.h"
 #include "ir/graph_edit.h"
 #include "kernels/kernel_util.h"
+#include "ir/node_attrs.h"
 #include "kernels/registry.h"
 
 namespace npu {
@@ -376,6 +377,7 @@ std::vector<int> MatchConfusionTranspose(Graph& g, int k, const std::vector<bool
   int next = OnlyReader(g, head.outputs[0], transpose_first ? "Reshape" : "Transpose");
   if (next < 0 || dead[next]) return {};
   const Node& transpose = transpose_first ? head : g.nodes[next];
+  if (transpose.has_attr(kLayoutTransposeAttr)) return {};  // the Formats pass makes it part of a TransData
   const Value& x = g.values[head.inputs[0]];
   const Value& reshaped = g.values[(transpose_first ? g.nodes[next] : head).outputs[0]];
   const Value& permuted_in = g.values[transpose.inputs[0]];

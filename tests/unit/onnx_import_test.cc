@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "frontend/onnx/onnx_importer.h"
-#include "frontend/onnx/weight_cut.h"
+#include "frontend/weight_cut.h"
 
 namespace npu {
 namespace {

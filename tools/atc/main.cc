@@ -23,10 +23,11 @@ int main(int argc, char** argv) {
   general("--om", o.om, ".om (or .onnx with --framework=5) read by modes 1, 6, diff and verify");
   general("--json", o.json, "JSON output of mode 1");
   general("--check_report", o.check_report, "pre-check report path (default $ASCEND_WORK_PATH/check_result.json, else ./check_result.json); also written when conversion meets unsupported ops");
-  input("--model", o.model, "source model (.onnx)");
-  input("--framework", o.framework, "5 = ONNX");
+  input("--model", o.model, "source model: .onnx, TensorFlow .pb/.pbtxt, Caffe .prototxt");
+  input("--weight", o.weight, "Caffe: the .caffemodel holding the weights of --model");
+  input("--framework", o.framework, "0 Caffe, 3 TensorFlow, 5 ONNX");
   input("--input_shape", o.input_shape, "\"name:n,c,h,w;name2:...\" (-1 for a profile's dim, min~max for a range)");
-  input("--input_format", o.input_format, "NCHW, ND or NCDHW");
+  input("--input_format", o.input_format, "ONNX and Caffe: NCHW, ND, NCDHW; TensorFlow: NHWC (default), NCHW, NDHWC, NCDHW, ND");
   input("--dynamic_batch_size", o.dynamic_batch_size, "\"1,2,4,8\": batch profiles for the -1 N of --input_shape");
   input("--dynamic_image_size", o.dynamic_image_size, "\"h1,w1;h2,w2\": image-size profiles for the -1 H,W of --input_shape");
   input("--dynamic_dims", o.dynamic_dims, "\"d1,d2;d3,d4\": values of the -1 dims of --input_shape per profile (--input_format=ND)");

@@ -9,10 +9,11 @@
 int main(int argc, char** argv) {
   npu::log::InitFromEnv();
   npu::msame::MsameOptions o;
-  CLI::App app{"msame: run an .om on the simulated NPU, or an .onnx on the fp32 reference path", "msame"};
+  CLI::App app{"msame: run an .om on the simulated NPU, or a framework model on the fp32 reference path", "msame"};
   app.allow_extras();
   app.set_version_flag("--version", npu::msame::kVersion);
-  app.add_option("--model", o.model, "model file (.om or .onnx)");
+  app.add_option("--model", o.model, "model file: .om, or a framework model on the fp32 reference path (.onnx, .pb, .prototxt)");
+  app.add_option("--weight", o.weight, "the .caffemodel of a Caffe .prototxt --model");
   app.add_option("--input", o.input, "comma-separated input files (.npy or raw .bin), or folders (one inference per file); none = zeros");
   app.add_option("--input_shape", o.input_shape, "the .onnx reference path: \"name:n,c,h,w;...\" as atc takes it");
   app.add_option("--output", o.output, "directory for the outputs");

@@ -40,8 +40,8 @@ std::string DynamicNote(const Graph& g) {
 
 }  // namespace
 
-Result<Session> LoadModel(const std::string& path, const std::string& input_shape) {
-  if (!EndsWith(path, ".onnx")) {
+Result<Session> LoadModel(const std::string& path, const std::string& input_shape, const std::string& weight) {
+  if (!IsReferenceModel(path)) {
     auto s = Session::FromOm(path);
     if (s.ok()) return s;
     Status st = s.status();
@@ -51,6 +51,7 @@ Result<Session> LoadModel(const std::string& path, const std::string& input_shap
   CompileFlags flags;
   flags.model = path;
   flags.input_shape = input_shape;
+  flags.weight = weight;
   NPU_ASSIGN_OR_RETURN(CompileConfig config, MakeCompileConfig(flags, CompileGoal::kReference));
   CompileState state;
   NPU_RETURN_IF_ERROR(RunPasses(config, state, "Import", "InferShapes"));
@@ -110,11 +111,11 @@ std::vector<Status> ValidateOptions(const MsameOptions& o) {
     errs.push_back(Status::Error("E13001", "--soc_spec", o.soc_spec, "the SoC spec file does not exist"));
   if (o.sim_mode != "full" && o.sim_mode != "timing")
     errs.push_back(Status::Error("E10001", "--sim_mode", o.sim_mode, "the mode must be full or timing"));
-  if (!o.input_shape.empty() && !EndsWith(o.model, ".onnx"))
-    errs.push_back(Status::Error("E10001", "--input_shape", o.input_shape, "applies to the .onnx reference path; an .om keeps the shapes atc gave it",
+  if (!o.input_shape.empty() && !IsReferenceModel(o.model))
+    errs.push_back(Status::Error("E10001", "--input_shape", o.input_shape, "applies to the reference path (.onnx, .pb, .prototxt); an .om keeps the shapes atc gave it",
                                  "Convert with atc --input_shape (or shape profiles) for another shape on the NPU."));
-  if (o.sim_mode == "timing" && EndsWith(o.model, ".onnx"))
-    errs.push_back(Status::Error("E10001", "--sim_mode", o.sim_mode, "the .onnx reference path has no simulated clock", "Convert the model with atc first."));
+  if (o.sim_mode == "timing" && IsReferenceModel(o.model))
+    errs.push_back(Status::Error("E10001", "--sim_mode", o.sim_mode, "the reference path has no simulated clock: .onnx, .pb and .prototxt models run in fp32 on the host", "Convert the model with atc first."));
   if (!o.log.empty() && !log::ParseLevel(o.log))
     errs.push_back(Status::Error("E10010", "--log", o.log, "the log level must be one of debug, info, warning, error, null"));
   return errs;
@@ -191,7 +192,7 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
   std::stringstream ss(o.input);
   for (std::string f; std::getline(ss, f, ',');)
     if (!f.empty()) files.push_back(f);
-  auto session = LoadModel(o.model, o.input_shape);
+  auto session = LoadModel(o.model, o.input_shape, o.weight);
   std::string model_name = std::filesystem::path(o.model).stem().string();
   auto sets = InputSets(files, model_name);
   if (!sets.ok()) return fail({sets.status()});
@@ -223,7 +224,7 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
   }
   std::unique_ptr<DumpObserver> dumper;
   if (dump.dump_data || dump.dump_debug) {
-    auto mode = dump.dump_debug ? DumpObserver::kOverflow : EndsWith(o.model, ".onnx") ? DumpObserver::kGolden : DumpObserver::kOpDump;
+    auto mode = dump.dump_debug ? DumpObserver::kOverflow : IsReferenceModel(o.model) ? DumpObserver::kGolden : DumpObserver::kOpDump;
     dumper = std::make_unique<DumpObserver>(dump, g, DumpRoot(dump.path, o.device, model_name), model_name, mode);
     for (const auto& l : dumper->unknown_layers) out << "[WARNING] dump_list layer " << l << " is not an op of the model\n";
     if (!dump.dump_debug && !dump.EntryFor(model_name))

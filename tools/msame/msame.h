@@ -6,13 +6,14 @@
 
 #include "base/status.h"
 #include "base/version.h"
+#include "frontend/importer.h"
 #include "ir/tensor.h"
 #include "runtime/runtime.h"
 
 namespace npu::msame {
 
 struct MsameOptions {
-  std::string model, input, output, outfmt = "BIN", loop = "1", device = "0", log, acl_json_path;
+  std::string model, weight, input, output, outfmt = "BIN", loop = "1", device = "0", log, acl_json_path;
   std::string soc_spec;           // simulate on this platform .ini instead of the .om's SoC
   std::string sim_mode = "full";  // full: compute and time; timing: advance the simulated clock only
   std::string dym_batch, dym_hw, dym_dims, dym_shape;  // which shape profile of the .om to run
@@ -23,7 +24,9 @@ struct MsameOptions {
 constexpr const char* kVersion = NPUKIT_TOOL_VERSION("msame");
 
 // Loads an .om, or imports an .onnx (with `input_shape` when given) and folds it (the golden reference path).
-Result<Session> LoadModel(const std::string& path, const std::string& input_shape = {});
+Result<Session> LoadModel(const std::string& path, const std::string& input_shape = {}, const std::string& weight = {});
+// A framework model (.onnx, .pb, .pbtxt, .prototxt) that msame runs on the fp32 reference path.
+inline bool IsReferenceModel(const std::string& path) { return FrameworkOfFile(path).has_value(); }
 
 // One inference's input files and the name its outputs take (<name>_output_<i>).
 struct InputSet {

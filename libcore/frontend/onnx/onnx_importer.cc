@@ -11,7 +11,7 @@
 #include <filesystem>
 
 #include "base/file_io.h"
-#include "frontend/onnx/weight_cut.h"
+#include "frontend/weight_cut.h"
 #include "ops/schemas.h"
 #include "base/log.h"
 #include "base/text.h"
@@ -401,6 +401,8 @@ Result<Graph> ImportOnnx(const std::string& path, const ImportOptions& opts, Mod
 const Importer& OnnxImporter() {
   struct Onnx final : Importer {
     std::string_view name() const override { return "ONNX"; }
+    std::vector<std::string_view> input_formats() const override { return {"NCHW", "ND", "NCDHW"}; }
+    bool input_format_fits_all() const override { return true; }
     Result<Graph> Import(const std::string& path, const ImportOptions& opts, ModelInfo* info) const override { return ImportOnnx(path, opts, info); }
   };
   static const Onnx importer;

@@ -1,10 +1,9 @@
-#include "frontend/onnx/weight_cut.h"
+#include "frontend/weight_cut.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format_lite.h>
 
 #include <climits>
-#include <cstdint>
 
 namespace npu {
 namespace {
@@ -16,38 +15,37 @@ using WireFormatLite = google::protobuf::internal::WireFormatLite;
 // Field numbers from onnx.proto: ModelProto.graph, GraphProto.initializer, TensorProto.raw_data.
 constexpr uint32_t kModelGraph = 7, kGraphInitializer = 5, kTensorRawData = 9;
 
-// The three message levels the walk goes through; every other field is copied as it is.
-enum class Level { kModel, kGraph, kTensor };
-
 class Cutter {
  public:
-  explicit Cutter(std::span<const std::byte> model) : data_(reinterpret_cast<const uint8_t*>(model.data())), model_(model) {}
+  Cutter(std::span<const std::byte> message, const CutPath& path, const CutHandlers& on)
+      : data_(reinterpret_cast<const uint8_t*>(message.data())), message_(message), path_(path), on_(on) {}
 
-  std::optional<CutModel> Run() {
-    CutModel out;
-    if (model_.size() > INT_MAX || !Message(0, model_.size(), Level::kModel, out.bytes)) return std::nullopt;
-    out.raw = std::move(raw_);
+  std::optional<std::string> Run() {
+    std::string out;
+    if (message_.size() > INT_MAX || !Message(0, message_.size(), 0, out)) return std::nullopt;
     return out;
   }
 
  private:
   const uint8_t* data_;
-  std::span<const std::byte> model_;
-  std::vector<std::optional<std::span<const std::byte>>> raw_;
+  std::span<const std::byte> message_;
+  const CutPath& path_;
+  const CutHandlers& on_;
 
-  // Appends the message at [begin, begin + size) to `out`, minus the cut fields. False if it is malformed.
-  bool Message(size_t begin, size_t size, Level level, std::string& out) {
+  // Appends the message at [begin, begin + size), `depth` levels down the path, to `out`, minus the cut
+  // fields. False if it is malformed.
+  bool Message(size_t begin, size_t size, size_t depth, std::string& out) {
     CodedInputStream in(data_ + begin, static_cast<int>(size));
     in.SetTotalBytesLimit(INT_MAX);
     in.SetRecursionLimit(0);  // groups are never walked into: SkipField of a group fails, so does the cut
+    const bool tensor = depth == path_.to_tensor.size();
     for (;;) {
       const int start = in.CurrentPosition();
       const uint32_t tag = in.ReadTag();
       if (tag == 0) return static_cast<size_t>(start) == size;  // the end, or a malformed tag
       const uint32_t field = WireFormatLite::GetTagFieldNumber(tag);
       const bool nested = WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED &&
-                          ((level == Level::kModel && field == kModelGraph) || (level == Level::kGraph && field == kGraphInitializer) ||
-                           (level == Level::kTensor && field == kTensorRawData));
+                          field == (tensor ? path_.payload : path_.to_tensor[depth]);
       if (!nested) {
         if (!WireFormatLite::SkipField(&in, tag)) return false;
         out.append(reinterpret_cast<const char*>(data_ + begin + start), static_cast<size_t>(in.CurrentPosition() - start));
@@ -57,13 +55,13 @@ class Cutter {
       if (!in.ReadVarint32(&length)) return false;
       const size_t at = begin + static_cast<size_t>(in.CurrentPosition());
       if (!in.Skip(static_cast<int>(length))) return false;
-      if (level == Level::kTensor) {  // the payload: remembered, not copied (the last one wins, as in protobuf)
-        raw_.back() = model_.subspan(at, length);
+      if (tensor) {  // the payload: handed over, not copied
+        on_.cut(message_.subspan(at, length), out);
         continue;
       }
-      if (level == Level::kGraph) raw_.emplace_back();
+      if (depth + 1 == path_.to_tensor.size() && on_.enter) on_.enter();
       std::string inner;
-      if (!Message(at, length, level == Level::kModel ? Level::kGraph : Level::kTensor, inner)) return false;
+      if (!Message(at, length, depth + 1, inner)) return false;
       AppendField(tag, inner, out);
     }
   }
@@ -79,6 +77,18 @@ class Cutter {
 
 }  // namespace
 
-std::optional<CutModel> CutInitializerData(std::span<const std::byte> model) { return Cutter(model).Run(); }
+std::optional<std::string> CutPayloads(std::span<const std::byte> message, const CutPath& path, const CutHandlers& on) {
+  return Cutter(message, path, on).Run();
+}
+
+std::optional<CutModel> CutInitializerData(std::span<const std::byte> model) {
+  CutModel m;
+  // The last raw_data of an initializer wins, as in protobuf.
+  CutHandlers on{[&] { m.raw.emplace_back(); }, [&](std::span<const std::byte> payload, std::string&) { m.raw.back() = payload; }};
+  auto bytes = CutPayloads(model, {{kModelGraph, kGraphInitializer}, kTensorRawData}, on);
+  if (!bytes) return std::nullopt;
+  m.bytes = std::move(*bytes);
+  return m;
+}
 
 }  // namespace npu
