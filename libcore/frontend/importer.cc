@@ -1,5 +1,6 @@
 #include "frontend/importer.h"
 
+#include "frontend/caffe/caffe_importer.h"
 #include "frontend/onnx/onnx_importer.h"
 #include "frontend/tf/tf_importer.h"
 
@@ -13,6 +14,7 @@ struct FrameworkEntry {
 
 // One row per front end: the only place a framework number meets its importer.
 const FrameworkEntry kFrameworks[] = {
+    {"0", CaffeImporter()},
     {"3", TensorFlowImporter()},
     {"5", OnnxImporter()},
 };

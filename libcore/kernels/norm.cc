@@ -101,6 +101,36 @@ Status InstanceNormKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+// Local response normalization across channels (ONNX LRN, Caffe's ACROSS_CHANNELS):
+// y = x / (bias + alpha / size * sum of x^2 over the `size` channels around c)^beta.
+template <class T>
+Status LrnKernel(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  if (x.rank() < 3) return c.Fail("LRN needs N, C and at least one spatial dim");
+  const int64_t N = x.shape()[0], C = x.shape()[1], inner = x.numel() / std::max<int64_t>(1, N * C);
+  const int64_t size = c.node.attr_int("size", 5), before = (size - 1) / 2, after = size - 1 - before;
+  if (size <= 0) return c.Fail("size must be positive");
+  const double alpha = c.node.attr_float("alpha", 1e-4f) / static_cast<double>(size), beta = c.node.attr_float("beta", 0.75f),
+               bias = c.node.attr_float("bias", 1.f);
+  Tensor y = Tensor::Empty(x.dtype(), x.shape());
+  c.pool.ParallelFor(static_cast<size_t>(N * C), 1, [&](size_t s, size_t e) {
+    std::vector<double> sum(static_cast<size_t>(inner));
+    for (size_t nc = s; nc < e; ++nc) {
+      const int64_t n = static_cast<int64_t>(nc) / C, ch = static_cast<int64_t>(nc) % C;
+      std::fill(sum.begin(), sum.end(), 0.0);
+      for (int64_t k = std::max<int64_t>(0, ch - before); k <= std::min(C - 1, ch + after); ++k) {
+        const T* xk = x.data<T>() + (n * C + k) * inner;
+        for (int64_t i = 0; i < inner; ++i) sum[static_cast<size_t>(i)] += static_cast<double>(xk[i]) * xk[i];
+      }
+      const T* xi = x.data<T>() + nc * inner;
+      T* yi = y.mutable_data<T>() + nc * inner;
+      for (int64_t i = 0; i < inner; ++i) yi[i] = static_cast<T>(xi[i] / std::pow(bias + alpha * sum[static_cast<size_t>(i)], beta));
+    }
+  });
+  c.outputs[0] = std::move(y);
+  return Status::Ok();
+}
+
 template <class T>
 Status LayerNormKernel(KernelContext& c) {
   const Tensor& x = c.in(0);
@@ -219,6 +249,7 @@ Status SoftmaxKernel(KernelContext& c) {
 void RegisterNormKernels() {
   RegisterKernel("BatchNormalization", [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<BatchNormKernel<float>, BatchNormKernel<double>>); });
   RegisterKernel("InstanceNormalization", [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<InstanceNormKernel<float>, InstanceNormKernel<double>>); });
+  RegisterKernel("LRN", [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<LrnKernel<float>, LrnKernel<double>>); });
   RegisterKernel("LayerNormalization", [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<LayerNormKernel<float>, LayerNormKernel<double>>); });
   RegisterKernel("Softmax", [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<SoftmaxKernel<SoftmaxKind::kSoftmax, float>, SoftmaxKernel<SoftmaxKind::kSoftmax, double>>); });
   RegisterKernel("LogSoftmax", [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<SoftmaxKernel<SoftmaxKind::kLogSoftmax, float>, SoftmaxKernel<SoftmaxKind::kLogSoftmax, double>>); });

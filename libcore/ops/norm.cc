@@ -26,6 +26,7 @@ Status InferBatchNorm(InferContext& c) {
 void RegisterNormSchemas() {
   RegisterSchema({"BatchNormalization", 5, 5, 1, 3, Engine::kVector, InferBatchNorm});
   RegisterSchema({"InstanceNormalization", 3, 3, 1, 1, Engine::kVector, InferSameAsInput0});
+  RegisterSchema({"LRN", 1, 1, 1, 1, Engine::kVector, InferSameAsInput0});
   RegisterSchema({"LayerNormalization", 1, 3, 1, 3, Engine::kVector, InferLayerNorm});
   RegisterSchema({"Softmax", 1, 1, 1, 1, Engine::kVector, InferSameAsInput0});
   RegisterSchema({"LogSoftmax", 1, 1, 1, 1, Engine::kVector, InferSameAsInput0});

@@ -1,0 +1,63 @@
+// The Caffe importer's inside, shared by caffe_importer.cc (the files, the upgrade of V1 nets, weights by layer
+// name, blobs and outputs) and caffe_layers.cc (one converter per layer type). Not for use outside
+// frontend/caffe.
+#pragma once
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "caffe_net.pb.h"
+#include "frontend/graph_builder.h"
+
+namespace npu::caffe {
+
+using Layer = npukit::caffe::LayerParameter;
+
+class Converter;
+// Emits the internal nodes for one layer and binds its tops. A returned reason marks the layer unsupported.
+using ConvertFn = std::optional<std::string> (*)(Converter& c, const Layer& l);
+
+struct LayerEntry {
+  std::string_view type;
+  ConvertFn convert;
+};
+const LayerEntry* FindLayer(std::string_view type);
+// How many weight blobs a layer of this type takes from the caffemodel (min, max); nullopt for any.
+std::pair<int, int> BlobCount(const Layer& l);
+
+class Converter {
+ public:
+  explicit Converter(Graph& g) : b(g) {}
+  GraphBuilder b;
+
+  // The current value of blob `name` (after in-place layers, the last writer's).
+  std::optional<int> Blob(const std::string& name) const;
+  int Bottom(const Layer& l, int j) const { return *Blob(l.bottom(j)); }
+  // Binds top k of layer l (or a net input) to value v.
+  void Top(const Layer& l, int k, int v) { blobs_[l.top(k)] = v; }
+  void SetBlob(const std::string& name, int v) { blobs_[name] = v; }
+  // The name a layer's node and its output take: the top's, or the layer's for an in-place layer (top ==
+  // bottom), so every value keeps a name of its own.
+  std::string OutName(const Layer& l) const;
+
+  // Weights (matched by layer name) as tensors of their blob shapes.
+  void SetWeights(std::map<std::string, std::vector<Tensor>> w) { weights_ = std::move(w); }
+  const std::vector<Tensor>* Weights(const std::string& layer) const;
+  int WeightValue(const Layer& l, int k, const std::string& suffix);  // blob k as a constant value
+  // Fused layers: a Scale that a BatchNorm took in binds its top to the BatchNorm's output.
+  void MarkFused(const std::string& layer) { fused_.insert(layer); }
+  bool IsFused(const std::string& layer) const { return fused_.count(layer) > 0; }
+  // The layers (in order) reading blob `name` after layer index `after`, for look-ahead fusions.
+  std::vector<const Layer*> Readers(const std::string& blob, const Layer& after) const;
+  void SetLayers(std::vector<const Layer*> layers) { layers_ = std::move(layers); }
+
+ private:
+  std::map<std::string, int> blobs_;
+  std::map<std::string, std::vector<Tensor>> weights_;
+  std::set<std::string> fused_;
+  std::vector<const Layer*> layers_;
+};
+
+}  // namespace npu::caffe
