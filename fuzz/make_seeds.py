@@ -92,6 +92,29 @@ def small_models():
     return {name: helper.make_model(g, opset_imports=opset) for name, g in (("cnn", cnn), ("mlp", mlp))}
 
 
+def tf_conv_graph(text=False):
+    """A small NHWC net over the TF ops with layouts: Pad, Conv2D + BiasAdd + Relu, depthwise, pooling, BN."""
+    sys.path.insert(0, os.path.join(ROOT, "tests/frontends"))
+    import tfgraph
+    from google.protobuf import text_format
+    work = tempfile.mkdtemp(prefix="npukit-tfseed-")
+    try:
+        pb2 = tfgraph.load_pb2(work)
+        rng = np.random.default_rng(0)
+        b = tfgraph.Builder(pb2)
+        x = b.placeholder("x", np.float32, [1, 8, 8, 3])
+        p = b.op("Pad", "pad", [x, b.const("p", np.array([[0, 0], [1, 1], [1, 1], [0, 0]], np.int32))])
+        c = b.op("Conv2D", "conv", [p, b.const("w", rng.standard_normal((3, 3, 3, 4)).astype(np.float32))], strides=[1, 1, 1, 1], padding="VALID")
+        r = b.op("Relu", "relu", [b.op("BiasAdd", "bias", [c, b.const("b", np.ones(4, np.float32))])])
+        d = b.op("DepthwiseConv2dNative", "dw", [r, b.const("dw_w", rng.standard_normal((3, 3, 4, 1)).astype(np.float32))], strides=[1, 2, 2, 1], padding="SAME")
+        bn = b.op("FusedBatchNormV3", "bn", [d] + [b.const(n, np.ones(4, np.float32)) for n in ("s", "o", "m", "v")], is_training=False)
+        b.op("Softmax", "out", [b.op("Mean", "gap", [b.op("MaxPool", "pool", [bn], ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="SAME"),
+                                                     b.const("axes", np.array([1, 2], np.int32))])])
+        return text_format.MessageToString(b.graph).encode() if text else b.graph.SerializeToString()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def run(*cmd, env=None):
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env={**os.environ, **(env or {})})
 
@@ -184,6 +207,16 @@ def main():
     for i, spec in enumerate(["x:1,3,224,224", "a:1,128;b:1,128", "x:-1,3,-1,-1", "x:1~8,3,224,224;y:1,-1",
                               "input_ids:16,128", ":1", "x:1,,2"]):
         put(out, "input_shape", f"spec{i}.txt", spec)
+
+    corpora = os.path.join(ROOT, "../shared/corpora")
+    for name in ("tf2onnx_regression", "tf2onnx_fc-layers"):
+        put(out, "tf_import", name + ".pb", open(f"{corpora}/tf/{name}.pb", "rb").read())
+    put(out, "tf_import", "nhwc_convs.pb", tf_conv_graph())
+    put(out, "tf_import", "nhwc_convs.pbtxt", tf_conv_graph(text=True))
+    for name in ("mtcnn_det1", "lenet"):
+        text = open(f"{corpora}/caffe/{name}.prototxt", "rb").read()
+        weights = open(f"{corpora}/caffe/{name}.caffemodel", "rb").read()
+        put(out, "caffe_import", name + ".bin", struct.pack("<I", len(text)) + text + (weights if len(weights) < 100000 else b""))
 
     for name in os.listdir(os.path.join(out, "onnx_import")):  # whole conversions start from the same models
         put(out, "convert", name, open(os.path.join(out, "onnx_import", name), "rb").read())

@@ -50,7 +50,14 @@ std::optional<int> Converter::Lookup(const std::string& tensor) const {
   return it->second;
 }
 
-int Converter::In(const NodeDef& n, int j) const { return *Lookup(n.input(j)); }
+int Converter::In(const NodeDef& n, int j) {
+  if (j < n.input_size()) return *Lookup(n.input(j));
+  SetError(Status::Error("E10041", "node", n.name(),
+                         "the " + n.op() + " node has " + std::to_string(n.input_size()) + " input(s); it needs at least " + std::to_string(j + 1),
+                         "The GraphDef is corrupt; freeze the graph again."));
+  if (missing_ < 0) missing_ = b.Scalar("npukit/missing_input", 0.f);
+  return missing_;
+}
 
 const Tensor* Converter::ConstIn(const NodeDef& n, int j) const {
   if (j >= n.input_size()) return nullptr;

@@ -40,8 +40,10 @@ class Converter {
 
   GraphBuilder b;
 
-  // The value of the node's j-th data input (control inputs are gone by now).
-  int In(const npukit::tf::NodeDef& n, int j) const;
+  // The value of the node's j-th data input (control inputs are gone by now). A node with fewer inputs than
+  // its op reads is a broken model: the import fails (E10041) after the walk, and a stand-in value lets the
+  // converter finish meanwhile.
+  int In(const npukit::tf::NodeDef& n, int j);
   int NumInputs(const npukit::tf::NodeDef& n) const { return n.input_size(); }
   // The constant behind input j, when it is one. The pointer is into the graph's values: adding a value
   // (any GraphBuilder call) may move it, so read what you need first.
@@ -92,6 +94,7 @@ class Converter {
   std::map<std::string, std::vector<const npukit::tf::NodeDef*>> readers_;  // "node:k" -> data readers
   std::set<std::string> fused_;
   std::optional<Status> error_;
+  int missing_ = -1;  // the stand-in for inputs a node lacks
 };
 
 // "node", "node:k", "^node" -> ("node", k); control edges give k = -1.
