@@ -54,6 +54,10 @@ def reference_run(model, feeds, tag):
     return [np.load(f) for f in sorted(glob.glob(os.path.join(out, "**/*_output_*.npy"), recursive=True), key=lambda p: int(p.rsplit("_", 1)[1][:-4]))]
 
 
+def outputs_of(folder):
+    return [np.load(f) for f in sorted(glob.glob(os.path.join(folder, "**/*_output_*.npy"), recursive=True), key=lambda p: int(p.rsplit("_", 1)[1][:-4]))]
+
+
 def om_run(model, feeds, tag, *flags):
     """atc (fp32: must_keep_origin_dtype) then msame on the .om."""
     spec = ";".join(f"{n}:{','.join(map(str, x.shape))}" for n, x in feeds.items())
@@ -417,6 +421,62 @@ class Toolchain(unittest.TestCase):
         text = report + "".join(open(c).read() for c in csvs)
         for node in ("W_0/conv1/Conv2D", "W_0/actor/la/MatMul", "W_0/actor/ap/Softmax"):
             self.assertIn(node, text)
+
+
+class SameToolchain(unittest.TestCase):
+    """Precision lists, dynamic shapes, AIPP, aoe and profiling take TF models as they take ONNX ones."""
+
+    def test_keep_dtype_by_tf_name_and_op_type(self):
+        open(os.path.join(WORK, "keep.txt"), "w").write("W_0/conv1/Conv2D\nOpType::MatMulV2\n")
+        must(ATC, "--framework=3", f"--model={TF}/a3c_pong_model.pb", "--output=keep", "--soc_version=Ascend310P3",
+             "--precision_mode=force_fp16", "--keep_dtype=keep.txt")
+        must(ATC, "--mode=1", "--om=keep.om", "--json=keep.json")
+        ops = {o["name"]: o for o in json.load(open(os.path.join(WORK, "keep.json")))["graph"][0]["op"]}
+        reason = lambda name: next(a["value"]["s"] for a in ops[name]["attr"] if a["key"] == "_precision_reason")  # noqa: E731
+        self.assertIn("keep_dtype W_0/conv1/Conv2D -> float32", reason("W_0/conv1/Conv2D"))
+        self.assertNotIn("keep_dtype", reason("W_0/conv2/Conv2D"))
+        self.assertIn("keep_dtype OpType::MatMulV2 -> float32", reason("W_0/actor/la/MatMul"))
+
+    def test_dynamic_batch(self):
+        must(ATC, "--framework=3", f"--model={TF}/tf2onnx_fc-layers.pb", "--output=dynfc", "--soc_version=Ascend310P3",
+             "--input_shape=X:-1,784", "--dynamic_batch_size=1,4", "--precision_mode=must_keep_origin_dtype")
+        x = np.random.default_rng(7).standard_normal((4, 784)).astype(np.float32)
+        np.save(os.path.join(WORK, "dyn_in.npy"), x)
+        shutil.rmtree(os.path.join(WORK, "dyn_out"), ignore_errors=True)
+        must(MSAME, "--model", "dynfc.om", "--input", "dyn_in.npy", "--output", "dyn_out", "--outfmt", "NPY")
+        (got,) = outputs_of(os.path.join(WORK, "dyn_out"))
+        (ref,) = reference_run(f"{TF}/tf2onnx_fc-layers.pb", {"X": x}, "dyn_ref")
+        self.assertLess(rel_err(got, ref), RTOL)
+
+    def test_aipp_on_an_nhwc_input(self):
+        open(os.path.join(WORK, "aipp.cfg"), "w").write("aipp_op {\n  aipp_mode: static\n  input_format: YUV400_U8\n  src_image_size_w: 42\n"
+                                                       "  src_image_size_h: 42\n  var_reci_chn_0: 0.00390625\n}\n")
+        must(ATC, "--framework=3", f"--model={TF}/a3c_pong_model.pb", "--output=aipp", "--soc_version=Ascend310P3", "--insert_op_conf=aipp.cfg",
+             "--precision_mode=must_keep_origin_dtype", "--out_nodes=W_0/actor/ap/Softmax:0")
+        types = [t for t, _ in om_ops(os.path.join(WORK, "aipp.om"))]
+        self.assertEqual(types[0], "Aipp")
+        self.assertNotIn("Transpose", types[:types.index("Conv2D")])  # AIPP's NCHW output meets the conv without a layout transpose
+        img = np.random.default_rng(8).integers(0, 256, (1, 42, 42, 1), dtype=np.uint8)
+        np.save(os.path.join(WORK, "img.npy"), img)
+        shutil.rmtree(os.path.join(WORK, "aipp_out"), ignore_errors=True)
+        must(MSAME, "--model", "aipp.om", "--input", "img.npy", "--output", "aipp_out", "--outfmt", "NPY")
+        (got,) = outputs_of(os.path.join(WORK, "aipp_out"))
+        (ref,) = om_run(f"{TF}/a3c_pong_model.pb", {"s": img.astype(np.float32) / 256}, "aipp_ref", "--out_nodes=W_0/actor/ap/Softmax:0")
+        self.assertLess(rel_err(got, ref), RTOL)
+
+    def test_aoe_and_profiling(self):
+        bank = os.path.join(WORK, "bank")
+        shutil.rmtree(bank, ignore_errors=True)
+        os.makedirs(bank)
+        env = {**os.environ, "TUNE_BANK_PATH": bank, "ASCEND_WORK_PATH": WORK}
+        r = subprocess.run([os.path.join(BUILD, "tools/aoe/aoe"), "--job_type=2", "--framework=3", f"--model={TF}/a3c_pong_model.pb",
+                            "--soc_version=Ascend310P3", "--progress_bar=off"], capture_output=True, text=True, env=env, cwd=WORK)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        must(ATC, "--framework=3", f"--model={TF}/a3c_pong_model.pb", "--output=prof", "--soc_version=Ascend310P3")
+        prof = {"profiler": {"switch": "on", "output": os.path.join(WORK, "prof"), "task_time": "on"}}
+        json.dump(prof, open(os.path.join(WORK, "prof.json"), "w"))
+        must(MSAME, "--model", "prof.om", "--acl_json_path", "prof.json", "--output", "prof_out")
+        self.assertTrue(glob.glob(os.path.join(WORK, "prof/PROF_*")))
 
 
 class BadInput(unittest.TestCase):

@@ -258,7 +258,8 @@ std::vector<Status> ValidateOptions(const AoeOptions& o) {
     errs.push_back(Status::Error("EG0000", "--soc_spec", o.model.soc_spec, "single-op tuning takes a built-in --soc_version"));
   if (!o.model.model.empty() && !FileExists(o.model.model)) errs.push_back(Status::Error("EG0011", "--model", o.model.model, "the file does not exist"));
   if (!o.model_path.empty() && !fs::is_directory(o.model_path)) errs.push_back(Status::Error("EG0011", "--model_path", o.model_path, "not a directory"));
-  if (o.model.framework != "5") errs.push_back(Status::Error("EG0003", "--framework", o.model.framework, "this build tunes ONNX models: --framework=5"));
+  if (!FindImporter(o.model.framework))
+    errs.push_back(Status::Error("EG0003", "--framework", o.model.framework, "this build tunes models of " + SupportedFrameworks()));
   if (o.model.soc_version.empty() && o.model.soc_spec.empty()) errs.push_back(Status::Error("EG0000", "--soc_version", "", "--soc_version is required"));
   else if (o.model.soc_spec.empty() && !FindSoc(o.model.soc_version))
     errs.push_back(Status::Error("EG0003", "--soc_version", o.model.soc_version, "supported SoCs are " + SocNames()));

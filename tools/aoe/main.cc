@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
   app.add_option("--model,-m", o.model.model, "model (.onnx)");
   app.add_option("--model_path", o.model_path, "directory of models (.onnx) and single-op descriptions (.json) tuned in one batch");
   app.add_option("--singleop", o.singleop, "single-op JSON as atc --singleop reads it: tune those ops' tilings (--job_type=2)");
-  app.add_option("--framework,-f", o.model.framework, "5 = ONNX");
+  app.add_option("--framework,-f", o.model.framework, "0 Caffe, 3 TensorFlow, 5 ONNX");
+  app.add_option("--weight", o.model.weight, "Caffe: the .caffemodel of --model");
   app.add_option("--soc_version", o.model.soc_version, "target SoC, e.g. Ascend310P3");
   app.add_option("--soc_spec", o.model.soc_spec, "platform .ini of your own chip");
   app.add_option("--input_shape", o.model.input_shape, "as in atc");

@@ -5,7 +5,9 @@
 
 #include "base/file_io.h"
 #include "insert_op.pb.h"
+#include "frontend/layout.h"
 #include "ir/graph_edit.h"
+#include "ir/node_attrs.h"
 
 namespace npu {
 namespace {
@@ -92,8 +94,11 @@ Status InsertAipp(Graph& g, AippConfig c) {
     return Bad(path, "related_input_rank", "input '" + v.name + "' is " + ShapeToString(v.shape) + "; AIPP feeds a static 4-D NCHW input",
                "Give the input a static NCHW shape with --input_shape.");
   if (!IsFloat(v.dtype)) return Bad(path, "related_input_rank", "input '" + v.name + "' is " + std::string(DTypeName(v.dtype)) + ", not a float image");
-  c.output = v.shape;
-  int64_t C = v.shape[1], H = v.shape[2], W = v.shape[3];
+  // AIPP writes NCHW; a channels-last input (TensorFlow's NHWC) gets it through a layout transpose, which the
+  // model's own transpose to channels-first then cancels (frontend/layout.h).
+  const bool nhwc = v.layout == "NHWC";
+  c.output = nhwc ? Shape{v.shape[0], v.shape[3], v.shape[1], v.shape[2]} : v.shape;
+  int64_t C = c.output[1], H = c.output[2], W = c.output[3];
   int64_t channels = c.input_format == "YUV400_U8" ? 1 : 3;
   if (C != channels)
     return Bad(path, "input_format", c.input_format + " gives " + std::to_string(channels) + " channel(s); input '" + v.name + "' has " + std::to_string(C));
@@ -128,7 +133,21 @@ Status InsertAipp(Graph& g, AippConfig c) {
   n.op_type = n.ascend_type = "Aipp";
   n.inputs = {raw};
   n.outputs = {in};
-  AippToAttrs(c, v.dtype, n.attrs);
+  AippToAttrs(c, g.values[in].dtype, n.attrs);
+  if (nhwc) {
+    int nchw = g.AddValue(UniqueValueName(g, name + "_aipp_nchw"));
+    n.outputs = {nchw};
+    Node t;
+    t.name = UniqueNodeName(g, n.name + "/to_nhwc");
+    t.op_type = "Transpose";
+    t.inputs = {nchw};
+    t.outputs = {in};
+    t.attrs = {{"perm", std::vector<int64_t>{0, 2, 3, 1}}, {kLayoutTransposeAttr, int64_t{1}}};
+    AppendNode(g, std::move(n));
+    AppendNode(g, std::move(t));
+    NPU_RETURN_IF_ERROR(SortTopologically(g));
+    return CancelLayoutTransposes(g);
+  }
   AppendNode(g, std::move(n));
   return SortTopologically(g);
 }
