@@ -80,6 +80,25 @@ Result<LaidOut> ConvertLayout(const DumpTensor& t, size_t elem, std::string_view
   const auto& s = t.shape;
   const std::byte* in = t.data.data();
   LaidOut r;
+  // A framework tensor in NHWC (a TensorFlow op's output; original_op.format says so) comes back in NHWC
+  // unless the caller asks for NCHW: that is the layout its golden data has.
+  const bool framework_nhwc = target.empty() && t.original_format == static_cast<int>(Format::kNHWC) && original.size() == 4;
+  if (framework_nhwc && t.format == static_cast<int>(Format::kNHWC)) {
+    r.shape = s;
+    r.bytes.assign(in, in + t.data.size());
+    return r;
+  }
+  if (framework_nhwc) {
+    const Shape nchw{original[0], original[3], original[1], original[2]};
+    NPU_ASSIGN_OR_RETURN(LaidOut c, FromBlocked(t, elem, nchw));
+    const int64_t N = nchw[0], C = nchw[1], H = nchw[2], W = nchw[3];
+    r.shape = {N, H, W, C};
+    r.bytes = Gather(c.bytes.data(), elem, N * H * W * C, [&](int64_t i) {
+      int64_t ch = i % C, w = i / C % W, h = i / (C * W) % H, n = i / (C * W * H);
+      return ((n * C + ch) * H + h) * W + w;
+    });
+    return r;
+  }
   switch (t.format) {
     case static_cast<int>(Format::kNHWC):
     case static_cast<int>(Format::kHWCN): {  // NHWC (N,H,W,C) or HWCN (H,W,C,N)

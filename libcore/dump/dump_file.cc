@@ -130,6 +130,7 @@ Result<DumpFile> ReadDumpFile(const std::string& path) {
     if (out.has_original_op()) {
       t.original_name = out.original_op().name();
       t.original_output_index = static_cast<int>(out.original_op().output_index());
+      t.original_format = out.original_op().format();
     }
     NPU_RETURN_IF_ERROR(take(t, out.size()));
     f.outputs.push_back(std::move(t));

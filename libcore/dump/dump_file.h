@@ -27,6 +27,7 @@ struct DumpTensor {
   std::vector<int64_t> shape, original_shape;
   std::string original_name;  // outputs only: the framework op this tensor came from
   int original_output_index = -1;
+  int original_format = -1;  // outputs: the framework tensor's layout (original_op.format), -1 when not given
   uint64_t address = 0;
   std::span<const std::byte> data;
   // Set when the tensor itself is unusable (unknown dtype, size that disagrees with its shape); the

@@ -3,7 +3,9 @@
 #include <set>
 #include <string_view>
 
+#include "frontend/graph_builder.h"
 #include "ir/graph_edit.h"
+#include "ir/node_attrs.h"
 
 namespace npu {
 namespace {
@@ -86,6 +88,7 @@ class Sinker {
     Node& tn = g_.nodes[t];
     const int x = tn.inputs[0], t_out = tn.outputs[0];
     const auto perm = PermOf(tn);
+    const bool layout_transpose = tn.has_attr(kLayoutTransposeAttr);
     Node& en = g_.nodes[e];
     if (en.outputs.size() != 1) return false;
     const int e_out = en.outputs[0];
@@ -112,6 +115,9 @@ class Sinker {
     int inner = g_.AddValue(UniqueValueName(g_, g_.values[e_out].name + "_" + "pre"));
     g_.values[inner].producer = e;
     en2.outputs[0] = inner;
+    // e now computes channels-first what the framework has channels-last: dumps turn it back.
+    if (layout_transpose && perm == ToChannelsLast(perm.size()))
+      en2.attrs[kFrameworkLayoutAttr] = std::string(perm.size() == 5 ? "NDHWC" : "NHWC");
     Node& tn2 = g_.nodes[t];
     tn2.inputs = {inner};
     tn2.outputs = {e_out};

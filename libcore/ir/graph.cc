@@ -1,5 +1,7 @@
 #include "ir/graph.h"
 
+#include "ir/node_attrs.h"
+
 #include <sstream>
 #include <unordered_set>
 
@@ -187,6 +189,13 @@ std::string Graph::ToText() const {
   for (int o : outputs) os << "  output " << val(o) << "\n";
   os << "}\n";
   return os.str();
+}
+
+std::vector<int64_t> FrameworkLayoutPerm(const Node& n, size_t rank) {
+  std::string layout = n.attr_string(kFrameworkLayoutAttr);
+  if (layout == "NHWC" && rank == 4) return {0, 2, 3, 1};
+  if (layout == "NDHWC" && rank == 5) return {0, 2, 3, 4, 1};
+  return {};
 }
 
 }  // namespace npu

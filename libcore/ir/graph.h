@@ -87,6 +87,9 @@ class Graph {
 };
 
 std::string AttrToString(const Attr& a);
+// The permutation from node n's output 0 (channels-first) to the framework's layout of that tensor, when the
+// node carries kFrameworkLayoutAttr and the output has the layout's rank; empty otherwise.
+std::vector<int64_t> FrameworkLayoutPerm(const Node& n, size_t rank);
 // The type shown to users: the Ascend IR type once atc has mapped it, the framework type before.
 inline const std::string& ShownType(const Node& n) { return n.ascend_type.empty() ? n.op_type : n.ascend_type; }
 

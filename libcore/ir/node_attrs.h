@@ -13,6 +13,10 @@ constexpr const char* kOriginalNamesAttr = "_datadump_original_op_names";
 // ---- set by the framework importers (frontend/) --------------------------------------------------------
 // ArgMax/ArgMin's index dtype (a DType value) when not ONNX's int64: TF's output_type, CANN's ArgMaxD dtype.
 constexpr const char* kArgOutputType = "_output_type";
+// "NHWC" or "NDHWC": the node's output 0 is, channels-first, the framework's channels-last tensor (a TF op run
+// channels-first inside). Golden dumps and op dumps give that tensor in the framework's layout
+// (ir/graph.h FrameworkLayoutPerm), so they compare with dumps a real device makes of the same model.
+constexpr const char* kFrameworkLayoutAttr = "_framework_layout";
 // A Transpose an importer put in to run a channels-last op channels-first. The Formats pass turns one next to
 // a TransData into that TransData (NHWC <-> NC1HWC0 directly, as CANN does), and no fusion takes it.
 constexpr const char* kLayoutTransposeAttr = "_layout_transpose";

@@ -421,6 +421,15 @@ class Toolchain(unittest.TestCase):
         text = report + "".join(open(c).read() for c in csvs)
         for node in ("W_0/conv1/Conv2D", "W_0/actor/la/MatMul", "W_0/actor/ap/Softmax"):
             self.assertIn(node, text)
+        # The device computes the convs channels-first; dumps and golden data both give TF's NHWC tensors, so
+        # every row compares (and passes: A3C is fine in fp16), inputs included.
+        self.assertIn("FAIL 0", report)
+        import csv
+        rows = {r["TensorIndex"]: r for c in csvs for r in csv.DictReader(open(c))}
+        self.assertEqual(rows["W_0/conv1/Conv2D:output:0"]["Shape"], "[1,20,20,32]")
+        self.assertGreater(float(rows["W_0/conv2/Conv2D:input:0"]["CosineSimilarity"]), 0.999)
+        golden_conv = glob.glob(os.path.join(golden, "W_0_conv1_Relu.0.*.npy"))
+        self.assertEqual(np.load(golden_conv[0]).shape, (1, 20, 20, 32))
 
 
 class SameToolchain(unittest.TestCase):

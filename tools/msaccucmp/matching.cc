@@ -81,6 +81,16 @@ std::string GoldenKeyOf(const FusionOp& op, size_t idx, const DumpTensor* dumped
   return SanitizeDumpName(op.original_names.back()) + "." + std::to_string(idx);
 }
 
+// The framework layout (original_op.format) the producing op's dump gives its output `index`: input descs
+// do not carry one, and a TensorFlow tensor is NHWC where the device computes it channels-first.
+int ProducerFormat(const std::map<std::string, DumpEntry>& dumps, const std::string& producer, size_t index) {
+  auto d = dumps.find(SanitizeDumpName(producer));
+  if (d == dumps.end()) return -1;
+  auto f = ReadDumpFile(d->second.path);
+  if (!f.ok() || index >= f.value().outputs.size()) return -1;
+  return f.value().outputs[index].original_format;
+}
+
 // `rule`: -f (with `record`, -q, mapping its names to the model before quantization) or the record alone.
 Result<Plan> WithFusionRule(const CompareOptions& o, const FusionRule& rule, const FusionRule* record,
                             const std::map<std::string, DumpEntry>& dumps, const std::map<std::string, std::string>& goldens) {
@@ -128,6 +138,7 @@ Result<Plan> WithFusionRule(const CompareOptions& o, const FusionRule& rule, con
           CompareItem it = base("input", i);
           it.golden_name = p != rule.by_name.end() ? Join(rule.ops[p->second].original_names) : src;
           it.npu = DumpRef(d->second.path, true, static_cast<int>(i), file->inputs[i].data.size());
+          if (p != rule.by_name.end()) it.npu.framework_format = ProducerFormat(dumps, rule.ops[p->second].name, std::strtoul(src.c_str() + colon + 1, nullptr, 10));
           it.golden = g;
           it.is_input = true;
           plan.items.push_back(std::move(it));

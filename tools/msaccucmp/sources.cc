@@ -48,7 +48,8 @@ Result<LoadedTensor> LoadDump(const TensorRef& r, CustomScripts* scripts) {
   auto& list = r.input ? f.inputs : f.outputs;
   if (r.index >= static_cast<int>(list.size()))
     return Status::Error("EC0011", "dump file", r.path, std::string("has no ") + (r.input ? "input " : "output ") + std::to_string(r.index));
-  const DumpTensor& t = list[r.index];
+  DumpTensor t = list[r.index];
+  if (r.input && r.framework_format >= 0) t.original_format = r.framework_format;
   LoadedTensor l;
   l.shape = t.shape;
   l.format = t.format;

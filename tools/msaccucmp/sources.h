@@ -22,6 +22,9 @@ struct TensorRef {
   int index = 0;       // dump: position in that list
   std::string dataset;  // h5: dataset path
   uint64_t bytes = 0;   // estimated payload size, for scheduling and sharding
+  // dump inputs: the framework layout of the tensor (original_op.format of the output that produced it),
+  // which input descs do not carry; -1 when unknown.
+  int framework_format = -1;
   bool present() const { return kind != kNone; }
 };
 

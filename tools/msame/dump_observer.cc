@@ -8,6 +8,8 @@
 #include "dump/npy.h"
 #include "dump/overflow_record.h"
 #include "ir/device_format.h"
+#include "kernels/channels_last.h"
+#include "kernels/kernel_util.h"
 
 namespace npu::msame {
 namespace {
@@ -91,7 +93,15 @@ void DumpObserver::AfterTask(const TaskEvent& e) {
   if (!Selected(e.node)) return;
   if (mode_ == kOpDump) return WriteOpDump(e, cfg_.inputs, cfg_.outputs);
   const std::string& name = e.node.original_names.empty() ? e.node.name : e.node.original_names.back();
-  for (size_t j = 0; j < e.outputs.size(); ++j) WriteGolden(name, j, e.outputs[j]);
+  for (size_t j = 0; j < e.outputs.size(); ++j) WriteGolden(name, j, j == 0 ? InFrameworkLayout(e.node, e.outputs[j]) : e.outputs[j]);
+}
+
+// A channels-first result of a channels-last framework op (kFrameworkLayoutAttr), as the framework has it.
+Tensor DumpObserver::InFrameworkLayout(const Node& n, const Tensor& t) {
+  if (!t.defined()) return t;
+  auto perm = FrameworkLayoutPerm(n, static_cast<size_t>(t.rank()));
+  if (perm.empty()) return t;
+  return TransposeTensor(t.channels_last ? ToChannelsFirst(t, ThreadPool::Global()) : t, perm, ThreadPool::Global());
 }
 
 void DumpObserver::WriteGolden(const std::string& op_name, size_t index, const Tensor& t) {
@@ -128,17 +138,37 @@ void DumpObserver::WriteOpDump(const TaskEvent& e, bool inputs, bool outputs) {
   if (inputs)
     for (size_t i = 0; i < e.inputs.size(); ++i) {
       if (!e.inputs[i].defined()) continue;  // absent optional input
-      if (!add(h.add_input(), e.inputs[i], e.node.inputs[i])) return;
+      const Value& v = graph_.values[e.node.inputs[i]];
+      // An input from a channels-first result of a channels-last framework op, as its producer's dump has it.
+      const Node* producer = v.producer >= 0 && graph_.nodes[v.producer].outputs[0] == e.node.inputs[i] ? &graph_.nodes[v.producer] : nullptr;
+      auto perm = producer ? FrameworkLayoutPerm(*producer, v.shape.size()) : std::vector<int64_t>{};
+      const bool relaid = !perm.empty() && !v.device_format;
+      auto* in = h.add_input();
+      if (!add(in, relaid ? InFrameworkLayout(*producer, e.inputs[i]) : e.inputs[i], e.node.inputs[i])) return;
+      if (perm.empty()) continue;
+      in->mutable_original_shape()->Clear();
+      for (int64_t p : perm) in->mutable_original_shape()->add_dim(static_cast<uint64_t>(v.shape[static_cast<size_t>(p)]));
+      if (relaid) in->set_format(static_cast<int>(perm.size() == 5 ? Format::kNDHWC : Format::kNHWC));
     }
   if (outputs)
     for (size_t j = 0; j < e.outputs.size(); ++j) {
       auto* o = h.add_output();
-      if (!add(o, e.outputs[j], e.node.outputs[j])) return;
+      const Value& v = graph_.values[e.node.outputs[j]];
+      // A channels-first result of a channels-last framework op is dumped as the device holds the framework's
+      // tensor: blocked bytes are the same either way (only the original shape and format say NHWC); a
+      // plain-layout result is written in NHWC.
+      auto perm = j == 0 ? FrameworkLayoutPerm(e.node, v.shape.size()) : std::vector<int64_t>{};
+      const bool relaid = !perm.empty() && !v.device_format;
+      if (!add(o, relaid ? InFrameworkLayout(e.node, e.outputs[j]) : e.outputs[j], e.node.outputs[j])) return;
       auto* orig = o->mutable_original_op();
       orig->set_name(e.node.original_names.empty() ? e.node.name : e.node.original_names.back());
       orig->set_output_index(static_cast<uint32_t>(j));
       orig->set_data_type(o->data_type());
-      orig->set_format(static_cast<int>(OriginFormat(graph_.values[e.node.outputs[j]])));
+      orig->set_format(static_cast<int>(perm.empty() ? OriginFormat(v) : perm.size() == 5 ? Format::kNDHWC : Format::kNHWC));
+      if (perm.empty()) continue;
+      o->mutable_original_shape()->Clear();
+      for (int64_t p : perm) o->mutable_original_shape()->add_dim(static_cast<uint64_t>(v.shape[static_cast<size_t>(p)]));
+      if (relaid) o->set_format(orig->format());
     }
   auto file = names_->OnDisk(SanitizeDumpName(ShownType(e.node)) + "." + SanitizeDumpName(e.node.name) + "." +
                              std::to_string(e.task.task_id) + "." + std::to_string(e.task.stream_id) + "." + std::to_string(ts));

@@ -31,6 +31,7 @@ class DumpObserver : public TaskObserver {
   uint64_t Timestamp();
   void WriteOpDump(const TaskEvent& e, bool inputs, bool outputs);
   void WriteGolden(const std::string& op_name, size_t index, const Tensor& t);
+  static Tensor InFrameworkLayout(const Node& n, const Tensor& t);
   void CheckOverflow(const TaskEvent& e);
 
   const DumpConfig& cfg_;

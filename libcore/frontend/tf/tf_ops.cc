@@ -33,11 +33,17 @@ std::vector<int64_t> Spatial(const std::vector<int64_t>& v, bool last, size_t ra
   return out;
 }
 
+// Layout transposes are npukit's, not the framework's: no original name, so no golden dump of their own.
 int ToFirst(Converter& c, const NodeDef& n, int v, bool last, size_t rank) {
-  return last ? c.b.Transpose(n.name() + "/to_channels_first", v, ToChannelsFirst(rank), {n.name()}) : v;
+  return last ? c.b.Transpose(n.name() + "/to_channels_first", v, ToChannelsFirst(rank), {}) : v;
 }
+// v, produced channels-first by the op that stands for n, back to TF's layout; that op is marked so dumps show
+// its output as TF has it.
 int ToLast(Converter& c, const NodeDef& n, int v, bool last, size_t rank) {
-  return last ? c.b.Transpose(n.name() + "/to_channels_last", v, ToChannelsLast(rank), {n.name()}) : v;
+  if (!last) return v;
+  Graph& g = c.b.graph();
+  g.nodes[static_cast<size_t>(g.values[v].producer)].attrs[kFrameworkLayoutAttr] = std::string(rank == 5 ? "NDHWC" : "NHWC");
+  return c.b.Transpose(n.name() + "/to_channels_last", v, ToChannelsLast(rank), {});
 }
 
 // padding = SAME | VALID | EXPLICIT (explicit_paddings: a (begin, end) pair per dim of the data format).
