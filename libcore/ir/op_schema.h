@@ -40,6 +40,8 @@ struct OpSchema {
   bool moves_bytes = false;
   // Float inputs whose dtype precision assignment never changes (Resize scales, Dropout ratio).
   std::vector<int> fixed_dtype_inputs = {};
+  // Draws random numbers (TF's RandomUniform): never folded into a constant, it runs in every inference.
+  bool random = false;
 };
 
 class OpSchemaRegistry {

@@ -468,13 +468,16 @@ void RegisterShapeSchemas() {
   // computes start + i * delta
   RegisterSchema(std::move(range));
   // TensorFlow's random tensors (shape as input 0, attrs seed, seed2, dtype): AI CPU ops on the device.
-  for (const char* type : {"RandomUniform", "RandomStandardNormal"})
-    RegisterSchema({type, 1, 1, 1, 1, Engine::kAiCpu, [](InferContext& c) {
+  for (const char* type : {"RandomUniform", "RandomStandardNormal"}) {
+    OpSchema random{type, 1, 1, 1, 1, Engine::kAiCpu, [](InferContext& c) {
                       auto dt = static_cast<DType>(c.node.attr_int("dtype", static_cast<int64_t>(DType::kF32)));
                       if (const Tensor* s = c.const_input(0)) c.set_output(0, dt, s->ToInt64Vector());
                       else c.set_output(0, dt, {}, false);
                       return Status::Ok();
-                    }});
+                    }};
+    random.random = true;
+    RegisterSchema(std::move(random));
+  }
 }
 
 }  // namespace npu

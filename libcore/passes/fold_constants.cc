@@ -8,6 +8,7 @@ namespace npu {
 namespace {
 // Folding these would bake large tensors into the model for no gain, or they have no inputs to fold.
 bool Foldable(const Node& n, const Graph& g) {
+  if (const OpSchema* s = OpSchemaRegistry::Get().Find(n.op_type); s && s->random) return false;
   if (n.op_type == "ConstantOfShape" || n.op_type == "Expand" || n.op_type == "Tile" || n.op_type == "Range") {
     // Only small results: they are typically shape arithmetic.
     for (int o : n.outputs)

@@ -372,6 +372,11 @@ class PerOp(unittest.TestCase):
         self.assertLess(abs(normal.std() - 1), 0.05)
         self.assertTrue(((uniform >= 0) & (uniform < 1)).all())
         self.assertLess(abs(uniform.mean() - 0.5), 0.02)
+        # The ops stay in the .om (AI CPU tasks run every inference), not folded into constants at build time.
+        must(ATC, "--framework=3", f"--model={model}", "--output=random", "--soc_version=Ascend310P3")
+        types = [t for t, _ in om_ops(os.path.join(WORK, "random.om"))]
+        self.assertIn("RandomStandardNormal", types)
+        self.assertIn("RandomUniform", types)
 
     def test_pbtxt(self):
         from google.protobuf import text_format
