@@ -161,6 +161,14 @@ def layer_cases(rng):
          ref=lambda x, n: [np.log10(1.0 + 2.0 * np.abs(x))])  # OpenCV ignores base, scale and shift
     case("Crop", lambda n: (n.layer("pool", "Pooling", ["data"], ["small"], pooling_param=dict(pool="MAX", kernel_size=2, stride=2)),
                             n.layer("crop", "Crop", ["data", "small"], ["y"], crop_param=dict(axis=2, offset=[1, 2]))))
+    case("ArgMax", lambda n: n.layer("am", "ArgMax", ["data"], ["y"], argmax_param=dict(axis=1)),
+         ref=lambda x, n: [np.argmax(x, axis=1)[:, None].astype(np.float32)])
+    for op, fn in (("SUM", lambda v: v.sum(-1)), ("ASUM", lambda v: np.abs(v).sum(-1)), ("SUMSQ", lambda v: (v * v).sum(-1)), ("MEAN", lambda v: v.mean(-1))):
+        case(f"Reduction_{op}", lambda n, op=op: n.layer("rd", "Reduction", ["data"], ["y"], reduction_param=dict(operation=op, axis=2, coeff=0.5)),
+             ref=lambda x, n, fn=fn: [0.5 * fn(x.reshape(2, 4, -1))])
+    case("Threshold", lambda n: n.layer("th", "Threshold", ["data"], ["y"], threshold_param=dict(threshold=0.3)),
+         ref=lambda x, n: [(x > 0.3).astype(np.float32)])
+    case("Tile", lambda n: n.layer("tl", "Tile", ["data"], ["y"], tile_param=dict(axis=2, tiles=3)), ref=lambda x, n: [np.tile(x, (1, 1, 3, 1))])
     return cases
 
 

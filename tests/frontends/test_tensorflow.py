@@ -77,7 +77,8 @@ def om_ops(om):
     """(type, name) of every op of an npukit .om, from atc --mode=1."""
     js = os.path.join(WORK, os.path.basename(om) + ".json")
     must(ATC, "--mode=1", f"--om={om}", f"--json={js}")
-    return [(op["type"], op["name"]) for op in json.load(open(js))["graph"][0]["op"]]
+    with open(js) as f:
+        return [(op["type"], op["name"]) for op in json.load(f)["graph"][0]["op"]]
 
 
 # ---- a protobuf wire reader for the real .om (ge_formats.md: header, partition table, ModelDef) ----------------
@@ -317,6 +318,25 @@ def _op_cases(rng):
                                                                                            SrcT=np.int32, DstT=np.float32),
                                                                                     b.node("Cast", "c2", [b.node("Rank", "rk", [i], T=np.float32)], SrcT=np.int32,
                                                                                            DstT=np.float32)])], T=np.float32)], SrcT=np.float32, DstT=np.float32)])))
+    cases.append(("AddN", m, lambda b, i: b.node("AddN", "y", [i, b.op("Exp", "e", [i]), b.op("Neg", "n", [i])], T=np.float32, N=3)))
+    for op in ("ZerosLike", "OnesLike"):
+        cases.append((op, m, lambda b, i, op=op: b.op("Add", "y", [i, b.op(op, "l", [i])])))
+    for op in ("FloorDiv", "FloorMod"):
+        cases.append((op, m * 5, lambda b, i, op=op: b.op(op, "y", [i, b.const("d", np.array([1.5, -2.0, 0.7, 3.0, -1.1], np.float32))])))
+    cases.append(("FloorMod_int", m * 5, lambda b, i: b.node("Cast", "y", [b.node("FloorMod", "fm", [b.node("Cast", "ci", [i], SrcT=np.float32, DstT=np.int32),
+                                                                                              b.const("d", np.array([3, -4, 5, 2, -3], np.int32))], T=np.int32)],
+                                                           SrcT=np.int32, DstT=np.float32)))
+    cases.append(("ClipByValue", m, lambda b, i: b.op("ClipByValue", "y", [i, b.const("lo", np.float32(-0.5)), b.const("hi", np.array([0.2, 0.4, 0.6, 0.8, 1.0], np.float32))])))
+    for op in ("Selu", "Softsign"):
+        cases.append((op, m, lambda b, i, op=op: b.op(op, "y", [i])))
+    x4 = rng.standard_normal((2, 6, 4, 8)).astype(np.float32)
+    cases.append(("SpaceToDepth", x4, lambda b, i: b.op("SpaceToDepth", "y", [i], block_size=2)))
+    cases.append(("DepthToSpace", x4, lambda b, i: b.op("DepthToSpace", "y", [i], block_size=2)))
+    cases.append(("LRN", x4, lambda b, i: b.op("LRN", "y", [i], depth_radius=2, bias=1.5, alpha=0.3, beta=0.7)))
+    cases.append(("Einsum", m, lambda b, i: b.node("Einsum", "y", [i, b.const("w", rng.standard_normal((5, 3)).astype(np.float32))], T=np.float32,
+                                                   equation="abc,cd->abd", N=2)))
+    cases.append(("Gather", m, lambda b, i: b.node("Gather", "y", [i, b.const("ix", np.array([2, 0], np.int32))], Tparams=np.float32)))
+    cases.append(("TopKV2", m, lambda b, i: b.node("TopKV2", "y", [i, b.const("k", np.int32(3))], T=np.float32, sorted=True)))
     cases.append(("Identity_StopGradient_NoOp", m, lambda b, i: b.op("Identity", "y", [b.op("StopGradient", "sg", [b.op(
         "Relu", "r", [i])]), "^" + b.node("NoOp", "noop")])))
     return cases
@@ -332,7 +352,8 @@ class PerOp(unittest.TestCase):
         model = b.save(os.path.join(WORK, f"op_{name}.pb"))
         consumed = {s.decode().lstrip("^").split(":")[0] for n in b.graph.node for s in n.input}
         sinks = [n.name.decode() for n in b.graph.node if n.name.decode() not in consumed and n.op not in (b"Const", b"Placeholder", b"NoOp")]
-        outs_n = next(len(n.attr) and [e.value.i for e in n.attr if e.key in (b"num", b"num_split")] for n in b.graph.node if n.name == b"y")
+        y = next(n for n in b.graph.node if n.name == b"y")
+        outs_n = [e.value.i for e in y.attr if e.key in (b"num", b"num_split")] or ([2] if y.op == b"TopKV2" else [])
         fetch = [f"y:{k}" for k in range(outs_n[0])] if outs_n else sinks
         refs = tfgraph.evaluate(b.graph, {"x": x}, fetch)
         got = reference_run(model, {"x": x}, f"op_{name}")

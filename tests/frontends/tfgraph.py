@@ -371,6 +371,40 @@ def _eval_node(op, a, ins):
         return [np.array(ins[0].ndim, np.int32)]
     if op == "Fill":
         return [np.full([int(v) for v in ins[0]], ins[1])]
+    if op == "AddN":
+        return [sum(ins[1:], ins[0])]
+    if op in ("ZerosLike", "OnesLike"):
+        return [(np.zeros_like if op == "ZerosLike" else np.ones_like)(ins[0])]
+    if op == "FloorDiv":
+        return [np.floor_divide(ins[0], ins[1])]
+    if op == "FloorMod":
+        return [np.mod(ins[0], ins[1])]
+    if op == "ClipByValue":
+        return [np.minimum(np.maximum(ins[0], ins[1]), ins[2])]
+    if op == "Selu":
+        x = ins[0].astype(np.float64)
+        return [(1.0507009873554805 * np.where(x > 0, x, 1.6732632423543772 * (np.exp(x) - 1))).astype(f32)]
+    if op == "Softsign":
+        return [ins[0] / (1 + np.abs(ins[0]))]
+    if op in ("SpaceToDepth", "DepthToSpace"):
+        x, bs = ins[0], a.get("block_size", 2)
+        n, h, w, c = x.shape
+        if op == "SpaceToDepth":
+            return [x.reshape(n, h // bs, bs, w // bs, bs, c).transpose(0, 1, 3, 2, 4, 5).reshape(n, h // bs, w // bs, bs * bs * c)]
+        return [x.reshape(n, h, w, bs, bs, c // (bs * bs)).transpose(0, 1, 3, 2, 4, 5).reshape(n, h * bs, w * bs, c // (bs * bs))]
+    if op == "LRN":
+        x, r = ins[0].astype(np.float64), a.get("depth_radius", 5)
+        sq = np.pad(x * x, [(0, 0)] * 3 + [(r, r)])
+        s = sum(sq[..., i:i + x.shape[-1]] for i in range(2 * r + 1))
+        return [(x / (a.get("bias", 1.0) + a.get("alpha", 1.0) * s) ** a.get("beta", 0.5)).astype(f32)]
+    if op == "Einsum":
+        return [np.einsum(a["equation"], *ins).astype(f32)]
+    if op == "Gather":
+        return [np.take(ins[0], ins[1], axis=0)]
+    if op == "TopKV2":
+        k = int(ins[1])
+        idx = np.argsort(-ins[0], axis=-1, kind="stable")[..., :k]
+        return [np.take_along_axis(ins[0], idx, -1), idx.astype(np.int32)]
     raise NotImplementedError(op)
 
 

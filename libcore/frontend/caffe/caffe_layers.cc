@@ -370,6 +370,61 @@ R Crop(Converter& c, const Layer& l) {
   return std::nullopt;
 }
 
+// ArgMax (top_k 1, out_max_val false) along `axis`, kept as a dim of 1 as Caffe does; Caffe's indices are floats.
+R ArgMax(Converter& c, const Layer& l) {
+  const auto& p = l.argmax_param();
+  if (!p.has_axis() || p.top_k() != 1 || p.out_max_val()) return "only top_k 1 along an explicit axis, without out_max_val";
+  const std::string name = c.OutName(l);
+  int idx = c.b.Add1(name + "/index", {"ArgMax", {c.Bottom(l, 0)}, {{"axis", static_cast<int64_t>(p.axis())}, {"keepdims", int64_t{1}}}, "ArgMaxWithK"}, {l.name()});
+  c.Top(l, 0, c.b.Add1(name, {"Cast", {idx}, {{"to", static_cast<int64_t>(DType::kF32)}}}, {l.name()}));
+  return std::nullopt;
+}
+
+// Reduction over every dim from `axis` on (SUM, ASUM, SUMSQ, MEAN), times coeff; the reduced dims go.
+R Reduction(Converter& c, const Layer& l) {
+  using P = npukit::caffe::ReductionParameter;
+  const auto& p = l.reduction_param();
+  if (p.axis() < 0) return "a negative axis";
+  const std::string name = c.OutName(l);
+  int x = c.Bottom(l, 0);
+  if (p.operation() == P::ASUM) x = c.b.Add1(name + "/abs", {"Abs", {x}}, {l.name()});
+  if (p.operation() == P::SUMSQ) x = c.b.Add1(name + "/square", {"Mul", {x, x}}, {l.name()});
+  // Flatten from `axis`, then reduce that one dim: the rank need not be known here.
+  std::vector<int64_t> shape(static_cast<size_t>(p.axis()), 0);
+  shape.push_back(-1);
+  int flat = c.b.Add1(name + "/flat", {"Reshape", {x, c.b.Int64s(name + "/flat_shape", shape)}}, {l.name()});
+  const char* op = p.operation() == P::MEAN ? "ReduceMean" : "ReduceSum";
+  AttrMap attrs{{"keepdims", int64_t{0}}};
+  std::vector<int> ins{flat};
+  if (std::string_view(op) == "ReduceSum") ins.push_back(c.b.Int64s(name + "/axes", {p.axis()}));
+  else attrs["axes"] = std::vector<int64_t>{p.axis()};
+  const bool scaled = p.coeff() != 1.f;
+  int y = c.b.Add1(scaled ? name + "/reduce" : name, {op, ins, attrs, scaled ? "" : "Reduction"}, {l.name()});
+  if (scaled) y = c.b.Add1(name, {"Mul", {y, c.b.Scalar(name + "/coeff", p.coeff())}, {}, "Reduction"}, {l.name()});
+  c.Top(l, 0, y);
+  return std::nullopt;
+}
+
+// Threshold: 1 where x > threshold, else 0.
+R Threshold(Converter& c, const Layer& l) {
+  const std::string name = c.OutName(l);
+  int above = c.b.Add1(name + "/above", {"Greater", {c.Bottom(l, 0), c.b.Scalar(name + "/threshold", l.threshold_param().threshold())}}, {l.name()});
+  c.Top(l, 0, c.b.Add1(name, {"Cast", {above}, {{"to", static_cast<int64_t>(DType::kF32)}}, "Threshold"}, {l.name()}));
+  return std::nullopt;
+}
+
+R Tile(Converter& c, const Layer& l) {
+  const auto& p = l.tile_param();
+  constexpr int64_t kRank = 4;  // Caffe blobs are NCHW here
+  int64_t axis = p.axis() < 0 ? p.axis() + kRank : p.axis();
+  if (axis < 0 || axis >= kRank || p.tiles() <= 0) return "axis out of range or tiles not positive";
+  std::vector<int64_t> repeats(kRank, 1);
+  repeats[static_cast<size_t>(axis)] = p.tiles();
+  const std::string name = c.OutName(l);
+  c.Top(l, 0, c.b.Add1(name, {"Tile", {c.Bottom(l, 0), c.b.Int64s(name + "/repeats", repeats)}, {}, "TileWithAxis"}, {l.name()}));
+  return std::nullopt;
+}
+
 constexpr LayerEntry kLayers[] = {
     {"Input", nullptr},       {"Convolution", Convolution}, {"DepthwiseConvolution", Convolution}, {"Deconvolution", Convolution},
     {"InnerProduct", InnerProduct}, {"Pooling", Pooling}, {"ReLU", ReLU}, {"PReLU", PReLU}, {"Sigmoid", SimpleUnary},
@@ -377,6 +432,7 @@ constexpr LayerEntry kLayers[] = {
     {"Log", ExpLog},          {"Softmax", Softmax},       {"BatchNorm", BatchNorm}, {"Scale", ScaleBias}, {"Bias", ScaleBias},
     {"Eltwise", Eltwise},     {"Concat", Concat},         {"Slice", Slice}, {"Split", Alias}, {"Dropout", Alias},
     {"Flatten", Flatten},     {"Reshape", Reshape},       {"Permute", Permute}, {"LRN", LRN}, {"Crop", Crop},
+    {"ArgMax", ArgMax},       {"Reduction", Reduction},   {"Threshold", Threshold}, {"Tile", Tile},
 };
 
 }  // namespace

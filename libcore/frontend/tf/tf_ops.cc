@@ -15,6 +15,7 @@ using npukit::tf::NodeDef;
 using R = std::optional<Unsupported>;
 
 R Fail(std::string why) { return Unsupported{std::move(why)}; }
+int CastTo(Converter& c, const std::string& name, int v, DType dt);
 
 // ---- layout helpers ---------------------------------------------------------------------------------------
 
@@ -90,17 +91,95 @@ constexpr Simple kSimple[] = {
     {"GreaterEqual", "GreaterOrEqual", "GreaterEqual"}, {"LogicalAnd", "And", "LogicalAnd"},
     {"LogicalOr", "Or", "LogicalOr"},  {"LogicalNot", "Not", "LogicalNot"}, {"Select", "Where", "Select"},
     {"SelectV2", "Where", "SelectV2"}, {"Range", "Range", "Range"},       {"Elu", "Elu", "Elu"},
+    {"AddN", "Sum", "AddN"},           {"Selu", "Selu", "Selu"},          {"Softsign", "Softsign", "Softsign"},
+    {"Einsum", "Einsum", "Einsum"},
 };
 
 R ConvertSimple(Converter& c, const NodeDef& n) {
   for (const Simple& s : kSimple) {
     if (s.tf != n.op()) continue;
     std::vector<int> ins;
-    for (int j = 0; j < c.NumInputs(n); ++j) ins.push_back(c.In(n, j));
-    c.Bind(n, 0, c.b.Add1(n.name(), {std::string(s.internal), ins, {}, std::string(s.ascend)}, {n.name()}));
+    for (int j = 0; j < std::max(1, c.NumInputs(n)); ++j) ins.push_back(c.In(n, j));
+    AttrMap attrs;
+    if (n.op() == "Einsum") attrs["equation"] = c.AttrString(n, "equation");
+    c.Bind(n, 0, c.b.Add1(n.name(), {std::string(s.internal), ins, attrs, std::string(s.ascend)}, {n.name()}));
     return std::nullopt;
   }
   return Fail("no converter");
+}
+
+// ZerosLike / OnesLike: a scalar of the input's type expanded to its shape.
+R FilledLike(Converter& c, const NodeDef& n) {
+  auto t = c.AttrType(n, "T");
+  auto dt = t ? FromTfType(*t) : std::nullopt;
+  if (!dt) return Fail("a type npukit does not compute in");
+  int value = c.b.Constant(n.name() + "/value", Tensor::Zeros(*dt, {}));
+  if (n.op() == "OnesLike")  // 1.0 cast to the type: a node constant folding removes
+    value = CastTo(c, n.name() + "/one", c.b.Scalar(n.name() + "/one_f32", 1.f), *dt);
+  int shape = c.b.Add1(n.name() + "/shape", {"Shape", {c.In(n, 0)}}, {n.name()});
+  c.Bind(n, 0, c.b.Add1(n.name(), {"Expand", {value, shape}, {}, std::string(n.op())}, {n.name()}));
+  return std::nullopt;
+}
+
+// FloorDiv and FloorMod on floats: floor(x / y) and x - floor(x / y) * y. On integers FloorMod is ONNX's Mod
+// (the result takes the divisor's sign, as Python's); integer FloorDiv is not taken.
+R FloorDivMod(Converter& c, const NodeDef& n) {
+  auto t = c.AttrType(n, "T");
+  auto dt = t ? FromTfType(*t) : std::nullopt;
+  const bool mod = n.op() == "FloorMod";
+  if (dt && !IsFloat(*dt)) {
+    if (!mod) return Fail("FloorDiv on integers");
+    c.Bind(n, 0, c.b.Add1(n.name(), {"Mod", {c.In(n, 0), c.In(n, 1)}, {{"fmod", int64_t{0}}}, "FloorMod"}, {n.name()}));
+    return std::nullopt;
+  }
+  const std::string s = n.name();
+  int q = c.b.Add1(mod ? s + "/floor" : s, {"Floor", {c.b.Add1(s + "/div", {"Div", {c.In(n, 0), c.In(n, 1)}}, {s})}, {}, mod ? "" : "FloorDiv"}, {s});
+  if (mod) q = c.b.Add1(s, {"Sub", {c.In(n, 0), c.b.Add1(s + "/times", {"Mul", {q, c.In(n, 1)}}, {s})}, {}, "FloorMod"}, {s});
+  c.Bind(n, 0, q);
+  return std::nullopt;
+}
+
+// ClipByValue(x, lo, hi) = min(max(x, lo), hi): TF's bounds may be tensors, ONNX Clip's are scalars.
+R ClipByValue(Converter& c, const NodeDef& n) {
+  int lo = c.b.Add1(n.name() + "/max", {"Max", {c.In(n, 0), c.In(n, 1)}}, {n.name()});
+  c.Bind(n, 0, c.b.Add1(n.name(), {"Min", {lo, c.In(n, 2)}, {}, "ClipByValue"}, {n.name()}));
+  return std::nullopt;
+}
+
+// SpaceToDepth / DepthToSpace: TF's block order is ONNX's DCR.
+R SpaceDepth(Converter& c, const NodeDef& n) {
+  const bool last = ChannelsLast(c, n);
+  AttrMap attrs{{"blocksize", c.AttrInt(n, "block_size", 2)}};
+  if (n.op() == "DepthToSpace") attrs["mode"] = std::string("DCR");
+  int y = c.b.Add1(n.name(), {std::string(n.op()), {ToFirst(c, n, c.In(n, 0), last, 4)}, attrs, std::string(n.op())}, {n.name()});
+  c.Bind(n, 0, ToLast(c, n, y, last, 4));
+  return std::nullopt;
+}
+
+// TF's LRN sums x^2 over depth_radius channels each side and scales by alpha; ONNX's scales by alpha / size.
+R Lrn(Converter& c, const NodeDef& n) {
+  int64_t radius = c.AttrInt(n, "depth_radius", 5), size = 2 * radius + 1;
+  AttrMap attrs{{"size", size}, {"alpha", c.AttrFloat(n, "alpha", 1.f) * static_cast<float>(size)}, {"beta", c.AttrFloat(n, "beta", 0.5f)},
+                {"bias", c.AttrFloat(n, "bias", 1.f)}};
+  int y = c.b.Add1(n.name(), {"LRN", {ToFirst(c, n, c.In(n, 0), true, 4)}, attrs, "LRN"}, {n.name()});
+  c.Bind(n, 0, ToLast(c, n, y, true, 4));
+  return std::nullopt;
+}
+
+R Gather(Converter& c, const NodeDef& n) {
+  c.Bind(n, 0, c.b.Add1(n.name(), {"Gather", {c.In(n, 0), c.In(n, 1)}, {{"axis", int64_t{0}}}, "GatherV2"}, {n.name()}));
+  return std::nullopt;
+}
+
+// TopKV2(input, k): the k largest along the last axis, sorted; TF's indices are int32.
+R TopK(Converter& c, const NodeDef& n) {
+  auto k = c.IntsIn(n, 1);
+  if (!k || k->size() != 1) return Fail("k must be a constant scalar");
+  auto outs = c.b.Add(n.name(), {"TopK", {c.In(n, 0), c.b.Int64s(n.name() + "/k", *k)}, {{"axis", int64_t{-1}}, {"largest", int64_t{1}}, {"sorted", int64_t{1}}}, "TopKV2", 2},
+                      {n.name()});
+  c.Bind(n, 0, outs[0]);
+  c.Bind(n, 1, CastTo(c, n.name() + ":1", outs[1], DType::kI32));
+  return std::nullopt;
 }
 
 R LeakyRelu(Converter& c, const NodeDef& n) {
@@ -618,6 +697,9 @@ constexpr OpEntry kOps[] = {
     {"ResizeBilinear", Resize}, {"ResizeNearestNeighbor", Resize}, {"OneHot", OneHot},
     {"Shape", ShapeOps}, {"Size", ShapeOps}, {"Rank", ShapeOps}, {"Fill", Fill},
     {"RandomStandardNormal", Random}, {"RandomUniform", Random},
+    {"ZerosLike", FilledLike}, {"OnesLike", FilledLike}, {"FloorDiv", FloorDivMod}, {"FloorMod", FloorDivMod},
+    {"ClipByValue", ClipByValue}, {"SpaceToDepth", SpaceDepth}, {"DepthToSpace", SpaceDepth}, {"LRN", Lrn},
+    {"Gather", Gather}, {"TopKV2", TopK},
 };
 
 // Ops CANN's TF parser knows but npukit does not convert, with why.
