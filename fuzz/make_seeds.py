@@ -209,6 +209,7 @@ def main():
         put(out, "input_shape", f"spec{i}.txt", spec)
 
     corpora = os.path.join(ROOT, "../shared/corpora")
+    put(out, "om_reader", "cann_a3c_v1.om", open(f"{corpora}/om/a3c_pong_model.om", "rb").read())  # CANN's own format
     for name in ("tf2onnx_regression", "tf2onnx_fc-layers"):
         put(out, "tf_import", name + ".pb", open(f"{corpora}/tf/{name}.pb", "rb").read())
     put(out, "tf_import", "nhwc_convs.pb", tf_conv_graph())

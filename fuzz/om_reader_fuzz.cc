@@ -1,4 +1,5 @@
-// The .om reader: header, partition table, MODEL_DEF, TASK_INFO and weights, then the SoC it names.
+// The .om reader: header (every generation), partition table, MODEL_DEF (npukit's, or CANN's ge.proto.ModelDef
+// in a file CANN's ATC wrote), TASK_INFO and weights, then the SoC it names.
 #include "fuzz_input.h"
 #include "om/om_model.h"
 #include "runtime/runtime.h"

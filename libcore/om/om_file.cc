@@ -2,7 +2,9 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdio>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -20,7 +22,7 @@ constexpr size_t kOffMagic = 0, kOffHeadSize = 4, kOffVersion = 8, kOffChecksum 
 constexpr size_t kOffModelType = 82, kOffName = 84, kOffModelNum = 156;
 constexpr size_t kOffPlatform = 160, kOffModelLength = 184, kOffDynamic = 193;
 constexpr size_t kTableEntry = 24, kTableHead = 8;  // u32 num + pad; {u32 type, pad, u64 offset, u64 size}
-constexpr uint32_t kMaxPartitions = 16;
+constexpr uint32_t kMaxPartitions = 8;  // CANN's loader takes 1 to 8
 
 template <class T>
 void Put(std::vector<std::byte>& b, size_t off, T v) { std::memcpy(b.data() + off, &v, sizeof v); }
@@ -29,6 +31,12 @@ T Get(std::span<const std::byte> b, size_t off) {
   T v;
   std::memcpy(&v, b.data() + off, sizeof v);
   return v;
+}
+
+std::string ToHex(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%08x", v);
+  return buf;
 }
 
 Status Corrupt(const std::string& path, std::string why) { return Status::Error("E10003", "--om", path, std::move(why)); }
@@ -204,33 +212,62 @@ Status WritePieces(AtomicFileWriter& w, const std::vector<Piece>& pieces, XXH3_s
   return out.Finish();
 }
 
+namespace {
+
+// The header's generation decides where the platform string is, whether model_length exists and how wide
+// the partition table's entries are (ge_formats.md §3).
+struct Layout {
+  const char* generation;
+  size_t platform;         // offset of platform_version[20]
+  bool has_model_length;   // model_length u64 @184
+  size_t table_head, entry;  // u32 count (+ u32 pad); entries of {u32 type, mem_offset, mem_size} or {u32 type, pad, u64, u64}
+};
+constexpr Layout kV1{"v1", 156, false, 4, 12}, kV2{"v2", kOffPlatform, false, 4, 12}, kCurrent{"current", kOffPlatform, true, kTableHead, kTableEntry};
+constexpr size_t kOffEncrypt = 80, kChecksumBytes = 64;
+constexpr uint8_t kFlowModel = 3;  // modeltype of a flow model: always the wide table
+
+bool AllZero(std::span<const std::byte> b) {
+  return std::all_of(b.begin(), b.end(), [](std::byte x) { return x == std::byte{0}; });
+}
+
+}  // namespace
+
 Result<OmFile> ReadOmFile(const std::string& path) {
   auto mf = MappedFile::Open(path);
   if (!mf.ok()) return Status::Error("E10003", "--om", path, mf.status().reason(), "Check the .om path.");
   OmFile om;
   om.file = std::move(mf).value();
   auto b = om.file.bytes();
+  if (b.size() >= 4 && std::memcmp(b.data(), "PK\x03\x04", 4) == 0)
+    return Corrupt(path, "this is a zip-based OM2 model (atc --mode=7), which npukit does not read; convert the source model with atc --mode=0");
   if (b.size() < kHeaderSize) return Corrupt(path, "the file has " + std::to_string(b.size()) + " bytes, less than the 256-byte header");
   if (Get<uint32_t>(b, kOffMagic) != kMagic) return Corrupt(path, "wrong magic number: not an .om file");
   if (Get<uint32_t>(b, kOffHeadSize) != kHeaderSize) return Corrupt(path, "header size field is not 256");
+  if (Get<uint8_t>(b, kOffEncrypt) != 0) return Corrupt(path, "the model is encrypted (is_encrypt is set); npukit reads plain models only");
   om.version = Get<uint32_t>(b, kOffVersion);
-  if (om.version != kVersion) return Corrupt(path, "unsupported .om version 0x" + std::to_string(om.version));
-  uint64_t model_length = Get<uint64_t>(b, kOffModelLength);
-  if (model_length != b.size() - kHeaderSize)
-    return Corrupt(path, "header says " + std::to_string(model_length) + " bytes follow it, the file has " +
-                             std::to_string(b.size() - kHeaderSize) + " (truncated or appended to)");
-  // The 32-bit length field CANN's tools read must agree too (saturated for files past 4 GiB).
-  uint32_t length32 = Get<uint32_t>(b, kOffLength);
-  if (length32 != std::min<uint64_t>(model_length, UINT32_MAX))
-    return Corrupt(path, "the header's length field says " + std::to_string(length32) + " bytes follow it, the file has " +
-                             std::to_string(model_length));
+  const uint64_t model_length = Get<uint64_t>(b, kOffModelLength);
+  const Layout* layout = nullptr;
+  if (om.version == 0x10000000) layout = &kV1;
+  else if (om.version == kVersion) layout = model_length != 0 || Get<uint8_t>(b, kOffModelType) == kFlowModel ? &kCurrent : &kV2;
+  else return Corrupt(path, "unsupported .om header version 0x" + ToHex(om.version) + " (known: 0x10000000, 0x20000000)");
+  om.generation = layout->generation;
+  const uint64_t follows = b.size() - kHeaderSize;
+  const uint32_t length32 = Get<uint32_t>(b, kOffLength);
+  if (layout->has_model_length && model_length != follows)
+    return Corrupt(path, "header says " + std::to_string(model_length) + " bytes follow it, the file has " + std::to_string(follows) + " (truncated or appended to)");
+  // The 32-bit length field must agree too (saturated for files past 4 GiB).
+  if (length32 != std::min<uint64_t>(follows, UINT32_MAX))
+    return Corrupt(path, "the header's length field says " + std::to_string(length32) + " bytes follow it, the file has " + std::to_string(follows) +
+                             " (truncated or appended to)");
   auto body = b.subspan(kHeaderSize);
-  if (body.size() < kTableHead) return Corrupt(path, "no partition table");
-  uint32_t num = Get<uint32_t>(body, 0);
-  if (num == 0 || num > kMaxPartitions) return Corrupt(path, "partition count " + std::to_string(num) + " is out of range");
-  size_t table = kTableHead + kTableEntry * num;
+  if (body.size() < layout->table_head) return Corrupt(path, "no partition table");
+  const uint32_t num = Get<uint32_t>(body, 0);
+  if (num == 0 || num > kMaxPartitions) return Corrupt(path, "partition count " + std::to_string(num) + " is out of range (1 to " + std::to_string(kMaxPartitions) + ")");
+  const size_t table = layout->table_head + layout->entry * num;
   if (body.size() < table) return Corrupt(path, "partition table runs past the end of the file");
-  if (Get<uint8_t>(b, kOffIsChecksum) == 0) {
+  // npukit fills the checksum field with XXH3-128 of the body; CANN's tools leave it zero.
+  om.cann_built = AllZero(b.subspan(kOffChecksum, kChecksumBytes));
+  if (!om.cann_built && Get<uint8_t>(b, kOffIsChecksum) == 0) {
     XXH128_hash_t h = XXH3_128bits(body.data(), body.size());
     if (h.low64 != Get<uint64_t>(b, kOffChecksum) || h.high64 != Get<uint64_t>(b, kOffChecksum + 8))
       return Corrupt(path, "checksum mismatch: the file was modified or damaged after atc wrote it");
@@ -238,20 +275,24 @@ Result<OmFile> ReadOmFile(const std::string& path) {
   auto data = body.subspan(table);
   uint64_t prev_end = 0;
   for (uint32_t i = 0; i < num; ++i) {
-    auto type = static_cast<PartitionType>(Get<uint32_t>(body, kTableHead + i * kTableEntry));
-    uint64_t off = Get<uint64_t>(body, kTableHead + i * kTableEntry + 8);
-    uint64_t size = Get<uint64_t>(body, kTableHead + i * kTableEntry + 16);
+    const size_t at = layout->table_head + i * layout->entry;
+    auto type = static_cast<PartitionType>(Get<uint32_t>(body, at));
+    const bool wide = layout->entry == kTableEntry;
+    uint64_t off = wide ? Get<uint64_t>(body, at + 8) : Get<uint32_t>(body, at + 4);
+    uint64_t size = wide ? Get<uint64_t>(body, at + 16) : Get<uint32_t>(body, at + 8);
     if (off < prev_end || off > data.size() || size > data.size() - off)
-      return Corrupt(path, "partition " + std::to_string(i) + " (offset " + std::to_string(off) + ", size " +
-                               std::to_string(size) + ") lies outside the file or overlaps another");
+      return Corrupt(path, "partition " + std::to_string(i) + " (offset " + std::to_string(off) + ", size " + std::to_string(size) +
+                               ") lies outside the file or overlaps another");
+    if (om.partitions.count(type)) return Corrupt(path, "partition type " + std::to_string(static_cast<uint32_t>(type)) + " appears twice");
     prev_end = off + size;
     om.partitions[type] = data.subspan(off, size);
   }
   if (!om.partitions.count(PartitionType::kModelDef)) return Corrupt(path, "no MODEL_DEF partition");
   om.info.name.assign(reinterpret_cast<const char*>(b.data() + kOffName), strnlen(reinterpret_cast<const char*>(b.data() + kOffName), 32));
-  om.info.platform_version.assign(reinterpret_cast<const char*>(b.data() + kOffPlatform),
-                                  strnlen(reinterpret_cast<const char*>(b.data() + kOffPlatform), 20));
-  om.info.dynamic = Get<uint8_t>(b, kOffDynamic) != 0;
+  om.info.platform_version.assign(reinterpret_cast<const char*>(b.data() + layout->platform),
+                                  strnlen(reinterpret_cast<const char*>(b.data() + layout->platform), 20));
+  om.info.dynamic = layout->has_model_length && Get<uint8_t>(b, kOffDynamic) != 0;
+  om.model_num = layout == &kV1 ? 1 : std::max<uint32_t>(1, Get<uint32_t>(b, kOffModelNum));
   return om;
 }
 

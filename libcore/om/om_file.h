@@ -16,7 +16,7 @@ struct XXH3_state_s;  // xxhash.h
 
 namespace npu::om {
 
-enum class PartitionType : uint32_t { kModelDef = 0, kWeightsData = 1, kTaskInfo = 2 };
+enum class PartitionType : uint32_t { kModelDef = 0, kWeightsData = 1, kTaskInfo = 2, kTbeKernels = 3 };
 
 constexpr uint32_t kMagic = 0x444F4D49;  // "IMOD" little-endian
 constexpr uint32_t kHeaderSize = 256;
@@ -64,6 +64,9 @@ struct OmFile {
   MappedFile file;
   HeaderInfo info;
   uint32_t version = 0;
+  std::string generation;  // "v1", "v2" or "current" (ge_formats.md §3)
+  bool cann_built = false;  // written by CANN's ATC (no npukit checksum): MODEL_DEF is a ge.proto.ModelDef
+  uint32_t model_num = 1;   // models in the file; npukit reads the first
   std::map<PartitionType, std::span<const std::byte>> partitions;
   size_t file_offset(std::span<const std::byte> s) const { return static_cast<size_t>(s.data() - file.bytes().data()); }
 };

@@ -1,5 +1,7 @@
 #include "om/om_model.h"
 
+#include "om/ge_model.h"
+
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <xxhash.h>
@@ -394,6 +396,7 @@ Status SaveOm(const std::string& path, const OmModel& model) {
 
 Result<OmModel> LoadOm(const std::string& path, size_t profile) {
   NPU_ASSIGN_OR_RETURN(om::OmFile f, om::ReadOmFile(path));
+  if (f.cann_built) return LoadCannOm(f, path, profile);
   OmModel m;
   m.header = f.info;
   auto md_bytes = f.partitions[om::PartitionType::kModelDef];

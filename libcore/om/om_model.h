@@ -30,7 +30,7 @@ struct OmModel {
   std::map<std::string, std::string> attrs;  // atc_cmdline, atc_version, soc_version, framework_type, ...
   om::HeaderInfo header;
   // Partition sizes (for --mode=6).
-  size_t model_def_size = 0, weight_size = 0, task_info_size = 0;
+  size_t model_def_size = 0, weight_size = 0, task_info_size = 0, tbe_kernels_size = 0;
 };
 
 Status SaveOm(const std::string& path, const OmModel& model);

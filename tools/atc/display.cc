@@ -46,10 +46,11 @@ int Display(const std::string& path, std::ostream& out) {
       << "Original Atc command line: " << attr("atc_cmdline") << "\n"
       << "system   info: atc_version[" << attr("atc_version") << "], soc_version[" << attr("soc_version")
       << "], framework_type[" << attr("framework_type") << "].\n"
-      << "resource info: memory_size[0 B], weight_size[" << om.weight_size << " B], stream_num[" << StreamCount(om.tasks) << "], event_num["
-      << EventCount(om.graph, om.tasks) << "].\n"
+      << "resource info: memory_size[" << (om.attrs.count("memory_size") ? attr("memory_size") : "0") << " B], weight_size[" << om.weight_size
+      << " B], stream_num[" << (om.tasks.empty() && om.attrs.count("stream_num") ? attr("stream_num") : std::to_string(StreamCount(om.tasks)))
+      << "], event_num[" << (om.tasks.empty() && om.attrs.count("event_num") ? attr("event_num") : std::to_string(EventCount(om.graph, om.tasks))) << "].\n"
       << "om       info: modeldef_size[" << om.model_def_size << " B], weight_data_size[" << om.weight_size
-      << " B], tbe_kernels_size[0 B], cust_aicpu_kernel_store_size[0 B], task_info_size[" << om.task_info_size << " B].\n"
+      << " B], tbe_kernels_size[" << om.tbe_kernels_size << " B], cust_aicpu_kernel_store_size[0 B], task_info_size[" << om.task_info_size << " B].\n"
       << "graph    info: ops[" << om.graph.nodes.size() << "], inputs[" << om.graph.inputs.size() << "], outputs[" << om.graph.outputs.size() << "].\n";
   PrintProfilesAndRanges(om, out);
   PrintIo(om.graph, out);
@@ -58,7 +59,9 @@ int Display(const std::string& path, std::ostream& out) {
     if (t.on_device())
       out << "  task " << t.task_id << " " << t.kernel_name << " " << om.graph.nodes[t.op_index].name << ": " << WorkKindName(t.kind) << " "
           << TilingToString(TaskWork(om.graph, t, nullptr), t.tiling) << " (" << t.tiling_source << ")\n";
-  if (auto soc = ModelSoc(om); soc.ok() && soc.value()) {
+  if (om.tasks.empty() && !om.graph.nodes.empty()) {
+    out << "Built by CANN's ATC (" << attr("om_generation") << " header): npukit reads its graph, weights and attributes; it has no npukit tasks to simulate.\n";
+  } else if (auto soc = ModelSoc(om); soc.ok() && soc.value()) {
     IterationTiming it = ScheduleIteration(om.graph, om.tasks, *soc.value());
     out << FormatSimulatedTime(it.total_ns, BatchOf(om.graph), *soc.value()) << "\n";
   }

@@ -1,0 +1,154 @@
+#!/usr/bin/python3
+"""The .om files CANN's ATC writes: atc --mode=6 and --mode=1 on the real A3C .om (../shared/corpora/om), the
+same model rewritten into the v2 and current header generations, and every header or ModelDef lie as a coded
+error (written with Python protobuf classes from libcore/om/ge_ir.proto, not npukit's reader).
+usage: test_cann_om.py SOURCE_DIR BUILD_DIR WORK_DIR"""
+import importlib
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import unittest
+
+SOURCE, BUILD, WORK = (os.path.abspath(p) for p in sys.argv[1:4])
+ATC = os.path.join(BUILD, "tools/atc/atc")
+REAL = os.path.join(SOURCE, "../shared/corpora/om/a3c_pong_model.om")
+HEADER = 256
+ge = None
+
+
+def atc(*args):
+    return subprocess.run([ATC, *args], capture_output=True, text=True, cwd=WORK, check=False)
+
+
+def parts_of(data):
+    """(header, [(type, bytes)]) of a v1 file (12-byte table)."""
+    count = struct.unpack_from("<I", data, HEADER)[0]
+    table = [struct.unpack_from("<III", data, HEADER + 4 + 12 * k) for k in range(count)]
+    base = HEADER + 4 + 12 * count
+    return data[:HEADER], [(t, data[base + off:base + off + size]) for t, off, size in table]
+
+
+def build(header, parts, generation="v1", count=None):
+    """A file of `parts` with a header of the given generation (ge_formats.md §3)."""
+    h = bytearray(header)
+    platform = bytes(h[156:176])
+    body = b"".join(p for _, p in parts)
+    n = len(parts) if count is None else count
+    if generation == "current":
+        table = struct.pack("<II", n, 0)
+        off = 0
+        for t, p in parts:
+            table += struct.pack("<IIQQ", t, 0, off, len(p))
+            off += len(p)
+    else:
+        table = struct.pack("<I", n)
+        off = 0
+        for t, p in parts:
+            table += struct.pack("<III", t, off, len(p))
+            off += len(p)
+    if generation != "v1":
+        struct.pack_into("<I", h, 8, 0x20000000)
+        h[156:160] = struct.pack("<I", 1)  # model_num
+        h[160:180] = platform
+        h[180] = 1
+    length = len(table) + len(body)
+    struct.pack_into("<I", h, 76, length)
+    struct.pack_into("<Q", h, 184, length if generation == "current" else 0)
+    return bytes(h) + table + body
+
+
+class RealOm(unittest.TestCase):
+    def test_mode6(self):
+        r = atc("--mode=6", f"--om={REAL}")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        for text in ("atc_version[1.75.22.0.220]", "soc_version[Ascend310]", "weight_size[320000 B]", "tbe_kernels_size[20918 B]",
+                     "input  s: float32[1,42,42,1] NHWC", "output out_a: int32[1]", "v1 header"):
+            self.assertIn(text, r.stdout)
+
+    def test_mode1_json(self):
+        r = atc("--mode=1", f"--om={REAL}", "--json=real.json")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        g = json.load(open(os.path.join(WORK, "real.json")))["graph"][0]
+        # Netron's 14 ops: these 12, the Data op (graph input) and NetOutput (graph output)
+        self.assertEqual([o["type"] for o in g["op"]], ["Cast", "TransData", "Conv2D", "Conv2D", "Conv2D", "TransData", "TransData", "MatMulV2",
+                                                        "MatMulV2", "SoftmaxV2", "TransData", "ArgMaxD"])
+        self.assertEqual([d["name"] for d in g["input"]], ["s"])
+        self.assertEqual(g["output"], ["out_a:0"])
+        conv = next(o for o in g["op"] if o["name"].startswith("W_0/conv1"))
+        names = next(a["value"]["list"]["s"] for a in conv["attr"] if a["key"] == "_datadump_original_op_names")
+        self.assertIn("W_0/conv1/Conv2D", names)
+        self.assertIn("W_0/conv1/Relu", names)
+
+    def test_other_header_generations(self):
+        header, parts = parts_of(open(REAL, "rb").read())
+        for generation in ("v2", "current"):
+            with self.subTest(generation=generation):
+                path = os.path.join(WORK, f"a3c_{generation}.om")
+                open(path, "wb").write(build(header, parts, generation))
+                r = atc("--mode=6", f"--om={path}")
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+                self.assertIn(f"({generation} header)", r.stdout)
+                self.assertIn("soc_version[Ascend310]", r.stdout)
+
+
+class Lies(unittest.TestCase):
+    """Every lie of the header or the ModelDef is E10003, exit 1; nothing crashes."""
+
+    def expect(self, data, why):
+        path = os.path.join(WORK, "lie.om")
+        open(path, "wb").write(data)
+        r = atc("--mode=6", f"--om={path}")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("E10003", r.stdout + r.stderr)
+        self.assertIn(why, r.stdout + r.stderr)
+
+    def test_header_lies(self):
+        data = open(REAL, "rb").read()
+        header, parts = parts_of(data)
+        self.expect(data[:-10], "length field")
+        self.expect(data + b"\0" * 4, "length field")
+        encrypted = bytearray(data)
+        encrypted[80] = 1
+        self.expect(bytes(encrypted), "encrypted")
+        self.expect(b"PK\x03\x04" + data[4:], "OM2")
+        self.expect(build(header, []), "partition count 0")
+        nine = bytearray(data)
+        struct.pack_into("<I", nine, HEADER, 9)
+        self.expect(bytes(nine), "partition count 9")
+        past = bytearray(data)
+        struct.pack_into("<I", past, HEADER + 4 + 12 + 4, 10**8)  # second partition's offset
+        self.expect(bytes(past), "outside the file or overlaps")
+        overlap = bytearray(data)
+        struct.pack_into("<I", overlap, HEADER + 4 + 12 + 4, 16)
+        self.expect(bytes(overlap), "overlaps")
+
+    def test_model_def_lies(self):
+        data = open(REAL, "rb").read()
+        header, parts = parts_of(data)
+        model = dict(parts)[0]
+        self.expect(build(header, [(0, b"\xff" * 64)] + parts[1:]), "not a ge.proto.ModelDef")
+        md = ge.ModelDef()
+        md.ParseFromString(model)
+        conv = next(op for op in md.graph[0].op if op.type == b"Conv2D")
+        conv.input[0] = b"ghost:0"
+        self.expect(build(header, [(0, md.SerializeToString())] + parts[1:]), "'ghost:0', which no earlier op makes")
+        md.ParseFromString(model)
+        const = next(op for op in md.graph[0].op if op.type == b"Const")
+        const.attr["value"].t.desc.data_offset = 10**7
+        self.expect(build(header, [(0, md.SerializeToString())] + parts[1:]), "passes the end of WEIGHTS_DATA")
+        md.ParseFromString(model)
+        md.graph[0].op[0].output_desc[0].dtype = 99
+        self.expect(build(header, [(0, md.SerializeToString())] + parts[1:]), "data type 99")
+
+
+if __name__ == "__main__":
+    shutil.rmtree(WORK, ignore_errors=True)
+    os.makedirs(WORK)
+    proto_dir = os.path.join(SOURCE, "libcore/om")
+    subprocess.run(["protoc", f"-I{proto_dir}", f"--python_out={WORK}", os.path.join(proto_dir, "ge_ir.proto")], check=True)
+    sys.path.insert(0, WORK)
+    ge = importlib.import_module("ge_ir_pb2")
+    unittest.main(argv=sys.argv[:1], verbosity=2)
