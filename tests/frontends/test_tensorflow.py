@@ -142,14 +142,19 @@ class Corpora(unittest.TestCase):
         import cv2
         rng = np.random.default_rng(1)
         cases = [("a3c_pong_model", "s", (1, 42, 42, 1), "W_0/actor/ap/Softmax", "W_0/actor/ap/Softmax:0"),
-                 ("tf2onnx_fc-layers", "X", (3, 784), "model/pred/MatMul", "output:0")]
+                 ("tf2onnx_fc-layers", "X", (3, 784), "model/pred/MatMul", "output:0"),
+                 ("tf2onnx_ae0", "X", (3, 784), "decode/dense_1/Sigmoid", None),
+                 ("tf2onnx_regression", "X", (3, 5), "Add", None)]
         for name, inp, shape, cv_out, out_node in cases:
             with self.subTest(model=name):
                 x = rng.standard_normal(shape).astype(np.float32)
                 net = cv2.dnn.readNetFromTensorflow(os.path.join(TF, name + ".pb"))
                 net.setInput(x.transpose(0, 3, 1, 2) if x.ndim == 4 else x)
                 ref = net.forward(cv_out)
-                (got,) = om_run(os.path.join(TF, name + ".pb"), {inp: x}, name, f"--out_nodes={out_node}")
+                flags = [f"--out_nodes={out_node}"] if out_node else []
+                (got,) = om_run(os.path.join(TF, name + ".pb"), {inp: x}, name, *flags)
+                self.assertLess(rel_err(got, ref), RTOL)
+                (got,) = reference_run(os.path.join(TF, name + ".pb"), {inp: x}, name) if not out_node else (got,)
                 self.assertLess(rel_err(got, ref), RTOL)
 
     def test_numpy_models(self):
