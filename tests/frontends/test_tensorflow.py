@@ -253,6 +253,11 @@ def _conv_cases(rng):
     cases.append(("Pad_then_Conv2D", x, lambda b, i: b.op("Conv2D", "y", [b.op("Pad", "pad", [i, b.const("p", np.array(
         [[0, 0], [1, 2], [2, 1], [0, 0]], np.int32))]), b.const("w", rng.standard_normal((3, 3, 4, 2)).astype(np.float32))],
         strides=[1, 1, 1, 1], padding="VALID")))
+    for op, shape in (("Conv2D", (3, 3, 4, 5)), ("DepthwiseConv2dNative", (3, 3, 4, 1))):  # TF 1's atrous convolution, rate 2
+        cases.append((f"Atrous_{op}", x, lambda b, i, op=op, shape=shape: b.op("BatchToSpaceND", "y", [b.op(op, "c", [b.op(
+            "SpaceToBatchND", "stb", [i, b.const("blk", np.array([2, 2], np.int32)), b.const("pad", np.array([[2, 3], [2, 2]], np.int32))]),
+            b.const("w", rng.standard_normal(shape).astype(np.float32))], strides=[1, 1, 1, 1], padding="VALID"),
+            b.const("blk2", np.array([2, 2], np.int32)), b.const("crops", np.array([[0, 1], [0, 0]], np.int32))])))
     x5 = rng.standard_normal((1, 5, 6, 7, 2)).astype(np.float32)
     cases.append(("Conv3D_NDHWC", x5, lambda b, i: b.op("Conv3D", "y", [i, b.const("w", rng.standard_normal((2, 3, 2, 2, 3)).astype(np.float32))],
                                                         strides=[1, 1, 2, 1, 1], padding="SAME", data_format="NDHWC")))

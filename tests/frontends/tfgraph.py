@@ -399,6 +399,17 @@ def _eval_node(op, a, ins):
         return [(x / (a.get("bias", 1.0) + a.get("alpha", 1.0) * s) ** a.get("beta", 0.5)).astype(f32)]
     if op == "Einsum":
         return [np.einsum(a["equation"], *ins).astype(f32)]
+    if op == "SpaceToBatchND":
+        x, (bh, bw), p = ins[0], [int(v) for v in ins[1]], [[int(v) for v in r] for r in ins[2]]
+        x = np.pad(x, [(0, 0), tuple(p[0]), tuple(p[1]), (0, 0)])
+        n, h, w, c = x.shape
+        return [x.reshape(n, h // bh, bh, w // bw, bw, c).transpose(2, 4, 0, 1, 3, 5).reshape(bh * bw * n, h // bh, w // bw, c)]
+    if op == "BatchToSpaceND":
+        x, (bh, bw), cr = ins[0], [int(v) for v in ins[1]], [[int(v) for v in r] for r in ins[2]]
+        nb, h, w, c = x.shape
+        n = nb // (bh * bw)
+        y = x.reshape(bh, bw, n, h, w, c).transpose(2, 3, 0, 4, 1, 5).reshape(n, h * bh, w * bw, c)
+        return [y[:, cr[0][0]:h * bh - cr[0][1], cr[1][0]:w * bw - cr[1][1]]]
     if op == "Gather":
         return [np.take(ins[0], ins[1], axis=0)]
     if op == "TopKV2":

@@ -301,6 +301,38 @@ int FusedBias(Converter& c, const NodeDef& n, std::vector<std::string>& origin) 
   return c.In(*reader, 1);
 }
 
+// TF 1's atrous convolution: SpaceToBatchND(block b, paddings) -> VALID Conv2D -> BatchToSpaceND(b, crops) is
+// one convolution with dilation b whose padding is paddings - crops (each crop removes an output row that a
+// padding row made). Found from either end; the two ND ops compute nothing of their own then.
+struct Atrous {
+  const NodeDef* space_to_batch;
+  const NodeDef* batch_to_space;
+  std::vector<int64_t> dilations, pads;  // pads: top, left, bottom, right
+};
+
+std::optional<Atrous> MatchAtrous(Converter& c, const NodeDef& conv) {
+  if ((conv.op() != "Conv2D" && conv.op() != "DepthwiseConv2dNative") || !ChannelsLast(c, conv) || c.AttrString(conv, "padding") != "VALID") return std::nullopt;
+  const NodeDef* stb = c.Producer(conv, 0);
+  const NodeDef* bts = c.SoleReader(conv.name());
+  if (!stb || !bts || stb->op() != "SpaceToBatchND" || bts->op() != "BatchToSpaceND" || c.Readers(stb->name()) != 1) return std::nullopt;
+  auto block = c.IntsIn(*stb, 1), paddings = c.IntsIn(*stb, 2), block2 = c.IntsIn(*bts, 1), crops = c.IntsIn(*bts, 2);
+  if (!block || !paddings || !block2 || !crops || block->size() != 2 || *block != *block2 || paddings->size() != 4 || crops->size() != 4) return std::nullopt;
+  for (int64_t d : c.AttrInts(conv, "dilations"))
+    if (d != 1) return std::nullopt;
+  Atrous a{stb, bts, *block, {(*paddings)[0] - (*crops)[0], (*paddings)[2] - (*crops)[2], (*paddings)[1] - (*crops)[1], (*paddings)[3] - (*crops)[3]}};
+  for (int64_t p : a.pads)
+    if (p < 0) return std::nullopt;
+  return a;
+}
+
+// SpaceToBatchND / BatchToSpaceND: only as the two ends of an atrous convolution.
+R SpaceBatchNd(Converter& c, const NodeDef& n) {
+  const NodeDef* conv = n.op() == "SpaceToBatchND" ? c.SoleReader(n.name()) : c.Producer(n, 0);
+  if (!conv || !MatchAtrous(c, *conv)) return Fail("only as the two ends of an atrous (dilated) Conv2D or DepthwiseConv2dNative");
+  c.Bind(n, 0, c.In(n, 0));  // the conv takes the ND op's place (see Conv)
+  return std::nullopt;
+}
+
 R Conv(Converter& c, const NodeDef& n) {
   const bool depthwise = n.op() == "DepthwiseConv2dNative", is3d = n.op() == "Conv3D";
   const size_t rank = is3d ? 5 : 4;
@@ -311,6 +343,14 @@ R Conv(Converter& c, const NodeDef& n) {
   auto [x, extra] = FoldPad(c, n, last, rank);
   AttrMap attrs{{"strides", Spatial(c.AttrInts(n, "strides"), last, rank, 1)}, {"dilations", Spatial(c.AttrInts(n, "dilations"), last, rank, 1)}};
   if (auto bad = PaddingAttrs(c, n, last, rank, attrs, extra)) return bad;
+  std::vector<std::string> origin{n.name()};
+  const auto atrous = MatchAtrous(c, n);
+  if (atrous) {
+    x = c.In(*atrous->space_to_batch, 0);
+    attrs["dilations"] = atrous->dilations;
+    attrs["pads"] = atrous->pads;
+    origin = {atrous->space_to_batch->name(), n.name(), atrous->batch_to_space->name()};
+  }
   // TF filters are [spatial..., in, out] (depthwise: [h, w, in, multiplier]); npukit's are [out, in/group, spatial...].
   int filter;
   if (depthwise) {
@@ -321,9 +361,8 @@ R Conv(Converter& c, const NodeDef& n) {
   } else {
     filter = c.b.Transpose(n.name() + "/filter", c.In(n, 1), is3d ? std::vector<int64_t>{4, 3, 0, 1, 2} : std::vector<int64_t>{3, 2, 0, 1}, {n.name()});
   }
-  std::vector<std::string> origin{n.name()};
   if (const NodeDef* pad = c.Producer(n, 0); !extra.empty() && pad) origin.insert(origin.begin(), pad->name());
-  int bias = FusedBias(c, n, origin);
+  int bias = atrous ? -1 : FusedBias(c, n, origin);
   std::vector<int> ins{ToFirst(c, n, x, last, rank), filter};
   if (bias >= 0) ins.push_back(bias);
   int y = c.b.Add1(n.name(), {"Conv", ins, attrs, depthwise ? "DepthwiseConv2D" : std::string(n.op())}, origin);
@@ -699,7 +738,7 @@ constexpr OpEntry kOps[] = {
     {"RandomStandardNormal", Random}, {"RandomUniform", Random},
     {"ZerosLike", FilledLike}, {"OnesLike", FilledLike}, {"FloorDiv", FloorDivMod}, {"FloorMod", FloorDivMod},
     {"ClipByValue", ClipByValue}, {"SpaceToDepth", SpaceDepth}, {"DepthToSpace", SpaceDepth}, {"LRN", Lrn},
-    {"Gather", Gather}, {"TopKV2", TopK},
+    {"Gather", Gather}, {"TopKV2", TopK}, {"SpaceToBatchND", SpaceBatchNd}, {"BatchToSpaceND", SpaceBatchNd},
 };
 
 // Ops CANN's TF parser knows but npukit does not convert, with why.
