@@ -1,5 +1,6 @@
 #include "om/om_model.h"
 
+#include "om/ge_convert.h"
 #include "om/ge_model.h"
 
 #include <google/protobuf/io/coded_stream.h>
@@ -7,6 +8,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -386,7 +388,7 @@ Status SaveOm(const std::string& path, const OmModel& model) {
   }
   td.set_weight_size(inline_weights.empty() ? 0 : weights.size());
   td.set_stream_num(StreamCount(model.tasks));
-  std::string md_bytes = SerializeDeterministic(md), td_bytes = SerializeDeterministic(td);
+  std::string md_bytes = SerializeDeterministic(om::ToGeModel(md)), td_bytes = SerializeDeterministic(td);
   auto as_bytes = [](const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); };
   return om::WriteOmFile(path, model.header,
                          {{om::PartitionType::kModelDef, {om::Piece(as_bytes(md_bytes))}},
@@ -400,9 +402,16 @@ Result<OmModel> LoadOm(const std::string& path, size_t profile) {
   OmModel m;
   m.header = f.info;
   auto md_bytes = f.partitions[om::PartitionType::kModelDef];
+  // MODEL_DEF is a ge.proto.ModelDef (om/ge_convert.h); files npukit wrote before that hold its own
+  // om.proto ModelDef, whose graphs sit in another field.
   om::ModelDef md;
-  if (!md.ParseFromArray(md_bytes.data(), static_cast<int>(md_bytes.size())) || md.graph_size() < 1)
+  npukit::ge::ModelDef ge;
+  if (md_bytes.size() > INT_MAX) return Corrupt(path, "MODEL_DEF is larger than 2 GB");
+  if (ge.ParseFromArray(md_bytes.data(), static_cast<int>(md_bytes.size())) && ge.graph_size() > 0) {
+    NPU_ASSIGN_OR_RETURN(md, om::FromGeModel(ge, path));
+  } else if (!md.ParseFromArray(md_bytes.data(), static_cast<int>(md_bytes.size())) || md.graph_size() < 1) {
     return Corrupt(path, "MODEL_DEF does not parse");
+  }
   m.model_def_size = md_bytes.size();
   for (const auto& [k, v] : md.attr()) m.attrs[k] = v;
   std::span<const std::byte> blob;

@@ -94,6 +94,77 @@ class RealOm(unittest.TestCase):
                 self.assertIn("soc_version[Ascend310]", r.stdout)
 
 
+def partitions(data):
+    """{type: bytes} of an npukit .om (current header, 24-byte table)."""
+    count = struct.unpack_from("<I", data, HEADER)[0]
+    base = HEADER + 8 + 24 * count
+    out = {}
+    for k in range(count):
+        t, off, size = struct.unpack_from("<IxxxxQQ", data, HEADER + 8 + 24 * k)
+        out[t] = data[base + off:base + off + size]
+    return out
+
+
+class NpukitOmIsModelDef(unittest.TestCase):
+    """npukit's MODEL_DEF is a ge.proto.ModelDef: other decoders (protoc, Python protobuf) read it."""
+
+    @classmethod
+    def setUpClass(cls):
+        import onnx
+        cls.onnx = onnx.load(os.path.join(SOURCE, "examples/tinynet.onnx"))
+        for mode in ("must_keep_origin_dtype", "force_fp16"):
+            r = atc("--framework=5", f"--model={SOURCE}/examples/tinynet.onnx", f"--output=tiny_{mode}", "--soc_version=Ascend310P3",
+                    f"--precision_mode={mode}")
+            assert r.returncode == 0, r.stdout + r.stderr
+            r = atc("--mode=1", f"--om=tiny_{mode}.om", f"--json=tiny_{mode}.json")
+            assert r.returncode == 0, r.stdout + r.stderr
+
+    def model_def(self, mode):
+        parts = partitions(open(os.path.join(WORK, f"tiny_{mode}.om"), "rb").read())
+        md = ge.ModelDef()
+        md.ParseFromString(parts[0])
+        return md, parts.get(1, b"")
+
+    def test_protoc_decodes_every_op(self):
+        for mode in ("must_keep_origin_dtype", "force_fp16"):
+            md, _ = self.model_def(mode)
+            proto_dir = os.path.join(SOURCE, "libcore/om")
+            text = subprocess.run(["protoc", f"-I{proto_dir}", "--decode=npukit.ge.ModelDef", os.path.join(proto_dir, "ge_ir.proto")],
+                                  input=md.SerializeToString(), capture_output=True, check=True).stdout.decode()
+            ops = json.load(open(os.path.join(WORK, f"tiny_{mode}.json")))["graph"][0]["op"]
+            for op in ops:
+                self.assertIn(f'name: "{op["name"]}"', text)
+                self.assertIn(f'type: "{op["type"]}"', text)
+                for d in op["output_desc"]:
+                    self.assertIn(f'layout: "{d["layout"]}"', text)
+
+    def test_python_finds_ops_inputs_and_weights(self):
+        import numpy as np
+        from onnx import numpy_helper
+        initializers = {t.name: numpy_helper.to_array(t) for t in self.onnx.graph.initializer}
+        md, weights = self.model_def("must_keep_origin_dtype")
+        ops = {op.name.decode(): op for op in md.graph[0].op}
+        types = [op.type.decode() for op in md.graph[0].op]
+        self.assertEqual(types[0], "Data")
+        self.assertEqual(types[-1], "NetOutput")
+        for op in md.graph[0].op:  # every input names an op before it
+            for i in op.input:
+                if i:
+                    self.assertIn(i.decode().rsplit(":", 1)[0], ops)
+        found = 0
+        for op in md.graph[0].op:
+            if op.type != b"Const" or op.name.decode() not in initializers:
+                continue
+            d = op.attr["value"].t.desc
+            ref = initializers[op.name.decode()]
+            if d.layout.decode() not in ("ND", "NCHW"):  # a device layout: checked through the origin shape only
+                continue
+            data = np.frombuffer(weights[d.data_offset:d.data_offset + d.weight_size], dtype=ref.dtype).reshape(ref.shape)
+            np.testing.assert_array_equal(data, ref)
+            found += 1
+        self.assertGreater(found, 0, "no initializer stored in its origin layout")
+
+
 class Lies(unittest.TestCase):
     """Every lie of the header or the ModelDef is E10003, exit 1; nothing crashes."""
 

@@ -127,6 +127,22 @@ TEST(OmFile, SameModelSameBytes) {  // builds are reproducible: attr maps are wr
   std::filesystem::remove(b);
 }
 
+TEST(OmFile, WriteReadWriteGivesTheSameBytes) {  // MODEL_DEF is a ge.proto.ModelDef (om/ge_convert.h): nothing lost
+  OmModel m;
+  m.graph = ConvertedNet();
+  m.tasks = LowerToTasks(m.graph, &*FindSoc("Ascend310P3"));
+  m.header.platform_version = "Ascend310P3";
+  m.attrs = {{"soc_version", "Ascend310P3"}, {"atc_version", "test"}};
+  std::string a = ::testing::TempDir() + "/om_rt_a.om", b = ::testing::TempDir() + "/om_rt_b.om";
+  ASSERT_TRUE(SaveOm(a, m).ok());
+  auto loaded = LoadOm(a);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  ASSERT_TRUE(SaveOm(b, loaded.value()).ok());
+  EXPECT_EQ(ReadFileToString(a).value(), ReadFileToString(b).value());
+  std::filesystem::remove(a);
+  std::filesystem::remove(b);
+}
+
 TEST(OmFile, PiecesAreWrittenInOrderAndMadeOnesFailCleanly) {
   std::string path = ::testing::TempDir() + "/om_pieces.bin";
   std::string given = "head", tail = "tail";
