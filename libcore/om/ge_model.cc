@@ -1,5 +1,7 @@
 #include "om/ge_model.h"
 
+#include <google/protobuf/stubs/logging.h>
+
 #include <array>
 #include <climits>
 
@@ -91,6 +93,7 @@ Result<OmModel> LoadCannOm(const om::OmFile& f, const std::string& path, size_t 
   m.header = f.info;
   auto md_bytes = f.partitions.at(om::PartitionType::kModelDef);
   npukit::ge::ModelDef md;
+  google::protobuf::LogSilencer quiet;  // what is wrong goes into the Status, not protobuf's log
   if (md_bytes.size() > INT_MAX || !md.ParseFromArray(md_bytes.data(), static_cast<int>(md_bytes.size())) || md.graph_size() < 1)
     return Corrupt(path, "MODEL_DEF is not a ge.proto.ModelDef with a graph");
   m.model_def_size = md_bytes.size();

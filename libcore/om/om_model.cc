@@ -5,6 +5,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/stubs/logging.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -406,6 +407,7 @@ Result<OmModel> LoadOm(const std::string& path, size_t profile) {
   // om.proto ModelDef, whose graphs sit in another field.
   om::ModelDef md;
   npukit::ge::ModelDef ge;
+  google::protobuf::LogSilencer quiet;  // what is wrong goes into the Status, not protobuf's log
   if (md_bytes.size() > INT_MAX) return Corrupt(path, "MODEL_DEF is larger than 2 GB");
   if (ge.ParseFromArray(md_bytes.data(), static_cast<int>(md_bytes.size())) && ge.graph_size() > 0) {
     NPU_ASSIGN_OR_RETURN(md, om::FromGeModel(ge, path));

@@ -1,8 +1,7 @@
 #include "frontend/caffe/caffe_importer.h"
 
 #include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/tokenizer.h>
-#include <google/protobuf/text_format.h>
+#include <google/protobuf/stubs/logging.h>
 
 #include <chrono>
 #include <climits>
@@ -12,6 +11,7 @@
 #include "base/log.h"
 #include "base/text.h"
 #include "frontend/caffe/caffe_convert.h"
+#include "frontend/text_proto.h"
 #include "ir/graph_edit.h"
 #include "ops/schemas.h"
 
@@ -87,24 +87,12 @@ bool InTestPhase(const LayerParameter& l) {
   return false;
 }
 
-class Collector : public google::protobuf::io::ErrorCollector {
- public:
-  void AddError(int line, int column, const std::string& message) override {
-    if (first.empty()) first = "line " + std::to_string(line + 1) + ", column " + std::to_string(column + 1) + ": " + message;
-  }
-  void AddWarning(int, int, const std::string&) override {}
-  std::string first;
-};
-
 Result<NetParameter> ParsePrototxt(const std::string& path) {
   NPU_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
   NetParameter net;
-  google::protobuf::TextFormat::Parser parser;
-  Collector errors;
-  parser.RecordErrorsTo(&errors);
-  parser.AllowUnknownField(true);  // training-only fields (param, fillers, engines) mean nothing to inference
-  if (!parser.ParseFromString(text, &net))
-    return Status::Error(kPrototxtSyntax, "--model", path, "the prototxt does not parse at " + errors.first,
+  std::string where;  // training-only fields (param, fillers, engines) mean nothing to inference: skipped
+  if (!ParseTextProto(text, &net, /*allow_unknown_fields=*/true, &where).ok())
+    return Status::Error(kPrototxtSyntax, "--model", path, "the prototxt does not parse at " + where,
                          "Fix that line; --model is the deploy .prototxt and --weight the .caffemodel.");
   return net;
 }
@@ -114,6 +102,7 @@ Result<NetParameter> ParseCaffemodel(const std::string& path) {
   auto bytes = f.bytes();
   if (bytes.size() > INT_MAX) return Status::Error(kWeightFile, "--weight", path, "the caffemodel is larger than 2 GB, the protobuf limit");
   NetParameter net;
+  google::protobuf::LogSilencer quiet;  // what is wrong goes into the Status, not protobuf's log
   google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
   in.SetTotalBytesLimit(INT_MAX);
   if (bytes.empty() || !net.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())

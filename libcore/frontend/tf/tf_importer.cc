@@ -2,7 +2,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-#include <google/protobuf/text_format.h>
+#include <google/protobuf/stubs/logging.h>
 
 #include <chrono>
 #include <climits>
@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "base/text.h"
 #include "frontend/layout.h"
+#include "frontend/text_proto.h"
 #include "frontend/tf/tf_convert.h"
 #include "frontend/weight_cut.h"
 #include "ir/graph_edit.h"
@@ -54,9 +55,9 @@ Result<ParsedGraph> Parse(const std::string& path) {
   if (bytes.empty()) return Bad(path, "the file is empty");
   ParsedGraph p;
   if (path.ends_with(".pbtxt") || path.ends_with(".txt") || LooksLikeText(bytes)) {
-    google::protobuf::TextFormat::Parser parser;
-    std::string text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-    if (!parser.ParseFromString(text, &p.graph)) return Bad(path, "not a TensorFlow GraphDef in text form (a .pbtxt line does not parse; run with --log=debug for protobuf's message)");
+    std::string where;
+    if (!ParseTextProto({reinterpret_cast<const char*>(bytes.data()), bytes.size()}, &p.graph, /*allow_unknown_fields=*/false, &where).ok())
+      return Bad(path, "not a TensorFlow GraphDef in text form: " + where);
     return p;
   }
   if (bytes.size() > INT_MAX) return Bad(path, "the GraphDef is larger than 2 GB, the protobuf limit");
@@ -75,6 +76,7 @@ Result<ParsedGraph> Parse(const std::string& path) {
                    out += marker.SerializeAsString();
                  }};
   auto cut = CutPayloads(bytes, {{kGraphNode, kNodeAttr, kEntryValue, kAttrTensor}, kTensorContent}, on);
+  google::protobuf::LogSilencer quiet;  // what is wrong goes into the Status, not protobuf's log
   bool parsed = cut && p.graph.ParseFromString(*cut);
   if (!parsed) {  // parse whole, to name what is wrong
     p.cuts.clear();
