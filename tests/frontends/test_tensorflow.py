@@ -541,6 +541,10 @@ class BadInput(unittest.TestCase):
         self.expect_error(os.path.join(WORK, "notgraph.pb"), "E10041")
         open(os.path.join(WORK, "empty.pb"), "wb").write(b"")
         self.expect_error(os.path.join(WORK, "empty.pb"), "E10041")
+        open(os.path.join(WORK, "bad.pbtxt"), "w").write('node { name: "x" op: "Placeholder" ]\n')
+        out = self.expect_error(os.path.join(WORK, "bad.pbtxt"), "E10041")
+        self.assertIn("line 1, column 36", out)
+        self.assertNotIn("libprotobuf", out)  # protobuf's own log stays out of the tool's output
 
     def test_bad_graphs(self):
         b = tfgraph.Builder(pb2)
