@@ -19,6 +19,7 @@ class GraphBuilder {
  public:
   explicit GraphBuilder(Graph& g) : g_(g) {}
   Graph& graph() { return g_; }
+  const Graph& graph() const { return g_; }
 
   struct Op {
     std::string type;            // internal op type

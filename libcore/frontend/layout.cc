@@ -112,7 +112,7 @@ class Sinker {
     Node& en2 = g_.nodes[e];
     for (int& in : en2.inputs)
       if (in == t_out) in = x;
-    int inner = g_.AddValue(UniqueValueName(g_, g_.values[e_out].name + "_" + "pre"));
+    int inner = g_.AddValue(UniqueValueName(g_, g_.values[e_out].name + "_pre"));
     g_.values[inner].producer = e;
     en2.outputs[0] = inner;
     // e now computes channels-first what the framework has channels-last: dumps turn it back.

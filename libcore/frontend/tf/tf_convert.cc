@@ -62,7 +62,7 @@ int Converter::In(const NodeDef& n, int j) {
 const Tensor* Converter::ConstIn(const NodeDef& n, int j) const {
   if (j >= n.input_size()) return nullptr;
   auto v = Lookup(n.input(j));
-  return v && b_graph().values[*v].constant ? &*b_graph().values[*v].constant : nullptr;
+  return v && b.graph().values[*v].constant ? &*b.graph().values[*v].constant : nullptr;
 }
 
 std::optional<std::vector<int64_t>> Converter::IntsIn(const NodeDef& n, int j) const {
@@ -91,7 +91,7 @@ const NodeDef* Converter::SoleReader(const std::string& name) const {
 }
 
 std::optional<int64_t> Converter::RankOf(int v) const {
-  const Value& x = b_graph().values[v];
+  const Value& x = b.graph().values[v];
   if (!x.has_shape) return std::nullopt;
   return static_cast<int64_t>(x.shape.size());
 }

@@ -86,7 +86,6 @@ class Converter {
   std::optional<int64_t> RankOf(int v) const;
 
  private:
-  const Graph& b_graph() const { return const_cast<GraphBuilder&>(b).graph(); }
   const std::map<std::string, const npukit::tf::NodeDef*>& nodes_;
   std::vector<std::span<const std::byte>> cuts_;
   std::shared_ptr<const void> file_;

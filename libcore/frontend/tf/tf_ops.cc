@@ -455,8 +455,6 @@ R MatMul(Converter& c, const NodeDef& n) {
 
 R BatchMatMul(Converter& c, const NodeDef& n) {
   bool ax = c.AttrBool(n, "adj_x", false), ay = c.AttrBool(n, "adj_y", false);
-  Graph& g = c.b.graph();
-  (void)g;
   if (!ax && !ay) {
     c.Bind(n, 0, c.b.Add1(n.name(), {"MatMul", {c.In(n, 0), c.In(n, 1)}, {}, "BatchMatMulV2"}, {n.name()}));
     return std::nullopt;
