@@ -205,15 +205,21 @@ class Corpora(unittest.TestCase):
         b.node("Merge", "mg", ["sw", "sw:1"], T=np.float32, N=2)
         b.node("Enter", "en", ["mg"], T=np.float32)
         b.graph.library.function.add().signature.name = b"my_fn"
+        b.node("my_fn", "call", ["en"])  # a Defun call: the function and the call are both reported
         model = b.save(os.path.join(WORK, "control_flow.pb"))
         r = run(ATC, "--framework=3", f"--model={model}", "--output=cf", "--soc_version=Ascend310P3")
         self.assertEqual(r.returncode, 1, r.stdout)
         out = r.stdout + r.stderr
         self.assertIn("E13010", out)
-        self.assertIn("4 node(s) are not supported", out)
-        for name in ("sw (type Switch)", "mg (type Merge)", "en (type Enter)", "my_fn (type FunctionDef)", "E12013"):
+        self.assertIn("5 node(s) are not supported", out)
+        for name in ("sw (type Switch)", "mg (type Merge)", "en (type Enter)", "my_fn (type FunctionDef)", "call (type my_fn)", "E12013"):
             self.assertIn(name, out)
         self.assertFalse(os.path.exists(os.path.join(WORK, "cf.om")))
+        # With --out_nodes, only what the outputs need must convert: the control flow beside them does not matter.
+        b.op("Relu", "r", [x])
+        b.save(model)
+        r = run(ATC, "--framework=3", f"--model={model}", "--output=cf_out", "--soc_version=Ascend310P3", "--out_nodes=r:0")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         r = run(ATC, "--mode=3", "--framework=3", f"--model={model}", "--soc_version=Ascend310P3", "--check_report=cf_report.json")
         report = json.load(open(os.path.join(WORK, "cf_report.json")))
         self.assertIn("Switch", json.dumps(report))

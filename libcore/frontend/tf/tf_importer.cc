@@ -142,6 +142,29 @@ Result<Walk> Order(const std::string& path, GraphDef& gd) {
   return w;
 }
 
+// With --out_nodes, only what those outputs are computed from is the model: a frozen graph may still hold
+// training or saving ops beside it (string constants, Assign, SaveV2), which need not convert. Without
+// --out_nodes every sink is an output and nothing goes. Names that no node has are left for the E11017 below.
+void KeepWhatOutputsNeed(GraphDef& gd, const ImportOptions& opts) {
+  if (opts.out_nodes.empty()) return;
+  std::map<std::string, const NodeDef*> by_name;
+  for (const NodeDef& n : gd.node()) by_name.emplace(n.name(), &n);
+  std::set<std::string> needed;
+  std::vector<std::string> todo;
+  for (const auto& [name, k] : opts.out_nodes)
+    if (by_name.count(name)) todo.push_back(name);
+  while (!todo.empty()) {
+    std::string name = std::move(todo.back());
+    todo.pop_back();
+    auto it = by_name.find(name);
+    if (it == by_name.end() || !needed.insert(name).second) continue;
+    for (const std::string& in : it->second->input()) todo.push_back(tf::ParseInputName(in).first);
+  }
+  if (needed.empty()) return;
+  auto* nodes = gd.mutable_node();
+  nodes->erase(std::remove_if(nodes->begin(), nodes->end(), [&](const NodeDef& n) { return !needed.count(n.name()); }), nodes->end());
+}
+
 Status UnsupportedError(const std::string& path, const std::vector<UnsupportedNode>& bad) {
   std::string list;
   for (const auto& u : bad) list += "\n    " + u.name + " (type " + u.op_type + "): " + u.reason;
@@ -149,9 +172,14 @@ Status UnsupportedError(const std::string& path, const std::vector<UnsupportedNo
                        "Replace these operators in the model (or freeze control flow away); atc --mode=3 writes the full report.");
 }
 
+// The library's functions count when a node calls one: by its name (Defun) or through a PartitionedCall.
 void CheckOps(const GraphDef& gd, std::vector<UnsupportedNode>& bad) {
+  std::set<std::string> ops;
+  for (const NodeDef& n : gd.node()) ops.insert(n.op());
+  const bool any_call = ops.count("PartitionedCall") || ops.count("StatefulPartitionedCall");
   for (const auto& f : gd.library().function())
-    bad.push_back({f.signature().name(), "FunctionDef", "tensorflow", 0, "a function of the graph's library (E12013): atc takes frozen graphs without functions"});
+    if (any_call || ops.count(f.signature().name()))
+      bad.push_back({f.signature().name(), "FunctionDef", "tensorflow", 0, "a function of the graph's library (E12013): atc takes frozen graphs without functions"});
   for (const NodeDef& n : gd.node()) {
     if (tf::FindOp(n.op())) continue;
     auto why = tf::KnownUnsupported(n.op());
@@ -229,6 +257,7 @@ Result<Graph> ImportTensorFlow(const std::string& path, const ImportOptions& opt
   if (gd.node_size() == 0) return Bad(path, "the GraphDef has no nodes (is this a TensorFlow model?)");
   info->producer = "TensorFlow (GraphDef producer " + std::to_string(gd.versions().producer()) + ")";
   for (const NodeDef& n : gd.node()) info->nodes.emplace_back(n.name(), n.op());
+  KeepWhatOutputsNeed(gd, opts);
   CheckOps(gd, info->unsupported);
   if (!info->unsupported.empty()) return UnsupportedError(path, info->unsupported);
   NPU_ASSIGN_OR_RETURN(Walk w, Order(path, gd));
