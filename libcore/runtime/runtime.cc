@@ -41,6 +41,12 @@ Result<Session> Session::FromOm(const std::string& path, size_t profile) {
   for (const Task& t : s.model_.tasks)
     if (!KernelRegistry::Get().Find(s.model_.graph.nodes[t.op_index].op_type))
       return Status::Error("E10003", "--model", path, "op type " + s.model_.graph.nodes[t.op_index].op_type + " has no kernel in this build");
+  // The cost model and the kernels read a node's inputs by position: a node with fewer than its schema asks
+  // for (a damaged file) stops here, named, instead of being read past its end.
+  for (const Node& n : s.model_.graph.nodes)
+    if (const OpSchema* schema = OpSchemaRegistry::Get().Find(n.op_type))
+      if (std::string why = ArityProblem(*schema, s.model_.graph, n); !why.empty())
+        return Status::Error("E10003", "--model", path, "op '" + n.name + "' (" + n.op_type + ") " + why);
   NPU_ASSIGN_OR_RETURN(s.own_soc_, ModelSoc(s.model_));
   s.exec_ = ExecContext::ForSoc(s.own_soc_.get(), false);
   s.PlanLifetimes();

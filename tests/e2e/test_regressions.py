@@ -269,6 +269,47 @@ class ShapesThatDoNotFit(Crashless):
         self.assertCoded(run("atc", "--framework=5", f"--model={d}/huge.onnx", f"--output={d}/h", "--soc_version=Ascend310P3"), "E16005")
 
 
+class NodesMissingAnInput(Crashless):
+    """9. (found by fuzz/blackbox.py om_run, ASan build) an .om whose Gemm lost its first input: msame's cost model
+    read the graph's values at index -1 (UBSan: a pointer overflow) before anything checked the op's inputs."""
+
+    def test_msame_names_the_op(self):
+        import importlib
+        import struct
+        d = fresh("missing_input")
+        proto_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../libcore/om")
+        subprocess.run(["protoc", f"-I{proto_dir}", f"--python_out={d}", os.path.join(proto_dir, "ge_ir.proto")], check=True)
+        sys.path.insert(0, d)
+        ge = importlib.import_module("ge_ir_pb2")
+        p = run("atc", "--framework=5", f"--model={EXAMPLES}/tinynet.onnx", f"--output={d}/tiny", "--soc_version=Ascend310P3")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        data = bytearray(open(f"{d}/tiny.om", "rb").read())
+        count = struct.unpack_from("<I", data, 256)[0]
+        base = 256 + 8 + 24 * count
+        table = [struct.unpack_from("<IxxxxQQ", data, 256 + 8 + 24 * k) for k in range(count)]
+        kind, off, size = table[0]
+        md = ge.ModelDef()
+        md.ParseFromString(bytes(data[base + off:base + off + size]))
+        gemm = next(op for op in md.graph[0].op if op.type in (b"MatMulV2", b"FullyConnection") or op.name.endswith(b"Gemm"))
+        gemm.input[0] = b""
+        new = md.SerializeToString()
+        # Same length keeps the other partitions where they are: pad the ModelDef with an unknown field.
+        self.assertLessEqual(len(new), size)
+        pad = size - len(new)
+        if pad:  # field 1023, length-delimited: tag 0xfa 0x3f, a varint length, that many zeros
+            self.assertGreaterEqual(pad, 3, "no room for the filler field")
+            body = pad - 3 if pad - 3 < 128 else pad - 4
+            length = bytes([body]) if body < 128 else bytes([body & 0x7F | 0x80, body >> 7])
+            new += b"\xfa\x3f" + length + b"\0" * body
+        data[base + off:base + off + size] = new
+        data[81] = 1  # checksum unchecked, as a tool that edits a model would leave it
+        open(f"{d}/broken.om", "wb").write(data)
+        p = run("msame", f"--model={d}/broken.om", f"--input={EXAMPLES}/input.npy", f"--output={d}/out")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("E10003", p.stdout + p.stderr)
+        self.assertIn("input 0 is missing", p.stdout + p.stderr)
+
+
 if __name__ == "__main__":
     os.makedirs(WORK, exist_ok=True)
     unittest.main(argv=sys.argv[:1], verbosity=1)
