@@ -175,6 +175,7 @@ class Reader {
       int v = g_.AddValue(name.empty() ? n.name + ":" + std::to_string(i) : name);
       if (g_.values[v].producer >= 0 || std::count(g_.inputs.begin(), g_.inputs.end(), v))
         return Bad(where + " output " + g_.values[v].name + " is produced twice");
+      if (std::find(n.inputs.begin(), n.inputs.end(), v) != n.inputs.end()) return Bad(where + " reads its own output " + g_.values[v].name);
       ReadDesc(outs[i], g_.values[v]);
       g_.values[v].producer = static_cast<int>(g_.nodes.size());
       n.outputs.push_back(v);
@@ -191,7 +192,9 @@ class Reader {
       auto p = by_name_.find(ref.substr(0, colon));
       char* end = nullptr;
       unsigned long idx = std::strtoul(ref.c_str() + colon + 1, &end, 10);
-      if (p != by_name_.end() && *end == '\0' && end != ref.c_str() + colon + 1 && idx < g_.nodes[p->second].outputs.size())
+      // p->second == nodes.size() is the op being read (its name is registered first): it cannot read itself.
+      if (p != by_name_.end() && p->second < g_.nodes.size() && *end == '\0' && end != ref.c_str() + colon + 1 &&
+          idx < g_.nodes[p->second].outputs.size())
         return g_.nodes[p->second].outputs[idx];
     }
     int v = g_.AddValue(ref);

@@ -74,7 +74,9 @@ TEST(ModelJson, ReaderIsLenientWithCannFilesAndStrictWithBrokenOnes) {
   ASSERT_TRUE(lenient.ok()) << lenient.status().message();
   EXPECT_EQ(lenient.value().graph.nodes[1].original_names, std::vector<std::string>{"relu"});
   EXPECT_EQ(ValueRef(lenient.value().graph, lenient.value().graph.nodes[1].inputs[0]), "a:0");
-  for (const char* bad : {R"({"graph":[{"op":[{"type":"Relu"}]}]})", R"({"graph":[{"op":[{"name":"a"},{"name":"a"}]}]})",
+  // The last one: an op that names itself as its input (found by fuzz/blackbox.py, it crashed the reader).
+  for (const char* bad : {R"({"graph":[{"op":[{"name":"a","type":"Relu","input":["a:0"],"output_desc":[{}]}]}]})",
+                          R"({"graph":[{"op":[{"type":"Relu"}]}]})", R"({"graph":[{"op":[{"name":"a"},{"name":"a"}]}]})",
                           R"({"graph":[{"op":[{"name":"a","input":"x"}]}]})", R"({"net":1})"})
     EXPECT_FALSE(ModelFromJson(nlohmann::json::parse(bad)).ok()) << bad;
 }
