@@ -35,6 +35,12 @@ std::optional<std::string_view> FrameworkOfFile(std::string_view path) {
   return std::nullopt;
 }
 
+std::string UnsupportedList(const std::vector<UnsupportedNode>& bad) {
+  std::string list;
+  for (const auto& u : bad) list += "\n    " + u.name + " (type " + u.op_type + "): " + u.reason;
+  return list;
+}
+
 std::string SupportedFrameworks() {
   std::string out;
   for (const FrameworkEntry& f : kFrameworks) out += (out.empty() ? "" : ", ") + std::string(f.number) + " (" + std::string(f.importer.name()) + ")";

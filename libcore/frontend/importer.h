@@ -49,6 +49,9 @@ class Importer {
   virtual Result<Graph> Import(const std::string& path, const ImportOptions& opts, ModelInfo* info) const = 0;
 };
 
+// "\n    name (type T): reason" per node: the list an unsupported-op error shows.
+std::string UnsupportedList(const std::vector<UnsupportedNode>& bad);
+
 // The importer for atc's --framework value (CANN's numbers: 0 Caffe, 1 MindSpore, 3 TensorFlow, 5 ONNX);
 // null when this build has none.
 const Importer* FindImporter(std::string_view framework);

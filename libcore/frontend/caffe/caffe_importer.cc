@@ -199,9 +199,7 @@ Status AddInputs(caffe::Converter& c, const NetParameter& net, const std::vector
 }
 
 Status UnsupportedError(const std::string& path, const std::vector<UnsupportedNode>& bad) {
-  std::string list;
-  for (const auto& u : bad) list += "\n    " + u.name + " (type " + u.op_type + "): " + u.reason;
-  return Status::Error(kUnsupported, "--model", path, std::to_string(bad.size()) + " layer(s) are not supported:" + list,
+  return Status::Error(kUnsupported, "--model", path, std::to_string(bad.size()) + " layer(s) are not supported:" + UnsupportedList(bad),
                        "Replace these layers in the prototxt; atc --mode=3 writes the full report.");
 }
 

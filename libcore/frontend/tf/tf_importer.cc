@@ -150,15 +150,15 @@ void KeepWhatOutputsNeed(GraphDef& gd, const ImportOptions& opts) {
   std::map<std::string, const NodeDef*> by_name;
   for (const NodeDef& n : gd.node()) by_name.emplace(n.name(), &n);
   std::set<std::string> needed;
-  std::vector<std::string> todo;
+  std::vector<std::string> pending;  // nodes to visit, from the outputs up their inputs
   for (const auto& [name, k] : opts.out_nodes)
-    if (by_name.count(name)) todo.push_back(name);
-  while (!todo.empty()) {
-    std::string name = std::move(todo.back());
-    todo.pop_back();
+    if (by_name.count(name)) pending.push_back(name);
+  while (!pending.empty()) {
+    std::string name = std::move(pending.back());
+    pending.pop_back();
     auto it = by_name.find(name);
     if (it == by_name.end() || !needed.insert(name).second) continue;
-    for (const std::string& in : it->second->input()) todo.push_back(tf::ParseInputName(in).first);
+    for (const std::string& in : it->second->input()) pending.push_back(tf::ParseInputName(in).first);
   }
   if (needed.empty()) return;
   auto* nodes = gd.mutable_node();
@@ -166,9 +166,7 @@ void KeepWhatOutputsNeed(GraphDef& gd, const ImportOptions& opts) {
 }
 
 Status UnsupportedError(const std::string& path, const std::vector<UnsupportedNode>& bad) {
-  std::string list;
-  for (const auto& u : bad) list += "\n    " + u.name + " (type " + u.op_type + "): " + u.reason;
-  return Status::Error("E13010", "--model", path, std::to_string(bad.size()) + " node(s) are not supported:" + list,
+  return Status::Error("E13010", "--model", path, std::to_string(bad.size()) + " node(s) are not supported:" + UnsupportedList(bad),
                        "Replace these operators in the model (or freeze control flow away); atc --mode=3 writes the full report.");
 }
 
