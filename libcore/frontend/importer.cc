@@ -1,6 +1,7 @@
 #include "frontend/importer.h"
 
 #include "frontend/caffe/caffe_importer.h"
+#include "frontend/ge/air_importer.h"
 #include "frontend/onnx/onnx_importer.h"
 #include "frontend/tf/tf_importer.h"
 
@@ -15,6 +16,7 @@ struct FrameworkEntry {
 // One row per front end: the only place a framework number meets its importer.
 const FrameworkEntry kFrameworks[] = {
     {"0", CaffeImporter()},
+    {"1", AirImporter()},
     {"3", TensorFlowImporter()},
     {"5", OnnxImporter()},
 };
@@ -29,7 +31,7 @@ const Importer* FindImporter(std::string_view framework) {
 
 std::optional<std::string_view> FrameworkOfFile(std::string_view path) {
   static constexpr std::pair<std::string_view, std::string_view> kExtensions[] = {
-      {".onnx", "5"}, {".pb", "3"}, {".pbtxt", "3"}, {".prototxt", "0"}};
+      {".onnx", "5"}, {".pb", "3"}, {".pbtxt", "3"}, {".prototxt", "0"}, {".air", "1"}};
   for (const auto& [ext, framework] : kExtensions)
     if (path.ends_with(ext)) return framework;
   return std::nullopt;

@@ -55,7 +55,7 @@ std::string UnsupportedList(const std::vector<UnsupportedNode>& bad);
 // The importer for atc's --framework value (CANN's numbers: 0 Caffe, 1 MindSpore, 3 TensorFlow, 5 ONNX);
 // null when this build has none.
 const Importer* FindImporter(std::string_view framework);
-// The --framework a reference-path model file is for, by its name: .onnx 5, .pb/.pbtxt 3, .prototxt 0.
+// The --framework a reference-path model file is for, by its name: .onnx 5, .pb/.pbtxt 3, .prototxt 0, .air 1.
 std::optional<std::string_view> FrameworkOfFile(std::string_view path);
 // "5 (ONNX)": the --framework values this build takes, for messages.
 std::string SupportedFrameworks();

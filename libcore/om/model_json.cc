@@ -22,7 +22,9 @@ OrderedJson DescJson(const Value& v) {
   return d;
 }
 
-OrderedJson AttrJson(const Attr& a) {
+}  // namespace
+
+OrderedJson AttrToJson(const Attr& a) {
   return std::visit(
       [](const auto& v) -> OrderedJson {
         using T = std::decay_t<decltype(v)>;
@@ -36,6 +38,8 @@ OrderedJson AttrJson(const Attr& a) {
       },
       a);
 }
+
+namespace {
 
 // ---- reading ---------------------------------------------------------------------------------------
 
@@ -225,7 +229,7 @@ OrderedJson ModelToJson(const Graph& g, const std::map<std::string, std::string>
     OrderedJson op = {{"name", n.name}, {"type", ShownType(n)}, {"id", k}, {"input", OrderedJson::array()}};
     for (int i : n.inputs) op["input"].push_back(ValueRef(g, i));
     OrderedJson at = OrderedJson::array();
-    for (const auto& [key, a] : n.attrs) at.push_back({{"key", key}, {"value", AttrJson(a)}});
+    for (const auto& [key, a] : n.attrs) at.push_back({{"key", key}, {"value", AttrToJson(a)}});
     at.push_back({{"key", kOriginalNamesAttr}, {"value", {{"list", {{"s", n.original_names}}}}}});
     op["attr"] = at;
     op["input_desc"] = OrderedJson::array();

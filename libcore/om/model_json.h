@@ -16,6 +16,8 @@ namespace npu {
 using OrderedJson = nlohmann::ordered_json;
 
 OrderedJson ModelToJson(const Graph& g, const std::map<std::string, std::string>& attrs);
+// One attribute value as the JSON writes it ({"i": ..}, {"list": {"s": [..]}}, ...).
+OrderedJson AttrToJson(const Attr& a);
 
 struct ModelJson {
   Graph graph;  // nodes in "id" order; weights as values without data

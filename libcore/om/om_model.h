@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "frontend/importer.h"
 #include "ir/graph.h"
 #include "ir/shape_profiles.h"
 #include "lower/lower.h"
@@ -29,6 +30,8 @@ struct OmModel {
   int external_weight = 0;
   std::map<std::string, std::string> attrs;  // atc_cmdline, atc_version, soc_version, framework_type, ...
   om::HeaderInfo header;
+  bool cann_built = false;                   // read from an .om CANN's ATC wrote (om/ge_model.h)
+  std::vector<UnsupportedNode> unrunnable;  // its ops no npukit kernel computes
   // Partition sizes (for --mode=6).
   size_t model_def_size = 0, weight_size = 0, task_info_size = 0, tbe_kernels_size = 0;
 };

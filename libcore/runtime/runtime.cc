@@ -38,6 +38,9 @@ Result<Session> Session::FromOm(const std::string& path, size_t profile) {
   RegisterBuiltinOps();
   Session s;
   NPU_ASSIGN_OR_RETURN(s.model_, LoadOm(path, profile));
+  if (!s.model_.unrunnable.empty())
+    return Status::Error("E10003", "--model", path, "npukit has no kernel for " + std::to_string(s.model_.unrunnable.size()) + " of its ops:" + UnsupportedList(s.model_.unrunnable),
+                         "Convert the source model with npukit's atc, which maps each op to a kernel.");
   for (const Task& t : s.model_.tasks)
     if (!KernelRegistry::Get().Find(s.model_.graph.nodes[t.op_index].op_type))
       return Status::Error("E10003", "--model", path, "op type " + s.model_.graph.nodes[t.op_index].op_type + " has no kernel in this build");

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The .om files CANN's ATC writes: atc --mode=6 and --mode=1 on the real A3C .om (../shared/corpora/om), the
 same model rewritten into the v2 and current header generations, and every header or ModelDef lie as a coded
-error (written with Python protobuf classes from libcore/om/ge_ir.proto, not npukit's reader).
+error (written with Python protobuf classes from libcore/frontend/ge/ge_ir.proto, not npukit's reader).
 usage: test_cann_om.py SOURCE_DIR BUILD_DIR WORK_DIR"""
 import importlib
 import json
@@ -128,7 +128,7 @@ class NpukitOmIsModelDef(unittest.TestCase):
     def test_protoc_decodes_every_op(self):
         for mode in ("must_keep_origin_dtype", "force_fp16"):
             md, _ = self.model_def(mode)
-            proto_dir = os.path.join(SOURCE, "libcore/om")
+            proto_dir = os.path.join(SOURCE, "libcore/frontend/ge")
             text = subprocess.run(["protoc", f"-I{proto_dir}", "--decode=npukit.ge.ModelDef", os.path.join(proto_dir, "ge_ir.proto")],
                                   input=md.SerializeToString(), capture_output=True, check=True).stdout.decode()
             ops = json.load(open(os.path.join(WORK, f"tiny_{mode}.json")))["graph"][0]["op"]
@@ -218,7 +218,7 @@ class Lies(unittest.TestCase):
 if __name__ == "__main__":
     shutil.rmtree(WORK, ignore_errors=True)
     os.makedirs(WORK)
-    proto_dir = os.path.join(SOURCE, "libcore/om")
+    proto_dir = os.path.join(SOURCE, "libcore/frontend/ge")
     subprocess.run(["protoc", f"-I{proto_dir}", f"--python_out={WORK}", os.path.join(proto_dir, "ge_ir.proto")], check=True)
     sys.path.insert(0, WORK)
     ge = importlib.import_module("ge_ir_pb2")

@@ -277,7 +277,7 @@ class NodesMissingAnInput(Crashless):
         import importlib
         import struct
         d = fresh("missing_input")
-        proto_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../libcore/om")
+        proto_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../libcore/frontend/ge")
         subprocess.run(["protoc", f"-I{proto_dir}", f"--python_out={d}", os.path.join(proto_dir, "ge_ir.proto")], check=True)
         sys.path.insert(0, d)
         ge = importlib.import_module("ge_ir_pb2")

@@ -59,9 +59,12 @@ int Display(const std::string& path, std::ostream& out) {
     if (t.on_device())
       out << "  task " << t.task_id << " " << t.kernel_name << " " << om.graph.nodes[t.op_index].name << ": " << WorkKindName(t.kind) << " "
           << TilingToString(TaskWork(om.graph, t, nullptr), t.tiling) << " (" << t.tiling_source << ")\n";
-  if (om.tasks.empty() && !om.graph.nodes.empty()) {
-    out << "Built by CANN's ATC (" << attr("om_generation") << " header): npukit reads its graph, weights and attributes; it has no npukit tasks to simulate.\n";
-  } else if (auto soc = ModelSoc(om); soc.ok() && soc.value()) {
+  if (om.cann_built) {
+    out << "Built by CANN's ATC (" << attr("om_generation") << " header): npukit reads its graph, weights and attributes"
+        << (om.unrunnable.empty() ? " and runs its ops with its own kernels (tasks lowered for the model's SoC).\n"
+                                  : "; msame cannot run it, for lack of kernels for:" + UnsupportedList(om.unrunnable) + "\n");
+  }
+  if (auto soc = ModelSoc(om); soc.ok() && soc.value() && !om.tasks.empty()) {
     IterationTiming it = ScheduleIteration(om.graph, om.tasks, *soc.value());
     out << FormatSimulatedTime(it.total_ns, BatchOf(om.graph), *soc.value()) << "\n";
   }

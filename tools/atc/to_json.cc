@@ -6,6 +6,7 @@
 #include "base/json.h"
 #include "compile/compile.h"
 #include "cost/tiling.h"
+#include "om/ge_model.h"
 #include "om/model_json.h"
 #include "om/om_model.h"
 
@@ -44,6 +45,7 @@ Result<json> FrameworkJson(const CompileConfig& config) {
 
 Result<json> OmJson(const std::string& path) {
   NPU_ASSIGN_OR_RETURN(OmModel m, LoadOm(path));
+  if (m.cann_built) return CannOmJson(path);
   json j = ModelToJson(m.graph, m.attrs);
   j["task"] = TaskJson(m);
   return j;

@@ -1,0 +1,499 @@
+#include "frontend/ge/ge_ops.h"
+
+#include <algorithm>
+#include <array>
+
+#include "ir/graph_edit.h"
+#include "ir/node_attrs.h"
+
+namespace npu {
+namespace {
+
+// Where the dims of an NHWC tensor sit once it is held channels-first (NCHW): N 0, H 2, W 3, C 1.
+constexpr std::array<int64_t, 4> kNhwcAxisInNchw = {0, 2, 3, 1};
+constexpr std::array<int64_t, 4> kNhwcToNchw = {0, 3, 1, 2}, kNchwToNhwc = {0, 2, 3, 1};
+
+// A node being mapped: its GE attributes set aside in `ge`, the node's own rebuilt from them. A map function
+// returns why it cannot map the node, or "" when it did.
+class GeOp {
+ public:
+  GeOp(Graph& g, int index) : g(g), index_(index) {
+    std::swap(ge.attrs, node().attrs);
+    if (auto it = ge.attrs.find(kFrameworkLayoutAttr); it != ge.attrs.end()) node().attrs[kFrameworkLayoutAttr] = it->second;
+  }
+  Graph& g;
+  Node ge;  // the GE attributes, read with Node's accessors
+
+  Node& node() { return g.nodes[index_]; }
+  bool has_in(size_t j) { return j < node().inputs.size() && node().inputs[j] >= 0; }
+  const Value& in(size_t j) { return g.values[node().inputs[j]]; }
+  const Value& out(size_t j) { return g.values[node().outputs[j]]; }
+  // An int list attribute GE may also write as one int (MindSpore's axis).
+  std::vector<int64_t> ints(std::string_view k) {
+    auto it = ge.attrs.find(k);
+    if (it == ge.attrs.end()) return {};
+    if (auto* i = std::get_if<int64_t>(&it->second)) return {*i};
+    return ge.attr_ints(k);
+  }
+  // Whether value v is an NHWC tensor held channels-first (its producer carries _framework_layout NHWC).
+  bool HeldNhwc(int v) {
+    int p = v >= 0 ? g.values[v].producer : -1;
+    return p >= 0 && g.nodes[p].attr_string(kFrameworkLayoutAttr) == "NHWC" && g.values[v].shape.size() == 4;
+  }
+  bool OutHeldNhwc() { return node().attr_string(kFrameworkLayoutAttr) == "NHWC" && out(0).shape.size() == 4; }
+  // An axis as the framework wrote it (NHWC for a held tensor) as an axis of value v; nullopt when out of range.
+  std::optional<int64_t> Axis(int v, int64_t axis) {
+    const auto rank = static_cast<int64_t>(g.values[v].shape.size());
+    if (axis < -rank || axis >= rank) return std::nullopt;
+    if (axis < 0) axis += rank;
+    return HeldNhwc(v) ? kNhwcAxisInNchw[static_cast<size_t>(axis)] : axis;
+  }
+  // Drops trailing omitted optional inputs; "" when none of those from `from` on is given.
+  std::string TrimOptional(size_t from, std::string_view what) {
+    auto& ins = node().inputs;
+    for (size_t j = from; j < ins.size(); ++j)
+      if (ins[j] >= 0) return "its " + std::string(what) + " input (npukit has no kernel for it)";
+    if (ins.size() > from) ins.resize(from);
+    while (!ins.empty() && ins.back() < 0) ins.pop_back();
+    return {};
+  }
+  // A constant input value in the shape `shape` (same elements): a new constant, so other readers keep theirs.
+  int Reshaped(int v, const Shape& shape) {
+    return AddConstant(g, UniqueValueName(g, g.values[v].name + "_nchw"), g.values[v].constant->Reshaped(shape));
+  }
+  // A node inserted before this one: Transpose of input j by perm.
+  void TransposeInput(size_t j, const std::vector<int64_t>& perm) {
+    int x = node().inputs[j];
+    Node t;
+    t.name = UniqueNodeName(g, node().name + "_transpose" + std::to_string(j));
+    t.op_type = t.ascend_type = "Transpose";
+    t.opset = 13;
+    t.attrs["perm"] = perm;
+    t.inputs = {x};
+    int y = g.AddValue(UniqueValueName(g, t.name));
+    Value& v = g.values[y];
+    v.dtype = g.values[x].dtype;
+    v.has_shape = true;
+    for (int64_t p : perm) v.shape.push_back(g.values[x].shape[static_cast<size_t>(p)]);
+    t.outputs = {y};
+    int k = AppendNode(g, std::move(t));  // SortTopologically puts it before its reader
+    (void)k;
+    node().inputs[j] = y;
+  }
+
+ private:
+  int index_;
+};
+
+using MapFn = std::string (*)(GeOp&);
+
+std::string Plain(GeOp&) { return {}; }
+
+std::string MapCast(GeOp& c) {
+  c.node().attrs["to"] = static_cast<int64_t>(c.out(0).dtype);
+  return {};
+}
+
+// A format change; NHWC <-> NC1HWC0 also permutes the origin dims (held channels-first on one side only).
+std::string MapTransData(GeOp& c) {
+  c.node().attrs["src_format"] = c.ge.attr_string("src_format");
+  c.node().attrs["dst_format"] = c.ge.attr_string("dst_format");
+  const int x = c.node().inputs.at(0);
+  if (c.in(0).layout == "NHWC" && c.OutHeldNhwc()) c.node().attrs["perm"] = std::vector<int64_t>(kNhwcToNchw.begin(), kNhwcToNchw.end());
+  else if (c.HeldNhwc(x) && c.out(0).layout == "NHWC") c.node().attrs["perm"] = std::vector<int64_t>(kNchwToNhwc.begin(), kNchwToNhwc.end());
+  else if (c.in(0).shape != c.out(0).shape) return "a TransData from " + ShapeToString(c.in(0).shape) + " to " + ShapeToString(c.out(0).shape) + " npukit cannot follow";
+  return {};
+}
+
+// The elementwise op a TBE fusion applied on a cube op's way out. The .om keeps no node for it: its kernel's
+// name ("te_fused_op_conv2d_relu_<hash>_<hash>__kernel0") is the only record, so it is read from there.
+std::string ReadFusedEpilogue(GeOp& c, std::initializer_list<std::string_view> heads) {
+  std::string kernel;
+  for (const auto& [k, v] : c.ge.attrs)
+    if (k.ends_with("_kernelname")) kernel = c.ge.attr_string(k);
+  constexpr std::string_view kFused = "te_fused_op_";
+  if (!kernel.starts_with(kFused)) return {};
+  std::string_view members = std::string_view(kernel).substr(kFused.size());
+  members = members.substr(0, members.rfind("__kernel"));
+  for (int hash = 0; hash < 2; ++hash) members = members.substr(0, members.rfind('_'));  // two hashes end the name
+  for (std::string_view head : heads)
+    if (members.starts_with(head)) members.remove_prefix(head.size());
+  Node& n = c.node();
+  if (members.empty()) return {};
+  if (members == "_relu") {
+    n.attrs[kEpilogueOp] = std::string("Relu");
+    n.attrs[kEpilogueOpset] = int64_t{13};
+  } else if (members == "_relu6") {
+    n.attrs[kEpilogueOp] = std::string("Clip");
+    n.attrs[kEpilogueOpset] = int64_t{6};
+    n.attrs[std::string(kEpilogueAttrPrefix) + "min"] = 0.0f;
+    n.attrs[std::string(kEpilogueAttrPrefix) + "max"] = 6.0f;
+  } else {
+    return "its fused kernel " + kernel + " applies '" + std::string(members.substr(1)) + "', which npukit cannot recover from the .om";
+  }
+  return {};
+}
+
+struct Window {
+  int64_t stride, pad_begin, pad_end;
+};
+
+// One spatial dim of a conv whose attributes the .om does not keep (CANN 20.x drops strides and pads once the
+// TBE kernel is built; the shapes stay): the smallest stride for which VALID, then SAME (TF's two paddings; SAME
+// puts the odd pixel at the end, as TF does) makes `out` from `in` with a `k`-wide window. A model whose
+// attributes are kept (newer CANN, AIR) never comes here.
+std::optional<Window> InferWindow(int64_t in, int64_t out, int64_t k) {
+  if (in < 1 || out < 1 || k < 1) return std::nullopt;
+  for (int64_t s = 1; s <= std::max(in, int64_t{1}); ++s) {
+    if (in >= k && (in - k) / s + 1 == out) return Window{s, 0, 0};
+    if ((in + s - 1) / s == out) {
+      int64_t total = std::max<int64_t>((out - 1) * s + k - in, 0);
+      return Window{s, total / 2, total - total / 2};
+    }
+  }
+  return std::nullopt;
+}
+
+// TF-style window attributes (4 values in data_format order) as the two spatial ones.
+std::optional<std::array<int64_t, 2>> Spatial(const std::vector<int64_t>& v, std::string_view data_format) {
+  if (v.size() == 2) return std::array<int64_t, 2>{v[0], v[1]};
+  size_t h = data_format.find('H'), w = data_format.find('W');
+  if (v.size() != 4 || h == std::string_view::npos || w == std::string_view::npos) return std::nullopt;
+  return std::array<int64_t, 2>{v[h], v[w]};
+}
+
+// strides / pads / dilations of a window op over input x [N,C,H,W] with window k and output y: from its
+// attributes when GE kept them, else inferred (InferWindow).
+std::string SetWindow(GeOp& c, const Shape& x, const Shape& y, std::array<int64_t, 2> k) {
+  Node& n = c.node();
+  const std::string format = c.ge.attr_string("data_format", "NCHW");
+  std::vector<int64_t> strides, pads, dilations = {1, 1};
+  if (c.ge.has_attr("strides")) {
+    auto s = Spatial(c.ge.attr_ints("strides"), format);
+    if (!s) return "strides " + AttrToString(c.ge.attrs.at("strides")) + " do not fit data_format " + format;
+    strides = {(*s)[0], (*s)[1]};
+    if (c.ge.has_attr("dilations")) {
+      auto d = Spatial(c.ge.attr_ints("dilations"), format);
+      if (!d) return "dilations do not fit data_format " + format;
+      dilations = {(*d)[0], (*d)[1]};
+    }
+    const std::string padding = c.ge.attr_string("padding", c.ge.attr_string("pad_mode"));
+    auto p = c.ge.attr_ints("pads");
+    if (p.size() == 4 && padding != "SAME" && padding != "same") {
+      pads = {p[0], p[2], p[1], p[3]};  // GE: top, bottom, left, right; npukit (ONNX): begins, then ends
+    } else {
+      pads = {0, 0, 0, 0};
+      for (size_t d = 0; d < 2 && (padding == "SAME" || padding == "same"); ++d) {
+        const int64_t extent = (k[d] - 1) * dilations[d] + 1, in = x[2 + d], o = (in + strides[d] - 1) / strides[d];
+        const int64_t total = std::max<int64_t>((o - 1) * strides[d] + extent - in, 0);
+        pads[d] = total / 2;
+        pads[d + 2] = total - total / 2;
+      }
+    }
+  } else {
+    strides.resize(2);
+    pads.resize(4);
+    for (size_t d = 0; d < 2; ++d) {
+      auto w = InferWindow(x[2 + d], y[2 + d], k[d]);
+      if (!w) return "the .om keeps no strides/pads for it and no VALID or SAME window makes " + ShapeToString(y) + " from " + ShapeToString(x);
+      strides[d] = w->stride;
+      pads[d] = w->pad_begin;
+      pads[d + 2] = w->pad_end;
+    }
+  }
+  n.attrs["strides"] = strides;
+  n.attrs["pads"] = pads;
+  n.attrs["dilations"] = dilations;
+  n.attrs["kernel_shape"] = std::vector<int64_t>{k[0], k[1]};
+  return {};
+}
+
+std::string MapConv2D(GeOp& c) {
+  if (!c.has_in(0) || !c.has_in(1)) return "it has no x or filter input";
+  if (std::string why = c.TrimOptional(3, "offset_w (int8)"); !why.empty()) return why;
+  const Shape &x = c.in(0).shape, &w = c.in(1).shape, &y = c.out(0).shape;
+  if (x.size() != 4 || w.size() != 4 || y.size() != 4) return "x, filter and y are not all 4-D";
+  if (w[1] < 1 || x[1] % w[1] != 0) return "the filter's " + std::to_string(w[1]) + " input channels do not divide the input's " + std::to_string(x[1]);
+  c.node().attrs["group"] = x[1] / w[1];
+  c.node().attrs.erase("kernel_shape");
+  if (std::string why = SetWindow(c, x, y, {w[2], w[3]}); !why.empty()) return why;
+  return ReadFusedEpilogue(c, {"conv2d"});
+}
+
+std::string MapMatMul(GeOp& c) {
+  if (!c.has_in(0) || !c.has_in(1)) return "it has no x1 or x2 input";
+  if (std::string why = c.TrimOptional(3, "offset_w (int8)"); !why.empty()) return why;
+  const bool ta = c.ge.attr_int("transpose_x1", 0) || c.ge.attr_int("transpose_a", 0);
+  const bool tb = c.ge.attr_int("transpose_x2", 0) || c.ge.attr_int("transpose_b", 0);
+  if (c.in(0).shape.size() != 2 || c.in(1).shape.size() != 2) return "x1 and x2 are not both 2-D";
+  c.node().attrs["transA"] = int64_t{ta};
+  c.node().attrs["transB"] = int64_t{tb};
+  return ReadFusedEpilogue(c, {"mat_mul_v2", "matmul_v2", "mat_mul", "matmul"});
+}
+
+// BatchMatMul's adj_x1 / adj_x2 swap the last two dims of an operand: a Transpose before npukit's MatMul.
+std::string MapBatchMatMul(GeOp& c) {
+  if (!c.has_in(0) || !c.has_in(1)) return "it has no x1 or x2 input";
+  if (std::string why = c.TrimOptional(2, "bias"); !why.empty()) return why;
+  for (size_t j = 0; j < 2; ++j) {
+    const bool adj = c.ge.attr_int(j == 0 ? "adj_x1" : "adj_x2", 0) || c.ge.attr_int(j == 0 ? "transpose_x1" : "transpose_x2", 0);
+    if (!adj) continue;
+    const size_t rank = c.in(j).shape.size();
+    if (rank < 2) return "an adjointed operand is not a matrix";
+    std::vector<int64_t> perm(rank);
+    for (size_t d = 0; d < rank; ++d) perm[d] = static_cast<int64_t>(d);
+    std::swap(perm[rank - 1], perm[rank - 2]);
+    c.TransposeInput(j, perm);
+  }
+  return {};
+}
+
+std::string MapSoftmax(GeOp& c) {
+  auto axes = c.ints(c.ge.has_attr("axes") ? "axes" : "axis");
+  if (axes.empty()) axes = {-1};
+  if (axes.size() != 1) return "it normalises over " + std::to_string(axes.size()) + " axes; npukit's Softmax takes one";
+  auto axis = c.Axis(c.node().inputs[0], axes[0]);
+  if (!axis) return "axis " + std::to_string(axes[0]) + " is outside the input's rank";
+  c.node().attrs["axis"] = *axis;
+  return {};
+}
+
+std::string MapArgMax(GeOp& c) {
+  auto axis = c.Axis(c.node().inputs[0], c.ge.attr_int("dimension", c.ge.attr_int("axis", 0)));
+  if (!axis) return "its dimension is outside the input's rank";
+  c.node().attrs["axis"] = *axis;
+  c.node().attrs["keepdims"] = int64_t{0};
+  c.node().attrs[kArgOutputType] = static_cast<int64_t>(c.out(0).dtype);
+  return {};
+}
+
+std::string MapRelu6(GeOp& c) {
+  c.node().attrs["min"] = 0.0f;
+  c.node().attrs["max"] = 6.0f;
+  return {};
+}
+
+std::string MapLeakyRelu(GeOp& c) {
+  c.node().attrs["alpha"] = c.ge.attr_float("negative_slope", 0.0f);
+  return {};
+}
+
+std::string MapElu(GeOp& c) {
+  c.node().attrs["alpha"] = c.ge.attr_float("alpha", 1.0f);
+  return {};
+}
+
+// Broadcasting follows the framework's layout: next to an NHWC tensor held channels-first, a constant operand
+// of a per-channel (or scalar) shape is laid out as [1, C, 1, 1] so it broadcasts the same way.
+std::string MapBinary(GeOp& c) {
+  if (!c.OutHeldNhwc()) return {};
+  for (size_t j = 0; j < c.node().inputs.size(); ++j) {
+    const int v = c.node().inputs[j];
+    if (v < 0 || c.HeldNhwc(v) || NumElements(c.g.values[v].shape) == 1) continue;
+    Shape s = c.g.values[v].shape;
+    if (!c.g.values[v].constant || s.size() > 4) return "operand " + std::to_string(j) + " " + ShapeToString(s) + " broadcasts against an NHWC tensor in a way npukit does not follow";
+    s.insert(s.begin(), 4 - s.size(), 1);
+    if (s[1] != 1 || s[2] != 1) return "operand " + std::to_string(j) + " " + ShapeToString(c.g.values[v].shape) + " is not per-channel against an NHWC tensor";
+    c.node().inputs[j] = c.Reshaped(v, {s[0], s[3], 1, 1});
+  }
+  return {};
+}
+
+// BiasAdd: an Add whose bias runs along the data format's C.
+std::string MapBiasAdd(GeOp& c) {
+  if (!c.has_in(0) || !c.has_in(1)) return "it has no x or bias input";
+  const size_t rank = c.in(0).shape.size();
+  const bool channels_first = rank >= 3 && !c.HeldNhwc(c.node().inputs[0]) && c.ge.attr_string("data_format", "NHWC").starts_with("NC");
+  if (!channels_first && !c.HeldNhwc(c.node().inputs[0])) return {};
+  if (!c.in(1).constant) return "its bias is not a constant";
+  Shape s(rank - 1, 1);
+  s[0] = NumElements(c.in(1).shape);
+  c.node().inputs[1] = c.Reshaped(c.node().inputs[1], s);
+  return {};
+}
+
+// Shape-only ops (GE's Reshape, Squeeze, ExpandDims, Flatten, ...): a Reshape to the shape the op makes.
+std::string MapReshape(GeOp& c) {
+  if (!c.has_in(0)) return "it has no input";
+  if ((c.HeldNhwc(c.node().inputs[0]) || c.OutHeldNhwc()) && c.in(0).shape != c.out(0).shape) return "it reshapes an NHWC tensor held channels-first";
+  const Shape& s = c.out(0).shape;
+  Tensor shape = Tensor::Empty(DType::kI64, {static_cast<int64_t>(s.size())});
+  std::copy(s.begin(), s.end(), shape.mutable_data<int64_t>());
+  c.node().inputs = {c.node().inputs[0], AddConstant(c.g, UniqueValueName(c.g, c.node().name + "/shape"), std::move(shape))};
+  return {};
+}
+
+std::string MapConcat(GeOp& c) {
+  auto& ins = c.node().inputs;
+  ins.erase(std::remove(ins.begin(), ins.end(), -1), ins.end());
+  std::vector<int> data;
+  for (int v : ins)
+    if (!(c.g.values[v].constant && c.g.values[v].shape.empty())) data.push_back(v);  // ConcatV2's axis input
+  if (data.empty()) return "it has no inputs";
+  int64_t dim = c.ge.attr_int("concat_dim", c.ge.attr_int("axis", 0));
+  const bool held = c.HeldNhwc(data[0]);
+  for (int v : data)
+    if (c.HeldNhwc(v) != held) return "it joins NHWC tensors held channels-first with others";
+  auto axis = c.Axis(data[0], dim);
+  if (!axis) return "concat_dim " + std::to_string(dim) + " is outside the input's rank";
+  ins = data;
+  c.node().attrs["axis"] = *axis;
+  return {};
+}
+
+std::string MapTranspose(GeOp& c) {
+  auto perm = c.ints("perm");
+  if (perm.empty() && c.has_in(1) && c.in(1).constant) perm = c.in(1).constant->ToInt64Vector();
+  if (perm.empty()) return "its perm is neither an attribute nor a constant";
+  if (c.HeldNhwc(c.node().inputs[0]) || c.OutHeldNhwc()) return "it transposes an NHWC tensor held channels-first";
+  c.node().inputs.resize(1);
+  c.node().attrs["perm"] = perm;
+  return {};
+}
+
+std::string MapReduce(GeOp& c) {
+  const int x = c.node().inputs.at(0);
+  auto axes = c.ints("axes");
+  if (axes.empty() && c.has_in(1) && c.in(1).constant) axes = c.in(1).constant->ToInt64Vector();
+  const bool keep = c.ge.attr_int("keep_dims", c.ge.attr_int("keepdims", 0));
+  std::vector<int64_t> mapped;
+  for (int64_t a : axes) {
+    auto m = c.Axis(x, a);
+    if (!m) return "axis " + std::to_string(a) + " is outside the input's rank";
+    mapped.push_back(*m);
+  }
+  if (c.HeldNhwc(x) && !keep) {  // the kept dims must come out in the framework's order
+    std::vector<int64_t> kept;
+    for (int64_t d = 0; d < 4; ++d)
+      if (std::find(mapped.begin(), mapped.end(), kNhwcAxisInNchw[static_cast<size_t>(d)]) == mapped.end()) kept.push_back(kNhwcAxisInNchw[static_cast<size_t>(d)]);
+    if (!std::is_sorted(kept.begin(), kept.end())) return "it drops axes of an NHWC tensor held channels-first in a way that reorders the rest";
+  }
+  c.node().inputs.resize(1);
+  c.node().attrs["axes"] = mapped;
+  c.node().attrs["keepdims"] = int64_t{keep};
+  return {};
+}
+
+std::string MapPool(GeOp& c) {
+  const Shape &x = c.in(0).shape, &y = c.out(0).shape;
+  if (x.size() != 4 || y.size() != 4) return "its input and output are not 4-D";
+  const std::string format = c.HeldNhwc(c.node().inputs[0]) ? "NHWC" : c.ge.attr_string("data_format", "NCHW");
+  auto k = Spatial(c.ints(c.ge.has_attr("ksize") ? "ksize" : "kernel_size"), format);
+  if (!k) return "its ksize does not fit data_format " + format;
+  c.ge.attrs["data_format"] = format;
+  if (std::string why = SetWindow(c, x, y, *k); !why.empty()) return why;
+  c.node().attrs.erase("dilations");
+  if (c.node().op_type == "AveragePool") c.node().attrs["count_include_pad"] = int64_t{0};  // TF and CANN average the real pixels
+  return {};
+}
+
+std::string MapLayerNorm(GeOp& c) {
+  c.node().attrs["axis"] = c.ge.attr_int("begin_norm_axis", -1);
+  c.node().attrs["epsilon"] = c.ge.attr_float("epsilon", 1e-7f);
+  // GE's outputs 1 and 2 are the mean and the variance, ONNX's the mean and 1/stddev: only y is kept.
+  for (size_t j = 1; j < c.node().outputs.size(); ++j)
+    if (!Consumers(c.g, c.node().outputs[j]).empty() || IsGraphOutput(c.g, c.node().outputs[j])) return "its mean or variance output is read";
+  for (size_t j = 1; j < c.node().outputs.size(); ++j) c.g.values[c.node().outputs[j]].producer = -1;
+  c.node().outputs.resize(1);
+  return {};
+}
+
+struct GeOpRow {
+  std::string_view ge_type, op_type;
+  int opset;
+  MapFn map;
+};
+
+// One row per GE type npukit runs; the kernel's op type and opset, and how its attributes become the kernel's.
+constexpr GeOpRow kGeOps[] = {
+    {"Cast", "Cast", 13, MapCast},
+    {"TransData", "TransData", 0, MapTransData},
+    {"Conv2D", "Conv", 11, MapConv2D},
+    {"MatMul", "Gemm", 13, MapMatMul},
+    {"MatMulV2", "Gemm", 13, MapMatMul},
+    {"BatchMatMul", "MatMul", 13, MapBatchMatMul},
+    {"BatchMatMulV2", "MatMul", 13, MapBatchMatMul},
+    {"SoftmaxV2", "Softmax", 13, MapSoftmax},
+    {"Softmax", "Softmax", 13, MapSoftmax},
+    {"LogSoftmaxV2", "LogSoftmax", 13, MapSoftmax},
+    {"ArgMaxD", "ArgMax", 13, MapArgMax},
+    {"ArgMaxV2", "ArgMax", 13, MapArgMax},
+    {"Relu", "Relu", 13, Plain},
+    {"Relu6", "Clip", 6, MapRelu6},
+    {"LeakyRelu", "LeakyRelu", 6, MapLeakyRelu},
+    {"Elu", "Elu", 6, MapElu},
+    {"Sigmoid", "Sigmoid", 13, Plain},
+    {"Tanh", "Tanh", 13, Plain},
+    {"Exp", "Exp", 13, Plain},
+    {"Log", "Log", 13, Plain},
+    {"Sqrt", "Sqrt", 13, Plain},
+    {"Abs", "Abs", 13, Plain},
+    {"Neg", "Neg", 13, Plain},
+    {"Erf", "Erf", 13, Plain},
+    {"Reciprocal", "Reciprocal", 13, Plain},
+    {"Floor", "Floor", 13, Plain},
+    {"Add", "Add", 14, MapBinary},
+    {"AddV2", "Add", 14, MapBinary},
+    {"Sub", "Sub", 14, MapBinary},
+    {"Mul", "Mul", 14, MapBinary},
+    {"RealDiv", "Div", 14, MapBinary},
+    {"Div", "Div", 14, MapBinary},
+    {"Maximum", "Max", 13, MapBinary},
+    {"Minimum", "Min", 13, MapBinary},
+    {"BiasAdd", "Add", 14, MapBiasAdd},
+    {"Reshape", "Reshape", 13, MapReshape},
+    {"Squeeze", "Reshape", 13, MapReshape},
+    {"SqueezeV2", "Reshape", 13, MapReshape},
+    {"Unsqueeze", "Reshape", 13, MapReshape},
+    {"ExpandDims", "Reshape", 13, MapReshape},
+    {"Flatten", "Reshape", 13, MapReshape},
+    {"FlattenV2", "Reshape", 13, MapReshape},
+    {"ConcatD", "Concat", 13, MapConcat},
+    {"ConcatV2D", "Concat", 13, MapConcat},
+    {"ConcatV2", "Concat", 13, MapConcat},
+    {"Concat", "Concat", 13, MapConcat},
+    {"TransposeD", "Transpose", 13, MapTranspose},
+    {"Transpose", "Transpose", 13, MapTranspose},
+    {"ReduceMeanD", "ReduceMean", 11, MapReduce},
+    {"ReduceMean", "ReduceMean", 11, MapReduce},
+    {"ReduceSumD", "ReduceSum", 11, MapReduce},
+    {"ReduceSum", "ReduceSum", 11, MapReduce},
+    {"ReduceMaxD", "ReduceMax", 11, MapReduce},
+    {"MaxPool", "MaxPool", 12, MapPool},
+    {"AvgPool", "AveragePool", 11, MapPool},
+    {"LayerNorm", "LayerNormalization", 17, MapLayerNorm},
+    {"Identity", "Identity", 13, Plain},
+    {"MemcpyAsync", "Identity", 13, Plain},
+};
+
+constexpr std::string_view kBookkeeping[] = {"AtomicAddrClean", "Send", "Recv", "StreamActive", "StreamSwitch", "StreamMerge",
+                                             "LabelSet", "LabelGoto", "LabelGotoEx", "LabelSwitchByIndex", "NoOp"};
+
+}  // namespace
+
+bool IsGeBookkeepingOp(std::string_view type) { return std::find(std::begin(kBookkeeping), std::end(kBookkeeping), type) != std::end(kBookkeeping); }
+
+void MapGeOps(Graph& g, std::vector<UnsupportedNode>& unrunnable) {
+  const size_t count = g.nodes.size();  // map functions may append Transposes, which need no mapping
+  for (size_t k = 0; k < count; ++k) {
+    const std::string type = g.nodes[k].op_type;
+    const GeOpRow* row = nullptr;
+    for (const GeOpRow& r : kGeOps)
+      if (r.ge_type == type) row = &r;
+    if (type == "Reshape" && g.nodes[k].opset == 13) continue;  // a Reshape the reader put back
+    if (!row) {
+      unrunnable.push_back({g.nodes[k].name, type, "", 0, "npukit has no kernel for this GE op type"});
+      continue;
+    }
+    GeOp op(g, static_cast<int>(k));
+    op.node().op_type = std::string(row->op_type);
+    op.node().opset = row->opset;
+    if (std::string why = row->map(op); !why.empty()) {
+      op.node().op_type = type;
+      unrunnable.push_back({op.node().name, type, "", 0, why});
+    }
+  }
+  if (g.nodes.size() != count) (void)SortTopologically(g);
+}
+
+}  // namespace npu
