@@ -59,6 +59,19 @@ Result<LaidOut> FromBlocked(const DumpTensor& t, size_t elem, std::span<const in
   return r;
 }
 
+// Whether a 4-D original shape is NHWC: the dump says so (an output's original_op.format), or, for an input
+// (a dump records no original format for those), only the NHWC reading of it fits the NC1HWC0 shape.
+bool HoldsNhwcOrigin(const DumpTensor& t, size_t elem, std::span<const int64_t> original) {
+  if (original.size() != 4) return false;
+  if (t.original_format >= 0) return t.original_format == static_cast<int>(Format::kNHWC);
+  if (t.format != static_cast<int>(Format::kNC1HWC0)) return false;
+  auto fits = [&](Shape nchw) {
+    auto device = DeviceShape({Format::kNC1HWC0, std::move(nchw), elem, 1});
+    return device.ok() && device.value() == Shape(t.shape.begin(), t.shape.end());
+  };
+  return !fits(Shape(original.begin(), original.end())) && fits({original[0], original[3], original[1], original[2]});
+}
+
 }  // namespace
 
 bool NeedsLayoutConversion(int f) {
@@ -82,7 +95,8 @@ Result<LaidOut> ConvertLayout(const DumpTensor& t, size_t elem, std::string_view
   LaidOut r;
   // A framework tensor in NHWC (a TensorFlow op's output; original_op.format says so) comes back in NHWC
   // unless the caller asks for NCHW: that is the layout its golden data has.
-  const bool framework_nhwc = target.empty() && t.original_format == static_cast<int>(Format::kNHWC) && original.size() == 4;
+  const bool nhwc_origin = HoldsNhwcOrigin(t, elem, original);
+  const bool framework_nhwc = target.empty() && nhwc_origin;
   if (framework_nhwc && t.format == static_cast<int>(Format::kNHWC)) {
     r.shape = s;
     r.bytes.assign(in, in + t.data.size());
@@ -113,6 +127,7 @@ Result<LaidOut> ConvertLayout(const DumpTensor& t, size_t elem, std::string_view
       break;
     }
     default:
+      if (nhwc_origin) return FromBlocked(t, elem, Shape{original[0], original[3], original[1], original[2]});
       return FromBlocked(t, elem, original);
   }
   return r;

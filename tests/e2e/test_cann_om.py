@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-"""The .om files CANN's ATC writes: atc --mode=6 and --mode=1 on the real A3C .om (../shared/corpora/om), the
-same model rewritten into the v2 and current header generations, and every header or ModelDef lie as a coded
-error (written with Python protobuf classes from libcore/frontend/ge/ge_ir.proto, not npukit's reader).
+"""The .om files CANN's ATC writes: atc --mode=6 and --mode=1 on the real A3C .om (../shared/corpora/om), msame
+running it against npukit's own conversion of the .pb it was built from, the same model rewritten into the v2 and
+current header generations, and every header or ModelDef lie as a coded error (written with Python protobuf classes from libcore/frontend/ge/ge_ir.proto, not npukit's reader).
 usage: test_cann_om.py SOURCE_DIR BUILD_DIR WORK_DIR"""
+import glob
 import importlib
 import json
 import os
@@ -12,15 +13,41 @@ import subprocess
 import sys
 import unittest
 
+import numpy as np
+
 SOURCE, BUILD, WORK = (os.path.abspath(p) for p in sys.argv[1:4])
 ATC = os.path.join(BUILD, "tools/atc/atc")
+MSAME = os.path.join(BUILD, "tools/msame/msame")
+CMP = os.path.join(BUILD, "tools/msaccucmp/msaccucmp")
 REAL = os.path.join(SOURCE, "../shared/corpora/om/a3c_pong_model.om")
+PB = os.path.join(SOURCE, "../shared/corpora/tf/a3c_pong_model.pb")
 HEADER = 256
 ge = None
 
 
+def run(*args):
+    return subprocess.run(list(args), capture_output=True, text=True, cwd=WORK, check=False)
+
+
 def atc(*args):
-    return subprocess.run([ATC, *args], capture_output=True, text=True, cwd=WORK, check=False)
+    return run(ATC, *args)
+
+
+def must(*args):
+    r = run(*args)
+    if r.returncode != 0:
+        raise AssertionError(f"{args} failed ({r.returncode}):\n{r.stdout}{r.stderr}")
+    return r.stdout + r.stderr
+
+
+def dumped(folder, op, tensor):
+    """One tensor of an op's dump in `folder` (msaccucmp convert -f NCHW), as an array."""
+    (path,) = glob.glob(os.path.join(WORK, folder, "*/0/*/1/0", f"*.{op}.*"))
+    out = os.path.join(WORK, folder + "_npy", op)
+    fmt = ["-f", "NCHW"] if op.startswith("W_0_conv") else []
+    must(CMP, "convert", "-d", path, "--out", out, *fmt)
+    (npy,) = glob.glob(os.path.join(out, f"*.{tensor}.*npy"))
+    return np.load(npy).astype(np.float32)
 
 
 def parts_of(data):
@@ -92,6 +119,75 @@ class RealOm(unittest.TestCase):
                 self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
                 self.assertIn(f"({generation} header)", r.stdout)
                 self.assertIn("soc_version[Ascend310]", r.stdout)
+
+
+class RealOmRuns(unittest.TestCase):
+    """msame runs the real .om with npukit's kernels (TBE ops mapped, weights read back from FRACTAL_Z/FRACTAL_NZ,
+    strides recovered from the shapes): on the same input it computes what npukit's own force_fp16 conversion of
+    the .pb computes, and its dumps compare with the .pb's golden dumps through the real .om's own JSON."""
+
+    @classmethod
+    def setUpClass(cls):
+        x = np.random.default_rng(11).random((1, 42, 42, 1)).astype(np.float32)
+        np.save(os.path.join(WORK, "run_in.npy"), x)
+        for name in ("real", "own", "golden"):
+            json.dump({"dump": {"dump_path": f"d_{name}", "dump_list": [], "dump_mode": "all"}}, open(os.path.join(WORK, f"{name}.json"), "w"))
+        must(ATC, "--framework=3", f"--model={PB}", "--output=own", "--soc_version=Ascend310", "--precision_mode=force_fp16")
+        cls.real_run = must(MSAME, "--model", REAL, "--input", "run_in.npy", "--acl_json_path", "real.json", "--output", "out_real")
+        must(MSAME, "--model", "own.om", "--input", "run_in.npy", "--acl_json_path", "own.json", "--output", "out_own")
+        must(MSAME, "--model", PB, "--input", "run_in.npy", "--acl_json_path", "golden.json", "--output", "out_golden")
+
+    def test_runs_on_zeros_with_the_models_soc(self):
+        out = must(MSAME, "--model", REAL, "--output", "out_zeros")
+        self.assertIn("Ascend310", out)
+        (path,) = glob.glob(os.path.join(WORK, "out_zeros/*output_0.bin"))
+        (action,) = np.fromfile(path, dtype=np.int32)
+        self.assertIn(action, range(6))
+
+    def test_matches_npukits_own_conversion(self):
+        (real,) = [np.fromfile(p, dtype=np.int32) for p in glob.glob(os.path.join(WORK, "out_real/*output_0.bin"))]
+        (own,) = [np.fromfile(p, dtype=np.int32) for p in glob.glob(os.path.join(WORK, "out_own/*output_0.bin"))]
+        self.assertEqual(list(real), list(own))
+        # Every layer on the way, not only the argmax: the convs (NC1HWC0 dumps in NCHW) and the softmax.
+        for real_op, own_op in (("W_0_conv1_Conv2DW_0_conv1_Relu", "W_0_conv1_Conv2D"), ("W_0_conv3_Conv2DW_0_conv3_Relu", "W_0_conv3_Conv2D"),
+                                ("W_0_actor_ap_Softmax", "W_0_actor_ap_Softmax")):
+            a, b = dumped("d_real", real_op, "output.0"), dumped("d_own", own_op, "output.0")
+            self.assertEqual(a.shape, b.shape, real_op)
+            np.testing.assert_allclose(a, b, rtol=2e-3, atol=2e-3, err_msg=real_op)
+        softmax = dumped("d_real", "W_0_actor_ap_Softmax", "output.0").reshape(-1)[:6]
+        self.assertAlmostEqual(float(softmax.sum()), 1.0, delta=5e-3)
+
+    def test_compare_with_the_real_json(self):
+        must(ATC, "--mode=1", f"--om={REAL}", "--json=real_rule.json")
+        (npu,) = glob.glob(os.path.join(WORK, "d_real/*/0/*/1/0"))
+        (golden,) = glob.glob(os.path.join(WORK, "d_golden/*/0/*/1/0"))
+        report = must(CMP, "compare", "-m", npu, "-g", golden, "-f", "real_rule.json", "-out", "cmp_real")
+        self.assertIn("FAIL 0", report)
+        import csv
+        rows = {r["TensorIndex"]: r for c in glob.glob(os.path.join(WORK, "cmp_real/*.csv")) for r in csv.DictReader(open(c))}
+        for conv in ("W_0/conv1/Conv2DW_0/conv1/Relu:output:0", "W_0/conv3/Conv2DW_0/conv3/Relu:output:0", "W_0/actor/ap/Softmax:output:0"):
+            self.assertGreater(float(rows[conv]["CosineSimilarity"]), 0.999, conv)
+
+    def test_mode6_says_it_runs(self):
+        out = must(ATC, "--mode=6", f"--om={REAL}")
+        self.assertIn("runs its ops with its own kernels", out)
+        self.assertIn("Simulated NPU time", out)
+
+    def test_ops_without_a_kernel_are_listed_at_once(self):
+        header, parts = parts_of(open(REAL, "rb").read())
+        md = ge.ModelDef()
+        md.ParseFromString(dict(parts)[0])
+        for op in md.graph[0].op:
+            if op.type in (b"SoftmaxV2", b"ArgMaxD"):
+                op.type = b"Npukit" + op.type + b"Unknown"
+        path = os.path.join(WORK, "unknown_ops.om")
+        open(path, "wb").write(build(header, [(0, md.SerializeToString())] + parts[1:]))
+        r = run(MSAME, "--model", path, "--output", "out_unknown")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("E10003", r.stdout + r.stderr)
+        self.assertIn("NpukitSoftmaxV2Unknown", r.stdout + r.stderr)
+        self.assertIn("NpukitArgMaxDUnknown", r.stdout + r.stderr)
+        self.assertIn("msame cannot run it", must(ATC, "--mode=6", f"--om={path}"))
 
 
 def partitions(data):

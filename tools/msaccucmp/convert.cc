@@ -79,7 +79,9 @@ Status ConvertTensor(Job& job, const std::string& base, const DumpTensor& t, boo
   std::span<const std::byte> data = t.data;
   std::vector<int64_t> shape = t.shape;
   std::vector<std::byte> converted;
-  if (!o.format.empty()) {
+  // A tensor already in a plain layout (ND, NCHW: a bias, a shape) is written as it is under -f.
+  const bool plain = !NeedsLayoutConversion(t.format) && !(job.scripts && job.scripts->Converts(FormatName(t.format), o.format));
+  if (!o.format.empty() && !plain) {
     std::vector<int64_t> hint;
     std::stringstream ss(o.shape);
     for (std::string v; std::getline(ss, v, ',');)
