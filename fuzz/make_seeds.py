@@ -115,6 +115,20 @@ def tf_conv_graph(text=False):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def air_models():
+    """The AIR nets of tests/frontends/airgraph.py (a CNN, a small transformer), as bytes."""
+    sys.path.insert(0, os.path.join(ROOT, "tests/frontends"))
+    import airgraph
+    work = tempfile.mkdtemp(prefix="npukit-airseed-")
+    try:
+        ge = airgraph.load_pb2(work)
+        airgraph.cnn(ge, work)
+        airgraph.transformer(ge, work)
+        return {name: open(os.path.join(work, name + ".air"), "rb").read() for name in ("air_cnn", "air_transformer")}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def run(*cmd, env=None):
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env={**os.environ, **(env or {})})
 
@@ -214,6 +228,8 @@ def main():
         put(out, "tf_import", name + ".pb", open(f"{corpora}/tf/{name}.pb", "rb").read())
     put(out, "tf_import", "nhwc_convs.pb", tf_conv_graph())
     put(out, "tf_import", "nhwc_convs.pbtxt", tf_conv_graph(text=True))
+    for name, data in air_models().items():
+        put(out, "air_import", name + ".air", data)
     for name in ("mtcnn_det1", "lenet"):
         text = open(f"{corpora}/caffe/{name}.prototxt", "rb").read()
         weights = open(f"{corpora}/caffe/{name}.caffemodel", "rb").read()
