@@ -79,6 +79,35 @@ std::vector<int> ProducerTasks(const Graph& g, std::span<const Task> tasks) {
   return producer;
 }
 
+int64_t GeTensorSize(int64_t bytes) {
+  constexpr int64_t kPad = 32, kAlign = 32;
+  return (bytes + kPad + kAlign - 1) / kAlign * kAlign;
+}
+
+uint64_t FeatureMapBytes(const Graph& g, std::span<const Task> tasks) {
+  constexpr uint64_t kBlock = 512;  // GE's memory block alignment (MEM_ALIGN_SIZE)
+  const int end = static_cast<int>(tasks.size());
+  std::vector<int> born(g.values.size(), 0), dies(g.values.size(), -1);
+  std::vector<int> producer = ProducerTasks(g, tasks);
+  for (size_t i = 0; i < g.values.size(); ++i) born[i] = producer[i] < 0 ? 0 : producer[i];
+  for (int k = 0; k < end; ++k)
+    for (int i : g.nodes[tasks[k].op_index].inputs)
+      if (i >= 0) dies[i] = std::max(dies[i], k);
+  for (int o : g.outputs) dies[o] = end;
+  std::vector<int64_t> delta(tasks.size() + 2, 0);
+  for (size_t i = 0; i < g.values.size(); ++i) {
+    const Value& v = g.values[i];
+    if (v.constant || dies[i] < 0 || !v.has_shape) continue;
+    auto bytes = ByteSize(DeviceShapeOf(v), DTypeSize(v.dtype));
+    if (!bytes) continue;
+    delta[born[i]] += GeTensorSize(static_cast<int64_t>(*bytes));
+    delta[dies[i] + 1] -= GeTensorSize(static_cast<int64_t>(*bytes));
+  }
+  int64_t live = 0, peak = 0;
+  for (int64_t d : delta) peak = std::max(peak, live += d);
+  return (static_cast<uint64_t>(peak) + kBlock - 1) / kBlock * kBlock;
+}
+
 uint32_t EventCount(const Graph& g, std::span<const Task> tasks) {
   std::vector<int> producer = ProducerTasks(g, tasks);
   std::set<std::pair<int, uint32_t>> events;

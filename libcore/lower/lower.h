@@ -44,6 +44,14 @@ std::vector<int> ProducerTasks(const Graph& g, std::span<const Task> tasks);
 // consumer stream) pair where a task reads what another stream's task wrote.
 uint32_t StreamCount(std::span<const Task> tasks);
 uint32_t EventCount(const Graph& g, std::span<const Task> tasks);
+// The bytes GE reserves for a tensor of `bytes`: 32 more, rounded up to 32. Source: the descs of the real A3C .om
+// (shared/corpora/om): 7056 B of fp32 input -> size 7104, 3528 B of fp16 -> 3584, 56448 B of NC1HWC0 -> 56480.
+int64_t GeTensorSize(int64_t bytes);
+// The feature-map memory a model needs (the .om's memory_size): the largest sum of live activations over the
+// task order, each sized as GE sizes a tensor, the total rounded up to GE's 512-byte memory blocks. npukit
+// reuses a dead tensor's memory as soon as its last reader ran; GE's planner also shares blocks between
+// tensors of different sizes, so this is an estimate of its figure, not a replay of its algorithm.
+uint64_t FeatureMapBytes(const Graph& g, std::span<const Task> tasks);
 // The engine an op runs on: its schema's, unless precision assignment moved it to AI CPU (_op_engine).
 Engine NodeEngine(const Node& n);
 std::string_view EngineName(Engine e);  // "AiCore" or "AiCpu"

@@ -216,6 +216,27 @@ Status FromGeGraph(const npukit::ge::GraphDef& g, GraphDef* gd, const std::strin
 
 }  // namespace
 
+std::string GeAttrText(const GeAttr& a) {
+  auto join = [](const auto& list) {
+    std::string s;
+    for (const auto& x : list) {
+      if (!s.empty()) s += ",";
+      if constexpr (std::is_arithmetic_v<std::decay_t<decltype(x)>>) s += std::to_string(x);
+      else s += x;
+    }
+    return s;
+  };
+  switch (a.value_case()) {
+    case GeAttr::kS: return a.s();
+    case GeAttr::kI: return std::to_string(a.i());
+    case GeAttr::kF: return std::to_string(a.f());
+    case GeAttr::kB: return a.b() ? "true" : "false";
+    case GeAttr::kDt: return std::to_string(a.dt());
+    case GeAttr::kList: return !a.list().s().empty() ? join(a.list().s()) : !a.list().i().empty() ? join(a.list().i()) : join(a.list().f());
+    default: return {};
+  }
+}
+
 npukit::ge::ModelDef ToGeModel(const ModelDef& md) {
   npukit::ge::ModelDef ge;
   ge.set_name(md.name());
@@ -241,7 +262,7 @@ Result<ModelDef> FromGeModel(const npukit::ge::ModelDef& ge, const std::string& 
       for (const std::string& b : a.list().bt())
         if (!md.add_input_range()->ParseFromString(b)) return Corrupt(path, "an input range does not parse");
     } else {
-      (*md.mutable_attr())[k] = a.s();
+      (*md.mutable_attr())[k] = GeAttrText(a);
     }
   }
   for (const auto& g : ge.graph()) NPU_RETURN_IF_ERROR(FromGeGraph(g, md.add_graph(), path));

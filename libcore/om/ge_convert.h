@@ -15,5 +15,8 @@ namespace npu::om {
 
 npukit::ge::ModelDef ToGeModel(const ModelDef& md);
 Result<ModelDef> FromGeModel(const npukit::ge::ModelDef& ge, const std::string& path);
+// An attribute as text: a string as it is, numbers in decimal, lists joined with commas (model attributes,
+// which npukit keeps as strings).
+std::string GeAttrText(const npukit::ge::AttrDef& a);
 
 }  // namespace npu::om

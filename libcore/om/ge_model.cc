@@ -7,13 +7,13 @@
 #include <set>
 
 #include "frontend/ge/ge_graph.h"
+#include "om/ge_convert.h"
 #include "ge_ir.pb.h"
 #include "om/model_json.h"
 
 namespace npu {
 namespace {
 
-using npukit::ge::AttrDef;
 using npukit::ge::OpDef;
 using npukit::ge::TensorDescriptor;
 
@@ -22,27 +22,6 @@ Status Corrupt(const std::string& path, std::string why) { return Status::Error(
 // The SoC a model was built for, when its attributes do not name it: CANN 20.x writes target_type. Source:
 // the ModelZoo A3C .om (../shared/corpora/om), built with --soc_version=Ascend310, carries "MINI".
 constexpr std::pair<std::string_view, std::string_view> kTargetTypeSoc[] = {{"MINI", "Ascend310"}};
-
-std::string AttrText(const AttrDef& a) {
-  auto join = [](const auto& list) {
-    std::string s;
-    for (const auto& x : list) {
-      if (!s.empty()) s += ",";
-      if constexpr (std::is_arithmetic_v<std::decay_t<decltype(x)>>) s += std::to_string(x);
-      else s += x;
-    }
-    return s;
-  };
-  switch (a.value_case()) {
-    case AttrDef::kS: return a.s();
-    case AttrDef::kI: return std::to_string(a.i());
-    case AttrDef::kF: return std::to_string(a.f());
-    case AttrDef::kB: return a.b() ? "true" : "false";
-    case AttrDef::kDt: return std::to_string(a.dt());
-    case AttrDef::kList: return !a.list().s().empty() ? join(a.list().s()) : !a.list().i().empty() ? join(a.list().i()) : join(a.list().f());
-    default: return {};
-  }
-}
 
 // The ModelDef of a CANN-built .om and its model attributes (with the SoC an older file names by target_type).
 struct CannModelDef {
@@ -55,7 +34,7 @@ Status ParseCannModelDef(const om::OmFile& f, const std::string& path, CannModel
   google::protobuf::LogSilencer quiet;  // what is wrong goes into the Status, not protobuf's log
   if (md_bytes.size() > INT_MAX || !out.md.ParseFromArray(md_bytes.data(), static_cast<int>(md_bytes.size())) || out.md.graph_size() < 1)
     return Corrupt(path, "MODEL_DEF is not a ge.proto.ModelDef with a graph");
-  for (const auto& [k, a] : out.md.attr()) out.attrs[k] = AttrText(a);
+  for (const auto& [k, a] : out.md.attr()) out.attrs[k] = om::GeAttrText(a);
   if (!out.attrs.count("soc_version"))
     for (const auto& [target, soc] : kTargetTypeSoc)
       if (out.attrs.count("target_type") && out.attrs["target_type"] == target) out.attrs["soc_version"] = soc;

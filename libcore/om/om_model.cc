@@ -6,6 +6,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/stubs/logging.h>
+#include <google/protobuf/text_format.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 
 #include "base/file_io.h"
 #include "om.pb.h"
+#include "task.pb.h"
 
 namespace npu {
 namespace {
@@ -78,7 +80,7 @@ void FillDesc(om::TensorDesc* d, const Value& v) {
   d->set_origin_layout(LayoutOf(v));
   if (v.device_groups > 1) d->set_sub_format(v.device_groups);
   int64_t n = v.has_shape ? NumElements(device) : -1;
-  d->set_size(n < 0 ? -1 : n * static_cast<int64_t>(DTypeSize(v.dtype)));
+  d->set_size(n < 0 ? -1 : GeTensorSize(n * static_cast<int64_t>(DTypeSize(v.dtype))));  // as GE sizes it
 }
 
 // A tensor desc as the graph keeps it: origin shape and layout, plus the device format when it differs.
@@ -327,19 +329,94 @@ Status SaveGraph(const Graph& g, om::GraphDef* gd, WeightPacker& weights) {
   return Status::Ok();
 }
 
-void SaveTasks(const std::vector<Task>& tasks, uint32_t graph_index, om::ModelTaskDef& td) {
+// TASK_INFO is CANN's domi.ModelTaskDef (om/task.proto); npukit's own fields of a task (engine, work kind,
+// tiling, profile) ride along as ModelTaskDef.attr["_npukit_task.<n>"], the text form of om.proto's TaskDef.
+// The model attribute kTaskInfoAttr marks such files; older npukit files hold om.proto's ModelTaskDef.
+constexpr const char* kTaskInfoAttr = "_npukit_task_info";
+constexpr const char* kTaskInfoDomi = "domi.ModelTaskDef";
+constexpr const char* kTaskExtraPrefix = "_npukit_task.";
+// rtModelTaskType (runtime/rt_model.h) and ccKernelType (see om/task.proto).
+constexpr uint32_t kTaskKernel = 0, kTaskKernelEx = 5, kKernelTypeTe = 2;
+
+std::string OneLineText(const google::protobuf::Message& m) {
+  std::string out;
+  google::protobuf::TextFormat::Printer p;
+  p.SetSingleLineMode(true);
+  p.PrintToString(m, &out);
+  return out;
+}
+
+void SaveTasks(const std::vector<Task>& tasks, uint32_t graph_index, npukit::domi::ModelTaskDef& td) {
   for (const Task& t : tasks) {
-    om::TaskDef* d = td.add_task();
-    d->set_task_id(t.task_id);
+    const std::string key = kTaskExtraPrefix + std::to_string(td.task_size());
+    npukit::domi::TaskDef* d = td.add_task();
+    d->set_id(t.task_id);
     d->set_stream_id(t.stream_id);
-    d->set_op_index(t.op_index);
-    d->set_kernel_name(t.kernel_name);
-    d->set_block_dim(t.block_dim);
-    d->set_engine(std::string(EngineName(t.engine)));
-    d->set_kind(std::string(WorkKindName(t.kind)));
-    d->set_graph_index(graph_index);
-    SaveTiling(t, d->mutable_tiling());
+    if (t.engine == Engine::kAiCpu) {
+      d->set_type(kTaskKernelEx);
+      d->mutable_kernel_ex()->set_op_index(t.op_index);
+    } else {
+      d->set_type(kTaskKernel);
+      auto* k = d->mutable_kernel();
+      k->mutable_context()->set_kernel_type(kKernelTypeTe);
+      k->mutable_context()->set_op_index(t.op_index);
+      k->set_stub_func(t.kernel_name);
+      k->set_kernel_name(t.kernel_name);
+      k->set_block_dim(t.block_dim);
+    }
+    om::TaskDef extra;
+    extra.set_engine(std::string(EngineName(t.engine)));
+    extra.set_kind(std::string(WorkKindName(t.kind)));
+    extra.set_graph_index(graph_index);
+    if (t.engine == Engine::kAiCpu) extra.set_kernel_name(t.kernel_name);
+    SaveTiling(t, extra.mutable_tiling());
+    (*td.mutable_attr())[key] = OneLineText(extra);
   }
+}
+
+// The tasks of a domi.ModelTaskDef as om.proto TaskDefs (what LoadOm reads from older files directly).
+Status DomiTasks(std::span<const std::byte> bytes, const std::string& path, google::protobuf::RepeatedPtrField<om::TaskDef>& out) {
+  npukit::domi::ModelTaskDef td;
+  if (bytes.size() > INT_MAX || !td.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return Corrupt(path, "TASK_INFO is not a domi.ModelTaskDef");
+  for (int n = 0; n < td.task_size(); ++n) {
+    const npukit::domi::TaskDef& d = td.task(n);
+    om::TaskDef* t = out.Add();
+    auto extra = td.attr().find(kTaskExtraPrefix + std::to_string(n));
+    if (extra == td.attr().end() || !google::protobuf::TextFormat::ParseFromString(extra->second, t))
+      return Corrupt(path, "task " + std::to_string(n) + " of TASK_INFO has no readable " + kTaskExtraPrefix + std::to_string(n) + " attribute");
+    t->set_task_id(d.id());
+    t->set_stream_id(d.stream_id());
+    if (d.type() == kTaskKernelEx) {
+      t->set_op_index(d.kernel_ex().op_index());
+      t->set_block_dim(1);
+    } else {
+      t->set_op_index(d.kernel().context().op_index());
+      t->set_block_dim(d.kernel().block_dim());
+      t->set_kernel_name(d.kernel().kernel_name());
+    }
+  }
+  return Status::Ok();
+}
+
+// The model attributes atc --mode=6 shows, as CANN sets them (integers; om_info_list the five partition sizes
+// the "om info" line lists). MODEL_DEF holds om_info_list, so its own size is found by fixed point.
+std::string GeModelWithResources(npukit::ge::ModelDef ge, const npukit::domi::ModelTaskDef& td, size_t task_info_bytes) {
+  auto& a = *ge.mutable_attr();
+  a["memory_size"].set_i(static_cast<int64_t>(td.memory_size()));
+  a["weight_size"].set_i(static_cast<int64_t>(td.weight_size()));
+  a["stream_num"].set_i(td.stream_num());
+  a["event_num"].set_i(td.event_num());
+  std::string bytes;
+  size_t model_def = 0;
+  for (int pass = 0; pass < 4; ++pass) {  // a varint grows at most a few times
+    auto* list = a["om_info_list"].mutable_list();
+    list->clear_i();
+    for (uint64_t v : {uint64_t{model_def}, td.weight_size(), uint64_t{0}, uint64_t{0}, uint64_t{task_info_bytes}}) list->add_i(static_cast<int64_t>(v));
+    bytes = SerializeDeterministic(ge);
+    if (bytes.size() == model_def) break;
+    model_def = bytes.size();
+  }
+  return bytes;
 }
 
 void SaveProfiles(const ShapeProfiles& p, om::ShapeProfilesDef* d) {
@@ -364,7 +441,9 @@ Status SaveOm(const std::string& path, const OmModel& model) {
   if (dir.empty()) dir = ".";
   std::string combined = std::filesystem::path(path).stem().string() + "_weight_combined";
   WeightPacker weights(!model.other_profiles.empty(), model.external_weight, dir, combined);
-  om::ModelTaskDef td;
+  (*md.mutable_attr())[kTaskInfoAttr] = kTaskInfoDomi;
+  npukit::domi::ModelTaskDef td;
+  td.set_version("npukit");
   NPU_RETURN_IF_ERROR(SaveGraph(model.graph, md.add_graph(), weights));
   SaveTasks(model.tasks, 0, td);
   for (size_t k = 0; k < model.other_profiles.size(); ++k) {
@@ -389,7 +468,11 @@ Status SaveOm(const std::string& path, const OmModel& model) {
   }
   td.set_weight_size(inline_weights.empty() ? 0 : weights.size());
   td.set_stream_num(StreamCount(model.tasks));
-  std::string md_bytes = SerializeDeterministic(om::ToGeModel(md)), td_bytes = SerializeDeterministic(td);
+  td.set_event_num(EventCount(model.graph, model.tasks));
+  td.set_memory_size(FeatureMapBytes(model.graph, model.tasks));
+  for (const ProfileGraph& p : model.other_profiles) td.set_memory_size(std::max(td.memory_size(), FeatureMapBytes(p.graph, p.tasks)));
+  std::string td_bytes = SerializeDeterministic(td);
+  std::string md_bytes = GeModelWithResources(om::ToGeModel(md), td, td_bytes.size());
   auto as_bytes = [](const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); };
   return om::WriteOmFile(path, model.header,
                          {{om::PartitionType::kModelDef, {om::Piece(as_bytes(md_bytes))}},
@@ -504,7 +587,11 @@ Result<OmModel> LoadOm(const std::string& path, size_t profile) {
     auto tb = f.partitions[om::PartitionType::kTaskInfo];
     m.task_info_size = tb.size();
     om::ModelTaskDef td;
-    if (!td.ParseFromArray(tb.data(), static_cast<int>(tb.size()))) return Corrupt(path, "TASK_INFO does not parse");
+    if (m.attrs[kTaskInfoAttr] == kTaskInfoDomi) {
+      NPU_RETURN_IF_ERROR(DomiTasks(tb, path, *td.mutable_task()));
+    } else if (!td.ParseFromArray(tb.data(), static_cast<int>(tb.size()))) {
+      return Corrupt(path, "TASK_INFO does not parse");
+    }
     for (const auto& t : td.task()) {
       if (t.graph_index() != profile) continue;
       if (t.op_index() >= g.nodes.size()) return Corrupt(path, "task " + std::to_string(t.task_id()) + " points at a missing op");

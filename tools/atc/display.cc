@@ -47,8 +47,8 @@ int Display(const std::string& path, std::ostream& out) {
       << "system   info: atc_version[" << attr("atc_version") << "], soc_version[" << attr("soc_version")
       << "], framework_type[" << attr("framework_type") << "].\n"
       << "resource info: memory_size[" << (om.attrs.count("memory_size") ? attr("memory_size") : "0") << " B], weight_size[" << om.weight_size
-      << " B], stream_num[" << (om.tasks.empty() && om.attrs.count("stream_num") ? attr("stream_num") : std::to_string(StreamCount(om.tasks)))
-      << "], event_num[" << (om.tasks.empty() && om.attrs.count("event_num") ? attr("event_num") : std::to_string(EventCount(om.graph, om.tasks))) << "].\n"
+      << " B], stream_num[" << (om.attrs.count("stream_num") ? attr("stream_num") : std::to_string(StreamCount(om.tasks)))
+      << "], event_num[" << (om.attrs.count("event_num") ? attr("event_num") : std::to_string(EventCount(om.graph, om.tasks))) << "].\n"
       << "om       info: modeldef_size[" << om.model_def_size << " B], weight_data_size[" << om.weight_size
       << " B], tbe_kernels_size[" << om.tbe_kernels_size << " B], cust_aicpu_kernel_store_size[0 B], task_info_size[" << om.task_info_size << " B].\n"
       << "graph    info: ops[" << om.graph.nodes.size() << "], inputs[" << om.graph.inputs.size() << "], outputs[" << om.graph.outputs.size() << "].\n";
