@@ -22,7 +22,7 @@ CMP = os.path.join(BUILD, "tools/msaccucmp/msaccucmp")
 REAL = os.path.join(SOURCE, "../shared/corpora/om/a3c_pong_model.om")
 PB = os.path.join(SOURCE, "../shared/corpora/tf/a3c_pong_model.pb")
 HEADER = 256
-ge = None
+ge = task_pb2 = None
 
 
 def run(*args):
@@ -234,6 +234,28 @@ class NpukitOmIsModelDef(unittest.TestCase):
                 for d in op["output_desc"]:
                     self.assertIn(f'layout: "{d["layout"]}"', text)
 
+    def test_task_info_is_domi_model_task_def(self):
+        parts = partitions(open(os.path.join(WORK, "tiny_force_fp16.om"), "rb").read())
+        md, _ = self.model_def("force_fp16")
+        td = task_pb2.ModelTaskDef()
+        td.ParseFromString(parts[2])
+        tasks = json.load(open(os.path.join(WORK, "tiny_force_fp16.json")))["task"]
+        self.assertEqual(len(td.task), len(tasks))
+        computing = [op for op in md.graph[0].op if op.type not in (b"Data", b"Const", b"NetOutput")]
+        for t, j in zip(td.task, tasks):
+            index = t.kernel_ex.op_index if t.type == 5 else t.kernel.context.op_index
+            self.assertEqual(computing[index].name.decode(), j["op"])
+            self.assertEqual(t.stream_id, j["stream_id"])
+            if t.type == 0:
+                self.assertEqual(t.kernel.block_dim, j["block_dim"])
+        self.assertGreaterEqual(td.stream_num, 1)
+        self.assertGreater(td.memory_size, 0)
+        self.assertEqual(td.memory_size % 512, 0)
+        self.assertEqual(md.attr["memory_size"].i, td.memory_size)
+        self.assertEqual(list(md.attr["om_info_list"].list.i), [len(parts[0]), len(parts[1]), 0, 0, len(parts[2])])
+        r = atc("--mode=6", "--om=tiny_force_fp16.om")
+        self.assertIn(f"memory_size[{td.memory_size} B]", r.stdout)
+
     def test_python_finds_ops_inputs_and_weights(self):
         import numpy as np
         from onnx import numpy_helper
@@ -318,4 +340,6 @@ if __name__ == "__main__":
     subprocess.run(["protoc", f"-I{proto_dir}", f"--python_out={WORK}", os.path.join(proto_dir, "ge_ir.proto")], check=True)
     sys.path.insert(0, WORK)
     ge = importlib.import_module("ge_ir_pb2")
+    subprocess.run(["protoc", f"-I{SOURCE}/libcore/om", f"--python_out={WORK}", f"{SOURCE}/libcore/om/task.proto"], check=True)
+    task_pb2 = importlib.import_module("task_pb2")
     unittest.main(argv=sys.argv[:1], verbosity=2)
