@@ -34,6 +34,7 @@ Status ParseCannModelDef(const om::OmFile& f, const std::string& path, CannModel
   google::protobuf::LogSilencer quiet;  // what is wrong goes into the Status, not protobuf's log
   if (md_bytes.size() > INT_MAX || !out.md.ParseFromArray(md_bytes.data(), static_cast<int>(md_bytes.size())) || out.md.graph_size() < 1)
     return Corrupt(path, "MODEL_DEF is not a ge.proto.ModelDef with a graph");
+  NPU_RETURN_IF_ERROR(ExpandGeAttrs(out.md, {"--om", path, "E10003", {}, nullptr}));
   for (const auto& [k, a] : out.md.attr()) out.attrs[k] = om::GeAttrText(a);
   if (!out.attrs.count("soc_version"))
     for (const auto& [target, soc] : kTargetTypeSoc)
@@ -80,8 +81,10 @@ Result<OrderedJson> CannOmJson(const std::string& path) {
       continue;
     }
     OrderedJson j = {{"name", op.name()}, {"type", op.type()}, {"id", ops.size()}, {"input", in}, {"attr", OrderedJson::array()}};
-    for (const auto& [k, a] : op.attr())
-      if (auto v = GeAttrValue(a)) j["attr"].push_back({{"key", k}, {"value", AttrToJson(*v)}});
+    std::map<std::string, const npukit::ge::AttrDef*> sorted;  // protobuf's map order is not stable
+    for (const auto& [k, a] : op.attr()) sorted[k] = &a;
+    for (const auto& [k, a] : sorted)
+      if (auto v = GeAttrValue(*a)) j["attr"].push_back({{"key", k}, {"value", AttrToJson(*v)}});
     j["input_desc"] = OrderedJson::array();
     for (const auto& d : op.input_desc()) j["input_desc"].push_back(DescJson(d, ""));
     j["output_desc"] = OrderedJson::array();

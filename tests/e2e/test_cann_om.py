@@ -173,6 +173,66 @@ class RealOmRuns(unittest.TestCase):
         self.assertIn("runs its ops with its own kernels", out)
         self.assertIn("Simulated NPU time", out)
 
+    def test_compressed_attributes(self):
+        """Newer CANN's attribute compression: names and string values replaced by indices into model lists."""
+        header, parts = parts_of(open(REAL, "rb").read())
+        md = ge.ModelDef()
+        md.ParseFromString(dict(parts)[0])
+        # 100 names no op uses first, so the real ones get two-digit (base 127) indices too
+        names, values, string_valued = [f"unused_{k}" for k in range(100)], [], [False] * 100
+
+        def encode(index):
+            key = "\0"
+            while True:
+                key += chr(index % 127 + 1)
+                index //= 127
+                if not index:
+                    return key
+
+        def compress(attrs):
+            for k in list(attrs.keys()):
+                a = ge.AttrDef()
+                a.CopyFrom(attrs[k])
+                if k not in names:
+                    names.append(k)
+                    string_valued.append(a.WhichOneof("value") == "s" or (a.WhichOneof("value") == "list" and len(a.list.s) > 0))
+                if string_valued[names.index(k)]:
+                    strings = [a.s.decode()] if a.WhichOneof("value") == "s" else [x.decode() for x in a.list.s]
+                    idx = [values.index(x) if x in values else (values.append(x) or len(values) - 1) for x in strings]
+                    if a.WhichOneof("value") == "s":
+                        a.i = idx[0]
+                    else:
+                        del a.list.s[:]
+                        a.list.i.extend(idx)
+                del attrs[k]
+                attrs[encode(names.index(k))].CopyFrom(a)
+
+        for op in md.graph[0].op:
+            compress(op.attr)
+            for d in list(op.input_desc) + list(op.output_desc):
+                compress(d.attr)
+        md.attr["om_compress_version"].i = 1
+        md.attr["attr_name_enum"].list.s.extend(n.encode() for n in names)
+        md.attr["attr_value_enum"].list.s.extend(v.encode() for v in values)
+        md.attr["attrs_use_string_value"].list.b.extend(string_valued)
+        self.assertGreater(len(names), 127)
+        path = os.path.join(WORK, "compressed.om")
+        open(path, "wb").write(build(header, [(0, md.SerializeToString())] + parts[1:]))
+        must(ATC, "--mode=1", f"--om={path}", "--json=compressed.json")
+        must(ATC, "--mode=1", f"--om={REAL}", "--json=plain.json")
+        plain, compressed = (json.load(open(os.path.join(WORK, f))) for f in ("plain.json", "compressed.json"))
+        self.assertEqual(plain["graph"], compressed["graph"])
+        out = must(MSAME, "--model", path, "--input", "run_in.npy", "--output", "out_compressed")
+        self.assertIn("success", out)
+        (a,) = [np.fromfile(p, dtype=np.int32) for p in glob.glob(os.path.join(WORK, "out_compressed/*output_0.bin"))]
+        (b,) = [np.fromfile(p, dtype=np.int32) for p in glob.glob(os.path.join(WORK, "out_real/*output_0.bin"))]
+        self.assertEqual(list(a), list(b))
+        md.attr["attr_name_enum"].list.s.pop()
+        open(path, "wb").write(build(header, [(0, md.SerializeToString())] + parts[1:]))
+        r = run(ATC, "--mode=6", f"--om={path}")
+        self.assertIn("E10003", r.stdout + r.stderr)
+        self.assertIn("is past attr_name_enum", r.stdout + r.stderr)
+
     def test_ops_without_a_kernel_are_listed_at_once(self):
         header, parts = parts_of(open(REAL, "rb").read())
         md = ge.ModelDef()

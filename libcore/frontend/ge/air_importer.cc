@@ -48,6 +48,7 @@ Result<Graph> ImportAir(const std::string& path, const ImportOptions& opts, Mode
   info->producer = "MindSpore AIR (ModelDef version " + std::to_string(md->version()) + ")";
   for (const auto& op : md->graph(0).op()) info->nodes.emplace_back(op.name(), op.type());
   GeSource src{"--model", path, "E10041", {}, md};
+  NPU_RETURN_IF_ERROR(ExpandGeAttrs(*md, src));
   NPU_ASSIGN_OR_RETURN(GeGraph read, ReadGeGraph(md->graph(0), src));
   info->unsupported = std::move(read.unrunnable);
   if (!info->unsupported.empty())

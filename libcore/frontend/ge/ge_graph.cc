@@ -256,4 +256,103 @@ std::optional<Attr> GeAttrValue(const AttrDef& a) {
 
 Result<GeGraph> ReadGeGraph(const npukit::ge::GraphDef& gd, const GeSource& src) { return Reader(src).Read(gd); }
 
+namespace {
+
+using AttrMapDef = google::protobuf::Map<std::string, AttrDef>;
+
+// An enumerated name: '\0', then the index in base 127, least significant digit first, each digit stored plus one
+// (so no '\0' follows the first byte). nullopt for a plain name.
+std::optional<size_t> EnumIndex(const std::string& key) {
+  constexpr size_t kBase = 127;
+  if (key.empty() || key[0] != '\0') return std::nullopt;
+  size_t index = 0, scale = 1;
+  for (size_t i = 1; i < key.size() && i < 6; ++i, scale *= kBase) index += (static_cast<uint8_t>(key[i]) - size_t{1}) * scale;
+  return index;
+}
+
+class AttrExpander {
+ public:
+  AttrExpander(const npukit::ge::ModelDef& md, const GeSource& src) : src_(src) {
+    auto list = [&](const char* k) -> const AttrDef::ListValue* { auto it = md.attr().find(k); return it == md.attr().end() ? nullptr : &it->second.list(); };
+    if (auto* l = list("attr_name_enum")) names_.assign(l->s().begin(), l->s().end());
+    if (auto* l = list("attr_value_enum")) values_.assign(l->s().begin(), l->s().end());
+    if (auto* l = list("attrs_use_string_value")) string_valued_.assign(l->b().begin(), l->b().end());
+  }
+
+  Status Expand(AttrMapDef& attrs, const std::string& where) {
+    std::vector<std::pair<std::string, AttrDef>> renamed;
+    for (auto it = attrs.begin(); it != attrs.end();) {
+      auto index = EnumIndex(it->first);
+      if (!index) {
+        NPU_RETURN_IF_ERROR(Nested(it->second, where));
+        ++it;
+        continue;
+      }
+      if (*index >= names_.size()) return Bad(where + ": attribute name index " + std::to_string(*index) + " is past attr_name_enum (" + std::to_string(names_.size()) + " names)");
+      AttrDef a = std::move(it->second);
+      if (*index < string_valued_.size() && string_valued_[*index]) NPU_RETURN_IF_ERROR(StringValue(a, where + " attribute " + names_[*index]));
+      NPU_RETURN_IF_ERROR(Nested(a, where));
+      renamed.emplace_back(names_[*index], std::move(a));
+      it = attrs.erase(it);
+    }
+    for (auto& [k, a] : renamed) attrs[k] = std::move(a);
+    return Status::Ok();
+  }
+
+  Status Desc(npukit::ge::TensorDescriptor& d, const std::string& where) { return Expand(*d.mutable_attr(), where); }
+
+ private:
+  Status Bad(std::string why) const { return Status::Error(src_.corrupt_code, src_.param, src_.path, std::move(why)); }
+
+  Status Value(int64_t i, std::string* out, const std::string& where) const {
+    if (i < 0 || static_cast<size_t>(i) >= values_.size()) return Bad(where + ": value index " + std::to_string(i) + " is past attr_value_enum");
+    *out = values_[static_cast<size_t>(i)];
+    return Status::Ok();
+  }
+
+  Status StringValue(AttrDef& a, const std::string& where) const {
+    if (a.value_case() == AttrDef::kI) {
+      std::string s;
+      NPU_RETURN_IF_ERROR(Value(a.i(), &s, where));
+      a.set_s(s);
+    } else if (a.has_list() && a.list().i_size() > 0) {
+      std::vector<int64_t> indices(a.list().i().begin(), a.list().i().end());
+      auto* list = a.mutable_list();
+      list->clear_i();
+      for (int64_t i : indices) NPU_RETURN_IF_ERROR(Value(i, list->add_s(), where));
+    }
+    return Status::Ok();
+  }
+
+  // Attribute maps inside a value: a tensor's desc, a function's attributes.
+  Status Nested(AttrDef& a, const std::string& where) {
+    if (a.has_t()) return Desc(*a.mutable_t()->mutable_desc(), where);
+    if (a.has_td()) return Desc(*a.mutable_td(), where);
+    if (a.has_func()) return Expand(*a.mutable_func()->mutable_attr(), where);
+    return Status::Ok();
+  }
+
+  const GeSource& src_;
+  std::vector<std::string> names_, values_;
+  std::vector<bool> string_valued_;
+};
+
+}  // namespace
+
+Status ExpandGeAttrs(npukit::ge::ModelDef& md, const GeSource& src) {
+  auto version = md.attr().find("om_compress_version");
+  if (version == md.attr().end() || version->second.i() == 0) return Status::Ok();
+  AttrExpander x(md, src);
+  for (auto& g : *md.mutable_graph()) {
+    NPU_RETURN_IF_ERROR(x.Expand(*g.mutable_attr(), "graph '" + g.name() + "'"));
+    for (auto& op : *g.mutable_op()) {
+      const std::string where = "op '" + op.name() + "'";
+      NPU_RETURN_IF_ERROR(x.Expand(*op.mutable_attr(), where));
+      for (auto& d : *op.mutable_input_desc()) NPU_RETURN_IF_ERROR(x.Desc(d, where));
+      for (auto& d : *op.mutable_output_desc()) NPU_RETURN_IF_ERROR(x.Desc(d, where));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace npu
