@@ -40,6 +40,7 @@ Status ParseCannModelDef(const om::OmFile& f, const std::string& path, CannModel
     for (const auto& [target, soc] : kTargetTypeSoc)
       if (out.attrs.count("target_type") && out.attrs["target_type"] == target) out.attrs["soc_version"] = soc;
   out.attrs["om_generation"] = f.generation;
+  if (f.model_num > 1) out.attrs["om_model_num"] = std::to_string(f.model_num);  // npukit reads the first (om_file.h)
   return Status::Ok();
 }
 

@@ -260,11 +260,6 @@ Result<OmFile> ReadOmFile(const std::string& path) {
     return Corrupt(path, "the header's length field says " + std::to_string(length32) + " bytes follow it, the file has " + std::to_string(follows) +
                              " (truncated or appended to)");
   auto body = b.subspan(kHeaderSize);
-  if (body.size() < layout->table_head) return Corrupt(path, "no partition table");
-  const uint32_t num = Get<uint32_t>(body, 0);
-  if (num == 0 || num > kMaxPartitions) return Corrupt(path, "partition count " + std::to_string(num) + " is out of range (1 to " + std::to_string(kMaxPartitions) + ")");
-  const size_t table = layout->table_head + layout->entry * num;
-  if (body.size() < table) return Corrupt(path, "partition table runs past the end of the file");
   // npukit fills the checksum field with XXH3-128 of the body; CANN's tools leave it zero.
   om.cann_built = AllZero(b.subspan(kOffChecksum, kChecksumBytes));
   if (!om.cann_built && Get<uint8_t>(b, kOffIsChecksum) == 0) {
@@ -272,27 +267,43 @@ Result<OmFile> ReadOmFile(const std::string& path) {
     if (h.low64 != Get<uint64_t>(b, kOffChecksum) || h.high64 != Get<uint64_t>(b, kOffChecksum + 8))
       return Corrupt(path, "checksum mismatch: the file was modified or damaged after atc wrote it");
   }
-  auto data = body.subspan(table);
-  uint64_t prev_end = 0;
-  for (uint32_t i = 0; i < num; ++i) {
-    const size_t at = layout->table_head + i * layout->entry;
-    auto type = static_cast<PartitionType>(Get<uint32_t>(body, at));
-    const bool wide = layout->entry == kTableEntry;
-    uint64_t off = wide ? Get<uint64_t>(body, at + 8) : Get<uint32_t>(body, at + 4);
-    uint64_t size = wide ? Get<uint64_t>(body, at + 16) : Get<uint32_t>(body, at + 8);
-    if (off < prev_end || off > data.size() || size > data.size() - off)
-      return Corrupt(path, "partition " + std::to_string(i) + " (offset " + std::to_string(off) + ", size " + std::to_string(size) +
-                               ") lies outside the file or overlaps another");
-    if (om.partitions.count(type)) return Corrupt(path, "partition type " + std::to_string(static_cast<uint32_t>(type)) + " appears twice");
-    prev_end = off + size;
-    om.partitions[type] = data.subspan(off, size);
+  om.model_num = layout == &kV1 ? 1 : std::max<uint32_t>(1, Get<uint32_t>(b, kOffModelNum));
+  if (om.model_num > body.size() / layout->table_head)
+    return Corrupt(path, "model_num " + std::to_string(om.model_num) + " is more than the file has room for");
+  // With model_num > 1 each model's table and partitions follow the previous model's: npukit keeps the first
+  // (the root model) and checks the others' bounds.
+  for (uint32_t model = 0; model < om.model_num; ++model) {
+    const std::string which = om.model_num > 1 ? "model " + std::to_string(model) + ": " : "";
+    if (body.size() < layout->table_head) return Corrupt(path, which + "no partition table");
+    const uint32_t num = Get<uint32_t>(body, 0);
+    if (num == 0 || num > kMaxPartitions)
+      return Corrupt(path, which + "partition count " + std::to_string(num) + " is out of range (1 to " + std::to_string(kMaxPartitions) + ")");
+    const size_t table = layout->table_head + layout->entry * num;
+    if (body.size() < table) return Corrupt(path, which + "partition table runs past the end of the file");
+    auto data = body.subspan(table);
+    uint64_t prev_end = 0;
+    std::map<PartitionType, std::span<const std::byte>> parts;
+    for (uint32_t i = 0; i < num; ++i) {
+      const size_t at = layout->table_head + i * layout->entry;
+      auto type = static_cast<PartitionType>(Get<uint32_t>(body, at));
+      const bool wide = layout->entry == kTableEntry;
+      uint64_t off = wide ? Get<uint64_t>(body, at + 8) : Get<uint32_t>(body, at + 4);
+      uint64_t size = wide ? Get<uint64_t>(body, at + 16) : Get<uint32_t>(body, at + 8);
+      if (off < prev_end || off > data.size() || size > data.size() - off)
+        return Corrupt(path, which + "partition " + std::to_string(i) + " (offset " + std::to_string(off) + ", size " + std::to_string(size) +
+                                 ") lies outside the file or overlaps another");
+      if (parts.count(type)) return Corrupt(path, which + "partition type " + std::to_string(static_cast<uint32_t>(type)) + " appears twice");
+      prev_end = off + size;
+      parts[type] = data.subspan(off, size);
+    }
+    if (!parts.count(PartitionType::kModelDef)) return Corrupt(path, which + "no MODEL_DEF partition");
+    if (model == 0) om.partitions = std::move(parts);
+    body = data.subspan(prev_end);
   }
-  if (!om.partitions.count(PartitionType::kModelDef)) return Corrupt(path, "no MODEL_DEF partition");
   om.info.name.assign(reinterpret_cast<const char*>(b.data() + kOffName), strnlen(reinterpret_cast<const char*>(b.data() + kOffName), 32));
   om.info.platform_version.assign(reinterpret_cast<const char*>(b.data() + layout->platform),
                                   strnlen(reinterpret_cast<const char*>(b.data() + layout->platform), 20));
   om.info.dynamic = layout->has_model_length && Get<uint8_t>(b, kOffDynamic) != 0;
-  om.model_num = layout == &kV1 ? 1 : std::max<uint32_t>(1, Get<uint32_t>(b, kOffModelNum));
   return om;
 }
 

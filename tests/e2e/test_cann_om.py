@@ -58,8 +58,9 @@ def parts_of(data):
     return data[:HEADER], [(t, data[base + off:base + off + size]) for t, off, size in table]
 
 
-def build(header, parts, generation="v1", count=None):
-    """A file of `parts` with a header of the given generation (ge_formats.md §3)."""
+def build(header, parts, generation="v1", count=None, models=1):
+    """A file of `parts` with a header of the given generation (ge_formats.md §3); models > 1 repeats the table
+    and partitions that many times (model_num)."""
     h = bytearray(header)
     platform = bytes(h[156:176])
     body = b"".join(p for _, p in parts)
@@ -78,13 +79,13 @@ def build(header, parts, generation="v1", count=None):
             off += len(p)
     if generation != "v1":
         struct.pack_into("<I", h, 8, 0x20000000)
-        h[156:160] = struct.pack("<I", 1)  # model_num
+        h[156:160] = struct.pack("<I", models)  # model_num
         h[160:180] = platform
         h[180] = 1
-    length = len(table) + len(body)
-    struct.pack_into("<I", h, 76, length)
-    struct.pack_into("<Q", h, 184, length if generation == "current" else 0)
-    return bytes(h) + table + body
+    rest = (table + body) * models
+    struct.pack_into("<I", h, 76, len(rest))
+    struct.pack_into("<Q", h, 184, len(rest) if generation == "current" else 0)
+    return bytes(h) + rest
 
 
 class RealOm(unittest.TestCase):
@@ -119,6 +120,21 @@ class RealOm(unittest.TestCase):
                 self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
                 self.assertIn(f"({generation} header)", r.stdout)
                 self.assertIn("soc_version[Ascend310]", r.stdout)
+
+    def test_several_models_in_one_file(self):
+        header, parts = parts_of(open(REAL, "rb").read())
+        path = os.path.join(WORK, "a3c_two_models.om")
+        open(path, "wb").write(build(header, parts, "current", models=2))
+        r = atc("--mode=6", f"--om={path}")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("holds 2 models", r.stdout)
+        must(MSAME, "--model", path, "--output", "out_two_models")
+        broken = bytearray(build(header, parts, "current", models=2))
+        table2 = HEADER + (8 + 24 * len(parts)) + sum(len(p) for _, p in parts)
+        struct.pack_into("<I", broken, table2, 9)  # the second model's partition count
+        open(path, "wb").write(broken)
+        r = atc("--mode=6", f"--om={path}")
+        self.assertIn("model 1: partition count 9", r.stdout + r.stderr)
 
 
 class RealOmRuns(unittest.TestCase):

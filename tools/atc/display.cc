@@ -59,6 +59,7 @@ int Display(const std::string& path, std::ostream& out) {
     if (t.on_device())
       out << "  task " << t.task_id << " " << t.kernel_name << " " << om.graph.nodes[t.op_index].name << ": " << WorkKindName(t.kind) << " "
           << TilingToString(TaskWork(om.graph, t, nullptr), t.tiling) << " (" << t.tiling_source << ")\n";
+  if (om.attrs.count("om_model_num")) out << "The file holds " << attr("om_model_num") << " models; shown and run: the first (the root model).\n";
   if (om.cann_built) {
     out << "Built by CANN's ATC (" << attr("om_generation") << " header): npukit reads its graph, weights and attributes"
         << (om.unrunnable.empty() ? " and runs its ops with its own kernels (tasks lowered for the model's SoC).\n"
