@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "frontend/ge/ge_ops.h"
 #include "frontend/onnx/onnx_importer.h"
 #include "frontend/weight_cut.h"
 
@@ -125,3 +126,29 @@ TEST(Tensor, ViewAnyAlignmentCopiesOnceAndOnlyWhenComputedOn) {
 
 }  // namespace
 }  // namespace npu
+
+// A CANN 20.x .om keeps a conv's shapes but not its strides or pads: the window is recovered from them.
+TEST(GeOps, InferWindowFromShapes) {
+  using npu::InferWindow;
+  auto w = InferWindow(42, 20, 3);  // the real A3C .om's first conv: VALID, stride 2
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->stride, 2);
+  EXPECT_EQ(w->pad_begin + w->pad_end, 0);
+  w = InferWindow(56, 56, 3);  // SAME, stride 1: one pixel each side
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->stride, 1);
+  EXPECT_EQ(w->pad_begin, 1);
+  EXPECT_EQ(w->pad_end, 1);
+  w = InferWindow(224, 112, 7);  // SAME, stride 2: TF puts the odd pixel at the end
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->stride, 2);
+  EXPECT_EQ(w->pad_begin, 2);
+  EXPECT_EQ(w->pad_end, 3);
+  w = InferWindow(56, 28, 1);  // a 1x1 stride-2 projection
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->stride, 2);
+  EXPECT_FALSE(InferWindow(10, 20, 3));  // no padding of TF's makes a larger output
+  auto huge = InferWindow(int64_t{1} << 40, 2, 1);  // closed form: a fuzzer's huge dims cost nothing
+  ASSERT_TRUE(huge);
+  EXPECT_EQ(huge->stride, int64_t{1} << 39);
+}

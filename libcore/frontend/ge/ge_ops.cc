@@ -5,6 +5,8 @@
 
 #include "ir/graph_edit.h"
 #include "ir/node_attrs.h"
+#include "ir/op_schema.h"
+#include "ops/schemas.h"
 
 namespace npu {
 namespace {
@@ -134,25 +136,27 @@ std::string ReadFusedEpilogue(GeOp& c, std::initializer_list<std::string_view> h
   return {};
 }
 
-struct Window {
-  int64_t stride, pad_begin, pad_end;
-};
+}  // namespace
 
-// One spatial dim of a conv whose attributes the .om does not keep (CANN 20.x drops strides and pads once the
-// TBE kernel is built; the shapes stay): the smallest stride for which VALID, then SAME (TF's two paddings; SAME
-// puts the odd pixel at the end, as TF does) makes `out` from `in` with a `k`-wide window. A model whose
-// attributes are kept (newer CANN, AIR) never comes here.
 std::optional<Window> InferWindow(int64_t in, int64_t out, int64_t k) {
   if (in < 1 || out < 1 || k < 1) return std::nullopt;
-  for (int64_t s = 1; s <= std::max(in, int64_t{1}); ++s) {
-    if (in >= k && (in - k) / s + 1 == out) return Window{s, 0, 0};
-    if ((in + s - 1) / s == out) {
-      int64_t total = std::max<int64_t>((out - 1) * s + k - in, 0);
-      return Window{s, total / 2, total - total / 2};
-    }
+  // The smallest stride of each padding in closed form: VALID needs floor((in - k) / s) = out - 1, SAME
+  // ceil(in / s) = out; each holds for a range of strides starting there, or for none.
+  std::optional<Window> valid, same;
+  if (in >= k) {
+    const int64_t s = (in - k) / out + 1;
+    if ((in - k) / s + 1 == out) valid = Window{s, 0, 0};
   }
-  return std::nullopt;
+  const int64_t s = (in + out - 1) / out;
+  if ((in + s - 1) / s == out) {
+    const int64_t total = std::max<int64_t>((out - 1) * s + k - in, 0);
+    same = Window{s, total / 2, total - total / 2};
+  }
+  if (valid && (!same || valid->stride <= same->stride)) return valid;
+  return same;
 }
+
+namespace {
 
 // TF-style window attributes (4 values in data_format order) as the two spatial ones.
 std::optional<std::array<int64_t, 2>> Spatial(const std::vector<int64_t>& v, std::string_view data_format) {
@@ -474,6 +478,7 @@ constexpr std::string_view kBookkeeping[] = {"AtomicAddrClean", "Send", "Recv", 
 bool IsGeBookkeepingOp(std::string_view type) { return std::find(std::begin(kBookkeeping), std::end(kBookkeeping), type) != std::end(kBookkeeping); }
 
 void MapGeOps(Graph& g, std::vector<UnsupportedNode>& unrunnable) {
+  RegisterBuiltinSchemas();
   const size_t count = g.nodes.size();  // map functions may append Transposes, which need no mapping
   for (size_t k = 0; k < count; ++k) {
     const std::string type = g.nodes[k].op_type;
@@ -485,10 +490,17 @@ void MapGeOps(Graph& g, std::vector<UnsupportedNode>& unrunnable) {
       unrunnable.push_back({g.nodes[k].name, type, "", 0, "npukit has no kernel for this GE op type"});
       continue;
     }
+    if (g.nodes[k].inputs.empty() || g.nodes[k].inputs[0] < 0 || g.nodes[k].outputs.empty()) {  // every row reads input 0
+      unrunnable.push_back({g.nodes[k].name, type, "", 0, "it has no first input or no output"});
+      continue;
+    }
     GeOp op(g, static_cast<int>(k));
     op.node().op_type = std::string(row->op_type);
     op.node().opset = row->opset;
-    if (std::string why = row->map(op); !why.empty()) {
+    std::string why = row->map(op);
+    // The kernels read a node's inputs by position: what the schema does not take is not run.
+    if (const OpSchema* schema = why.empty() ? OpSchemaRegistry::Get().Find(op.node().op_type) : nullptr) why = ArityProblem(*schema, g, op.node());
+    if (!why.empty()) {
       op.node().op_type = type;
       unrunnable.push_back({op.node().name, type, "", 0, why});
     }
