@@ -266,6 +266,25 @@ class RealOmRuns(unittest.TestCase):
         self.assertIn("msame cannot run it", must(ATC, "--mode=6", f"--om={path}"))
 
 
+def device_layout(w, layout):
+    """numpy's own FRACTAL_Z of an OIHW weight and FRACTAL_NZ of a matrix (reference/atc.md §5): C0 = 16 for
+    2- and 4-byte types, blocks zero-padded."""
+    c0 = 32 if w.dtype.itemsize == 1 else 16
+    up = lambda n, b: -(-n // b) * b
+    if layout == "FRACTAL_Z":
+        n, c, h, ww = w.shape
+        p = np.zeros((up(n, 16), up(c, c0), h, ww), w.dtype)
+        p[:n, :c] = w
+        # (N1, N0, C1, C0, H, W) -> (C1, H, W, N1, N0, C0) -> (C1*H*W, N1, N0, C0)
+        return p.reshape(up(n, 16) // 16, 16, up(c, c0) // c0, c0, h, ww).transpose(2, 4, 5, 0, 1, 3).reshape(-1, up(n, 16) // 16, 16, c0)
+    if layout == "FRACTAL_NZ":
+        r, c = w.shape
+        p = np.zeros((up(r, 16), up(c, c0)), w.dtype)
+        p[:r, :c] = w
+        return p.reshape(up(r, 16) // 16, 16, up(c, c0) // c0, c0).transpose(2, 0, 1, 3)
+    raise AssertionError("unexpected layout " + layout)
+
+
 def partitions(data):
     """{type: bytes} of an npukit .om (current header, 24-byte table)."""
     count = struct.unpack_from("<I", data, HEADER)[0]
@@ -345,18 +364,24 @@ class NpukitOmIsModelDef(unittest.TestCase):
             for i in op.input:
                 if i:
                     self.assertIn(i.decode().rsplit(":", 1)[0], ops)
-        found = 0
-        for op in md.graph[0].op:
-            if op.type != b"Const" or op.name.decode() not in initializers:
-                continue
-            d = op.attr["value"].t.desc
-            ref = initializers[op.name.decode()]
-            if d.layout.decode() not in ("ND", "NCHW"):  # a device layout: checked through the origin shape only
-                continue
-            data = np.frombuffer(weights[d.data_offset:d.data_offset + d.weight_size], dtype=ref.dtype).reshape(ref.shape)
-            np.testing.assert_array_equal(data, ref)
-            found += 1
-        self.assertGreater(found, 0, "no initializer stored in its origin layout")
+        found = set()
+        for mode, dtype in (("must_keep_origin_dtype", np.float32), ("force_fp16", np.float16)):
+            md, weights = self.model_def(mode)
+            for op in md.graph[0].op:
+                # a weight atc cast or laid out in a device format is named after it: <initializer>_float16_FRACTAL_Z
+                name = op.name.decode().removesuffix("_FRACTAL_Z").removesuffix("_FRACTAL_NZ").removesuffix("_float16")
+                if op.type != b"Const" or name not in initializers:
+                    continue
+                d = op.attr["value"].t.desc
+                if d.attr["_npukit_sub_format"].i > 1:  # grouped FRACTAL_Z (block-diagonal groups): the unit tests' layout
+                    continue
+                ref = initializers[name].astype(dtype)
+                layout = d.layout.decode()
+                data = np.frombuffer(weights[d.data_offset:d.data_offset + d.weight_size], dtype=dtype)
+                expect = ref if layout in ("ND", "NCHW") else device_layout(ref, layout)
+                np.testing.assert_array_equal(data.reshape(expect.shape), expect, err_msg=f"{op.name.decode()} ({layout}, {mode})")
+                found.add(layout)
+        self.assertIn("FRACTAL_Z", found, "no conv weight in its device layout")
 
 
 class Lies(unittest.TestCase):
