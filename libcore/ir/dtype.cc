@@ -19,9 +19,10 @@ constexpr std::pair<Format, std::string_view> kFormats[] = {
     {Format::kNDHWC, "NDHWC"},      {Format::kFractalNZ, "FRACTAL_NZ"}, {Format::kNCDHW, "NCDHW"},
     {Format::kNDC1HWC0, "NDC1HWC0"},
 };
-// DType's values are GE codes: the compute types are the table's rows whose code is a DType.
-constexpr DType kComputeTypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64, DType::kI8,
-                                   DType::kI16, DType::kI32, DType::kI64, DType::kU8, DType::kBool};
+// DType's values are GE codes: the compute types are the table's rows whose code is a DType. uint64 holds the
+// packed scales of quantized models (AscendDequant's deq_scale); no kernel computes in it otherwise.
+constexpr DType kComputeTypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64, DType::kI8, DType::kI16,
+                                   DType::kI32, DType::kI64, DType::kU8, DType::kBool, DType::kU64};
 }  // namespace
 
 const GeType* FindGeType(int32_t code) {

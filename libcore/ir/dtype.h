@@ -15,7 +15,7 @@ enum class DType : int32_t {
   kI8 = 3,
   kU8 = 4,
   kI16 = 5,
-  kU16 = 6,  // uint16/32/64: types files may hold (dumps, npy); npukit does not compute in them
+  kU16 = 6,  // uint16/32: types files may hold (dumps, npy); npukit does not compute in them (uint64: quant scales)
   kI32 = 7,
   kI64 = 8,
   kU32 = 9,

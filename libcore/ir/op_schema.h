@@ -42,6 +42,8 @@ struct OpSchema {
   std::vector<int> fixed_dtype_inputs = {};
   // Draws random numbers (TF's RandomUniform): never folded into a constant, it runs in every inference.
   bool random = false;
+  // Its attributes decide its outputs' dtype (AscendDequant's `dtype`): precision modes leave the outputs alone.
+  bool output_dtype_from_attrs = false;
 };
 
 class OpSchemaRegistry {

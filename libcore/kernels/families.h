@@ -11,4 +11,5 @@ void RegisterShapeKernels();
 void RegisterReduceKernels();
 void RegisterResizeKernels();
 void RegisterAippKernels();
+void RegisterQuantKernels();
 }  // namespace npu

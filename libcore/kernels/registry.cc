@@ -70,6 +70,7 @@ void RegisterBuiltinOps() {
     RegisterReduceKernels();
     RegisterResizeKernels();
     RegisterAippKernels();
+    RegisterQuantKernels();
   });
 }
 

@@ -17,5 +17,6 @@ void RegisterShapeSchemas();
 void RegisterReduceSchemas();
 void RegisterResizeSchemas();
 void RegisterAippSchemas();
+void RegisterQuantSchemas();
 
 }  // namespace npu

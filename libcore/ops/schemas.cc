@@ -18,6 +18,7 @@ void RegisterBuiltinSchemas() {
     RegisterReduceSchemas();
     RegisterResizeSchemas();
     RegisterAippSchemas();
+    RegisterQuantSchemas();
   });
 }
 

@@ -80,8 +80,9 @@ class Assigner {
   bool Participates(const Node& n) const {
     for (size_t j = 0; j < n.inputs.size(); ++j)
       if (Adjustable(n.inputs[j]) && !Fixed(n, j)) return true;
+    const OpSchema* s = OpSchemaRegistry::Get().Find(n.op_type);
     for (int o : n.outputs)
-      if (Adjustable(o)) return true;
+      if (Adjustable(o) && !(s && s->output_dtype_from_attrs)) return true;
     return false;
   }
   bool IsCube(const Node& n) const {

@@ -35,6 +35,7 @@ std::optional<DType> FromOnnxType(int32_t t) {
     case onnx::TensorProto::FLOAT16: return DType::kF16;
     case onnx::TensorProto::DOUBLE: return DType::kF64;
     case onnx::TensorProto::BFLOAT16: return DType::kBF16;
+    case onnx::TensorProto::UINT64: return DType::kU64;  // AMCT's packed dequant scales
     default: return std::nullopt;
   }
 }
@@ -129,6 +130,7 @@ Result<Tensor> ConvertTensor(ImportState& st, const onnx::TensorProto& t, std::o
     case DType::kI64:
       if (!count_ok(t.int64_data_size())) break;
       return CopyTyped<decltype(t.int64_data()), int64_t>(*dt, shape, t.int64_data());
+    case DType::kU64: if (count_ok(t.uint64_data_size())) return CopyTyped<decltype(t.uint64_data()), uint64_t>(*dt, shape, t.uint64_data()); break;
     case DType::kI32: if (count_ok(t.int32_data_size())) return CopyTyped<decltype(t.int32_data()), int32_t>(*dt, shape, t.int32_data()); break;
     case DType::kI16: if (count_ok(t.int32_data_size())) return CopyTyped<decltype(t.int32_data()), int16_t>(*dt, shape, t.int32_data()); break;
     case DType::kI8: if (count_ok(t.int32_data_size())) return CopyTyped<decltype(t.int32_data()), int8_t>(*dt, shape, t.int32_data()); break;

@@ -1,0 +1,206 @@
+// The quantization ops' arithmetic (ops/quant.h), per SoC generation. Sources: reference/int8.md §2 (ops-nn's
+// AscendQuant golden model, the legacy TBE ascend_dequant, aclnnTransQuantParam). Where no source settles a
+// point, the choice is marked [choice] here, and only here.
+//
+// AscendQuant, every SoC npukit models (all pre-950): in fp16, as ops-nn's golden does: x and scale to fp16,
+// x * scale in fp16 (twice with sqrt_mode), + offset in fp16, then the round mode, saturation to int8.
+//   [choice] NaN becomes 0 (a float-to-int conversion's usual result; no source says).
+// AscendDequant, by the SoC's family:
+//   v100 (ascend310, ascend910): the vector unit in fp16: fp16(x) * fp16(deq_scale), relu, * deq_scale again
+//     with sqrt_mode; every step rounded to fp16 (so int32 values past 2048 lose bits, past 65504 overflow).
+//   v200 (ascend310p): deq_cast: fp32(x) * the fp32 scale in the uint64 word's low 32 bits, relu, one rounding to
+//     the output dtype. sqrt_mode is refused there, as the TBE op refuses it.
+//   fixpipe (ascend910b): as v200, with the scale kept to its high 19 bits (mask 0xFFFFE000), as the fixpipe's
+//     DEQSCALE register keeps it. [choice] the mask is applied (aclnnTransQuantParam's open code does not).
+//   no SoC (the fp32 reference path): fp32(x) * scale, IEEE.
+//   The uint64 word: [choice] its low 32 bits are the fp32 scale (AMCT and MindSpore write offset_w 0 and no
+//   shift, so the other fields are 0 in practice; what ATC rewrites them into is not documented).
+// AscendRequant: [choice] int8 sat(rne(fp32(x) * scale)), relu first; AscendAntiQuant: (x + offset) * scale
+// (* scale with sqrt_mode) in fp16 on every SoC npukit models.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include "base/half.h"
+#include "kernels/families.h"
+#include "kernels/kernel_util.h"
+#include "ops/quant.h"
+
+namespace npu {
+namespace {
+
+enum class DequantPath { kVectorFp16, kDeqCast, kFixpipe, kReference };
+
+// One row per SoC family (SocSpec::ops_family).
+constexpr std::pair<std::string_view, DequantPath> kDequantPaths[] = {
+    {"ascend310", DequantPath::kVectorFp16}, {"ascend910", DequantPath::kVectorFp16},
+    {"ascend310p", DequantPath::kDeqCast}, {"ascend910b", DequantPath::kFixpipe}};
+constexpr uint32_t kFixpipeScaleMask = 0xFFFFE000u;  // the high 19 bits of an fp32 scale
+constexpr int kInt8Min = -128, kInt8Max = 127;
+
+DequantPath PathOf(const ExecContext& e) {
+  if (!e.soc) return DequantPath::kReference;
+  for (const auto& [family, path] : kDequantPaths)
+    if (family == e.soc->ops_family) return path;
+  return DequantPath::kDeqCast;
+}
+
+float Fp16(float v) { return HalfToFloat(FloatToHalf(v)); }
+// fp16 a + b, one rounding: the exact sum of two fp16 values fits a double.
+float Fp16Add(float a, float b) { return Fp16(static_cast<float>(static_cast<double>(a) + static_cast<double>(b))); }
+
+int8_t SaturateInt8(float v, QuantRound mode) {
+  if (std::isnan(v)) return 0;
+  switch (mode) {
+    case QuantRound::kHalfEven: v = std::nearbyint(v); break;  // the default FE_TONEAREST: ties to even
+    case QuantRound::kFloor: v = std::floor(v); break;
+    case QuantRound::kCeil: v = std::ceil(v); break;
+    case QuantRound::kTrunc: v = std::trunc(v); break;
+  }
+  return static_cast<int8_t>(std::clamp(v, static_cast<float>(kInt8Min), static_cast<float>(kInt8Max)));
+}
+
+// The scale operand's values as fp32, one per channel (or one).
+std::vector<float> ScaleValues(const Tensor& s, DequantPath path) {
+  std::vector<float> out(static_cast<size_t>(s.numel()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (s.dtype() == DType::kU64) {
+      uint32_t bits = static_cast<uint32_t>(s.data<uint64_t>()[i] & 0xFFFFFFFFu);
+      if (path == DequantPath::kFixpipe) bits &= kFixpipeScaleMask;
+      out[i] = std::bit_cast<float>(bits);
+    } else {
+      out[i] = s.data<float>()[i];  // fp16 values, widened exactly by the runtime
+    }
+    if (path == DequantPath::kVectorFp16) out[i] = Fp16(out[i]);
+  }
+  return out;
+}
+
+// Calls f(flat index, channel) for every element of x, the channel a per-channel scale runs along.
+template <class F>
+void ForEachWithChannel(const Shape& x, int64_t scale_count, ThreadPool& pool, F f) {
+  const int64_t n = NumElements(x);
+  if (scale_count == 1) {
+    pool.ParallelFor(static_cast<size_t>(n), kElementwiseGrain, [&](size_t b, size_t e) {
+      for (int64_t i = static_cast<int64_t>(b); i < static_cast<int64_t>(e); ++i) f(i, 0);
+    });
+    return;
+  }
+  // NCHW: channel = (i / HW) % C; otherwise the last dim: i % C.
+  const int64_t c = QuantChannels(x), inner = x.size() == 4 ? x[2] * x[3] : 1;
+  pool.ParallelFor(static_cast<size_t>(n), kElementwiseGrain, [&](size_t b, size_t e) {
+    for (int64_t i = static_cast<int64_t>(b); i < static_cast<int64_t>(e); ++i) f(i, (i / inner) % c);
+  });
+}
+
+Status AscendQuant(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const bool sqrt_mode = c.node.attr_int("sqrt_mode", 0) != 0;
+  const QuantRound mode = *RoundModeOf(c.node.attr_string("round_mode", "Round"));  // checked by the schema
+  const bool device = c.exec.soc != nullptr;
+  const float scale = device ? Fp16(c.node.attr_float("scale", 1.0f)) : c.node.attr_float("scale", 1.0f);
+  const float offset = device ? Fp16(c.node.attr_float("offset", 0.0f)) : c.node.attr_float("offset", 0.0f);
+  Tensor y = Tensor::Empty(DType::kI8, x.shape());
+  const float* in = x.data<float>();
+  int8_t* out = y.mutable_data<int8_t>();
+  c.pool.ParallelFor(static_cast<size_t>(x.numel()), kElementwiseGrain, [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) {
+      float v;
+      if (device) {  // fp16 arithmetic, each step rounded
+        v = Fp16(Fp16(in[i]) * scale);
+        if (sqrt_mode) v = Fp16(v * scale);
+        v = Fp16Add(v, offset);
+      } else {
+        v = in[i] * scale;
+        if (sqrt_mode) v *= scale;
+        v += offset;
+      }
+      out[i] = SaturateInt8(v, mode);
+    }
+  });
+  c.outputs[0] = std::move(y);
+  return Status::Ok();
+}
+
+Status AscendDequant(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const DequantPath path = PathOf(c.exec);
+  const bool sqrt_mode = c.node.attr_int("sqrt_mode", 0) != 0, relu = c.node.attr_int("relu_flag", 0) != 0;
+  if (sqrt_mode && (path == DequantPath::kDeqCast || path == DequantPath::kFixpipe))
+    return c.Fail("sqrt_mode is not available on " + c.exec.soc->name + " (its dequant takes a uint64 scale, without sqrt_mode)");
+  if (c.in(1).dtype() != DType::kU64 && path != DequantPath::kVectorFp16 && path != DequantPath::kReference)
+    return c.Fail("deq_scale must be uint64 on " + c.exec.soc->name + " (fp16 deq_scale is the v100 form)");
+  const std::vector<float> scale = ScaleValues(c.in(1), path);
+  Tensor y = Tensor::Empty(DType::kF32, x.shape());
+  const int32_t* in = x.data<int32_t>();
+  float* out = y.mutable_data<float>();
+  ForEachWithChannel(x.shape(), static_cast<int64_t>(scale.size()), c.pool, [&](int64_t i, int64_t ch) {
+    const float s = scale[static_cast<size_t>(ch)];
+    float v;
+    if (path == DequantPath::kVectorFp16) {
+      v = Fp16(Fp16(static_cast<float>(in[i])) * s);
+      if (relu) v = std::max(v, 0.0f);
+      if (sqrt_mode) v = Fp16(v * s);
+    } else {
+      v = static_cast<float>(in[i]) * s;
+      if (relu) v = std::max(v, 0.0f);
+      if (sqrt_mode) v *= s;  // the reference path only
+    }
+    out[i] = v;
+  });
+  c.outputs[0] = std::move(y);  // the runtime rounds it to the output dtype
+  return Status::Ok();
+}
+
+Status AscendRequant(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const std::vector<float> scale = ScaleValues(c.in(1), PathOf(c.exec) == DequantPath::kFixpipe ? DequantPath::kFixpipe : DequantPath::kDeqCast);
+  const bool relu = c.node.attr_int("relu_flag", 0) != 0;
+  Tensor y = Tensor::Empty(DType::kI8, x.shape());
+  const int32_t* in = x.data<int32_t>();
+  int8_t* out = y.mutable_data<int8_t>();
+  ForEachWithChannel(x.shape(), static_cast<int64_t>(scale.size()), c.pool, [&](int64_t i, int64_t ch) {
+    float v = static_cast<float>(in[i]) * scale[static_cast<size_t>(ch)];
+    if (relu) v = std::max(v, 0.0f);
+    out[i] = SaturateInt8(v, QuantRound::kHalfEven);
+  });
+  c.outputs[0] = std::move(y);
+  return Status::Ok();
+}
+
+Status AscendAntiQuant(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const bool sqrt_mode = c.node.attr_int("sqrt_mode", 0) != 0, device = c.exec.soc != nullptr;
+  const float scale = device ? Fp16(c.node.attr_float("scale", 1.0f)) : c.node.attr_float("scale", 1.0f);
+  const float offset = device ? Fp16(c.node.attr_float("offset", 0.0f)) : c.node.attr_float("offset", 0.0f);
+  Tensor y = Tensor::Empty(DType::kF32, x.shape());
+  const int8_t* in = x.data<int8_t>();
+  float* out = y.mutable_data<float>();
+  c.pool.ParallelFor(static_cast<size_t>(x.numel()), kElementwiseGrain, [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) {
+      float v;
+      if (device) {
+        v = Fp16(Fp16Add(static_cast<float>(in[i]), offset) * scale);
+        if (sqrt_mode) v = Fp16(v * scale);
+      } else {
+        v = (static_cast<float>(in[i]) + offset) * scale;
+        if (sqrt_mode) v *= scale;
+      }
+      out[i] = v;
+    }
+  });
+  c.outputs[0] = std::move(y);
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterQuantKernels() {
+  RegisterKernel("AscendQuant", AscendQuant);
+  RegisterKernel("AscendDequant", AscendDequant);
+  RegisterKernel("AscendRequant", AscendRequant);
+  RegisterKernel("AscendAntiQuant", AscendAntiQuant);
+}
+
+}  // namespace npu

@@ -1,0 +1,24 @@
+// What the quantization ops' schemas and kernels share: attribute checks, the channel a scale runs along, and
+// the rounding modes AscendQuant takes.
+#pragma once
+#include <cmath>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "ir/graph.h"
+
+namespace npu {
+
+enum class QuantRound { kHalfEven, kFloor, kCeil, kTrunc };
+// AscendQuant's round_mode names (ops-nn's prototype): Round is C rint, ties to even.
+std::optional<QuantRound> RoundModeOf(std::string_view s);
+
+// Why AscendQuant's or AscendAntiQuant's attributes cannot be used (scale 0 or not finite, offset not finite,
+// a dst_type or round_mode npukit does not take); empty when fine.
+std::string QuantAttrProblem(const Node& n);
+
+// The values a per-channel scale runs along: C of an NCHW tensor, else the last dim (a matmul's N).
+int64_t QuantChannels(const Shape& x);
+
+}  // namespace npu

@@ -1,0 +1,175 @@
+#!/usr/bin/python3
+"""CANN's quantization ops, one at a time, as AMCT's deploy ONNX carries them: each converted by atc for a SoC and
+run by msame, bit-exact against a numpy model of the arithmetic kernels/quant.cc documents (fp16 steps for
+AscendQuant and AscendAntiQuant; the dequant of each SoC generation). Bad attributes and operands are coded errors.
+usage: test_quant_ops.py BUILD_DIR WORK_DIR"""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import unittest
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+BUILD, WORK = (os.path.abspath(p) for p in sys.argv[1:3])
+ATC = os.path.join(BUILD, "tools/atc/atc")
+MSAME = os.path.join(BUILD, "tools/msame/msame")
+F16 = np.float16
+ONNX_TYPE = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int32): TensorProto.INT32, np.dtype(np.int8): TensorProto.INT8,
+             np.dtype(np.float16): TensorProto.FLOAT16, np.dtype(np.uint64): TensorProto.UINT64}
+
+
+def run(*args):
+    return subprocess.run(list(args), capture_output=True, text=True, cwd=WORK, check=False)
+
+
+def single_op(name, op, x, out_dtype, consts=(), **attrs):
+    """A one-op ONNX model `name`.onnx: input x, the op (named <name>.quant & co. as AMCT names them)."""
+    inits = [numpy_helper.from_array(a, n) for n, a in consts]
+    node = helper.make_node(op, ["x"] + [n for n, _ in consts], ["y"], name=f"layer.{op}", **attrs)
+    graph = helper.make_graph([node], name, [helper.make_tensor_value_info("x", ONNX_TYPE[x.dtype], list(x.shape))],
+                              [helper.make_tensor_value_info("y", ONNX_TYPE[np.dtype(out_dtype)], list(x.shape))], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, os.path.join(WORK, name + ".onnx"))
+
+
+def npu(name, x, soc):
+    """Converts name.onnx for `soc`, runs it on x, returns the output."""
+    r = run(ATC, "--framework=5", f"--model={name}.onnx", f"--output={name}_{soc}", f"--soc_version={soc}")
+    assert r.returncode == 0, r.stdout + r.stderr
+    np.save(os.path.join(WORK, name + "_in.npy"), x)
+    out = os.path.join(WORK, f"{name}_{soc}_out")
+    r = run(MSAME, "--model", f"{name}_{soc}.om", "--input", name + "_in.npy", "--output", out, "--outfmt", "NPY")
+    assert r.returncode == 0, r.stdout + r.stderr
+    (path,) = glob.glob(os.path.join(out, "*output_0.npy"))
+    return np.load(path)
+
+
+# ---- numpy models of the arithmetic -----------------------------------------------------------------------------
+
+def f16(v):
+    with np.errstate(over="ignore"):  # past 65504 is inf in fp16, as on the device
+        return np.asarray(v, np.float32).astype(F16).astype(np.float32)
+
+
+def quant_ref(x, scale, offset, sqrt_mode=False, rnd=np.rint):
+    s, o = f16(scale), f16(offset)
+    v = f16(f16(x) * s)
+    if sqrt_mode:
+        v = f16(v * s)
+    v = f16(v.astype(np.float64) + o)
+    return np.clip(np.nan_to_num(rnd(v), nan=0.0), -128, 127).astype(np.int8)
+
+
+def scale_bits(scale):
+    """AMCT's uint64 deq_scale: the fp32 scale's bits, zero-extended."""
+    return np.asarray(scale, np.float32).view(np.uint32).astype(np.uint64)
+
+
+def channel_view(scale, shape):
+    return scale.reshape((1, -1, 1, 1) if len(shape) == 4 else (-1,))
+
+
+def dequant_ref(x, scale, family, relu=False, sqrt_mode=False, out=F16):
+    s = np.asarray(scale, np.float32)
+    if family == "v100":
+        s = channel_view(f16(s), x.shape)
+        v = f16(f16(x.astype(np.float32)) * s)
+        v = np.maximum(v, 0) if relu else v
+        return (f16(v * s) if sqrt_mode else v).astype(out)
+    if family == "fixpipe":
+        s = (s.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
+    v = x.astype(np.float32) * channel_view(s, x.shape)
+    return (np.maximum(v, 0) if relu else v).astype(out)
+
+
+class Quant(unittest.TestCase):
+    def test_ties_saturation_and_round_modes(self):
+        # x * 1 lands on every .5 tie; 1000 and -1000 saturate both ends; NaN becomes 0
+        x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.7, -3.7, 1000, -1000, 126.5, -128.5, np.nan, 0.1, -0.1, 7], np.float32).reshape(1, 16, 1, 1)
+        for mode, rnd in (("Round", np.rint), ("Floor", np.floor), ("Ceil", np.ceil), ("Trunc", np.trunc)):
+            with self.subTest(mode=mode):
+                single_op(f"q_{mode}", "AscendQuant", x, np.int8, scale=1.0, offset=0.0, round_mode=mode, dst_type="INT8")
+                np.testing.assert_array_equal(npu(f"q_{mode}", x, "Ascend310P3"), quant_ref(x, 1.0, 0.0, rnd=rnd))
+        self.assertEqual(list(quant_ref(x, 1.0, 0.0).reshape(-1)[:6]), [0, 2, 2, 0, -2, -2])  # ties to even
+
+    def test_fp16_steps_offset_and_sqrt_mode(self):
+        x = (np.random.default_rng(1).standard_normal((2, 8, 5, 5)) * 3).astype(np.float32)
+        for name, scale, offset, sqrt_mode in (("q_plain", 1 / 0.0231, 3.0, 0), ("q_sqrt", 181.3, -2.0, 1)):
+            with self.subTest(name=name):
+                single_op(name, "AscendQuant", x, np.int8, scale=scale, offset=offset, sqrt_mode=sqrt_mode)
+                for soc in ("Ascend310", "Ascend910B1"):
+                    np.testing.assert_array_equal(npu(name, x, soc), quant_ref(x, scale, offset, bool(sqrt_mode)))
+
+
+class Dequant(unittest.TestCase):
+    x = np.random.default_rng(2).integers(-40000, 40000, (1, 16, 4, 4)).astype(np.int32)
+    scale = (np.random.default_rng(3).random(16) * 1e-3 + 1e-5).astype(np.float32)
+
+    def test_each_soc_generation_per_channel_and_relu(self):
+        for relu in (0, 1):
+            name = f"dq_u64_relu{relu}"
+            single_op(name, "AscendDequant", self.x, np.float16, [("deq_scale", scale_bits(self.scale))], dtype=1, relu_flag=relu)
+            for soc, family in (("Ascend310P3", "v200"), ("Ascend910B1", "fixpipe")):
+                with self.subTest(soc=soc, relu=relu):
+                    got = npu(name, self.x, soc)
+                    self.assertEqual(got.dtype, np.float16)
+                    np.testing.assert_array_equal(got, dequant_ref(self.x, self.scale, family, bool(relu)))
+        # v100 (Ascend310): the fp16 deq_scale form, in fp16 steps: past 2048 an int32 loses bits, past 65504 it overflows
+        single_op("dq_f16", "AscendDequant", self.x, np.float16, [("deq_scale", self.scale.astype(F16))], dtype=1, relu_flag=1)
+        np.testing.assert_array_equal(npu("dq_f16", self.x, "Ascend310"), dequant_ref(self.x, self.scale, "v100", True))
+        # the 19-bit scale of the fixpipe differs from the full fp32 scale somewhere
+        self.assertFalse(np.array_equal(dequant_ref(self.x, self.scale, "fixpipe"), dequant_ref(self.x, self.scale, "v200")))
+
+    def test_per_tensor_and_fp32_output(self):
+        single_op("dq_scalar", "AscendDequant", self.x, np.float32, [("deq_scale", scale_bits(self.scale[:1]))], dtype=0)
+        got = npu("dq_scalar", self.x, "Ascend310P3")
+        self.assertEqual(got.dtype, np.float32)
+        np.testing.assert_array_equal(got, dequant_ref(self.x, self.scale[:1], "v200", out=np.float32))
+
+
+class RequantAndAntiQuant(unittest.TestCase):
+    def test_requant(self):
+        x = np.random.default_rng(4).integers(-3000, 3000, (1, 8, 3, 3)).astype(np.int32)
+        scale = np.full(8, 0.037, np.float32)
+        single_op("rq", "AscendRequant", x, np.int8, [("req_scale", scale_bits(scale))], relu_flag=1)
+        ref = np.clip(np.rint(np.maximum(x.astype(np.float32) * np.float32(0.037), 0)), -128, 127).astype(np.int8)
+        np.testing.assert_array_equal(npu("rq", x, "Ascend310P3"), ref)
+
+    def test_anti_quant(self):
+        x = np.arange(-128, 128, dtype=np.int8).reshape(1, 16, 4, 4)
+        single_op("aq", "AscendAntiQuant", x, np.float16, scale=0.0173, offset=-3.0, dtype=1)
+        ref = f16(f16((x.astype(np.float64) + f16(-3.0)).astype(np.float32)) * f16(0.0173)).astype(F16)
+        np.testing.assert_array_equal(npu("aq", x, "Ascend310P3"), ref)
+
+
+class BadInput(unittest.TestCase):
+    def expect(self, name, why):
+        r = run(ATC, "--framework=5", f"--model={name}.onnx", f"--output={name}", "--soc_version=Ascend310P3")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertRegex(r.stdout + r.stderr, r"E\d{5}")
+        self.assertIn("layer.", r.stdout + r.stderr)  # the node is named
+        self.assertIn(why, r.stdout + r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(WORK, name + ".om")))
+
+    def test_bad_scales_and_operands(self):
+        x = np.zeros((1, 4, 2, 2), np.float32)
+        single_op("bad_zero", "AscendQuant", x, np.int8, scale=0.0, offset=0.0)
+        self.expect("bad_zero", "not a finite non-zero number")
+        single_op("bad_nan", "AscendQuant", x, np.int8, scale=float("nan"), offset=0.0)
+        self.expect("bad_nan", "not a finite non-zero number")
+        xi = np.zeros((1, 4, 2, 2), np.int32)
+        single_op("bad_len", "AscendDequant", xi, np.float16, [("deq_scale", scale_bits(np.ones(3, np.float32)))], dtype=1)
+        self.expect("bad_len", "3 values")
+        single_op("bad_dtype", "AscendDequant", xi, np.float16, [("deq_scale", np.ones(4, np.float32))], dtype=1)
+        self.expect("bad_dtype", "must be uint64")
+
+
+if __name__ == "__main__":
+    shutil.rmtree(WORK, ignore_errors=True)
+    os.makedirs(WORK)
+    unittest.main(argv=sys.argv[:1], verbosity=2)
