@@ -220,8 +220,25 @@ void ConvCompute(KernelContext& c, const ConvGeom& p, Tensor& y) {
   }
 }
 
+// int8 x int8 -> int32: the values widened to int32 (integer products and sums are exact; the float path would
+// round once sums pass 2^24), im2col and an int32 GEMM, the int32 bias added. [choice] The accumulator is int32
+// and wraps as two's complement (kernels/quant.cc keeps the quantization choices; this one belongs to the
+// cube): 131072 products of -128 * -128 are needed before it could, more than any conv's K.
+Status ConvInt8(KernelContext& c) {
+  if (!c.has(1) || c.in(1).dtype() != DType::kI8) return c.Fail("int8 x needs int8 weights");
+  if (c.has(2) && c.in(2).dtype() != DType::kI32) return c.Fail("the bias of an int8 conv must be int32");
+  NPU_ASSIGN_OR_RETURN(ConvGeom p, MakeConv(c.node, c.in(0).shape(), c.in(1).shape(), false));
+  c.inputs[0] = CastTensor(ToChannelsFirst(c.in(0), c.pool), DType::kI32);
+  c.inputs[1] = CastTensor(c.in(1), DType::kI32);
+  Tensor y = Tensor::Empty(DType::kI32, p.OutShape(c.in(0).shape()[0]));
+  ConvCompute<int32_t>(c, p, y);
+  c.outputs[0] = std::move(y);
+  return Status::Ok();
+}
+
 Status ConvKernel(KernelContext& c) {
   const Tensor &x = c.in(0), &w = c.in(1);
+  if (x.dtype() == DType::kI8) return ConvInt8(c);
   if (x.dtype() != DType::kF32 && x.dtype() != DType::kF64)
     return c.Fail("dtype " + std::string(DTypeName(x.dtype())) + " is not supported");
   if (x.rank() < 3 || w.rank() != x.rank()) return c.Fail("input and weight ranks must match and be >= 3");

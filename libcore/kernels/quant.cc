@@ -7,7 +7,8 @@
 //   [choice] NaN becomes 0 (a float-to-int conversion's usual result; no source says).
 // AscendDequant, by the SoC's family:
 //   v100 (ascend310, ascend910): the vector unit in fp16: fp16(x) * fp16(deq_scale), relu, * deq_scale again
-//     with sqrt_mode; every step rounded to fp16 (so int32 values past 2048 lose bits, past 65504 overflow).
+//     with sqrt_mode; every step rounded to fp16 (so int32 values past 2048 lose bits; past 65504 they become
+//     +-65504 in saturation mode, the only mode of Ascend310, else +-inf).
 //   v200 (ascend310p): deq_cast: fp32(x) * the fp32 scale in the uint64 word's low 32 bits, relu, one rounding to
 //     the output dtype. sqrt_mode is refused there, as the TBE op refuses it.
 //   fixpipe (ascend910b): as v200, with the scale kept to its high 19 bits (mask 0xFFFFE000), as the fixpipe's
@@ -47,6 +48,12 @@ DequantPath PathOf(const ExecContext& e) {
 }
 
 float Fp16(float v) { return HalfToFloat(FloatToHalf(v)); }
+// An fp16 step of the vector unit: past the fp16 range it saturates to +-65504 on SoCs in saturation mode.
+float Fp16Step(float v, bool saturate) {
+  constexpr float kHalfMax = 65504.0f;
+  const float h = Fp16(v);
+  return saturate && std::isinf(h) ? std::copysign(kHalfMax, h) : h;
+}
 // fp16 a + b, one rounding: the exact sum of two fp16 values fits a double.
 float Fp16Add(float a, float b) { return Fp16(static_cast<float>(static_cast<double>(a) + static_cast<double>(b))); }
 
@@ -132,6 +139,7 @@ Status AscendDequant(KernelContext& c) {
   if (c.in(1).dtype() != DType::kU64 && path != DequantPath::kVectorFp16 && path != DequantPath::kReference)
     return c.Fail("deq_scale must be uint64 on " + c.exec.soc->name + " (fp16 deq_scale is the v100 form)");
   const std::vector<float> scale = ScaleValues(c.in(1), path);
+  const bool saturate = c.exec.saturate();
   Tensor y = Tensor::Empty(DType::kF32, x.shape());
   const int32_t* in = x.data<int32_t>();
   float* out = y.mutable_data<float>();
@@ -139,9 +147,9 @@ Status AscendDequant(KernelContext& c) {
     const float s = scale[static_cast<size_t>(ch)];
     float v;
     if (path == DequantPath::kVectorFp16) {
-      v = Fp16(Fp16(static_cast<float>(in[i])) * s);
+      v = Fp16Step(Fp16Step(static_cast<float>(in[i]), saturate) * s, saturate);
       if (relu) v = std::max(v, 0.0f);
-      if (sqrt_mode) v = Fp16(v * s);
+      if (sqrt_mode) v = Fp16Step(v * s, saturate);
     } else {
       v = static_cast<float>(in[i]) * s;
       if (relu) v = std::max(v, 0.0f);

@@ -76,11 +76,12 @@ def channel_view(scale, shape):
 
 def dequant_ref(x, scale, family, relu=False, sqrt_mode=False, out=F16):
     s = np.asarray(scale, np.float32)
-    if family == "v100":
+    if family == "v100":  # fp16 steps, saturating (Ascend310 has only the saturation mode)
+        sat = lambda v: np.clip(f16(v), -65504, 65504)
         s = channel_view(f16(s), x.shape)
-        v = f16(f16(x.astype(np.float32)) * s)
+        v = sat(sat(x.astype(np.float32)) * s)
         v = np.maximum(v, 0) if relu else v
-        return (f16(v * s) if sqrt_mode else v).astype(out)
+        return (sat(v * s) if sqrt_mode else v).astype(out)
     if family == "fixpipe":
         s = (s.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
     v = x.astype(np.float32) * channel_view(s, x.shape)
@@ -145,6 +146,62 @@ class RequantAndAntiQuant(unittest.TestCase):
         single_op("aq", "AscendAntiQuant", x, np.float16, scale=0.0173, offset=-3.0, dtype=1)
         ref = f16(f16((x.astype(np.float64) + f16(-3.0)).astype(np.float32)) * f16(0.0173)).astype(F16)
         np.testing.assert_array_equal(npu("aq", x, "Ascend310P3"), ref)
+
+
+def amct_conv(name, w_int8, bias_int32, deq_scale, scale_d, stride=1, pad=1, fp16_scale=False):
+    """AMCT's deploy layout of one conv: <layer>.quant -> Conv (int8 weights, int32 bias) -> <layer>.dequant."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, w_int8.shape[1], 8, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT16, None)
+    deq = deq_scale.astype(F16) if fp16_scale else scale_bits(deq_scale)
+    inits = [numpy_helper.from_array(w_int8, "conv.weight"), numpy_helper.from_array(bias_int32, "conv.bias"),
+             numpy_helper.from_array(deq, "conv.dequant.param")]
+    nodes = [helper.make_node("AscendQuant", ["x"], ["xq"], name="conv.quant", scale=1 / scale_d, offset=0.0, dst_type="INT8"),
+             helper.make_node("Conv", ["xq", "conv.weight", "conv.bias"], ["acc"], name="conv", kernel_shape=list(w_int8.shape[2:]),
+                              strides=[stride, stride], pads=[pad] * 4),
+             helper.make_node("AscendDequant", ["acc", "conv.dequant.param"], ["y"], name="conv.dequant", dtype=1)]
+    model = helper.make_model(helper.make_graph(nodes, name, [x], [y], inits), opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, os.path.join(WORK, name + ".onnx"))
+
+
+def conv_int(xq, w, b, stride, pad):
+    """int8 conv in exact integers (int64), NCHW."""
+    xp = np.pad(xq.astype(np.int64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    win = np.lib.stride_tricks.sliding_window_view(xp, w.shape[2:], axis=(2, 3))[:, :, ::stride, ::stride]
+    return (np.einsum("nchwij,ocij->nohw", win, w.astype(np.int64)) + b.reshape(1, -1, 1, 1)).astype(np.int32)
+
+
+class QuantizedConv(unittest.TestCase):
+    """The quantized conv as AMCT deploys it: int8 x int8 -> int32 exactly, then each SoC's dequant."""
+
+    def test_amct_deploy_conv_bit_exact(self):
+        r = np.random.default_rng(5)
+        x = r.standard_normal((1, 24, 8, 8)).astype(np.float32)
+        w = r.integers(-127, 128, (32, 24, 3, 3)).astype(np.int8)
+        b = r.integers(-20000, 20000, 32).astype(np.int32)
+        scale_d = 0.021
+        deq = (scale_d * (r.random(32) * 0.01 + 0.001)).astype(np.float32)
+        for stride in (1, 2):
+            xq = quant_ref(x, np.float32(1 / scale_d), 0.0)
+            acc = conv_int(xq, w, b, stride, 1)
+            amct_conv(f"qconv{stride}", w, b, deq, scale_d, stride)
+            for soc, family in (("Ascend310P3", "v200"), ("Ascend910B1", "fixpipe")):
+                with self.subTest(stride=stride, soc=soc):
+                    np.testing.assert_array_equal(npu(f"qconv{stride}", x, soc), dequant_ref(acc, deq, family))
+        amct_conv("qconv_v100", w, b, deq, scale_d, fp16_scale=True)
+        acc = conv_int(quant_ref(x, np.float32(1 / scale_d), 0.0), w, b, 1, 1)
+        np.testing.assert_array_equal(npu("qconv_v100", x, "Ascend310"), dequant_ref(acc, deq, "v100"))
+
+    def test_int8_weights_with_a_float_bias_is_refused(self):
+        w = np.ones((4, 4, 3, 3), np.int8)
+        amct_conv("qconv_badbias", w, np.ones(4, np.int32), np.full(4, 1e-3, np.float32), 0.02)
+        m = onnx.load(os.path.join(WORK, "qconv_badbias.onnx"))
+        m.graph.initializer[1].CopyFrom(numpy_helper.from_array(np.ones(4, np.float32), "conv.bias"))
+        onnx.save(m, os.path.join(WORK, "qconv_badbias.onnx"))
+        r = run(ATC, "--framework=5", "--model=qconv_badbias.onnx", "--output=qconv_badbias", "--soc_version=Ascend310P3")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("int8 weights with a float32 bias", r.stdout + r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(WORK, "qconv_badbias.om")))
 
 
 class BadInput(unittest.TestCase):
