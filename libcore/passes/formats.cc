@@ -18,6 +18,9 @@ const std::set<std::string_view> kUnaryElementwise = {
     "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Swish", "Exp", "Log", "Sqrt",
     "Neg", "Abs", "Reciprocal", "Erf", "Gelu", "Cast", "Softplus", "Elu", "Selu", "Identity", "Floor", "Ceil"};
 const std::set<std::string_view> kBinaryElementwise = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow"};
+// CANN's quantization ops run on NC1HWC0 and FRACTAL_NZ (ops-nn's prototypes; int8 NC1HWC0 has C0 = 32): they
+// carry input 0's layout, and their scale operand stays as it is.
+const std::set<std::string_view> kQuant = {"AscendQuant", "AscendDequant", "AscendRequant", "AscendAntiQuant"};
 // Vector ops whose only implementation reads and writes NC1HWC0 (2-D pooling, inference BN).
 const std::set<std::string_view> kFiveHdOnly = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
                                                 "BatchNormalization"};
@@ -103,6 +106,7 @@ class FormatAssigner {
   // other operands fit that format.
   int Carrier(const Node& n) const {
     auto blocked = [&](size_t j) { return HasIn(n, j) && IsBlockedFormat(Current(n.inputs[j])); };
+    if (kQuant.count(n.op_type)) return blocked(0) ? 0 : -1;
     if (kUnaryElementwise.count(n.op_type)) {
       for (size_t j = 1; j < n.inputs.size(); ++j)  // Clip's bounds
         if (HasIn(n, j) && !IsScalar(In(n, j))) return -1;
