@@ -122,8 +122,32 @@ Status MatMulBiasKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+// A quantized Gemm (int8 A and B, an int32 bias): int32 products and sums, exact (see ConvInt8 in conv.cc).
+Status GemmInt8(KernelContext& c) {
+  const Tensor &a = c.in(0), &b = c.in(1);
+  if (b.dtype() != DType::kI8) return c.Fail("int8 A needs int8 B");
+  if (c.has(2) && c.in(2).dtype() != DType::kI32) return c.Fail("the bias of an int8 Gemm must be int32");
+  if (c.node.attr_float("alpha", 1.f) != 1.f || c.node.attr_float("beta", 1.f) != 1.f) return c.Fail("an int8 Gemm takes alpha = beta = 1");
+  if (a.rank() != 2 || b.rank() != 2) return c.Fail("A and B must be 2-D");
+  using MatI = Eigen::Matrix<int32_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Tensor a32 = CastTensor(a, DType::kI32), b32 = CastTensor(b, DType::kI32);
+  Eigen::Map<const MatI> am(a32.data<int32_t>(), a.shape()[0], a.shape()[1]), bm(b32.data<int32_t>(), b.shape()[0], b.shape()[1]);
+  MatI y = (c.node.attr_int("transA", 0) ? MatI(am.transpose()) : MatI(am)) * (c.node.attr_int("transB", 0) ? MatI(bm.transpose()) : MatI(bm));
+  if (c.has(2)) {
+    const Tensor& bias = c.in(2);
+    if (bias.numel() != y.cols() && bias.numel() != 1) return c.Fail("the int32 bias must hold one value or one per output column");
+    for (int64_t i = 0; i < y.rows(); ++i)
+      for (int64_t j = 0; j < y.cols(); ++j) y(i, j) += bias.data<int32_t>()[bias.numel() == 1 ? 0 : j];
+  }
+  Tensor out = Tensor::Empty(DType::kI32, {y.rows(), y.cols()});
+  std::copy(y.data(), y.data() + y.size(), out.mutable_data<int32_t>());
+  c.outputs[0] = std::move(out);
+  return Status::Ok();
+}
+
 Status GemmKernel(KernelContext& c) {
   const Tensor &a = c.in(0), &b = c.in(1);
+  if (a.dtype() == DType::kI8) return GemmInt8(c);
   if (a.dtype() != DType::kF32 && a.dtype() != DType::kF64) return c.Fail("Gemm supports float types only");
   if (a.rank() != 2 || b.rank() != 2) return c.Fail("A and B must be 2-D");
   bool ta = c.node.attr_int("transA", 0), tb = c.node.attr_int("transB", 0);

@@ -1,4 +1,5 @@
 #include "ops/conv.h"
+#include "ops/quant.h"
 
 #include <algorithm>
 
@@ -20,22 +21,10 @@ Status RankError(const Node& node, size_t r) {
                        std::to_string(r) + "-D convolution is not supported (1-D, 2-D and 3-D are)");
 }
 
-// A quantized conv (AMCT's deploy form): int8 x and weights, an int32 bias, an int32 result (the cube's L0C).
-Result<DType> ConvOutputDtype(InferContext& c, bool transpose) {
-  const Value &x = *c.in[0], &w = *c.in[1];
-  const bool int8_x = x.dtype == DType::kI8, int8_w = w.dtype == DType::kI8;
-  if (!int8_x && !int8_w) return x.dtype;
-  if (transpose) return c.Fail("an int8 ConvTranspose is not supported");
-  if (int8_x != int8_w) return c.Fail(std::string("x is ") + std::string(DTypeName(x.dtype)) + " and the weights " + std::string(DTypeName(w.dtype)) +
-                                      ": a quantized conv takes int8 for both (quantize x with AscendQuant)");
-  if (c.has_input(2) && c.in[2]->dtype != DType::kI32)
-    return c.Fail(std::string("int8 weights with a ") + std::string(DTypeName(c.in[2]->dtype)) + " bias: the bias of a quantized conv is int32 (bias / (scale_d * scale_w))");
-  return DType::kI32;
-}
-
 Status InferConv(InferContext& c, bool transpose) {
   const Value &x = *c.in[0], &w = *c.in[1];
-  NPU_ASSIGN_OR_RETURN(DType out, ConvOutputDtype(c, transpose));
+  if (transpose && (x.dtype == DType::kI8 || w.dtype == DType::kI8)) return c.Fail("an int8 ConvTranspose is not supported");
+  NPU_ASSIGN_OR_RETURN(DType out, CubeOutputDtype(c, 2));
   if (!x.has_shape || !w.has_shape) {
     c.set_output(0, out, {}, false);
     return Status::Ok();

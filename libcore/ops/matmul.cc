@@ -1,4 +1,5 @@
 #include "ops/matmul.h"
+#include "ops/quant.h"
 
 #include <algorithm>
 
@@ -70,6 +71,7 @@ Result<EinsumSpec> ParseEinsum(std::string eq, const std::vector<const Tensor*>&
 namespace {
 
 Status InferMatMul(InferContext& c) {
+  if (c.in[0]->dtype == DType::kI8 || c.in[1]->dtype == DType::kI8) return c.Fail("an int8 MatMul is not supported yet (a quantized Gemm is)");
   if (!c.in[0]->has_shape || !c.in[1]->has_shape) {
     c.set_output(0, c.in[0]->dtype, {}, false);
     return Status::Ok();
@@ -82,13 +84,14 @@ Status InferMatMul(InferContext& c) {
 
 Status InferGemm(InferContext& c) {
   const Value &a = *c.in[0], &b = *c.in[1];
+  NPU_ASSIGN_OR_RETURN(DType out, CubeOutputDtype(c, 2));
   if (!a.has_shape || !b.has_shape) {
-    c.set_output(0, a.dtype, {}, false);
+    c.set_output(0, out, {}, false);
     return Status::Ok();
   }
   if (a.shape.size() != 2 || b.shape.size() != 2) return c.Fail("A and B must be 2-D");
   bool ta = c.node.attr_int("transA", 0), tb = c.node.attr_int("transB", 0);
-  c.set_output(0, a.dtype, {ta ? a.shape[1] : a.shape[0], tb ? b.shape[0] : b.shape[1]});
+  c.set_output(0, out, {ta ? a.shape[1] : a.shape[0], tb ? b.shape[0] : b.shape[1]});
   return Status::Ok();
 }
 

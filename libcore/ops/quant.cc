@@ -61,6 +61,19 @@ Status InferAntiQuant(InferContext& c) {
 
 }  // namespace
 
+Result<DType> CubeOutputDtype(InferContext& c, size_t bias_input) {
+  const Value &x = *c.in[0], &w = *c.in[1];
+  const bool int8_x = x.dtype == DType::kI8, int8_w = w.dtype == DType::kI8;
+  if (!int8_x && !int8_w) return x.dtype;
+  if (int8_x != int8_w)
+    return c.Fail(std::string("x is ") + std::string(DTypeName(x.dtype)) + " and the weights " + std::string(DTypeName(w.dtype)) +
+                  ": a quantized op takes int8 for both (quantize x with AscendQuant)");
+  if (c.has_input(bias_input) && c.in[bias_input]->dtype != DType::kI32)
+    return c.Fail(std::string("int8 weights with a ") + std::string(DTypeName(c.in[bias_input]->dtype)) +
+                  " bias: the bias of a quantized op is int32 (bias / (scale_d * scale_w))");
+  return DType::kI32;
+}
+
 int64_t QuantChannels(const Shape& x) {
   if (x.empty()) return 1;
   return x.size() == 4 ? x[1] : x.back();

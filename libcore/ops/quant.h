@@ -18,6 +18,11 @@ std::optional<QuantRound> RoundModeOf(std::string_view s);
 // a dst_type or round_mode npukit does not take); empty when fine.
 std::string QuantAttrProblem(const Node& n);
 
+// The output dtype of a cube op (Conv, Gemm) from its operands: a float op's x dtype, or int32 for a quantized
+// one (int8 x and weights, an int32 bias at `bias_input` when given: AMCT's deploy form); an error for a mix.
+struct InferContext;
+Result<DType> CubeOutputDtype(InferContext& c, size_t bias_input);
+
 // The values a per-channel scale runs along: C of an NCHW tensor, else the last dim (a matmul's N).
 int64_t QuantChannels(const Shape& x);
 

@@ -192,6 +192,26 @@ class QuantizedConv(unittest.TestCase):
         acc = conv_int(quant_ref(x, np.float32(1 / scale_d), 0.0), w, b, 1, 1)
         np.testing.assert_array_equal(npu("qconv_v100", x, "Ascend310"), dequant_ref(acc, deq, "v100"))
 
+    def test_amct_deploy_gemm_bit_exact(self):
+        r = np.random.default_rng(6)
+        x = r.standard_normal((4, 64)).astype(np.float32)
+        w = r.integers(-127, 128, (10, 64)).astype(np.int8)
+        b = r.integers(-5000, 5000, 10).astype(np.int32)
+        deq = (0.03 * (r.random(10) * 0.01 + 0.001)).astype(np.float32)
+        inits = [numpy_helper.from_array(w, "fc.weight"), numpy_helper.from_array(b, "fc.bias"), numpy_helper.from_array(scale_bits(deq), "fc.dequant.param")]
+        nodes = [helper.make_node("AscendQuant", ["x"], ["xq"], name="fc.quant", scale=1 / 0.03, offset=0.0),
+                 helper.make_node("Gemm", ["xq", "fc.weight", "fc.bias"], ["acc"], name="fc", transB=1),
+                 helper.make_node("AscendDequant", ["acc", "fc.dequant.param"], ["y"], name="fc.dequant", dtype=1)]
+        graph = helper.make_graph(nodes, "qfc", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 64])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT16, None)], inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = 8
+        onnx.save(model, os.path.join(WORK, "qfc.onnx"))
+        acc = (quant_ref(x, np.float32(1 / 0.03), 0.0).astype(np.int64) @ w.astype(np.int64).T + b).astype(np.int32)
+        for soc, family in (("Ascend310P3", "v200"), ("Ascend910B1", "fixpipe")):
+            with self.subTest(soc=soc):
+                np.testing.assert_array_equal(npu("qfc", x, soc), dequant_ref(acc, deq, family))
+
     def test_int8_weights_with_a_float_bias_is_refused(self):
         w = np.ones((4, 4, 3, 3), np.int8)
         amct_conv("qconv_badbias", w, np.ones(4, np.int32), np.full(4, 1e-3, np.float32), 0.02)
