@@ -41,6 +41,13 @@ constexpr const char* kEpilogueAttrPrefix = "_epilogue.";
 // activation epilogue; the op's own kernel never sees it.
 constexpr const char* kEpilogueResidualInput = "_epilogue_residual_input";
 
+// ---- quant fusion (passes/fusion.cc TbeConvDequantQuantFusionPass; kernels/quant.cc) ---------------------
+// A quantized Conv/Gemm that took in its AscendDequant (and a Relu, as relu_flag, and the next AscendQuant): the
+// dequant's attributes and constant scale under kDequantPrefix, the quant's under kRequantPrefix. The op's
+// int32 result goes through them in the kernel; its output is the last absorbed op's.
+constexpr const char* kDequantPrefix = "_dequant.";  // scale (tensor), relu_flag, sqrt_mode, dtype
+constexpr const char* kRequantPrefix = "_requant.";  // scale, offset, sqrt_mode, round_mode
+
 // ---- streams and cores (lower/lower.cc; aoe's subgraph decisions) ---------------------------------------
 // kStreamPolicyAttr = kParallelBranches on an op whose output several ops read: the chains that start there
 // run on streams 0, 1, 2, ... so independent branches overlap; kCoreSplitAttr = K (int) tiles the side chains

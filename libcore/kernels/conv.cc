@@ -10,6 +10,7 @@
 
 #include "kernels/channels_last.h"
 #include "kernels/conv_dnnl.h"
+#include "kernels/quant.h"
 #include "kernels/kernel_util.h"
 #include "ops/conv.h"
 
@@ -233,7 +234,7 @@ Status ConvInt8(KernelContext& c) {
   Tensor y = Tensor::Empty(DType::kI32, p.OutShape(c.in(0).shape()[0]));
   ConvCompute<int32_t>(c, p, y);
   c.outputs[0] = std::move(y);
-  return Status::Ok();
+  return ApplyFusedQuantization(c);
 }
 
 Status ConvKernel(KernelContext& c) {

@@ -10,6 +10,7 @@
 
 #include "kernels/kernel_util.h"
 #include "kernels/matmul_dnnl.h"
+#include "kernels/quant.h"
 #include "ops/matmul.h"
 
 namespace npu {
@@ -142,7 +143,7 @@ Status GemmInt8(KernelContext& c) {
   Tensor out = Tensor::Empty(DType::kI32, {y.rows(), y.cols()});
   std::copy(y.data(), y.data() + y.size(), out.mutable_data<int32_t>());
   c.outputs[0] = std::move(out);
-  return Status::Ok();
+  return ApplyFusedQuantization(c);
 }
 
 Status GemmKernel(KernelContext& c) {

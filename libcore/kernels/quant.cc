@@ -25,6 +25,8 @@
 
 #include "base/half.h"
 #include "kernels/families.h"
+#include "kernels/quant.h"
+#include "ir/node_attrs.h"
 #include "kernels/kernel_util.h"
 #include "ops/quant.h"
 
@@ -76,8 +78,10 @@ std::vector<float> ScaleValues(const Tensor& s, DequantPath path) {
       uint32_t bits = static_cast<uint32_t>(s.data<uint64_t>()[i] & 0xFFFFFFFFu);
       if (path == DequantPath::kFixpipe) bits &= kFixpipeScaleMask;
       out[i] = std::bit_cast<float>(bits);
+    } else if (s.dtype() == DType::kF16) {  // a fused dequant's scale (an attribute, as stored)
+      out[i] = HalfToFloat(s.data<uint16_t>()[i]);
     } else {
-      out[i] = s.data<float>()[i];  // fp16 values, widened exactly by the runtime
+      out[i] = s.data<float>()[i];  // an input's fp16 values, widened exactly by the runtime
     }
     if (path == DequantPath::kVectorFp16) out[i] = Fp16(out[i]);
   }
@@ -101,17 +105,17 @@ void ForEachWithChannel(const Shape& x, int64_t scale_count, ThreadPool& pool, F
   });
 }
 
-Status AscendQuant(KernelContext& c) {
-  const Tensor& x = c.in(0);
-  const bool sqrt_mode = c.node.attr_int("sqrt_mode", 0) != 0;
-  const QuantRound mode = *RoundModeOf(c.node.attr_string("round_mode", "Round"));  // checked by the schema
-  const bool device = c.exec.soc != nullptr;
-  const float scale = device ? Fp16(c.node.attr_float("scale", 1.0f)) : c.node.attr_float("scale", 1.0f);
-  const float offset = device ? Fp16(c.node.attr_float("offset", 0.0f)) : c.node.attr_float("offset", 0.0f);
+// AscendQuant's arithmetic on fp32 x (16-bit values widened) with the attributes under `prefix` of `n`.
+Tensor Quantize(const Tensor& x, const Node& n, const std::string& prefix, const ExecContext& exec, ThreadPool& pool) {
+  const bool sqrt_mode = n.attr_int(prefix + "sqrt_mode", 0) != 0;
+  const QuantRound mode = RoundModeOf(n.attr_string(prefix + "round_mode", "Round")).value_or(QuantRound::kHalfEven);  // checked by the schema
+  const bool device = exec.soc != nullptr;
+  const float scale = device ? Fp16(n.attr_float(prefix + "scale", 1.0f)) : n.attr_float(prefix + "scale", 1.0f);
+  const float offset = device ? Fp16(n.attr_float(prefix + "offset", 0.0f)) : n.attr_float(prefix + "offset", 0.0f);
   Tensor y = Tensor::Empty(DType::kI8, x.shape());
   const float* in = x.data<float>();
   int8_t* out = y.mutable_data<int8_t>();
-  c.pool.ParallelFor(static_cast<size_t>(x.numel()), kElementwiseGrain, [&](size_t b, size_t e) {
+  pool.ParallelFor(static_cast<size_t>(x.numel()), kElementwiseGrain, [&](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) {
       float v;
       if (device) {  // fp16 arithmetic, each step rounded
@@ -126,23 +130,29 @@ Status AscendQuant(KernelContext& c) {
       out[i] = SaturateInt8(v, mode);
     }
   });
-  c.outputs[0] = std::move(y);
+  return y;
+}
+
+Status AscendQuant(KernelContext& c) {
+  c.outputs[0] = Quantize(c.in(0), c.node, "", c.exec, c.pool);
   return Status::Ok();
 }
 
-Status AscendDequant(KernelContext& c) {
-  const Tensor& x = c.in(0);
+// AscendDequant's arithmetic on int32 x with the scale operand `scale_op` and the attributes under `prefix`.
+Result<Tensor> Dequantize(KernelContext& c, const Tensor& x, const Tensor& scale_op, const std::string& prefix) {
   const DequantPath path = PathOf(c.exec);
-  const bool sqrt_mode = c.node.attr_int("sqrt_mode", 0) != 0, relu = c.node.attr_int("relu_flag", 0) != 0;
+  const bool sqrt_mode = c.node.attr_int(prefix + "sqrt_mode", 0) != 0, relu = c.node.attr_int(prefix + "relu_flag", 0) != 0;
   if (sqrt_mode && (path == DequantPath::kDeqCast || path == DequantPath::kFixpipe))
     return c.Fail("sqrt_mode is not available on " + c.exec.soc->name + " (its dequant takes a uint64 scale, without sqrt_mode)");
-  if (c.in(1).dtype() != DType::kU64 && path != DequantPath::kVectorFp16 && path != DequantPath::kReference)
+  if (scale_op.dtype() != DType::kU64 && path != DequantPath::kVectorFp16 && path != DequantPath::kReference)
     return c.Fail("deq_scale must be uint64 on " + c.exec.soc->name + " (fp16 deq_scale is the v100 form)");
-  const std::vector<float> scale = ScaleValues(c.in(1), path);
+  const std::vector<float> scale = ScaleValues(scale_op, path);
   const bool saturate = c.exec.saturate();
   Tensor y = Tensor::Empty(DType::kF32, x.shape());
   const int32_t* in = x.data<int32_t>();
   float* out = y.mutable_data<float>();
+  if (scale.size() != 1 && static_cast<int64_t>(scale.size()) != QuantChannels(x.shape()))
+    return c.Fail("the dequant scale has " + std::to_string(scale.size()) + " values for " + std::to_string(QuantChannels(x.shape())) + " channels");
   ForEachWithChannel(x.shape(), static_cast<int64_t>(scale.size()), c.pool, [&](int64_t i, int64_t ch) {
     const float s = scale[static_cast<size_t>(ch)];
     float v;
@@ -157,7 +167,11 @@ Status AscendDequant(KernelContext& c) {
     }
     out[i] = v;
   });
-  c.outputs[0] = std::move(y);  // the runtime rounds it to the output dtype
+  return y;  // the runtime rounds it to the output dtype
+}
+
+Status AscendDequant(KernelContext& c) {
+  NPU_ASSIGN_OR_RETURN(c.outputs[0], Dequantize(c, c.in(0), c.in(1), ""));
   return Status::Ok();
 }
 
@@ -203,6 +217,23 @@ Status AscendAntiQuant(KernelContext& c) {
 }
 
 }  // namespace
+
+Status ApplyFusedQuantization(KernelContext& c) {
+  const std::string deq = kDequantPrefix, req = kRequantPrefix;
+  if (!c.node.has_attr(deq + "scale")) return Status::Ok();
+  const auto* scale = std::get_if<Tensor>(&c.node.attrs.find(deq + "scale")->second);
+  if (!scale) return c.Fail("the fused dequant's scale is not a tensor");
+  NPU_ASSIGN_OR_RETURN(Tensor y, Dequantize(c, c.outputs[0], *scale, deq));
+  if (!c.node.has_attr(req + "scale")) {
+    c.outputs[0] = std::move(y);  // rounded to the dequant's dtype by the runtime, as the separate task's result
+    return Status::Ok();
+  }
+  // The separate AscendQuant reads the dequant's result in its dtype: round it there first.
+  const DType dequant_dtype = c.node.attr_int(deq + "dtype", 0) == 1 ? DType::kF16 : DType::kF32;
+  if (dequant_dtype == DType::kF16) y = ToF32(c.Narrow(y, DType::kF16));
+  c.outputs[0] = Quantize(y, c.node, req, c.exec, c.pool);
+  return Status::Ok();
+}
 
 void RegisterQuantKernels() {
   RegisterKernel("AscendQuant", AscendQuant);

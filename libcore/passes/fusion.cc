@@ -367,6 +367,44 @@ std::vector<int> MatchConvResidual(Graph& g, int k, const std::vector<bool>& dea
   return chain;
 }
 
+// A quantized Conv/Gemm (int32 result) -> AscendDequant (constant scale) [-> Relu] [-> AscendQuant]: the cube
+// op dequantizes on its way out (v200 deq_cast in the UB, 910B's fixpipe), the Relu as the dequant's relu_flag,
+// and quantizes for the next layer, as CANN's quant fusion passes do (TbeConvDequantQuantFusionPass for convs;
+// npukit applies the same to Gemm). Attributes: ir/node_attrs.h kDequantPrefix / kRequantPrefix.
+std::vector<int> MatchDequantQuant(Graph& g, int k, const std::vector<bool>& dead) {
+  Node& op = g.nodes[k];
+  if ((op.op_type != "Conv" && op.op_type != "Gemm") || op.outputs.empty() || g.values[op.outputs[0]].dtype != DType::kI32 ||
+      op.has_attr(std::string(kDequantPrefix) + "scale"))
+    return {};
+  const int d = SoleConsumer(g, op.outputs[0]);
+  if (d < 0 || dead[d] || g.nodes[d].op_type != "AscendDequant" || g.nodes[d].inputs.size() != 2 || g.nodes[d].inputs[0] != op.outputs[0]) return {};
+  const Node& dequant = g.nodes[d];
+  const Tensor* scale = ConstantOf(g, dequant.inputs[1]);
+  if (!scale) return {};
+  std::vector<int> chain = {k, d};
+  AttrMap attrs;
+  for (const char* a : {"relu_flag", "sqrt_mode", "dtype"}) attrs[std::string(kDequantPrefix) + a] = dequant.attr_int(a, 0);
+  attrs[std::string(kDequantPrefix) + "scale"] = *scale;
+  int last = dequant.outputs[0];
+  const int r = SoleConsumer(g, last);
+  if (r >= 0 && !dead[r] && g.nodes[r].op_type == "Relu" && !dequant.attr_int("sqrt_mode", 0) &&
+      g.values[g.nodes[r].outputs[0]].dtype == g.values[last].dtype) {
+    attrs[std::string(kDequantPrefix) + "relu_flag"] = int64_t{1};  // relu after the scale, as the dequant's own flag
+    chain.push_back(r);
+    last = g.nodes[r].outputs[0];
+  }
+  const int q = SoleConsumer(g, last);
+  if (q >= 0 && !dead[q] && g.nodes[q].op_type == "AscendQuant") {
+    const Node& quant = g.nodes[q];
+    for (const char* a : {"scale", "offset"}) attrs[std::string(kRequantPrefix) + a] = quant.attr_float(a, a == std::string("scale") ? 1.0f : 0.0f);
+    attrs[std::string(kRequantPrefix) + "sqrt_mode"] = quant.attr_int("sqrt_mode", 0);
+    attrs[std::string(kRequantPrefix) + "round_mode"] = quant.attr_string("round_mode", "Round");
+    chain.push_back(q);
+  }
+  op.attrs.insert(attrs.begin(), attrs.end());
+  return chain;
+}
+
 // Reshape -> Transpose (or Transpose -> Reshape) on static shapes becomes one ConfusionTransposeD: on the
 // device it moves whole FRACTAL_NZ fractals, so a transformer's head split and merge stay in NZ instead of
 // leaving it for ND and coming back (passes/formats.cc).
@@ -414,6 +452,9 @@ Status ConvElemwiseUbFusionPass(Graph& g) {
   }));
   return SortTopologically(g);  // a residual may come from a node after the conv
 }
+Status ConvDequantQuantUbFusionPass(Graph& g) {
+  return FuseAll(g, "TbeConvDequantQuantFusionPass", [&](int k, auto& d) { return MatchDequantQuant(g, k, d); });
+}
 Status MatMulElemwiseUbFusionPass(Graph& g) {
   return FuseAll(g, "TbeBatchMatmulElementWiseFusionPass", [&](int k, auto& d) { return MatchUbActivation(g, k, d, {"MatMul", "MatMulBias", "Gemm"}); });
 }
@@ -431,7 +472,8 @@ Status BatchNormBnInferFusionPass(Graph& g) {
   return Status::Ok();
 }
 
-// Names are CANN's where the reference notes name the pass (shared/reference/atc.md §4, ascend_ir.md §4);
+// Names are CANN's where the reference notes name the pass (shared/reference/atc.md §4, ascend_ir.md §4,
+// int8.md §1.3 for TbeConvDequantQuantFusionPass);
 // TbeConvElemwiseFusionPass is ours for CANN's conv + elementwise UB fusion, ReshapeTransposeFusionPass for
 // the Reshape/Transpose -> ConfusionTransposeD fusion, whose exact names the notes lack, HardSwishFusionPass
 // for torch's pre-opset-14 Hardswish (HardSigmoid + Mul) and SwishFusionPass for its SiLU (Sigmoid + Mul).
@@ -447,6 +489,7 @@ const std::vector<FusionPassInfo>& FusionPasses() {
       {"LayerNormONNXFusionPass", FusionKind::kGraph, LayerNormONNXFusionPass},
       {"SoftmaxFusionPass", FusionKind::kGraph, SoftmaxFusionPass},
       {"ReshapeTransposeFusionPass", FusionKind::kGraph, ConfusionTransposeFusionPass},
+      {"TbeConvDequantQuantFusionPass", FusionKind::kUB, ConvDequantQuantUbFusionPass},
       {"TbeConvElemwiseFusionPass", FusionKind::kUB, ConvElemwiseUbFusionPass},
       {"TbeBatchMatmulElementWiseFusionPass", FusionKind::kUB, MatMulElemwiseUbFusionPass},
       {"TbeEltwiseFusionPass", FusionKind::kUB, EltwiseUbFusionPass},

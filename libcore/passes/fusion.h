@@ -45,6 +45,7 @@ Status SwishFusionPass(Graph& g);
 Status LayerNormONNXFusionPass(Graph& g);
 Status SoftmaxFusionPass(Graph& g);
 Status ConfusionTransposeFusionPass(Graph& g);  // ReshapeTransposeFusionPass: -> ConfusionTransposeD
+Status ConvDequantQuantUbFusionPass(Graph& g);
 Status ConvElemwiseUbFusionPass(Graph& g);
 Status MatMulElemwiseUbFusionPass(Graph& g);
 Status EltwiseUbFusionPass(Graph& g);  // TbeEltwiseFusionPass: Add/Sub/Mul + activation in one vector task

@@ -224,6 +224,68 @@ class QuantizedConv(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(WORK, "qconv_badbias.om")))
 
 
+class QuantFusion(unittest.TestCase):
+    """TbeConvDequantQuantFusionPass: conv -> dequant -> relu -> quant -> conv ... as one cube task per layer,
+    with the same values as the separate tasks, and the int8 cube's time against force_fp16."""
+
+    def chain(self, name, int8):
+        r = np.random.default_rng(9)
+        nodes, inits, cur = [], [], "x"
+        for i in range(3):
+            w = r.standard_normal((256, 256, 3, 3)).astype(np.float32) * 0.02
+            if int8:
+                if i == 0:
+                    nodes.append(helper.make_node("AscendQuant", [cur], ["q0"], name="c0.quant", scale=40.0, offset=0.0))
+                    cur = "q0"
+                inits += [numpy_helper.from_array(np.clip(np.rint(w * 500), -127, 127).astype(np.int8), f"w{i}"),
+                          numpy_helper.from_array(r.integers(-500, 500, 256).astype(np.int32), f"b{i}"),
+                          numpy_helper.from_array(scale_bits(np.full(256, 1 / 20000, np.float32)), f"d{i}")]
+                nodes += [helper.make_node("Conv", [cur, f"w{i}", f"b{i}"], [f"a{i}"], name=f"c{i}", kernel_shape=[3, 3], pads=[1] * 4),
+                          helper.make_node("AscendDequant", [f"a{i}", f"d{i}"], [f"f{i}"], name=f"c{i}.dequant", dtype=1),
+                          helper.make_node("Relu", [f"f{i}"], [f"r{i}"], name=f"relu{i}")]
+                cur = f"r{i}"
+                if i < 2:
+                    nodes.append(helper.make_node("AscendQuant", [cur], [f"q{i + 1}"], name=f"c{i + 1}.quant", scale=40.0, offset=0.0))
+                    cur = f"q{i + 1}"
+            else:
+                inits += [numpy_helper.from_array(w, f"w{i}"), numpy_helper.from_array(np.zeros(256, np.float32), f"b{i}")]
+                nodes += [helper.make_node("Conv", [cur, f"w{i}", f"b{i}"], [f"a{i}"], name=f"c{i}", kernel_shape=[3, 3], pads=[1] * 4),
+                          helper.make_node("Relu", [f"a{i}"], [f"r{i}"], name=f"relu{i}")]
+                cur = f"r{i}"
+        graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 256, 28, 28])],
+                                  [helper.make_tensor_value_info(cur, TensorProto.FLOAT16 if int8 else TensorProto.FLOAT, None)], inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = 8
+        onnx.save(model, os.path.join(WORK, name + ".onnx"))
+
+    def test_fused_equals_separate_and_is_faster(self):
+        self.chain("qchain", True)
+        self.chain("fchain", False)
+        x = np.random.default_rng(10).standard_normal((1, 256, 28, 28)).astype(np.float32)
+        json_off = os.path.join(WORK, "quant_fusion_off.json")
+        with open(json_off, "w") as f:
+            f.write('{"Switch": {"UBFusion": {"TbeConvDequantQuantFusionPass": "off"}}}')
+        fused = npu("qchain", x, "Ascend310P3")
+        r = run(ATC, "--framework=5", "--model=qchain.onnx", "--output=qchain_off", "--soc_version=Ascend310P3", f"--fusion_switch_file={json_off}")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        np.save(os.path.join(WORK, "qchain_off_in.npy"), x)
+        r = run(MSAME, "--model", "qchain_off.om", "--input", "qchain_off_in.npy", "--output", "qchain_off_out", "--outfmt", "NPY")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        (sep,) = glob.glob(os.path.join(WORK, "qchain_off_out", "*output_0.npy"))
+        np.testing.assert_array_equal(fused, np.load(sep))
+        shown = {m: run(ATC, "--mode=6", f"--om={m}.om").stdout for m in ("qchain_Ascend310P3", "qchain_off", "fchain_Ascend310P3")}
+        self.assertEqual(shown["qchain_Ascend310P3"].count("AscendDequant"), 0)
+        self.assertEqual(shown["qchain_off"].count("AscendDequant"), 3)
+        npu("fchain", x, "Ascend310P3")
+        shown["fchain_Ascend310P3"] = run(ATC, "--mode=6", "--om=fchain_Ascend310P3.om").stdout
+        ms = {m: float(t.split("Simulated NPU time: ")[1].split(" ms")[0]) for m, t in shown.items()}
+        # Ascend310P3's cube does twice the int8 MACs of fp16 per cycle (its spec's cube_k rows): fused int8 layers
+        # must take visibly less than fp16 ones, and fusing must save the separate dequant/quant tasks.
+        print(f"simulated: int8 fused {ms['qchain_Ascend310P3']:.4f} ms, int8 separate {ms['qchain_off']:.4f} ms, fp16 {ms['fchain_Ascend310P3']:.4f} ms")
+        self.assertLess(ms["qchain_Ascend310P3"], 0.8 * ms["fchain_Ascend310P3"])
+        self.assertLess(ms["qchain_Ascend310P3"], ms["qchain_off"])
+
+
 class BadInput(unittest.TestCase):
     def expect(self, name, why):
         r = run(ATC, "--framework=5", f"--model={name}.onnx", f"--output={name}", "--soc_version=Ascend310P3")
