@@ -17,6 +17,7 @@
 #include "passes/fusion.h"
 #include "passes/pass_manager.h"
 #include "passes/precision.h"
+#include "passes/qdq.h"
 #include "tune/apply.h"
 #include "tune/bank.h"
 #include "tune/subgraph.h"
@@ -98,6 +99,10 @@ Status Precision(const CompileConfig& c, CompileState& s) { return AssignPrecisi
 
 Status Formats(const CompileConfig& c, CompileState& s) { return AssignDeviceFormats(s.graph, *c.soc, c.nc1hwc0_outputs); }
 
+// ONNX QDQ as CANN's quantization ops (passes/qdq.h), before folding could turn the DQ'd weights into floats.
+// The reference path (no SoC) keeps ONNX's QuantizeLinear / DequantizeLinear semantics.
+Status QdqToAscend(const CompileConfig& c, CompileState& s) { return c.goal == CompileGoal::kReference ? Status::Ok() : QdqToAscendQuant(s.graph); }
+
 // The model around the finished graph: its tasks for the SoC and what the .om records about the conversion.
 Status Lowering(const CompileConfig& c, CompileState& s) {
   NPU_RETURN_IF_ERROR(s.graph.Verify());
@@ -177,6 +182,7 @@ struct CompilePass {
 // THE pass list. Names are what --dump_after and the logs use.
 const CompilePass kPasses[] = {
     {"Import", Plain<Import>},
+    {"QdqToAscendQuant", Plain<QdqToAscend>},
     {"FoldConstants", Plain<FoldConstants>},
     {"InferShapes", Plain<InferShapes>},
     {"AscendIRMapping", Plain<AscendIRMapping>},

@@ -216,6 +216,55 @@ Status AscendAntiQuant(KernelContext& c) {
   return Status::Ok();
 }
 
+// ONNX's QuantizeLinear and DequantizeLinear (the fp32 reference of a QDQ model): y = sat(rne(x / s) + zp) and
+// (x - zp) * s, per tensor or along `axis`.
+struct LinearQuant {
+  std::vector<float> scale;
+  std::vector<int64_t> zero;
+  int64_t inner = 1;
+  float s(int64_t i) const { return scale[scale.size() == 1 ? 0 : static_cast<size_t>((i / inner) % static_cast<int64_t>(scale.size()))]; }
+  float z(int64_t i) const { return zero.empty() ? 0.0f : static_cast<float>(zero[zero.size() == 1 ? 0 : static_cast<size_t>((i / inner) % static_cast<int64_t>(zero.size()))]); }
+};
+
+Result<LinearQuant> LinearParams(KernelContext& c) {
+  LinearQuant q;
+  Tensor s = CastTensor(c.in(1), DType::kF32);
+  q.scale.assign(s.data<float>(), s.data<float>() + s.numel());
+  if (c.has(2)) q.zero = c.in(2).ToInt64Vector();
+  const Shape& x = c.in(0).shape();
+  int64_t axis = c.node.attr_int("axis", 1);
+  if (axis < 0) axis += static_cast<int64_t>(x.size());
+  if (q.scale.size() > 1) {
+    if (axis < 0 || axis >= static_cast<int64_t>(x.size()) || x[static_cast<size_t>(axis)] != static_cast<int64_t>(q.scale.size()))
+      return c.Fail("the scale does not fit the axis");
+    for (size_t d = static_cast<size_t>(axis) + 1; d < x.size(); ++d) q.inner *= x[d];
+  }
+  return q;
+}
+
+Status QuantizeLinear(KernelContext& c) {
+  NPU_ASSIGN_OR_RETURN(LinearQuant q, LinearParams(c));
+  const bool is_signed = !c.has(2) ? false : c.in(2).dtype() == DType::kI8;
+  const Tensor x = CastTensor(c.in(0), DType::kF32);
+  Tensor y = Tensor::Empty(is_signed ? DType::kI8 : DType::kU8, x.shape());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const float v = std::nearbyint(x.data<float>()[i] / q.s(i)) + q.z(i);
+    if (is_signed) y.mutable_data<int8_t>()[i] = static_cast<int8_t>(std::clamp(std::isnan(v) ? 0.0f : v, -128.0f, 127.0f));
+    else y.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(std::clamp(std::isnan(v) ? 0.0f : v, 0.0f, 255.0f));
+  }
+  c.outputs[0] = std::move(y);
+  return Status::Ok();
+}
+
+Status DequantizeLinear(KernelContext& c) {
+  NPU_ASSIGN_OR_RETURN(LinearQuant q, LinearParams(c));
+  const Tensor x = CastTensor(c.in(0), DType::kF32);
+  Tensor y = Tensor::Empty(DType::kF32, x.shape());
+  for (int64_t i = 0; i < x.numel(); ++i) y.mutable_data<float>()[i] = (x.data<float>()[i] - q.z(i)) * q.s(i);
+  c.outputs[0] = std::move(y);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ApplyFusedQuantization(KernelContext& c) {
@@ -240,6 +289,8 @@ void RegisterQuantKernels() {
   RegisterKernel("AscendDequant", AscendDequant);
   RegisterKernel("AscendRequant", AscendRequant);
   RegisterKernel("AscendAntiQuant", AscendAntiQuant);
+  RegisterKernel("QuantizeLinear", QuantizeLinear);
+  RegisterKernel("DequantizeLinear", DequantizeLinear);
 }
 
 }  // namespace npu

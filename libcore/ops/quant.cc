@@ -61,12 +61,26 @@ Status InferAntiQuant(InferContext& c) {
   return Status::Ok();
 }
 
+// ONNX's QuantizeLinear / DequantizeLinear (msame's reference path runs them; atc rewrites them, passes/qdq.h).
+Status InferQuantizeLinear(InferContext& c) {
+  DType out = c.has_input(2) ? c.in[2]->dtype : DType::kU8;
+  if (out != DType::kI8 && out != DType::kU8) return c.Fail("the zero point must be int8 or uint8");
+  c.set_output(0, out, c.in[0]->shape, c.in[0]->has_shape);
+  return Status::Ok();
+}
+
+Status InferDequantizeLinear(InferContext& c) {
+  c.set_output(0, DType::kF32, c.in[0]->shape, c.in[0]->has_shape);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<DType> CubeOutputDtype(InferContext& c, size_t bias_input) {
   const Value &x = *c.in[0], &w = *c.in[1];
   const bool int8_x = x.dtype == DType::kI8, int8_w = w.dtype == DType::kI8;
   if (!int8_x && !int8_w) return x.dtype;
+  if (x.dtype == DType::kUndefined || w.dtype == DType::kUndefined) return DType::kUndefined;  // judged once both are known
   if (int8_x != int8_w)
     return c.Fail(std::string("x is ") + std::string(DTypeName(x.dtype)) + " and the weights " + std::string(DTypeName(w.dtype)) +
                   ": a quantized op takes int8 for both (quantize x with AscendQuant)");
@@ -116,6 +130,8 @@ void RegisterQuantSchemas() {
   OpSchema anti{"AscendAntiQuant", 1, 1, 1, 1, Engine::kVector, InferAntiQuant};
   anti.output_dtype_from_attrs = true;
   RegisterSchema(std::move(anti));
+  RegisterSchema({"QuantizeLinear", 2, 3, 1, 1, Engine::kVector, InferQuantizeLinear, false, {1}});
+  RegisterSchema({"DequantizeLinear", 2, 3, 1, 1, Engine::kVector, InferDequantizeLinear, false, {1}});
 }
 
 }  // namespace npu

@@ -148,17 +148,17 @@ class RequantAndAntiQuant(unittest.TestCase):
         np.testing.assert_array_equal(npu("aq", x, "Ascend310P3"), ref)
 
 
-def amct_conv(name, w_int8, bias_int32, deq_scale, scale_d, stride=1, pad=1, fp16_scale=False):
+def amct_conv(name, w_int8, bias_int32, deq_scale, scale_d, stride=1, pad=1, fp16_scale=False, dequant_dtype=1):
     """AMCT's deploy layout of one conv: <layer>.quant -> Conv (int8 weights, int32 bias) -> <layer>.dequant."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, w_int8.shape[1], 8, 8])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT16, None)
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT16 if dequant_dtype == 1 else TensorProto.FLOAT, None)
     deq = deq_scale.astype(F16) if fp16_scale else scale_bits(deq_scale)
     inits = [numpy_helper.from_array(w_int8, "conv.weight"), numpy_helper.from_array(bias_int32, "conv.bias"),
              numpy_helper.from_array(deq, "conv.dequant.param")]
     nodes = [helper.make_node("AscendQuant", ["x"], ["xq"], name="conv.quant", scale=1 / scale_d, offset=0.0, dst_type="INT8"),
              helper.make_node("Conv", ["xq", "conv.weight", "conv.bias"], ["acc"], name="conv", kernel_shape=list(w_int8.shape[2:]),
                               strides=[stride, stride], pads=[pad] * 4),
-             helper.make_node("AscendDequant", ["acc", "conv.dequant.param"], ["y"], name="conv.dequant", dtype=1)]
+             helper.make_node("AscendDequant", ["acc", "conv.dequant.param"], ["y"], name="conv.dequant", dtype=dequant_dtype)]
     model = helper.make_model(helper.make_graph(nodes, name, [x], [y], inits), opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
     onnx.save(model, os.path.join(WORK, name + ".onnx"))
@@ -284,6 +284,81 @@ class QuantFusion(unittest.TestCase):
         print(f"simulated: int8 fused {ms['qchain_Ascend310P3']:.4f} ms, int8 separate {ms['qchain_off']:.4f} ms, fp16 {ms['fchain_Ascend310P3']:.4f} ms")
         self.assertLess(ms["qchain_Ascend310P3"], 0.8 * ms["fchain_Ascend310P3"])
         self.assertLess(ms["qchain_Ascend310P3"], ms["qchain_off"])
+
+
+def qdq_conv(name, s_x, w_int8, s_w, bias, s_y=None):
+    """The same conv as ONNX QDQ: Q/DQ on the activation, DQ on int8 weights (per output channel), a float bias;
+    with s_y, a Q/DQ pair on the output too (what the next layer or an Add would read)."""
+    f = lambda a, n: numpy_helper.from_array(a, n)
+    inits = [f(np.array(s_x, np.float32), "sx"), f(np.array(0, np.int8), "zx"), f(w_int8, "wq"), f(s_w.astype(np.float32), "sw"),
+             f(np.zeros(len(s_w), np.int8), "zw"), f(bias.astype(np.float32), "b")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"], name="q_x"),
+             helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xf"], name="dq_x"),
+             helper.make_node("DequantizeLinear", ["wq", "sw", "zw"], ["wf"], name="dq_w", axis=0),
+             helper.make_node("Conv", ["xf", "wf", "b"], ["y" if s_y is None else "c"], name="conv", kernel_shape=list(w_int8.shape[2:]), pads=[1] * 4)]
+    if s_y is not None:
+        inits += [f(np.array(s_y, np.float32), "sy"), f(np.array(0, np.int8), "zy")]
+        nodes += [helper.make_node("QuantizeLinear", ["c", "sy", "zy"], ["cq"], name="q_y"),
+                  helper.make_node("DequantizeLinear", ["cq", "sy", "zy"], ["y"], name="dq_y")]
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, w_int8.shape[1], 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, os.path.join(WORK, name + ".onnx"))
+
+
+class Qdq(unittest.TestCase):
+    """ONNX QDQ models become CANN's quant ops (passes/qdq.h): the same outputs as the AMCT deploy form."""
+
+    def setUp(self):
+        r = np.random.default_rng(12)
+        self.x = r.standard_normal((1, 16, 8, 8)).astype(np.float32)
+        self.w = r.integers(-127, 128, (24, 16, 3, 3)).astype(np.int8)
+        self.s_x, self.s_w = np.float32(0.025), (r.random(24) * 0.004 + 0.001).astype(np.float32)
+        self.b = r.standard_normal(24).astype(np.float32)
+
+    def test_qdq_equals_amct_deploy(self):
+        qdq_conv("qdq1", self.s_x, self.w, self.s_w, self.b)
+        deq = (self.s_x * self.s_w).astype(np.float32)
+        b32 = np.rint(self.b.astype(np.float64) / deq).astype(np.int32)
+        amct_conv("amct1", self.w, b32, deq, float(self.s_x), dequant_dtype=0)
+        got_qdq, got_amct = npu("qdq1", self.x, "Ascend310P3"), npu("amct1", self.x, "Ascend310P3")
+        np.testing.assert_array_equal(got_qdq, got_amct)
+        acc = conv_int(quant_ref(self.x, np.float32(1 / self.s_x), 0.0), self.w, b32, 1, 1)
+        np.testing.assert_array_equal(got_qdq, dequant_ref(acc, deq, "v200", out=np.float32))
+        shown = run(ATC, "--mode=6", "--om=qdq1_Ascend310P3.om").stdout
+        self.assertNotIn("DequantizeLinear", shown)
+        # msame's reference path keeps ONNX's semantics (divide, round, dequantize in fp32): close, not equal
+        np.save(os.path.join(WORK, "qdq1_ref_in.npy"), self.x)
+        r = run(MSAME, "--model", "qdq1.onnx", "--input", "qdq1_ref_in.npy", "--output", "qdq1_ref", "--outfmt", "NPY")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        (ref,) = glob.glob(os.path.join(WORK, "qdq1_ref", "*output_0.npy"))
+        np.testing.assert_allclose(np.load(ref), got_qdq, atol=0.05)
+
+    def test_output_pair_becomes_quant_antiquant(self):
+        qdq_conv("qdq2", self.s_x, self.w, self.s_w, self.b, s_y=0.05)
+        got = npu("qdq2", self.x, "Ascend310P3")
+        shown = run(ATC, "--mode=6", "--om=qdq2_Ascend310P3.om").stdout
+        self.assertIn("AscendAntiQuant", shown)
+        self.assertEqual(got.shape, (1, 24, 8, 8))
+
+    def test_bad_placements(self):
+        qdq_conv("qdq_bad", self.s_x, self.w, self.s_w, self.b)
+        m = onnx.load(os.path.join(WORK, "qdq_bad.onnx"))
+        m.graph.initializer[0].CopyFrom(numpy_helper.from_array(np.array(0.0, np.float32), "sx"))
+        onnx.save(m, os.path.join(WORK, "qdq_bad.onnx"))
+        r = run(ATC, "--framework=5", "--model=qdq_bad.onnx", "--output=qdq_bad", "--soc_version=Ascend310P3")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("not a finite non-zero number", r.stdout + r.stderr)
+        qdq_conv("qdq_pair", self.s_x, self.w, self.s_w, self.b)
+        m = onnx.load(os.path.join(WORK, "qdq_pair.onnx"))
+        m.graph.node[1].input[1] = "sw_x"
+        m.graph.initializer.append(numpy_helper.from_array(np.array(0.03, np.float32), "sw_x"))
+        onnx.save(m, os.path.join(WORK, "qdq_pair.onnx"))
+        r = run(ATC, "--framework=5", "--model=qdq_pair.onnx", "--output=qdq_pair", "--soc_version=Ascend310P3")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("dq_x", r.stdout + r.stderr)
+        self.assertIn("must share scale and zero point", r.stdout + r.stderr)
 
 
 class BadInput(unittest.TestCase):
