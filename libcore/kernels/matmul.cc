@@ -60,7 +60,7 @@ Status MatMulTensors(KernelContext& c, const Tensor& a0, const Tensor& b0, Tenso
         const T* ai = pa + offset(i, as) * M * K;
         const T* bi = pb + offset(i, bs) * K * N;
         T* oi = po + i * M * N;
-        if constexpr (std::is_floating_point_v<T>) {
+        if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, int32_t>) {  // int32: a quantized MatMul
           GemmBlock(ai, bi, oi, m0, m1, n0, n1, K, N);
         } else {
           for (int64_t m = m0; m < m1; ++m)
@@ -97,6 +97,10 @@ Status MatMulTensors(KernelContext& c, const Tensor& a0, const Tensor& b0, Tenso
 namespace {
 
 Status MatMulKernel(KernelContext& c) {
+  if (c.in(0).dtype() == DType::kI8) {  // int8 x int8 -> int32, exact (see ConvInt8 in conv.cc)
+    if (c.in(1).dtype() != DType::kI8) return c.Fail("int8 A needs int8 B");
+    return MatMulTensors(c, CastTensor(c.in(0), DType::kI32), CastTensor(c.in(1), DType::kI32), c.outputs[0]);
+  }
   NPU_ASSIGN_OR_RETURN(bool done, RunDnnlMatMul(c, c.in(0), c.in(1), false, nullptr, c.outputs[0]));
   return done ? Status::Ok() : MatMulTensors(c, c.in(0), c.in(1), c.outputs[0]);
 }

@@ -71,14 +71,14 @@ Result<EinsumSpec> ParseEinsum(std::string eq, const std::vector<const Tensor*>&
 namespace {
 
 Status InferMatMul(InferContext& c) {
-  if (c.in[0]->dtype == DType::kI8 || c.in[1]->dtype == DType::kI8) return c.Fail("an int8 MatMul is not supported yet (a quantized Gemm is)");
+  NPU_ASSIGN_OR_RETURN(DType out, CubeOutputDtype(c, 2));  // MatMulBias's bias; MatMul has none
   if (!c.in[0]->has_shape || !c.in[1]->has_shape) {
-    c.set_output(0, c.in[0]->dtype, {}, false);
+    c.set_output(0, out, {}, false);
     return Status::Ok();
   }
   auto r = MatMulShape(c.in[0]->shape, c.in[1]->shape);
   if (!r.ok()) return c.Fail(r.status().reason() + ": " + ShapeToString(c.in[0]->shape) + " x " + ShapeToString(c.in[1]->shape));
-  c.set_output(0, c.in[0]->dtype, r.value());
+  c.set_output(0, out, r.value());
   return Status::Ok();
 }
 

@@ -91,17 +91,18 @@ class Rewriter {
     const Node* wdq = Producer(layer.inputs[1]);
     const bool weight_dq = Is(wdq, "DequantizeLinear") && ConstantOf(g_, wdq->inputs[0]);
     if (!act || !weight_dq) return Status::Ok();  // not a quantized layer: its Q/DQ become quant/antiquant below
-    if (layer.op_type == "MatMul" || layer.op_type == "ConvTranspose" || (layer.op_type == "Gemm" && layer.attr_int("transA", 0)))
-      return Bad(layer, "a quantized " + layer.op_type + " has no int8 kernel in npukit yet (Conv and Gemm have)");
+    if (layer.op_type == "ConvTranspose" || (layer.op_type == "Gemm" && layer.attr_int("transA", 0)))
+      return Bad(layer, "a quantized " + layer.op_type + " has no int8 kernel in npukit yet (Conv, Gemm and MatMul have)");
     const auto& [x, px] = *act;
     if (px.scale.size() != 1) return Bad(layer, "its activation is quantized per channel; Ascend quantizes activations per tensor");
     if (!px.zero() || px.qtype != DType::kI8) return Bad(layer, "its activation is not int8 with zero point 0");
     NPU_ASSIGN_OR_RETURN(QuantParams pw, Params(*wdq));
     const Tensor& wq = *ConstantOf(g_, wdq->inputs[0]);
     if (wq.dtype() != DType::kI8 || !pw.zero()) return Bad(*wdq, "the weights are not int8 with zero point 0");
-    const int64_t channels = layer.op_type == "Conv" ? wq.shape()[0] : (layer.attr_int("transB", 0) ? wq.shape()[0] : wq.shape().back());
+    if (layer.op_type == "MatMul" && wq.rank() != 2) return Bad(layer, "a quantized MatMul takes 2-D weights (K x N)");
+    const int64_t channels = layer.op_type == "Conv" ? wq.shape()[0] : (layer.op_type == "Gemm" && layer.attr_int("transB", 0) ? wq.shape()[0] : wq.shape().back());
     if (pw.scale.size() != 1 && static_cast<int64_t>(pw.scale.size()) != channels) return Bad(*wdq, "its scale is neither per tensor nor per output channel");
-    const int64_t out_axis = layer.op_type == "Conv" || layer.attr_int("transB", 0) ? 0 : 1;
+    const int64_t out_axis = layer.op_type == "Conv" || (layer.op_type == "Gemm" && layer.attr_int("transB", 0)) ? 0 : 1;
     if (pw.scale.size() != 1 && pw.axis != out_axis) return Bad(*wdq, "its per-channel axis is not the output channels'");
     // deq_scale = s_x * s_w per output channel, as AMCT's uint64 param (the fp32 bits, zero-extended)
     std::vector<float> deq(static_cast<size_t>(channels));

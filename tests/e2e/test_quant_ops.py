@@ -342,6 +342,27 @@ class Qdq(unittest.TestCase):
         self.assertIn("AscendAntiQuant", shown)
         self.assertEqual(got.shape, (1, 24, 8, 8))
 
+    def test_qdq_matmul(self):
+        """A transformer's projection: [1, 8, 64] x int8 [64, 32] per output column, as QDQ."""
+        r = np.random.default_rng(13)
+        x = r.standard_normal((1, 8, 64)).astype(np.float32)
+        w = r.integers(-127, 128, (64, 32)).astype(np.int8)
+        s_w = (r.random(32) * 0.004 + 0.001).astype(np.float32)
+        f = lambda a, n: numpy_helper.from_array(a, n)
+        inits = [f(np.array(self.s_x, np.float32), "sx"), f(np.array(0, np.int8), "zx"), f(w, "wq"), f(s_w, "sw"), f(np.zeros(32, np.int8), "zw")]
+        nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"], name="q_x"),
+                 helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xf"], name="dq_x"),
+                 helper.make_node("DequantizeLinear", ["wq", "sw", "zw"], ["wf"], name="dq_w", axis=1),
+                 helper.make_node("MatMul", ["xf", "wf"], ["y"], name="proj")]
+        graph = helper.make_graph(nodes, "qdq_mm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 64])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = 8
+        onnx.save(model, os.path.join(WORK, "qdq_mm.onnx"))
+        acc = (quant_ref(x, np.float32(1 / self.s_x), 0.0).astype(np.int64) @ w.astype(np.int64)).astype(np.int32)
+        deq = (self.s_x * s_w).astype(np.float32)
+        np.testing.assert_array_equal(npu("qdq_mm", x, "Ascend310P3"), dequant_ref(acc, deq, "v200", out=np.float32))
+
     def test_bad_placements(self):
         qdq_conv("qdq_bad", self.s_x, self.w, self.s_w, self.b)
         m = onnx.load(os.path.join(WORK, "qdq_bad.onnx"))
