@@ -1,6 +1,8 @@
 #include "ir/tensor.h"
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <new>
 
@@ -130,8 +132,18 @@ Tensor Tensor::Clone() const {
 namespace {
 template <class T>
 void AppendAs(const Tensor& t, auto& out) {
+  using Out = typename std::decay_t<decltype(out)>::value_type;
   const T* p = t.data<T>();
-  for (int64_t i = 0; i < t.numel(); ++i) out.push_back(static_cast<typename std::decay_t<decltype(out)>::value_type>(p[i]));
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if constexpr (std::is_floating_point_v<T> && std::is_integral_v<Out>) {
+      // A float where an integer was due (a damaged model): clamped, NaN as 0, never an out-of-range conversion.
+      const double v = static_cast<double>(p[i]);
+      constexpr double kLo = static_cast<double>(std::numeric_limits<Out>::min()), kHi = static_cast<double>(std::numeric_limits<Out>::max());
+      out.push_back(std::isnan(v) ? Out{0} : v <= kLo ? std::numeric_limits<Out>::min() : v >= kHi ? std::numeric_limits<Out>::max() : static_cast<Out>(v));
+    } else {
+      out.push_back(static_cast<Out>(p[i]));
+    }
+  }
 }
 }  // namespace
 

@@ -59,6 +59,11 @@ class GeOp {
     while (!ins.empty() && ins.back() < 0) ins.pop_back();
     return {};
   }
+  // An integer constant input's values (axes, perm); nullopt when input j is not one.
+  std::optional<std::vector<int64_t>> IntConst(size_t j) {
+    if (!has_in(j) || !in(j).constant || IsFloat(in(j).constant->dtype())) return std::nullopt;
+    return in(j).constant->ToInt64Vector();
+  }
   // A constant input value in the shape `shape` (same elements): a new constant, so other readers keep theirs.
   int Reshaped(int v, const Shape& shape) {
     return AddConstant(g, UniqueValueName(g, g.values[v].name + "_nchw"), g.values[v].constant->Reshaped(shape));
@@ -347,7 +352,7 @@ std::string MapConcat(GeOp& c) {
 
 std::string MapTranspose(GeOp& c) {
   auto perm = c.ints("perm");
-  if (perm.empty() && c.has_in(1) && c.in(1).constant) perm = c.in(1).constant->ToInt64Vector();
+  if (perm.empty()) perm = c.IntConst(1).value_or(std::vector<int64_t>{});
   if (perm.empty()) return "its perm is neither an attribute nor a constant";
   if (c.HeldNhwc(c.node().inputs[0]) || c.OutHeldNhwc()) return "it transposes an NHWC tensor held channels-first";
   c.node().inputs.resize(1);
@@ -358,7 +363,7 @@ std::string MapTranspose(GeOp& c) {
 std::string MapReduce(GeOp& c) {
   const int x = c.node().inputs.at(0);
   auto axes = c.ints("axes");
-  if (axes.empty() && c.has_in(1) && c.in(1).constant) axes = c.in(1).constant->ToInt64Vector();
+  if (axes.empty()) axes = c.IntConst(1).value_or(std::vector<int64_t>{});
   const bool keep = c.ge.attr_int("keep_dims", c.ge.attr_int("keepdims", 0));
   std::vector<int64_t> mapped;
   for (int64_t a : axes) {
