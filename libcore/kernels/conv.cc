@@ -229,6 +229,17 @@ Status ConvInt8(KernelContext& c) {
   if (!c.has(1) || c.in(1).dtype() != DType::kI8) return c.Fail("int8 x needs int8 weights");
   if (c.has(2) && c.in(2).dtype() != DType::kI32) return c.Fail("the bias of an int8 conv must be int32");
   NPU_ASSIGN_OR_RETURN(ConvGeom p, MakeConv(c.node, c.in(0).shape(), c.in(1).shape(), false));
+  if (c.in(0).rank() == 4) {  // oneDNN's int8 kernels where they are exact (conv_dnnl.h)
+    auto geometry = [&]() -> Result<Conv2DShape> {
+      return Conv2DShape{c.in(0).shape()[0], p.C, p.in[1], p.in[2], p.M, p.G, p.k[1], p.k[2], p.stride[1], p.stride[2],
+                         p.dil[1], p.dil[2], p.pad[1], p.pad[2], p.out[1], p.out[2]};
+    };
+    NPU_ASSIGN_OR_RETURN(bool done, RunDnnlConv(c, geometry));
+    if (done) {
+      c.outputs[0] = ToChannelsFirst(c.outputs[0], c.pool);  // the dequant reads (N, C, H, W)
+      return ApplyFusedQuantization(c);
+    }
+  }
   c.inputs[0] = CastTensor(ToChannelsFirst(c.in(0), c.pool), DType::kI32);
   c.inputs[1] = CastTensor(c.in(1), DType::kI32);
   Tensor y = Tensor::Empty(DType::kI32, p.OutShape(c.in(0).shape()[0]));

@@ -33,6 +33,7 @@ struct PostOpActivation {
 // objects and arguments it runs on (each run points them at that run's tensors).
 struct DnnlConv final : KernelState {
   Shape x_shape, w_shape;
+  bool int8 = false;  // int8 x int8 -> int32 with an int32 bias (a quantized conv)
   bool has_bias = false, has_residual = false;
   bool has_epilogue = false;  // a fused activation was offered (which one is the task's node's, fixed)
   std::optional<PostOpActivation> activation;  // the fused activation, when the primitive computes it
@@ -89,7 +90,7 @@ std::optional<PostOpActivation> InPrimitiveActivation(const KernelContext& c) {
 }
 
 bool SameBuild(const DnnlConv& d, const KernelContext& c) {
-  return d.x_shape == c.in(0).shape() && d.w_shape == c.in(1).shape() && d.has_bias == c.has(2) &&
+  return d.int8 == (c.in(0).dtype() == DType::kI8) && d.x_shape == c.in(0).shape() && d.w_shape == c.in(1).shape() && d.has_bias == c.has(2) &&
          d.has_residual == c.residual.defined() && d.has_epilogue == static_cast<bool>(c.epilogue) && d.threads == c.pool.size();
 }
 
@@ -98,6 +99,7 @@ Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Con
   const Conv2DShape& s = d.shape;
   d.x_shape = c.in(0).shape();
   d.w_shape = c.in(1).shape();
+  d.int8 = c.in(0).dtype() == DType::kI8;
   d.has_bias = c.has(2);
   d.has_residual = c.residual.defined();
   d.has_epilogue = static_cast<bool>(c.epilogue);
@@ -108,9 +110,10 @@ Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Con
   const int64_t pb = std::max<int64_t>(0, (s.OH - 1) * s.SH + (s.KH - 1) * s.DH + 1 - s.H - s.PT);
   const int64_t pr = std::max<int64_t>(0, (s.OW - 1) * s.SW + (s.KW - 1) * s.DW + 1 - s.W - s.PL);
   d.usable = false;
-  const memory::desc src({s.N, s.C, s.H, s.W}, kF32, Tag::nhwc), dst({s.N, s.M, s.OH, s.OW}, kF32, Tag::nhwc), bias({s.M}, kF32, Tag::a);
+  const auto x_dt = d.int8 ? memory::data_type::s8 : kF32, acc_dt = d.int8 ? memory::data_type::s32 : kF32;
+  const memory::desc src({s.N, s.C, s.H, s.W}, x_dt, Tag::nhwc), dst({s.N, s.M, s.OH, s.OW}, acc_dt, Tag::nhwc), bias({s.M}, acc_dt, Tag::a);
   memory::dims wdims = s.G == 1 ? memory::dims{s.M, s.C, s.KH, s.KW} : memory::dims{s.G, s.M / s.G, s.C / s.G, s.KH, s.KW};
-  memory::desc any_w(wdims, kF32, Tag::any);
+  memory::desc any_w(wdims, x_dt, Tag::any);
   dnnl::primitive_attr attr;
   dnnl::post_ops ops;  // in the fused op's order: the residual, then the activation
   if (d.has_residual) ops.append_binary(dnnl::algorithm::binary_add, dst);
@@ -123,7 +126,7 @@ Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Con
     dnnl::convolution_forward::primitive_desc pd(desc, attr, DnnlEngine());
     if (IsReferenceImpl(pd)) return Status::Ok();
     d.prim = dnnl::convolution_forward(pd);
-    d.weights = ReorderedWeights(pd.weights_desc(), memory::desc(wdims, kF32, s.G == 1 ? Tag::oihw : Tag::goihw));
+    d.weights = ReorderedWeights(pd.weights_desc(), memory::desc(wdims, x_dt, s.G == 1 ? Tag::oihw : Tag::goihw));
   } catch (const dnnl::error&) {
     return Status::Ok();  // a geometry oneDNN does not take: the caller's path
   }
@@ -152,8 +155,22 @@ void ApplyEpilogue(KernelContext& c, Tensor& y) {
 
 }  // namespace
 
+// Whether oneDNN's int8 convolutions are exact here: with VNNI they multiply and add int8 pairs into int32
+// directly; without it their s8 x s8 path goes through saturating 16-bit pair sums (vpmaddubsw) and may scale
+// the weights, so the results could differ from the integer arithmetic the device does.
+bool ExactInt8Conv() {
+  static const bool exact = [] {
+    const auto isa = dnnl::get_effective_cpu_isa();
+    return isa == dnnl::cpu_isa::avx2_vnni || isa == dnnl::cpu_isa::avx512_core_vnni || isa == dnnl::cpu_isa::avx512_core_bf16 ||
+           isa == dnnl::cpu_isa::avx512_core_amx;
+  }();
+  return exact;
+}
+
 Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShape>()>& geometry) try {
-  if (c.in(0).dtype() != DType::kF32 || c.in(1).dtype() != DType::kF32) return false;
+  const bool int8 = c.in(0).dtype() == DType::kI8 && c.in(1).dtype() == DType::kI8 && (!c.has(2) || c.in(2).dtype() == DType::kI32);
+  if (int8 && (!ExactInt8Conv() || c.residual.defined())) return false;
+  if (!int8 && (c.in(0).dtype() != DType::kF32 || c.in(1).dtype() != DType::kF32)) return false;
   // oneDNN's threads (OpenMP) as many as the session's pool. Before the primitive is built: it plans its
   // work split for the thread count it sees then.
   omp_set_num_threads(c.pool.size());
@@ -170,7 +187,7 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
   dnnl::stream& st = DnnlStream();
   d->weights.Update(c.in(1), st);
   Tensor x = ToChannelsLast(c.in(0), c.pool);
-  Tensor y = Tensor::Empty(DType::kF32, {s.N, s.M, s.OH, s.OW});
+  Tensor y = Tensor::Empty(d->int8 ? DType::kI32 : DType::kF32, {s.N, s.M, s.OH, s.OW});
   y.channels_last = true;
   d->src.set_data_handle(const_cast<std::byte*>(x.raw()));
   d->dst.set_data_handle(y.mutable_raw());
