@@ -99,7 +99,8 @@ namespace {
 Status MatMulKernel(KernelContext& c) {
   if (c.in(0).dtype() == DType::kI8) {  // int8 x int8 -> int32, exact (see ConvInt8 in conv.cc)
     if (c.in(1).dtype() != DType::kI8) return c.Fail("int8 A needs int8 B");
-    return MatMulTensors(c, CastTensor(c.in(0), DType::kI32), CastTensor(c.in(1), DType::kI32), c.outputs[0]);
+    NPU_RETURN_IF_ERROR(MatMulTensors(c, CastTensor(c.in(0), DType::kI32), CastTensor(c.in(1), DType::kI32), c.outputs[0]));
+    return ApplyFusedQuantization(c);
   }
   NPU_ASSIGN_OR_RETURN(bool done, RunDnnlMatMul(c, c.in(0), c.in(1), false, nullptr, c.outputs[0]));
   return done ? Status::Ok() : MatMulTensors(c, c.in(0), c.in(1), c.outputs[0]);

@@ -370,10 +370,10 @@ std::vector<int> MatchConvResidual(Graph& g, int k, const std::vector<bool>& dea
 // A quantized Conv/Gemm (int32 result) -> AscendDequant (constant scale) [-> Relu] [-> AscendQuant]: the cube
 // op dequantizes on its way out (v200 deq_cast in the UB, 910B's fixpipe), the Relu as the dequant's relu_flag,
 // and quantizes for the next layer, as CANN's quant fusion passes do (TbeConvDequantQuantFusionPass for convs;
-// npukit applies the same to Gemm). Attributes: ir/node_attrs.h kDequantPrefix / kRequantPrefix.
+// npukit applies the same to Gemm and MatMul). Attributes: ir/node_attrs.h kDequantPrefix / kRequantPrefix.
 std::vector<int> MatchDequantQuant(Graph& g, int k, const std::vector<bool>& dead) {
   Node& op = g.nodes[k];
-  if ((op.op_type != "Conv" && op.op_type != "Gemm") || op.outputs.empty() || g.values[op.outputs[0]].dtype != DType::kI32 ||
+  if ((op.op_type != "Conv" && op.op_type != "Gemm" && op.op_type != "MatMul") || op.outputs.empty() || g.values[op.outputs[0]].dtype != DType::kI32 ||
       op.has_attr(std::string(kDequantPrefix) + "scale"))
     return {};
   const int d = SoleConsumer(g, op.outputs[0]);

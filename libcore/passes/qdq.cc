@@ -11,7 +11,9 @@
 namespace npu {
 namespace {
 
-constexpr int64_t kDequantDtypeFloat32 = 0;  // AscendDequant's dtype: GE's DT_FLOAT (an fp32 ONNX graph)
+// AscendDequant's dtype (GE's C enum): float16 inside the network, as Ascend inference graphs run (AMCT writes
+// the graph's op_data_type); float32 where the result leaves the model, which declared it float32.
+constexpr int64_t kDequantDtypeFloat32 = 0, kDequantDtypeFloat16 = 1;
 
 struct QuantParams {
   std::vector<float> scale;
@@ -50,6 +52,11 @@ class Rewriter {
 
   Status Bad(const Node& n, std::string why) const {
     return Status::Error("E16005", "node", n.name, std::move(why), "Quantize with per-tensor activations and per-channel int8 weights, zero points 0 (as AMCT and TensorRT do).");
+  }
+  // The value behind Identity nodes (torch shares equal constants through them; folding comes later).
+  int ThroughIdentity(int v) const {
+    for (const Node* p = Producer(v); p && p->op_type == "Identity" && !p->inputs.empty(); p = Producer(v)) v = p->inputs[0];
+    return v;
   }
   const Node* Producer(int v) const { return v >= 0 && g_.values[v].producer >= 0 ? &g_.nodes[g_.values[v].producer] : nullptr; }
   bool Is(const Node* n, std::string_view type) const { return n && n->op_type == type && !dead_[static_cast<size_t>(n - g_.nodes.data())]; }
@@ -136,7 +143,7 @@ class Rewriter {
     dequant.op_type = "AscendDequant";
     dequant.inputs = {acc, scale_v};
     dequant.outputs = {y};
-    dequant.attrs = {{"dtype", kDequantDtypeFloat32}};
+    dequant.attrs = {{"dtype", IsGraphOutput(g_, y) ? kDequantDtypeFloat32 : kDequantDtypeFloat16}};
     dequant.original_names = {dequant.name};
     AppendNode(g_, std::move(dequant));
     dead_.resize(g_.nodes.size(), false);
@@ -146,8 +153,8 @@ class Rewriter {
   // The layer's bias as int32 round(b / (s_x * s_w)), from a float constant or a DQ of an int32 one; -1: none.
   Result<int> QuantizedBias(const Node& layer, const std::vector<float>& deq) {
     if (layer.inputs.size() < 3 || layer.inputs[2] < 0) return -1;
-    int b = layer.inputs[2];
-    if (const Node* bdq = Producer(b); Is(bdq, "DequantizeLinear")) b = bdq->inputs[0];
+    int b = ThroughIdentity(layer.inputs[2]);
+    if (const Node* bdq = Producer(b); Is(bdq, "DequantizeLinear")) b = ThroughIdentity(bdq->inputs[0]);
     const Tensor* t = ConstantOf(g_, b);
     if (!t) return Bad(layer, "its bias is not a constant");
     if (t->dtype() == DType::kI32) return b;  // already AMCT's int32 bias
@@ -193,7 +200,7 @@ class Rewriter {
     Node& d = g_.nodes[k];
     d.op_type = "AscendAntiQuant";
     d.inputs.resize(1);
-    d.attrs = {{"scale", p.scale[0]}, {"offset", -zp}, {"dtype", kDequantDtypeFloat32}};
+    d.attrs = {{"scale", p.scale[0]}, {"offset", -zp}, {"dtype", IsGraphOutput(g_, d.outputs[0]) ? kDequantDtypeFloat32 : kDequantDtypeFloat16}};
     return Status::Ok();
   }
 
