@@ -3,6 +3,7 @@
   PREFIX_deploy.onnx  AMCT's deploy layout: <layer>.quant (AscendQuant) -> the layer on int8 weights with an int32
                       bias -> <layer>.dequant (AscendDequant, uint64 deq_scale per output channel)
   PREFIX_qdq.onnx     the same factors as ONNX QuantizeLinear / DequantizeLinear (what TensorRT and ONNX Runtime take)
+  PREFIX_quant_record.json  the quantization record msaccucmp compare -q reads
 Calibration runs the float model on --calib random inputs with npukit's msame (its fp32 reference path) and takes
 each quantized layer's input range: activations per tensor (scale = max|x| / 127), weights per output channel
 (max|w| / 127), zero points 0, as AMCT's default does. Conv, Gemm and MatMul with constant weights are quantized;
@@ -12,6 +13,7 @@ usage: quantize.py MODEL.onnx PREFIX [--msame PATH] [--calib N] [--skip NAME ...
 """
 import argparse
 import glob
+import json
 import os
 import shutil
 import subprocess
@@ -108,6 +110,25 @@ def weight_scales(node, w):
     return s.astype(np.float32), axis
 
 
+def record(deploy):
+    """AMCT's quantization record for msaccucmp -q: the deploy model's ops in GE's JSON layout, each naming the op
+    of the float model it stands for (a layer's .dequant stands for the layer; a .quant for none)."""
+    dtypes = {"AscendQuant": "DT_INT8", "AscendDequant": None}
+    ops = []
+    for n in deploy.graph.node:
+        layer = n.name.rsplit(".", 1)[0] if n.name.endswith((".quant", ".dequant")) else n.name
+        names = [] if n.name.endswith(".quant") else [layer]
+        dtype = dtypes.get(n.op_type, "DT_FLOAT")
+        if n.op_type == "AscendDequant":
+            dtype = "DT_FLOAT16" if any(a.name == "dtype" and a.i == 1 for a in n.attribute) else "DT_FLOAT"
+        if n.op_type in QUANTIZED and any(i.endswith(".quant_out") for i in n.input):
+            dtype = "DT_INT32"
+        ops.append({"name": n.name, "type": n.op_type, "input": list(n.input),
+                    "attr": [{"key": "_datadump_original_op_names", "value": {"list": {"s": names}}}],
+                    "output_desc": [{"dtype": dtype} for _ in n.output]})
+    return {"name": deploy.graph.name, "graph": [{"name": deploy.graph.name, "op": ops}]}
+
+
 def quantize(model_path, prefix, msame, calib, skip):
     model = onnx.load(model_path)
     todo = layers(model, set(skip))
@@ -170,7 +191,11 @@ def quantize(model_path, prefix, msame, calib, skip):
         m.graph.ClearField("initializer")
         m.graph.initializer.extend(kept)
         onnx.save(m, f"{prefix}_{form}.onnx")
-    print(f"quantized {len(todo)} layer(s): {prefix}_deploy.onnx (AMCT deploy layout), {prefix}_qdq.onnx (QDQ)")
+        if form == "deploy":
+            with open(f"{prefix}_quant_record.json", "w") as f:
+                json.dump(record(m), f, indent=1)
+    print(f"quantized {len(todo)} layer(s): {prefix}_deploy.onnx (AMCT deploy layout), {prefix}_qdq.onnx (QDQ), "
+          f"{prefix}_quant_record.json (for msaccucmp compare -q)")
 
 
 if __name__ == "__main__":

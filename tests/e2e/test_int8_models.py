@@ -81,6 +81,27 @@ class Resnet18(unittest.TestCase):
         self.assertGreaterEqual(top1, 0.95)
         self.assertGreaterEqual(cos, 0.99)
         self.assertLess(int8_ms, fp16_ms)
+        self.compare_with_the_float_model(os.path.join(images, "img000.npy"))
+
+    def compare_with_the_float_model(self, image):
+        """msaccucmp -f -q on the real int8 run: every float boundary compared with the float model's golden data,
+        the integer ops in between skipped and counted."""
+        import json
+        for tag, model in (("golden", "resnet18.onnx"), ("npu", "resnet18_deploy.om")):
+            json.dump({"dump": {"dump_path": f"d_{tag}", "dump_list": [], "dump_mode": "all"}}, open(os.path.join(WORK, f"{tag}.json"), "w"))
+            must(MSAME, "--model", model, "--input", image, "--acl_json_path", f"{tag}.json", "--output", f"o_{tag}")
+        must(ATC, "--mode=1", "--om=resnet18_deploy.om", "--json=resnet18_deploy.json")
+        (npu,) = glob.glob(os.path.join(WORK, "d_npu/*/0/*/1/0"))
+        (golden,) = glob.glob(os.path.join(WORK, "d_golden/*/0/*/1/0"))
+        report = must(os.path.join(BUILD, "tools/msaccucmp/msaccucmp"), "compare", "-m", npu, "-g", golden, "-f", "resnet18_deploy.json",
+                      "-q", "resnet18_quant_record.json", "-out", "cmp_q")
+        self.assertIn("FAIL 0", report)
+        self.assertRegex(report, r"\d+ quantize op\(s\)")
+        import csv
+        rows = [r for c in glob.glob(os.path.join(WORK, "cmp_q/*.csv")) for r in csv.DictReader(open(c))]
+        compared = [r for r in rows if r["CosineSimilarity"] not in ("NaN", "")]
+        self.assertGreater(len(compared), 10)
+        self.assertTrue(all(float(r["CosineSimilarity"]) > 0.99 for r in compared))
 
 
 class Encoder(unittest.TestCase):
