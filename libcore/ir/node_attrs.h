@@ -45,7 +45,7 @@ constexpr const char* kEpilogueResidualInput = "_epilogue_residual_input";
 // A quantized Conv/Gemm that took in its AscendDequant (and a Relu, as relu_flag, and the next AscendQuant): the
 // dequant's attributes and constant scale under kDequantPrefix, the quant's under kRequantPrefix. The op's
 // int32 result goes through them in the kernel; its output is the last absorbed op's.
-constexpr const char* kDequantPrefix = "_dequant.";  // scale (tensor), relu_flag, sqrt_mode, dtype
+constexpr const char* kDequantPrefix = "_dequant.";  // scale (tensor), relu_flag, sqrt_mode, dtype, bias (tensor)
 constexpr const char* kRequantPrefix = "_requant.";  // scale, offset, sqrt_mode, round_mode
 
 // ---- streams and cores (lower/lower.cc; aoe's subgraph decisions) ---------------------------------------

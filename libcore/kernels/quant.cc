@@ -273,12 +273,22 @@ Status ApplyFusedQuantization(KernelContext& c) {
   const auto* scale = std::get_if<Tensor>(&c.node.attrs.find(deq + "scale")->second);
   if (!scale) return c.Fail("the fused dequant's scale is not a tensor");
   NPU_ASSIGN_OR_RETURN(Tensor y, Dequantize(c, c.outputs[0], *scale, deq));
+  const DType dequant_dtype = c.node.attr_int(deq + "dtype", 0) == 1 ? DType::kF16 : DType::kF32;
+  if (auto it = c.node.attrs.find(deq + "bias"); it != c.node.attrs.end()) {  // the absorbed Add, on the dequant's rounded result
+    const auto* bias = std::get_if<Tensor>(&it->second);
+    if (!bias || bias->numel() != (y.rank() ? y.shape().back() : 1)) return c.Fail("the fused bias does not fit the result's last dim");
+    if (dequant_dtype == DType::kF16) y = ToF32(c.Narrow(y, DType::kF16));
+    const Tensor b = ToF32(*bias);
+    const int64_t n = b.numel();
+    float* p = y.mutable_data<float>();
+    const float* bp = b.data<float>();
+    for (int64_t i = 0; i < y.numel(); ++i) p[i] += bp[i % n];
+  }
   if (!c.node.has_attr(req + "scale")) {
     c.outputs[0] = std::move(y);  // rounded to the dequant's dtype by the runtime, as the separate task's result
     return Status::Ok();
   }
   // The separate AscendQuant reads the dequant's result in its dtype: round it there first.
-  const DType dequant_dtype = c.node.attr_int(deq + "dtype", 0) == 1 ? DType::kF16 : DType::kF32;
   if (dequant_dtype == DType::kF16) y = ToF32(c.Narrow(y, DType::kF16));
   c.outputs[0] = Quantize(y, c.node, req, c.exec, c.pool);
   return Status::Ok();

@@ -367,7 +367,8 @@ std::vector<int> MatchConvResidual(Graph& g, int k, const std::vector<bool>& dea
   return chain;
 }
 
-// A quantized Conv/Gemm (int32 result) -> AscendDequant (constant scale) [-> Relu] [-> AscendQuant]: the cube
+// A quantized Conv/Gemm/MatMul (int32 result) -> AscendDequant (constant scale) [-> Add (a constant bias per
+// output column)] [-> Relu] [-> AscendQuant]: the cube
 // op dequantizes on its way out (v200 deq_cast in the UB, 910B's fixpipe), the Relu as the dequant's relu_flag,
 // and quantizes for the next layer, as CANN's quant fusion passes do (TbeConvDequantQuantFusionPass for convs;
 // npukit applies the same to Gemm and MatMul). Attributes: ir/node_attrs.h kDequantPrefix / kRequantPrefix.
@@ -386,6 +387,19 @@ std::vector<int> MatchDequantQuant(Graph& g, int k, const std::vector<bool>& dea
   for (const char* a : {"relu_flag", "sqrt_mode", "dtype"}) attrs[std::string(kDequantPrefix) + a] = dequant.attr_int(a, 0);
   attrs[std::string(kDequantPrefix) + "scale"] = *scale;
   int last = dequant.outputs[0];
+  // A MatMul's float bias after its dequant (a transformer's projection): added in the dequant's dtype, as the
+  // separate Add does.
+  if (const int a = SoleConsumer(g, last); a >= 0 && !dead[a] && g.nodes[a].op_type == "Add" && g.nodes[a].inputs.size() == 2) {
+    const int other = OtherInput(g.nodes[a], last);
+    const Tensor* bias = ConstantOf(g, other);
+    const Value& out = g.values[last];
+    if (bias && other != last && bias->dtype() == out.dtype && out.has_shape && !out.shape.empty() && bias->numel() == out.shape.back() &&
+        bias->shape().back() == out.shape.back() && g.values[g.nodes[a].outputs[0]].dtype == out.dtype) {
+      attrs[std::string(kDequantPrefix) + "bias"] = bias->Reshaped({bias->numel()});
+      chain.push_back(a);
+      last = g.nodes[a].outputs[0];
+    }
+  }
   const int r = SoleConsumer(g, last);
   if (r >= 0 && !dead[r] && g.nodes[r].op_type == "Relu" && !dequant.attr_int("sqrt_mode", 0) &&
       g.values[g.nodes[r].outputs[0]].dtype == g.values[last].dtype) {

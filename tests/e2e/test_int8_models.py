@@ -117,6 +117,12 @@ class Encoder(unittest.TestCase):
         float_out = run_all("encoder.onnx", inputs, "e_float")
         deploy, qdq = run_all("encoder_deploy.om", inputs, "e_deploy"), run_all("encoder_qdq.om", inputs, "e_qdq")
         np.testing.assert_array_equal(deploy, qdq)
+        # the quant fusion (dequant, bias Add, requant folded into each MatMul) changes no value
+        with open(os.path.join(WORK, "qfusion_off.json"), "w") as f:
+            f.write('{"Switch": {"UBFusion": {"TbeConvDequantQuantFusionPass": "off"}}}')
+        must(ATC, "--framework=5", "--model=encoder_deploy.onnx", "--output=encoder_unfused", "--soc_version=Ascend310P3",
+             "--input_shape=input_ids:1,128;attention_mask:1,128;token_type_ids:1,128", "--fusion_switch_file=qfusion_off.json")
+        np.testing.assert_array_equal(deploy[:3], run_all("encoder_unfused.om", inputs[:3], "e_unfused"))
         cos = cosine(deploy, float_out)
         print(f"encoder int8: cosine {cos:.5f}; simulated {simulated_ms('encoder_deploy.om'):.4f} ms vs force_fp16 {simulated_ms('encoder_fp16.om'):.4f} ms")
         self.assertGreaterEqual(cos, 0.99)
