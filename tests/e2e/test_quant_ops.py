@@ -26,6 +26,16 @@ def run(*args):
     return subprocess.run(list(args), capture_output=True, text=True, cwd=WORK, check=False)
 
 
+def refused(test, name, why):
+    """atc refuses name.onnx: exit 1, a coded error naming the node and saying `why`, no .om."""
+    r = run(ATC, "--framework=5", f"--model={name}.onnx", f"--output={name}", "--soc_version=Ascend310P3")
+    test.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+    test.assertRegex(r.stdout + r.stderr, r"E\d{5}")
+    test.assertIn(why, r.stdout + r.stderr)
+    test.assertFalse(os.path.exists(os.path.join(WORK, name + ".om")))
+    return r.stdout + r.stderr
+
+
 def single_op(name, op, x, out_dtype, consts=(), **attrs):
     """A one-op ONNX model `name`.onnx: input x, the op (named <name>.quant & co. as AMCT names them)."""
     inits = [numpy_helper.from_array(a, n) for n, a in consts]
@@ -218,10 +228,7 @@ class QuantizedConv(unittest.TestCase):
         m = onnx.load(os.path.join(WORK, "qconv_badbias.onnx"))
         m.graph.initializer[1].CopyFrom(numpy_helper.from_array(np.ones(4, np.float32), "conv.bias"))
         onnx.save(m, os.path.join(WORK, "qconv_badbias.onnx"))
-        r = run(ATC, "--framework=5", "--model=qconv_badbias.onnx", "--output=qconv_badbias", "--soc_version=Ascend310P3")
-        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-        self.assertIn("int8 weights with a float32 bias", r.stdout + r.stderr)
-        self.assertFalse(os.path.exists(os.path.join(WORK, "qconv_badbias.om")))
+        refused(self, "qconv_badbias", "int8 weights with a float32 bias")
 
 
 class QuantFusion(unittest.TestCase):
@@ -368,28 +375,18 @@ class Qdq(unittest.TestCase):
         m = onnx.load(os.path.join(WORK, "qdq_bad.onnx"))
         m.graph.initializer[0].CopyFrom(numpy_helper.from_array(np.array(0.0, np.float32), "sx"))
         onnx.save(m, os.path.join(WORK, "qdq_bad.onnx"))
-        r = run(ATC, "--framework=5", "--model=qdq_bad.onnx", "--output=qdq_bad", "--soc_version=Ascend310P3")
-        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-        self.assertIn("not a finite non-zero number", r.stdout + r.stderr)
+        refused(self, "qdq_bad", "not a finite non-zero number")
         qdq_conv("qdq_pair", self.s_x, self.w, self.s_w, self.b)
         m = onnx.load(os.path.join(WORK, "qdq_pair.onnx"))
         m.graph.node[1].input[1] = "sw_x"
         m.graph.initializer.append(numpy_helper.from_array(np.array(0.03, np.float32), "sw_x"))
         onnx.save(m, os.path.join(WORK, "qdq_pair.onnx"))
-        r = run(ATC, "--framework=5", "--model=qdq_pair.onnx", "--output=qdq_pair", "--soc_version=Ascend310P3")
-        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-        self.assertIn("dq_x", r.stdout + r.stderr)
-        self.assertIn("must share scale and zero point", r.stdout + r.stderr)
+        self.assertIn("dq_x", refused(self, "qdq_pair", "must share scale and zero point"))
 
 
 class BadInput(unittest.TestCase):
     def expect(self, name, why):
-        r = run(ATC, "--framework=5", f"--model={name}.onnx", f"--output={name}", "--soc_version=Ascend310P3")
-        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-        self.assertRegex(r.stdout + r.stderr, r"E\d{5}")
-        self.assertIn("layer.", r.stdout + r.stderr)  # the node is named
-        self.assertIn(why, r.stdout + r.stderr)
-        self.assertFalse(os.path.exists(os.path.join(WORK, name + ".om")))
+        self.assertIn("layer.", refused(self, name, why))  # the node is named
 
     def test_bad_scales_and_operands(self):
         x = np.zeros((1, 4, 2, 2), np.float32)

@@ -83,8 +83,7 @@ class GeOp {
     v.has_shape = true;
     for (int64_t p : perm) v.shape.push_back(g.values[x].shape[static_cast<size_t>(p)]);
     t.outputs = {y};
-    int k = AppendNode(g, std::move(t));  // SortTopologically puts it before its reader
-    (void)k;
+    AppendNode(g, std::move(t));  // SortTopologically puts it before its reader
     node().inputs[j] = y;
   }
 
