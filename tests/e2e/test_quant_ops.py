@@ -291,6 +291,19 @@ class QuantFusion(unittest.TestCase):
         print(f"simulated: int8 fused {ms['qchain_Ascend310P3']:.4f} ms, int8 separate {ms['qchain_off']:.4f} ms, fp16 {ms['fchain_Ascend310P3']:.4f} ms")
         self.assertLess(ms["qchain_Ascend310P3"], 0.8 * ms["fchain_Ascend310P3"])
         self.assertLess(ms["qchain_Ascend310P3"], ms["qchain_off"])
+        # profparse's op summary shows the int8 ops with their dtypes
+        with open(os.path.join(WORK, "qprof.json"), "w") as f:
+            f.write('{"profiler": {"switch": "on", "output": "%s", "task_time": "on"}}' % os.path.join(WORK, "qprof"))
+        r = run(MSAME, "--model", "qchain_Ascend310P3.om", "--input", "qchain_in.npy", "--acl_json_path", "qprof.json", "--output", "qprof_out")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        r = run(os.path.join(BUILD, "tools/profparse/profparse"), "--export", "on", "--output", os.path.join(WORK, "qprof"))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        import csv
+        (summary,) = glob.glob(os.path.join(WORK, "qprof/**/op_summary*.csv"), recursive=True)
+        rows = {r["Op Name"]: r for r in csv.DictReader(open(summary))}
+        self.assertEqual(rows["c0.quant"]["Output Data Types"], "INT8")
+        self.assertEqual(rows["c1"]["Input Data Types"], "INT8;INT8;INT32")
+        self.assertEqual(rows["c1"]["Output Data Types"], "INT8")  # dequant, relu and the next quant fused in
 
 
 def qdq_conv(name, s_x, w_int8, s_w, bias, s_y=None):
