@@ -3,6 +3,7 @@
 set -euo pipefail
 build=${1:-build}
 /usr/bin/python3 "$(dirname "$0")/bench_ort.py" "$build" 1 2
+/usr/bin/python3 "$(dirname "$0")/bench_int8.py" "$build" 1 2
 /usr/bin/python3 "$(dirname "$0")/bench_resnet50.py" "$build" "${THREADS:-$(nproc)}"
 /usr/bin/python3 "$(dirname "$0")/bench_tf_import.py" "$build"
 /usr/bin/python3 "$(dirname "$0")/bench_msaccucmp.py" "$build"

@@ -22,6 +22,9 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <span>
+#include <vector>
 
 #include "base/half.h"
 #include "kernels/families.h"
@@ -98,14 +101,32 @@ void ForEachWithChannel(const Shape& x, int64_t scale_count, ThreadPool& pool, F
     });
     return;
   }
-  // NCHW: channel = (i / HW) % C; otherwise the last dim: i % C.
+  // NCHW: channel = (i / HW) % C; otherwise the last dim: i % C. Stepped, not divided, per element.
   const int64_t c = QuantChannels(x), inner = x.size() == 4 ? x[2] * x[3] : 1;
   pool.ParallelFor(static_cast<size_t>(n), kElementwiseGrain, [&](size_t b, size_t e) {
-    for (int64_t i = static_cast<int64_t>(b); i < static_cast<int64_t>(e); ++i) f(i, (i / inner) % c);
+    int64_t ch = (static_cast<int64_t>(b) / inner) % c, pos = static_cast<int64_t>(b) % inner;
+    for (int64_t i = static_cast<int64_t>(b); i < static_cast<int64_t>(e); ++i) {
+      f(i, ch);
+      if (++pos == inner) {
+        pos = 0;
+        if (++ch == c) ch = 0;
+      }
+    }
   });
 }
 
-// AscendQuant's arithmetic on fp32 x (16-bit values widened) with the attributes under `prefix` of `n`.
+// Rounds every element to its fp16 value in place (vectorized; NaN and the infinities go through one by one).
+void RoundSpanToHalf(std::span<float> v) {
+  constexpr float kNoLimit = std::numeric_limits<float>::infinity();
+  for (size_t i = 0; i < v.size(); ++i) {
+    i += RoundToHalf(v.subspan(i), v.subspan(i), kNoLimit);
+    if (i < v.size()) v[i] = Fp16(v[i]);
+  }
+}
+
+// AscendQuant's arithmetic on fp32 x (16-bit values widened) with the attributes under `prefix` of `n`. On a SoC
+// each step is an fp16 rounding, done a chunk at a time: the product of two fp16 values is exact in fp32, so
+// rounding it once gives the fp16 multiply.
 Tensor Quantize(const Tensor& x, const Node& n, const std::string& prefix, const ExecContext& exec, ThreadPool& pool) {
   const bool sqrt_mode = n.attr_int(prefix + "sqrt_mode", 0) != 0;
   const QuantRound mode = RoundModeOf(n.attr_string(prefix + "round_mode", "Round")).value_or(QuantRound::kHalfEven);  // checked by the schema
@@ -116,19 +137,23 @@ Tensor Quantize(const Tensor& x, const Node& n, const std::string& prefix, const
   const float* in = x.data<float>();
   int8_t* out = y.mutable_data<int8_t>();
   pool.ParallelFor(static_cast<size_t>(x.numel()), kElementwiseGrain, [&](size_t b, size_t e) {
-    for (size_t i = b; i < e; ++i) {
-      float v;
-      if (device) {  // fp16 arithmetic, each step rounded
-        v = Fp16(Fp16(in[i]) * scale);
-        if (sqrt_mode) v = Fp16(v * scale);
-        v = Fp16Add(v, offset);
-      } else {
-        v = in[i] * scale;
-        if (sqrt_mode) v *= scale;
-        v += offset;
+    thread_local std::vector<float> chunk;
+    chunk.assign(in + b, in + e);
+    std::span<float> v(chunk);
+    if (device) {
+      RoundSpanToHalf(v);
+      for (float& f : v) f *= scale;
+      RoundSpanToHalf(v);
+      if (sqrt_mode) {
+        for (float& f : v) f *= scale;
+        RoundSpanToHalf(v);
       }
-      out[i] = SaturateInt8(v, mode);
+      if (offset != 0.0f)
+        for (float& f : v) f = Fp16Add(f, offset);
+    } else {
+      for (float& f : v) f = (sqrt_mode ? f * scale * scale : f * scale) + offset;
     }
+    for (size_t i = 0; i < v.size(); ++i) out[b + i] = SaturateInt8(v[i], mode);
   });
   return y;
 }
