@@ -235,10 +235,7 @@ Status ConvInt8(KernelContext& c) {
                          p.dil[1], p.dil[2], p.pad[1], p.pad[2], p.out[1], p.out[2]};
     };
     NPU_ASSIGN_OR_RETURN(bool done, RunDnnlConv(c, geometry));
-    if (done) {
-      c.outputs[0] = ToChannelsFirst(c.outputs[0], c.pool);  // the dequant reads (N, C, H, W)
-      return ApplyFusedQuantization(c);
-    }
+    if (done) return ApplyFusedQuantization(c);  // in whichever memory order the conv left its result
   }
   c.inputs[0] = CastTensor(ToChannelsFirst(c.in(0), c.pool), DType::kI32);
   c.inputs[1] = CastTensor(c.in(1), DType::kI32);

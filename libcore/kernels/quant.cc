@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "base/half.h"
+#include "kernels/channels_last.h"
 #include "kernels/families.h"
 #include "kernels/quant.h"
 #include "ir/node_attrs.h"
@@ -91,9 +92,11 @@ std::vector<float> ScaleValues(const Tensor& s, DequantPath path) {
   return out;
 }
 
-// Calls f(flat index, channel) for every element of x, the channel a per-channel scale runs along.
+// Calls f(flat index, channel) for every element of x, the channel a per-channel scale runs along (x's memory
+// order: a channels-last NCHW tensor has C innermost).
 template <class F>
-void ForEachWithChannel(const Shape& x, int64_t scale_count, ThreadPool& pool, F f) {
+void ForEachWithChannel(const Tensor& t, int64_t scale_count, ThreadPool& pool, F f) {
+  const Shape& x = t.shape();
   const int64_t n = NumElements(x);
   if (scale_count == 1) {
     pool.ParallelFor(static_cast<size_t>(n), kElementwiseGrain, [&](size_t b, size_t e) {
@@ -102,7 +105,7 @@ void ForEachWithChannel(const Shape& x, int64_t scale_count, ThreadPool& pool, F
     return;
   }
   // NCHW: channel = (i / HW) % C; otherwise the last dim: i % C. Stepped, not divided, per element.
-  const int64_t c = QuantChannels(x), inner = x.size() == 4 ? x[2] * x[3] : 1;
+  const int64_t c = QuantChannels(x), inner = x.size() == 4 && !t.channels_last ? x[2] * x[3] : 1;
   pool.ParallelFor(static_cast<size_t>(n), kElementwiseGrain, [&](size_t b, size_t e) {
     int64_t ch = (static_cast<int64_t>(b) / inner) % c, pos = static_cast<int64_t>(b) % inner;
     for (int64_t i = static_cast<int64_t>(b); i < static_cast<int64_t>(e); ++i) {
@@ -133,7 +136,7 @@ Tensor Quantize(const Tensor& x, const Node& n, const std::string& prefix, const
   const bool device = exec.soc != nullptr;
   const float scale = device ? Fp16(n.attr_float(prefix + "scale", 1.0f)) : n.attr_float(prefix + "scale", 1.0f);
   const float offset = device ? Fp16(n.attr_float(prefix + "offset", 0.0f)) : n.attr_float(prefix + "offset", 0.0f);
-  Tensor y = Tensor::Empty(DType::kI8, x.shape());
+  Tensor y = Tensor::EmptyLike(DType::kI8, x);
   const float* in = x.data<float>();
   int8_t* out = y.mutable_data<int8_t>();
   pool.ParallelFor(static_cast<size_t>(x.numel()), kElementwiseGrain, [&](size_t b, size_t e) {
@@ -173,12 +176,12 @@ Result<Tensor> Dequantize(KernelContext& c, const Tensor& x, const Tensor& scale
     return c.Fail("deq_scale must be uint64 on " + c.exec.soc->name + " (fp16 deq_scale is the v100 form)");
   const std::vector<float> scale = ScaleValues(scale_op, path);
   const bool saturate = c.exec.saturate();
-  Tensor y = Tensor::Empty(DType::kF32, x.shape());
+  Tensor y = Tensor::EmptyLike(DType::kF32, x);
   const int32_t* in = x.data<int32_t>();
   float* out = y.mutable_data<float>();
   if (scale.size() != 1 && static_cast<int64_t>(scale.size()) != QuantChannels(x.shape()))
     return c.Fail("the dequant scale has " + std::to_string(scale.size()) + " values for " + std::to_string(QuantChannels(x.shape())) + " channels");
-  ForEachWithChannel(x.shape(), static_cast<int64_t>(scale.size()), c.pool, [&](int64_t i, int64_t ch) {
+  ForEachWithChannel(x, static_cast<int64_t>(scale.size()), c.pool, [&](int64_t i, int64_t ch) {
     const float s = scale[static_cast<size_t>(ch)];
     float v;
     if (path == DequantPath::kVectorFp16) {
@@ -207,7 +210,7 @@ Status AscendRequant(KernelContext& c) {
   Tensor y = Tensor::Empty(DType::kI8, x.shape());
   const int32_t* in = x.data<int32_t>();
   int8_t* out = y.mutable_data<int8_t>();
-  ForEachWithChannel(x.shape(), static_cast<int64_t>(scale.size()), c.pool, [&](int64_t i, int64_t ch) {
+  ForEachWithChannel(x, static_cast<int64_t>(scale.size()), c.pool, [&](int64_t i, int64_t ch) {
     float v = static_cast<float>(in[i]) * scale[static_cast<size_t>(ch)];
     if (relu) v = std::max(v, 0.0f);
     out[i] = SaturateInt8(v, QuantRound::kHalfEven);
@@ -305,6 +308,7 @@ Status ApplyFusedQuantization(KernelContext& c) {
     if (dequant_dtype == DType::kF16) y = ToF32(c.Narrow(y, DType::kF16));
     const Tensor b = ToF32(*bias);
     const int64_t n = b.numel();
+    if (y.channels_last && OrdersDiffer(y.shape())) y = ToChannelsFirst(y, c.pool);  // the bias runs along the last dim
     float* p = y.mutable_data<float>();
     const float* bp = b.data<float>();
     for (int64_t i = 0; i < y.numel(); ++i) p[i] += bp[i % n];
