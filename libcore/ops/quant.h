@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "ir/graph.h"
+#include "ir/op_schema.h"
 
 namespace npu {
 
@@ -20,7 +21,6 @@ std::string QuantAttrProblem(const Node& n);
 
 // The output dtype of a cube op (Conv, Gemm) from its operands: a float op's x dtype, or int32 for a quantized
 // one (int8 x and weights, an int32 bias at `bias_input` when given: AMCT's deploy form); an error for a mix.
-struct InferContext;
 Result<DType> CubeOutputDtype(InferContext& c, size_t bias_input);
 
 // The values a per-channel scale runs along: C of an NCHW tensor, else the last dim (a matmul's N).

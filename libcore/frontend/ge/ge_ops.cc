@@ -489,7 +489,7 @@ void MapGeOps(Graph& g, std::vector<UnsupportedNode>& unrunnable) {
     const GeOpRow* row = nullptr;
     for (const GeOpRow& r : kGeOps)
       if (r.ge_type == type) row = &r;
-    if (type == "Reshape" && g.nodes[k].opset == 13) continue;  // a Reshape the reader put back
+    if (g.nodes[k].opset != 0) continue;  // already an npukit op (a Reshape the reader put back): GE ops carry no opset
     if (!row) {
       unrunnable.push_back({g.nodes[k].name, type, "", 0, "npukit has no kernel for this GE op type"});
       continue;
