@@ -99,9 +99,14 @@ Status Precision(const CompileConfig& c, CompileState& s) { return AssignPrecisi
 
 Status Formats(const CompileConfig& c, CompileState& s) { return AssignDeviceFormats(s.graph, *c.soc, c.nc1hwc0_outputs); }
 
-// ONNX QDQ as CANN's quantization ops (passes/qdq.h), before folding could turn the DQ'd weights into floats.
-// The reference path (no SoC) keeps ONNX's QuantizeLinear / DequantizeLinear semantics.
-Status QdqToAscend(const CompileConfig& c, CompileState& s) { return c.goal == CompileGoal::kReference ? Status::Ok() : QdqToAscendQuant(s.graph); }
+// ONNX QDQ as CANN's quantization ops (passes/qdq.h), before folding could turn the DQ'd weights into floats;
+// then every AscendQuant (AMCT's or the rewrite's) must feed int8 layers. The reference path (no SoC) keeps
+// ONNX's QuantizeLinear / DequantizeLinear semantics.
+Status QdqToAscend(const CompileConfig& c, CompileState& s) {
+  if (c.goal == CompileGoal::kReference) return Status::Ok();
+  NPU_RETURN_IF_ERROR(QdqToAscendQuant(s.graph, c.qdq, s.warnings));
+  return CheckQuantizedConsumers(s.graph);
+}
 
 // The model around the finished graph: its tasks for the SoC and what the .om records about the conversion.
 Status Lowering(const CompileConfig& c, CompileState& s) {

@@ -150,6 +150,9 @@ void ParseTuningOptions(const CompileFlags& f, CompileConfig& c, std::vector<Sta
   if (f.buffer_optimize != "l2_optimize" && f.buffer_optimize != "l1_optimize" && f.buffer_optimize != "off_optimize")
     errors.push_back(Status::Error("E10001", "--buffer_optimize", f.buffer_optimize, "the value must be l2_optimize, l1_optimize or off_optimize"));
   c.subgraph_bank = f.buffer_optimize != "off_optimize";  // CANN applies subgraph decisions only with buffer optimization on
+  if (f.qdq_fallback != "error" && f.qdq_fallback != "float")
+    errors.push_back(Status::Error("E10001", "--qdq_fallback", f.qdq_fallback, "the value must be error or float"));
+  c.qdq.keep_float = f.qdq_fallback == "float";
   c.tune_bank_path = TuneBankFromEnv();
 }
 
@@ -244,6 +247,8 @@ void AddCompileTuningFlags(CLI::App& app, CompileFlags& o) {
   app.add_option("--op_precision_mode", p->op_precision_mode, "ini: [ByOpType]/[ByNodeName] op=mode")->group(op_tuning);
   app.add_option("--output_type", p->output_type, "net output dtype: FP32, FP16, UINT8, or node:index:TYPE;... per output")->group(model_tuning);
   app.add_option("--fusion_switch_file", o.fusion_switch_file, "passes to turn off (PassName:off lines or CANN's JSON)")->group(op_tuning);
+  app.add_option("--qdq_fallback", o.qdq_fallback, "error (default) or float: a QDQ layer that cannot be quantized is an error, or stays float with a warning")
+      ->group(model_tuning);
   app.add_option("--buffer_optimize", o.buffer_optimize, "l2_optimize (default), l1_optimize, off_optimize (ignores the subgraph bank's decisions)")
       ->group(model_tuning);
   app.add_option("--dump_after", o.dump_after, "PassName[,PassName] or all: write the graph after those compile passes (ge_graph_<n>_<pass>.txt in $DUMP_GRAPH_PATH or .)")

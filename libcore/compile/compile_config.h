@@ -14,6 +14,7 @@
 #include "ir/aipp_config.h"
 #include "ir/shape_profiles.h"
 #include "passes/precision.h"
+#include "passes/qdq.h"
 #include "soc/soc_spec.h"
 
 namespace CLI {
@@ -36,6 +37,7 @@ struct CompileFlags {
   PrecisionFlags precision;
   std::string fusion_switch_file;
   std::string buffer_optimize = "l2_optimize";  // l2_optimize | l1_optimize | off_optimize (no subgraph bank)
+  std::string qdq_fallback = "error";           // error | float: a QDQ layer that cannot be quantized (passes/qdq.h)
   std::string dump_after;                       // "PassA,PassB" or "all": the graph after those passes, as text
   std::string cmdline;                          // the effective command line, stored in the .om
 };
@@ -67,6 +69,7 @@ struct CompileConfig {
   std::string soc_spec_text;              // --soc_spec's file, carried in the .om
   PrecisionConfig precision;
   std::set<std::string> fusion_off;       // passes --fusion_switch_file turns off
+  QdqOptions qdq;                         // --qdq_fallback
   std::vector<std::string> notes;         // warnings parsing produced (unknown pass names)
   std::string tune_bank_path;             // TUNE_BANK_PATH (ATC reads only that variable, as CANN's does)
   bool subgraph_bank = true;              // apply the subgraph bank's decisions (off with off_optimize)

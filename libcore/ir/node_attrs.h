@@ -47,6 +47,9 @@ constexpr const char* kEpilogueResidualInput = "_epilogue_residual_input";
 // int32 result goes through them in the kernel; its output is the last absorbed op's.
 constexpr const char* kDequantPrefix = "_dequant.";  // scale (tensor), relu_flag, sqrt_mode, dtype, bias (tensor)
 constexpr const char* kRequantPrefix = "_requant.";  // scale, offset, sqrt_mode, round_mode
+// The dual-output form (TbeConvDequantVaddReluQuantFusionPass): the float result, after the fused residual and
+// activation, stays output 0 for its float readers, and its requant (as stored, in output 0's dtype) is output 1.
+constexpr const char* kDualQuantOutput = "_requant.dual_output";  // 1 on such a node
 
 // ---- streams and cores (lower/lower.cc; aoe's subgraph decisions) ---------------------------------------
 // kStreamPolicyAttr = kParallelBranches on an op whose output several ops read: the chains that start there

@@ -93,7 +93,8 @@ std::string ArityProblem(const OpSchema& s, const Graph& g, const Node& n) {
   if (count < s.min_inputs || count > max_inputs)
     return "has " + std::to_string(count) + " input(s); " + s.type + " takes " + range(s.min_inputs, s.max_inputs);
   count = static_cast<int64_t>(n.outputs.size());
-  if (count < s.min_outputs || count > s.max_outputs)
+  const int64_t max_outputs = s.max_outputs + (n.has_attr(kDualQuantOutput) ? 1 : 0);  // quant fusion's int8 second output
+  if (count < s.min_outputs || count > max_outputs)
     return "has " + std::to_string(count) + " output(s); " + s.type + " gives " + range(s.min_outputs, s.max_outputs);
   for (size_t i = 0; i < n.inputs.size(); ++i)
     if (n.inputs[i] >= static_cast<int>(g.values.size()) || (n.inputs[i] < 0 && static_cast<int>(i) < s.min_inputs))
@@ -112,6 +113,7 @@ Status InferNode(Graph& g, const Node& n) {
   for (int o : n.outputs) c.out.push_back(&g.values[o]);
   Status st = s->infer(c);
   if (!st.ok()) return st.with_context("node " + n.name + " (" + n.op_type + ")");
+  if (n.has_attr(kDualQuantOutput) && c.out.size() == 2) c.set_output(1, DType::kI8, c.out[0]->shape, c.out[0]->has_shape);
   for (const Value* out : c.out)  // a shape no tensor can have stops here, before a pass or kernel sizes memory by it
     if (out && out->has_shape)
       if (std::string why = ShapeLimitProblem(out->shape); !why.empty()) return c.Fail("output '" + out->name + "' would be " + why);

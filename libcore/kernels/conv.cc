@@ -235,7 +235,11 @@ Status ConvInt8(KernelContext& c) {
                          p.dil[1], p.dil[2], p.pad[1], p.pad[2], p.out[1], p.out[2]};
     };
     NPU_ASSIGN_OR_RETURN(bool done, RunDnnlConv(c, geometry));
-    if (done) return ApplyFusedQuantization(c);  // in whichever memory order the conv left its result
+    if (done) {
+      NPU_RETURN_IF_ERROR(ApplyFusedQuantization(c));  // in the conv's memory order: channels-last
+      if (!c.options.channels_last_out) c.outputs[0] = ToChannelsFirst(c.outputs[0], c.pool);
+      return Status::Ok();
+    }
   }
   c.inputs[0] = CastTensor(ToChannelsFirst(c.in(0), c.pool), DType::kI32);
   c.inputs[1] = CastTensor(c.in(1), DType::kI32);
@@ -325,8 +329,26 @@ void ConvTransposeCompute(KernelContext& c, const ConvGeom& p, Tensor& y) {
   }
 }
 
+// A quantized ConvTranspose: int8 x int8 -> int32 exactly (an int32 GEMM and scatter; rare enough in models
+// that no oneDNN path is kept for it), then its fused dequant/requant.
+Status ConvTransposeInt8(KernelContext& c, const ConvGeom& p) {
+  if (!c.has(1) || c.in(1).dtype() != DType::kI8) return c.Fail("int8 x needs int8 weights");
+  if (c.has(2) && c.in(2).dtype() != DType::kI32) return c.Fail("the bias of an int8 ConvTranspose must be int32");
+  c.inputs[0] = CastTensor(ToChannelsFirst(c.in(0), c.pool), DType::kI32);
+  c.inputs[1] = CastTensor(c.in(1), DType::kI32);
+  Tensor y = Tensor::Zeros(DType::kI32, p.OutShape(c.in(0).shape()[0]));
+  ConvTransposeCompute<int32_t>(c, p, y);
+  c.outputs[0] = std::move(y);
+  return ApplyFusedQuantization(c);
+}
+
 Status ConvTransposeKernel(KernelContext& c) {
   const Tensor &x = c.in(0), &w = c.in(1);
+  if (x.dtype() == DType::kI8) {
+    if (x.rank() < 3 || w.rank() != x.rank()) return c.Fail("input and weight ranks must match and be >= 3");
+    NPU_ASSIGN_OR_RETURN(ConvGeom p, MakeConvTranspose(c.node, x.shape(), w.shape()));
+    return ConvTransposeInt8(c, p);
+  }
   if (x.dtype() != DType::kF32 && x.dtype() != DType::kF64)
     return c.Fail("dtype " + std::string(DTypeName(x.dtype())) + " is not supported");
   if (x.rank() < 3 || w.rank() != x.rank()) return c.Fail("input and weight ranks must match and be >= 3");

@@ -155,21 +155,9 @@ void ApplyEpilogue(KernelContext& c, Tensor& y) {
 
 }  // namespace
 
-// Whether oneDNN's int8 convolutions are exact here: with VNNI they multiply and add int8 pairs into int32
-// directly; without it their s8 x s8 path goes through saturating 16-bit pair sums (vpmaddubsw) and may scale
-// the weights, so the results could differ from the integer arithmetic the device does.
-bool ExactInt8Conv() {
-  static const bool exact = [] {
-    const auto isa = dnnl::get_effective_cpu_isa();
-    return isa == dnnl::cpu_isa::avx2_vnni || isa == dnnl::cpu_isa::avx512_core_vnni || isa == dnnl::cpu_isa::avx512_core_bf16 ||
-           isa == dnnl::cpu_isa::avx512_core_amx;
-  }();
-  return exact;
-}
-
 Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShape>()>& geometry) try {
   const bool int8 = c.in(0).dtype() == DType::kI8 && c.in(1).dtype() == DType::kI8 && (!c.has(2) || c.in(2).dtype() == DType::kI32);
-  if (int8 && (!ExactInt8Conv() || c.residual.defined())) return false;
+  if (int8 && (!ExactInt8Products() || c.residual.defined())) return false;
   if (!int8 && (c.in(0).dtype() != DType::kF32 || c.in(1).dtype() != DType::kF32)) return false;
   // oneDNN's threads (OpenMP) as many as the session's pool. Before the primitive is built: it plans its
   // work split for the thread count it sees then.
@@ -203,7 +191,8 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
   if (d->activation) c.epilogue_applied = true;
   else if (c.epilogue) ApplyEpilogue(c, y);
   if (!OrdersDiffer(y.shape())) y.channels_last = false;
-  c.outputs[0] = c.options.channels_last_out ? std::move(y) : ToChannelsFirst(y, c.pool);
+  // An int8 conv's int32 result stays channels-last for its fused dequant/requant (ConvInt8 converts after it).
+  c.outputs[0] = c.options.channels_last_out || d->int8 ? std::move(y) : ToChannelsFirst(y, c.pool);
   return true;
 } catch (const dnnl::error& e) {
   return c.Fail(std::string("oneDNN failed: ") + e.what());

@@ -28,4 +28,16 @@ void ReorderedWeights::Update(const Tensor& w, dnnl::stream& st) {
   MappedFile::DropResidentPages(w.owner(), w.bytes());
 }
 
+// Whether oneDNN's int8 products (convolution, matmul) are exact here: with VNNI they multiply and add int8
+// pairs into int32 directly; without it their s8 x s8 path goes through saturating 16-bit pair sums
+// (vpmaddubsw) and may scale the weights, so the results could differ from the integer arithmetic the device does.
+bool ExactInt8Products() {
+  static const bool exact = [] {
+    const auto isa = dnnl::get_effective_cpu_isa();
+    return isa == dnnl::cpu_isa::avx2_vnni || isa == dnnl::cpu_isa::avx512_core_vnni || isa == dnnl::cpu_isa::avx512_core_bf16 ||
+           isa == dnnl::cpu_isa::avx512_core_amx;
+  }();
+  return exact;
+}
+
 }  // namespace npu

@@ -16,6 +16,9 @@ dnnl::stream& DnnlStream();
 // run's tensor (set_data_handle), instead of creating one per run.
 dnnl::memory Unbound(const dnnl::memory::desc& desc);
 
+// Whether oneDNN's s8 x s8 -> s32 kernels compute exact integer sums on this CPU (they do with VNNI).
+bool ExactInt8Products();
+
 // oneDNN 2.6 answers some geometries only with its reference kernels (a few GFLOP/s): we take ours there.
 template <class PrimitiveDesc>
 bool IsReferenceImpl(const PrimitiveDesc& pd) {

@@ -411,7 +411,8 @@ Tensor CastTensor(const Tensor& x, DType to) {
       using O = decltype(out_tag);
       const I* s = src.data<I>();
       O* d = mid.mutable_data<O>();
-      for (int64_t i = 0; i < src.numel(); ++i) {
+      const int64_t n = src.numel();
+      for (int64_t i = 0; i < n; ++i) {
         if constexpr (std::is_same_v<O, bool>) d[i] = s[i] != I(0);
         else if constexpr (std::is_floating_point_v<I> && !std::is_floating_point_v<O>)
           d[i] = std::isfinite(s[i]) ? static_cast<O>(s[i]) : O(0);  // NaN/inf to int is undefined in C++

@@ -99,7 +99,8 @@ namespace {
 Status MatMulKernel(KernelContext& c) {
   if (c.in(0).dtype() == DType::kI8) {  // int8 x int8 -> int32, exact (see ConvInt8 in conv.cc)
     if (c.in(1).dtype() != DType::kI8) return c.Fail("int8 A needs int8 B");
-    NPU_RETURN_IF_ERROR(MatMulTensors(c, CastTensor(c.in(0), DType::kI32), CastTensor(c.in(1), DType::kI32), c.outputs[0]));
+    NPU_ASSIGN_OR_RETURN(bool done, RunDnnlMatMul(c, c.in(0), c.in(1), false, nullptr, c.outputs[0]));
+    if (!done) NPU_RETURN_IF_ERROR(MatMulTensors(c, CastTensor(c.in(0), DType::kI32), CastTensor(c.in(1), DType::kI32), c.outputs[0]));
     return ApplyFusedQuantization(c);
   }
   NPU_ASSIGN_OR_RETURN(bool done, RunDnnlMatMul(c, c.in(0), c.in(1), false, nullptr, c.outputs[0]));
@@ -135,6 +136,10 @@ Status GemmInt8(KernelContext& c) {
   if (c.has(2) && c.in(2).dtype() != DType::kI32) return c.Fail("the bias of an int8 Gemm must be int32");
   if (c.node.attr_float("alpha", 1.f) != 1.f || c.node.attr_float("beta", 1.f) != 1.f) return c.Fail("an int8 Gemm takes alpha = beta = 1");
   if (a.rank() != 2 || b.rank() != 2) return c.Fail("A and B must be 2-D");
+  if (!c.node.attr_int("transA", 0)) {
+    NPU_ASSIGN_OR_RETURN(bool done, RunDnnlMatMul(c, a, b, c.node.attr_int("transB", 0) != 0, c.has(2) ? &c.in(2) : nullptr, c.outputs[0]));
+    if (done) return ApplyFusedQuantization(c);
+  }
   using MatI = Eigen::Matrix<int32_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   Tensor a32 = CastTensor(a, DType::kI32), b32 = CastTensor(b, DType::kI32);
   Eigen::Map<const MatI> am(a32.data<int32_t>(), a.shape()[0], a.shape()[1]), bm(b32.data<int32_t>(), b.shape()[0], b.shape()[1]);

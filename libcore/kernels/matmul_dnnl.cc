@@ -11,12 +11,13 @@ namespace {
 
 using dnnl::memory;
 using Tag = memory::format_tag;
-constexpr auto kF32 = memory::data_type::f32;
+constexpr auto kF32 = memory::data_type::f32, kS8 = memory::data_type::s8, kS32 = memory::data_type::s32;
 
 // What a product's primitive is built for.
 struct Geometry {
   int64_t M = 0, K = 0, N = 0;
   bool b_transposed = false, has_bias = false;
+  bool int8 = false;  // int8 x int8 -> int32 with an int32 bias (a quantized MatMul or Gemm)
   int threads = 0;
   bool operator==(const Geometry&) const = default;
 };
@@ -34,13 +35,14 @@ struct DnnlMatMul final : KernelState {
 
 void Build(DnnlMatMul& d, const Geometry& g) {
   d.geometry = g;
-  const memory::desc src({g.M, g.K}, kF32, Tag::ab), dst({g.M, g.N}, kF32, Tag::ab), bias({1, g.N}, kF32, Tag::ab);
+  const auto in_dt = g.int8 ? kS8 : kF32, out_dt = g.int8 ? kS32 : kF32;
+  const memory::desc src({g.M, g.K}, in_dt, Tag::ab), dst({g.M, g.N}, out_dt, Tag::ab), bias({1, g.N}, out_dt, Tag::ab);
   try {
-    dnnl::matmul::desc desc(src, memory::desc({g.K, g.N}, kF32, Tag::any), g.has_bias ? bias : memory::desc(), dst);
+    dnnl::matmul::desc desc(src, memory::desc({g.K, g.N}, in_dt, Tag::any), g.has_bias ? bias : memory::desc(), dst);
     dnnl::matmul::primitive_desc pd(desc, DnnlEngine());
     if (IsReferenceImpl(pd)) return;
     d.prim = dnnl::matmul(pd);
-    d.weights = ReorderedWeights(pd.weights_desc(), memory::desc({g.K, g.N}, kF32, g.b_transposed ? Tag::ba : Tag::ab));
+    d.weights = ReorderedWeights(pd.weights_desc(), memory::desc({g.K, g.N}, in_dt, g.b_transposed ? Tag::ba : Tag::ab));
   } catch (const dnnl::error&) {
     return;  // a geometry oneDNN does not take: the caller's path
   }
@@ -57,12 +59,15 @@ void Build(DnnlMatMul& d, const Geometry& g) {
 }  // namespace
 
 Result<bool> RunDnnlMatMul(KernelContext& c, const Tensor& a, const Tensor& b, bool b_transposed, const Tensor* bias, Tensor& out) try {
-  if (a.dtype() != DType::kF32 || b.dtype() != DType::kF32 || a.rank() < 2 || b.rank() != 2) return false;
-  if (bias && (bias->dtype() != DType::kF32 || bias->numel() != (b_transposed ? b.shape()[0] : b.shape()[1]))) return false;
+  const bool int8 = a.dtype() == DType::kI8 && b.dtype() == DType::kI8;
+  if (int8 ? !ExactInt8Products() : a.dtype() != DType::kF32 || b.dtype() != DType::kF32) return false;
+  if (a.rank() < 2 || b.rank() != 2) return false;
+  const DType out_dtype = int8 ? DType::kI32 : DType::kF32;
+  if (bias && (bias->dtype() != out_dtype || bias->numel() != (b_transposed ? b.shape()[0] : b.shape()[1]))) return false;
   const int64_t K = a.shape().back(), N = b_transposed ? b.shape()[0] : b.shape()[1], M = a.numel() / std::max<int64_t>(1, K);
   if ((b_transposed ? b.shape()[1] : b.shape()[0]) != K || M == 0 || N == 0 || K == 0) return false;
   omp_set_num_threads(c.pool.size());  // before building: the primitive plans its split for this count
-  const Geometry g{M, K, N, b_transposed, bias != nullptr, c.pool.size()};
+  const Geometry g{M, K, N, b_transposed, bias != nullptr, int8, c.pool.size()};
   std::unique_ptr<KernelState> local;
   std::unique_ptr<KernelState>& slot = c.options.state ? *c.options.state : local;
   auto* d = dynamic_cast<DnnlMatMul*>(slot.get());
@@ -76,7 +81,7 @@ Result<bool> RunDnnlMatMul(KernelContext& c, const Tensor& a, const Tensor& b, b
   d->weights.Update(b, st);
   Shape out_shape = a.shape();
   out_shape.back() = N;
-  out = Tensor::Empty(DType::kF32, out_shape);
+  out = Tensor::Empty(out_dtype, out_shape);
   d->src.set_data_handle(const_cast<std::byte*>(a.raw()));
   d->dst.set_data_handle(out.mutable_raw());
   if (bias) d->bias.set_data_handle(const_cast<std::byte*>(bias->raw()));

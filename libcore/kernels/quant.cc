@@ -63,15 +63,29 @@ float Fp16Step(float v, bool saturate) {
 // fp16 a + b, one rounding: the exact sum of two fp16 values fits a double.
 float Fp16Add(float a, float b) { return Fp16(static_cast<float>(static_cast<double>(a) + static_cast<double>(b))); }
 
-int8_t SaturateInt8(float v, QuantRound mode) {
-  if (std::isnan(v)) return 0;
+// v to int8 by `mode`, saturated. Clamping before rounding is exact: the bounds are integers, so clamping
+// commutes with every round mode.
+template <QuantRound M>
+int8_t SaturateInt8(float v) {
+  v = v == v ? std::clamp(v, static_cast<float>(kInt8Min), static_cast<float>(kInt8Max)) : 0.0f;
+  if constexpr (M == QuantRound::kHalfEven) v = std::nearbyint(v);  // the default FE_TONEAREST: ties to even
+  else if constexpr (M == QuantRound::kFloor) v = std::floor(v);
+  else if constexpr (M == QuantRound::kCeil) v = std::ceil(v);
+  else v = std::trunc(v);
+  return static_cast<int8_t>(static_cast<int32_t>(v));
+}
+
+// Every value of v to int8 (one loop per mode, so each vectorises).
+void SaturateSpan(std::span<const float> v, QuantRound mode, int8_t* out) {
+  auto run = [&]<QuantRound M>() {
+    for (size_t i = 0; i < v.size(); ++i) out[i] = SaturateInt8<M>(v[i]);
+  };
   switch (mode) {
-    case QuantRound::kHalfEven: v = std::nearbyint(v); break;  // the default FE_TONEAREST: ties to even
-    case QuantRound::kFloor: v = std::floor(v); break;
-    case QuantRound::kCeil: v = std::ceil(v); break;
-    case QuantRound::kTrunc: v = std::trunc(v); break;
+    case QuantRound::kHalfEven: return run.template operator()<QuantRound::kHalfEven>();
+    case QuantRound::kFloor: return run.template operator()<QuantRound::kFloor>();
+    case QuantRound::kCeil: return run.template operator()<QuantRound::kCeil>();
+    case QuantRound::kTrunc: return run.template operator()<QuantRound::kTrunc>();
   }
-  return static_cast<int8_t>(std::clamp(v, static_cast<float>(kInt8Min), static_cast<float>(kInt8Max)));
 }
 
 // The scale operand's values as fp32, one per channel (or one).
@@ -92,30 +106,38 @@ std::vector<float> ScaleValues(const Tensor& s, DequantPath path) {
   return out;
 }
 
-// Calls f(flat index, channel) for every element of x, the channel a per-channel scale runs along (x's memory
-// order: a channels-last NCHW tensor has C innermost).
+// Calls f(first, count, s, steps) over runs of x's elements in memory order that cover it: element first + k
+// takes the per-channel scale s[k] when `steps` (a row of a tensor whose channel is its innermost dim: the last
+// dim, or C of a channels-last NCHW tensor), else s[0] (a per-tensor scale, or one channel of an NCHW tensor).
 template <class F>
-void ForEachWithChannel(const Tensor& t, int64_t scale_count, ThreadPool& pool, F f) {
-  const Shape& x = t.shape();
-  const int64_t n = NumElements(x);
-  if (scale_count == 1) {
-    pool.ParallelFor(static_cast<size_t>(n), kElementwiseGrain, [&](size_t b, size_t e) {
-      for (int64_t i = static_cast<int64_t>(b); i < static_cast<int64_t>(e); ++i) f(i, 0);
-    });
+void ForEachScaleRun(const Tensor& t, std::span<const float> scale, ThreadPool& pool, F f) {
+  const int64_t n = t.numel();
+  if (n == 0) return;
+  if (scale.size() == 1) {
+    pool.ParallelFor(static_cast<size_t>(n), kElementwiseGrain,
+                     [&](size_t b, size_t e) { f(static_cast<int64_t>(b), static_cast<int64_t>(e - b), scale.data(), false); });
     return;
   }
-  // NCHW: channel = (i / HW) % C; otherwise the last dim: i % C. Stepped, not divided, per element.
-  const int64_t c = QuantChannels(x), inner = x.size() == 4 && !t.channels_last ? x[2] * x[3] : 1;
-  pool.ParallelFor(static_cast<size_t>(n), kElementwiseGrain, [&](size_t b, size_t e) {
-    int64_t ch = (static_cast<int64_t>(b) / inner) % c, pos = static_cast<int64_t>(b) % inner;
-    for (int64_t i = static_cast<int64_t>(b); i < static_cast<int64_t>(e); ++i) {
-      f(i, ch);
-      if (++pos == inner) {
-        pos = 0;
-        if (++ch == c) ch = 0;
-      }
-    }
+  const Shape& x = t.shape();
+  const bool channel_innermost = x.size() != 4 || t.channels_last;
+  const int64_t c = static_cast<int64_t>(scale.size()), row = channel_innermost ? c : x[2] * x[3];
+  if (row == 0) return;
+  const size_t grain = static_cast<size_t>(std::max<int64_t>(1, kElementwiseGrain / row));
+  pool.ParallelFor(static_cast<size_t>(n / row), grain, [&](size_t b, size_t e) {
+    for (auto r = static_cast<int64_t>(b); r < static_cast<int64_t>(e); ++r)
+      f(r * row, row, channel_innermost ? scale.data() : scale.data() + r % c, channel_innermost);
   });
+}
+
+// out[k] = op(k, scale of element k) over one run of ForEachScaleRun, in a loop the compiler can vectorise.
+template <class Op>
+void MapRun(int64_t count, const float* s, bool steps, Op op) {
+  if (steps) {
+    for (int64_t k = 0; k < count; ++k) op(k, s[k]);
+  } else {
+    const float s0 = *s;
+    for (int64_t k = 0; k < count; ++k) op(k, s0);
+  }
 }
 
 // Rounds every element to its fp16 value in place (vectorized; NaN and the infinities go through one by one).
@@ -151,12 +173,14 @@ Tensor Quantize(const Tensor& x, const Node& n, const std::string& prefix, const
         for (float& f : v) f *= scale;
         RoundSpanToHalf(v);
       }
-      if (offset != 0.0f)
-        for (float& f : v) f = Fp16Add(f, offset);
+      if (offset != 0.0f) {  // the fp32 sum of two fp16 values rounds to fp16 correctly: 24 >= 2 * 11 + 2 bits
+        for (float& f : v) f += offset;
+        RoundSpanToHalf(v);
+      }
     } else {
       for (float& f : v) f = (sqrt_mode ? f * scale * scale : f * scale) + offset;
     }
-    for (size_t i = 0; i < v.size(); ++i) out[b + i] = SaturateInt8(v[i], mode);
+    SaturateSpan(v, mode, out + b);
   });
   return y;
 }
@@ -181,19 +205,21 @@ Result<Tensor> Dequantize(KernelContext& c, const Tensor& x, const Tensor& scale
   float* out = y.mutable_data<float>();
   if (scale.size() != 1 && static_cast<int64_t>(scale.size()) != QuantChannels(x.shape()))
     return c.Fail("the dequant scale has " + std::to_string(scale.size()) + " values for " + std::to_string(QuantChannels(x.shape())) + " channels");
-  ForEachWithChannel(x, static_cast<int64_t>(scale.size()), c.pool, [&](int64_t i, int64_t ch) {
-    const float s = scale[static_cast<size_t>(ch)];
-    float v;
+  ForEachScaleRun(x, scale, c.pool, [&](int64_t first, int64_t count, const float* s, bool steps) {
+    const int32_t* i = in + first;
+    float* o = out + first;
     if (path == DequantPath::kVectorFp16) {
-      v = Fp16Step(Fp16Step(static_cast<float>(in[i]), saturate) * s, saturate);
-      if (relu) v = std::max(v, 0.0f);
-      if (sqrt_mode) v = Fp16Step(v * s, saturate);
-    } else {
-      v = static_cast<float>(in[i]) * s;
-      if (relu) v = std::max(v, 0.0f);
-      if (sqrt_mode) v *= s;  // the reference path only
+      MapRun(count, s, steps, [&](int64_t k, float sk) {
+        float v = Fp16Step(Fp16Step(static_cast<float>(i[k]), saturate) * sk, saturate);
+        if (relu) v = std::max(v, 0.0f);
+        o[k] = sqrt_mode ? Fp16Step(v * sk, saturate) : v;
+      });
+      return;
     }
-    out[i] = v;
+    MapRun(count, s, steps, [&](int64_t k, float sk) { o[k] = static_cast<float>(i[k]) * sk; });
+    if (relu)
+      for (int64_t k = 0; k < count; ++k) o[k] = std::max(o[k], 0.0f);
+    if (sqrt_mode) MapRun(count, s, steps, [&](int64_t k, float sk) { o[k] *= sk; });  // the reference path only
   });
   return y;  // the runtime rounds it to the output dtype
 }
@@ -207,13 +233,16 @@ Status AscendRequant(KernelContext& c) {
   const Tensor& x = c.in(0);
   const std::vector<float> scale = ScaleValues(c.in(1), PathOf(c.exec) == DequantPath::kFixpipe ? DequantPath::kFixpipe : DequantPath::kDeqCast);
   const bool relu = c.node.attr_int("relu_flag", 0) != 0;
-  Tensor y = Tensor::Empty(DType::kI8, x.shape());
+  Tensor y = Tensor::EmptyLike(DType::kI8, x);
   const int32_t* in = x.data<int32_t>();
   int8_t* out = y.mutable_data<int8_t>();
-  ForEachWithChannel(x, static_cast<int64_t>(scale.size()), c.pool, [&](int64_t i, int64_t ch) {
-    float v = static_cast<float>(in[i]) * scale[static_cast<size_t>(ch)];
-    if (relu) v = std::max(v, 0.0f);
-    out[i] = SaturateInt8(v, QuantRound::kHalfEven);
+  ForEachScaleRun(x, scale, c.pool, [&](int64_t first, int64_t count, const float* s, bool steps) {
+    thread_local std::vector<float> v;
+    v.resize(static_cast<size_t>(count));
+    MapRun(count, s, steps, [&](int64_t k, float sk) { v[k] = static_cast<float>(in[first + k]) * sk; });
+    if (relu)
+      for (float& f : v) f = std::max(f, 0.0f);
+    SaturateSpan(v, QuantRound::kHalfEven, out + first);
   });
   c.outputs[0] = std::move(y);
   return Status::Ok();
@@ -224,7 +253,7 @@ Status AscendAntiQuant(KernelContext& c) {
   const bool sqrt_mode = c.node.attr_int("sqrt_mode", 0) != 0, device = c.exec.soc != nullptr;
   const float scale = device ? Fp16(c.node.attr_float("scale", 1.0f)) : c.node.attr_float("scale", 1.0f);
   const float offset = device ? Fp16(c.node.attr_float("offset", 0.0f)) : c.node.attr_float("offset", 0.0f);
-  Tensor y = Tensor::Empty(DType::kF32, x.shape());
+  Tensor y = Tensor::EmptyLike(DType::kF32, x);
   const int8_t* in = x.data<int8_t>();
   float* out = y.mutable_data<float>();
   c.pool.ParallelFor(static_cast<size_t>(x.numel()), kElementwiseGrain, [&](size_t b, size_t e) {
@@ -313,7 +342,7 @@ Status ApplyFusedQuantization(KernelContext& c) {
     const float* bp = b.data<float>();
     for (int64_t i = 0; i < y.numel(); ++i) p[i] += bp[i % n];
   }
-  if (!c.node.has_attr(req + "scale")) {
+  if (!c.node.has_attr(req + "scale") || c.node.has_attr(kDualQuantOutput)) {
     c.outputs[0] = std::move(y);  // rounded to the dequant's dtype by the runtime, as the separate task's result
     return Status::Ok();
   }
@@ -323,11 +352,22 @@ Status ApplyFusedQuantization(KernelContext& c) {
   return Status::Ok();
 }
 
+Status QuantizeDualOutput(const Node& n, std::vector<Tensor>& outputs, DType stored, ThreadPool& pool, const ExecContext& exec,
+                          FloatStatus* status) {
+  if (outputs.size() != 2 || !outputs[0].defined() || outputs[0].dtype() != DType::kF32)
+    return Status::Error("EH0002", "node", n.name, "internal error: a dual-output requant needs two outputs, the first fp32");
+  if (IsHalfLike(stored)) outputs[0] = RoundToDTypeValues(std::move(outputs[0]), stored, exec, status, 0);
+  outputs[1] = Quantize(outputs[0], n, kRequantPrefix, exec, pool);
+  return Status::Ok();
+}
+
 void RegisterQuantKernels() {
   RegisterKernel("AscendQuant", AscendQuant);
   RegisterKernel("AscendDequant", AscendDequant);
   RegisterKernel("AscendRequant", AscendRequant);
   RegisterKernel("AscendAntiQuant", AscendAntiQuant);
+  // Elementwise, with per-channel scales found in either memory order (ForEachScaleRun): the result keeps the input's.
+  for (const char* type : {"AscendQuant", "AscendDequant", "AscendRequant", "AscendAntiQuant"}) KernelRegistry::Get().TakeChannelsLast(type);
   RegisterKernel("QuantizeLinear", QuantizeLinear);
   RegisterKernel("DequantizeLinear", DequantizeLinear);
 }

@@ -6,6 +6,7 @@
 
 #include "kernels/families.h"
 #include "kernels/kernel_util.h"
+#include "kernels/quant.h"
 #include "ops/schemas.h"
 
 namespace npu {
@@ -137,7 +138,8 @@ Status RunPrepared(const Node& node, const PreparedKernel& kernel, std::vector<T
   outputs = std::move(ctx.outputs);
   if (status && ctx.status.any()) *status = ctx.status;
   if (residual.defined() && !ctx.residual_applied) NPU_RETURN_IF_ERROR(AddResidual(node, outputs, residual, residual_dtype, pool, exec, status));
-  if (kernel.act && !ctx.epilogue_applied) return RunEpilogue(*kernel.act, outputs, pool, exec, status);
+  if (kernel.act && !ctx.epilogue_applied) NPU_RETURN_IF_ERROR(RunEpilogue(*kernel.act, outputs, pool, exec, status));
+  if (node.has_attr(kDualQuantOutput)) return QuantizeDualOutput(node, outputs, options.output_dtype, pool, exec, status);
   return Status::Ok();
 }
 

@@ -37,6 +37,7 @@ struct KernelRunOptions {
   std::unique_ptr<KernelState>* state = nullptr;  // this task's slot; null: the kernel keeps nothing
   bool channels_last_out = false;  // every reader of output 0 takes a channels-last tensor (channels_last.h)
   DType residual_dtype = DType::kUndefined;  // a fused residual's dtype in the graph (it may come held in fp32)
+  DType output_dtype = DType::kUndefined;    // output 0's dtype in the graph (a dual-output requant reads it as stored)
 };
 
 struct KernelContext {

@@ -23,7 +23,6 @@ Status RankError(const Node& node, size_t r) {
 
 Status InferConv(InferContext& c, bool transpose) {
   const Value &x = *c.in[0], &w = *c.in[1];
-  if (transpose && (x.dtype == DType::kI8 || w.dtype == DType::kI8)) return c.Fail("an int8 ConvTranspose is not supported");
   NPU_ASSIGN_OR_RETURN(DType out, CubeOutputDtype(c, 2));
   if (!x.has_shape || !w.has_shape) {
     c.set_output(0, out, {}, false);

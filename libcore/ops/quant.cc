@@ -88,7 +88,7 @@ Result<DType> CubeOutputDtype(InferContext& c, size_t bias_input) {
     return c.Fail(std::string("int8 weights with a ") + std::string(DTypeName(c.in[bias_input]->dtype)) +
                   " bias: the bias of a quantized op is int32 (bias / (scale_d * scale_w))");
   // Quant fusion (ir/node_attrs.h): the absorbed requant's int8, or the absorbed dequant's dtype.
-  if (c.node.has_attr(std::string(kRequantPrefix) + "scale")) return DType::kI8;
+  if (c.node.has_attr(std::string(kRequantPrefix) + "scale") && !c.node.has_attr(kDualQuantOutput)) return DType::kI8;
   if (c.node.has_attr(std::string(kDequantPrefix) + "scale")) {
     auto out = GeEnumFloat(c.node.attr_int(std::string(kDequantPrefix) + "dtype", 0));
     if (!out) return c.Fail("the fused dequant's dtype is neither 0 (float32) nor 1 (float16)");

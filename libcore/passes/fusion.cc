@@ -367,14 +367,18 @@ std::vector<int> MatchConvResidual(Graph& g, int k, const std::vector<bool>& dea
   return chain;
 }
 
-// A quantized Conv/Gemm/MatMul (int32 result) -> AscendDequant (constant scale) [-> Add (a constant bias per
+bool IsQuantizableCube(const Node& n) {
+  return n.op_type == "Conv" || n.op_type == "ConvTranspose" || n.op_type == "Gemm" || n.op_type == "MatMul";
+}
+
+// A quantized Conv/ConvTranspose/Gemm/MatMul (int32 result) -> AscendDequant (constant scale) [-> Add (a constant bias per
 // output column)] [-> Relu] [-> AscendQuant]: the cube
 // op dequantizes on its way out (v200 deq_cast in the UB, 910B's fixpipe), the Relu as the dequant's relu_flag,
 // and quantizes for the next layer, as CANN's quant fusion passes do (TbeConvDequantQuantFusionPass for convs;
-// npukit applies the same to Gemm and MatMul). Attributes: ir/node_attrs.h kDequantPrefix / kRequantPrefix.
+// npukit applies the same to ConvTranspose, Gemm and MatMul). Attributes: ir/node_attrs.h kDequantPrefix / kRequantPrefix.
 std::vector<int> MatchDequantQuant(Graph& g, int k, const std::vector<bool>& dead) {
   Node& op = g.nodes[k];
-  if ((op.op_type != "Conv" && op.op_type != "Gemm" && op.op_type != "MatMul") || op.outputs.empty() || g.values[op.outputs[0]].dtype != DType::kI32 ||
+  if (!IsQuantizableCube(op) || op.outputs.empty() || g.values[op.outputs[0]].dtype != DType::kI32 ||
       op.has_attr(std::string(kDequantPrefix) + "scale"))
     return {};
   const int d = SoleConsumer(g, op.outputs[0]);
@@ -416,6 +420,46 @@ std::vector<int> MatchDequantQuant(Graph& g, int k, const std::vector<bool>& dea
     chain.push_back(q);
   }
   op.attrs.insert(attrs.begin(), attrs.end());
+  return chain;
+}
+
+// A cube op with a fused dequant (and, by TbeConvElemwiseFusionPass, a residual Add and activation) whose float
+// result is read both in float and by an AscendQuant (a residual block's output: the next block quantizes it,
+// the skip path reads it in float): the op also writes the quantized result, as a second output, as CANN's
+// TbeConvDequantVaddReluQuantFusionPass does (ir/node_attrs.h kDualQuantOutput). Other AscendQuants of the same
+// result with the same factors read that output too.
+bool SameQuant(const Node& a, const Node& b) {
+  return a.attr_float("scale", 1.0f) == b.attr_float("scale", 1.0f) && a.attr_float("offset", 0.0f) == b.attr_float("offset", 0.0f) &&
+         a.attr_int("sqrt_mode", 0) == b.attr_int("sqrt_mode", 0) && a.attr_string("round_mode", "Round") == b.attr_string("round_mode", "Round") &&
+         a.attr_string("dst_type", "INT8") == b.attr_string("dst_type", "INT8");
+}
+
+std::vector<int> MatchDualQuant(Graph& g, int k, const std::vector<bool>& dead) {
+  Node& op = g.nodes[k];
+  if (!IsQuantizableCube(op) || op.outputs.size() != 1 ||
+      !op.has_attr(std::string(kDequantPrefix) + "scale") || op.has_attr(std::string(kRequantPrefix) + "scale"))
+    return {};
+  const int y = op.outputs[0];
+  std::vector<int> quants;
+  for (int q : Consumers(g, y))
+    if (!dead[q] && g.nodes[q].op_type == "AscendQuant" && g.nodes[q].inputs[0] == y && g.nodes[q].outputs.size() == 1) quants.push_back(q);
+  if (quants.empty()) return {};
+  Node& kept = g.nodes[quants[0]];
+  std::vector<int> chain = {k};
+  for (size_t j = 1; j < quants.size(); ++j) {
+    const Node& twin = g.nodes[quants[j]];
+    if (!SameQuant(twin, kept) || IsGraphOutput(g, twin.outputs[0])) continue;
+    ReplaceAllUses(g, twin.outputs[0], kept.outputs[0]);
+    chain.push_back(quants[j]);
+  }
+  const std::string req = kRequantPrefix;
+  op.attrs[req + "scale"] = kept.attr_float("scale", 1.0f);
+  op.attrs[req + "offset"] = kept.attr_float("offset", 0.0f);
+  op.attrs[req + "sqrt_mode"] = kept.attr_int("sqrt_mode", 0);
+  op.attrs[req + "round_mode"] = kept.attr_string("round_mode", "Round");
+  op.attrs[kDualQuantOutput] = int64_t{1};
+  kept.outputs.insert(kept.outputs.begin(), y);  // Absorb gives the head the last node's outputs: (float, int8)
+  chain.push_back(quants[0]);
   return chain;
 }
 
@@ -469,6 +513,9 @@ Status ConvElemwiseUbFusionPass(Graph& g) {
 Status ConvDequantQuantUbFusionPass(Graph& g) {
   return FuseAll(g, "TbeConvDequantQuantFusionPass", [&](int k, auto& d) { return MatchDequantQuant(g, k, d); });
 }
+Status ConvDequantVaddReluQuantUbFusionPass(Graph& g) {
+  return FuseAll(g, "TbeConvDequantVaddReluQuantFusionPass", [&](int k, auto& d) { return MatchDualQuant(g, k, d); });
+}
 Status MatMulElemwiseUbFusionPass(Graph& g) {
   return FuseAll(g, "TbeBatchMatmulElementWiseFusionPass", [&](int k, auto& d) { return MatchUbActivation(g, k, d, {"MatMul", "MatMulBias", "Gemm"}); });
 }
@@ -487,7 +534,7 @@ Status BatchNormBnInferFusionPass(Graph& g) {
 }
 
 // Names are CANN's where the reference notes name the pass (shared/reference/atc.md §4, ascend_ir.md §4,
-// int8.md §1.3 for TbeConvDequantQuantFusionPass);
+// int8.md §1.3 for TbeConvDequantQuantFusionPass and TbeConvDequantVaddReluQuantFusionPass);
 // TbeConvElemwiseFusionPass is ours for CANN's conv + elementwise UB fusion, ReshapeTransposeFusionPass for
 // the Reshape/Transpose -> ConfusionTransposeD fusion, whose exact names the notes lack, HardSwishFusionPass
 // for torch's pre-opset-14 Hardswish (HardSigmoid + Mul) and SwishFusionPass for its SiLU (Sigmoid + Mul).
@@ -505,6 +552,7 @@ const std::vector<FusionPassInfo>& FusionPasses() {
       {"ReshapeTransposeFusionPass", FusionKind::kGraph, ConfusionTransposeFusionPass},
       {"TbeConvDequantQuantFusionPass", FusionKind::kUB, ConvDequantQuantUbFusionPass},
       {"TbeConvElemwiseFusionPass", FusionKind::kUB, ConvElemwiseUbFusionPass},
+      {"TbeConvDequantVaddReluQuantFusionPass", FusionKind::kUB, ConvDequantVaddReluQuantUbFusionPass},
       {"TbeBatchMatmulElementWiseFusionPass", FusionKind::kUB, MatMulElemwiseUbFusionPass},
       {"TbeEltwiseFusionPass", FusionKind::kUB, EltwiseUbFusionPass},
   };

@@ -28,7 +28,7 @@ struct QuantParams {
 
 class Rewriter {
  public:
-  explicit Rewriter(Graph& g) : g_(g) {}
+  Rewriter(Graph& g, const QdqOptions& options, std::vector<std::string>& warnings) : g_(g), options_(options), warnings_(warnings) {}
 
   Status Run() {
     const size_t count = g_.nodes.size();
@@ -48,7 +48,17 @@ class Rewriter {
 
  private:
   Graph& g_;
+  const QdqOptions& options_;
+  std::vector<std::string>& warnings_;
   std::vector<bool> dead_ = std::vector<bool>(g_.nodes.size(), false);
+
+  // A layer (or activation pair) that cannot be quantized: an error, or with --qdq_fallback=float a warning,
+  // and the caller leaves it in float.
+  Status Unquantizable(const Node& n, std::string why) {
+    if (!options_.keep_float) return Bad(n, why + " (atc --qdq_fallback=float keeps such layers in float)");
+    warnings_.push_back("node '" + n.name + "' stays float: " + why);
+    return Status::Ok();
+  }
 
   Status Bad(const Node& n, std::string why) const {
     return Status::Error("E16005", "node", n.name, std::move(why), "Quantize with per-tensor activations and per-channel int8 weights, zero points 0 (as AMCT and TensorRT do).");
@@ -98,19 +108,23 @@ class Rewriter {
     const Node* wdq = Producer(layer.inputs[1]);
     const bool weight_dq = Is(wdq, "DequantizeLinear") && ConstantOf(g_, wdq->inputs[0]);
     if (!act || !weight_dq) return Status::Ok();  // not a quantized layer: its Q/DQ become quant/antiquant below
-    if (layer.op_type == "ConvTranspose" || (layer.op_type == "Gemm" && layer.attr_int("transA", 0)))
-      return Bad(layer, "a quantized " + layer.op_type + " has no int8 kernel in npukit yet (Conv, Gemm and MatMul have)");
+    if (layer.op_type == "Gemm" && layer.attr_int("transA", 0)) return Unquantizable(layer, "a quantized Gemm takes transA = 0");
     const auto& [x, px] = *act;
-    if (px.scale.size() != 1) return Bad(layer, "its activation is quantized per channel; Ascend quantizes activations per tensor");
-    if (!px.zero() || px.qtype != DType::kI8) return Bad(layer, "its activation is not int8 with zero point 0");
+    if (px.scale.size() != 1) return Unquantizable(layer, "its activation is quantized per channel; Ascend quantizes activations per tensor");
+    if (!px.zero() || px.qtype != DType::kI8) return Unquantizable(layer, "its activation is not int8 with zero point 0");
     NPU_ASSIGN_OR_RETURN(QuantParams pw, Params(*wdq));
     const Tensor& wq = *ConstantOf(g_, wdq->inputs[0]);
-    if (wq.dtype() != DType::kI8 || !pw.zero()) return Bad(*wdq, "the weights are not int8 with zero point 0");
-    if (layer.op_type == "MatMul" && wq.rank() != 2) return Bad(layer, "a quantized MatMul takes 2-D weights (K x N)");
-    const int64_t channels = layer.op_type == "Conv" ? wq.shape()[0] : (layer.op_type == "Gemm" && layer.attr_int("transB", 0) ? wq.shape()[0] : wq.shape().back());
+    if (wq.dtype() != DType::kI8 || !pw.zero()) return Unquantizable(*wdq, "the weights are not int8 with zero point 0");
+    if (layer.op_type == "MatMul" && wq.rank() != 2) return Unquantizable(layer, "a quantized MatMul takes 2-D weights (K x N)");
+    // The output channels and the weights' axis that holds them: Conv (M, C/G, ...), ConvTranspose (C, M/G, ...),
+    // Gemm (K, N) or with transB (N, K), MatMul (K, N).
+    const bool transposed = layer.op_type == "ConvTranspose";
+    const int64_t out_axis = layer.op_type == "Conv" || (layer.op_type == "Gemm" && layer.attr_int("transB", 0)) ? 0 : wq.rank() - 1;
+    const int64_t channels = transposed ? wq.shape()[1] * layer.attr_int("group", 1) : wq.shape()[static_cast<size_t>(transposed ? 1 : out_axis)];
+    if (pw.scale.size() != 1 && transposed && layer.attr_int("group", 1) != 1)
+      return Unquantizable(*wdq, "a grouped ConvTranspose's weights must be quantized per tensor");
     if (pw.scale.size() != 1 && static_cast<int64_t>(pw.scale.size()) != channels) return Bad(*wdq, "its scale is neither per tensor nor per output channel");
-    const int64_t out_axis = layer.op_type == "Conv" || (layer.op_type == "Gemm" && layer.attr_int("transB", 0)) ? 0 : 1;
-    if (pw.scale.size() != 1 && pw.axis != out_axis) return Bad(*wdq, "its per-channel axis is not the output channels'");
+    if (pw.scale.size() != 1 && pw.axis != (transposed ? 1 : out_axis)) return Bad(*wdq, "its per-channel axis is not the output channels'");
     // deq_scale = s_x * s_w per output channel, as AMCT's uint64 param (the fp32 bits, zero-extended)
     std::vector<float> deq(static_cast<size_t>(channels));
     for (int64_t c = 0; c < channels; ++c) deq[c] = px.scale[0] * pw.scale[pw.scale.size() == 1 ? 0 : c];
@@ -190,7 +204,11 @@ class Rewriter {
     if (!Is(q, "QuantizeLinear")) return Bad(dq, "it dequantizes a tensor no QuantizeLinear made");
     NPU_ASSIGN_OR_RETURN(QuantParams pq, Params(*q));
     if (!(pq == p)) return Bad(dq, "its factors differ from its QuantizeLinear '" + q->name + "': a Q/DQ pair must share scale and zero point");
-    if (p.scale.size() != 1 || p.qtype != DType::kI8) return Bad(dq, "a fake-quantized activation must be int8 per tensor");
+    if (p.scale.size() != 1 || p.qtype != DType::kI8) {
+      NPU_RETURN_IF_ERROR(Unquantizable(dq, "a fake-quantized activation must be int8 per tensor"));
+      ReplaceAllUses(g_, dq.outputs[0], q->inputs[0]);  // kept float: the pair drops out (the Q goes if nothing else reads it)
+      return Kill(k);
+    }
     // x -> AscendQuant (the Q's output) -> AscendAntiQuant (the DQ's output): y = (q + offset) * scale
     Node& qn = g_.nodes[static_cast<size_t>(q - g_.nodes.data())];
     const float zp = static_cast<float>(p.zero_point.empty() ? 0 : p.zero_point[0]);
@@ -234,10 +252,44 @@ class Rewriter {
 
 }  // namespace
 
-Status QdqToAscendQuant(Graph& g) {
+Status QdqToAscendQuant(Graph& g, const QdqOptions& options, std::vector<std::string>& warnings) {
   bool any = false;
   for (const Node& n : g.nodes) any |= n.op_type == "QuantizeLinear" || n.op_type == "DequantizeLinear";
-  return any ? Rewriter(g).Run() : Status::Ok();
+  return any ? Rewriter(g, options, warnings).Run() : Status::Ok();
+}
+
+namespace {
+
+bool TakesInt8(std::string_view type) {
+  return type == "Conv" || type == "ConvTranspose" || type == "Gemm" || type == "MatMul" || type == "AscendAntiQuant";
+}
+bool MovesBytesOnly(std::string_view type) {
+  return type == "Reshape" || type == "Flatten" || type == "Squeeze" || type == "Unsqueeze" || type == "Transpose" || type == "Identity";
+}
+
+// The first reader of v (or of what byte-moving ops make of it) that cannot take int8; null when none.
+const Node* FirstNonInt8Reader(const Graph& g, int v) {
+  for (int c : Consumers(g, v)) {
+    const Node& n = g.nodes[static_cast<size_t>(c)];
+    if (TakesInt8(n.op_type)) continue;  // a misplaced int8 bias is the schema's error (CubeOutputDtype)
+    if (!MovesBytesOnly(n.op_type) || n.outputs.empty() || n.inputs.empty() || n.inputs[0] != v) return &n;
+    if (const Node* bad = FirstNonInt8Reader(g, n.outputs[0])) return bad;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Status CheckQuantizedConsumers(const Graph& g) {
+  for (const Node& q : g.nodes) {
+    if (q.op_type != "AscendQuant" || q.outputs.empty()) continue;
+    if (const Node* bad = FirstNonInt8Reader(g, q.outputs[0]))
+      return Status::Error("E16005", "node", q.name,
+                           "its int8 result feeds '" + bad->name + "' (" + bad->op_type + "), which cannot compute on int8 (only Conv, ConvTranspose, Gemm, "
+                           "MatMul and AscendAntiQuant can)",
+                           "Quantize only the inputs of quantizable layers, or dequantize (AscendAntiQuant) before '" + bad->name + "'.");
+  }
+  return Status::Ok();
 }
 
 }  // namespace npu

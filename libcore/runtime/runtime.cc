@@ -258,6 +258,7 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
   std::vector<Tensor> ins;
   ins.reserve(n.inputs.size());
   KernelRunOptions options{&states_[k], plan.channels_last_out};
+  if (!n.outputs.empty() && n.outputs[0] >= 0) options.output_dtype = g.values[n.outputs[0]].dtype;
   for (int i : n.inputs) {
     if (i >= 0 && !plan.takes_channels_last) vals[i] = ToChannelsFirst(vals[i], pool);  // converted once, for every later reader
     ins.push_back(i >= 0 ? vals[i] : Tensor());

@@ -300,10 +300,76 @@ class QuantFusion(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         import csv
         (summary,) = glob.glob(os.path.join(WORK, "qprof/**/op_summary*.csv"), recursive=True)
-        rows = {r["Op Name"]: r for r in csv.DictReader(open(summary))}
+        with open(summary) as f:
+            rows = {r["Op Name"]: r for r in csv.DictReader(f)}
         self.assertEqual(rows["c0.quant"]["Output Data Types"], "INT8")
         self.assertEqual(rows["c1"]["Input Data Types"], "INT8;INT8;INT32")
         self.assertEqual(rows["c1"]["Output Data Types"], "INT8")  # dequant, relu and the next quant fused in
+
+
+class DualOutputFusion(unittest.TestCase):
+    """TbeConvDequantVaddReluQuantFusionPass: a residual block whose output is read in float (the skip path) and
+    by the next layers' AscendQuants: the conv that ends the block writes both, bit for bit what the separate
+    tasks give and what numpy gives, and the simulated time drops by the quant tasks it saves."""
+
+    def block(self, r):
+        f = numpy_helper.from_array
+        inits, nodes = [], [helper.make_node("AscendQuant", ["x"], ["q0"], name="c0.quant", scale=40.0, offset=0.0)]
+        params = {}
+        for i in range(4):
+            w = r.integers(-60, 61, (32, 32, 3, 3)).astype(np.int8)
+            b = r.integers(-300, 300, 32).astype(np.int32)
+            d = (r.random(32) * 2e-4 + 1e-4).astype(np.float32)
+            params[i] = (w, b, d)
+            inits += [f(w, f"w{i}"), f(b, f"b{i}"), f(scale_bits(d), f"d{i}")]
+        conv = lambda i, src: [helper.make_node("Conv", [src, f"w{i}", f"b{i}"], [f"a{i}"], name=f"c{i}", kernel_shape=[3, 3], pads=[1] * 4),
+                               helper.make_node("AscendDequant", [f"a{i}", f"d{i}"], [f"f{i}"], name=f"c{i}.dequant", dtype=1)]
+        nodes += conv(0, "q0") + [helper.make_node("Relu", ["f0"], ["r0"], name="relu0"),
+                                  helper.make_node("AscendQuant", ["r0"], ["q1"], name="c1.quant", scale=40.0, offset=0.0)]
+        nodes += conv(1, "q1") + [helper.make_node("Add", ["f1", "r0"], ["s1"], name="add1"), helper.make_node("Relu", ["s1"], ["r1"], name="relu1"),
+                                  helper.make_node("AscendQuant", ["r1"], ["q2"], name="c2.quant", scale=40.0, offset=0.0),
+                                  helper.make_node("AscendQuant", ["r1"], ["q3"], name="c3.quant", scale=40.0, offset=0.0)]
+        nodes += conv(2, "q2") + conv(3, "q3")
+        out = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT16, None)
+        graph = helper.make_graph(nodes, "qblock", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 8, 8])],
+                                  [out("r1"), out("f2"), out("f3")], inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = 8
+        onnx.save(model, os.path.join(WORK, "qblock.onnx"))
+        return params
+
+    def run_block(self, om, x, *flags):
+        r = run(ATC, "--framework=5", "--model=qblock.onnx", f"--output={om}", "--soc_version=Ascend310P3", *flags)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        np.save(os.path.join(WORK, "qblock_in.npy"), x)
+        r = run(MSAME, "--model", f"{om}.om", "--input", "qblock_in.npy", "--output", f"{om}_out", "--outfmt", "NPY")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        outs = [np.load(os.path.join(WORK, f"{om}_out", f"{om}_output_{i}.npy")) for i in range(3)]
+        shown = run(ATC, "--mode=6", f"--om={om}.om").stdout
+        return outs, shown, float(shown.split("Simulated NPU time: ")[1].split(" ms")[0])
+
+    def test_block_output_in_float_and_int8(self):
+        rng = np.random.default_rng(21)
+        w, x = self.block(rng), rng.standard_normal((1, 32, 8, 8)).astype(np.float32)
+        off = os.path.join(WORK, "dual_off.json")
+        with open(off, "w") as f:
+            f.write('{"Switch": {"UBFusion": {"TbeConvDequantVaddReluQuantFusionPass": "off"}}}')
+        fused, shown, fused_ms = self.run_block("qblock", x)
+        separate, shown_off, separate_ms = self.run_block("qblock_off", x, f"--fusion_switch_file={off}")
+        # numpy, Ascend310P3 (v200 deq_cast): the residual added in fp16, the next quant reading the fp16 result
+        layer = lambda i, q: dequant_ref(conv_int(q, w[i][0], w[i][1], 1, 1), w[i][2], "v200")
+        r0 = np.maximum(layer(0, quant_ref(x, 40.0, 0.0)), 0)
+        r1 = np.maximum(f16(layer(1, quant_ref(r0, 40.0, 0.0)).astype(np.float32) + r0.astype(np.float32)), 0).astype(F16)
+        q2 = quant_ref(r1, 40.0, 0.0)
+        for got in (fused, separate):
+            np.testing.assert_array_equal(got[0], r1)
+            np.testing.assert_array_equal(got[1], layer(2, q2))
+            np.testing.assert_array_equal(got[2], layer(3, q2))
+        # one AscendQuant task left (the input's); c0 and c1 write their results twice, the twin quant is merged
+        self.assertEqual(shown.count("AscendQuant"), 1, shown)
+        self.assertEqual(shown_off.count("AscendQuant"), 4, shown_off)
+        print(f"simulated: dual output {fused_ms:.4f} ms, separate quant tasks {separate_ms:.4f} ms")
+        self.assertLess(fused_ms, separate_ms)
 
 
 def qdq_conv(name, s_x, w_int8, s_w, bias, s_y=None):
