@@ -449,6 +449,59 @@ class Qdq(unittest.TestCase):
         deq = (self.s_x * s_w).astype(np.float32)
         np.testing.assert_array_equal(npu("qdq_mm", x, "Ascend310P3"), dequant_ref(acc, deq, "v200", out=np.float32))
 
+    def qdq_conv_transpose(self, name, x_scale, w, s_w):
+        """x (1, 16, 8, 8) -> Q/DQ -> ConvTranspose (stride 2, pads 1, output_padding 1) with per-channel DQ'd weights."""
+        f = lambda a, n: numpy_helper.from_array(a, n)
+        x_scale = np.asarray(x_scale, np.float32)
+        inits = [f(x_scale, "sx"), f(np.zeros(x_scale.shape, np.int8), "zx"), f(w, "wq"), f(s_w, "sw"), f(np.zeros(len(s_w), np.int8), "zw"),
+                 f(self.b, "b")]
+        nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"], name="q_x", axis=1),
+                 helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xf"], name="dq_x", axis=1),
+                 helper.make_node("DequantizeLinear", ["wq", "sw", "zw"], ["wf"], name="dq_w", axis=1),
+                 helper.make_node("ConvTranspose", ["xf", "wf", "b"], ["y"], name="up", kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4,
+                                  output_padding=[1, 1])]
+        graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 8, 8])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = 8
+        onnx.save(model, os.path.join(WORK, name + ".onnx"))
+
+    def test_qdq_conv_transpose_bit_exact(self):
+        w = np.random.default_rng(14).integers(-127, 128, (16, 24, 3, 3)).astype(np.int8)  # (C_in, M, kh, kw)
+        self.qdq_conv_transpose("qdq_up", self.s_x, w, self.s_w)
+        deq = (self.s_x * self.s_w).astype(np.float32)
+        b32 = np.rint(self.b.astype(np.float64) / deq).astype(np.int32)
+        xq = quant_ref(self.x, np.float32(1 / self.s_x), 0.0).astype(np.int64)
+        full = np.zeros((1, 24, 7 * 2 + 3 + 1, 7 * 2 + 3 + 1), np.int64)  # before cropping the pads; + output_padding
+        for kh in range(3):
+            for kw in range(3):
+                full[:, :, kh:kh + 15:2, kw:kw + 15:2] += np.einsum("nchw,cm->nmhw", xq, w[:, :, kh, kw].astype(np.int64))
+        acc = (full[:, :, 1:17, 1:17] + b32.reshape(1, -1, 1, 1)).astype(np.int32)
+        for soc, family in (("Ascend310P3", "v200"), ("Ascend910B1", "fixpipe")):
+            with self.subTest(soc=soc):
+                np.testing.assert_array_equal(npu("qdq_up", self.x, soc), dequant_ref(acc, deq, family, out=np.float32))
+
+    def test_unquantizable_layer_is_an_error_or_stays_float(self):
+        """Per-channel activation scales cannot be quantized on Ascend: an error naming the layer, or with
+        --qdq_fallback=float a warning, and the layer computes in float on the dequantized weights."""
+        w = np.random.default_rng(15).integers(-127, 128, (16, 24, 3, 3)).astype(np.int8)
+        self.qdq_conv_transpose("qdq_perchan", np.full(16, self.s_x, np.float32), w, self.s_w)
+        self.assertIn("up", refused(self, "qdq_perchan", "--qdq_fallback=float"))
+        r = run(ATC, "--framework=5", "--model=qdq_perchan.onnx", "--output=qdq_perchan_f", "--soc_version=Ascend310P3", "--qdq_fallback=float")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("node 'up' stays float", r.stdout + r.stderr)
+        np.save(os.path.join(WORK, "qdq_perchan_in.npy"), self.x)
+        r = run(MSAME, "--model", "qdq_perchan_f.om", "--input", "qdq_perchan_in.npy", "--output", "qdq_perchan_out", "--outfmt", "NPY")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        wf = w.astype(np.float64) * self.s_w.reshape(1, -1, 1, 1)
+        full = np.zeros((1, 24, 18, 18))
+        for kh in range(3):
+            for kw in range(3):
+                full[:, :, kh:kh + 15:2, kw:kw + 15:2] += np.einsum("nchw,cm->nmhw", self.x.astype(np.float64), wf[:, :, kh, kw])
+        ref = full[:, :, 1:17, 1:17] + self.b.reshape(1, -1, 1, 1)
+        (got,) = glob.glob(os.path.join(WORK, "qdq_perchan_out", "*output_0.npy"))
+        np.testing.assert_allclose(np.load(got), ref, rtol=0.02, atol=0.02 * np.abs(ref).max())
+
     def test_bad_placements(self):
         qdq_conv("qdq_bad", self.s_x, self.w, self.s_w, self.b)
         m = onnx.load(os.path.join(WORK, "qdq_bad.onnx"))
@@ -478,6 +531,17 @@ class BadInput(unittest.TestCase):
         self.expect("bad_len", "3 values")
         single_op("bad_dtype", "AscendDequant", xi, np.float16, [("deq_scale", np.ones(4, np.float32))], dtype=1)
         self.expect("bad_dtype", "must be uint64")
+
+    def test_quant_feeding_an_op_without_int8(self):
+        nodes = [helper.make_node("AscendQuant", ["x"], ["q"], name="layer.quant", scale=10.0, offset=0.0),
+                 helper.make_node("Flatten", ["q"], ["qf"], name="layer.flatten"),
+                 helper.make_node("Relu", ["qf"], ["y"], name="layer.relu")]
+        graph = helper.make_graph(nodes, "quant_relu", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 2, 2])],
+                                  [helper.make_tensor_value_info("y", TensorProto.INT8, None)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = 8
+        onnx.save(model, os.path.join(WORK, "quant_relu.onnx"))
+        self.assertIn("'layer.relu' (Relu)", refused(self, "quant_relu", "cannot compute on int8"))
 
 
 if __name__ == "__main__":
