@@ -158,6 +158,18 @@ class RequantAndAntiQuant(unittest.TestCase):
         np.testing.assert_array_equal(npu("aq", x, "Ascend310P3"), ref)
 
 
+    def test_caffe2_int8_ops_as_cann_maps_them(self):
+        """Int8Quantize is AscendQuant with scale = Y_scale and offset = Y_zero_point; Int8Dequantize is AscendAntiQuant
+        (to fp16) with the zero point added as CANN's plugin does."""
+        x = (np.random.default_rng(16).standard_normal((1, 16, 4, 4)) * 8).astype(np.float32)
+        single_op("c2q", "Int8Quantize", x, np.int8, Y_scale=6.5, Y_zero_point=3)
+        np.testing.assert_array_equal(npu("c2q", x, "Ascend310P3"), quant_ref(x, 6.5, 3.0))
+        xi = np.arange(-128, 128, dtype=np.int8).reshape(1, 16, 4, 4)
+        single_op("c2dq", "Int8Dequantize", xi, np.float16, Y_scale=0.0173, Y_zero_point=2)
+        ref = f16(f16((xi.astype(np.float64) + f16(2.0)).astype(np.float32)) * f16(0.0173)).astype(F16)
+        np.testing.assert_array_equal(npu("c2dq", xi, "Ascend310P3"), ref)
+
+
 def amct_conv(name, w_int8, bias_int32, deq_scale, scale_d, stride=1, pad=1, fp16_scale=False, dequant_dtype=1):
     """AMCT's deploy layout of one conv: <layer>.quant -> Conv (int8 weights, int32 bias) -> <layer>.dequant."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, w_int8.shape[1], 8, 8])

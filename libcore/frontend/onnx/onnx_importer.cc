@@ -240,10 +240,47 @@ Status SelectOutputs(Graph& g, const onnx::GraphProto& gp, const ImportOptions& 
   return Status::Ok();
 }
 
+// Caffe2's int8 ops, as CANN's ONNX parser plugins map them (reference/int8.md §1.3), so that a model quantized
+// that way converts as it does with ATC:
+// - Int8Quantize -> AscendQuant: scale = Y_scale as given (used as the multiplier), offset = Y_zero_point, round
+//   mode Round, no sqrt_mode;
+// - Int8Dequantize -> AscendAntiQuant to fp16: scale = the attribute whose name holds "scale", offset = the one
+//   holding "zero_point", as is (so y = (x + zero_point) * scale, as the plugin builds it); the plugin's 1x1
+//   stride-1 MaxPool after it is an identity and is left out.
+std::string_view NpuOpType(std::string_view onnx_type) {
+  if (onnx_type == "Int8Quantize") return "AscendQuant";
+  if (onnx_type == "Int8Dequantize") return "AscendAntiQuant";
+  return onnx_type;
+}
+
+void TranslateCaffe2Int8(Node& n) {
+  AttrMap in = std::move(n.attrs);
+  n.attrs.clear();
+  auto find = [&](std::string_view part) -> const Attr* {
+    for (const auto& [k, v] : in)
+      if (k.find(part) != std::string::npos) return &v;
+    return nullptr;
+  };
+  const float* scale = nullptr;
+  const int64_t* zero = nullptr;
+  if (n.op_type == "AscendQuant") {
+    auto s = in.find("Y_scale"), z = in.find("Y_zero_point");
+    scale = s != in.end() ? std::get_if<float>(&s->second) : nullptr;
+    zero = z != in.end() ? std::get_if<int64_t>(&z->second) : nullptr;
+    n.attrs = {{"round_mode", std::string("Round")}, {"sqrt_mode", int64_t{0}}, {"dst_type", std::string("INT8")}};
+  } else {
+    if (const Attr* s = find("scale")) scale = std::get_if<float>(s);
+    if (const Attr* z = find("zero_point")) zero = std::get_if<int64_t>(z);
+    n.attrs = {{"dtype", int64_t{1}}};  // fp16, GE's DT_FLOAT16
+  }
+  n.attrs["scale"] = scale ? *scale : 0.0f;  // absent: 0, which the op's schema refuses with its own error
+  n.attrs["offset"] = zero ? static_cast<float>(*zero) : 0.0f;
+}
+
 // Arity and registry checks; every failure is collected rather than stopping at the first.
 void CheckNode(const onnx::NodeProto& np, const std::string& name, int64_t opset, std::vector<UnsupportedNode>& bad) {
   std::string domain = np.domain() == "ai.onnx" ? "" : np.domain();
-  const OpSchema* s = domain.empty() ? OpSchemaRegistry::Get().Find(np.op_type()) : nullptr;
+  const OpSchema* s = domain.empty() ? OpSchemaRegistry::Get().Find(NpuOpType(np.op_type())) : nullptr;
   auto add = [&](std::string why) { bad.push_back({name, np.op_type(), domain.empty() ? "ai.onnx" : domain, opset, std::move(why)}); };
   if (!s) return add(domain.empty() ? "no parser/kernel is registered for this op type" : "custom domain is not supported");
   if (np.input_size() < s->min_inputs || np.input_size() > s->max_inputs)
@@ -323,7 +360,7 @@ Result<Graph> ImportParsed(ImportState& st, const ImportOptions& opts, ModelInfo
     info->nodes.emplace_back(name, np.op_type());
     Node n;
     n.name = name;
-    n.op_type = np.op_type();
+    n.op_type = NpuOpType(np.op_type());
     n.domain = domain;
     n.opset = static_cast<int>(opset);
     n.original_names = {name};
@@ -336,6 +373,7 @@ Result<Graph> ImportParsed(ImportState& st, const ImportOptions& opts, ModelInfo
       }
       n.attrs.emplace(a.name(), std::move(attr).value());
     }
+    if (n.op_type != np.op_type()) TranslateCaffe2Int8(n);
     if (n.op_type == "Cast") {  // the IR stores Cast targets as npu DType values
       auto to = FromOnnxType(static_cast<int32_t>(n.attr_int("to", 0)));
       if (!to) info->unsupported.push_back({name, "Cast", "ai.onnx", opset, "target element type is not supported"});
