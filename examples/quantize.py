@@ -7,7 +7,9 @@
 Calibration runs the float model on --calib random inputs with npukit's msame (its fp32 reference path) and takes
 each quantized layer's input range: activations per tensor (scale = max|x| / 127), weights per output channel
 (max|w| / 127), zero points 0, as AMCT's default does. Conv, Gemm and MatMul with constant weights are quantized;
---skip NAME (repeatable) keeps a layer in float.
+--skip NAME (repeatable) keeps a layer in float. AscendQuant multiplies by 1/scale in fp16: where that passes fp16's
+range (activations below about 2e-3) it is written as sqrt(1/scale) with sqrt_mode, as AMCT does, and a layer whose
+activations are too small even for that stays float (it is named).
 
 usage: quantize.py MODEL.onnx PREFIX [--msame PATH] [--calib N] [--skip NAME ...]
 """
@@ -25,6 +27,17 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 QUANTIZED = ("Conv", "Gemm", "MatMul")
+HALF_MAX = np.float32(65504.0)
+
+
+def quant_scale(s_x):
+    """AscendQuant's (scale, sqrt_mode) for activation scale s_x (float32 steps, as atc's QDQ rewrite computes them);
+    None when even sqrt(1/s_x) is past fp16's range."""
+    inv = np.float32(np.float32(1.0) / s_x)
+    if inv <= HALF_MAX:
+        return float(inv), 0
+    root = np.sqrt(inv, dtype=np.float32)
+    return (float(root), 1) if root <= HALF_MAX else None
 
 
 def constant(model, name):
@@ -135,6 +148,11 @@ def quantize(model_path, prefix, msame, calib, skip):
     if not todo:
         sys.exit("quantize.py: no Conv, Gemm or MatMul with constant weights to quantize")
     peak = input_ranges(model_path, model, sorted({n.input[0] for n, _ in todo}), msame, calib)
+    act_scale = lambda n: np.float32(max(peak[n.input[0]], 1e-8) / 127.0)
+    for n, _ in todo:
+        if quant_scale(act_scale(n)) is None:
+            print(f"quantize.py: {n.name} stays float: its inputs (max |x| {peak[n.input[0]]:.3g}) are too small for an fp16 quantization scale")
+    todo = [(n, w) for n, w in todo if quant_scale(act_scale(n)) is not None]
     deploy, qdq = onnx.ModelProto(), onnx.ModelProto()
     deploy.CopyFrom(model)
     qdq.CopyFrom(model)
@@ -148,7 +166,7 @@ def quantize(model_path, prefix, msame, calib, skip):
                 new_nodes.append(node)
                 continue
             _, w = match
-            s_x = np.float32(max(peak[node.input[0]], 1e-8) / 127.0)
+            s_x = act_scale(node)
             s_w, axis = weight_scales(node, w)
             shape = [1] * w.ndim
             shape[axis] = -1
@@ -159,8 +177,9 @@ def quantize(model_path, prefix, msame, calib, skip):
             m.graph.initializer.append(numpy_helper.from_array(wq, wname))
             bias = node.input[2] if len(node.input) > 2 and node.input[2] else None
             if form == "deploy":
-                new_nodes.append(helper.make_node("AscendQuant", [x], [name + ".quant_out"], name=name + ".quant", scale=float(1 / s_x), offset=0.0,
-                                                  dst_type="INT8"))
+                scale, sqrt_mode = quant_scale(s_x)
+                new_nodes.append(helper.make_node("AscendQuant", [x], [name + ".quant_out"], name=name + ".quant", scale=scale, offset=0.0,
+                                                  sqrt_mode=sqrt_mode, dst_type="INT8"))
                 ins = [name + ".quant_out", wname]
                 if bias:
                     b = constant(m, bias).astype(np.float64)

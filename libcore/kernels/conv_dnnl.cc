@@ -89,8 +89,11 @@ std::optional<PostOpActivation> InPrimitiveActivation(const KernelContext& c) {
   return std::nullopt;
 }
 
+// An int8 conv's bias is added after the primitive, in integers (dnnl_engine.h Int8SumsExact).
+bool BiasInPrimitive(const KernelContext& c) { return c.has(2) && c.in(0).dtype() != DType::kI8; }
+
 bool SameBuild(const DnnlConv& d, const KernelContext& c) {
-  return d.int8 == (c.in(0).dtype() == DType::kI8) && d.x_shape == c.in(0).shape() && d.w_shape == c.in(1).shape() && d.has_bias == c.has(2) &&
+  return d.int8 == (c.in(0).dtype() == DType::kI8) && d.x_shape == c.in(0).shape() && d.w_shape == c.in(1).shape() && d.has_bias == BiasInPrimitive(c) &&
          d.has_residual == c.residual.defined() && d.has_epilogue == static_cast<bool>(c.epilogue) && d.threads == c.pool.size();
 }
 
@@ -100,7 +103,7 @@ Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Con
   d.x_shape = c.in(0).shape();
   d.w_shape = c.in(1).shape();
   d.int8 = c.in(0).dtype() == DType::kI8;
-  d.has_bias = c.has(2);
+  d.has_bias = BiasInPrimitive(c);
   d.has_residual = c.residual.defined();
   d.has_epilogue = static_cast<bool>(c.epilogue);
   d.activation = InPrimitiveActivation(c);
@@ -188,6 +191,10 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
   }
   d->prim.execute(st, d->args);
   st.wait();
+  if (d->int8) {
+    if (!Int8SumsExact(y, c.pool)) return false;  // the caller's integer GEMM is exact at any size
+    if (c.has(2)) AddInt32Bias(y, c.in(2), c.pool);  // y's channel is innermost (NHWC)
+  }
   if (d->activation) c.epilogue_applied = true;
   else if (c.epilogue) ApplyEpilogue(c, y);
   if (!OrdersDiffer(y.shape())) y.channels_last = false;

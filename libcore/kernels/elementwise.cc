@@ -366,7 +366,7 @@ InPlaceFn ClipInPlace(const Node& n) {
 Status ClipKernel(KernelContext& ctx) {
   return WithWidenedHalves(ctx, [](KernelContext& c) {
     const Tensor& x = c.in(0);
-    Tensor y = Tensor::Empty(x.dtype(), x.shape());
+    Tensor y = Tensor::EmptyLike(x.dtype(), x);
     bool ok = DispatchAll(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
       if constexpr (!std::is_same_v<T, bool>) {
@@ -473,6 +473,7 @@ void RegisterElementwiseKernels() {
   RegisterKernel("Not", NotKernel);
   RegisterKernel("Where", [](KernelContext& ctx) { return WhereKernel(ctx); });
   RegisterKernel("Clip", ClipKernel);
+  KernelRegistry::Get().TakeChannelsLast("Clip");  // elementwise (its bounds are scalars): keeps the input's order
   RegisterInPlaceForm("Clip", ClipInPlace);
   RegisterKernel("Cast",
              [](KernelContext& c) {

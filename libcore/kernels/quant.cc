@@ -140,12 +140,15 @@ void MapRun(int64_t count, const float* s, bool steps, Op op) {
   }
 }
 
-// Rounds every element to its fp16 value in place (vectorized; NaN and the infinities go through one by one).
+// Rounds every element to its fp16 value in place, infinities and NaN included (a scale past the fp16 range
+// makes every product infinite: the vectorised conversions take those as they come).
 void RoundSpanToHalf(std::span<float> v) {
-  constexpr float kNoLimit = std::numeric_limits<float>::infinity();
-  for (size_t i = 0; i < v.size(); ++i) {
-    i += RoundToHalf(v.subspan(i), v.subspan(i), kNoLimit);
-    if (i < v.size()) v[i] = Fp16(v[i]);
+  constexpr size_t kBlock = 256;
+  uint16_t h[kBlock];
+  for (size_t i = 0; i < v.size(); i += kBlock) {
+    const std::span<float> part = v.subspan(i, std::min(kBlock, v.size() - i));
+    FloatToHalf(part, std::span<uint16_t>(h, part.size()));
+    HalfToFloat(std::span<const uint16_t>(h, part.size()), part);
   }
 }
 

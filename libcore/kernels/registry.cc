@@ -4,6 +4,7 @@
 #include <mutex>
 #include <optional>
 
+#include "kernels/channels_last.h"
 #include "kernels/families.h"
 #include "kernels/kernel_util.h"
 #include "kernels/quant.h"
@@ -181,7 +182,9 @@ Status AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor
 // leaves the core (in fp32, so the pair rounds once), through that op's own kernel.
 Status RunEpilogue(const Node& act, std::vector<Tensor>& outputs, ThreadPool& pool, const ExecContext& exec, FloatStatus* status) {
   std::vector<Tensor> out;
-  NPU_RETURN_IF_ERROR(RunKernel(act, {outputs[0]}, out, pool, exec, status));
+  // The result may be channels-last (a conv's); an activation kernel that does not take that order reads (N, C, H, W).
+  Tensor x = KernelRegistry::Get().TakesChannelsLast(act.op_type) ? outputs[0] : ToChannelsFirst(outputs[0], pool);
+  NPU_RETURN_IF_ERROR(RunKernel(act, {std::move(x)}, out, pool, exec, status));
   outputs[0] = std::move(out[0]);
   return Status::Ok();
 }

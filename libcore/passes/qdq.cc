@@ -14,6 +14,7 @@ namespace {
 // AscendDequant's dtype (GE's C enum): float16 inside the network, as Ascend inference graphs run (AMCT writes
 // the graph's op_data_type); float32 where the result leaves the model, which declared it float32.
 constexpr int64_t kDequantDtypeFloat32 = 0, kDequantDtypeFloat16 = 1;
+constexpr float kHalfMax = 65504.0f;  // the largest finite fp16 value
 
 struct QuantParams {
   std::vector<float> scale;
@@ -125,6 +126,8 @@ class Rewriter {
       return Unquantizable(*wdq, "a grouped ConvTranspose's weights must be quantized per tensor");
     if (pw.scale.size() != 1 && static_cast<int64_t>(pw.scale.size()) != channels) return Bad(*wdq, "its scale is neither per tensor nor per output channel");
     if (pw.scale.size() != 1 && pw.axis != (transposed ? 1 : out_axis)) return Bad(*wdq, "its per-channel axis is not the output channels'");
+    NPU_ASSIGN_OR_RETURN(AttrMap qattrs, QuantScaleAttrs(layer, px.scale[0]));
+    if (qattrs.empty()) return Status::Ok();  // kept float (--qdq_fallback=float)
     // deq_scale = s_x * s_w per output channel, as AMCT's uint64 param (the fp32 bits, zero-extended)
     std::vector<float> deq(static_cast<size_t>(channels));
     for (int64_t c = 0; c < channels; ++c) deq[c] = px.scale[0] * pw.scale[pw.scale.size() == 1 ? 0 : c];
@@ -138,7 +141,7 @@ class Rewriter {
     quant.op_type = "AscendQuant";
     quant.inputs = {x};
     quant.outputs = {xq};
-    quant.attrs = {{"scale", 1.0f / px.scale[0]}, {"offset", 0.0f}, {"dst_type", std::string("INT8")}};
+    quant.attrs = std::move(qattrs);
     quant.original_names = {quant.name};
     AppendNode(g_, std::move(quant));
     // the layer on int8, its int32 result into <layer>.dequant, which writes the layer's old output
@@ -162,6 +165,19 @@ class Rewriter {
     AppendNode(g_, std::move(dequant));
     dead_.resize(g_.nodes.size(), false);
     return Status::Ok();
+  }
+
+  // AscendQuant's scale for an activation scale s: 1/s, which AscendQuant multiplies by in fp16. Past fp16's
+  // range it is given as sqrt(1/s) with sqrt_mode (x * scale * scale), as AMCT writes it; past that even, the layer
+  // cannot be quantized (activations that small). Empty: kept float.
+  Result<AttrMap> QuantScaleAttrs(const Node& layer, float s) {
+    const float inv = 1.0f / s, root = std::sqrt(inv);
+    const bool sqrt_mode = inv > kHalfMax;
+    if (sqrt_mode && !(root <= kHalfMax)) {
+      NPU_RETURN_IF_ERROR(Unquantizable(layer, "its activation scale " + std::to_string(s) + " needs a quantization scale past fp16's range even with sqrt_mode"));
+      return AttrMap{};
+    }
+    return AttrMap{{"scale", sqrt_mode ? root : inv}, {"offset", 0.0f}, {"sqrt_mode", int64_t{sqrt_mode}}, {"dst_type", std::string("INT8")}};
   }
 
   // The layer's bias as int32 round(b / (s_x * s_w)), from a float constant or a DQ of an int32 one; -1: none.

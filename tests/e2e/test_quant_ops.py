@@ -214,6 +214,19 @@ class QuantizedConv(unittest.TestCase):
         acc = conv_int(quant_ref(x, np.float32(1 / scale_d), 0.0), w, b, 1, 1)
         np.testing.assert_array_equal(npu("qconv_v100", x, "Ascend310"), dequant_ref(acc, deq, "v100"))
 
+    def test_sums_past_2_to_the_24_stay_exact(self):
+        """int32 sums past 2^24 (where fp32 stops holding every integer): a 3x3 conv over 128 channels of saturated
+        inputs, and a huge int32 bias; equal to the exact integer arithmetic."""
+        r = np.random.default_rng(7)
+        x = np.abs(r.standard_normal((1, 128, 8, 8))).astype(np.float32) + 10  # quantizes to 127
+        w = r.integers(120, 128, (8, 128, 3, 3)).astype(np.int8)
+        b = r.integers(-2**30, 2**30, 8).astype(np.int32)
+        deq = np.full(8, 1e-6, np.float32)
+        amct_conv("qconv_big", w, b, deq, 0.02, dequant_dtype=0)
+        acc = conv_int(quant_ref(x, np.float32(50.0), 0.0), w, b, 1, 1)
+        self.assertGreater(np.abs(acc.astype(np.int64) - b.reshape(1, -1, 1, 1)).max(), 2**24)
+        np.testing.assert_array_equal(npu("qconv_big", x, "Ascend310P3"), dequant_ref(acc, deq, "v200", out=np.float32))
+
     def test_amct_deploy_gemm_bit_exact(self):
         r = np.random.default_rng(6)
         x = r.standard_normal((4, 64)).astype(np.float32)
@@ -384,6 +397,36 @@ class DualOutputFusion(unittest.TestCase):
         self.assertLess(fused_ms, separate_ms)
 
 
+class ActivationBetweenLayers(unittest.TestCase):
+    """A Relu6 (Clip) between two quantized convs, as MobileNet has: the Clip runs after the first conv's fused dequant
+    on its channels-last result, then the next quant reads it; bit-exact against numpy."""
+
+    def test_relu6_between_int8_convs(self):
+        r = np.random.default_rng(22)
+        f = numpy_helper.from_array
+        params = [(r.integers(-60, 61, (16, 16, 3, 3)).astype(np.int8), r.integers(-300, 300, 16).astype(np.int32),
+                   (r.random(16) * 2e-3 + 1e-3).astype(np.float32)) for _ in range(2)]
+        inits = [f(np.array(0, np.float32), "lo"), f(np.array(6, np.float32), "hi")]
+        for i, (w, b, d) in enumerate(params):
+            inits += [f(w, f"w{i}"), f(b, f"b{i}"), f(scale_bits(d), f"d{i}")]
+        nodes = [helper.make_node("AscendQuant", ["x"], ["q0"], name="c0.quant", scale=20.0, offset=0.0),
+                 helper.make_node("Conv", ["q0", "w0", "b0"], ["a0"], name="c0", kernel_shape=[3, 3], pads=[1] * 4),
+                 helper.make_node("AscendDequant", ["a0", "d0"], ["f0"], name="c0.dequant", dtype=1),
+                 helper.make_node("Clip", ["f0", "lo", "hi"], ["r0"], name="relu6"),
+                 helper.make_node("AscendQuant", ["r0"], ["q1"], name="c1.quant", scale=20.0, offset=0.0),
+                 helper.make_node("Conv", ["q1", "w1", "b1"], ["a1"], name="c1", kernel_shape=[3, 3], pads=[1] * 4),
+                 helper.make_node("AscendDequant", ["a1", "d1"], ["y"], name="c1.dequant", dtype=1)]
+        graph = helper.make_graph(nodes, "qrelu6", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 8, 8])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT16, None)], inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = 8
+        onnx.save(model, os.path.join(WORK, "qrelu6.onnx"))
+        x = r.standard_normal((1, 16, 8, 8)).astype(np.float32) * 3
+        layer = lambda i, q: dequant_ref(conv_int(q, params[i][0], params[i][1], 1, 1), params[i][2], "v200")
+        r0 = np.clip(layer(0, quant_ref(x, 20.0, 0.0)), 0, 6)
+        np.testing.assert_array_equal(npu("qrelu6", x, "Ascend310P3"), layer(1, quant_ref(r0, 20.0, 0.0)))
+
+
 def qdq_conv(name, s_x, w_int8, s_w, bias, s_y=None):
     """The same conv as ONNX QDQ: Q/DQ on the activation, DQ on int8 weights (per output channel), a float bias;
     with s_y, a Q/DQ pair on the output too (what the next layer or an Add would read)."""
@@ -513,6 +556,20 @@ class Qdq(unittest.TestCase):
         ref = full[:, :, 1:17, 1:17] + self.b.reshape(1, -1, 1, 1)
         (got,) = glob.glob(os.path.join(WORK, "qdq_perchan_out", "*output_0.npy"))
         np.testing.assert_allclose(np.load(got), ref, rtol=0.02, atol=0.02 * np.abs(ref).max())
+
+    def test_tiny_activation_scale_takes_sqrt_mode(self):
+        """1/s_x past fp16's range: AscendQuant gets sqrt(1/s_x) with sqrt_mode, as AMCT writes it; past that even, the
+        layer cannot be quantized."""
+        x = self.x * 1e-4
+        s_x = np.float32(2e-6)
+        qdq_conv("qdq_tiny", s_x, self.w, self.s_w, self.b)
+        deq = (s_x * self.s_w).astype(np.float32)
+        b32 = np.rint(self.b.astype(np.float64) / deq).astype(np.int32)
+        root = np.sqrt(np.float32(1) / s_x, dtype=np.float32)
+        acc = conv_int(quant_ref(x, root, 0.0, sqrt_mode=True), self.w, b32, 1, 1)
+        np.testing.assert_array_equal(npu("qdq_tiny", x, "Ascend310P3"), dequant_ref(acc, deq, "v200", out=np.float32))
+        qdq_conv("qdq_tinier", np.float32(1e-10), self.w, self.s_w, self.b)
+        self.assertIn("conv", refused(self, "qdq_tinier", "even with sqrt_mode"))
 
     def test_bad_placements(self):
         qdq_conv("qdq_bad", self.s_x, self.w, self.s_w, self.b)
