@@ -358,8 +358,11 @@ InPlaceFn ClipInPlace(const Node& n) {
   if (n.opset >= 11) return {};
   const float lo = n.attr_float("min", -3.402823e38f), hi = n.attr_float("max", 3.402823e38f);
   return [lo, hi](std::span<float> x) {
-    for (float& v : x)
-      if (!std::isnan(v)) v = std::min(hi, std::max(lo, v));
+    const float l = lo, h = hi;  // locals: the closure's members could alias x as far as the compiler can tell
+    for (float& v : x) {
+      const float clipped = std::min(h, std::max(l, v));
+      v = v != v ? v : clipped;  // NaN stays; a select, so the loop vectorises
+    }
   };
 }
 
@@ -378,9 +381,9 @@ Status ClipKernel(KernelContext& ctx) {
         if (c.has(1)) lo = c.in(1).data<T>()[0];
         if (c.has(2)) hi = c.in(2).data<T>()[0];
         MapUnary(c.pool, x.data<T>(), y.mutable_data<T>(), x.numel(), [lo, hi](T v) {
-          if constexpr (std::is_floating_point_v<T>)
-            if (std::isnan(v)) return v;
-          return std::min(hi, std::max(lo, v));
+          const T clipped = std::min(hi, std::max(lo, v));
+          if constexpr (std::is_floating_point_v<T>) return v != v ? v : clipped;  // NaN stays (a select: vectorises)
+          else return clipped;
         });
       }
     });

@@ -139,7 +139,7 @@ Status RunPrepared(const Node& node, const PreparedKernel& kernel, std::vector<T
   outputs = std::move(ctx.outputs);
   if (status && ctx.status.any()) *status = ctx.status;
   if (residual.defined() && !ctx.residual_applied) NPU_RETURN_IF_ERROR(AddResidual(node, outputs, residual, residual_dtype, pool, exec, status));
-  if (kernel.act && !ctx.epilogue_applied) NPU_RETURN_IF_ERROR(RunEpilogue(*kernel.act, outputs, pool, exec, status));
+  if (kernel.act && !ctx.epilogue_applied) NPU_RETURN_IF_ERROR(RunEpilogue(*kernel.act, kernel.in_place, outputs, pool, exec, status));
   if (node.has_attr(kDualQuantOutput)) return QuantizeDualOutput(node, outputs, options.output_dtype, pool, exec, status);
   return Status::Ok();
 }
@@ -180,7 +180,13 @@ Status AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor
 
 // UB fusion: the absorbed elementwise op (`act`, see EpilogueNode) runs on the fused op's result before it
 // leaves the core (in fp32, so the pair rounds once), through that op's own kernel.
-Status RunEpilogue(const Node& act, std::vector<Tensor>& outputs, ThreadPool& pool, const ExecContext& exec, FloatStatus* status) {
+Status RunEpilogue(const Node& act, const InPlaceFn& in_place, std::vector<Tensor>& outputs, ThreadPool& pool, const ExecContext& exec,
+                   FloatStatus* status) {
+  if (in_place && outputs[0].dtype() == DType::kF32 && outputs[0].sole_owner()) {  // elementwise: in the result's memory order, in place
+    float* p = outputs[0].mutable_data<float>();
+    pool.ParallelFor(static_cast<size_t>(outputs[0].numel()), kElementwiseGrain, [&](size_t b, size_t e) { in_place({p + b, e - b}); });
+    return Status::Ok();
+  }
   std::vector<Tensor> out;
   // The result may be channels-last (a conv's); an activation kernel that does not take that order reads (N, C, H, W).
   Tensor x = KernelRegistry::Get().TakesChannelsLast(act.op_type) ? outputs[0] : ToChannelsFirst(outputs[0], pool);
