@@ -89,7 +89,7 @@ std::optional<PostOpActivation> InPrimitiveActivation(const KernelContext& c) {
   return std::nullopt;
 }
 
-// An int8 conv's bias is added after the primitive, in integers (dnnl_engine.h Int8SumsExact).
+// An int8 conv's bias is added after the primitive, in integers (dnnl_engine.h FinishInt8Sums).
 bool BiasInPrimitive(const KernelContext& c) { return c.has(2) && c.in(0).dtype() != DType::kI8; }
 
 bool SameBuild(const DnnlConv& d, const KernelContext& c) {
@@ -191,10 +191,8 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
   }
   d->prim.execute(st, d->args);
   st.wait();
-  if (d->int8) {
-    if (!Int8SumsExact(y, c.pool)) return false;  // the caller's integer GEMM is exact at any size
-    if (c.has(2)) AddInt32Bias(y, c.in(2), c.pool);  // y's channel is innermost (NHWC)
-  }
+  // y's channel is innermost (NHWC); not exact: the caller's integer GEMM is, at any size
+  if (d->int8 && !FinishInt8Sums(y, c.has(2) ? &c.in(2) : nullptr, c.pool)) return false;
   if (d->activation) c.epilogue_applied = true;
   else if (c.epilogue) ApplyEpilogue(c, y);
   if (!OrdersDiffer(y.shape())) y.channels_last = false;

@@ -45,33 +45,27 @@ bool ExactInt8Products() {
   return exact;
 }
 
-bool Int8SumsExact(const Tensor& y, ThreadPool& pool) {
+bool FinishInt8Sums(Tensor& y, const Tensor* bias, ThreadPool& pool) {
   constexpr int32_t kExactInFp32 = 1 << 24;  // fp32 holds every integer up to 2^24
-  const int32_t* p = y.data<int32_t>();
+  const int64_t n = bias ? bias->numel() : 1;
+  if (n == 0 || y.numel() % n != 0) return false;
+  const int32_t* b = bias ? bias->data<int32_t>() : nullptr;
+  int32_t* p = y.mutable_data<int32_t>();
   std::atomic<bool> exact = true;
-  pool.ParallelFor(static_cast<size_t>(y.numel()), kElementwiseGrain, [&](size_t b, size_t e) {
+  pool.ParallelFor(static_cast<size_t>(y.numel() / n), std::max<size_t>(1, kElementwiseGrain / n), [&](size_t r0, size_t r1) {
     int32_t lo = 0, hi = 0;
-    for (size_t i = b; i < e; ++i) {
-      lo = std::min(lo, p[i]);
-      hi = std::max(hi, p[i]);
+    for (size_t r = r0; r < r1; ++r) {
+      int32_t* row = p + static_cast<int64_t>(r) * n;
+      for (int64_t c = 0; c < n; ++c) {
+        lo = std::min(lo, row[c]);
+        hi = std::max(hi, row[c]);
+        // two's complement wrap, as the cube's int32 accumulator (see ConvInt8)
+        if (b) row[c] = static_cast<int32_t>(static_cast<uint32_t>(row[c]) + static_cast<uint32_t>(b[c]));
+      }
     }
     if (hi >= kExactInFp32 || lo <= -kExactInFp32) exact = false;
   });
   return exact;
-}
-
-void AddInt32Bias(Tensor& y, const Tensor& bias, ThreadPool& pool) {
-  const int64_t n = bias.numel();
-  if (n == 0) return;
-  const int32_t* b = bias.data<int32_t>();
-  int32_t* p = y.mutable_data<int32_t>();
-  pool.ParallelFor(static_cast<size_t>(y.numel() / n), std::max<size_t>(1, kElementwiseGrain / n), [&](size_t r0, size_t r1) {
-    for (size_t r = r0; r < r1; ++r) {
-      int32_t* row = p + static_cast<int64_t>(r) * n;
-      for (int64_t c = 0; c < n; ++c)  // two's complement wrap, as the cube's int32 accumulator (see ConvInt8)
-        row[c] = static_cast<int32_t>(static_cast<uint32_t>(row[c]) + static_cast<uint32_t>(b[c]));
-    }
-  });
 }
 
 }  // namespace npu

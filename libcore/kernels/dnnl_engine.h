@@ -20,12 +20,11 @@ dnnl::memory Unbound(const dnnl::memory::desc& desc);
 // Whether oneDNN's s8 x s8 -> s32 kernels compute exact integer sums on this CPU (they do with VNNI).
 bool ExactInt8Products();
 // Their output stage takes the int32 sums through fp32 (for the bias and the output scale, even a scale of 1), so a
-// sum is exact only below 2^24 in magnitude: int8 kernels run without a bias, Int8SumsExact checks the result
-// (a rounded sum cannot come back below 2^24), and AddInt32Bias adds the bias in integers. Whether every value of
-// the int32 result `y` is below 2^24 in magnitude:
-bool Int8SumsExact(const Tensor& y, ThreadPool& pool);
-// y[..., c] += bias[c] in int32 (wrapping), y's innermost dim the channel.
-void AddInt32Bias(Tensor& y, const Tensor& bias, ThreadPool& pool);
+// sum is exact only below 2^24 in magnitude: int8 primitives run without a bias, and FinishInt8Sums, in one pass
+// over the int32 result `y` (its innermost dim the channel), checks every sum is below 2^24 (a rounded sum cannot
+// come back below it) and adds `bias` (optional, one per channel) in int32. False: some sum was not exact, and `y`
+// must be computed another way.
+bool FinishInt8Sums(Tensor& y, const Tensor* bias, ThreadPool& pool);
 
 // oneDNN 2.6 answers some geometries only with its reference kernels (a few GFLOP/s): we take ours there.
 template <class PrimitiveDesc>

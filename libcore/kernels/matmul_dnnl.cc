@@ -67,7 +67,7 @@ Result<bool> RunDnnlMatMul(KernelContext& c, const Tensor& a, const Tensor& b, b
   const int64_t K = a.shape().back(), N = b_transposed ? b.shape()[0] : b.shape()[1], M = a.numel() / std::max<int64_t>(1, K);
   if ((b_transposed ? b.shape()[1] : b.shape()[0]) != K || M == 0 || N == 0 || K == 0) return false;
   omp_set_num_threads(c.pool.size());  // before building: the primitive plans its split for this count
-  const Geometry g{M, K, N, b_transposed, bias != nullptr && !int8, int8, c.pool.size()};  // int8: the bias after (Int8SumsExact)
+  const Geometry g{M, K, N, b_transposed, bias != nullptr && !int8, int8, c.pool.size()};  // int8: the bias after (FinishInt8Sums)
   std::unique_ptr<KernelState> local;
   std::unique_ptr<KernelState>& slot = c.options.state ? *c.options.state : local;
   auto* d = dynamic_cast<DnnlMatMul*>(slot.get());
@@ -87,10 +87,7 @@ Result<bool> RunDnnlMatMul(KernelContext& c, const Tensor& a, const Tensor& b, b
   if (bias && !int8) d->bias.set_data_handle(const_cast<std::byte*>(bias->raw()));
   d->prim.execute(st, d->args);
   st.wait();
-  if (int8) {
-    if (!Int8SumsExact(out, c.pool)) return false;  // the caller's integer GEMM is exact at any size
-    if (bias) AddInt32Bias(out, *bias, c.pool);
-  }
+  if (int8 && !FinishInt8Sums(out, bias, c.pool)) return false;  // not exact: the caller's integer GEMM is, at any size
   return true;
 } catch (const dnnl::error& e) {
   return c.Fail(std::string("oneDNN failed: ") + e.what());

@@ -141,11 +141,13 @@ void MapRun(int64_t count, const float* s, bool steps, Op op) {
 }
 
 // Rounds every element to its fp16 value in place, infinities and NaN included (a scale past the fp16 range
-// makes every product infinite: the vectorised conversions take those as they come).
+// makes every product infinite). RoundToHalf takes finite values in one pass and stops at the first other one;
+// from there the conversions both ways, which take any value.
 void RoundSpanToHalf(std::span<float> v) {
+  constexpr float kNoLimit = std::numeric_limits<float>::infinity();
   constexpr size_t kBlock = 256;
   uint16_t h[kBlock];
-  for (size_t i = 0; i < v.size(); i += kBlock) {
+  for (size_t i = RoundToHalf(v, v, kNoLimit); i < v.size(); i += kBlock) {
     const std::span<float> part = v.subspan(i, std::min(kBlock, v.size() - i));
     FloatToHalf(part, std::span<uint16_t>(h, part.size()));
     HalfToFloat(std::span<const uint16_t>(h, part.size()), part);
