@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <thread>
 
 #include <unistd.h>
@@ -14,6 +16,7 @@
 #include "base/half.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "base/shard.h"
 #include "base/status.h"
 #include "base/thread_pool.h"
 
@@ -236,3 +239,70 @@ TEST(Json, EveryMalformedDocumentIsDiscardedNeverThrown) {
 }
 
 }  // namespace npu
+
+// ---- shards: --shard K/N, auto from a Slurm array task or a Kubernetes Indexed Job (base/shard.h) ----------
+
+namespace {
+npu::EnvLookup Env(std::map<std::string, std::string> vars) {
+  auto table = std::make_shared<std::map<std::string, std::string>>(std::move(vars));
+  return [table](const char* name) -> const char* {
+    auto it = table->find(name);
+    return it == table->end() ? nullptr : it->second.c_str();
+  };
+}
+npu::Shard ShardOf(std::string_view value, std::map<std::string, std::string> vars) {
+  auto s = npu::ParseShard(value, "--shard", "E10001", Env(std::move(vars)));
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.ok() ? s.value() : npu::Shard{0, 0};
+}
+std::string ShardError(std::string_view value, std::map<std::string, std::string> vars) {
+  auto s = npu::ParseShard(value, "--shard", "E10001", Env(std::move(vars)));
+  EXPECT_FALSE(s.ok());
+  return s.ok() ? "" : s.status().message();
+}
+}  // namespace
+
+TEST(Shard, GivenAsKOverN) {
+  EXPECT_EQ(ShardOf("2/4", {}), (npu::Shard{2, 4}));
+  for (const char* bad : {"0/4", "5/4", "2/0", "2", "a/4", "2/4x", "/4", "auto/0"}) EXPECT_NE(ShardError(bad, {}).find("E10001"), std::string::npos) << bad;
+}
+
+TEST(Shard, SlurmArrayTasksNumberedInOrder) {
+  auto task = [](int id, int min, int max, int count, const char* step) {
+    std::map<std::string, std::string> v = {{"SLURM_ARRAY_TASK_ID", std::to_string(id)}, {"SLURM_ARRAY_TASK_MIN", std::to_string(min)},
+                                            {"SLURM_ARRAY_TASK_MAX", std::to_string(max)}, {"SLURM_ARRAY_TASK_COUNT", std::to_string(count)}};
+    if (step) v["SLURM_ARRAY_TASK_STEP"] = step;
+    return v;
+  };
+  EXPECT_EQ(ShardOf("auto", task(0, 0, 3, 4, nullptr)), (npu::Shard{1, 4}));  // --array=0-3
+  EXPECT_EQ(ShardOf("auto", task(7, 5, 8, 4, nullptr)), (npu::Shard{3, 4}));  // --array=5-8
+  EXPECT_EQ(ShardOf("auto", task(9, 1, 15, 8, "2")), (npu::Shard{5, 8}));    // --array=1-15:2
+  EXPECT_NE(ShardError("auto", task(4, 1, 9, 3, nullptr)).find("not an even range"), std::string::npos);  // --array=1,4,9
+  // auto/N: the task id is the shard, so --array=3,5 reruns shards 3 and 5
+  EXPECT_EQ(ShardOf("auto/8", task(5, 3, 5, 2, nullptr)), (npu::Shard{5, 8}));
+  EXPECT_NE(ShardError("auto/8", task(9, 9, 9, 1, nullptr)).find("outside 1..8"), std::string::npos);
+}
+
+TEST(Shard, KubernetesIndexedJob) {
+  EXPECT_EQ(ShardOf("auto/3", {{"JOB_COMPLETION_INDEX", "2"}}), (npu::Shard{3, 3}));
+  EXPECT_NE(ShardError("auto", {{"JOB_COMPLETION_INDEX", "2"}}).find("auto/N"), std::string::npos);
+}
+
+TEST(Shard, OutsideASchedulerSaysWhatItLookedFor) {
+  const std::string e = ShardError("auto", {});
+  EXPECT_NE(e.find("SLURM_ARRAY_TASK_ID"), std::string::npos);
+  EXPECT_NE(e.find("JOB_COMPLETION_INDEX"), std::string::npos);
+}
+
+TEST(Shard, RangesCoverEveryItemOnce) {
+  for (size_t n : {1, 3, 7})
+    for (size_t count : {0, 1, 5, 20}) {
+      size_t next = 0;
+      for (size_t k = 1; k <= n; ++k) {
+        auto [b, e] = npu::ShardRange({k, n}, count);
+        EXPECT_EQ(b, next);
+        next = e;
+      }
+      EXPECT_EQ(next, count);
+    }
+}

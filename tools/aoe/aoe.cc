@@ -14,6 +14,7 @@
 
 #include "base/cli.h"
 #include "base/json.h"
+#include "base/shard.h"
 #include "base/file_io.h"
 #include "base/log.h"
 #include "base/progress.h"
@@ -67,12 +68,44 @@ std::set<std::string> TypesOf(const Node& n, const Task& t) {
   return types;
 }
 
-// "K/N" -> (K, N) with 1 <= K <= N.
-std::optional<std::pair<uint32_t, uint32_t>> ParseShard(const std::string& s) {
-  unsigned k = 0, n = 0;
-  char tail = 0;
-  if (std::sscanf(s.c_str(), "%u/%u%c", &k, &n, &tail) != 2 || k < 1 || k > n) return std::nullopt;
-  return std::pair{k, n};
+constexpr const char* kBadFlagValue = "EG0003";
+// A bank a sharded run wrote says which shard it holds (a line "K/N"), so that `aoe bank merge` can tell an
+// incomplete set of shards from a complete one.
+constexpr const char* kShardMarker = "aoe_shard";
+
+Status MarkShard(const std::string& root, const Shard& s) {
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  NPU_ASSIGN_OR_RETURN(auto w, AtomicFileWriter::Create((fs::path(root) / kShardMarker).string()));
+  NPU_RETURN_IF_ERROR(w->Write(std::to_string(s.k) + "/" + std::to_string(s.n) + "\n"));
+  return w->Commit();
+}
+
+// The shards among the bank roots to merge (none when no root came from a sharded run): every root of a sharded
+// run must belong to the same N, and together they must hold shards 1..N.
+Status CheckShardSet(const std::vector<std::string>& roots) {
+  std::map<size_t, std::string> seen;
+  size_t total = 0;
+  for (const auto& root : roots) {
+    const fs::path marker = fs::path(root) / kShardMarker;
+    if (!FileExists(marker.string())) continue;
+    NPU_ASSIGN_OR_RETURN(std::string text, ReadFileToString(marker.string()));
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+    auto s = ParseShard(text, "bank merge", "EG0011");
+    if (!s.ok() || text.starts_with("auto")) return Status::Error("EG0011", "bank merge", marker.string(), "is not a K/N shard marker");
+    if (total && s.value().n != total)
+      return Status::Error("EG0011", "bank merge", root, "holds shard " + text + ", the others belong to a run split " + std::to_string(total) + " ways");
+    total = s.value().n;
+    if (!seen.emplace(s.value().k, root).second)
+      return Status::Error("EG0011", "bank merge", root, "holds shard " + text + ", as " + seen[s.value().k] + " does", "Merge one bank per shard.");
+  }
+  std::string missing;
+  for (size_t k = 1; k <= total; ++k)
+    if (!seen.count(k)) missing += (missing.empty() ? "" : ",") + std::to_string(k);
+  if (!missing.empty())
+    return Status::Error("EG0011", "bank merge", "shards " + missing + " of " + std::to_string(total), "are missing among the banks",
+                         "Tune those shards again (a Slurm array: sbatch --array=" + missing + " ... --shard auto/" + std::to_string(total) + "), then merge.");
+  return Status::Ok();
 }
 
 // A single-op JSON (aoe --singleop, or a .json in --model_path) rather than an ONNX model.
@@ -107,6 +140,10 @@ Status TuneModel(const AoeOptions& o, const AoeModelOptions& mo, const OpFilter&
   NPU_ASSIGN_OR_RETURN(auto soc_ptr, ModelSoc(m));
   const SocSpec& soc = *soc_ptr;
   NPU_ASSIGN_OR_RETURN(TuneBank bank, TuneBank::Open(TuneBank::DefaultRoot(), soc));
+  std::optional<Shard> shard;
+  if (!o.shard.empty()) {  // K/N or auto (base/shard.h)
+    NPU_ASSIGN_OR_RETURN(shard, ParseShard(o.shard, "--shard", kBadFlagValue));
+  }
   bool repeat = RepeatTune();
   SearchStrategy strategy = o.search == "exhaustive" ? SearchStrategy::kExhaustive : SearchStrategy::kGuided;
   IterationTiming before = ScheduleIteration(m.graph, m.tasks, soc);
@@ -133,7 +170,7 @@ Status TuneModel(const AoeOptions& o, const AoeModelOptions& mo, const OpFilter&
       continue;  // by default aoe tunes cube ops; name vector ops in --tune_ops_file to tune them too
     }
     std::string key = TilingKey(w);
-    if (auto shard = ParseShard(o.shard); shard && TilingKeyHash(key) % shard->second != shard->first - 1) continue;
+    if (shard && TilingKeyHash(key) % shard->n != shard->k - 1) continue;
     if (!by_key.count(key)) order.push_back(key);
     by_key[key].push_back(k);
   }
@@ -195,6 +232,7 @@ Status TuneModel(const AoeOptions& o, const AoeModelOptions& mo, const OpFilter&
     progress.Update(i + 1);
   }
   NPU_RETURN_IF_ERROR(bank.Save());
+  if (shard) NPU_RETURN_IF_ERROR(MarkShard(TuneBank::DefaultRoot(), *shard));  // after the bank: a failed shard leaves no marker
   IterationTiming after = ScheduleIteration(m.graph, m.tasks, soc);
   opat["model_baseline_performance(ms)"] = before.total_ns * 1e-6;
   opat["model_result_performance(ms)"] = after.total_ns * 1e-6;
@@ -264,8 +302,8 @@ std::vector<Status> ValidateOptions(const AoeOptions& o) {
   else if (o.model.soc_spec.empty() && !FindSoc(o.model.soc_version))
     errs.push_back(Status::Error("EG0003", "--soc_version", o.model.soc_version, "supported SoCs are " + SocNames()));
   if (o.search != "guided" && o.search != "exhaustive") errs.push_back(Status::Error("EG0003", "--search", o.search, "the value must be guided or exhaustive"));
-  if (!o.shard.empty() && !ParseShard(o.shard))
-    errs.push_back(Status::Error("EG0003", "--shard", o.shard, "the value must be K/N with 1 <= K <= N", "E.g. --shard=2/4 for the second of four shards."));
+  if (!o.shard.empty())
+    if (auto s = ParseShard(o.shard, "--shard", kBadFlagValue); !s.ok()) errs.push_back(s.status());
   if (o.progress_bar != "on" && o.progress_bar != "off") errs.push_back(Status::Error("EG0003", "--progress_bar", o.progress_bar, "the value must be on or off"));
   if (!o.model.log.empty() && !log::ParseLevel(o.model.log))
     errs.push_back(Status::Error("EG0003", "--log", o.model.log, "the log level must be one of debug, info, warning, error, null"));
@@ -299,6 +337,7 @@ int RunBankCommand(const std::string& command, const std::vector<std::string>& a
   }
   if (command == "merge") {
     if (args.size() < 2) return usage("merge OUT_ROOT ROOT...");
+    if (Status s = CheckShardSet({args.begin() + 1, args.end()}); !s.ok()) return fail(s);
     std::map<std::string, BankFile> merged;  // by relative path; per key the fastest tiling wins
     for (size_t i = 1; i < args.size(); ++i) {
       auto files = ReadBankTree(args[i]);

@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
   app.add_option("--tune_ops_file", o.tune_ops_file, R"(JSON {"tune_ops_name": [...], "tune_ops_type": [...]}: tune only these)");
   app.add_option("--search", o.search, "guided (default) or exhaustive (the check)");
   app.add_option("--progress_bar", o.progress_bar, "on (default, terminals only) or off");
-  app.add_option("--shard", o.shard, "K/N: tune only shard K of N (by tiling key); merge the shards' banks with aoe bank merge");
+  app.add_option("--shard", o.shard, "K/N, auto or auto/N (from a Slurm array or Kubernetes Indexed Job): tune only shard K of N (by tiling key); merge the banks with aoe bank merge");
   auto* bank = app.add_subcommand("bank", "verify ROOT | merge OUT ROOT... | diff A B (exit 3 when they differ)");
   bank->add_option("command", o.bank_command, "verify, merge or diff")->required();
   bank->add_option("args", o.bank_args, "bank roots");

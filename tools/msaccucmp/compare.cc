@@ -18,6 +18,7 @@
 #include "base/file_io.h"
 #include "base/log.h"
 #include "base/progress.h"
+#include "base/shard.h"
 #include "base/thread_pool.h"
 #include "base/half.h"
 #include "commands.h"
@@ -240,14 +241,6 @@ Result<std::vector<Metric>> ParseAlgs(const std::string& s, const std::vector<st
   return v;
 }
 
-Result<std::pair<size_t, size_t>> ParseShard(const std::string& s) {
-  unsigned long k = 0, n = 0;
-  char tail = 0;
-  if (std::sscanf(s.c_str(), "%lu/%lu%c", &k, &n, &tail) != 2 || n < 1 || k < 1 || k > n || n > 100000)
-    return Status::Error("E10001", "--shard", s, "must be K/N with 1 <= K <= N", "Run shards 1/N .. N/N, then merge their results.");
-  return std::pair<size_t, size_t>{k, n};
-}
-
 // Which items shard k of n owns: contiguous runs balanced by bytes; every shard computes the same cut.
 std::vector<size_t> ShardItems(const std::vector<CompareItem>& items, size_t k, size_t n) {
   long double total = 0;
@@ -374,9 +367,9 @@ int RunCompare(const CompareOptions& o, std::ostream& out) {
   c.thresholds = th.value();
   std::optional<std::pair<size_t, size_t>> shard;
   if (!o.shard.empty()) {
-    auto s = ParseShard(o.shard);
+    auto s = ParseShard(o.shard, "--shard", "E10001");  // K/N, or auto from the scheduler (base/shard.h)
     if (!s.ok()) return fail(s.status());
-    shard = s.value();
+    shard = std::pair{s.value().k, s.value().n};
   }
   bool file_mode = !fs::is_directory(o.npu) && !o.npu.ends_with(".h5");
   auto plan = BuildPlan(o);

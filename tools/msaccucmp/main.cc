@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   cmp->add_option("-p,--post_process", c.post_process, "h5 only: 1 writes <result>_filtered/ with the rows of cosine <= 0.95 or NaN and their tensors");
   cmp->add_flag("--advisor", c.advisor, "run the expert advisor after the comparison");
   cmp->add_option("--format", c.format, "csv (default) or json");
-  cmp->add_option("--shard", c.shard, "K/N: compute only this shard of the rows (merge the shards afterwards)");
+  cmp->add_option("--shard", c.shard, "K/N, auto or auto/N (from a Slurm array or Kubernetes Indexed Job): compute only this shard of the rows (merge the shards afterwards)");
   cmp->add_option("--precision", c.precision, "metric digits: 6 (default, as msaccucmp) or full");
   cmp->add_option("--thresholds", c.thresholds, "JSON of per-dtype verdict thresholds");
 

@@ -178,8 +178,13 @@ int RunMerge(const std::vector<std::string>& inputs, const std::string& out_dir,
     if (!s.ok()) return Fail(out, s);
   }
   if (shards.empty()) return Fail(out, Status::Error("EC0002", "merge", "", "no result_*_shard{K}of{N}.csv files among the inputs"));
+  std::string missing;
   for (size_t k = 1; k <= total; ++k)
-    if (!shards.count(k)) return Fail(out, Status::Error("E10001", "merge", "shard " + std::to_string(k) + "of" + std::to_string(total), "is missing", "Run the missing shard, then merge again."));
+    if (!shards.count(k)) missing += (missing.empty() ? "" : ",") + std::to_string(k);
+  if (!missing.empty())
+    return Fail(out, Status::Error("E10001", "merge", "shards " + missing + " of " + std::to_string(total), "are missing (no result file)",
+                                   "Run those shards again (a Slurm array: sbatch --array=" + missing + " ... --shard auto/" + std::to_string(total) +
+                                       "), then merge again."));
   Row header;
   std::map<size_t, Row> rows;
   for (const auto& [k, path] : shards) {

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   app.add_option("--dymHW", o.dym_hw, "h,w: the --dynamic_image_size profile to run");
   app.add_option("--dymDims", o.dym_dims, "\"name:d1,d2,...;name2:...\": the --dynamic_dims profile to run");
   app.add_option("--dymShape", o.dym_shape, "\"name:d1,d2,...\": input shapes that select the profile (as --dymDims)");
+  app.add_option("--shard", o.shard, "K/N, auto or auto/N (a Slurm array task, a Kubernetes Indexed Job): run only shard K of N of an --input DIR batch");
   app.add_option("--sim_mode", o.sim_mode, "full (compute and time, default) or timing (simulated clock only, no outputs)");
   try {
     app.parse(npu::cli::Args(argc, argv));

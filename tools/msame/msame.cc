@@ -9,6 +9,7 @@
 #include "base/cli.h"
 #include "base/file_io.h"
 #include "base/log.h"
+#include "base/shard.h"
 #include "dump/npy.h"
 #include "dump_observer.h"
 #include "compile/compile.h"
@@ -98,6 +99,8 @@ std::vector<Status> ValidateOptions(const MsameOptions& o) {
   std::stringstream inputs(o.input);
   for (std::string f; std::getline(inputs, f, ',');)
     if (!f.empty() && !FileExists(f)) errs.push_back(Status::Error("E13001", "--input", f, "the input file does not exist"));
+  if (!o.shard.empty())
+    if (auto s = ParseShard(o.shard, "--shard", "E10001"); !s.ok()) errs.push_back(s.status());
   if (o.outfmt != "BIN" && o.outfmt != "NPY" && o.outfmt != "TXT")
     errs.push_back(Status::Error("E10001", "--outfmt", o.outfmt, "the output format must be BIN, NPY or TXT"));
   char* end = nullptr;
@@ -235,22 +238,35 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
   auto profiler = StartProfiler(o, s, out);
   if (!profiler.ok()) return fail({profiler.status()});
   long loops = std::strtol(o.loop.c_str(), nullptr, 10);
+  uint64_t step = 0;  // one per inference, over every input set (dump steps count them)
+  std::span<const InputSet> mine = sets.value();
+  if (!o.shard.empty()) {  // this shard's contiguous share of the batch; dump steps numbered as in one whole run
+    auto shard = ParseShard(o.shard, "--shard", "E10001");
+    if (!shard.ok()) return fail({shard.status()});
+    if (files.empty() || !std::filesystem::is_directory(files[0]))
+      return fail({Status::Error("E10001", "--shard", o.shard, "splits a batch, and --input names no folder", "Give --input DIR (one inference per file).")});
+    const auto [begin, end] = ShardRange(shard.value(), mine.size());
+    if (log::ShowInfo())
+      out << "[INFO] shard " << shard.value().k << "/" << shard.value().n << ": input files " << begin + 1 << ".." << end << " of " << mine.size() << "\n";
+    mine = mine.subspan(begin, end - begin);
+    step = begin * static_cast<uint64_t>(loops);
+  }
   std::vector<Tensor> outputs;
   double total = 0, first = 0;
-  uint64_t step = 0;  // one per inference, over every input set (dump steps count them)
-  for (const InputSet& set : sets.value()) {
+  uint64_t runs = 0;
+  for (const InputSet& set : mine) {
     auto inputs = ReadInputSet(s, set);
     if (!inputs.ok()) return fail({inputs.status()});
-    for (long l = 0; l < loops; ++l, ++step) {
+    for (long l = 0; l < loops; ++l, ++step, ++runs) {
       if (dumper) dumper->BeginStep(step, inputs.value());
       auto t0 = std::chrono::steady_clock::now();
       Status st = s.Run(inputs.value(), outputs);
       if (dumper && st.ok()) st = dumper->status();
       double ms = log::MsSince(t0);
       if (!st.ok()) return fail({st});
-      if (step == 0) first = ms;
+      if (runs == 0) first = ms;
       total += ms;
-      if (log::ShowInfo()) out << "[INFO] " << (sets.value().size() > 1 ? set.name + " " : "") << "loop " << l + 1 << " inference time: " << ms << " ms\n";
+      if (log::ShowInfo()) out << "[INFO] " << (mine.size() > 1 ? set.name + " " : "") << "loop " << l + 1 << " inference time: " << ms << " ms\n";
     }
     if (!o.output.empty())
       for (size_t i = 0; i < outputs.size(); ++i) {
@@ -259,11 +275,15 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
         if (log::ShowInfo()) out << "[INFO] output " << i << " " << DTypeName(outputs[i].dtype()) << ShapeToString(outputs[i].shape()) << " -> " << p.value() << "\n";
       }
   }
-  loops = static_cast<long>(step);  // the averages below are over every inference
+  loops = static_cast<long>(runs);  // the averages below are over every inference
   if (dumper && log::ShowInfo())
     out << "[INFO] " << (dump.dump_debug ? std::to_string(dumper->overflows()) + " overflow(s), " : std::string()) << dumper->files_written()
         << " dump file(s) under " << dump.path << "\n";
   if (Status st = FinishProfiler(profiler.value().get(), out); !st.ok()) return fail({st});
+  if (runs == 0) {  // a shard of a batch smaller than the shard count
+    if (log::ShowInfo()) out << "[INFO] this shard has no input files: nothing to run\n";
+    return 0;
+  }
   out << "Inference average time: " << total / static_cast<double>(loops) << " ms\n";
   if (loops > 1) out << "Inference average time without first time: " << (total - first) / static_cast<double>(loops - 1) << " ms\n";
   if (s.timing()) out << FormatSimulatedTime(s.simulated_ns() / static_cast<double>(loops), BatchOf(g), *s.soc()) << DynamicNote(g) << "\n";

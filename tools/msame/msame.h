@@ -18,6 +18,7 @@ struct MsameOptions {
   std::string sim_mode = "full";  // full: compute and time; timing: advance the simulated clock only
   std::string dym_batch, dym_hw, dym_dims, dym_shape;  // which shape profile of the .om to run
   std::string input_shape;  // the .onnx reference path: "name:dims;..." as atc takes it
+  std::string shard;        // K/N, auto or auto/N: run only this shard of an --input DIR batch (base/shard.h)
   std::vector<std::string> unknown_flags;
 };
 
