@@ -1,0 +1,156 @@
+#!/usr/bin/python3
+"""Batch jobs on a real Slurm: a single-node cluster of the test's own (slurm_cluster.py) runs npukit-slurm's
+workflows as job arrays with an afterok merge, and each gives the bytes one process gives:
+- msaccucmp compare in 4 shards, merged;
+- a failed shard: the merge never runs, `msaccucmp merge` names the missing shard, resubmitting only it (--array)
+  completes the job with the same bytes;
+- aoe --job_type=2 in 2 shards, each into its own bank, merged into the single process's bank (and an incomplete
+  set of banks refused);
+- msame over a folder of inputs in 2 shards, every output file as one run writes it.
+usage: test_slurm.py BUILD_DIR WORK_DIR"""
+import filecmp
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import time
+import unittest
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import slurm_cluster  # noqa: E402
+
+BUILD, WORK = (os.path.abspath(p) for p in sys.argv[1:3])
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SUBMIT = os.path.join(SRC, "scripts/slurm/npukit-slurm")
+TOOLS = ("atc", "msame", "msaccucmp", "aoe")
+CLUSTER = None
+
+
+def env():
+    return {**CLUSTER.env, "PATH": ":".join(f"{BUILD}/tools/{t}" for t in TOOLS) + ":" + os.environ["PATH"]}
+
+
+def run(argv, ok=True, **kw):
+    p = subprocess.run(argv, capture_output=True, text=True, env=kw.pop("env", env()), cwd=WORK, **kw)
+    if ok and p.returncode != 0:
+        raise AssertionError(f"{argv} exited {p.returncode}\n{p.stdout}{p.stderr}\n{CLUSTER.logs()}")
+    return p
+
+
+def job_ids(stdout):
+    return [line.split()[2].rstrip(":") for line in stdout.splitlines() if line.split()[1:2] == ["job"]]
+
+
+def setUpModule():
+    global CLUSTER
+    shutil.rmtree(WORK, ignore_errors=True)
+    os.makedirs(WORK)
+    os.chmod(WORK, 0o755)
+    CLUSTER = slurm_cluster.Cluster(os.path.join(WORK, "cluster"))
+    started = time.time()
+    CLUSTER.start()
+    print(f"cluster up in {time.time() - started:.1f} s")
+    run(["atc", "--framework=5", f"--model={SRC}/examples/tinynet.onnx", "--output=tiny", "--soc_version=Ascend310P3",
+         "--input_shape=image:1,3,32,32"])
+    run(["atc", "--mode=1", "--om=tiny.om", "--json=tiny.json"])
+    with open(os.path.join(WORK, "dump.json"), "w") as f:
+        f.write('{"dump": {"dump_path": "%s/dump", "dump_list": [], "dump_mode": "all"}}' % WORK)
+    shutil.copy(f"{SRC}/examples/tinynet.onnx", os.path.join(WORK, "reference.onnx"))
+    for m in ("tiny.om", "reference.onnx"):
+        run(["msame", "--model", m, "--input", f"{SRC}/examples/input.npy", "--acl_json_path", "dump.json"])
+
+
+def tearDownModule():
+    CLUSTER.stop()
+
+
+def the_result(folder):
+    (path,) = glob.glob(os.path.join(WORK, folder, "result_*.csv"))
+    with open(path, "rb") as f:
+        return f.read()
+
+
+class Compare(unittest.TestCase):
+    def setUp(self):
+        (npu,) = glob.glob(f"{WORK}/dump/*/0/tiny/1/0")
+        (golden,) = glob.glob(f"{WORK}/dump/*/0/reference/1/0")
+        self.args = ["-m", npu, "-g", golden, "-f", f"{WORK}/tiny.json"]
+        if not os.path.isdir(os.path.join(WORK, "single")):
+            run(["msaccucmp", "compare", *self.args, "-out", "single"])
+
+    def test_four_shards_merge_into_the_single_run(self):
+        started = time.time()
+        p = run([SUBMIT, "compare", "--shards", "4", "--out", "sharded", "--wait", "--", *self.args])
+        print(f"4-task array + merge: {time.time() - started:.1f} s")
+        self.assertEqual(len(job_ids(p.stdout)), 2, p.stdout)
+        self.assertEqual(len(glob.glob(f"{WORK}/sharded/shards/result_*_shard*of4.csv")), 4)
+        self.assertEqual(the_result("sharded"), the_result("single"))
+
+    def test_a_failed_shard_blocks_the_merge_until_it_is_run_again(self):
+        p = run([SUBMIT, "compare", "--shards", "4", "--out", "failed", "--sbatch-arg=--hold", "--", *self.args])
+        array, merge = job_ids(p.stdout)
+        run(["scancel", f"{array}_3"])  # shard 3 never runs, as if it had failed
+        run(["scontrol", "release", array, merge])  # --hold held both
+        deadline = time.time() + 30
+        while "DependencyNeverSatisfied" not in run(["scontrol", "show", "job", merge]).stdout and time.time() < deadline:
+            time.sleep(0.2)
+        shown = run(["scontrol", "show", "job", merge]).stdout
+        self.assertIn("DependencyNeverSatisfied", shown)  # the merge never starts; Slurm cancels it (--kill-on-invalid-dep)
+        self.assertNotIn("JobState=COMPLETED", shown)
+        self.assertFalse(glob.glob(f"{WORK}/failed/result_*.csv"))
+        p = run(["msaccucmp", "merge", "-d", "failed/shards", "-out", "failed"], ok=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("shards 3 of 4", p.stdout)
+        run([SUBMIT, "compare", "--shards", "4", "--array", "3", "--out", "failed", "--wait", "--", *self.args])
+        self.assertEqual(the_result("failed"), the_result("single"))
+
+
+class Aoe(unittest.TestCase):
+    def test_two_shards_merge_into_the_single_process_bank(self):
+        flags = ["--job_type=2", "--framework=5", f"--model={SRC}/examples/tinynet.onnx", "--soc_version=Ascend310P3",
+                 "--input_shape=image:1,3,32,32", "--progress_bar=off"]
+        single = os.path.join(WORK, "bank_single")
+        os.makedirs(single)
+        run(["aoe", *flags], env={**env(), "TUNE_BANK_PATH": single})
+        run([SUBMIT, "aoe", "--shards", "2", "--out", "aoe", "--wait", "--", *flags])
+        files = sorted(os.path.relpath(p, single) for p in glob.glob(f"{single}/**/*.json", recursive=True))
+        self.assertTrue(files)
+        self.assertEqual(sorted(os.path.relpath(p, f"{WORK}/aoe/bank") for p in glob.glob(f"{WORK}/aoe/bank/**/*.json", recursive=True)), files)
+        for rel in files:
+            self.assertTrue(filecmp.cmp(f"{single}/{rel}", f"{WORK}/aoe/bank/{rel}", shallow=False), rel)
+        p = run(["aoe", "bank", "merge", f"{WORK}/aoe/partial", f"{WORK}/aoe/shards/1"], ok=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("shards 2 of 2", p.stdout)
+
+
+class Msame(unittest.TestCase):
+    def test_two_shards_write_what_one_run_writes(self):
+        inputs = os.path.join(WORK, "batch")
+        os.makedirs(inputs)
+        rng = np.random.default_rng(3)
+        for k in range(5):
+            np.save(f"{inputs}/img{k}.npy", rng.standard_normal((1, 3, 32, 32)).astype(np.float32))
+        run(["msame", "--model", "tiny.om", "--input", inputs, "--output", "one", "--outfmt", "NPY"])
+        run([SUBMIT, "msame", "--shards", "2", "--wait", "--out", "msame_logs", "--", "--model", f"{WORK}/tiny.om", "--input", inputs,
+             "--output", f"{WORK}/two", "--outfmt", "NPY"])
+        one, two = sorted(os.listdir(f"{WORK}/one")), sorted(os.listdir(f"{WORK}/two"))
+        self.assertEqual(len(one), 5)
+        self.assertEqual(one, two)
+        for name in one:
+            self.assertTrue(filecmp.cmp(f"{WORK}/one/{name}", f"{WORK}/two/{name}", shallow=False), name)
+
+
+class OutsideAScheduler(unittest.TestCase):
+    def test_shard_auto_names_what_it_looked_for(self):
+        clean = {k: v for k, v in env().items() if not k.startswith("SLURM_") and k != "JOB_COMPLETION_INDEX"}
+        p = run(["msaccucmp", "compare", "-m", "x", "-g", "y", "--shard", "auto"], ok=False, env=clean)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("SLURM_ARRAY_TASK_ID", p.stdout)
+        self.assertIn("JOB_COMPLETION_INDEX", p.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)
