@@ -192,6 +192,17 @@ def main():
         os.makedirs(os.path.dirname(path), exist_ok=True)
         np.save(path, a)
 
+    # msaccucmp result tables (the header compare writes) and --shard values with a scheduler's variables
+    header = ("Index,OpType,NPUDump,DataType,Address,GroundTruth,DataType,TensorIndex,Shape,CosineSimilarity,MaxAbsoluteError,"
+              "AccumulatedRelativeError,RelativeEuclideanDistance,KullbackLeiblerDivergence,StandardDeviation,MeanAbsoluteError,"
+              "RootMeanSquareError,MaxRelativeError,MeanRelativeError,Verdict,NPUNaN,NPUInf,GoldenNaN,GoldenInf,CompareFailReason,OverFlow\n")
+    rows = ('0,Conv2D,/c0 /r0,float16,0x1,/c0,float32,/c0:input:0,"[1,3,8,8]",1.000000,0,0,0,0,"(0;1),(0;1)",0,0,0.000100,0,PASS,0,0,0,0,,NO\n'
+            '0,Conv2D,/c0 /r0,float16,0x2,/c0,float32,/c0:output:0,"[1,8,8,8]",0.900000,1.5,0,0,0,"(0;1),(0;1)",0,0,inf,0,FAIL,2,1,0,0,,YES\n'
+            '1,Relu,/r1,float16,0x3,*,NaN,/r1:output:0,"[1,8]",NaN,NaN,NaN,NaN,NaN,NaN,NaN,NaN,NaN,NaN,SKIP,NaN,NaN,NaN,NaN,no golden data,NO\n')
+    put(out, "html_report", "result.csv", header + rows)
+    put(out, "html_report", "shard_slurm_step.txt", "auto\n9\n1\n15\n8\n2\n\n")
+    put(out, "html_report", "shard_k8s.txt", "auto/4\n\n\n\n\n\n3\n")
+
     h5 = os.path.join(out, "h5", "golden.h5")
     os.makedirs(os.path.dirname(h5), exist_ok=True)
     with h5py.File(h5, "w") as f:

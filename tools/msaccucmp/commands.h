@@ -28,6 +28,11 @@ int RunFileCompare(const std::string& npu, const std::string& golden, const std:
 int RunOverflow(const std::string& dump_dir, const std::string& out_dir, const std::string& top, std::ostream& out);
 
 // Shard results (files or folders holding result_*_shard{K}of{N}.csv|json) -> one result file.
-int RunMerge(const std::vector<std::string>& inputs, const std::string& out_dir, const std::string& format, std::ostream& out);
+int RunMerge(const std::vector<std::string>& inputs, const std::string& out_dir, const std::string& format, const std::string& report,
+             std::ostream& out);
+
+// Result CSVs (files, or folders holding result_*.csv) -> a page each beside it, and with several an index page,
+// OUT/index.html, linking them (html_report.h).
+int RunReport(const std::vector<std::string>& inputs, const std::string& out_dir, std::ostream& out);
 
 }  // namespace npu::cmp

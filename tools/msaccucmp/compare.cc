@@ -22,6 +22,7 @@
 #include "base/thread_pool.h"
 #include "base/half.h"
 #include "commands.h"
+#include "html_report.h"
 #include "custom_scripts.h"
 #include "dump/dump_names.h"
 #include "report.h"
@@ -350,6 +351,7 @@ int RunCompare(const CompareOptions& o, std::ostream& out) {
   if (o.precision != "6" && o.precision != "full") return fail(Status::Error("E10001", "--precision", o.precision, "must be 6 or full"));
   c.full_precision = o.precision == "full";
   if (o.format != "csv" && o.format != "json") return fail(Status::Error("E10001", "--format", o.format, "must be csv or json"));
+  if (Status r = CheckReportFlag(o.report, o.format, !o.shard.empty()); !r.ok()) return fail(r);
   if (!o.range.empty() && !o.select.empty()) return fail(Status::Error("E10001", "-s", o.select, "-r and -s exclude each other"));
   if (!o.op_name.empty() && (!o.range.empty() || !o.select.empty() || o.mapping))
     return fail(Status::Error("E10001", "-op", o.op_name, "-op excludes -r, -s and -map"));
@@ -427,6 +429,11 @@ int RunCompare(const CompareOptions& o, std::ostream& out) {
   for (const auto& n : p.notes) out << "[WARNING] " << n << "\n";
   sum.Print(out);
   if (w && log::ShowInfo()) out << "[INFO] result written to " << result_path << (shard ? " (merge the shards with msaccucmp merge)" : "") << "\n";
+  if (w && o.report == "html") {
+    auto page = WriteHtmlReport(result_path);
+    if (!page.ok()) return fail(page.status());
+    if (log::ShowInfo()) out << "[INFO] report written to " << page.value() << "\n";
+  }
   if (sum.Compared() == 0 && !shard) {  // every row SKIP: the dump and the golden data share nothing
     out << "[WARNING] no tensor pair could be compared (every row is SKIP); check that -m and -g come from the same model\n";
     return cli::kUsage;

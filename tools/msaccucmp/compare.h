@@ -14,6 +14,7 @@ namespace npu::cmp {
 struct CompareOptions {
   std::string npu, golden, fusion, quant_fusion, close_fusion, custom, out = ".", alg = "all", range, select, op_name, format = "csv", shard,
       thresholds, post_process, max_cmp = "0", topn = "20", input_index, output_index, precision = "6";
+  std::string report;  // "html": also result_<ts>.html beside the CSV (html_report.h)
   bool mapping = false, overflow = false, advisor = false, progress = false;
 };
 

@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   cmp->add_option("-p,--post_process", c.post_process, "h5 only: 1 writes <result>_filtered/ with the rows of cosine <= 0.95 or NaN and their tensors");
   cmp->add_flag("--advisor", c.advisor, "run the expert advisor after the comparison");
   cmp->add_option("--format", c.format, "csv (default) or json");
+  cmp->add_option("--report", c.report, "html: also a self-contained page, result_<ts>.html, beside the CSV (charts and the worst ops)");
   cmp->add_option("--shard", c.shard, "K/N, auto or auto/N (from a Slurm array or Kubernetes Indexed Job): compute only this shard of the rows (merge the shards afterwards)");
   cmp->add_option("--precision", c.precision, "metric digits: 6 (default, as msaccucmp) or full");
   cmp->add_option("--thresholds", c.thresholds, "JSON of per-dtype verdict thresholds");
@@ -76,6 +77,14 @@ int main(int argc, char** argv) {
   mg->add_option("-d,--dir", mi, "shard result files or folders")->required();
   mg->add_option("--out,--output", mout, "result folder");
   mg->add_option("--format", mformat, "csv (default) or json");
+  std::string mreport;
+  mg->add_option("--report", mreport, "html: also the merged result's page, result_<ts>.html");
+
+  std::vector<std::string> ri;
+  std::string rout;
+  auto* rp = app.add_subcommand("report", "HTML pages of compare results (result_<ts>.csv files or folders), and an index of several");
+  rp->add_option("-d,--dir", ri, "result files or folders")->required();
+  rp->add_option("--out,--output", rout, "where the index page goes (default: current folder)");
 
   try {
     app.parse(npu::cli::Args(argc, argv));  // CANN spells -out, -alg, ... with one dash
@@ -95,7 +104,8 @@ int main(int argc, char** argv) {
     if (*conv) return npu::cmp::RunConvert(v, std::cout);
     if (*fc) return npu::cmp::RunFileCompare(fm, fg, fout, std::cout);
     if (*of) return npu::cmp::RunOverflow(od, oout, on, std::cout);
-    return npu::cmp::RunMerge(mi, mout, mformat, std::cout);
+    if (*rp) return npu::cmp::RunReport(ri, rout, std::cout);
+    return npu::cmp::RunMerge(mi, mout, mformat, mreport, std::cout);
   });
   // CANN's closing line, which batch scripts read for the run time.
   auto seconds = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start).count();

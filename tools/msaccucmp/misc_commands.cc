@@ -17,6 +17,7 @@
 #include "dump/overflow_record.h"
 #include "report.h"
 #include "sources.h"
+#include "html_report.h"
 #include "summary.h"
 
 namespace npu::cmp {
@@ -152,8 +153,10 @@ int RunOverflow(const std::string& dump_dir, const std::string& out_dir, const s
   return 0;
 }
 
-int RunMerge(const std::vector<std::string>& inputs, const std::string& out_dir, const std::string& format, std::ostream& out) {
+int RunMerge(const std::vector<std::string>& inputs, const std::string& out_dir, const std::string& format, const std::string& report,
+             std::ostream& out) {
   if (format != "csv" && format != "json") return Fail(out, Status::Error("E10001", "--format", format, "must be csv or json"));
+  if (Status s = CheckReportFlag(report, format, false); !s.ok()) return Fail(out, s);
   static const std::regex kShard(R"(result_\d+_shard(\d+)of(\d+)(?:_\d+)?\.csv)");
   std::map<size_t, std::string> shards;
   size_t total = 0;
@@ -218,6 +221,51 @@ int RunMerge(const std::vector<std::string>& inputs, const std::string& out_dir,
   if (!path.ok()) return Fail(out, path.status());
   sum.Print(out);
   if (log::ShowInfo()) out << "[INFO] merged " << total << " shard(s), " << rows.size() << " row(s) into " << path.value() << "\n";
+  if (report == "html") {
+    auto page = WriteHtmlReport(path.value());
+    if (!page.ok()) return Fail(out, page.status());
+    if (log::ShowInfo()) out << "[INFO] report written to " << page.value() << "\n";
+  }
+  return 0;
+}
+
+int RunReport(const std::vector<std::string>& inputs, const std::string& out_dir, std::ostream& out) {
+  static const std::regex kResult(R"(result_\d+(?:_\d+)?\.csv)");  // single-run and merged results, not shards
+  std::vector<std::string> csvs;
+  std::error_code ec;
+  for (const auto& in : inputs) {
+    if (fs::is_directory(in, ec)) {
+      std::vector<std::string> found;
+      for (const auto& e : fs::recursive_directory_iterator(in, ec))
+        if (e.is_regular_file() && std::regex_match(e.path().filename().string(), kResult)) found.push_back(e.path().string());
+      std::sort(found.begin(), found.end());
+      csvs.insert(csvs.end(), found.begin(), found.end());
+    } else if (fs::exists(in, ec)) {
+      csvs.push_back(in);
+    } else {
+      return Fail(out, Status::Error("E13001", "report", in, "the path does not exist"));
+    }
+  }
+  if (csvs.empty()) return Fail(out, Status::Error("EC0002", "report", "", "no result_<ts>.csv files among the inputs"));
+  std::vector<HtmlPageSummary> pages;
+  const std::string dir = out_dir.empty() ? "." : out_dir;
+  for (const auto& csv : csvs) {
+    HtmlPageSummary p;
+    auto page = WriteHtmlReport(csv, &p);
+    if (!page.ok()) return Fail(out, page.status());
+    p.page = fs::relative(page.value(), dir, ec).string();
+    p.title = fs::relative(csv, dir, ec).string();
+    if (log::ShowInfo()) out << "[INFO] report written to " << page.value() << "\n";
+    pages.push_back(std::move(p));
+  }
+  if (pages.size() < 2) return 0;
+  fs::create_directories(dir, ec);
+  auto w = AtomicFileWriter::Create((fs::path(dir) / "index.html").string());
+  if (!w.ok()) return Fail(out, w.status());
+  Status s = w.value()->Write(RenderHtmlIndex(pages, "msaccucmp: " + std::to_string(pages.size()) + " comparisons"));
+  if (s.ok()) s = w.value()->Commit();
+  if (!s.ok()) return Fail(out, s);
+  if (log::ShowInfo()) out << "[INFO] index of " << pages.size() << " reports written to " << (fs::path(dir) / "index.html").string() << "\n";
   return 0;
 }
 

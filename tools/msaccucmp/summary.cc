@@ -43,26 +43,36 @@ void Summary::Print(std::ostream& out) const {
   for (const auto& l : lines_) ++n[l.verdict];
   out << "[INFO] compared " << lines_.size() << " tensor pair(s): PASS " << n["PASS"] << ", WARN " << n["WARN"] << ", FAIL "
       << n["FAIL"] << ", SKIP " << n["SKIP"] << "\n";
+  bool inputs_compared = false;
+  if (const size_t k = FirstDivergentRow(&inputs_compared); k != std::string::npos) {
+    const Line& bad = lines_[k];
+    out << "[INFO] first divergent op: Index " << bad.index << " " << bad.name
+        << (inputs_compared ? " (its inputs pass, " : " (its inputs were not dumped, so it may only inherit the error; ") << bad.tensor
+        << " fails" << (bad.cosine.empty() ? "" : ", cosine " + bad.cosine) << ")\n";
+    return;
+  }
+  if (n["FAIL"]) out << "[INFO] no op fails with passing inputs (every failure follows a failing input)\n";
+}
+
+size_t Summary::FirstDivergentRow(bool* inputs_compared) const {
   // Rows of one op are adjacent and share Index/NPUDump.
   for (size_t b = 0; b < lines_.size();) {
     size_t e = b;
     while (e < lines_.size() && lines_[e].index == lines_[b].index && lines_[e].name == lines_[b].name) ++e;
-    bool inputs_ok = true, inputs_compared = false;
-    const Line* bad = nullptr;
+    bool inputs_ok = true, compared = false;
+    size_t bad = std::string::npos;
     for (size_t i = b; i < e; ++i) {
-      if (lines_[i].input() && lines_[i].verdict != "SKIP") inputs_compared = true;
+      if (lines_[i].input() && lines_[i].verdict != "SKIP") compared = true;
       if (lines_[i].input() && lines_[i].verdict == "FAIL") inputs_ok = false;
-      if (!lines_[i].input() && lines_[i].verdict == "FAIL" && !bad) bad = &lines_[i];
+      if (!lines_[i].input() && lines_[i].verdict == "FAIL" && bad == std::string::npos) bad = i;
     }
-    if (inputs_ok && bad) {
-      out << "[INFO] first divergent op: Index " << bad->index << " " << bad->name
-          << (inputs_compared ? " (its inputs pass, " : " (its inputs were not dumped, so it may only inherit the error; ") << bad->tensor
-          << " fails" << (bad->cosine.empty() ? "" : ", cosine " + bad->cosine) << ")\n";
-      return;
+    if (inputs_ok && bad != std::string::npos) {
+      if (inputs_compared) *inputs_compared = compared;
+      return bad;
     }
     b = e;
   }
-  if (n["FAIL"]) out << "[INFO] no op fails with passing inputs (every failure follows a failing input)\n";
+  return std::string::npos;
 }
 
 Status Summary::Advise(const std::string& dir, std::ostream& out) const {

@@ -17,6 +17,9 @@ class Summary {
   void Print(std::ostream& out) const;
   // Rows that got a verdict other than SKIP (0: nothing was actually compared).
   size_t Compared() const;
+  // The row (in the order added) of the first divergent op's failing output; npos when none; `inputs_compared`
+  // tells whether that op's inputs were compared at all.
+  size_t FirstDivergentRow(bool* inputs_compared = nullptr) const;
   // msaccucmp's advisor: FP16 overflow, then inconsistent inputs, then global consistency;
   // printed and saved to DIR/advisor_summary.txt.
   Status Advise(const std::string& dir, std::ostream& out) const;

@@ -1,0 +1,149 @@
+#!/usr/bin/python3
+"""msaccucmp's HTML report (--report html on compare and merge, the report command and its index page): one
+self-contained file per result (nothing fetched: no script, no external reference), every row's op in it with the
+verdict counts of the CSV, the first divergent op marked and linked, chart points linked to table rows; a merged
+result's page equals the single run's; 100,000 rows downsample to one chart column per pixel and the 1,000 worst
+in the table, under 10 MB.
+usage: test_html_report.py SOURCE_DIR BUILD_DIR WORK_DIR"""
+import csv
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import unittest
+
+SRC, BUILD, WORK = (os.path.abspath(p) for p in sys.argv[1:4])
+CMP = os.path.join(BUILD, "tools/msaccucmp/msaccucmp")
+ATC = os.path.join(BUILD, "tools/atc/atc")
+MSAME = os.path.join(BUILD, "tools/msame/msame")
+
+
+def run(*argv, code=0):
+    p = subprocess.run(list(argv), capture_output=True, text=True, cwd=WORK)
+    assert p.returncode == code, f"{argv} exited {p.returncode}\n{p.stdout}{p.stderr}"
+    return p
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def rows_of(csv_path):
+    with open(csv_path, newline="") as f:
+        return list(csv.reader(f))
+
+
+def setUpModule():
+    shutil.rmtree(WORK, ignore_errors=True)
+    os.makedirs(WORK)
+    run(ATC, "--framework=5", f"--model={SRC}/examples/tinynet.onnx", "--output=tiny", "--soc_version=Ascend310P3", "--input_shape=image:1,3,32,32")
+    run(ATC, "--mode=1", "--om=tiny.om", "--json=tiny.json")
+    with open(os.path.join(WORK, "dump.json"), "w") as f:
+        f.write('{"dump": {"dump_path": "%s/dump", "dump_list": [], "dump_mode": "all"}}' % WORK)
+    shutil.copy(f"{SRC}/examples/tinynet.onnx", os.path.join(WORK, "reference.onnx"))
+    for m in ("tiny.om", "reference.onnx"):
+        run(MSAME, "--model", m, "--input", f"{SRC}/examples/input.npy", "--acl_json_path", "dump.json")
+    run(CMP, "compare", *compare_args(), "-out", "single", "--report", "html")
+
+
+def compare_args():
+    (npu,) = glob.glob(f"{WORK}/dump/*/0/tiny/1/0")
+    (golden,) = glob.glob(f"{WORK}/dump/*/0/reference/1/0")
+    return ["-m", npu, "-g", golden, "-f", f"{WORK}/tiny.json"]
+
+
+def synthetic(path, n, fail_at):
+    """A result table of n rows (the header of a real one): op k has an input row and an output row; the outputs
+    of ops fail_at.. fail, with passing inputs at fail_at only."""
+    (real,) = glob.glob(f"{WORK}/single/result_*.csv")
+    header = rows_of(real)[0]
+    col = {h: i for i, h in enumerate(header)}
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        for k in range(n):
+            op, is_input = k // 2, k % 2 == 0
+            r = ["0.000000"] * len(header)
+            r[col["Index"]], r[col["OpType"]], r[col["NPUDump"]] = str(op), "Conv2D", f"/layer{op}/Conv"
+            r[col["TensorIndex"]] = f"/layer{op}/Conv:{'input' if is_input else 'output'}:0"
+            bad = op >= fail_at and not (is_input and op == fail_at)
+            r[col["CosineSimilarity"]] = "0.900000" if bad else f"{1 - 1e-6 * (k % 7):.6f}"
+            r[col["MaxRelativeError"]] = "0.500000" if bad else f"{1e-4 * (1 + k % 5):.6f}"
+            r[col["Verdict"]] = "FAIL" if bad else "PASS"
+            w.writerow(r)
+
+
+class Page(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        (cls.csv,) = glob.glob(f"{WORK}/single/result_*.csv")
+        cls.html = read(cls.csv[:-4] + ".html")
+
+    def test_self_contained_and_every_row_shown(self):
+        for fetch in ("<script", "http://", "https://", " src=", "@import", "url("):
+            self.assertNotIn(fetch, self.html.replace('xmlns="http://www.w3.org/2000/svg"', ""))
+        table = rows_of(self.csv)
+        col = {h: i for i, h in enumerate(table[0])}
+        for r in table[1:]:
+            self.assertIn(r[col["NPUDump"]].split()[0], self.html)
+        counts = {v: sum(r[col["Verdict"]] == v for r in table[1:]) for v in ("PASS", "WARN", "FAIL", "SKIP")}
+        for v, n in counts.items():
+            self.assertIn(f"{v} {n}<", self.html)
+        self.assertEqual(self.html.count("<svg"), 2)  # cosine and max relative error
+
+    def test_merged_shards_give_the_single_runs_page(self):
+        for k in (1, 2):
+            run(CMP, "compare", *compare_args(), "-out", "shards", "--shard", f"{k}/2")
+        run(CMP, "merge", "-d", "shards", "-out", "merged", "--report", "html")
+        (merged,) = glob.glob(f"{WORK}/merged/result_*.html")
+        strip = lambda page, name: page.replace(os.path.basename(name), "RESULT")
+        self.assertEqual(strip(read(merged), merged[:-5] + ".csv"), strip(self.html, self.csv))
+
+
+class LargeAndFailing(unittest.TestCase):
+    def test_first_divergent_op_and_100000_rows(self):
+        path = f"{WORK}/big/result_20260101000000.csv"
+        os.makedirs(os.path.dirname(path))
+        synthetic(path, 100000, fail_at=31000)
+        run(CMP, "report", "-d", path)
+        page = read(path[:-4] + ".html")
+        self.assertLess(os.path.getsize(path[:-4] + ".html"), 10 * 1024 * 1024)
+        self.assertEqual(page.count("<tr") - page.count("<tr><th"), 1000)  # the worst 1,000 rows
+        first = 31000 * 2 + 1  # op 31000's output row
+        self.assertIn(f'<tr id="r{first}" class="first">', page)
+        self.assertIn(f'<a href="#r{first}">Index 31000 /layer31000/Conv', page)
+        self.assertLessEqual(page.count("<line "), 2 * 1000 + 2)  # one column per pixel per chart (+ the marker)
+        anchors = set(re.findall(r'href="#r(\d+)"', page))
+        self.assertTrue(anchors)
+        self.assertTrue(all(f'id="r{a}"' in page for a in anchors))  # every chart link lands on a table row
+
+    def test_index_of_several(self):
+        os.makedirs(f"{WORK}/batch/a")
+        os.makedirs(f"{WORK}/batch/b")
+        synthetic(f"{WORK}/batch/a/result_20260101000001.csv", 400, fail_at=150)
+        synthetic(f"{WORK}/batch/b/result_20260101000002.csv", 400, fail_at=10**9)
+        run(CMP, "report", "-d", f"{WORK}/batch", "-out", f"{WORK}/batch")
+        index = read(f"{WORK}/batch/index.html")
+        links = re.findall(r'<a href="([^"]+)"', index)
+        self.assertEqual(len(links), 2)
+        for link in links:
+            self.assertTrue(os.path.exists(os.path.join(WORK, "batch", link)), link)
+        self.assertEqual(index.count("<polyline"), 2)
+        self.assertIn("Index 150 /layer150/Conv", index)
+
+
+class BadFlags(unittest.TestCase):
+    def test_coded_errors(self):
+        for extra, why in ((["--report", "pdf"], "must be html"), (["--report", "html", "--format", "json"], "CSV result"),
+                           (["--report", "html", "--shard", "1/2"], "msaccucmp merge")):
+            p = run(CMP, "compare", *compare_args(), "-out", "bad", *extra, code=1)
+            self.assertIn("E10001", p.stdout)
+            self.assertIn(why, p.stdout)
+            self.assertFalse(glob.glob(f"{WORK}/bad/result_*"))
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)
