@@ -135,6 +135,38 @@ class LargeAndFailing(unittest.TestCase):
         self.assertIn("Index 150 /layer150/Conv", index)
 
 
+class MergeChecks(unittest.TestCase):
+    """merge refuses shards of two different comparisons and a shard cut short, with a coded error and no result."""
+
+    def shards(self, name, args):
+        for k in (1, 2):
+            run(CMP, "compare", *args, "-out", name, "--shard", f"{k}/2")
+        return sorted(glob.glob(f"{WORK}/{name}/result_*_shard*of2.csv"))
+
+    def test_mixed_and_truncated_shards(self):
+        a = self.shards("mix_a", compare_args())
+        b = self.shards("mix_b", [*compare_args(), "-max", "64"])  # the same columns, other rows: another comparison
+        os.makedirs(f"{WORK}/mixed")
+        shutil.copy(a[0], f"{WORK}/mixed/")
+        shutil.copy(b[1], f"{WORK}/mixed/")
+        p = run(CMP, "merge", "-d", "mixed", "-out", "mixed_out", code=1)
+        self.assertIn("EC0015", p.stdout)
+        self.assertIn("another comparison", p.stdout)
+        self.assertFalse(glob.glob(f"{WORK}/mixed_out/result_*"))
+        for cut in ("mid_row", "row_boundary"):
+            d = f"{WORK}/cut_{cut}"
+            os.makedirs(d)
+            shutil.copy(a[0], d)
+            data = open(a[1], "rb").read()
+            lines = data.split(b"\n")
+            kept = b"\n".join(lines[:-2]) + b"\n" if cut == "row_boundary" else data[: len(data) - len(lines[-2]) // 2 - 1]
+            with open(os.path.join(d, os.path.basename(a[1])), "wb") as fh:
+                fh.write(kept)
+            p = run(CMP, "merge", "-d", d, "-out", f"{d}_out", code=1)
+            self.assertIn("EC0015", p.stdout, cut)
+            self.assertFalse(glob.glob(f"{d}_out/result_*"), cut)
+
+
 class BadFlags(unittest.TestCase):
     def test_coded_errors(self):
         for extra, why in ((["--report", "pdf"], "must be html"), (["--report", "html", "--format", "json"], "CSV result"),

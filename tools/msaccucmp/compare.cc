@@ -242,6 +242,25 @@ Result<std::vector<Metric>> ParseAlgs(const std::string& s, const std::vector<st
   return v;
 }
 
+// A shard's Run value (report.h): a fingerprint of what decides the rows (the inputs, the options that change
+// cells, every pair compared, in order) and the number of rows of the whole run. FNV-1a, 64 bits: stable across
+// builds and hosts, as the shards of one job may run on different nodes.
+std::string ShardRun(const CompareOptions& o, const Plan& p) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&](std::string_view s) {
+    for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+    h = (h ^ 0xff) * 0x100000001b3ull;  // a separator: "ab","c" differs from "a","bc"
+  };
+  for (const std::string* s : {&o.npu, &o.golden, &o.fusion, &o.quant_fusion, &o.close_fusion, &o.alg, &o.max_cmp, &o.range, &o.select,
+                               &o.precision, &o.thresholds})
+    mix(*s);
+  mix(o.overflow ? "overflow" : "");
+  for (const auto& it : p.items) mix(it.npu_name), mix(it.golden_name), mix(it.tensor_index);
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return std::string(buf) + "/" + std::to_string(p.items.size());
+}
+
 // Which items shard k of n owns: contiguous runs balanced by bytes; every shard computes the same cut.
 std::vector<size_t> ShardItems(const std::vector<CompareItem>& items, size_t k, size_t n) {
   long double total = 0;
@@ -281,7 +300,7 @@ Status RunItems(const Plan& p, const Ctx& c, const std::vector<size_t>& order, b
 
 Status WriteMapping(const Plan& p, const std::string& dir, std::ostream& out) {
   std::string path = dir + "/mapping_" + Timestamp14() + ".csv";
-  NPU_ASSIGN_OR_RETURN(auto w, ResultWriter::Create(path, "csv", {"Index", "OpType", "NPUDump", "GroundTruth", "TensorIndex", "NPUDumpPath", "GroundTruthPath"}, false));
+  NPU_ASSIGN_OR_RETURN(auto w, ResultWriter::Create(path, "csv", {"Index", "OpType", "NPUDump", "GroundTruth", "TensorIndex", "NPUDumpPath", "GroundTruthPath"}));
   for (size_t i = 0; i < p.items.size(); ++i) {
     const auto& it = p.items[i];
     NPU_RETURN_IF_ERROR(w->Add(i, {it.index, it.op_type, it.npu_name, it.golden_name, it.tensor_index,
@@ -311,7 +330,7 @@ Status WriteFiltered(const std::string& result_path, const Row& header, const st
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Status::Error("E13004", "-out", dir, "cannot create the folder: " + ec.message());
-  NPU_ASSIGN_OR_RETURN(auto w, ResultWriter::Create(dir + "/filtered_result.csv", "csv", header, false));
+  NPU_ASSIGN_OR_RETURN(auto w, ResultWriter::Create(dir + "/filtered_result.csv", "csv", header));
   for (const auto& [ordinal, row] : rows) {
     NPU_RETURN_IF_ERROR(w->Add(ordinal, row));
     const CompareItem& it = p.items[ordinal];
@@ -406,7 +425,7 @@ int RunCompare(const CompareOptions& o, std::ostream& out) {
   std::unique_ptr<ResultWriter> w;
   std::string result_path;  // a second compare in the same second gets result_<ts>_1.csv, never this run's file
   if (!file_mode || !o.out.empty()) {
-    auto r = ResultWriter::Create(dir + "/" + stem + "." + format, format, header, shard.has_value());
+    auto r = ResultWriter::Create(dir + "/" + stem + "." + format, format, header, shard ? ShardRun(o, p) : std::string());
     if (!r.ok()) return fail(r.status());
     w = std::move(r).value();
   }

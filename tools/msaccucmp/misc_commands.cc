@@ -190,27 +190,40 @@ int RunMerge(const std::vector<std::string>& inputs, const std::string& out_dir,
                                        "), then merge again."));
   Row header;
   std::map<size_t, Row> rows;
+  std::string run, run_shard;  // every shard's Run value (report.h) must be the first one's
+  constexpr size_t kLead = 2;  // Ordinal, Run
   for (const auto& [k, path] : shards) {
     auto csv = ReadCsv(path);
     if (!csv.ok()) return Fail(out, csv.status());
     auto& t = csv.value();
-    if (t.empty() || t[0].empty() || t[0][0] != "Ordinal") return Fail(out, Status::Error("EC0015", "merge", path, "not a shard result (no Ordinal column)"));
-    Row h(t[0].begin() + 1, t[0].end());
+    if (t.empty() || t[0].size() < kLead || t[0][0] != "Ordinal" || t[0][1] != "Run")
+      return Fail(out, Status::Error("EC0015", "merge", path, "not a shard result (no Ordinal and Run columns)", "Merge the files compare --shard wrote."));
+    Row h(t[0].begin() + kLead, t[0].end());
     if (!header.empty() && h != header) return Fail(out, Status::Error("EC0015", "merge", path, "its columns differ from the other shards"));
     header = h;
     for (size_t i = 1; i < t.size(); ++i) {
       char* end = nullptr;
-      unsigned long long ord = std::strtoull(t[i][0].c_str(), &end, 10);
-      if (*end || t[i].size() != header.size() + 1 || !rows.emplace(ord, Row(t[i].begin() + 1, t[i].end())).second)
-        return Fail(out, Status::Error("EC0015", "merge", path, "row " + std::to_string(i) + " is malformed or repeats ordinal " + t[i][0]));
+      unsigned long long ord = t[i].empty() ? 0 : std::strtoull(t[i][0].c_str(), &end, 10);
+      if (t[i].size() != header.size() + kLead || *end || !rows.emplace(ord, Row(t[i].begin() + kLead, t[i].end())).second)
+        return Fail(out, Status::Error("EC0015", "merge", path, "row " + std::to_string(i) + " is malformed (cut short?) or repeats an ordinal",
+                                       "Run shard " + std::to_string(k) + " again."));
+      if (run.empty()) run = t[i][1], run_shard = path;
+      if (t[i][1] != run)
+        return Fail(out, Status::Error("EC0015", "merge", path, "belongs to another comparison than " + run_shard + " (its -m, -g, -f or options differ)",
+                                       "Merge the shards of one compare only."));
     }
   }
+  const size_t slash = run.rfind('/');
+  const size_t total_rows = slash == std::string::npos ? rows.size() : std::strtoull(run.c_str() + slash + 1, nullptr, 10);
   size_t expect = 0;
   for (const auto& [ord, r] : rows)
     if (ord != expect++) return Fail(out, Status::Error("EC0015", "merge", std::to_string(ord), "rows are missing before this ordinal; a shard is incomplete"));
+  if (rows.size() != total_rows)
+    return Fail(out, Status::Error("EC0015", "merge", std::to_string(rows.size()) + " rows", "the run has " + std::to_string(total_rows) + "; a shard is cut short",
+                                   "Run the shard whose file was cut short again."));
   std::string dir = out_dir.empty() ? "." : out_dir;
   if (Status s = EnsureDir(dir); !s.ok()) return Fail(out, s);
-  auto w = ResultWriter::Create(dir + "/result_" + Timestamp14() + "." + format, format, header, false);
+  auto w = ResultWriter::Create(dir + "/result_" + Timestamp14() + "." + format, format, header);
   if (!w.ok()) return Fail(out, w.status());
   Summary sum(header);
   for (const auto& [ord, r] : rows) {

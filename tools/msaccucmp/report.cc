@@ -59,11 +59,11 @@ Result<std::vector<Row>> ReadCsv(const std::string& path) {
 }
 
 Result<std::unique_ptr<ResultWriter>> ResultWriter::Create(const std::string& path, const std::string& format, Row header,
-                                                           bool with_ordinal) {
+                                                           std::string shard_run) {
   auto r = std::make_unique<ResultWriter>();
   NPU_ASSIGN_OR_RETURN(r->w_, AtomicFileWriter::Create(path));
   r->format_ = format;
-  r->ordinal_ = with_ordinal;
+  r->shard_run_ = std::move(shard_run);
   r->header_ = std::move(header);
   // JSON keys must be unique: the two DataType/Address columns become NPU... and Golden...
   bool golden_side = false;
@@ -73,7 +73,7 @@ Result<std::unique_ptr<ResultWriter>> ResultWriter::Create(const std::string& pa
     r->keys_.push_back(dup ? (golden_side ? "Golden" : "NPU") + h : h);
   }
   if (format == "csv") {
-    std::string line = with_ordinal ? "Ordinal," : "";
+    std::string line = r->shard_run_.empty() ? "" : "Ordinal,Run,";
     for (size_t i = 0; i < r->header_.size(); ++i) line += (i ? "," : "") + CsvCell(r->header_[i]);
     NPU_RETURN_IF_ERROR(r->w_->Write(line + "\n"));
   } else {
@@ -86,12 +86,12 @@ Result<std::unique_ptr<ResultWriter>> ResultWriter::Create(const std::string& pa
 Status ResultWriter::Add(size_t ordinal, const Row& row) {
   std::string line;
   if (format_ == "csv") {
-    if (ordinal_) line = std::to_string(ordinal) + ",";
+    if (!shard_run_.empty()) line = std::to_string(ordinal) + "," + CsvCell(shard_run_) + ",";
     for (size_t i = 0; i < row.size(); ++i) line += (i ? "," : "") + CsvCell(row[i]);
     line += "\n";
   } else {
     nlohmann::ordered_json o;
-    if (ordinal_) o["Ordinal"] = ordinal;
+    if (!shard_run_.empty()) o["Ordinal"] = ordinal, o["Run"] = shard_run_;
     for (size_t i = 0; i < row.size() && i < keys_.size(); ++i) o[keys_[i]] = JsonCell(row[i]);
     line = (first_ ? "\n" : ",\n") + DumpJson(o);
   }

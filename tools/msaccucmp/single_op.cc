@@ -53,7 +53,7 @@ Status SingleOpDetail(const Plan& p, const CompareOptions& o, CustomScripts* scr
   std::string prefix = dir + "/" + SanitizeDumpName(o.op_name) + (input ? "_input_" : "_output_") + (input ? o.input_index : o.output_index.empty() ? "0" : o.output_index);
   constexpr size_t kMaxLines = 1000000;
   for (size_t part = 0; part * kMaxLines < std::max<size_t>(n, 1); ++part) {
-    NPU_ASSIGN_OR_RETURN(auto w, ResultWriter::Create(prefix + "_" + std::to_string(part) + ".csv", "csv", header, false));
+    NPU_ASSIGN_OR_RETURN(auto w, ResultWriter::Create(prefix + "_" + std::to_string(part) + ".csv", "csv", header));
     for (size_t i = part * kMaxLines; i < std::min(n, (part + 1) * kMaxLines); ++i) NPU_RETURN_IF_ERROR(w->Add(i, row(i)));
     NPU_RETURN_IF_ERROR(w->Finish().status());
   }
@@ -67,7 +67,7 @@ Status SingleOpDetail(const Plan& p, const CompareOptions& o, CustomScripts* scr
       double a1 = rank((*e)[i]), b1 = rank((*e)[j]);
       return a1 != b1 ? a1 > b1 : i < j;
     });
-    NPU_ASSIGN_OR_RETURN(auto w, ResultWriter::Create(prefix + "_" + name + "_error_topn.csv", "csv", header, false));
+    NPU_ASSIGN_OR_RETURN(auto w, ResultWriter::Create(prefix + "_" + name + "_error_topn.csv", "csv", header));
     for (size_t i = 0; i < k; ++i) NPU_RETURN_IF_ERROR(w->Add(i, row(idx[i])));
     NPU_RETURN_IF_ERROR(w->Finish().status());
   }
