@@ -1,16 +1,17 @@
 #!/usr/bin/python3
 """Batch jobs on a real Slurm: a single-node cluster of the test's own (slurm_cluster.py) runs npukit-slurm's
 workflows as job arrays with an afterok merge, and each gives the bytes one process gives:
-- msaccucmp compare in 4 shards, merged;
+- msaccucmp compare in 4 shards, merged, with its HTML page;
 - a failed shard: the merge never runs, `msaccucmp merge` names the missing shard, resubmitting only it (--array)
   completes the job with the same bytes;
-- aoe --job_type=2 in 2 shards, each into its own bank, merged into the single process's bank (and an incomplete
-  set of banks refused);
-- msame over a folder of inputs in 2 shards, every output file as one run writes it.
+- aoe --job_type=2 on resnet18 and a transformer encoder in 3 shards, each into its own bank, merged into the single
+  process's bank, and atc with it writes the same .om bytes (an incomplete set of banks refused);
+- msame over a folder of 40 inputs in 4 shards, every output file as one run writes it.
 usage: test_slurm.py BUILD_DIR WORK_DIR"""
 import filecmp
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -34,7 +35,7 @@ def env():
 
 
 def run(argv, ok=True, **kw):
-    p = subprocess.run(argv, capture_output=True, text=True, env=kw.pop("env", env()), cwd=WORK, **kw)
+    p = subprocess.run(argv, capture_output=True, text=True, env=kw.pop("env", env()), cwd=kw.pop("cwd", WORK), **kw)
     if ok and p.returncode != 0:
         raise AssertionError(f"{argv} exited {p.returncode}\n{p.stdout}{p.stderr}\n{CLUSTER.logs()}")
     return p
@@ -79,15 +80,21 @@ class Compare(unittest.TestCase):
         (golden,) = glob.glob(f"{WORK}/dump/*/0/reference/1/0")
         self.args = ["-m", npu, "-g", golden, "-f", f"{WORK}/tiny.json"]
         if not os.path.isdir(os.path.join(WORK, "single")):
-            run(["msaccucmp", "compare", *self.args, "-out", "single"])
+            run(["msaccucmp", "compare", *self.args, "-out", "single", "--report", "html"])
 
     def test_four_shards_merge_into_the_single_run(self):
         started = time.time()
-        p = run([SUBMIT, "compare", "--shards", "4", "--out", "sharded", "--wait", "--", *self.args])
+        p = run([SUBMIT, "compare", "--shards", "4", "--out", "sharded", "--report", "html", "--wait", "--", *self.args])
         print(f"4-task array + merge: {time.time() - started:.1f} s")
         self.assertEqual(len(job_ids(p.stdout)), 2, p.stdout)
         self.assertEqual(len(glob.glob(f"{WORK}/sharded/shards/result_*_shard*of4.csv")), 4)
         self.assertEqual(the_result("sharded"), the_result("single"))
+        pages = [glob.glob(os.path.join(WORK, d, "result_*.html"))[0] for d in ("single", "sharded")]
+        untimed = []
+        for page in pages:
+            with open(page) as f:
+                untimed.append(re.sub(r"result_\d+\.csv", "result.csv", f.read()))  # the title names the file
+        self.assertEqual(untimed[0], untimed[1])
 
     def test_a_failed_shard_blocks_the_merge_until_it_is_run_again(self):
         p = run([SUBMIT, "compare", "--shards", "4", "--out", "failed", "--sbatch-arg=--hold", "--", *self.args])
@@ -109,35 +116,49 @@ class Compare(unittest.TestCase):
 
 
 class Aoe(unittest.TestCase):
-    def test_two_shards_merge_into_the_single_process_bank(self):
-        flags = ["--job_type=2", "--framework=5", f"--model={SRC}/examples/tinynet.onnx", "--soc_version=Ascend310P3",
-                 "--input_shape=image:1,3,32,32", "--progress_bar=off"]
-        single = os.path.join(WORK, "bank_single")
-        os.makedirs(single)
-        run(["aoe", *flags], env={**env(), "TUNE_BANK_PATH": single})
-        run([SUBMIT, "aoe", "--shards", "2", "--out", "aoe", "--wait", "--", *flags])
-        files = sorted(os.path.relpath(p, single) for p in glob.glob(f"{single}/**/*.json", recursive=True))
-        self.assertTrue(files)
-        self.assertEqual(sorted(os.path.relpath(p, f"{WORK}/aoe/bank") for p in glob.glob(f"{WORK}/aoe/bank/**/*.json", recursive=True)), files)
-        for rel in files:
-            self.assertTrue(filecmp.cmp(f"{single}/{rel}", f"{WORK}/aoe/bank/{rel}", shallow=False), rel)
-        p = run(["aoe", "bank", "merge", f"{WORK}/aoe/partial", f"{WORK}/aoe/shards/1"], ok=False)
-        self.assertEqual(p.returncode, 1)
-        self.assertIn("shards 2 of 2", p.stdout)
+    SHAPES = {"resnet18": "input:1,3,224,224", "encoder": "input_ids:4,128;attention_mask:4,128;token_type_ids:4,128"}
+
+    def test_three_shards_merge_into_the_single_process_bank(self):
+        run(["/usr/bin/python3", f"{SRC}/tests/e2e/export_calibration_models.py", WORK, *self.SHAPES])
+        for model, shape in self.SHAPES.items():
+            with self.subTest(model=model):
+                flags = ["--job_type=2", "--framework=5", f"--model={WORK}/{model}.onnx", "--soc_version=Ascend310P3",
+                         f"--input_shape={shape}", "--progress_bar=off"]
+                single, out = os.path.join(WORK, f"bank_single_{model}"), os.path.join(WORK, f"aoe_{model}")
+                os.makedirs(single)
+                run(["aoe", *flags], env={**env(), "TUNE_BANK_PATH": single})
+                run([SUBMIT, "aoe", "--shards", "3", "--out", out, "--wait", "--", *flags])
+                files = sorted(os.path.relpath(p, single) for p in glob.glob(f"{single}/**/*.json", recursive=True))
+                self.assertTrue(files)
+                self.assertEqual(sorted(os.path.relpath(p, f"{out}/bank") for p in glob.glob(f"{out}/bank/**/*.json", recursive=True)), files)
+                for rel in files:
+                    self.assertTrue(filecmp.cmp(f"{single}/{rel}", f"{out}/bank/{rel}", shallow=False), rel)
+                oms = []
+                for k, bank in enumerate((single, f"{out}/bank")):  # each bank under one path (the .om names it), one command line
+                    shutil.rmtree(f"{WORK}/atc_bank", ignore_errors=True)
+                    shutil.copytree(bank, f"{WORK}/atc_bank")
+                    run(["atc", "--framework=5", f"--model={WORK}/{model}.onnx", "--output=tuned", "--soc_version=Ascend310P3",
+                         f"--input_shape={shape}"], env={**env(), "TUNE_BANK_PATH": f"{WORK}/atc_bank"})
+                    oms.append(f"{WORK}/tuned_{model}_{k}.om")
+                    os.replace(f"{WORK}/tuned.om", oms[-1])
+                self.assertTrue(filecmp.cmp(*oms, shallow=False))
+                p = run(["aoe", "bank", "merge", f"{out}/partial", f"{out}/shards/1", f"{out}/shards/3"], ok=False)
+                self.assertEqual(p.returncode, 1)
+                self.assertIn("shards 2 of 3", p.stdout)
 
 
 class Msame(unittest.TestCase):
-    def test_two_shards_write_what_one_run_writes(self):
+    def test_four_shards_write_what_one_run_writes(self):
         inputs = os.path.join(WORK, "batch")
         os.makedirs(inputs)
         rng = np.random.default_rng(3)
-        for k in range(5):
-            np.save(f"{inputs}/img{k}.npy", rng.standard_normal((1, 3, 32, 32)).astype(np.float32))
+        for k in range(40):
+            np.save(f"{inputs}/img{k:02d}.npy", rng.standard_normal((1, 3, 32, 32)).astype(np.float32))
         run(["msame", "--model", "tiny.om", "--input", inputs, "--output", "one", "--outfmt", "NPY"])
-        run([SUBMIT, "msame", "--shards", "2", "--wait", "--out", "msame_logs", "--", "--model", f"{WORK}/tiny.om", "--input", inputs,
+        run([SUBMIT, "msame", "--shards", "4", "--wait", "--out", "msame_logs", "--", "--model", f"{WORK}/tiny.om", "--input", inputs,
              "--output", f"{WORK}/two", "--outfmt", "NPY"])
         one, two = sorted(os.listdir(f"{WORK}/one")), sorted(os.listdir(f"{WORK}/two"))
-        self.assertEqual(len(one), 5)
+        self.assertEqual(len(one), 40)
         self.assertEqual(one, two)
         for name in one:
             self.assertTrue(filecmp.cmp(f"{WORK}/one/{name}", f"{WORK}/two/{name}", shallow=False), name)
