@@ -13,7 +13,8 @@ build_pkgs=(cmake g++ make ccache pkg-config libprotobuf-dev protobuf-compiler l
 # dpkg-dev and file: cpack -G DEB reads the .deb's dependencies off the binaries (make package and its test).
 test_pkgs=(dpkg-dev file python3 python3-numpy libopenblas0-pthread python3-onnx python3-torch python3-torchvision
            python3-h5py python3-protobuf python3-openpyxl python3-opencv
-           slurmctld slurmd slurm-client munge)  # a single-node Slurm cluster for the batch-job test (tests/e2e/test_slurm.py)
+           slurmctld slurmd slurm-client munge  # a single-node Slurm cluster for the batch-job test (tests/e2e/test_slurm.py)
+           chromium)  # renders msaccucmp's HTML report headless (tests/msaccucmp/test_html_report.py)
 fuzz_pkgs=(clang libclang-rt-dev)  # make fuzz: libFuzzer and the sanitizer runtimes
 
 case "$what" in

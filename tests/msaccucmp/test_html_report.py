@@ -3,7 +3,8 @@
 self-contained file per result (nothing fetched: no script, no external reference), every row's op in it with the
 verdict counts of the CSV, the first divergent op marked and linked, chart points linked to table rows; a merged
 result's page equals the single run's; 100,000 rows downsample to one chart column per pixel and the 1,000 worst
-in the table, under 10 MB.
+in the table, under 10 MB. Rendered by headless Chromium (the l2norm walk of docs/atc.md): the screenshot is not
+blank, the DOM names the first divergent op (/ReduceSum) and every verdict count, and the page makes no request.
 usage: test_html_report.py SOURCE_DIR BUILD_DIR WORK_DIR"""
 import csv
 import glob
@@ -157,7 +158,8 @@ class MergeChecks(unittest.TestCase):
             d = f"{WORK}/cut_{cut}"
             os.makedirs(d)
             shutil.copy(a[0], d)
-            data = open(a[1], "rb").read()
+            with open(a[1], "rb") as fh:
+                data = fh.read()
             lines = data.split(b"\n")
             kept = b"\n".join(lines[:-2]) + b"\n" if cut == "row_boundary" else data[: len(data) - len(lines[-2]) // 2 - 1]
             with open(os.path.join(d, os.path.basename(a[1])), "wb") as fh:
@@ -165,6 +167,79 @@ class MergeChecks(unittest.TestCase):
             p = run(CMP, "merge", "-d", d, "-out", f"{d}_out", code=1)
             self.assertIn("EC0015", p.stdout, cut)
             self.assertFalse(glob.glob(f"{d}_out/result_*"), cut)
+
+
+CHROMIUM = shutil.which("chromium")
+# Headless, and quiet: Chromium's own background services still make requests, but from the browser itself (the
+# net log's initiator "not an origin"); a page's requests carry the page's origin.
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run", "--disable-default-apps", "--window-size=1200,900"]
+
+
+def page_requests(net_log):
+    """The URL requests a page started, from Chromium's --log-net-log."""
+    import json
+    with open(net_log) as f:
+        log = json.load(f)
+    start = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+    return [e["params"]["url"] for e in log["events"]
+            if e["type"] == start and e.get("params", {}).get("initiator", "not an origin") != "not an origin"]
+
+
+class InChromium(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not CHROMIUM:
+            raise AssertionError("chromium is not installed (scripts/install-deps.sh test installs it)")
+        walk = os.path.join(WORK, "l2norm")
+        run("/usr/bin/python3", f"{SRC}/examples/make_l2norm.py", walk)
+        for name, path in (("npu", "npu_dump"), ("golden", "golden")):
+            with open(f"{walk}/acl_{name}.json", "w") as f:
+                f.write('{"dump":{"dump_path":"%s/%s","dump_list":[],"dump_mode":"all"}}' % (walk, path))
+        run(MSAME, "--model", f"{walk}/l2norm.onnx", "--input", f"{walk}/l2norm_input.npy", "--acl_json_path", f"{walk}/acl_golden.json")
+        run(ATC, "--framework=5", f"--model={walk}/l2norm.onnx", f"--output={walk}/l2norm", "--soc_version=Ascend310P3")
+        run(ATC, "--mode=1", f"--om={walk}/l2norm.om", f"--json={walk}/l2norm.json")
+        run(MSAME, "--model", f"{walk}/l2norm.om", "--input", f"{walk}/l2norm_input.npy", "--acl_json_path", f"{walk}/acl_npu.json")
+        (npu,) = glob.glob(f"{walk}/npu_dump/*/0/l2norm/1/0")
+        (golden,) = glob.glob(f"{walk}/golden/*/0/l2norm/1/0")
+        run(CMP, "compare", "-m", npu, "-g", golden, "-f", f"{walk}/l2norm.json", "-out", f"{walk}/cmp", "--report", "html")
+        (cls.csv,) = glob.glob(f"{walk}/cmp/result_*.csv")
+        cls.page = cls.csv[:-4] + ".html"
+
+    def chromium(self, page, *flags):
+        p = subprocess.run([CHROMIUM, *CHROMIUM_FLAGS, *flags, f"file://{page}"], capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        return p.stdout
+
+    def test_screenshot_is_not_blank(self):
+        import cv2
+        shot = os.path.join(WORK, "report.png")
+        self.chromium(self.page, f"--screenshot={shot}")
+        img = cv2.imread(shot)
+        self.assertIsNotNone(img)
+        self.assertEqual(img.shape[:2], (900, 1200))
+        self.assertGreater(img.std(), 20)                      # not one flat colour
+        self.assertGreater((img.min(axis=2) < 200).mean(), 0.02)  # text, axes and points cover part of it
+        red = (img[:, :, 2] > 180) & (img[:, :, 1] < 90) & (img[:, :, 0] < 90)  # FAIL points and the first-divergent marker
+        self.assertGreater(red.sum(), 30)
+
+    def test_dom_names_the_first_divergent_op_and_every_count(self):
+        dom = self.chromium(self.page, "--dump-dom")
+        self.assertRegex(dom, r"First divergent op \([^)]*\): <a href=\"#r\d+\">Index \d+ /ReduceSum ")
+        table = rows_of(self.csv)
+        verdict = table[0].index("Verdict")
+        for v in ("PASS", "WARN", "FAIL", "SKIP"):
+            self.assertIn(f"{v} {sum(r[verdict] == v for r in table[1:])}<", dom)
+
+    def test_the_page_requests_nothing(self):
+        net = os.path.join(WORK, "net.json")
+        self.chromium(self.page, f"--log-net-log={net}", "--dump-dom")
+        self.assertEqual(page_requests(net), [])
+        control = os.path.join(WORK, "control.html")  # the check sees a page that does fetch something
+        with open(control, "w") as f:
+            f.write('<html><body><img src="http://npukit-report-test.invalid/x.png"></body></html>')
+        self.chromium(control, f"--log-net-log={net}", "--dump-dom")
+        self.assertIn("http://npukit-report-test.invalid/x.png", page_requests(net))
 
 
 class BadFlags(unittest.TestCase):

@@ -21,6 +21,9 @@ constexpr int kPlotWidth = 1000, kPlotHeight = 140, kLeft = 70, kRight = 20, kTo
 constexpr size_t kSparkPoints = 240;  // an index row's sparkline
 constexpr int kSparkWidth = 160, kSparkHeight = 28;
 
+// The page fetches nothing, and says so to the browser: no source is allowed but the inline styles and SVG.
+constexpr const char* kHead =
+    "<meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">";
 constexpr const char* kStyle = R"(body{font:14px system-ui,sans-serif;margin:24px;color:#222}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}
 table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;padding:3px 6px;text-align:right;white-space:nowrap}
@@ -223,7 +226,8 @@ std::string RenderHtmlReport(const std::vector<Row>& table, const std::string& t
     rel[r] = Num(t.Cell(r, c_rel));
     overflow[r] = Overflowed(t, r, t.Col("OverFlow"), t.Col("NPUNaN"), t.Col("NPUInf"));
   }
-  const size_t first = sum.FirstDivergentRow();
+  bool inputs_compared = false;
+  const size_t first = sum.FirstDivergentRow(&inputs_compared);
   // The table: every row when there are few, else the worst kMaxTableRows (FAIL first, then by cosine).
   std::vector<size_t> order(n);
   for (size_t r = 0; r < n; ++r) order[r] = r;
@@ -246,14 +250,14 @@ std::string RenderHtmlReport(const std::vector<Row>& table, const std::string& t
     if (overflow[r]) overflow_rows.push_back(r);
 
   std::ostringstream o;
-  o << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" << Esc(title) << "</title><style>" << kStyle << "</style></head><body>\n";
+  o << "<!DOCTYPE html>\n<html><head>" << kHead << "<title>" << Esc(title) << "</title><style>" << kStyle << "</style></head><body>\n";
   o << "<h1>" << Esc(title) << "</h1>\n<p>" << n << " tensor pair(s): <span class=\"PASS\">PASS " << counts[1] << "</span>, <span class=\"WARN\">WARN "
     << counts[2] << "</span>, <span class=\"FAIL\">FAIL " << counts[3] << "</span>, <span class=\"SKIP\">SKIP " << counts[0] << "</span>";
   if (!overflow_rows.empty()) o << "; " << std::count(overflow.begin(), overflow.end(), true) << " with overflow";
   o << "</p>\n";
   if (first != std::string::npos)
-    o << "<p>First divergent op (its inputs pass, its output fails): <a href=\"#r" << first << "\">" << Esc(labels[first]) << "</a>, cosine "
-      << Esc(t.Cell(first, c_cos)) << "</p>\n";
+    o << "<p>First divergent op (" << (inputs_compared ? "its inputs pass, its output fails" : "its output fails; its inputs were not dumped, so it may only inherit the error")
+      << "): <a href=\"#r" << first << "\">" << Esc(labels[first]) << "</a>, cosine " << Esc(t.Cell(first, c_cos)) << "</p>\n";
   else if (counts[3])
     o << "<p>No op fails with passing inputs: every failure follows a failing input.</p>\n";
   const Marks marks{&verdicts, &anchor, &overflow, &labels, first};
@@ -276,7 +280,7 @@ std::string RenderHtmlReport(const std::vector<Row>& table, const std::string& t
 
 std::string RenderHtmlIndex(const std::vector<HtmlPageSummary>& pages, const std::string& title) {
   std::ostringstream o;
-  o << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" << Esc(title) << "</title><style>" << kStyle << "</style></head><body>\n<h1>"
+  o << "<!DOCTYPE html>\n<html><head>" << kHead << "<title>" << Esc(title) << "</title><style>" << kStyle << "</style></head><body>\n<h1>"
     << Esc(title) << "</h1>\n<table><tr><th>result</th><th>PASS</th><th>WARN</th><th>FAIL</th><th>SKIP</th><th>first divergent op</th><th>cosine</th></tr>\n";
   for (const auto& p : pages) {
     o << "<tr><td class=\"t\"><a href=\"" << Esc(p.page) << "\">" << Esc(p.title) << "</a></td><td class=\"PASS\">" << p.pass << "</td><td class=\"WARN\">"
