@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """msaccucmp compare vs a numpy implementation of the same 10 metrics, on the same >= 1 GB of dump data
-(fp32 and fp16 tensors of mixed sizes) against golden .npy files. Prints throughput, ratio and peak memory.
+(fp32 and fp16 tensors of mixed sizes) against golden .npy files. Prints throughput, ratio and peak memory. Then the
+same compare as a 4-task Slurm array + merge (npukit-slurm, on a single-node cluster of its own, as
+tests/e2e/test_slurm.py brings up; needs root) beside the single process with the same total threads.
 usage: bench_msaccucmp.py BUILD_DIR [GB]"""
 import glob
 import os
@@ -79,4 +81,32 @@ print(f"msaccucmp compare : {t_cmp:7.2f} s  {data_gb / t_cmp:6.2f} GB/s  peak RS
 print(f"numpy (10 metrics): {t_np:7.2f} s  {data_gb / t_np:6.2f} GB/s  peak RSS {m_np:7.0f} MiB")
 print(f"ratio: msaccucmp is {t_np / t_cmp:.1f}x numpy (target >= 5x); largest tensor pair {largest_pair_mb:.0f} MiB, "
       f"threads {os.environ.get('NPUKIT_NUM_THREADS', os.cpu_count())}")
+
+
+def slurm_compare():
+    """Wall time of the same compare as 4 shards on Slurm + the merge, against the single process above."""
+    if os.geteuid() != 0 or not shutil.which("slurmctld"):
+        print("slurm: skipped (needs root and scripts/install-deps.sh's slurm packages)")
+        return
+    sys.path.insert(0, os.path.join(HERE, "..", "tests", "e2e"))
+    import slurm_cluster
+    os.chmod(work, 0o755)  # munged runs as the munge user: it must reach its folder inside
+    cluster = slurm_cluster.Cluster(os.path.join(work, "cluster"))
+    cluster.start()
+    try:
+        threads = int(os.environ.get("NPUKIT_NUM_THREADS", os.cpu_count()))
+        shards = 4
+        env = {**cluster.env, "PATH": os.path.join(build, "tools/msaccucmp") + ":" + os.environ["PATH"],
+               "NPUKIT_NUM_THREADS": str(max(1, threads // shards))}  # the same total threads as the single run, per node
+        t0 = time.perf_counter()
+        subprocess.run([os.path.join(HERE, "..", "scripts/slurm/npukit-slurm"), "compare", "--shards", str(shards), "--out",
+                        os.path.join(work, "slurm"), "--wait", "--", "-m", npu, "-g", gold], check=True, env=env, stdout=subprocess.DEVNULL)
+        t_slurm = time.perf_counter() - t0
+        print(f"slurm {shards}-task array + merge: {t_slurm:7.2f} s  against one process {t_cmp:.2f} s "
+              f"({os.cpu_count()} cores: no speed-up expected on one node; for the record)")
+    finally:
+        cluster.stop()
+
+
+slurm_compare()
 shutil.rmtree(work)
