@@ -26,9 +26,11 @@ constexpr const char* kK8sVar = "JOB_COMPLETION_INDEX (a Kubernetes Indexed Job,
 
 }  // namespace
 
-Result<Shard> ParseShard(std::string_view value, std::string_view flag, std::string_view code, const EnvLookup& lookup) {
+Result<Shard> ParseShard(std::string_view value, std::string_view flag, ShardErrorCodes codes, const EnvLookup& lookup) {
   const EnvLookup env = lookup ? lookup : EnvLookup([](const char* name) -> const char* { return std::getenv(name); });
-  auto bad = [&](std::string why, std::string fix) { return Status::Error(std::string(code), std::string(flag), std::string(value), std::move(why), std::move(fix)); };
+  auto bad = [&](std::string why, std::string fix) {
+    return Status::Error(std::string(codes.bad_value), std::string(flag), std::string(value), std::move(why), std::move(fix));
+  };
   const auto slash = value.find('/');
   const std::string_view head = value.substr(0, slash);
   std::optional<size_t> n;
@@ -64,8 +66,9 @@ Result<Shard> ParseShard(std::string_view value, std::string_view flag, std::str
     if (*index >= *n) return bad("JOB_COMPLETION_INDEX is " + std::to_string(*index) + ", outside 0.." + std::to_string(*n - 1), "Give N = the Job's completions.");
     return Shard{*index + 1, *n};
   }
-  return bad(std::string("no scheduler found: looked for ") + kSlurmVars + " and " + kK8sVar,
-             "Run it as a Slurm array task or a Kubernetes Indexed Job, or give --shard K/N.");
+  return Status::Error(std::string(codes.usage), std::string(flag), std::string(value),
+                       std::string("no scheduler found: looked for ") + kSlurmVars + " and " + kK8sVar,
+                       "Run it as a Slurm array task or a Kubernetes Indexed Job, or give --shard K/N.");
 }
 
 std::pair<size_t, size_t> ShardRange(const Shard& s, size_t count) {

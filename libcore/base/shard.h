@@ -25,8 +25,12 @@ struct Shard {
 // Reads an environment variable (null when unset); std::getenv by default, a table in tests.
 using EnvLookup = std::function<const char*(const char*)>;
 
-// Parses the value of `flag` (e.g. "--shard"); errors carry `code`, the tool's code for a bad flag value.
-Result<Shard> ParseShard(std::string_view value, std::string_view flag, std::string_view code, const EnvLookup& env = {});
+// The tool's error codes: for a bad value of the flag, and for a usage error (exit 2): `auto` outside a scheduler.
+struct ShardErrorCodes {
+  std::string_view bad_value, usage;
+};
+// Parses the value of `flag` (e.g. "--shard").
+Result<Shard> ParseShard(std::string_view value, std::string_view flag, ShardErrorCodes codes, const EnvLookup& env = {});
 
 // Shard k of n's items out of `count`, by index: the contiguous run [begin, end) of a near-even split.
 std::pair<size_t, size_t> ShardRange(const Shard& s, size_t count);

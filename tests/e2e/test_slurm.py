@@ -165,12 +165,22 @@ class Msame(unittest.TestCase):
 
 
 class OutsideAScheduler(unittest.TestCase):
-    def test_shard_auto_names_what_it_looked_for(self):
+    def test_shard_auto_is_a_usage_error_naming_what_it_looked_for(self):
         clean = {k: v for k, v in env().items() if not k.startswith("SLURM_") and k != "JOB_COMPLETION_INDEX"}
-        p = run(["msaccucmp", "compare", "-m", "x", "-g", "y", "--shard", "auto"], ok=False, env=clean)
-        self.assertEqual(p.returncode, 1)
-        self.assertIn("SLURM_ARRAY_TASK_ID", p.stdout)
-        self.assertIn("JOB_COMPLETION_INDEX", p.stdout)
+        (npu,) = glob.glob(f"{WORK}/dump/*/0/tiny/1/0")
+        (golden,) = glob.glob(f"{WORK}/dump/*/0/reference/1/0")
+        os.makedirs(f"{WORK}/one_input", exist_ok=True)
+        shutil.copy(f"{SRC}/examples/input.npy", f"{WORK}/one_input/")
+        for argv in (["msaccucmp", "compare", "-m", npu, "-g", golden, "-out", "auto_out", "--shard", "auto"],
+                     ["msame", "--model", "tiny.om", "--input", "one_input", "--output", "auto_out", "--shard", "auto"],
+                     ["aoe", "--job_type=2", "--framework=5", f"--model={SRC}/examples/tinynet.onnx", "--soc_version=Ascend310P3",
+                      "--input_shape=image:1,3,32,32", "--shard", "auto"]):
+            with self.subTest(tool=argv[0]):
+                p = run(argv, ok=False, env=clean)
+                self.assertEqual(p.returncode, 2, p.stdout)
+                self.assertIn("SLURM_ARRAY_TASK_ID", p.stdout)
+                self.assertIn("JOB_COMPLETION_INDEX", p.stdout)
+        self.assertFalse(os.path.exists(f"{WORK}/auto_out"))
 
 
 if __name__ == "__main__":

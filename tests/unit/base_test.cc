@@ -251,12 +251,12 @@ npu::EnvLookup Env(std::map<std::string, std::string> vars) {
   };
 }
 npu::Shard ShardOf(std::string_view value, std::map<std::string, std::string> vars) {
-  auto s = npu::ParseShard(value, "--shard", "E10001", Env(std::move(vars)));
+  auto s = npu::ParseShard(value, "--shard", {"E10001", "E10057"}, Env(std::move(vars)));
   EXPECT_TRUE(s.ok()) << s.status().message();
   return s.ok() ? s.value() : npu::Shard{0, 0};
 }
 std::string ShardError(std::string_view value, std::map<std::string, std::string> vars) {
-  auto s = npu::ParseShard(value, "--shard", "E10001", Env(std::move(vars)));
+  auto s = npu::ParseShard(value, "--shard", {"E10001", "E10057"}, Env(std::move(vars)));
   EXPECT_FALSE(s.ok());
   return s.ok() ? "" : s.status().message();
 }

@@ -91,7 +91,7 @@ Status CheckShardSet(const std::vector<std::string>& roots) {
     if (!FileExists(marker.string())) continue;
     NPU_ASSIGN_OR_RETURN(std::string text, ReadFileToString(marker.string()));
     while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
-    auto s = ParseShard(text, "bank merge", "EG0011");
+    auto s = ParseShard(text, "bank merge", {"EG0011", "EG0011"});
     if (!s.ok() || text.starts_with("auto")) return Status::Error("EG0011", "bank merge", marker.string(), "is not a K/N shard marker");
     if (total && s.value().n != total)
       return Status::Error("EG0011", "bank merge", root, "holds shard " + text + ", the others belong to a run split " + std::to_string(total) + " ways");
@@ -142,7 +142,7 @@ Status TuneModel(const AoeOptions& o, const AoeModelOptions& mo, const OpFilter&
   NPU_ASSIGN_OR_RETURN(TuneBank bank, TuneBank::Open(TuneBank::DefaultRoot(), soc));
   std::optional<Shard> shard;
   if (!o.shard.empty()) {  // K/N or auto (base/shard.h)
-    NPU_ASSIGN_OR_RETURN(shard, ParseShard(o.shard, "--shard", kBadFlagValue));
+    NPU_ASSIGN_OR_RETURN(shard, ParseShard(o.shard, "--shard", {kBadFlagValue, "EG0000"}));
   }
   bool repeat = RepeatTune();
   SearchStrategy strategy = o.search == "exhaustive" ? SearchStrategy::kExhaustive : SearchStrategy::kGuided;
@@ -303,7 +303,7 @@ std::vector<Status> ValidateOptions(const AoeOptions& o) {
     errs.push_back(Status::Error("EG0003", "--soc_version", o.model.soc_version, "supported SoCs are " + SocNames()));
   if (o.search != "guided" && o.search != "exhaustive") errs.push_back(Status::Error("EG0003", "--search", o.search, "the value must be guided or exhaustive"));
   if (!o.shard.empty())
-    if (auto s = ParseShard(o.shard, "--shard", kBadFlagValue); !s.ok()) errs.push_back(s.status());
+    if (auto s = ParseShard(o.shard, "--shard", {kBadFlagValue, "EG0000"}); !s.ok()) errs.push_back(s.status());
   if (o.progress_bar != "on" && o.progress_bar != "off") errs.push_back(Status::Error("EG0003", "--progress_bar", o.progress_bar, "the value must be on or off"));
   if (!o.model.log.empty() && !log::ParseLevel(o.model.log))
     errs.push_back(Status::Error("EG0003", "--log", o.model.log, "the log level must be one of debug, info, warning, error, null"));

@@ -388,7 +388,7 @@ int RunCompare(const CompareOptions& o, std::ostream& out) {
   c.thresholds = th.value();
   std::optional<std::pair<size_t, size_t>> shard;
   if (!o.shard.empty()) {
-    auto s = ParseShard(o.shard, "--shard", "E10001");  // K/N, or auto from the scheduler (base/shard.h)
+    auto s = ParseShard(o.shard, "--shard", {"E10001", "E10057"});  // K/N, or auto from the scheduler (base/shard.h)
     if (!s.ok()) return fail(s.status());
     shard = std::pair{s.value().k, s.value().n};
   }

@@ -100,7 +100,7 @@ std::vector<Status> ValidateOptions(const MsameOptions& o) {
   for (std::string f; std::getline(inputs, f, ',');)
     if (!f.empty() && !FileExists(f)) errs.push_back(Status::Error("E13001", "--input", f, "the input file does not exist"));
   if (!o.shard.empty())
-    if (auto s = ParseShard(o.shard, "--shard", "E10001"); !s.ok()) errs.push_back(s.status());
+    if (auto s = ParseShard(o.shard, "--shard", {"E10001", "E10057"}); !s.ok()) errs.push_back(s.status());
   if (o.outfmt != "BIN" && o.outfmt != "NPY" && o.outfmt != "TXT")
     errs.push_back(Status::Error("E10001", "--outfmt", o.outfmt, "the output format must be BIN, NPY or TXT"));
   char* end = nullptr;
@@ -241,7 +241,7 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
   uint64_t step = 0;  // one per inference, over every input set (dump steps count them)
   std::span<const InputSet> mine = sets.value();
   if (!o.shard.empty()) {  // this shard's contiguous share of the batch; dump steps numbered as in one whole run
-    auto shard = ParseShard(o.shard, "--shard", "E10001");
+    auto shard = ParseShard(o.shard, "--shard", {"E10001", "E10057"});
     if (!shard.ok()) return fail({shard.status()});
     if (files.empty() || !std::filesystem::is_directory(files[0]))
       return fail({Status::Error("E10001", "--shard", o.shard, "splits a batch, and --input names no folder", "Give --input DIR (one inference per file).")});
