@@ -225,9 +225,20 @@ void ConvCompute(KernelContext& c, const ConvGeom& p, Tensor& y) {
 // round once sums pass 2^24), im2col and an int32 GEMM, the int32 bias added. [choice] The accumulator is int32
 // and wraps as two's complement (kernels/quant.cc keeps the quantization choices; this one belongs to the
 // cube): 131072 products of -128 * -128 are needed before it could, more than any conv's K.
-Status ConvInt8(KernelContext& c) {
+Status CheckInt8Operands(KernelContext& c) {
   if (!c.has(1) || c.in(1).dtype() != DType::kI8) return c.Fail("int8 x needs int8 weights");
-  if (c.has(2) && c.in(2).dtype() != DType::kI32) return c.Fail("the bias of an int8 conv must be int32");
+  if (c.has(2) && c.in(2).dtype() != DType::kI32) return c.Fail("the bias of an int8 " + c.node.op_type + " must be int32");
+  return Status::Ok();
+}
+
+// The integer path's operands: x in (N, C, ...) order and the weights, both widened to int32.
+void WidenInt8Operands(KernelContext& c) {
+  c.inputs[0] = CastTensor(ToChannelsFirst(c.in(0), c.pool), DType::kI32);
+  c.inputs[1] = CastTensor(c.in(1), DType::kI32);
+}
+
+Status ConvInt8(KernelContext& c) {
+  NPU_RETURN_IF_ERROR(CheckInt8Operands(c));
   NPU_ASSIGN_OR_RETURN(ConvGeom p, MakeConv(c.node, c.in(0).shape(), c.in(1).shape(), false));
   if (c.in(0).rank() == 4) {  // oneDNN's int8 kernels where they are exact (conv_dnnl.h)
     auto geometry = [&]() -> Result<Conv2DShape> {
@@ -241,8 +252,7 @@ Status ConvInt8(KernelContext& c) {
       return Status::Ok();
     }
   }
-  c.inputs[0] = CastTensor(ToChannelsFirst(c.in(0), c.pool), DType::kI32);
-  c.inputs[1] = CastTensor(c.in(1), DType::kI32);
+  WidenInt8Operands(c);
   Tensor y = Tensor::Empty(DType::kI32, p.OutShape(c.in(0).shape()[0]));
   ConvCompute<int32_t>(c, p, y);
   c.outputs[0] = std::move(y);
@@ -332,10 +342,8 @@ void ConvTransposeCompute(KernelContext& c, const ConvGeom& p, Tensor& y) {
 // A quantized ConvTranspose: int8 x int8 -> int32 exactly (an int32 GEMM and scatter; rare enough in models
 // that no oneDNN path is kept for it), then its fused dequant/requant.
 Status ConvTransposeInt8(KernelContext& c, const ConvGeom& p) {
-  if (!c.has(1) || c.in(1).dtype() != DType::kI8) return c.Fail("int8 x needs int8 weights");
-  if (c.has(2) && c.in(2).dtype() != DType::kI32) return c.Fail("the bias of an int8 ConvTranspose must be int32");
-  c.inputs[0] = CastTensor(ToChannelsFirst(c.in(0), c.pool), DType::kI32);
-  c.inputs[1] = CastTensor(c.in(1), DType::kI32);
+  NPU_RETURN_IF_ERROR(CheckInt8Operands(c));
+  WidenInt8Operands(c);
   Tensor y = Tensor::Zeros(DType::kI32, p.OutShape(c.in(0).shape()[0]));
   ConvTransposeCompute<int32_t>(c, p, y);
   c.outputs[0] = std::move(y);
