@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <vector>
 
+#include "ir/device_format.h"
 #include "ir/node_attrs.h"
 
 namespace npu {
@@ -110,6 +112,44 @@ void DescribeMatMul(const Graph& g, const Node& n, Work& w) {
   w.b_bytes = Bytes(b);
 }
 
+// Whether GE makes this Concat a no-task op (FE's ConcatCToN optimisation sets _no_task, and the memory
+// assigner then gives the inputs adjacent slices of one buffer, _nopadding_continuous_input): each producer
+// writes straight into its slice, so the concat moves nothing. That takes every input to be one contiguous block
+// of the output: in the output's device layout all dims before the concat's are 1, and in NC1HWC0 a concat on C
+// gives each input whole C0 blocks (its C a multiple of C0). Inputs must be distinct tensors that tasks write
+// (a constant or a graph input has no producer to redirect). Otherwise the concat is a copy task.
+bool ConcatWritesInPlace(const Graph& g, const Node& n) {
+  if (n.op_type != "Concat" || n.outputs.empty()) return false;
+  const Value& y = g.values[n.outputs[0]];
+  if (!y.has_shape || y.shape.empty()) return false;
+  const int64_t rank = static_cast<int64_t>(y.shape.size());
+  int64_t axis = n.attr_int("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return false;
+  const Format f = DeviceFormat(y);
+  const bool c_blocks = f == Format::kNC1HWC0;
+  if (f != Format::kND && f != Format::kNCHW && f != Format::kNHWC && !c_blocks) return false;  // fractal layouts: a copy
+  const int64_t c0 = CubeC0(DTypeSize(y.dtype));
+  std::vector<int> seen;
+  for (int i : n.inputs) {
+    if (i < 0 || g.values[i].constant || g.values[i].producer < 0 || std::find(seen.begin(), seen.end(), i) != seen.end()) return false;
+    seen.push_back(i);
+    const Value& x = g.values[i];
+    if (!x.has_shape || x.shape.size() != y.shape.size()) return false;
+    if (c_blocks && axis == 1 && x.shape[1] % c0 != 0) return false;  // its last C0 block would be padded inside the output
+  }
+  // The dims before the concat's in the device layout: NC1HWC0 puts C1 second and C0 last, so a concat on C (or H,
+  // W) has N (and C1) before it.
+  int64_t before = 1;
+  if (c_blocks) {
+    const int64_t c1 = (y.shape[1] + c0 - 1) / c0;
+    before = axis == 0 ? 1 : axis == 1 ? y.shape[0] : y.shape[0] * c1 * (axis == 3 ? y.shape[2] : 1);
+  } else {
+    for (int64_t d = 0; d < axis; ++d) before *= y.shape[static_cast<size_t>(d)];
+  }
+  return before == 1;
+}
+
 }  // namespace
 
 std::string_view WorkKindName(WorkKind k) {
@@ -145,7 +185,7 @@ Work DescribeWork(const Graph& g, const Node& n, Engine engine) {
   }
   if (!n.inputs.empty() && n.inputs[0] >= 0) w.dtype = g.values[n.inputs[0]].dtype;
   if (!n.outputs.empty()) w.out_dtype = g.values[n.outputs[0]].dtype;
-  if (IsView(n.op_type)) {
+  if (IsView(n.op_type) || ConcatWritesInPlace(g, n)) {
     w.kind = WorkKind::kView;
     return w;
   }

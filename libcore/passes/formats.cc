@@ -92,6 +92,11 @@ class FormatAssigner {
       return p;
     }
     if (IsGraphOutput(g_, n.outputs[0]) || NodeEngine(n) == Engine::kAiCpu) return p;  // net outputs leave in origin format
+    if (ConcatsInFiveHd(n)) {
+      std::fill(p.in.begin(), p.in.end(), Format::kNC1HWC0);
+      p.out = Format::kNC1HWC0;
+      return p;
+    }
     int c = Carrier(n);
     if (c < 0) return p;
     Format f = Current(n.inputs[c]);
@@ -99,6 +104,20 @@ class FormatAssigner {
     for (size_t j = 0; j < n.inputs.size(); ++j)
       if (HasIn(n, j) && In(n, j).shape == In(n, c).shape) p.in[j] = f;
     return p;
+  }
+
+  // A 4-D Concat of feature maps stays in NC1HWC0 (CANN's ConcatD declares it), so the branches of an Inception or
+  // DenseNet block need no TransData around it: when some input already is NC1HWC0 and the concat is on N, H or W,
+  // or on C with every input's C a multiple of C0 (an unaligned one would put padding inside the output's C).
+  bool ConcatsInFiveHd(const Node& n) const {
+    if (n.op_type != "Concat" || !Rank(g_.values[n.outputs[0]], 4)) return false;
+    const int64_t axis = NormalizeAxis(n.attr_int("axis", 0), 4), c0 = CubeC0(DTypeSize(g_.values[n.outputs[0]].dtype));
+    bool any_five_hd = false;
+    for (size_t j = 0; j < n.inputs.size(); ++j) {
+      if (!HasIn(n, j) || !Rank(In(n, j), 4) || (axis == 1 && In(n, j).shape[1] % c0 != 0)) return false;
+      any_five_hd |= Current(n.inputs[j]) == Format::kNC1HWC0;
+    }
+    return any_five_hd;
   }
 
   // The input an elementwise-like node runs in the blocked format of, or -1 when it must run in origin

@@ -4,6 +4,8 @@
 #include <random>
 
 #include "cost/cost_model.h"
+#include "cost/tiling.h"
+#include "cost/work.h"
 #include "soc/soc_spec.h"
 
 namespace npu {
@@ -161,6 +163,79 @@ TEST(CostModel, InvalidTilingsAreRejected) {
   Tiling odd = t;
   odd.base_n = 24;
   EXPECT_FALSE(CheckTiling(w, odd, s).ok());
+}
+
+}  // namespace
+}  // namespace npu
+
+// ---- Concat without a task (GE's _no_task concat: each producer writes its slice of the output) ------------
+
+namespace npu {
+namespace {
+
+// Producers (Relu) of fp16 NC1HWC0 feature maps with `channels` each, concatenated on `axis`.
+Graph ConcatOf(std::vector<int64_t> channels, int64_t batch, int64_t axis = 1) {
+  Graph g;
+  int64_t total = 0;
+  Node cat;
+  cat.name = "cat";
+  cat.op_type = "Concat";
+  cat.attrs["axis"] = axis;
+  for (size_t i = 0; i < channels.size(); ++i) {
+    const int x = g.AddValue("x" + std::to_string(i)), v = g.AddValue("v" + std::to_string(i));
+    for (int id : {x, v}) {
+      g.values[id].dtype = DType::kF16;
+      g.values[id].shape = {batch, channels[i], 14, 14};
+      g.values[id].has_shape = true;
+      g.values[id].device_format = Format::kNC1HWC0;
+    }
+    g.inputs.push_back(x);
+    Node relu;
+    relu.name = "relu" + std::to_string(i);
+    relu.op_type = "Relu";
+    relu.inputs = {x};
+    relu.outputs = {v};
+    g.values[v].producer = static_cast<int>(g.nodes.size());
+    g.nodes.push_back(relu);
+    cat.inputs.push_back(v);
+    total += channels[i];
+  }
+  const int y = g.AddValue("y");
+  g.values[y].dtype = DType::kF16;
+  g.values[y].shape = {batch, total, 14, 14};
+  g.values[y].has_shape = true;
+  g.values[y].device_format = Format::kNC1HWC0;
+  g.values[y].producer = static_cast<int>(g.nodes.size());
+  cat.outputs = {y};
+  g.nodes.push_back(cat);
+  return g;
+}
+
+TaskCost ConcatCost(const Graph& g, Work* work = nullptr) {
+  const SocSpec& soc = *FindSoc("Ascend310P3");
+  Work w = DescribeWork(g, g.nodes.back(), Engine::kVector);
+  if (work) *work = w;
+  return EstimateTask(w, DefaultTiling(w, soc), soc);
+}
+
+TEST(ConcatInPlace, AlignedChannelsAtBatchOneCostNoTaskAndNoBytes) {
+  Work w;
+  const TaskCost c = ConcatCost(ConcatOf({32, 64, 16}, 1), &w);
+  EXPECT_EQ(w.kind, WorkKind::kView);
+  EXPECT_EQ(c.duration_ns, 0);
+  EXPECT_EQ(c.gm_read_bytes + c.gm_write_bytes, 0);
+}
+
+TEST(ConcatInPlace, OtherwiseItIsACopy) {
+  // C not a multiple of C0 (16 for fp16): the first input's last block would be padded inside the output
+  // batch 2: each input is two blocks of the output, not one
+  for (const Graph& g : {ConcatOf({24, 40}, 1), ConcatOf({32, 32}, 2), ConcatOf({32, 32}, 1, 2)}) {
+    Work w;
+    const TaskCost c = ConcatCost(g, &w);
+    EXPECT_EQ(w.kind, WorkKind::kVector);
+    EXPECT_GT(c.duration_ns, 0);
+    EXPECT_GE(c.gm_read_bytes, 2.0 * 32 * 14 * 14 * 2);  // it reads its inputs and writes the output
+  }
 }
 
 }  // namespace
