@@ -238,6 +238,8 @@ Status AscendRequant(KernelContext& c) {
   const Tensor& x = c.in(0);
   const std::vector<float> scale = ScaleValues(c.in(1), PathOf(c.exec) == DequantPath::kFixpipe ? DequantPath::kFixpipe : DequantPath::kDeqCast);
   const bool relu = c.node.attr_int("relu_flag", 0) != 0;
+  if (scale.size() != 1 && static_cast<int64_t>(scale.size()) != QuantChannels(x.shape()))
+    return c.Fail("the requant scale has " + std::to_string(scale.size()) + " values for " + std::to_string(QuantChannels(x.shape())) + " channels");
   Tensor y = Tensor::EmptyLike(DType::kI8, x);
   const int32_t* in = x.data<int32_t>();
   int8_t* out = y.mutable_data<int8_t>();

@@ -31,6 +31,8 @@ Status InferConv(InferContext& c, bool transpose) {
   if (x.shape.size() < 3 || w.shape.size() != x.shape.size()) return c.Fail("input and weight ranks must match and be >= 3");
   auto geo = transpose ? MakeConvTranspose(c.node, x.shape, w.shape) : MakeConv(c.node, x.shape, w.shape, false);
   if (!geo.ok()) return geo.status();
+  if (c.has_input(2) && c.in[2]->has_shape && (c.in[2]->shape.size() != 1 || c.in[2]->shape[0] != geo.value().M))
+    return c.Fail("the bias has shape " + ShapeToString(c.in[2]->shape) + "; it needs one value per output channel (" + std::to_string(geo.value().M) + ")");
   c.set_output(0, out, geo.value().OutShape(x.shape[0]));
   return Status::Ok();
 }

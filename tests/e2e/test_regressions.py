@@ -269,6 +269,28 @@ class ShapesThatDoNotFit(Crashless):
         self.assertCoded(run("atc", "--framework=5", f"--model={d}/huge.onnx", f"--output={d}/h", "--soc_version=Ascend310P3"), "E16005")
 
 
+class ConvBiasOfTheWrongLength(Crashless):
+    """10. A Conv whose bias holds fewer values than output channels: every kernel read past its end (garbage, or a
+    crash in a sanitizer build) while atc and msame said success. Inference now refuses it, naming the node."""
+
+    def test_atc_and_msames_reference_path_refuse_it(self):
+        d = fresh("bad_bias")
+        f = numpy_helper.from_array
+        graph = helper.make_graph([helper.make_node("Conv", ["x", "w", "b"], ["y"], kernel_shape=[3, 3], name="short_bias")], "g",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                                  [f(np.ones((8, 4, 3, 3), np.float32), "w"), f(np.ones(3, np.float32), "b")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = 8
+        onnx.save(model, f"{d}/bad.onnx")
+        for p in (run("atc", "--framework=5", f"--model={d}/bad.onnx", f"--output={d}/bad", "--soc_version=Ascend310P3"),
+                  run("msame", "--model", f"{d}/bad.onnx")):
+            self.assertCoded(p, "E10001")
+            self.assertIn("short_bias", p.stdout)
+            self.assertIn("one value per output channel (8)", p.stdout)
+        self.assertFalse(os.path.exists(f"{d}/bad.om"))
+
+
 class NodesMissingAnInput(Crashless):
     """9. (found by fuzz/blackbox.py om_run, ASan build) an .om whose Gemm lost its first input: msame's cost model
     read the graph's values at index -1 (UBSan: a pointer overflow) before anything checked the op's inputs."""
