@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/channels_last.h"
 #include "kernels/kernel_util.h"
 
 namespace npu {
@@ -32,8 +33,22 @@ void ChannelAffine(ThreadPool& pool, const T* x, T* y, int64_t N, int64_t C, int
   });
 }
 
+// y = x * a[ch] + b[ch] over channels-last rows (C innermost).
+template <class T>
+void ChannelAffineLast(ThreadPool& pool, const T* x, T* y, int64_t rows, int64_t C, const std::vector<T>& a, const std::vector<T>& b) {
+  pool.ParallelFor(static_cast<size_t>(rows), RowsPerTask(C), [&](size_t s, size_t e) {
+    for (size_t r = s; r < e; ++r) {
+      const T* xi = x + r * C;
+      T* yi = y + r * C;
+      for (int64_t ch = 0; ch < C; ++ch) yi[ch] = xi[ch] * a[ch] + b[ch];
+    }
+  });
+}
+
 template <class T>
 Status BatchNormKernel(KernelContext& c) {
+  // Inference keeps a channels-last feature map as it is (a per-channel affine); training's statistics read (N, C, ...).
+  if (c.in(0).channels_last && c.node.attr_int("training_mode", 0) != 0) c.inputs[0] = ToChannelsFirst(c.in(0), c.pool);
   const Tensor& x = c.in(0);
   if (x.rank() < 2) return c.Fail("input must have rank >= 2");
   const int64_t N = x.shape()[0], C = x.shape()[1], inner = x.numel() / std::max<int64_t>(1, N * C);
@@ -62,8 +77,9 @@ Status BatchNormKernel(KernelContext& c) {
     a[ch] = scale[ch] / std::sqrt(use_var[ch] + eps);
     b[ch] = bias[ch] - use_mean[ch] * a[ch];
   }
-  Tensor y = Tensor::Empty(x.dtype(), x.shape());
-  ChannelAffine(c.pool, x.data<T>(), y.mutable_data<T>(), N, C, inner, a, b);
+  Tensor y = Tensor::EmptyLike(x.dtype(), x);
+  if (x.channels_last) ChannelAffineLast(c.pool, x.data<T>(), y.mutable_data<T>(), N * inner, C, a, b);
+  else ChannelAffine(c.pool, x.data<T>(), y.mutable_data<T>(), N, C, inner, a, b);
   c.outputs[0] = std::move(y);
   if (training) {
     for (size_t k = 1; k < c.outputs.size() && k < 3; ++k) {
@@ -248,6 +264,7 @@ Status SoftmaxKernel(KernelContext& c) {
 
 void RegisterNormKernels() {
   RegisterKernel("BatchNormalization", [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<BatchNormKernel<float>, BatchNormKernel<double>>); });
+  KernelRegistry::Get().TakeChannelsLast("BatchNormalization");  // see BatchNormKernel
   RegisterKernel("InstanceNormalization", [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<InstanceNormKernel<float>, InstanceNormKernel<double>>); });
   RegisterKernel("LRN", [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<LrnKernel<float>, LrnKernel<double>>); });
   RegisterKernel("LayerNormalization", [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<LayerNormKernel<float>, LayerNormKernel<double>>); });

@@ -74,24 +74,45 @@ Status SliceKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+// A 4-D (N, C, H, W) tensor's dims in channels-last memory order, and where logical dim d sits among them.
+constexpr int64_t kChannelsLastPosition[] = {0, 3, 1, 2};
+Shape ChannelsLastOrder(const Shape& s) { return {s[0], s[2], s[3], s[1]}; }
+
+// Concat in memory order: the output is `outer` rows, each the inputs' runs one after another. Feature maps that
+// come channels-last (a conv's) are concatenated as they are, on the axis's place in that order, so an Inception
+// or DenseNet block never converts its branches' layouts; each output row is written once, front to back.
 Status ConcatKernel(KernelContext& c) {
   std::vector<const Shape*> shapes;
   for (auto& t : c.inputs) shapes.push_back(&t.shape());
   NPU_ASSIGN_OR_RETURN(Shape os, ConcatShape(c.node, shapes));
   int64_t axis = NormalizeAxis(c.node.attr_int("axis", 0), static_cast<int64_t>(os.size()));
+  const bool channels_last = os.size() == 4 && std::any_of(c.inputs.begin(), c.inputs.end(), [](const Tensor& t) { return t.channels_last; });
+  for (Tensor& t : c.inputs) t = channels_last ? ToChannelsLast(t, c.pool) : t;
+  auto memory_shape = [&](const Shape& s) { return channels_last ? ChannelsLastOrder(s) : s; };
+  const Shape ms = memory_shape(os);
+  const int64_t maxis = channels_last ? kChannelsLastPosition[axis] : axis;
   const size_t es = DTypeSize(c.in(0).dtype());
   int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= os[d];
-  for (size_t d = axis + 1; d < os.size(); ++d) inner *= os[d];
+  for (int64_t d = 0; d < maxis; ++d) outer *= ms[d];
+  for (size_t d = maxis + 1; d < ms.size(); ++d) inner *= ms[d];
   Tensor y = Tensor::Empty(c.in(0).dtype(), os);
-  const size_t out_row = static_cast<size_t>(os[axis] * inner) * es;
-  size_t col = 0;
+  y.channels_last = channels_last && OrdersDiffer(os);
+  std::vector<std::pair<const std::byte*, size_t>> runs;  // per input: its bytes and its run per output row
   for (const Tensor& t : c.inputs) {
     if (t.dtype() != y.dtype()) return c.Fail("inputs differ in dtype");
-    size_t row = static_cast<size_t>(t.shape()[axis] * inner) * es;
-    for (int64_t o = 0; o < outer; ++o) std::memcpy(y.mutable_raw() + o * out_row + col, t.raw() + o * row, row);
-    col += row;
+    runs.emplace_back(t.raw(), static_cast<size_t>(memory_shape(t.shape())[maxis] * inner) * es);
   }
+  const size_t out_row = static_cast<size_t>(ms[maxis] * inner) * es;
+  std::byte* out = y.mutable_raw();
+  c.pool.ParallelFor(static_cast<size_t>(outer), std::max<size_t>(1, kElementwiseGrain / std::max<size_t>(out_row, 1)), [&](size_t b, size_t e) {
+    for (size_t o = b; o < e; ++o) {
+      std::byte* dst = out + o * out_row;
+      for (const auto& [src, run] : runs) {
+        std::memcpy(dst, src + o * run, run);
+        dst += run;
+      }
+    }
+  });
   c.outputs[0] = std::move(y);
   return Status::Ok();
 }
@@ -347,6 +368,7 @@ void RegisterShapeKernels() {
   RegisterKernel("Slice", SliceKernel);
   RegisterKernel("Split", SplitKernel);
   RegisterKernel("Concat", ConcatKernel);
+  KernelRegistry::Get().TakeChannelsLast("Concat");  // see ConcatKernel
   RegisterKernel("Gather", GatherKernel);
   RegisterKernel("Expand", ExpandKernel);
   RegisterKernel("Tile", TileKernel);

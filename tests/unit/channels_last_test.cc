@@ -224,6 +224,39 @@ TEST(ChannelsLast, ElementwiseBroadcastAndGlobalPoolGiveTheChannelsFirstBits) {
   }
 }
 
+TEST(ChannelsLast, ConcatAndBatchNormGiveTheChannelsFirstBits) {
+  // Concat on every axis, of channels-last maps, of mixed orders, and of maps whose orders coincide (1 x 1).
+  const Tensor a = Random({2, 5, 4, 3}, 20), b = Random({2, 7, 4, 3}, 21);
+  for (int64_t axis : {1, -3}) {
+    const Node cat = MakeNode("Concat", 2, {{"axis", axis}});
+    const Tensor want = RunNode(cat, {a, b});
+    for (const auto& ins : std::vector<std::vector<Tensor>>{{ToChannelsLast(a, Pool()), ToChannelsLast(b, Pool())},
+                                                            {ToChannelsLast(a, Pool()), b}, {a, ToChannelsLast(b, Pool())}}) {
+      Tensor got = RunNode(cat, ins);
+      EXPECT_TRUE(got.channels_last);
+      ExpectSameBits(ToChannelsFirst(got, Pool()), want);
+    }
+  }
+  for (int64_t axis : {0, 2, 3}) {
+    const Tensor x = Random({2, 6, 4, 3}, 22);
+    const Node cat = MakeNode("Concat", 2, {{"axis", axis}});
+    ExpectSameBits(ToChannelsFirst(RunNode(cat, {ToChannelsLast(x, Pool()), ToChannelsLast(x, Pool())}), Pool()), RunNode(cat, {x, x}));
+  }
+  const Tensor p = Random({1, 4, 1, 1}, 23), q = Random({1, 2, 1, 1}, 24);
+  ExpectSameBits(RunNode(MakeNode("Concat", 2, {{"axis", int64_t{1}}}), {ToChannelsLast(p, Pool()), q}),
+                 RunNode(MakeNode("Concat", 2, {{"axis", int64_t{1}}}), {p, q}));
+  // BatchNormalization in inference: a per-channel affine on the channels-last rows.
+  const Tensor x = Random({2, 6, 5, 3}, 25);
+  std::vector<Tensor> params;
+  for (unsigned k = 0; k < 4; ++k) params.push_back(Random({6}, 26 + k, k == 3 ? 0.5f : -1.0f, 1.0f));
+  std::vector<Tensor> first = {x}, last = {ToChannelsLast(x, Pool())};
+  first.insert(first.end(), params.begin(), params.end());
+  last.insert(last.end(), params.begin(), params.end());
+  Tensor got = RunNode(MakeNode("BatchNormalization", 5), last);
+  EXPECT_TRUE(got.channels_last);
+  ExpectSameBits(ToChannelsFirst(got, Pool()), RunNode(MakeNode("BatchNormalization", 5), first));
+}
+
 // A session hands channels-last tensors only to readers that take them, and its outputs leave in (N, C, H, W).
 TEST(ChannelsLast, SessionResultsEqualOpByOpOnes) {
   Builder b;
