@@ -105,10 +105,37 @@ void MaxPoolChannelsLast(ThreadPool& pool, const T* x, T* y, const Pool3& p, int
   });
 }
 
+// Channels-last 2-D average pooling: each output pixel sums its taps' channel vectors in fp64, in the tap order
+// of the channels-first loop, so the results are the same bits; the divisor is per window as there.
+template <class T>
+void AveragePoolChannelsLast(ThreadPool& pool, const T* x, T* y, const Pool3& p, int64_t N, int64_t C, bool include_pad,
+                             const std::vector<AxisWindow>& w1, const std::vector<AxisWindow>& w2) {
+  const auto OH = static_cast<int64_t>(w1.size()), OW = static_cast<int64_t>(w2.size());
+  pool.ParallelFor(static_cast<size_t>(N * OH), 1, [&](size_t b, size_t e) {
+    std::vector<double> sum(static_cast<size_t>(C));
+    for (auto r = static_cast<int64_t>(b); r < static_cast<int64_t>(e); ++r) {
+      const int64_t n = r / OH;
+      const AxisWindow& a1 = w1[static_cast<size_t>(r % OH)];
+      T* out = y + r * OW * C;
+      for (int64_t ow = 0; ow < OW; ++ow, out += C) {
+        const AxisWindow& a2 = w2[static_cast<size_t>(ow)];
+        std::fill(sum.begin(), sum.end(), 0.0);
+        for (int64_t k1 = a1.lo; k1 < a1.hi; ++k1)
+          for (int64_t k2 = a2.lo; k2 < a2.hi; ++k2) {
+            const T* v = x + ((n * p.in[1] + a1.start + k1 * p.d[1]) * p.in[2] + a2.start + k2 * p.d[2]) * C;
+            for (int64_t ch = 0; ch < C; ++ch) sum[ch] += v[ch];
+          }
+        const int64_t div = include_pad ? a1.padded * a2.padded : (a1.hi - a1.lo) * (a2.hi - a2.lo);
+        for (int64_t ch = 0; ch < C; ++ch) out[ch] = div ? static_cast<T>(sum[ch] / static_cast<double>(div)) : T(0);
+      }
+    }
+  });
+}
+
 template <PoolKind kKind, class T>
 Status PoolCompute(KernelContext& c) {
   const bool want_idx = kKind == PoolKind::kMax && c.outputs.size() > 1;
-  const bool channels_last = kKind == PoolKind::kMax && !want_idx && c.in(0).rank() == 4 && c.in(0).channels_last;
+  const bool channels_last = !want_idx && c.in(0).rank() == 4 && c.in(0).channels_last;
   if (!channels_last) c.inputs[0] = ToChannelsFirst(c.in(0), c.pool);
   const Tensor& x = c.in(0);
   if (x.rank() < 3 || x.rank() > 5) return c.Fail("pooling needs 1 to 3 spatial dims");
@@ -126,7 +153,8 @@ Status PoolCompute(KernelContext& c) {
   Tensor idx = want_idx ? Tensor::Empty(DType::kI64, os) : Tensor();
   const std::vector<AxisWindow> w0 = AxisWindows(p, 0), w1 = AxisWindows(p, 1), w2 = AxisWindows(p, 2);
   if (channels_last) {
-    MaxPoolChannelsLast(c.pool, x.data<T>(), y.mutable_data<T>(), p, x.shape()[0], x.shape()[1], w1, w2);
+    if constexpr (kKind == PoolKind::kMax) MaxPoolChannelsLast(c.pool, x.data<T>(), y.mutable_data<T>(), p, x.shape()[0], x.shape()[1], w1, w2);
+    else AveragePoolChannelsLast(c.pool, x.data<T>(), y.mutable_data<T>(), p, x.shape()[0], x.shape()[1], include_pad, w1, w2);
     y.channels_last = OrdersDiffer(os);
     c.outputs[0] = std::move(y);
     return Status::Ok();
@@ -276,6 +304,7 @@ void RegisterPoolKernels() {
   RegisterKernel("GlobalAveragePool", [](KernelContext& c) { return WithWidenedHalves(c, GlobalPoolKernel<PoolKind::kAverage>); });
   RegisterKernel("GlobalMaxPool", [](KernelContext& c) { return WithWidenedHalves(c, GlobalPoolKernel<PoolKind::kMax>); });
   KernelRegistry::Get().TakeChannelsLast("MaxPool");  // see PoolCompute
+  KernelRegistry::Get().TakeChannelsLast("AveragePool");
   KernelRegistry::Get().TakeChannelsLast("GlobalAveragePool");
   KernelRegistry::Get().TakeChannelsLast("GlobalMaxPool");
 }

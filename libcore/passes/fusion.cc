@@ -10,6 +10,7 @@
 #include "ir/graph_edit.h"
 #include "kernels/kernel_util.h"
 #include "ir/node_attrs.h"
+#include "ops/shape.h"
 #include "kernels/registry.h"
 
 namespace npu {
@@ -213,6 +214,51 @@ std::vector<int> MatchHardSwish(Graph& g, int k, const std::vector<bool>& dead) 
   hs.attrs.erase("alpha");
   hs.attrs.erase("beta");
   return {k, mul};
+}
+
+// A constant-zero Pad of the spatial axes only, as its read's own padding: a Conv pads with zeros, and an
+// AveragePool that counts the padding in its divisor (count_include_pad) averages the same zeros. torch exports
+// avg_pool2d(padding=p) as Pad + AveragePool, TensorFlow's explicit padding as Pad + Conv; fused, the padded
+// copy is never written (inception_v3: 9 Pad tasks of a 35x35 to 8x8 map each). The fused node takes the
+// window op's name and type, and the Pad's names join its original names.
+std::vector<int> MatchPadIntoWindow(Graph& g, int k, const std::vector<bool>& dead) {
+  const Node& pad = g.nodes[k];
+  if (pad.op_type != "Pad" || pad.inputs.empty() || pad.attr_string("mode", "constant") != "constant") return {};
+  const Value& x = g.values[pad.inputs[0]];
+  if (!x.has_shape || x.shape.size() < 3 || !IsFloat(x.dtype)) return {};
+  auto input = [&](size_t i) { return pad.inputs.size() > i && pad.inputs[i] >= 0 ? pad.inputs[i] : -1; };
+  if (input(2) >= 0 ? !IsScalar(g, input(2), 0.0, 0.0) : pad.attr_float("value", 0.f) != 0.f) return {};
+  const Tensor* pads_in = input(1) >= 0 ? ConstantOf(g, input(1)) : nullptr;
+  const Tensor* axes_in = input(3) >= 0 ? ConstantOf(g, input(3)) : nullptr;
+  if ((input(1) >= 0 && !pads_in) || (input(3) >= 0 && !axes_in)) return {};
+  auto p = PadFor(pad, x.shape, pads_in, axes_in);
+  if (!p.ok()) return {};
+  const size_t rank = x.shape.size(), spatial = rank - 2;
+  for (size_t d = 0; d < rank; ++d)
+    if (d < 2 ? p->begin[d] != 0 || p->end[d] != 0 : p->begin[d] < 0 || p->end[d] < 0) return {};
+  int c = SoleConsumer(g, pad.outputs[0]);
+  if (c < 0 || dead[c] || g.nodes[c].inputs.empty() || g.nodes[c].inputs[0] != pad.outputs[0]) return {};
+  const Node& window = g.nodes[c];
+  if (window.op_type != "Conv" && window.op_type != "AveragePool") return {};
+  if (window.attr_string("auto_pad", "NOTSET") != "NOTSET") return {};
+  std::vector<int64_t> pads = window.attr_ints("pads", std::vector<int64_t>(2 * spatial, 0));
+  if (pads.size() != 2 * spatial) return {};
+  if (window.op_type == "AveragePool") {
+    // Excluded padding would change the divisor at the edges; ceil_mode's extra windows never count padding.
+    bool window_pads = std::any_of(pads.begin(), pads.end(), [](int64_t v) { return v != 0; });
+    if ((window_pads && window.attr_int("count_include_pad", 0) == 0) || window.attr_int("ceil_mode", 0) != 0) return {};
+  }
+  for (size_t d = 0; d < spatial; ++d) {
+    pads[d] += p->begin[d + 2];
+    pads[d + spatial] += p->end[d + 2];
+  }
+  Node fused = window;
+  fused.inputs[0] = pad.inputs[0];
+  fused.original_names = pad.original_names;
+  fused.attrs["pads"] = pads;
+  if (fused.op_type == "AveragePool") fused.attrs["count_include_pad"] = int64_t{1};
+  g.nodes[k] = std::move(fused);
+  return {k, c};
 }
 
 // x * Sigmoid(x), as torch exports nn.SiLU (Sigmoid -> Mul), becomes the Swish op: one pass over the
@@ -501,6 +547,7 @@ Status MatMulBiasAddFusionPass(Graph& g) { return FuseAll(g, "MatMulBiasAddFusio
 Status GeluONNXFusionPass(Graph& g) { return FuseAll(g, "GeluONNXFusionPass", [&](int k, auto& d) { return MatchGelu(g, k, d); }); }
 Status HardSwishFusionPass(Graph& g) { return FuseAll(g, "HardSwishFusionPass", [&](int k, auto& d) { return MatchHardSwish(g, k, d); }); }
 Status SwishFusionPass(Graph& g) { return FuseAll(g, "SwishFusionPass", [&](int k, auto& d) { return MatchSwish(g, k, d); }); }
+Status PadWindowFusionPass(Graph& g) { return FuseAll(g, "PadWindowFusionPass", [&](int k, auto& d) { return MatchPadIntoWindow(g, k, d); }); }
 Status LayerNormONNXFusionPass(Graph& g) { return FuseAll(g, "LayerNormONNXFusionPass", [&](int k, auto& d) { return MatchLayerNorm(g, k, d); }); }
 Status SoftmaxFusionPass(Graph& g) { return FuseAll(g, "SoftmaxFusionPass", [&](int k, auto& d) { return MatchSoftmax(g, k, d); }); }
 Status ConvElemwiseUbFusionPass(Graph& g) {
@@ -537,7 +584,8 @@ Status BatchNormBnInferFusionPass(Graph& g) {
 // int8.md §1.3 for TbeConvDequantQuantFusionPass and TbeConvDequantVaddReluQuantFusionPass);
 // TbeConvElemwiseFusionPass is ours for CANN's conv + elementwise UB fusion, ReshapeTransposeFusionPass for
 // the Reshape/Transpose -> ConfusionTransposeD fusion, whose exact names the notes lack, HardSwishFusionPass
-// for torch's pre-opset-14 Hardswish (HardSigmoid + Mul) and SwishFusionPass for its SiLU (Sigmoid + Mul).
+// for torch's pre-opset-14 Hardswish (HardSigmoid + Mul), SwishFusionPass for its SiLU (Sigmoid + Mul) and
+// PadWindowFusionPass for a zero Pad taken into the Conv or AveragePool that reads it.
 const std::vector<FusionPassInfo>& FusionPasses() {
   static const std::vector<FusionPassInfo> passes = {
       {"ConvBatchnormFusionPass", FusionKind::kGraph, ConvBatchnormFusionPass},
@@ -547,6 +595,7 @@ const std::vector<FusionPassInfo>& FusionPasses() {
       {"GeluONNXFusionPass", FusionKind::kGraph, GeluONNXFusionPass},
       {"HardSwishFusionPass", FusionKind::kGraph, HardSwishFusionPass},
       {"SwishFusionPass", FusionKind::kGraph, SwishFusionPass},
+      {"PadWindowFusionPass", FusionKind::kGraph, PadWindowFusionPass},
       {"LayerNormONNXFusionPass", FusionKind::kGraph, LayerNormONNXFusionPass},
       {"SoftmaxFusionPass", FusionKind::kGraph, SoftmaxFusionPass},
       {"ReshapeTransposeFusionPass", FusionKind::kGraph, ConfusionTransposeFusionPass},

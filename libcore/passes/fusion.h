@@ -42,6 +42,7 @@ Status MatMulBiasAddFusionPass(Graph& g);
 Status GeluONNXFusionPass(Graph& g);
 Status HardSwishFusionPass(Graph& g);
 Status SwishFusionPass(Graph& g);
+Status PadWindowFusionPass(Graph& g);  // a zero spatial Pad into the Conv / AveragePool reading it
 Status LayerNormONNXFusionPass(Graph& g);
 Status SoftmaxFusionPass(Graph& g);
 Status ConfusionTransposeFusionPass(Graph& g);  // ReshapeTransposeFusionPass: -> ConfusionTransposeD

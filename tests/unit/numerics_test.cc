@@ -255,6 +255,37 @@ TEST(Fusion, SwishFromSigmoidMulAndInsideTheConv) {
   ExpectClose(Execute(g, {in}), want, 1e-6f);
 }
 
+// A zero Pad of the spatial axes becomes the padding of the AveragePool (counting it) or Conv reading it; a Pad
+// with another value, of the channel axis, or before a pool that excludes its own padding stays.
+TEST(Fusion, ZeroSpatialPadIntoTheWindowOpReadingIt) {
+  Builder b;
+  int x = b.In("x", {1, 4, 9, 9});
+  auto pads = [&](const std::string& name, std::vector<int64_t> v) {
+    Tensor t = Tensor::Empty(DType::kI64, {static_cast<int64_t>(v.size())});
+    std::copy(v.begin(), v.end(), t.mutable_data<int64_t>());
+    return b.Const(name, std::move(t));
+  };
+  int c = b.Op("Conv", {x, b.Const("w", Random({8, 4, 3, 3}, 1))}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  int avg = b.Op("AveragePool", {b.Op("Pad", {c, pads("p1", {0, 0, 1, 2, 0, 0, 1, 0})})}, {{"kernel_shape", std::vector<int64_t>{3, 3}}});
+  int conv = b.Op("Conv", {b.Op("Pad", {avg, pads("p2", {0, 0, 2, 1, 0, 0, 2, 1})}), b.Const("w2", Random({8, 8, 3, 3}, 2))},
+                  {{"pads", std::vector<int64_t>{1, 0, 0, 1}}});
+  int channel_pad = b.Op("Pad", {conv, pads("p3", {0, 1, 0, 0, 0, 1, 0, 0})});
+  int excluding = b.Op("AveragePool", {b.Op("Pad", {channel_pad, pads("p4", {0, 0, 1, 1, 0, 0, 1, 1})})},
+                       {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  Graph g = b.Done(excluding);
+  Tensor in = Random({1, 4, 9, 9}, 3);
+  auto want = Execute(g, {in});
+  ASSERT_TRUE(PadWindowFusionPass(g).ok());
+  EXPECT_EQ(OpTypes(g), (std::vector<std::string>{"Conv", "AveragePool", "Conv", "Pad", "Pad", "AveragePool"}));
+  EXPECT_EQ(g.nodes[1].attr_ints("pads"), (std::vector<int64_t>{1, 2, 1, 0}));
+  EXPECT_EQ(g.nodes[1].attr_int("count_include_pad", 0), 1);
+  EXPECT_EQ(g.nodes[1].original_names, (std::vector<std::string>{"Pad_1", "AveragePool_2"}));
+  EXPECT_EQ(g.nodes[1].name, "AveragePool_2");
+  EXPECT_EQ(g.nodes[2].attr_ints("pads"), (std::vector<int64_t>{3, 1, 2, 2}));
+  EXPECT_TRUE(g.Verify().ok());
+  ExpectClose(Execute(g, {in}), want, 1e-5f);
+}
+
 // The bottleneck ending: conv3 + residual (a second conv, listed after it) + Relu, and Add + Relu alone.
 TEST(Fusion, ConvResidualReluAndEltwiseActivation) {
   Builder b;
