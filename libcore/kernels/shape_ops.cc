@@ -56,27 +56,75 @@ Status ReshapeKernel(KernelContext& c) {
   return ReshapeLike(c, s);
 }
 
+// A 4-D (N, C, H, W) tensor's dims in channels-last memory order, and where logical dim d sits among them.
+constexpr int64_t kChannelsLastPosition[] = {0, 3, 1, 2};
+constexpr int64_t kChannelsLastDim[] = {0, 2, 3, 1};  // the logical dim at each memory position
+Shape ChannelsLastOrder(const Shape& s) { return {s[0], s[2], s[3], s[1]}; }
+
+// A channels-last feature map is sliced in its own memory order (a channel range is a run of every pixel's
+// channel vector), so a channel split such as ShuffleNet's keeps the order the convs around it want.
 Status SliceKernel(KernelContext& c) {
   std::vector<const Tensor*> ins;
   for (auto& t : c.inputs) ins.push_back(t.defined() ? &t : nullptr);
   NPU_ASSIGN_OR_RETURN(SliceParams p, SliceFor(c.node, c.in(0).shape(), ins));
   const Tensor& x = c.in(0);
-  auto st = Strides(x.shape());
+  const bool channels_last = x.channels_last && x.rank() == 4;
+  const Shape ms = channels_last ? ChannelsLastOrder(x.shape()) : x.shape();
+  auto st = Strides(ms);
   int64_t off = 0;
   std::vector<int64_t> strides(st.size());
-  for (size_t d = 0; d < st.size(); ++d) {
-    off += p.start[d] * st[d];
-    strides[d] = st[d] * p.step[d];
+  Shape mout(st.size());
+  for (size_t m = 0; m < st.size(); ++m) {
+    const size_t d = channels_last ? static_cast<size_t>(kChannelsLastDim[m]) : m;
+    off += p.start[d] * st[m];
+    strides[m] = st[m] * p.step[d];
+    mout[m] = p.out[d];
   }
   Tensor y = Tensor::Empty(x.dtype(), p.out);
-  StridedCopy(c.pool, x.raw(), off, strides, p.out, DTypeSize(x.dtype()), y.mutable_raw());
+  StridedCopy(c.pool, x.raw(), off, strides, mout, DTypeSize(x.dtype()), y.mutable_raw());
+  y.channels_last = channels_last && OrdersDiffer(p.out);
   c.outputs[0] = std::move(y);
   return Status::Ok();
 }
 
-// A 4-D (N, C, H, W) tensor's dims in channels-last memory order, and where logical dim d sits among them.
-constexpr int64_t kChannelsLastPosition[] = {0, 3, 1, 2};
-Shape ChannelsLastOrder(const Shape& s) { return {s[0], s[2], s[3], s[1]}; }
+// ShuffleChannel: output channel a*g + b is input channel b*(C/g) + a. Channels-last, each pixel's channel vector
+// is permuted in place of a transposed copy; channels-first, each output plane is one input plane.
+Status ShuffleChannelKernel(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const int64_t group = c.node.attr_int("group", 1), C = x.shape()[1], per = C / group;
+  const size_t es = DTypeSize(x.dtype());
+  Tensor y = Tensor::Empty(x.dtype(), x.shape());
+  std::vector<int64_t> src(static_cast<size_t>(C));
+  for (int64_t a = 0; a < per; ++a)
+    for (int64_t b = 0; b < group; ++b) src[static_cast<size_t>(a * group + b)] = b * per + a;
+  const std::byte* in = x.raw();
+  std::byte* out = y.mutable_raw();
+  if (x.channels_last && x.rank() == 4) {
+    const int64_t pixels = x.numel() / std::max<int64_t>(C, 1);
+    c.pool.ParallelFor(static_cast<size_t>(pixels), 64, [&](size_t b, size_t e) {
+      for (size_t px = b; px < e; ++px) {
+        const std::byte* row = in + px * C * es;
+        std::byte* dst = out + px * C * es;
+        if (es == 4)
+          for (int64_t o = 0; o < C; ++o) std::memcpy(dst + o * 4, row + src[static_cast<size_t>(o)] * 4, 4);
+        else
+          for (int64_t o = 0; o < C; ++o) std::memcpy(dst + o * es, row + src[static_cast<size_t>(o)] * es, es);
+      }
+    });
+    y.channels_last = true;
+  } else {
+    const int64_t N = x.shape()[0], plane = x.numel() / std::max<int64_t>(N * C, 1);
+    const size_t bytes = static_cast<size_t>(plane) * es;
+    c.pool.ParallelFor(static_cast<size_t>(N * C), 1, [&](size_t b, size_t e) {
+      for (size_t i = b; i < e; ++i) {
+        const int64_t n = static_cast<int64_t>(i) / C, o = static_cast<int64_t>(i) % C;
+        std::memcpy(out + i * bytes, in + (n * C + src[static_cast<size_t>(o)]) * bytes, bytes);
+      }
+    });
+  }
+  c.outputs[0] = std::move(y);
+  return Status::Ok();
+}
 
 // Concat in memory order: the output is `outer` rows, each the inputs' runs one after another. Feature maps that
 // come channels-last (a conv's) are concatenated as they are, on the axis's place in that order, so an Inception
@@ -366,6 +414,9 @@ void RegisterShapeKernels() {
                return Status::Ok();
              });
   RegisterKernel("Slice", SliceKernel);
+  KernelRegistry::Get().TakeChannelsLast("Slice");  // see SliceKernel
+  RegisterKernel("ShuffleChannel", ShuffleChannelKernel);
+  KernelRegistry::Get().TakeChannelsLast("ShuffleChannel");
   RegisterKernel("Split", SplitKernel);
   RegisterKernel("Concat", ConcatKernel);
   KernelRegistry::Get().TakeChannelsLast("Concat");  // see ConcatKernel

@@ -367,6 +367,14 @@ void RegisterShapeSchemas() {
   RegisterSchema(gray("ConfusionTranspose", 1, 1, ShapeInfer([](InferContext& c) {
                return SetShape(c, ConfusionTransposeShape(c.node, c.in[0]->shape));
              })));
+  // Caffe's and Ascend IR's channel shuffle: (N, g, C/g, ...) transposed to (N, C/g, g, ...), as one op.
+  RegisterSchema(gray("ShuffleChannel", 1, 1, ShapeInfer([](InferContext& c) {
+               const Shape& s = c.in[0]->shape;
+               int64_t group = c.node.attr_int("group", 1);
+               if (s.size() < 2 || group < 1 || s[1] % group != 0)
+                 return c.Fail("needs rank >= 2 and channels divisible by group " + std::to_string(group));
+               return SetShape(c, s);
+             })));
   RegisterSchema(gray("Slice", 1, 5, ShapeInfer(InferSlice)));
   RegisterSchema(gray("Split", 1, 2, ShapeInfer(InferSplit), 1 << 16));
   RegisterSchema(gray("Concat", 1, 1 << 16, [](InferContext& c) -> Status {

@@ -512,6 +512,33 @@ std::vector<int> MatchDualQuant(Graph& g, int k, const std::vector<bool>& dead) 
 // Reshape -> Transpose (or Transpose -> Reshape) on static shapes becomes one ConfusionTransposeD: on the
 // device it moves whole FRACTAL_NZ fractals, so a transformer's head split and merge stay in NZ instead of
 // leaving it for ND and coming back (passes/formats.cc).
+// Reshape (N, C, ...) -> (N, g, C/g, ...), swap axes 1 and 2, Reshape back: ShuffleNet's channel shuffle, as
+// torch exports it, becomes Ascend IR's ShuffleChannel (one pass over the map instead of a transposed copy between
+// two reshapes; the host permutes each pixel's channel vector where the convs keep it channels-last).
+std::vector<int> MatchShuffleChannel(Graph& g, int k, const std::vector<bool>& dead) {
+  Node& split = g.nodes[k];
+  if (split.op_type != "Reshape") return {};
+  int t = OnlyReader(g, split.outputs[0], "Transpose");
+  int merge = t < 0 ? -1 : OnlyReader(g, g.nodes[t].outputs[0], "Reshape");
+  if (merge < 0 || AnyDead({t, merge}, dead) || g.nodes[t].has_attr(kLayoutTransposeAttr)) return {};
+  const Value& x = g.values[split.inputs[0]];
+  const Value& grouped = g.values[split.outputs[0]];
+  const Value& y = g.values[g.nodes[merge].outputs[0]];
+  if (!x.has_shape || !grouped.has_shape || !y.has_shape || x.shape != y.shape || x.shape.size() < 2) return {};
+  if (NumElements(x.shape) < 0 || grouped.shape.size() != x.shape.size() + 1) return {};
+  const int64_t group = grouped.shape[1];
+  if (group < 1 || grouped.shape[0] != x.shape[0] || group * grouped.shape[2] != x.shape[1]) return {};
+  if (!std::equal(x.shape.begin() + 2, x.shape.end(), grouped.shape.begin() + 3)) return {};
+  std::vector<int64_t> swap12(grouped.shape.size());
+  for (size_t d = 0; d < swap12.size(); ++d) swap12[d] = static_cast<int64_t>(d);
+  std::swap(swap12[1], swap12[2]);
+  if (g.nodes[t].attr_ints("perm") != swap12) return {};
+  split.op_type = split.ascend_type = "ShuffleChannel";
+  split.inputs.resize(1);
+  split.attrs = {{"group", group}};
+  return {k, t, merge};
+}
+
 std::vector<int> MatchConfusionTranspose(Graph& g, int k, const std::vector<bool>& dead) {
   const Node& head = g.nodes[k];
   bool transpose_first = head.op_type == "Transpose";
@@ -547,6 +574,9 @@ Status MatMulBiasAddFusionPass(Graph& g) { return FuseAll(g, "MatMulBiasAddFusio
 Status GeluONNXFusionPass(Graph& g) { return FuseAll(g, "GeluONNXFusionPass", [&](int k, auto& d) { return MatchGelu(g, k, d); }); }
 Status HardSwishFusionPass(Graph& g) { return FuseAll(g, "HardSwishFusionPass", [&](int k, auto& d) { return MatchHardSwish(g, k, d); }); }
 Status SwishFusionPass(Graph& g) { return FuseAll(g, "SwishFusionPass", [&](int k, auto& d) { return MatchSwish(g, k, d); }); }
+Status ShuffleChannelFusionPass(Graph& g) {
+  return FuseAll(g, "ShuffleChannelFusionPass", [&](int k, auto& d) { return MatchShuffleChannel(g, k, d); });
+}
 Status PadWindowFusionPass(Graph& g) { return FuseAll(g, "PadWindowFusionPass", [&](int k, auto& d) { return MatchPadIntoWindow(g, k, d); }); }
 Status LayerNormONNXFusionPass(Graph& g) { return FuseAll(g, "LayerNormONNXFusionPass", [&](int k, auto& d) { return MatchLayerNorm(g, k, d); }); }
 Status SoftmaxFusionPass(Graph& g) { return FuseAll(g, "SoftmaxFusionPass", [&](int k, auto& d) { return MatchSoftmax(g, k, d); }); }
@@ -585,7 +615,8 @@ Status BatchNormBnInferFusionPass(Graph& g) {
 // TbeConvElemwiseFusionPass is ours for CANN's conv + elementwise UB fusion, ReshapeTransposeFusionPass for
 // the Reshape/Transpose -> ConfusionTransposeD fusion, whose exact names the notes lack, HardSwishFusionPass
 // for torch's pre-opset-14 Hardswish (HardSigmoid + Mul), SwishFusionPass for its SiLU (Sigmoid + Mul) and
-// PadWindowFusionPass for a zero Pad taken into the Conv or AveragePool that reads it.
+// PadWindowFusionPass for a zero Pad taken into the Conv or AveragePool that reads it, ShuffleChannelFusionPass for
+// torch's channel shuffle (Reshape, Transpose, Reshape) as Ascend IR's ShuffleChannel.
 const std::vector<FusionPassInfo>& FusionPasses() {
   static const std::vector<FusionPassInfo> passes = {
       {"ConvBatchnormFusionPass", FusionKind::kGraph, ConvBatchnormFusionPass},
@@ -598,6 +629,7 @@ const std::vector<FusionPassInfo>& FusionPasses() {
       {"PadWindowFusionPass", FusionKind::kGraph, PadWindowFusionPass},
       {"LayerNormONNXFusionPass", FusionKind::kGraph, LayerNormONNXFusionPass},
       {"SoftmaxFusionPass", FusionKind::kGraph, SoftmaxFusionPass},
+      {"ShuffleChannelFusionPass", FusionKind::kGraph, ShuffleChannelFusionPass},  // before the general form below
       {"ReshapeTransposeFusionPass", FusionKind::kGraph, ConfusionTransposeFusionPass},
       {"TbeConvDequantQuantFusionPass", FusionKind::kUB, ConvDequantQuantUbFusionPass},
       {"TbeConvElemwiseFusionPass", FusionKind::kUB, ConvElemwiseUbFusionPass},

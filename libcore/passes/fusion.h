@@ -42,7 +42,8 @@ Status MatMulBiasAddFusionPass(Graph& g);
 Status GeluONNXFusionPass(Graph& g);
 Status HardSwishFusionPass(Graph& g);
 Status SwishFusionPass(Graph& g);
-Status PadWindowFusionPass(Graph& g);  // a zero spatial Pad into the Conv / AveragePool reading it
+Status PadWindowFusionPass(Graph& g);
+Status ShuffleChannelFusionPass(Graph& g);  // Reshape -> Transpose(1, 2) -> Reshape back -> ShuffleChannel  // a zero spatial Pad into the Conv / AveragePool reading it
 Status LayerNormONNXFusionPass(Graph& g);
 Status SoftmaxFusionPass(Graph& g);
 Status ConfusionTransposeFusionPass(Graph& g);  // ReshapeTransposeFusionPass: -> ConfusionTransposeD

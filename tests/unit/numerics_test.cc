@@ -286,6 +286,36 @@ TEST(Fusion, ZeroSpatialPadIntoTheWindowOpReadingIt) {
   ExpectClose(Execute(g, {in}), want, 1e-5f);
 }
 
+// torch's channel shuffle (Reshape to groups, swap, Reshape back) becomes ShuffleChannel; it and the channel Slices
+// after it (ShuffleNet's split) run on the conv's channels-last map and give the same bits as the unfused graph.
+TEST(Fusion, ChannelShuffleAndChannelSlicesOnChannelsLastMaps) {
+  Builder b;
+  int x = b.In("x", {1, 4, 6, 6});
+  auto ints = [&](const std::string& name, std::vector<int64_t> v) {
+    Tensor t = Tensor::Empty(DType::kI64, {static_cast<int64_t>(v.size())});
+    std::copy(v.begin(), v.end(), t.mutable_data<int64_t>());
+    return b.Const(name, std::move(t));
+  };
+  int c = b.Op("Conv", {x, b.Const("w", Random({12, 4, 3, 3}, 1))}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  int grouped = b.Op("Reshape", {c, ints("to_groups", {1, 3, 4, 6, 6})});
+  int swapped = b.Op("Transpose", {grouped}, {{"perm", std::vector<int64_t>{0, 2, 1, 3, 4}}});
+  int shuffled = b.Op("Reshape", {swapped, ints("back", {1, 12, 6, 6})});
+  int left = b.Op("Slice", {shuffled, ints("s0", {0}), ints("e0", {5}), ints("a0", {1})});
+  int right = b.Op("Slice", {shuffled, ints("s1", {5, 1}), ints("e1", {12, 6}), ints("a1", {1, 2}), ints("st1", {2, 1})});
+  int conv_left = b.Op("Conv", {left, b.Const("w2", Random({4, 5, 1, 1}, 2))});
+  int conv_right = b.Op("Conv", {right, b.Const("w3", Random({4, 4, 1, 1}, 3))}, {{"pads", std::vector<int64_t>{1, 0, 0, 0}}});
+  int y = b.Op("Concat", {conv_left, conv_right}, {{"axis", int64_t{1}}});
+  Graph g = b.Done(y);
+  Tensor in = Random({1, 4, 6, 6}, 4);
+  auto want = Execute(g, {in});
+  ASSERT_TRUE(ShuffleChannelFusionPass(g).ok());
+  EXPECT_EQ(OpTypes(g), (std::vector<std::string>{"Conv", "ShuffleChannel", "Slice", "Slice", "Conv", "Conv", "Concat"}));
+  EXPECT_EQ(g.nodes[1].attr_int("group", 0), 3);
+  EXPECT_EQ(g.nodes[1].original_names, (std::vector<std::string>{"Reshape_1", "Transpose_2", "Reshape_3"}));
+  EXPECT_TRUE(g.Verify().ok());
+  EXPECT_EQ(Execute(g, {in}), want);  // bit-equal: the shuffle and the slices only move values
+}
+
 // The bottleneck ending: conv3 + residual (a second conv, listed after it) + Relu, and Add + Relu alone.
 TEST(Fusion, ConvResidualReluAndEltwiseActivation) {
   Builder b;
