@@ -364,6 +364,30 @@ Tensor TransposeTensor(const Tensor& x, const std::vector<int64_t>& perm, Thread
   return y;
 }
 
+// A channels-last map is transposed from its memory order, so (0, 2, 3, 1) of it (to N, H, W, C, as ConvNeXt's
+// and Swin's blocks do before a LayerNorm) is its own bytes; (0, 3, 1, 2) back to (N, C, H, W) is the input's bytes
+// marked channels-last when every reader takes that order. Either way no copy is made.
+Status TransposeKernel(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  auto perm = TransposePerm(c.node, x.shape().size());
+  if (perm.size() != x.shape().size()) return c.Fail("perm length differs from the input rank");
+  if (x.channels_last && x.rank() == 4) {
+    std::vector<int64_t> memory_perm;
+    for (int64_t d : perm) memory_perm.push_back(kChannelsLastPosition[d]);
+    Tensor in_memory_order = x.Reshaped(ChannelsLastOrder(x.shape()));
+    c.outputs[0] = TransposeTensor(in_memory_order, memory_perm, c.pool);
+    return Status::Ok();
+  }
+  if (c.options.channels_last_out && x.rank() == 4 && perm == std::vector<int64_t>{0, 3, 1, 2}) {
+    Shape os = {x.shape()[0], x.shape()[3], x.shape()[1], x.shape()[2]};
+    c.outputs[0] = x.Reshaped(os);
+    c.outputs[0].channels_last = OrdersDiffer(os);
+    return Status::Ok();
+  }
+  c.outputs[0] = TransposeTensor(x, perm, c.pool);
+  return Status::Ok();
+}
+
 void RegisterShapeKernels() {
   // Kernels compute on origin layouts, so the format change a TransData records (passes/formats.cc) costs
   // the host nothing: the simulated device time is the cost model's, and dumps write the device layout.
@@ -400,12 +424,8 @@ void RegisterShapeKernels() {
                NPU_ASSIGN_OR_RETURN(Shape s, UnsqueezeShape(c.node, c.in(0).shape(), c.has(1) ? &c.in(1) : nullptr));
                return ReshapeLike(c, s);
              });
-  RegisterKernel("Transpose", [](KernelContext& c) {
-    auto perm = TransposePerm(c.node, c.in(0).shape().size());
-    if (perm.size() != c.in(0).shape().size()) return c.Fail("perm length differs from the input rank");
-    c.outputs[0] = TransposeTensor(c.in(0), perm, c.pool);
-    return Status::Ok();
-  });
+  RegisterKernel("Transpose", TransposeKernel);
+  KernelRegistry::Get().TakeChannelsLast("Transpose");  // see TransposeKernel
   RegisterKernel("ConfusionTranspose", [](KernelContext& c) -> Status {
                NPU_ASSIGN_OR_RETURN(Shape out, ConfusionTransposeShape(c.node, c.in(0).shape()));
                auto perm = c.node.attr_ints("perm");

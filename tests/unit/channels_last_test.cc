@@ -257,6 +257,41 @@ TEST(ChannelsLast, ConcatAndBatchNormGiveTheChannelsFirstBits) {
   ExpectSameBits(ToChannelsFirst(got, Pool()), RunNode(MakeNode("BatchNormalization", 5), first));
 }
 
+// Transpose, Slice and AveragePool of channels-last maps give the channels-first results; the two transposes
+// between (N, C, H, W) and (N, H, W, C) are the input's own bytes (no copy).
+TEST(ChannelsLast, TransposeSliceAndAveragePoolGiveTheChannelsFirstBits) {
+  const Tensor x = Random({2, 6, 5, 3}, 30);
+  const Tensor x_last = ToChannelsLast(x, Pool());
+  for (const auto& perm : std::vector<std::vector<int64_t>>{{0, 2, 3, 1}, {0, 3, 1, 2}, {3, 1, 0, 2}, {0, 1, 2, 3}}) {
+    const Node t = MakeNode("Transpose", 1, {{"perm", perm}});
+    ExpectSameBits(ToChannelsFirst(RunNode(t, {x_last}), Pool()), RunNode(t, {x}));
+  }
+  const Tensor to_nhwc = RunNode(MakeNode("Transpose", 1, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}}), {x_last});
+  EXPECT_EQ(to_nhwc.raw(), x_last.raw());
+  EXPECT_FALSE(to_nhwc.channels_last);
+  const Tensor back = RunNode(MakeNode("Transpose", 1, {{"perm", std::vector<int64_t>{0, 3, 1, 2}}}), {to_nhwc}, true);
+  EXPECT_EQ(back.raw(), x_last.raw());
+  ExpectSameBits(back, x_last);
+
+  auto ints = [](std::vector<int64_t> v) {
+    Tensor t = Tensor::Empty(DType::kI64, {static_cast<int64_t>(v.size())});
+    std::copy(v.begin(), v.end(), t.mutable_data<int64_t>());
+    return t;
+  };
+  const Node slice = MakeNode("Slice", 5);
+  const std::vector<Tensor> params = {ints({1, 4, 0}), ints({6, 0, 3}), ints({1, 2, 3}), ints({2, -1, 2})};
+  std::vector<Tensor> first = {x}, last = {x_last};
+  first.insert(first.end(), params.begin(), params.end());
+  last.insert(last.end(), params.begin(), params.end());
+  ExpectSameBits(ToChannelsFirst(RunNode(slice, last), Pool()), RunNode(slice, first));
+
+  const Node avg = MakeNode("AveragePool", 1, {{"kernel_shape", std::vector<int64_t>{3, 2}}, {"pads", std::vector<int64_t>{1, 0, 1, 1}},
+                                               {"strides", std::vector<int64_t>{2, 1}}, {"count_include_pad", int64_t{1}}});
+  const Tensor pooled = RunNode(avg, {x_last});
+  EXPECT_TRUE(pooled.channels_last);
+  ExpectSameBits(ToChannelsFirst(pooled, Pool()), RunNode(avg, {x}));
+}
+
 // A session hands channels-last tensors only to readers that take them, and its outputs leave in (N, C, H, W).
 TEST(ChannelsLast, SessionResultsEqualOpByOpOnes) {
   Builder b;
