@@ -33,7 +33,7 @@ const std::unordered_map<std::string_view, VectorOp>& VectorOps() {
       {"GlobalAveragePool", {1, true}}, {"GlobalMaxPool", {1, true}}, {"ReduceMean", {1, true}},
       {"ReduceSum", {1, true}}, {"ReduceMax", {1, true}}, {"ReduceMin", {1, true}}, {"ReduceProd", {1, true}},
       {"ReduceL2", {2, true}}, {"ArgMax", {1, true}}, {"ArgMin", {1, true}}, {"CumSum", {1, true}},
-      {"Concat", {0, false}}, {"Slice", {0, false}}, {"Split", {0, false}}, {"Gather", {0, false}},
+      {"Concat", {0, false}}, {"Slice", {0, false}}, {"Split", {0, false}}, {"Gather", {0, false}}, {"ScatterND", {0, false}},
       {"Pad", {0, false}}, {"Expand", {0, false}}, {"Tile", {0, false}},
       {"TransData", {1, false}}, {"ConfusionTranspose", {1, false}},  // one vnchwconv/vtranspose pass per element
       {"ShuffleChannel", {1, false}},  // a transpose of (g, C/g) per pixel: one pass per element as ConfusionTranspose

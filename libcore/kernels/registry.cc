@@ -133,7 +133,11 @@ Status RunPrepared(const Node& node, const PreparedKernel& kernel, std::vector<T
   DType residual_dtype = IsHalfLike(options.residual_dtype) ? options.residual_dtype : residual.dtype();
   if (residual.defined() && all_f32 && residual_dtype == DType::kF32) ctx.residual = residual;
   if (kernel.act && all_f32 && (!residual.defined() || ctx.residual.defined())) ctx.epilogue = kernel.in_place;
-  NPU_RETURN_IF_ERROR((*kernel.fn)(ctx));
+  if (Status s = (*kernel.fn)(ctx); !s.ok()) {
+    // A helper's error (a shape check, an allocation) names no node: say which one failed.
+    if (!s.param().ends_with(" node")) s.with_context("in " + node.op_type + " node '" + node.name + "'");
+    return s;
+  }
   if (ctx.epilogue_applied && residual.defined() && !ctx.residual_applied)
     return Status::Error("EH0002", "node", node.name, "internal error: the kernel applied the activation before the residual");
   outputs = std::move(ctx.outputs);

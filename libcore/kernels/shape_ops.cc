@@ -206,6 +206,61 @@ Status GatherKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+// ScatterND (opset 11, and 16/18's reduction): a copy of data with each index tuple's slice replaced by, or
+// reduced with, its row of updates, in index order. Every index is checked against its axis first.
+template <class T>
+void ReduceSlice(T* dst, const T* src, int64_t n, std::string_view how) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (how == "add") dst[i] = static_cast<T>(dst[i] + src[i]);
+    else if (how == "mul") dst[i] = static_cast<T>(dst[i] * src[i]);
+    else if (how == "max") dst[i] = std::max(dst[i], src[i]);
+    else dst[i] = std::min(dst[i], src[i]);
+  }
+}
+
+Status ScatterNDKernel(KernelContext& c) {
+  const Tensor &data = c.in(0), &idx = c.in(1), &upd = c.in(2);
+  const std::string how = c.node.attr_string("reduction", "none");
+  if (how != "none" && how != "add" && how != "mul" && how != "max" && how != "min")
+    return c.Fail("reduction '" + how + "' is not none, add, mul, max or min");
+  if (idx.rank() == 0 || idx.shape().back() > data.rank()) return c.Fail("the last axis of indices must be at most the rank of data");
+  if (upd.dtype() != data.dtype()) return c.Fail("updates must have the dtype of data");
+  const int64_t k = idx.shape().back();
+  int64_t tuples = 1;
+  for (int64_t d = 0; d + 1 < idx.rank(); ++d) tuples *= idx.shape()[d];
+  int64_t slice = 1;
+  for (int64_t d = k; d < data.rank(); ++d) slice *= data.shape()[d];
+  if (upd.numel() != tuples * slice) return c.Fail("updates must have the shape indices.shape[:-1] + data.shape[k:]");
+  const auto ids = idx.ToInt64Vector();
+  const auto st = Strides(data.shape());
+  std::vector<int64_t> offsets(static_cast<size_t>(tuples));
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t off = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t i = ids[static_cast<size_t>(t * k + j)], dim = data.shape()[j];
+      if (i < -dim || i >= dim) return c.Fail("index " + std::to_string(i) + " out of range [" + std::to_string(-dim) + ", " + std::to_string(dim) + ") on axis " + std::to_string(j));
+      off += (i < 0 ? i + dim : i) * st[j];
+    }
+    offsets[static_cast<size_t>(t)] = off;
+  }
+  Tensor y = data.Clone();
+  const size_t es = DTypeSize(data.dtype());
+  if (how == "none") {
+    for (int64_t t = 0; t < tuples; ++t)
+      std::memcpy(y.mutable_raw() + offsets[static_cast<size_t>(t)] * es, upd.raw() + t * slice * es, static_cast<size_t>(slice) * es);
+  } else {
+    bool known = DispatchAll(data.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      if constexpr (!std::is_same_v<T, bool>)
+        for (int64_t t = 0; t < tuples; ++t)
+          ReduceSlice(y.mutable_data<T>() + offsets[static_cast<size_t>(t)], upd.data<T>() + t * slice, slice, how);
+    });
+    if (!known || data.dtype() == DType::kBool) return c.Fail("reduction on dtype " + std::string(DTypeName(data.dtype())) + " is not supported");
+  }
+  c.outputs[0] = std::move(y);
+  return Status::Ok();
+}
+
 Status ExpandKernel(KernelContext& c) {
   const Tensor& x = c.in(0);
   NPU_ASSIGN_OR_RETURN(Shape os, BroadcastShapes(x.shape(), c.in(1).ToInt64Vector()));
@@ -442,6 +497,10 @@ void RegisterShapeKernels() {
   KernelRegistry::Get().TakeChannelsLast("Concat");  // see ConcatKernel
   RegisterKernel("Gather", GatherKernel);
   RegisterKernel("Expand", ExpandKernel);
+  RegisterKernel("ScatterND", [](KernelContext& c) {
+    if (c.node.attr_string("reduction", "none") != "none" && IsHalfLike(c.in(0).dtype())) return WithWidenedHalves(c, ScatterNDKernel);
+    return ScatterNDKernel(c);
+  });
   RegisterKernel("Tile", TileKernel);
   RegisterKernel("Pad", PadKernel);
   RegisterKernel("DepthToSpace", [](KernelContext& c) { return BlockRearrange(c, true); });

@@ -294,7 +294,11 @@ Status InferSlice(InferContext& c) {
   }
   auto p = SliceFor(c.node, c.in[0]->shape, ins);
   if (!p.ok()) return p.status();
-  return SetShape(c, p.value().out);
+  // An axis of unknown length gives a slice of unknown length (SliceFor would clamp to it as if it were 0).
+  Shape out = p.value().out;
+  for (size_t d = 0; d < out.size() && d < c.in[0]->shape.size(); ++d)
+    if (c.in[0]->shape[d] < 0) out[d] = -1;
+  return SetShape(c, out);
 }
 
 Status InferSplit(InferContext& c) {
@@ -394,6 +398,20 @@ void RegisterShapeSchemas() {
                  return Status::Ok();
                }
                return SetShape(c, GatherShape(c.node, c.in[0]->shape, c.in[1]->shape));
+             }));
+  // ScatterND: data with the slices updates[i...] written (or reduced) at indices[i...]; indices (..., k) address
+  // the first k axes of data, so updates is indices.shape[:-1] + data.shape[k:].
+  RegisterSchema(gray("ScatterND", 3, 3, [](InferContext& c) -> Status {
+               const Value &data = *c.in[0], &idx = *c.in[1], &upd = *c.in[2];
+               if (data.has_shape && idx.has_shape && upd.has_shape) {
+                 if (idx.shape.empty() || idx.shape.back() < 0 || idx.shape.back() > static_cast<int64_t>(data.shape.size()))
+                   return c.Fail("the last axis of indices must be at most the rank of data");
+                 Shape want(idx.shape.begin(), idx.shape.end() - 1);
+                 want.insert(want.end(), data.shape.begin() + idx.shape.back(), data.shape.end());
+                 if (upd.shape != want) return c.Fail("updates must have the shape indices.shape[:-1] + data.shape[k:]");
+               }
+               c.set_output(0, data.dtype, data.shape, data.has_shape);
+               return Status::Ok();
              }));
   RegisterSchema(gray("Expand", 2, 2, NeedsConst(1, [](InferContext& c) {
                return SetShape(c, BroadcastShapes(c.in[0]->shape, c.const_input(1)->ToInt64Vector()));

@@ -291,6 +291,33 @@ class ConvBiasOfTheWrongLength(Crashless):
         self.assertFalse(os.path.exists(f"{d}/bad.om"))
 
 
+class SliceOfAnAxisOfUnknownLength(Crashless):
+    """11. (found running swin_t on msame's reference path) shape inference sliced an axis of unknown length as if it
+    were empty, so a Shape of the slice folded to zeros and a later Expand failed (with a message naming no node: a
+    kernel's error now names its node). The slice now has an unknown length."""
+
+    def test_the_slice_keeps_its_length_and_the_shape_is_computed_when_known(self):
+        d = fresh("slice_unknown")
+        f = numpy_helper.from_array
+        nodes = [helper.make_node("Slice", ["x", "starts", "ends"], ["s"]),
+                 helper.make_node("Shape", ["s"], ["shape"]),
+                 helper.make_node("Expand", ["one", "shape"], ["y"])]
+        graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                                  [f(np.array([1], np.int64), "starts"), f(np.array([4], np.int64), "ends"), f(np.ones(1, np.float32), "one")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = 8
+        onnx.save(model, f"{d}/m.onnx")
+        np.save(f"{d}/x.npy", np.arange(6, dtype=np.float32))
+        p = run("msame", f"--model={d}/m.onnx", f"--input={d}/x.npy", f"--output={d}/out", "--outfmt=NPY")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(np.load(glob.glob(f"{d}/out/*.npy")[0]).shape, (3,))
+        np.save(f"{d}/x.npy", np.zeros((2, 2), np.float32))  # the wrong rank: the error names the node
+        p = run("msame", f"--model={d}/m.onnx", f"--input={d}/x.npy", f"--output={d}/out2")
+        self.assertNotEqual(p.returncode, 0)
+        self.assertNotIn("terminate called", p.stderr)
+
+
 class NodesMissingAnInput(Crashless):
     """9. (found by fuzz/blackbox.py om_run, ASan build) an .om whose Gemm lost its first input: msame's cost model
     read the graph's values at index -1 (UBSan: a pointer overflow) before anything checked the op's inputs."""
