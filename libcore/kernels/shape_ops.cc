@@ -287,6 +287,43 @@ Status TileKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+// Constant padding by rows: the output is filled where the input does not land, and each input row along the last
+// axis lands with one copy (negative pads crop). Swin's window padding and torch's F.pad go through here.
+void PadConstant(ThreadPool& pool, const Tensor& x, const PadParams& p, const std::vector<std::byte>& fill, Tensor& y) {
+  const Shape &is = x.shape(), &os = y.shape();
+  const size_t es = fill.size(), rank = is.size();
+  if (y.numel() == 0) return;
+  const bool zero_fill = std::all_of(fill.begin(), fill.end(), [](std::byte b) { return b == std::byte{0}; });
+  const bool pads = std::any_of(p.begin.begin(), p.begin.end(), [](int64_t v) { return v > 0; }) ||
+                    std::any_of(p.end.begin(), p.end.end(), [](int64_t v) { return v > 0; });
+  std::byte* out = y.mutable_raw();
+  if (pads) {  // fill everything first: simpler than the borders of every axis, and one streaming pass
+    if (zero_fill) std::memset(out, 0, y.nbytes());
+    else
+      for (int64_t i = 0; i < y.numel(); ++i) std::memcpy(out + i * es, fill.data(), es);
+  }
+  if (x.numel() == 0) return;
+  const int64_t last = rank ? is[rank - 1] : 1, rows = x.numel() / last;
+  const int64_t lb = rank ? p.begin[rank - 1] : 0, olast = rank ? os[rank - 1] : 1;
+  const int64_t src0 = std::max<int64_t>(0, -lb), dst0 = std::max<int64_t>(0, lb);
+  const int64_t len = std::min(last, olast - lb) - src0;
+  if (len <= 0) return;
+  const auto ost = Strides(os);
+  pool.ParallelFor(static_cast<size_t>(rows), 64, [&](size_t b, size_t e) {
+    for (size_t r = b; r < e; ++r) {
+      int64_t rest = static_cast<int64_t>(r), dst = 0;
+      bool lands = true;
+      for (size_t d = rank > 0 ? rank - 1 : 0; d-- > 0;) {  // the row's index on every axis but the last, innermost first
+        const int64_t i = rest % is[d] + p.begin[d];
+        rest /= is[d];
+        if (i < 0 || i >= os[d]) { lands = false; break; }
+        dst += i * ost[d];
+      }
+      if (lands) std::memcpy(out + (dst + dst0) * es, x.raw() + (static_cast<int64_t>(r) * last + src0) * es, static_cast<size_t>(len) * es);
+    }
+  });
+}
+
 Status PadKernel(KernelContext& c) {
   const Tensor& x = c.in(0);
   NPU_ASSIGN_OR_RETURN(PadParams p, PadFor(c.node, x.shape(), c.has(1) ? &c.in(1) : nullptr, c.has(3) ? &c.in(3) : nullptr));
@@ -305,6 +342,11 @@ Status PadKernel(KernelContext& c) {
   else if (float v = c.node.attr_float("value", 0.f); v != 0.f) {
     Tensor f = CastTensor(Tensor::View(DType::kF32, {}, nullptr, &v), x.dtype());
     std::memcpy(fill.data(), f.raw(), es);
+  }
+  if (mode == "constant") {
+    PadConstant(c.pool, x, p, fill, y);
+    c.outputs[0] = std::move(y);
+    return Status::Ok();
   }
   auto ost = Strides(os), ist = Strides(x.shape());
   const int64_t total = y.numel();

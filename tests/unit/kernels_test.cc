@@ -30,6 +30,26 @@ TEST(Kernels, AddBroadcastsRowAgainstMatrix) {
   for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(y.data<float>()[i], want[i]);
 }
 
+// Constant Pad copies rows: growing and cropping (negative pads) on every axis, against an element-by-element walk.
+TEST(Kernels, ConstantPadGrowsAndCropsEveryAxis) {
+  const Shape in = {2, 3, 4};
+  const std::vector<int64_t> begin = {1, -1, 2}, end = {0, 1, -1};
+  Tensor x = Random(in, 7);
+  Tensor pads = Tensor::Empty(DType::kI64, {6}), value = F32({}, {7.5f});
+  for (int d = 0; d < 3; ++d) pads.mutable_data<int64_t>()[d] = begin[d], pads.mutable_data<int64_t>()[d + 3] = end[d];
+  auto y = RunOp("Pad", {x, pads, value})[0];
+  const Shape os = {3, 3, 5};
+  ASSERT_EQ(y.shape(), os);
+  for (int64_t a = 0; a < os[0]; ++a)
+    for (int64_t b = 0; b < os[1]; ++b)
+      for (int64_t c = 0; c < os[2]; ++c) {
+        int64_t i = a - begin[0], j = b - begin[1], k = c - begin[2];
+        bool inside = i >= 0 && i < in[0] && j >= 0 && j < in[1] && k >= 0 && k < in[2];
+        float want = inside ? x.data<float>()[(i * in[1] + j) * in[2] + k] : 7.5f;
+        EXPECT_EQ(y.data<float>()[(a * os[1] + b) * os[2] + c], want) << a << "," << b << "," << c;
+      }
+}
+
 TEST(Kernels, ConvWithPaddingMatchesHandComputation) {
   // 1x1x3x3 input of ones, 3x3 kernel of ones, pad 1: centre 9, edges 6, corners 4.
   auto y = RunOp("Conv", {F32({1, 1, 3, 3}, std::vector<float>(9, 1)), F32({1, 1, 3, 3}, std::vector<float>(9, 1))},
