@@ -9,7 +9,7 @@ its in-process inference times; the sides run interleaved, three rounds, and the
 RSS is each process's maximum resident set (rusage).
 
 With `zoo`, the models are instead a zoo of other shapes of work (issue 40): concat-heavy, grouped and depthwise,
-channel shuffles, large kernels and attention.
+channel shuffles, large kernels, windowed attention and a GPT-2-style decoder block (causal attention, seq 256).
 
 usage: bench_ort.py BUILD_DIR [zoo] [THREADS...]"""
 import json
@@ -36,6 +36,7 @@ MODELS = {"resnet50": "input:1,3,224,224", "mobilenet_v3_large": "input:1,3,224,
           "bert_base": "input_ids:1,128;attention_mask:1,128;token_type_ids:1,128"}
 ZOO = {m: "input:1,3,224,224" for m in ("densenet121", "googlenet", "inception_v3", "squeezenet1_1", "shufflenet_v2_x1_0", "mnasnet1_0",
                                         "regnet_y_800mf", "resnext50_32x4d", "convnext_tiny", "vit_b_16", "swin_t")}
+ZOO["gpt_block"] = "input:1,256,768"  # one GPT-2-small decoder block, causal attention at seq 256
 if ZOO_RUN:
     MODELS = ZOO
 
@@ -57,8 +58,9 @@ def inputs_for(model, work):
     if model == "bert_base":
         arrays = {"input_ids": rng.integers(0, 30522, (1, 128), dtype=np.int64),
                   "attention_mask": np.ones((1, 128), np.int64), "token_type_ids": np.zeros((1, 128), np.int64)}
-    else:
-        arrays = {"input": rng.standard_normal((1, 3, 224, 224), dtype=np.float32)}
+    else:  # one float input, of the shape given to atc
+        name, dims = MODELS[model].split(":")
+        arrays = {name: rng.standard_normal(tuple(int(d) for d in dims.split(",")), dtype=np.float32)}
     npys, spec = [], []
     for name, a in arrays.items():
         base = os.path.join(work, f"{model}_{name}")

@@ -148,9 +148,26 @@ void RegisterUnaryOps() {
   // was 8% of BERT-base's samples.
   RegisterUnary<UnaryTypes::kFloat>("Tanh", plain([](auto x) { return std::tanh(x); }), plain([](const auto& x) { return x.tanh(); }));
   RegisterUnary<UnaryTypes::kFloat>("Erf", plain([](auto x) { return std::erf(x); }), plain([](const auto& x) { return x.erf(); }));
-  // Gelu (erf form): the op GeluONNXFusionPass makes of the exported Div-Erf-Add-Mul-Mul chain.
-  RegisterUnary<UnaryTypes::kFloat>("Gelu", plain([](auto x) { return x * (std::erf(x * decltype(x)(M_SQRT1_2)) + 1) * decltype(x)(0.5); }),
-                                    plain([](const auto& x) { return x * ((x * float(M_SQRT1_2)).erf() + 1) * 0.5f; }));
+  // Gelu: the op GeluONNXFusionPass makes of the exported erf chain (Div-Erf-Add-Mul-Mul) or, with ONNX opset 20's
+  // approximate="tanh", of the tanh chain (GPT-2's gelu_new). Node-dependent, as Swish: the form is an attribute.
+  constexpr double kSqrt2OverPi = 0.7978845608028654, kCubeCoefficient = 0.044715;
+  RegisterUnary<UnaryTypes::kFloat>(
+      "Gelu",
+      [](const Node& n) {
+        const bool tanh_form = n.attr_string("approximate", "none") == "tanh";
+        return [tanh_form](auto x) {
+          using T = decltype(x);
+          if (tanh_form) return T(0.5) * x * (1 + std::tanh(T(kSqrt2OverPi) * (x + T(kCubeCoefficient) * x * x * x)));
+          return x * (std::erf(x * T(M_SQRT1_2)) + 1) * T(0.5);
+        };
+      },
+      [](const Node& n) {
+        const bool tanh_form = n.attr_string("approximate", "none") == "tanh";
+        return [tanh_form](const auto& x) -> ArrayF {
+          if (tanh_form) return 0.5f * x * (1 + (float(kSqrt2OverPi) * (x + float(kCubeCoefficient) * x * x * x)).tanh());
+          return x * ((x * float(M_SQRT1_2)).erf() + 1) * 0.5f;
+        };
+      });
   RegisterUnary<UnaryTypes::kFloat>("Sqrt", plain([](auto x) { return std::sqrt(x); }));
   RegisterUnary<UnaryTypes::kFloat>("Exp", plain([](auto x) { return std::exp(x); }), plain([](const auto& x) { return x.exp(); }));
   RegisterUnary<UnaryTypes::kFloat>("Log", plain([](auto x) { return std::log(x); }));
@@ -338,17 +355,28 @@ Status WhereKernel(KernelContext& c) {
   NPU_RETURN_IF_ERROR(OutShape(c, tmp, y, s));
   Tensor out = Tensor::Empty(x.dtype(), s);
   BroadcastPlan p = MakeBroadcastPlan({&cond.shape(), &x.shape(), &y.shape()}, s);
-  size_t es = DTypeSize(x.dtype());
+  const size_t es = DTypeSize(x.dtype());
   const uint8_t* pc = cond.data<uint8_t>();
-  BroadcastRowWalk rows(p, 0);
-  for (int64_t r = 0; r < p.outer; ++r, rows.Next()) {
-    for (int64_t i = 0; i < p.inner; ++i) {
-      bool take_x = pc[rows.offset(0) + i * p.inner_stride[0]] != 0;
-      const std::byte* src = take_x ? x.raw() + (rows.offset(1) + i * p.inner_stride[1]) * es
-                                    : y.raw() + (rows.offset(2) + i * p.inner_stride[2]) * es;
-      std::memcpy(out.mutable_raw() + (r * p.inner + i) * es, src, es);
+  const int64_t inner = p.inner, sc = p.inner_stride[0], sx = p.inner_stride[1], sy = p.inner_stride[2];
+  // Rows in parallel (a causal mask selects over every attention score); 4-byte values as a select that vectorises.
+  size_t grain = static_cast<size_t>(std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, inner)));
+  c.pool.ParallelFor(static_cast<size_t>(p.outer), grain, [&](size_t rb, size_t re) {
+    BroadcastRowWalk rows(p, static_cast<int64_t>(rb));
+    for (auto r = static_cast<int64_t>(rb); r < static_cast<int64_t>(re); ++r, rows.Next()) {
+      const uint8_t* cr = pc + rows.offset(0);
+      if (es == 4) {
+        const auto* xr = reinterpret_cast<const uint32_t*>(x.raw()) + rows.offset(1);
+        const auto* yr = reinterpret_cast<const uint32_t*>(y.raw()) + rows.offset(2);
+        auto* o = reinterpret_cast<uint32_t*>(out.mutable_raw()) + r * inner;
+        for (int64_t i = 0; i < inner; ++i) o[i] = cr[i * sc] ? xr[i * sx] : yr[i * sy];
+        continue;
+      }
+      for (int64_t i = 0; i < inner; ++i) {
+        const std::byte* src = cr[i * sc] ? x.raw() + (rows.offset(1) + i * sx) * es : y.raw() + (rows.offset(2) + i * sy) * es;
+        std::memcpy(out.mutable_raw() + (r * inner + i) * es, src, es);
+      }
     }
-  }
+  });
   c.outputs[0] = std::move(out);
   return Status::Ok();
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <nlohmann/json.hpp>
 
 #include "base/file_io.h"
@@ -196,6 +197,78 @@ std::vector<int> MatchGelu(Graph& g, int k, const std::vector<bool>& dead) {
   div.op_type = div.ascend_type = "Gelu";
   div.inputs = {x};
   div.attrs.clear();
+  return chain;
+}
+
+// The node producing v if it is a Mul of v's producer input `x` by a scalar near `c` (either operand order).
+int ScaledBy(const Graph& g, int v, double c) {
+  int p = v >= 0 ? g.values[v].producer : -1;
+  if (p < 0 || g.nodes[p].op_type != "Mul" || g.nodes[p].inputs.size() != 2) return -1;
+  const Node& m = g.nodes[p];
+  return IsScalar(g, m.inputs[0], c) || IsScalar(g, m.inputs[1], c) ? p : -1;
+}
+int Unscaled(const Graph& g, int mul) {
+  const Node& m = g.nodes[mul];
+  return ScalarConst(g, m.inputs[0]) ? m.inputs[1] : m.inputs[0];
+}
+
+// x^3 as Pow(x, 3), Mul(x, Mul(x, x)) or Mul(Mul(x, x), x): the nodes, or empty.
+std::vector<int> CubeOf(const Graph& g, int v, int x) {
+  int p = v >= 0 ? g.values[v].producer : -1;
+  if (p < 0 || SoleConsumer(g, v) < 0) return {};
+  const Node& n = g.nodes[p];
+  if (n.op_type == "Pow" && n.inputs.size() == 2 && n.inputs[0] == x && IsScalar(g, n.inputs[1], 3.0)) return {p};
+  if (n.op_type != "Mul" || n.inputs.size() != 2) return {};
+  int square = OtherInput(n, x);
+  int q = square >= 0 && SoleConsumer(g, square) >= 0 ? g.values[square].producer : -1;
+  if (q < 0 || g.nodes[q].op_type != "Mul" || g.nodes[q].inputs != std::vector<int>{x, x}) return {};
+  return {q, p};
+}
+
+// 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), as torch exports gelu(approximate="tanh") and GPT-2's
+// gelu_new: ONNX opset 20's Gelu with approximate="tanh" (CANN's Gelu computes this form), one pass for nine.
+std::vector<int> MatchGeluTanh(Graph& g, int k, const std::vector<bool>& dead) {
+  const Node& tanh = g.nodes[k];
+  if (tanh.op_type != "Tanh" || tanh.inputs.size() != 1) return {};
+  int outer = ScaledBy(g, tanh.inputs[0], std::sqrt(2.0 / std::numbers::pi));
+  if (outer < 0 || SoleConsumer(g, tanh.inputs[0]) != k) return {};
+  int sum_v = Unscaled(g, outer), sum = sum_v >= 0 && SoleConsumer(g, sum_v) == outer ? g.values[sum_v].producer : -1;
+  if (sum < 0 || g.nodes[sum].op_type != "Add" || g.nodes[sum].inputs.size() != 2) return {};
+  std::vector<int> chain;
+  int x = -1;
+  for (int cand : g.nodes[sum].inputs) {  // x + 0.044715 * x^3, either order
+    int inner = ScaledBy(g, OtherInput(g.nodes[sum], cand), 0.044715);
+    if (inner < 0 || SoleConsumer(g, g.nodes[inner].outputs[0]) != sum) continue;
+    std::vector<int> cube = CubeOf(g, Unscaled(g, inner), cand);
+    if (cube.empty()) continue;
+    x = cand;
+    chain = cube;
+    chain.insert(chain.end(), {inner, sum, outer, k});
+    break;
+  }
+  if (x < 0) return {};
+  int plus1 = OnlyReader(g, tanh.outputs[0], "Add");
+  if (plus1 < 0 || !IsScalar(g, OtherInput(g.nodes[plus1], tanh.outputs[0]), 1.0)) return {};
+  int mul = OnlyReader(g, g.nodes[plus1].outputs[0], "Mul");
+  if (mul < 0) return {};
+  int other = OtherInput(g.nodes[mul], g.nodes[plus1].outputs[0]);
+  chain.insert(chain.end(), {plus1, mul});
+  if (other == x) {  // (x * (1 + tanh)) * 0.5
+    int half = OnlyReader(g, g.nodes[mul].outputs[0], "Mul");
+    if (half < 0 || !IsScalar(g, OtherInput(g.nodes[half], g.nodes[mul].outputs[0]), 0.5)) return {};
+    chain.push_back(half);
+  } else {  // (0.5 * x) * (1 + tanh)
+    int half = ScaledBy(g, other, 0.5);
+    if (half < 0 || Unscaled(g, half) != x || SoleConsumer(g, other) != mul) return {};
+    chain.push_back(half);
+  }
+  std::sort(chain.begin(), chain.end());  // graph order: the last one computes the result
+  if (AnyDead(chain, dead)) return {};
+  Node& head = g.nodes[chain.front()];
+  head.op_type = head.ascend_type = "Gelu";
+  head.opset = std::max(head.opset, 20);
+  head.inputs = {x};
+  head.attrs = {{"approximate", std::string("tanh")}};
   return chain;
 }
 
@@ -571,7 +644,12 @@ Status ConfusionTransposeFusionPass(Graph& g) {
 Status ConvBatchnormFusionPass(Graph& g) { return FuseAll(g, "ConvBatchnormFusionPass", [&](int k, auto& d) { return MatchConvBatchnorm(g, k, d); }); }
 Status ConvBiasAddFusionPass(Graph& g) { return FuseAll(g, "AABiasaddConvFusion", [&](int k, auto& d) { return MatchConvBiasAdd(g, k, d); }); }
 Status MatMulBiasAddFusionPass(Graph& g) { return FuseAll(g, "MatMulBiasAddFusionPass", [&](int k, auto& d) { return MatchMatMulBiasAdd(g, k, d); }); }
-Status GeluONNXFusionPass(Graph& g) { return FuseAll(g, "GeluONNXFusionPass", [&](int k, auto& d) { return MatchGelu(g, k, d); }); }
+Status GeluONNXFusionPass(Graph& g) {
+  return FuseAll(g, "GeluONNXFusionPass", [&](int k, auto& d) {
+    std::vector<int> chain = MatchGelu(g, k, d);
+    return chain.empty() ? MatchGeluTanh(g, k, d) : chain;
+  });
+}
 Status HardSwishFusionPass(Graph& g) { return FuseAll(g, "HardSwishFusionPass", [&](int k, auto& d) { return MatchHardSwish(g, k, d); }); }
 Status SwishFusionPass(Graph& g) { return FuseAll(g, "SwishFusionPass", [&](int k, auto& d) { return MatchSwish(g, k, d); }); }
 Status ShuffleChannelFusionPass(Graph& g) {

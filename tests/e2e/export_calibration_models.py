@@ -2,7 +2,8 @@
 """Exports the models of shared/reference/published_perf.md with random weights and a dynamic batch axis, for
 the cost model's calibration test (timing depends on shapes and dtypes only, so random weights are faithful).
 
-usage: export_calibration_models.py OUT_DIR NAME...   (resnet18, resnet101, vgg16, bert_base, encoder)
+usage: export_calibration_models.py OUT_DIR NAME...   (resnet18, resnet101, vgg16, bert_base, encoder, gpt_block, or
+any torchvision classifier)
 Writes OUT_DIR/<name>.onnx unless it exists.
 """
 import math
@@ -59,6 +60,28 @@ class BertQA(torch.nn.Module):
         return start.squeeze(-1), end.squeeze(-1)
 
 
+class GptBlock(torch.nn.Module):
+    """One GPT-2-style decoder block (d=768, 12 heads): pre-LayerNorm, fused QKV projection, causal attention (a
+    lower-triangular mask, -inf above the diagonal), tanh-GELU MLP, two residuals. Input: (batch, seq, d) states."""
+
+    def __init__(self, d=768, heads=12, seq=256):
+        super().__init__()
+        self.heads, self.dh = heads, d // heads
+        self.ln1, self.ln2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+        self.qkv, self.proj = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
+        self.fc, self.out = torch.nn.Linear(d, 4 * d), torch.nn.Linear(4 * d, d)
+        self.register_buffer("causal", torch.tril(torch.ones(seq, seq, dtype=torch.bool)))
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q, k, v = (t.view(b, s, self.heads, self.dh).transpose(1, 2) for t in self.qkv(self.ln1(x)).split(d, dim=2))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.dh)
+        scores = scores.masked_fill(~self.causal[:s, :s], float("-inf"))
+        ctx = torch.matmul(torch.softmax(scores, dim=-1), v).transpose(1, 2).reshape(b, s, d)
+        x = x + self.proj(ctx)
+        return x + self.out(torch.nn.functional.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
 def export(out_dir, name):
     path = os.path.join(out_dir, name + ".onnx")
     if os.path.exists(path):
@@ -72,6 +95,9 @@ def export(out_dir, name):
         names = ["input_ids", "attention_mask", "token_type_ids"]
         torch.onnx.export(model, args, tmp, opset_version=13, input_names=names, output_names=["start", "end"],
                           dynamic_axes={n: {0: "batch"} for n in names + ["start", "end"]})
+    elif name == "gpt_block":  # seq 256, the states of a GPT-2-small-sized model
+        torch.onnx.export(GptBlock().eval(), torch.zeros(1, 256, 768), tmp, opset_version=13, input_names=["input"],
+                          output_names=["output"], dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
     else:
         model = getattr(torchvision.models, name)(weights=None).eval()
         torch.onnx.export(model, torch.zeros(1, 3, 224, 224), tmp, opset_version=13, input_names=["input"],
