@@ -99,6 +99,12 @@ Status Precision(const CompileConfig& c, CompileState& s) { return AssignPrecisi
 
 Status Formats(const CompileConfig& c, CompileState& s) { return AssignDeviceFormats(s.graph, *c.soc, c.nc1hwc0_outputs); }
 
+// Independent branches on parallel streams, as GE allocates them, unless --enable_single_stream=true.
+Status StreamAllocation(const CompileConfig& c, CompileState& s) {
+  if (!c.single_stream) AllocateParallelStreams(s.graph);
+  return Status::Ok();
+}
+
 // ONNX QDQ as CANN's quantization ops (passes/qdq.h), before folding could turn the DQ'd weights into floats;
 // then every AscendQuant (AMCT's or the rewrite's) must feed int8 layers. The reference path (no SoC) keeps
 // ONNX's QuantizeLinear / DequantizeLinear semantics.
@@ -196,6 +202,7 @@ const CompilePass kPasses[] = {
     {"Precision", Plain<Precision>},
     {"UBFusion", UBFusion},
     {"Formats", Plain<Formats>},
+    {"StreamAllocation", Plain<StreamAllocation>},
     {"Lowering", Plain<Lowering>},
     {"OperatorBank", Plain<ApplyOperatorBank>},
 };

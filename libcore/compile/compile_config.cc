@@ -153,6 +153,9 @@ void ParseTuningOptions(const CompileFlags& f, CompileConfig& c, std::vector<Sta
   if (f.qdq_fallback != "error" && f.qdq_fallback != "float")
     errors.push_back(Status::Error("E10001", "--qdq_fallback", f.qdq_fallback, "the value must be error or float"));
   c.qdq.keep_float = f.qdq_fallback == "float";
+  if (f.enable_single_stream != "true" && f.enable_single_stream != "false")
+    errors.push_back(Status::Error("E10001", "--enable_single_stream", f.enable_single_stream, "the value must be true or false"));
+  c.single_stream = f.enable_single_stream == "true";
   c.tune_bank_path = TuneBankFromEnv();
 }
 
@@ -248,6 +251,9 @@ void AddCompileTuningFlags(CLI::App& app, CompileFlags& o) {
   app.add_option("--output_type", p->output_type, "net output dtype: FP32, FP16, UINT8, or node:index:TYPE;... per output")->group(model_tuning);
   app.add_option("--fusion_switch_file", o.fusion_switch_file, "passes to turn off (PassName:off lines or CANN's JSON)")->group(op_tuning);
   app.add_option("--qdq_fallback", o.qdq_fallback, "error (default) or float: a QDQ layer that cannot be quantized is an error, or stays float with a warning")
+      ->group(model_tuning);
+  app.add_option("--enable_single_stream", o.enable_single_stream,
+                 "false (default): independent branches run on parallel streams; true: every task on one stream")
       ->group(model_tuning);
   app.add_option("--buffer_optimize", o.buffer_optimize, "l2_optimize (default), l1_optimize, off_optimize (ignores the subgraph bank's decisions)")
       ->group(model_tuning);

@@ -117,6 +117,20 @@ uint32_t EventCount(const Graph& g, std::span<const Task> tasks) {
   return static_cast<uint32_t>(events.size());
 }
 
+void AllocateParallelStreams(Graph& g) {
+  std::vector<int> readers(g.values.size(), 0);
+  for (const Node& n : g.nodes) {
+    std::set<int> distinct(n.inputs.begin(), n.inputs.end());
+    for (int i : distinct)
+      if (i >= 0) ++readers[i];
+  }
+  for (Node& n : g.nodes) {
+    if (n.has_attr(kStreamPolicyAttr) || ComputedInputs(g, n) != 1) continue;
+    auto in = std::find_if(n.inputs.begin(), n.inputs.end(), [&](int i) { return i >= 0 && !g.values[i].constant; });
+    if (readers[*in] >= 2) n.attr_list_add(kStreamPolicyAttr, kParallelBranches);
+  }
+}
+
 std::vector<Task> LowerToTasks(const Graph& g, const SocSpec* soc) {
   std::vector<Task> tasks;
   Placement place = PlaceBranches(g, soc);

@@ -36,6 +36,11 @@ struct Task {
 // [U] CANN's GE assigns a handful of streams per model; more buys nothing when branches are a few wide.
 constexpr uint32_t kMaxStreams = 4;
 
+// GE's default stream allocation: every op that starts a branch (its one computed input is a value several ops
+// read) asks for parallel branches, unless a decision (aoe's) already set its stream policy. atc runs it unless
+// --enable_single_stream=true.
+void AllocateParallelStreams(Graph& g);
+
 // `soc` may be null (the fp32 reference path): tasks then carry no tiling.
 std::vector<Task> LowerToTasks(const Graph& g, const SocSpec* soc);
 // For each value, the index of the task that writes it (-1: a graph input or constant).

@@ -73,24 +73,33 @@ L2State HitsOf(const Graph& g, const Node& n, const L2Model& l2) {
   return {in > 0 ? in_hit / in : 0, w > 0 ? w_hit / w : 0};
 }
 
-// When each AI core is next free. Tasks take cores in submission order; a task starting at `start` takes the
-// cores that freed up last before it (best fit), so cores idle since earlier stay free for another stream's
-// task that can start earlier. A core's idle gap before a later task is not filled again (no backfilling).
+// When each AI core is next free. A task's blocks go to the cores as they free up, as the hardware block scheduler
+// dispatches them (simulator.md §1.7): a block starts on the earliest-free core once the task's launch is done, so
+// another stream's task takes the cores this one leaves idle, and a task wider than the free cores runs part of its
+// blocks when the others finish. With one stream every core is free when a task starts, so its blocks run in
+// waves of `cores` and the task takes its cost model's time.
 class CoreClock {
  public:
   explicit CoreClock(int cores) : free_(static_cast<size_t>(std::max(cores, 1)), 0.0) {}
-  // The time `n` cores are free at once.
-  double FreeAt(int n) const { return free_[static_cast<size_t>(n) - 1]; }
-  // Cores still busy at `t` (running other streams' tasks).
-  int BusyAt(double t) const { return static_cast<int>(free_.end() - std::upper_bound(free_.begin(), free_.end(), t)); }
-  void Take(int n, double start, double until) {
-    auto last = std::upper_bound(free_.begin(), free_.end(), start);  // cores free by `start`: at least n
-    std::fill(last - n, last, until);
-    std::sort(free_.begin(), free_.end());
+  // Cores still busy at `t` (running other streams' blocks).
+  int BusyAt(double t) const {
+    return static_cast<int>(std::count_if(free_.begin(), free_.end(), [t](double f) { return f > t; }));
+  }
+  // The earliest a block may start on some core, from `ready` on.
+  double FirstStart(double ready) const { return std::max(ready, *std::min_element(free_.begin(), free_.end())); }
+  // Runs `blocks` blocks of `block_ns` each from `ready` on; returns when the last one ends.
+  double Run(int blocks, double block_ns, double ready) {
+    double end = ready;
+    for (int b = 0; b < blocks; ++b) {
+      auto core = std::min_element(free_.begin(), free_.end());
+      *core = std::max(*core, ready) + block_ns;
+      end = std::max(end, *core);
+    }
+    return end;
   }
 
  private:
-  std::vector<double> free_;  // sorted
+  std::vector<double> free_;
 };
 
 bool UsesAiCores(const Work& w) { return w.kind == WorkKind::kCube || w.kind == WorkKind::kVector; }
@@ -157,16 +166,21 @@ IterationTiming ScheduleIteration(const Graph& g, std::span<const Task> tasks, c
           start = std::max(start, end[p] + (tasks[p].stream_id != t.stream_id ? EventWaitNs(soc) : 0));
       tt.work = works[k];
       tt.l2 = HitsOf(g, n, l2);
-      int on_cores = UsesAiCores(tt.work) ? std::min<int>(t.tiling.block_dim, soc.ai_cores) : 0;
-      if (on_cores > 0) {
-        start = std::max(start, cores.FreeAt(on_cores));
-        tt.l2.co_running_cores = cores.BusyAt(start);
-      }
+      const bool on_cores = UsesAiCores(tt.work);
+      // The launch is the stream's scheduler time; the cores are taken only by the blocks after it.
+      const double blocks_ready = start + soc.task_launch_ns;
+      if (on_cores) tt.l2.co_running_cores = cores.BusyAt(cores.FirstStart(blocks_ready));
       tt.cost = EstimateTask(tt.work, t.tiling, soc, tt.l2);
       tt.start_ns = start;
-      tt.duration_ns = tt.cost.duration_ns;
-      end[k] = clock = start + tt.duration_ns;
-      if (on_cores > 0) cores.Take(on_cores, start, end[k]);
+      if (on_cores) {
+        const int blocks = std::max(t.tiling.block_dim, 1), waves = std::max(tt.cost.waves, 1);
+        const double block_ns = tt.cost.exec_ns / waves;
+        end[k] = cores.Run(blocks, block_ns, blocks_ready);
+      } else {
+        end[k] = start + tt.cost.duration_ns;
+      }
+      tt.duration_ns = end[k] - start;
+      clock = end[k];
       if (!t.on_device()) {  // a view aliases its input's bytes: resident if they are
         if (!n.inputs.empty() && n.inputs[0] >= 0 && l2.Resident(n.inputs[0]))
           for (int o : n.outputs) l2.Touch(o, ValueBytes(g.values[o]));

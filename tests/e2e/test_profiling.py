@@ -39,14 +39,14 @@ def run(cmd, env=None, ok=True):
     return p
 
 
-def collect(name, metrics="PipeUtilization", slice_bytes=4096):
-    """Profiles the resnet18 .om under WORK/name; returns (PROF dir, msame stdout)."""
+def collect(name, metrics="PipeUtilization", slice_bytes=4096, model="resnet18"):
+    """Profiles WORK/<model>.om under WORK/name; returns (PROF dir, msame stdout)."""
     out = os.path.join(WORK, name)
     shutil.rmtree(out, ignore_errors=True)
     acl = os.path.join(WORK, name + ".json")
     with open(acl, "w") as f:
         json.dump({"profiler": {"switch": "on", "output": out, "aic_metrics": metrics, "aicpu": "on", "task_time": "on"}}, f)
-    p = run([MSAME, f"--model={WORK}/resnet18.om", f"--acl_json_path={acl}", f"--loop={LOOPS}"],
+    p = run([MSAME, f"--model={WORK}/{model}.om", f"--acl_json_path={acl}", f"--loop={LOOPS}"],
             env={"PROFILING_SLICE_BYTES": str(slice_bytes)})
     dirs = glob.glob(f"{out}/PROF_*")
     assert len(dirs) == 1, dirs
@@ -80,8 +80,9 @@ class Profiling(unittest.TestCase):
     def setUpClass(cls):
         os.makedirs(WORK, exist_ok=True)
         run(["/usr/bin/python3", f"{HERE}/export_calibration_models.py", WORK, "resnet18"])
+        # One stream, so that every task starts when the one before it ends (MultiStream covers the default).
         run([ATC, f"--model={WORK}/resnet18.onnx", "--framework=5", f"--output={WORK}/resnet18", "--soc_version=Ascend310P3",
-             "--input_shape=input:1,3,224,224", "--log=error"])
+             "--input_shape=input:1,3,224,224", "--log=error", "--enable_single_stream=true"])
         run([ATC, "--mode=1", f"--om={WORK}/resnet18.om", f"--json={WORK}/resnet18.json"])
         model = load_json(f"{WORK}/resnet18.json")
         cls.device_tasks = sorted(t["task_id"] for t in model["task"] if t["kind"] != "view")
@@ -232,6 +233,56 @@ class Profiling(unittest.TestCase):
         p = export(noise, ok=False)
         self.assertIn(p.returncode, (0, 1), p.stdout + p.stderr)
         self.assertEqual(glob.glob(f"{noise}/mindstudio_profiler_output/*.tmp.*"), [])  # no temporary file left
+
+
+class MultiStream(unittest.TestCase):
+    """atc's default stream allocation: resnet18's downsampling shortcuts run on a second stream, next to the main
+    branch, and every profiling view shows it (op_summary's Stream ID, task_time's stream_id, a timeline track per
+    stream)."""
+
+    @classmethod
+    def setUpClass(cls):
+        os.makedirs(WORK, exist_ok=True)
+        run(["/usr/bin/python3", f"{HERE}/export_calibration_models.py", WORK, "resnet18"])
+        run([ATC, f"--model={WORK}/resnet18.onnx", "--framework=5", f"--output={WORK}/resnet18_streams", "--soc_version=Ascend310P3",
+             "--input_shape=input:1,3,224,224", "--log=error"])
+        cls.prof, cls.msame_out = collect("streams", model="resnet18_streams")
+        export(cls.prof)
+
+    def test_shortcuts_overlap_the_main_branch_in_every_view(self):
+        table = rows(self.prof, "op_summary")
+        col = {c: i for i, c in enumerate(table[0])}
+        first = table[1:1 + (len(table) - 1) // LOOPS]  # the first iteration
+        streams = {int(r[col["Stream ID"]]) for r in first}
+        self.assertEqual(streams, {0, 1})
+        side = [r for r in first if r[col["Stream ID"]] == "1"]
+        self.assertEqual(len(side), 3)  # the three downsampling convs
+        self.assertTrue(all("downsample" in r[col["Op Name"]] for r in side), [r[col["Op Name"]] for r in side])
+        main = [r for r in first if r[col["Stream ID"]] == "0"]
+        for r in side:  # each shortcut runs while a main-branch task runs
+            s, e = ns(r[col["Task Start Time(us)"]]), ns(r[col["Task Start Time(us)"]]) + ns(r[col["Task Duration(us)"]])
+            self.assertTrue(any(ns(m[col["Task Start Time(us)"]]) < e and s < ns(m[col["Task Start Time(us)"]]) + ns(m[col["Task Duration(us)"]])
+                                for m in main), r[col["Op Name"]])
+        tt = rows(self.prof, "task_time")
+        self.assertEqual({r[3] for r in tt[1:]}, {"0", "1"})
+        events = load_json(glob.glob(f"{self.prof}/mindstudio_profiler_output/msprof_*.json")[0])
+        tracks = {e["tid"] for e in events if e["ph"] == "X" and "Physic Stream Id" in e.get("args", {})}
+        self.assertEqual(tracks, {0, 1})
+
+    def test_one_stream_is_no_faster(self):
+        run([ATC, f"--model={WORK}/resnet18.onnx", "--framework=5", f"--output={WORK}/resnet18_single", "--soc_version=Ascend310P3",
+             "--input_shape=input:1,3,224,224", "--log=error", "--enable_single_stream=true"])
+        single = float(re.search(r"Simulated NPU time: ([0-9.]+) ms", run([MSAME, f"--model={WORK}/resnet18_single.om", "--sim_mode=timing"]).stdout).group(1))
+        streams = float(re.search(r"Simulated NPU time: ([0-9.]+) ms", self.msame_out).group(1))
+        # resnet18's shortcut conv wants every core too: on its own stream it saves its launch and pays the event
+        # (the unit tests ScheduleStreams.* show branches that fit the cores side by side taking max(a, b)).
+        self.assertLessEqual(streams, single)
+        p = run([ATC, "--mode=6", f"--om={WORK}/resnet18_streams.om"])
+        self.assertRegex(p.stdout, r"stream_num\D+2\b")
+        p = run([ATC, f"--model={WORK}/resnet18.onnx", "--framework=5", f"--output={WORK}/bad", "--soc_version=Ascend310P3",
+                 "--enable_single_stream=yes"], ok=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("--enable_single_stream", p.stdout)
 
 
 if __name__ == "__main__":

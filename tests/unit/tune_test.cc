@@ -212,6 +212,41 @@ TEST(Subgraph, ParallelBranchesOverlapOnTheirStreamsAndShareTheCores) {
   EXPECT_LT(overlap.total_ns, serial.total_ns);
 }
 
+// atc's default stream allocation: two branches small enough to share the cores run side by side. The first keeps
+// the fork's stream; the second starts after an event and the join waits for it through another, so the join starts
+// max(a, e + b + e) after the fork instead of a + b (--enable_single_stream=true: no allocation, one stream).
+TEST(Streams, IndependentBranchesTakeTheLongerOneNotTheSum) {
+  const SocSpec& soc = *FindSoc("Ascend310P3");
+  Builder b;
+  int x = b.In("x", {64, 64});
+  int fork = b.Op("Relu", {x});
+  int a = b.Op("Sigmoid", {b.Op("Relu", {fork})});  // two tasks
+  int c = b.Op("Tanh", {fork});                    // one task
+  Graph g = b.Done(b.Op("Add", {a, c}));
+  MapAscendOpTypes(g);
+  for (Value& v : g.values) v.dtype = DType::kF16;
+  auto span_of = [&](const Graph& graph, bool parallel) {
+    Graph h = graph;
+    if (parallel) AllocateParallelStreams(h);
+    auto tasks = LowerToTasks(h, &soc);
+    IterationTiming t = ScheduleIteration(h, tasks, soc);
+    for (const Task& task : tasks) EXPECT_LT(task.tiling.block_dim, soc.ai_cores / 2);  // they fit side by side
+    const double fork_end = t.tasks[0].start_ns + t.tasks[0].duration_ns;
+    const double a_ns = t.tasks[1].duration_ns + t.tasks[2].duration_ns, c_ns = t.tasks[3].duration_ns;
+    return std::tuple{t.tasks[4].start_ns - fork_end, a_ns, c_ns, StreamCount(tasks), EventCount(h, tasks)};
+  };
+  auto [serial, a1, c1, serial_streams, serial_events] = span_of(g, false);
+  EXPECT_EQ(serial_streams, 1u);
+  EXPECT_EQ(serial_events, 0u);
+  EXPECT_NEAR(serial, a1 + c1, 1e-6);
+  auto [parallel, a2, c2, streams, events] = span_of(g, true);
+  EXPECT_EQ(streams, 2u);
+  EXPECT_EQ(events, 2u);  // into the side branch, and back to the join
+  const double event = soc.task_launch_ns;
+  EXPECT_NEAR(parallel, std::max(a2, event + c2 + event), 1e-6);
+  EXPECT_LT(parallel, serial);
+}
+
 TEST_F(BankTest, SubgraphBankKeepsOtherWritersRecordsAndNamesBadLines) {
   std::filesystem::create_directories(root_);
   std::string path = (root_ / "subgraph.json").string();
