@@ -676,7 +676,7 @@ Status MatMulElemwiseUbFusionPass(Graph& g) {
 }
 
 Status EltwiseUbFusionPass(Graph& g) {
-  return FuseAll(g, "TbeEltwiseFusionPass", [&](int k, auto& d) { return MatchUbActivation(g, k, d, {"Add", "Sub", "Mul"}); });
+  return FuseAll(g, "TbeEltwiseFusionPass", [&](int k, auto& d) { return MatchUbActivation(g, k, d, {"Add", "Sub", "Mul", "BatchNormalization"}); });
 }
 
 // BatchNorm with constant statistics is inference-only: CANN retypes it BNInference (nothing else changes).
