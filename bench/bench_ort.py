@@ -9,7 +9,8 @@ its in-process inference times; the sides run interleaved, three rounds, and the
 RSS is each process's maximum resident set (rusage).
 
 With `zoo`, the models are instead a zoo of other shapes of work (issue 40): concat-heavy, grouped and depthwise,
-channel shuffles, large kernels, windowed attention and a GPT-2-style decoder block (causal attention, seq 256).
+channel shuffles, large kernels, windowed attention, a segmentation head and a GPT-2-style decoder block (causal
+attention, seq 256).
 
 usage: bench_ort.py BUILD_DIR [zoo] [THREADS...]"""
 import json
@@ -36,6 +37,7 @@ MODELS = {"resnet50": "input:1,3,224,224", "mobilenet_v3_large": "input:1,3,224,
           "bert_base": "input_ids:1,128;attention_mask:1,128;token_type_ids:1,128"}
 ZOO = {m: "input:1,3,224,224" for m in ("densenet121", "googlenet", "inception_v3", "squeezenet1_1", "shufflenet_v2_x1_0", "mnasnet1_0",
                                         "regnet_y_800mf", "resnext50_32x4d", "convnext_tiny", "vit_b_16", "swin_t")}
+ZOO["lraspp_mobilenet_v3_large"] = "input:1,3,224,224"  # segmentation: bilinear upsampling of the head
 ZOO["gpt_block"] = "input:1,256,768"  # one GPT-2-small decoder block, causal attention at seq 256
 if ZOO_RUN:
     MODELS = ZOO

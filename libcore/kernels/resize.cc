@@ -97,6 +97,35 @@ T StoreAs(double v) {
   }
 }
 
+// Whether dim d of the resize is the identity: every output position takes its own input position whole.
+bool IdentityDim(const std::vector<std::vector<Tap>>& taps, const std::vector<bool>& outside) {
+  for (size_t o = 0; o < taps.size(); ++o)
+    if (outside[o] || taps[o].size() != 1 || taps[o][0].index != static_cast<int64_t>(o) || taps[o][0].weight != 1.0) return false;
+  return true;
+}
+
+// The common image resize: (N, C) kept, H and W resized. Each output row sums its taps' rows, in the order and with
+// the weights (w_h * w_w, fp64 sums) of the general loop below, so the result is the same bits; without its
+// per-element index arithmetic and allocation (an lraspp head's two upsamplings were 76% of the net's time).
+template <class T>
+void ResizeSpatial2D(ThreadPool& pool, const T* src, T* dst, int64_t planes, int64_t ih, int64_t iw,
+                     const std::vector<std::vector<Tap>>& th, const std::vector<std::vector<Tap>>& tw) {
+  const auto oh = static_cast<int64_t>(th.size()), ow = static_cast<int64_t>(tw.size());
+  pool.ParallelFor(static_cast<size_t>(planes * oh), 16, [&](size_t b, size_t e) {
+    for (size_t row = b; row < e; ++row) {
+      const int64_t plane = static_cast<int64_t>(row) / oh, y = static_cast<int64_t>(row) % oh;
+      const T* in = src + plane * ih * iw;
+      T* out = dst + plane * oh * ow + y * ow;
+      for (int64_t x = 0; x < ow; ++x) {
+        double acc = 0;
+        for (const Tap& a : th[static_cast<size_t>(y)])
+          for (const Tap& t : tw[static_cast<size_t>(x)]) acc += a.weight * t.weight * in[a.index * iw + t.index];
+        out[x] = StoreAs<T>(acc);
+      }
+    }
+  });
+}
+
 Status ResizeKernel(KernelContext& c) {
   const Tensor& x = c.in(0);
   if (x.dtype() == DType::kBool) return c.Fail("dtype bool is not supported");
@@ -114,6 +143,18 @@ Status ResizeKernel(KernelContext& c) {
   }
   float extrapolation = c.node.attr_float("extrapolation_value", 0.f);
   Tensor y = Tensor::Empty(x.dtype(), p.out);
+  if (r == 4 && IdentityDim(taps[0], outside[0]) && IdentityDim(taps[1], outside[1]) &&
+      std::none_of(outside[2].begin(), outside[2].end(), [](bool b) { return b; }) &&
+      std::none_of(outside[3].begin(), outside[3].end(), [](bool b) { return b; })) {
+    bool known = DispatchAll(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (!std::is_same_v<T, bool>)
+        ResizeSpatial2D(c.pool, x.data<T>(), y.mutable_data<T>(), p.out[0] * p.out[1], x.shape()[2], x.shape()[3], taps[2], taps[3]);
+    });
+    if (!known) return c.Fail("dtype " + std::string(DTypeName(x.dtype())) + " is not supported");
+    c.outputs[0] = std::move(y);
+    return Status::Ok();
+  }
   auto ist = Strides(x.shape()), ost = Strides(p.out);
   bool known = DispatchAll(x.dtype(), [&](auto tag) {
     using T = decltype(tag);

@@ -82,6 +82,17 @@ class GptBlock(torch.nn.Module):
         return x + self.out(torch.nn.functional.gelu(self.fc(self.ln2(x)), approximate="tanh"))
 
 
+class SegmentationOut(torch.nn.Module):
+    """A torchvision segmentation net returns a dict; ONNX export wants its "out" tensor."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        return self.net(x)["out"]
+
+
 def export(out_dir, name):
     path = os.path.join(out_dir, name + ".onnx")
     if os.path.exists(path):
@@ -97,6 +108,10 @@ def export(out_dir, name):
                           dynamic_axes={n: {0: "batch"} for n in names + ["start", "end"]})
     elif name == "gpt_block":  # seq 256, the states of a GPT-2-small-sized model
         torch.onnx.export(GptBlock().eval(), torch.zeros(1, 256, 768), tmp, opset_version=13, input_names=["input"],
+                          output_names=["output"], dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
+    elif hasattr(torchvision.models.segmentation, name):  # a segmentation net: its "out" map
+        model = SegmentationOut(getattr(torchvision.models.segmentation, name)(weights=None, weights_backbone=None).eval())
+        torch.onnx.export(model, torch.zeros(1, 3, 224, 224), tmp, opset_version=13, input_names=["input"],
                           output_names=["output"], dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
     else:
         model = getattr(torchvision.models, name)(weights=None).eval()

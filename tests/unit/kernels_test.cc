@@ -1,6 +1,8 @@
 // Kernel checks against small hand-computed cases; the ONNX node tests cover the rest.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "ir/op_schema.h"
 #include "kernels/registry.h"
 #include "test_util.h"
@@ -47,6 +49,22 @@ TEST(Kernels, ConstantPadGrowsAndCropsEveryAxis) {
         bool inside = i >= 0 && i < in[0] && j >= 0 && j < in[1] && k >= 0 && k < in[2];
         float want = inside ? x.data<float>()[(i * in[1] + j) * in[2] + k] : 7.5f;
         EXPECT_EQ(y.data<float>()[(a * os[1] + b) * os[2] + c], want) << a << "," << b << "," << c;
+      }
+}
+
+// An image resize (N and C kept) takes the row-wise path; the same resize with a leading unit axis takes the general
+// one. Both give the same bits, for every mode, and upsampling as well as downsampling.
+TEST(Kernels, ImageResizeMatchesTheGeneralPathBitForBit) {
+  const Tensor x = Random({2, 3, 5, 7}, 11);
+  for (const char* mode : {"nearest", "linear", "cubic"})
+    for (float sh : {2.0f, 0.6f})
+      for (const char* ct : {"half_pixel", "align_corners", "asymmetric"}) {
+        AttrMap attrs = {{"mode", std::string(mode)}, {"coordinate_transformation_mode", std::string(ct)}};
+        Tensor scales4 = F32({4}, {1, 1, sh, 1.5f}), scales5 = F32({5}, {1, 1, 1, sh, 1.5f});
+        auto image = RunOp("Resize", {x, Tensor(), scales4}, attrs)[0];
+        auto general = RunOp("Resize", {x.Reshaped({1, 2, 3, 5, 7}), Tensor(), scales5}, attrs)[0];
+        ASSERT_EQ(image.numel(), general.numel());
+        EXPECT_EQ(std::memcmp(image.raw(), general.raw(), image.nbytes()), 0) << mode << " " << sh << " " << ct;
       }
 }
 
