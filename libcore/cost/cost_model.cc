@@ -135,6 +135,11 @@ TaskCost CubeCost(const Work& w, const Tiling& t, const SocSpec& soc, const L2St
   double body = t.db_l1 ? std::max(q.mte2, rest) : q.mte2 + rest;
   double fill = PipelineFill({q.mte2, q.mte1, q.cube, q.fixpipe, q.mte3}, tiles);
   double dram_core = r.dram + (out_in_l2 ? 0 : out_core);
+  // Dependent steps (an RNN's): each one is the GEMM above, started when the one before it has finished.
+  const double steps = static_cast<double>(std::max<int64_t>(w.steps, 1));
+  body *= steps, fill *= steps, dram_core *= steps, r.dram *= steps, r.l2 *= steps, out_core *= steps;
+  l0a_bytes *= steps, l0b_bytes *= steps, c.cube_fractals *= steps;
+  for (double* v : {&q.cube, &q.vector, &q.scalar, &q.mte1, &q.mte2, &q.mte3, &q.fixpipe}) *v *= steps;
   c.gm_read_bytes = (r.dram + r.l2) * t.block_dim;
   c.l2_read_bytes = r.l2 * t.block_dim;
   c.gm_write_bytes = out_core * t.block_dim;

@@ -6,6 +6,7 @@
 
 #include "ir/device_format.h"
 #include "ir/node_attrs.h"
+#include "ops/rnn.h"
 
 namespace npu {
 namespace {
@@ -113,6 +114,26 @@ void DescribeMatMul(const Graph& g, const Node& n, Work& w) {
   w.b_bytes = Bytes(b);
 }
 
+// LSTM / GRU / RNN as CANN's DynamicRNN runs them on the cube: per direction, each time step's gates are one GEMM
+// of [x_t, h_t-1] (batch rows, input + hidden wide) by the stacked W and R (gates x hidden), and a step needs the
+// state the one before it wrote, so the seq steps run one after another; the directions run side by side.
+bool DescribeRnn(const Graph& g, const Node& n, Work& w) {
+  if (n.inputs.size() < 3 || n.inputs[0] < 0 || n.inputs[1] < 0) return false;
+  const Value &x = g.values[n.inputs[0]], &wt = g.values[n.inputs[1]];
+  if (!x.has_shape || !wt.has_shape) return false;
+  auto d = RnnDimsOf(n, x.shape, wt.shape);
+  if (!d.ok()) return false;
+  w.batch = d->directions;
+  w.steps = std::max<int64_t>(d->seq, 1);
+  w.m = std::max<int64_t>(d->batch, 1);
+  w.k = std::max<int64_t>(d->input, 1) + std::max<int64_t>(d->hidden, 1);
+  w.n = d->gates * std::max<int64_t>(d->hidden, 1);
+  w.flops = 2.0 * static_cast<double>(w.steps * w.batch * w.m) * static_cast<double>(w.k) * static_cast<double>(w.n);
+  w.a_bytes = Bytes(x) / w.steps;  // one step's input rows
+  w.b_bytes = Bytes(wt) + (n.inputs[2] >= 0 ? Bytes(g.values[n.inputs[2]]) : 0);
+  return true;
+}
+
 // Whether GE makes this Concat a no-task op (FE's ConcatCToN optimisation sets _no_task, and the memory
 // assigner then gives the inputs adjacent slices of one buffer, _nopadding_continuous_input): each producer
 // writes straight into its slice, so the concat moves nothing. That takes every input to be one contiguous block
@@ -194,6 +215,7 @@ Work DescribeWork(const Graph& g, const Node& n, Engine engine) {
   bool matmul = n.op_type == "MatMul" || n.op_type == "MatMulBias" || n.op_type == "Gemm";
   if (conv) DescribeConv(g, n, w, n.op_type == "ConvTranspose");
   if (matmul) DescribeMatMul(g, n, w);
+  if (IsRnn(n.op_type)) matmul = DescribeRnn(g, n, w);
   if (engine == Engine::kAiCpu) {
     w.kind = WorkKind::kAiCpu;
     if (conv || matmul) return w;  // flops from the GEMM shape

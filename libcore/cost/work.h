@@ -22,6 +22,7 @@ struct Work {
   // Cube: batch independent GEMMs of M x K by K x N (conv as implicit GEMM: M = N·Ho·Wo, K = Cin/g·kh·kw,
   // N = Cout/g, batch = groups).
   int64_t batch = 1, m = 0, k = 0, n = 0;
+  int64_t steps = 1;    // cube: that GEMM runs this many times one after another (an RNN's time steps)
   int64_t a_bytes = 0;  // cube: bytes of the A operand in GM (a conv reads its feature map once, im2col is in L1)
   int64_t b_bytes = 0;  // cube: bytes of B (the weights)
   // Vector: output elements and the vector instructions each costs (per 16-bit lane group, see cost_model.cc).

@@ -12,4 +12,5 @@ void RegisterReduceKernels();
 void RegisterResizeKernels();
 void RegisterAippKernels();
 void RegisterQuantKernels();
+void RegisterRnnKernels();
 }  // namespace npu

@@ -73,6 +73,7 @@ void RegisterBuiltinOps() {
     RegisterResizeKernels();
     RegisterAippKernels();
     RegisterQuantKernels();
+    RegisterRnnKernels();
   });
 }
 

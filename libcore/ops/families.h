@@ -18,5 +18,6 @@ void RegisterReduceSchemas();
 void RegisterResizeSchemas();
 void RegisterAippSchemas();
 void RegisterQuantSchemas();
+void RegisterRnnSchemas();
 
 }  // namespace npu

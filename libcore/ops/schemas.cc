@@ -19,6 +19,7 @@ void RegisterBuiltinSchemas() {
     RegisterResizeSchemas();
     RegisterAippSchemas();
     RegisterQuantSchemas();
+    RegisterRnnSchemas();
   });
 }
 

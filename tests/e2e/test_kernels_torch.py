@@ -62,6 +62,21 @@ class ResizeNet(torch.nn.Module):
         return torch.nn.functional.interpolate(x, scale_factor=self.scale, mode=self.mode)
 
 
+class RecurrentNet(torch.nn.Module):
+    """A 2-layer bidirectional batch-first LSTM then a GRU over its states, with torch's initial states: LSTM, GRU,
+    both directions, two layers (two ONNX nodes each) and the Transposes torch adds for batch_first."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(12, 16, num_layers=2, batch_first=True, bidirectional=True)
+        self.gru = torch.nn.GRU(32, 8, batch_first=True)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        z, h = self.gru(y)
+        return torch.cat([z[:, -1], h[0]], 1)
+
+
 def run(*args):
     return subprocess.run(list(args), capture_output=True, text=True, check=False)
 
@@ -114,6 +129,17 @@ class KernelParity(unittest.TestCase):
         path, files, want = self.export("float64", model, [torch.randn(2, 3, 16, 16, dtype=torch.float64)], opset=17)
         self.assertEqual(want.dtype, np.float64)
         self.check(self.msame(path, files, "float64"), want, 1e-10, "float64 conv/pool/norm")
+
+    def test_lstm_and_gru_reference_and_om(self):
+        torch.manual_seed(4)
+        path, files, want = self.export("recurrent", RecurrentNet(), [torch.randn(3, 10, 12)])
+        self.check(self.msame(path, files, "recurrent_ref"), want, 1e-5, "LSTM + GRU, .onnx reference path")
+        om = os.path.join(WORK, "recurrent")
+        for mode, atol in (("must_keep_origin_dtype", 1e-5), ("force_fp16", 3e-3)):
+            r = run(ATC, "--framework=5", f"--model={path}", f"--output={om}_{mode}", "--soc_version=Ascend310P3",
+                    f"--precision_mode={mode}")
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.check(self.msame(f"{om}_{mode}.om", files, f"recurrent_{mode}"), want, atol, f"LSTM + GRU, .om, {mode}")
 
     def test_einsum_diagonal_and_three_operands(self):
         torch.manual_seed(2)

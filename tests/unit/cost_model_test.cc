@@ -218,6 +218,30 @@ TaskCost ConcatCost(const Graph& g, Work* work = nullptr) {
   return EstimateTask(w, DefaultTiling(w, soc), soc);
 }
 
+// An RNN's time steps each need the state the step before wrote: 64 steps take 64 times one step's GEMM, not one
+// GEMM 64 times as tall (which the cores would split and pipeline).
+TEST(CostModel, RecurrentStepsRunOneAfterAnother) {
+  const SocSpec& s = *FindSoc("Ascend310P3");
+  Work step;
+  step.kind = WorkKind::kCube;
+  step.m = 1, step.k = 128 + 256, step.n = 4 * 256;
+  step.a_bytes = step.m * step.k * 2, step.b_bytes = step.k * step.n * 2;
+  step.out_bytes = step.m * step.n * 2;
+  const Tiling t = DefaultTiling(step, s);
+  auto exec = [&](int64_t steps) {  // the kernel's prologue once, then every step's GEMM
+    Work w = step;
+    w.steps = steps;
+    return EstimateTask(w, t, s).exec_ns;
+  };
+  const double all = exec(64);
+  EXPECT_NEAR(exec(64) - exec(32), 2 * (exec(32) - exec(16)), 1e-6 * all);
+  EXPECT_GT(all, 50 * exec(1));
+  Work tall = step;  // the same arithmetic as one GEMM: far faster, which is why the steps are kept apart
+  tall.m = 64;
+  tall.a_bytes *= 64, tall.out_bytes *= 64;
+  EXPECT_LT(Cost(tall, s).exec_ns * 8, all);
+}
+
 TEST(ConcatInPlace, AlignedChannelsAtBatchOneCostNoTaskAndNoBytes) {
   Work w;
   const TaskCost c = ConcatCost(ConcatOf({32, 64, 16}, 1), &w);

@@ -1,0 +1,248 @@
+// LSTM, GRU and RNN (ONNX opsets 7-14) in fp32: every direction, sequence_lens, initial states, LSTM peepholes,
+// input_forget and clip, GRU's linear_before_reset, opset 14's batch-first layout, and the activation lists.
+// The input projection of all time steps is one GEMM (X·Wᵀ); each step then multiplies the state by Rᵀ.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // Eigen's AVX-512 kernels, as in matmul.cc
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "kernels/kernel_util.h"
+#include "ops/rnn.h"
+
+namespace npu {
+namespace {
+
+using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using Activation = std::function<float(float)>;
+
+// One activation by its ONNX name; `alpha`/`beta` take the next values of the node's lists when the function has them.
+Result<Activation> MakeActivation(const std::string& name, const std::vector<float>& alphas, const std::vector<float>& betas,
+                                  size_t& next_alpha, size_t& next_beta) {
+  auto alpha = [&](float def) { return next_alpha < alphas.size() ? alphas[next_alpha++] : def; };
+  auto beta = [&](float def) { return next_beta < betas.size() ? betas[next_beta++] : def; };
+  if (name == "Sigmoid") return Activation([](float x) { return 1.0f / (1.0f + std::exp(-x)); });
+  if (name == "Tanh") return Activation([](float x) { return std::tanh(x); });
+  if (name == "Relu") return Activation([](float x) { return std::max(x, 0.0f); });
+  if (name == "Softsign") return Activation([](float x) { return x / (1 + std::abs(x)); });
+  if (name == "Softplus") return Activation([](float x) { return std::log1p(std::exp(x)); });
+  if (name == "LeakyRelu") {
+    const float a = alpha(0.01f);
+    return Activation([a](float x) { return x >= 0 ? x : a * x; });
+  }
+  if (name == "ThresholdedRelu") {
+    const float a = alpha(1.0f);
+    return Activation([a](float x) { return x > a ? x : 0.0f; });
+  }
+  if (name == "Elu") {
+    const float a = alpha(1.0f);
+    return Activation([a](float x) { return x >= 0 ? x : a * std::expm1(x); });
+  }
+  if (name == "HardSigmoid") {
+    const float a = alpha(0.2f), b = beta(0.5f);
+    return Activation([a, b](float x) { return std::clamp(a * x + b, 0.0f, 1.0f); });
+  }
+  if (name == "ScaledTanh") {
+    const float a = alpha(1.0f), b = beta(1.0f);
+    return Activation([a, b](float x) { return a * std::tanh(b * x); });
+  }
+  if (name == "Affine") {
+    const float a = alpha(1.0f), b = beta(0.0f);
+    return Activation([a, b](float x) { return a * x + b; });
+  }
+  return Status::Error("E10001", "activations", name, "not an activation LSTM, GRU or RNN take");
+}
+
+// The node's activations, `per_direction` for each direction (defaults: the op's own).
+Result<std::vector<Activation>> Activations(const Node& n, size_t per_direction, size_t directions) {
+  std::vector<std::string> names = n.has_attr("activations") ? std::get<std::vector<std::string>>(n.attrs.at("activations")) : std::vector<std::string>{};
+  if (names.empty()) {
+    const std::vector<std::string> def = n.op_type == "LSTM" ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
+                                       : n.op_type == "GRU" ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                                            : std::vector<std::string>{"Tanh"};
+    for (size_t d = 0; d < directions; ++d) names.insert(names.end(), def.begin(), def.end());
+  }
+  if (names.size() == per_direction && directions == 2) names.insert(names.end(), names.begin(), names.end());
+  if (names.size() != per_direction * directions)
+    return Status::Error("E10001", n.op_type + " node", n.name, std::to_string(names.size()) + " activations; " + n.op_type + " takes " +
+                                                                    std::to_string(per_direction) + " per direction");
+  const std::vector<float> alphas = n.attr_floats("activation_alpha"), betas = n.attr_floats("activation_beta");
+  size_t next_alpha = 0, next_beta = 0;
+  std::vector<Activation> out;
+  for (const std::string& name : names) {
+    NPU_ASSIGN_OR_RETURN(Activation f, MakeActivation(name, alphas, betas, next_alpha, next_beta));
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+// What one direction needs, its weights viewed in place: W (G·H, I), R (G·H, H), biases Wb, Rb (G·H each).
+struct Direction {
+  const float *w, *r, *wb = nullptr, *rb = nullptr, *p = nullptr;
+  bool reverse = false;
+  const Activation* act;  // its activations, per_direction of them
+};
+
+struct RnnRun {
+  const Node& node;
+  RnnDims d;
+  std::vector<int64_t> lens;  // per batch entry
+  float clip = 0;             // 0: none
+  bool input_forget = false, linear_before_reset = false;
+  const float* x;  // (seq, batch, input), time-major
+  float *y, *yh, *yc;  // y (seq, dirs, batch, H) time-major; yh, yc (dirs, batch, H); yc may be null
+
+  float Clip(float v) const { return clip > 0 ? std::clamp(v, -clip, clip) : v; }
+
+  // The time index batch entry b reads at step s, or -1 once its sequence has ended.
+  int64_t TimeOf(const Direction& dir, int64_t s, int64_t b) const {
+    const int64_t len = lens[static_cast<size_t>(b)];
+    if (s >= len) return -1;
+    return dir.reverse ? len - 1 - s : s;
+  }
+
+  void Run(const Direction& dir, int64_t k, float* h, float* c) const {
+    const int64_t B = d.batch, H = d.hidden, G = d.gates, I = d.input, T = d.seq;
+    // All steps' input projections at once: XW = X Wᵀ + Wb (+ Rb, but GRU's candidate keeps its Rb apart).
+    RowMat xw = Eigen::Map<const RowMat>(x, T * B, I) * Eigen::Map<const RowMat>(dir.w, G * H, I).transpose();
+    for (int64_t g = 0; g < G; ++g) {
+      const bool candidate = node.op_type == "GRU" && g == 2;
+      for (int64_t j = 0; j < H; ++j) {
+        const float bias = (dir.wb ? dir.wb[g * H + j] : 0) + (dir.rb && !candidate ? dir.rb[g * H + j] : 0);
+        if (bias != 0) xw.col(g * H + j).array() += bias;
+      }
+    }
+    Eigen::Map<RowMat> state(h, B, H);
+    const auto r = Eigen::Map<const RowMat>(dir.r, G * H, H);
+    RowMat hr(B, G * H), reset_h = RowMat::Zero(B, H), candidate = RowMat::Zero(B, H);
+    for (int64_t s = 0; s < T; ++s) {
+      hr.noalias() = state * r.transpose();
+      if (node.op_type == "GRU" && !linear_before_reset) {  // the candidate multiplies (r ⊙ H) by Rh: r first
+        for (int64_t b = 0; b < B; ++b) {
+          const int64_t t = TimeOf(dir, s, b);
+          if (t < 0) continue;
+          const float* xr = xw.data() + (t * B + b) * G * H;
+          for (int64_t j = 0; j < H; ++j) reset_h(b, j) = dir.act[0](Clip(xr[H + j] + hr(b, H + j))) * state(b, j);
+        }
+        candidate.noalias() = reset_h * r.middleRows(2 * H, H).transpose();
+      }
+      for (int64_t b = 0; b < B; ++b) {
+        const int64_t t = TimeOf(dir, s, b);
+        if (t < 0) continue;
+        const float* xr = xw.data() + (t * B + b) * G * H;
+        const float* hrow = hr.data() + b * G * H;
+        float* hb = h + b * H;
+        if (node.op_type == "LSTM") StepLstm(dir, xr, hrow, hb, c + b * H);
+        else if (node.op_type == "GRU") StepGru(dir, xr, hrow, candidate.data() + b * H, hb);
+        else
+          for (int64_t j = 0; j < H; ++j) hb[j] = dir.act[0](Clip(xr[j] + hrow[j]));
+        std::copy(hb, hb + H, y + ((t * d.directions + k) * B + b) * H);
+      }
+    }
+  }
+
+  // Gates i, o, f, c (ONNX's order); peepholes P = (Pi, Po, Pf).
+  void StepLstm(const Direction& dir, const float* xr, const float* hr, float* h, float* c) const {
+    const int64_t H = d.hidden;
+    for (int64_t j = 0; j < H; ++j) {
+      const float pi = dir.p ? dir.p[j] : 0, po = dir.p ? dir.p[H + j] : 0, pf = dir.p ? dir.p[2 * H + j] : 0;
+      const float i = dir.act[0](Clip(xr[j] + hr[j] + pi * c[j]));
+      const float f = input_forget ? 1 - i : dir.act[0](Clip(xr[2 * H + j] + hr[2 * H + j] + pf * c[j]));
+      const float g = dir.act[1](Clip(xr[3 * H + j] + hr[3 * H + j]));
+      c[j] = f * c[j] + i * g;
+      const float o = dir.act[0](Clip(xr[H + j] + hr[H + j] + po * c[j]));
+      h[j] = o * dir.act[2](c[j]);
+    }
+  }
+
+  // Gates z, r, h; `candidate` holds (r ⊙ H) Rhᵀ when the reset comes first (linear_before_reset = 0).
+  void StepGru(const Direction& dir, const float* xr, const float* hr, const float* candidate, float* h) const {
+    const int64_t H = d.hidden;
+    for (int64_t j = 0; j < H; ++j) {
+      const float z = dir.act[0](Clip(xr[j] + hr[j]));
+      const float rbh = dir.rb ? dir.rb[2 * H + j] : 0;
+      float pre;
+      if (linear_before_reset) pre = xr[2 * H + j] + dir.act[0](Clip(xr[H + j] + hr[H + j])) * (hr[2 * H + j] + rbh);
+      else pre = xr[2 * H + j] + candidate[j] + rbh;
+      const float hh = dir.act[1](Clip(pre));
+      h[j] = (1 - z) * hh + z * h[j];
+    }
+  }
+};
+
+// Tensor t (batch-first when `swap`) as time-major (seq, batch, rest...) floats.
+Tensor TimeMajor(const Tensor& t, bool swap, ThreadPool& pool) {
+  if (!swap) return t;
+  std::vector<int64_t> perm = {1, 0};
+  for (int64_t i = 2; i < t.rank(); ++i) perm.push_back(i);
+  return TransposeTensor(t, perm, pool);
+}
+
+Status RnnKernel(KernelContext& c) {
+  if (c.in(0).dtype() != DType::kF32) return c.Fail("dtype " + std::string(DTypeName(c.in(0).dtype())) + " is not supported (fp32, fp16, bf16)");
+  NPU_ASSIGN_OR_RETURN(RnnDims d, RnnDimsOf(c.node, c.in(0).shape(), c.in(1).shape()));
+  const bool lstm = c.node.op_type == "LSTM";
+  const int64_t G = d.gates, H = d.hidden, B = d.batch, T = d.seq, D = d.directions;
+  const size_t per_direction = lstm ? 3 : c.node.op_type == "GRU" ? 2 : 1;
+  auto shape_is = [&](size_t i, Shape want, const char* what) -> Status {
+    if (!c.has(i)) return Status::Ok();
+    if (c.in(i).shape() != want) return c.Fail(std::string(what) + " must be " + ShapeToString(want) + ", not " + ShapeToString(c.in(i).shape()));
+    return Status::Ok();
+  };
+  NPU_RETURN_IF_ERROR(shape_is(2, {D, G * H, H}, "R"));
+  NPU_RETURN_IF_ERROR(shape_is(3, {D, 2 * G * H}, "B"));
+  NPU_RETURN_IF_ERROR(shape_is(4, {B}, "sequence_lens"));
+  const Shape state = RnnStateShape(d);
+  NPU_RETURN_IF_ERROR(shape_is(5, state, "initial_h"));
+  if (lstm) NPU_RETURN_IF_ERROR(shape_is(6, state, "initial_c"));
+  if (lstm) NPU_RETURN_IF_ERROR(shape_is(7, {D, 3 * H}, "P"));
+  for (size_t i : {1, 2, 3, 5, 6, 7})
+    if (c.has(i) && c.in(i).dtype() != DType::kF32) return c.Fail("its float inputs must share X's dtype");
+  NPU_ASSIGN_OR_RETURN(std::vector<Activation> acts, Activations(c.node, per_direction, static_cast<size_t>(D)));
+
+  RnnRun run{c.node, d};
+  run.lens.assign(static_cast<size_t>(B), T);
+  const std::vector<int64_t> lens = c.has(4) ? c.in(4).ToInt64Vector() : std::vector<int64_t>{};
+  if (c.has(4))
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t len = lens[static_cast<size_t>(b)];
+      if (len < 0 || len > T) return c.Fail("sequence_lens[" + std::to_string(b) + "] = " + std::to_string(len) + " is outside 0.." + std::to_string(T));
+      run.lens[static_cast<size_t>(b)] = len;
+    }
+  run.clip = c.node.attr_float("clip", 0.f);
+  run.input_forget = c.node.attr_int("input_forget", 0) != 0;
+  run.linear_before_reset = c.node.attr_int("linear_before_reset", 0) != 0;
+  const Tensor x = TimeMajor(c.in(0), d.batch_first, c.pool);
+  run.x = x.data<float>();
+  Tensor y = Tensor::Zeros(DType::kF32, {T, D, B, H}), yh = Tensor::Empty(DType::kF32, {D, B, H}), yc = Tensor::Empty(DType::kF32, {D, B, H});
+  // Initial states, time-major order (directions, batch, hidden); zeros when absent.
+  Tensor h0 = c.has(5) ? TimeMajor(c.in(5), d.batch_first, c.pool) : Tensor::Zeros(DType::kF32, {D, B, H});
+  Tensor c0 = lstm && c.has(6) ? TimeMajor(c.in(6), d.batch_first, c.pool) : Tensor::Zeros(DType::kF32, {D, B, H});
+  std::copy_n(h0.data<float>(), D * B * H, yh.mutable_data<float>());
+  std::copy_n(c0.data<float>(), D * B * H, yc.mutable_data<float>());
+  run.y = y.mutable_data<float>();
+  const std::string direction = c.node.attr_string("direction", "forward");
+  for (int64_t k = 0; k < D; ++k) {
+    Direction dir;
+    dir.w = c.in(1).data<float>() + k * G * H * d.input;
+    dir.r = c.in(2).data<float>() + k * G * H * H;
+    if (c.has(3)) dir.wb = c.in(3).data<float>() + k * 2 * G * H, dir.rb = dir.wb + G * H;
+    if (lstm && c.has(7)) dir.p = c.in(7).data<float>() + k * 3 * H;
+    dir.reverse = direction == "reverse" || k == 1;
+    dir.act = acts.data() + k * static_cast<int64_t>(per_direction);
+    run.Run(dir, k, yh.mutable_data<float>() + k * B * H, yc.mutable_data<float>() + k * B * H);
+  }
+  auto layout = [&](Tensor t, std::vector<int64_t> perm) { return d.batch_first ? TransposeTensor(t, perm, c.pool) : t; };
+  std::vector<Tensor> outs = {layout(y, {2, 0, 1, 3}), layout(yh, {1, 0, 2}), layout(yc, {1, 0, 2})};
+  for (size_t i = 0; i < c.outputs.size() && i < outs.size(); ++i) c.outputs[i] = outs[i];
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterRnnKernels() {
+  for (const char* op : {"LSTM", "GRU", "RNN"}) RegisterKernel(op, [](KernelContext& c) { return WithWidenedHalves(c, RnnKernel); });
+}
+
+}  // namespace npu
