@@ -20,6 +20,8 @@ constexpr const char* kFrameworkLayoutAttr = "_framework_layout";
 // A Transpose an importer put in to run a channels-last op channels-first. The Formats pass turns one next to
 // a TransData into that TransData (NHWC <-> NC1HWC0 directly, as CANN does), and no fusion takes it.
 constexpr const char* kLayoutTransposeAttr = "_layout_transpose";
+// A shape-only op the .om does not list (GE removes them; the reader puts a view back where a desc shows one).
+constexpr const char* kRemovedViewAttr = "_removed_view";
 
 // ---- precision assignment (passes/precision.cc) ---------------------------------------------------------
 constexpr const char* kPrecisionReasonAttr = "_precision_reason";  // the chain of rules that chose the dtype

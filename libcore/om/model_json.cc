@@ -216,6 +216,10 @@ class Reader {
 std::string ValueRef(const Graph& g, int v) {
   if (v < 0) return "";
   int p = g.values[v].producer;
+  while (p >= 0 && g.nodes[p].has_attr(kRemovedViewAttr)) {  // not an op of the .om: the tensor it views
+    v = g.nodes[p].inputs[0];
+    p = g.values[v].producer;
+  }
   if (p < 0) return g.values[v].name;
   const Node& n = g.nodes[p];
   size_t idx = std::find(n.outputs.begin(), n.outputs.end(), v) - n.outputs.begin();
@@ -226,6 +230,7 @@ OrderedJson ModelToJson(const Graph& g, const std::map<std::string, std::string>
   OrderedJson ops = OrderedJson::array();
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const Node& n = g.nodes[k];
+    if (n.has_attr(kRemovedViewAttr)) continue;  // the .om does not list it (its reader's desc keeps the shape)
     OrderedJson op = {{"name", n.name}, {"type", ShownType(n)}, {"id", k}, {"input", OrderedJson::array()}};
     for (int i : n.inputs) op["input"].push_back(ValueRef(g, i));
     OrderedJson at = OrderedJson::array();

@@ -17,6 +17,7 @@
 #include <set>
 
 #include "base/file_io.h"
+#include "ir/graph_edit.h"
 #include "om.pb.h"
 #include "task.pb.h"
 
@@ -291,16 +292,39 @@ class WeightSource {
   }
 };
 
-// One profile's graph: descs, the weights it reads (into the shared WEIGHTS_DATA) and its ops.
-Status SaveGraph(const Graph& g, om::GraphDef* gd, WeightPacker& weights) {
+// A shape-only op of static shapes (Reshape, Flatten, Squeeze, Unsqueeze, Identity) that GE removes from the graph
+// it saves: its reader's input desc keeps the shape, and the tensor is its input's bytes. One that makes a graph
+// output, reads a constant, or sits between device formats stays.
+bool RemovedFromOm(const Graph& g, const Node& n) {
+  static constexpr std::string_view kShapeOnly[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+  if (std::find(std::begin(kShapeOnly), std::end(kShapeOnly), n.op_type) == std::end(kShapeOnly)) return false;
+  if (n.outputs.size() != 1 || n.outputs[0] < 0 || n.inputs.empty() || n.inputs[0] < 0) return false;
+  const Value &in = g.values[n.inputs[0]], &out = g.values[n.outputs[0]];
+  if (in.constant || in.device_format || out.device_format || !out.has_shape || IsGraphOutput(g, n.outputs[0])) return false;
+  return std::all_of(out.shape.begin(), out.shape.end(), [](int64_t d) { return d >= 0; });
+}
+
+// One profile's graph: descs, the weights it reads (into the shared WEIGHTS_DATA) and its ops. `op_position`
+// gets each node's place among the saved ops (-1: removed as shape-only).
+Status SaveGraph(const Graph& g, om::GraphDef* gd, WeightPacker& weights, std::vector<int>& op_position) {
   gd->set_name(g.name);
   for (int i : g.inputs) FillDesc(gd->add_input(), g.values[i]);
   for (int o : g.outputs) FillDesc(gd->add_output(), g.values[o]);
-  // Constants that something still reads: node inputs and graph outputs.
+  // What a removed op's output is: the tensor its input is (through chains of them).
+  std::vector<int> source(g.values.size());
+  for (size_t v = 0; v < source.size(); ++v) source[v] = static_cast<int>(v);
+  op_position.assign(g.nodes.size(), -1);
+  int saved = 0;
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& n = g.nodes[k];
+    if (RemovedFromOm(g, n)) source[n.outputs[0]] = source[n.inputs[0]];
+    else op_position[k] = saved++;
+  }
+  // Constants that something still reads: the saved nodes' inputs and graph outputs.
   std::vector<bool> used(g.values.size(), false);
-  for (const auto& n : g.nodes)
-    for (int i : n.inputs)
-      if (i >= 0) used[i] = true;
+  for (size_t k = 0; k < g.nodes.size(); ++k)
+    for (int i : g.nodes[k].inputs)
+      if (i >= 0 && op_position[k] >= 0) used[i] = true;
   for (int o : g.outputs) used[o] = true;
   std::vector<size_t> constants;
   for (size_t i = 0; i < g.values.size(); ++i)
@@ -308,6 +332,7 @@ Status SaveGraph(const Graph& g, om::GraphDef* gd, WeightPacker& weights) {
   for (size_t k : constants) weights.Add(g.values[k], *g.values[k].constant, gd->add_weight());
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const Node& n = g.nodes[k];
+    if (op_position[k] < 0) continue;
     om::OpDef* op = gd->add_op();
     op->set_name(n.name);
     op->set_type(ShownType(n));
@@ -315,8 +340,8 @@ Status SaveGraph(const Graph& g, om::GraphDef* gd, WeightPacker& weights) {
     op->set_id(static_cast<int64_t>(k));
     op->set_opset(n.opset);
     op->set_engine(std::string(EngineName(NodeEngine(n))));
-    for (int i : n.inputs) {
-      op->add_input(i < 0 ? "" : g.values[i].name);
+    for (int i : n.inputs) {  // a removed op's output: its source tensor, with the reshaped desc
+      op->add_input(i < 0 ? "" : g.values[source[i]].name);
       if (i >= 0) FillDesc(op->add_input_desc(), g.values[i]);
     }
     for (int o : n.outputs) {
@@ -346,8 +371,10 @@ std::string OneLineText(const google::protobuf::Message& m) {
   return out;
 }
 
-void SaveTasks(const std::vector<Task>& tasks, uint32_t graph_index, npukit::domi::ModelTaskDef& td) {
-  for (const Task& t : tasks) {
+void SaveTasks(const std::vector<Task>& tasks, const std::vector<int>& op_position, uint32_t graph_index, npukit::domi::ModelTaskDef& td) {
+  for (Task t : tasks) {
+    if (t.op_index >= op_position.size() || op_position[t.op_index] < 0) continue;  // a removed shape-only op's
+    t.op_index = static_cast<uint32_t>(op_position[t.op_index]);
     const std::string key = kTaskExtraPrefix + std::to_string(td.task_size());
     npukit::domi::TaskDef* d = td.add_task();
     d->set_id(t.task_id);
@@ -444,11 +471,12 @@ Status SaveOm(const std::string& path, const OmModel& model) {
   (*md.mutable_attr())[kTaskInfoAttr] = kTaskInfoDomi;
   npukit::domi::ModelTaskDef td;
   td.set_version("npukit");
-  NPU_RETURN_IF_ERROR(SaveGraph(model.graph, md.add_graph(), weights));
-  SaveTasks(model.tasks, 0, td);
+  std::vector<int> op_position;
+  NPU_RETURN_IF_ERROR(SaveGraph(model.graph, md.add_graph(), weights, op_position));
+  SaveTasks(model.tasks, op_position, 0, td);
   for (size_t k = 0; k < model.other_profiles.size(); ++k) {
-    NPU_RETURN_IF_ERROR(SaveGraph(model.other_profiles[k].graph, md.add_graph(), weights));
-    SaveTasks(model.other_profiles[k].tasks, static_cast<uint32_t>(k + 1), td);
+    NPU_RETURN_IF_ERROR(SaveGraph(model.other_profiles[k].graph, md.add_graph(), weights, op_position));
+    SaveTasks(model.other_profiles[k].tasks, op_position, static_cast<uint32_t>(k + 1), td);
   }
   if (!model.profiles.empty()) SaveProfiles(model.profiles, md.mutable_profiles());
   for (const InputRange& r : model.input_ranges) {
@@ -542,6 +570,29 @@ Result<OmModel> LoadOm(const std::string& path, size_t profile) {
     NPU_ASSIGN_OR_RETURN(int id, load_desc(d));
     g.inputs.push_back(id);
   }
+  // Each saved op's node, and the views put back for removed shape-only ops (a desc naming another tensor).
+  std::vector<int> op_node;
+  std::vector<bool> restored_view;
+  auto restore_view = [&](int source, const om::TensorDesc& d) -> Result<int> {
+    if (int id = g.FindValue(d.name()); id >= 0) {  // put back already, for another reader of the same view
+      const int p = g.values[id].producer;
+      if (p >= 0 && restored_view[static_cast<size_t>(p)] && g.nodes[p].inputs[0] == source) return id;
+      return Corrupt(path, "a desc names tensor '" + d.name() + "', which is not a view of '" + g.values[source].name + "'");
+    }
+    NPU_ASSIGN_OR_RETURN(int id, load_desc(d));
+    Node v;
+    v.name = d.name();
+    v.op_type = v.ascend_type = "Reshape";
+    v.opset = 1;  // the target shape as an attribute
+    v.attrs["shape"] = g.values[id].shape;
+    v.attrs[kRemovedViewAttr] = int64_t{1};
+    v.inputs = {source};
+    v.outputs = {id};
+    g.values[id].producer = static_cast<int>(g.nodes.size());
+    g.nodes.push_back(std::move(v));
+    restored_view.push_back(true);
+    return id;
+  };
   for (const auto& op : gd.op()) {
     Node n;
     n.name = op.name();
@@ -549,9 +600,18 @@ Result<OmModel> LoadOm(const std::string& path, size_t profile) {
     n.ascend_type = op.type();
     n.opset = op.opset();
     n.original_names.assign(op.original_op_names().begin(), op.original_op_names().end());
-    for (const auto& in : op.input()) {
+    int desc = 0;  // omitted inputs have no desc; when the counts disagree (a damaged file) nothing is put back
+    const bool descs_align = std::count_if(op.input().begin(), op.input().end(), [](const std::string& in) { return !in.empty(); }) ==
+                             op.input_desc_size();
+    for (const std::string& in : op.input()) {
       int id = in.empty() ? -1 : g.FindValue(in);
       if (!in.empty() && id < 0) return Corrupt(path, "op '" + op.name() + "' reads unknown tensor '" + in + "'");
+      // A desc naming another tensor than the input: a shape-only op stood between them.
+      if (id >= 0 && descs_align && !op.input_desc(desc).name().empty() && op.input_desc(desc).name() != in) {
+        if (g.values[id].constant) return Corrupt(path, "op '" + op.name() + "' reads constant '" + in + "' as '" + op.input_desc(desc).name() + "'");
+        NPU_ASSIGN_OR_RETURN(id, restore_view(id, op.input_desc(desc)));
+      }
+      desc += id >= 0 ? 1 : 0;
       n.inputs.push_back(id);
     }
     for (int j = 0; j < op.output_desc_size(); ++j) {
@@ -575,7 +635,9 @@ Result<OmModel> LoadOm(const std::string& path, size_t profile) {
         default: return Corrupt(path, "op '" + op.name() + "' has an empty attribute '" + k + "'");
       }
     }
+    op_node.push_back(static_cast<int>(g.nodes.size()));
     g.nodes.push_back(std::move(n));
+    restored_view.push_back(false);
   }
   for (const auto& d : gd.output()) {
     int id = g.FindValue(d.name());
@@ -592,22 +654,40 @@ Result<OmModel> LoadOm(const std::string& path, size_t profile) {
     } else if (!td.ParseFromArray(tb.data(), static_cast<int>(tb.size()))) {
       return Corrupt(path, "TASK_INFO does not parse");
     }
+    std::vector<std::optional<Task>> node_task(g.nodes.size());
+    uint32_t next_id = 0;
     for (const auto& t : td.task()) {
       if (t.graph_index() != profile) continue;
-      if (t.op_index() >= g.nodes.size()) return Corrupt(path, "task " + std::to_string(t.task_id()) + " points at a missing op");
+      if (t.op_index() >= op_node.size()) return Corrupt(path, "task " + std::to_string(t.task_id()) + " points at a missing op");
       Task task;
       task.task_id = t.task_id();
+      next_id = std::max(next_id, t.task_id() + 1);
       task.stream_id = t.stream_id();
-      task.op_index = t.op_index();
+      task.op_index = static_cast<uint32_t>(op_node[t.op_index()]);
       task.block_dim = t.block_dim();
       task.kernel_name = t.kernel_name();
-      task.engine = t.engine() == "AiCpu" ? Engine::kAiCpu : NodeEngine(g.nodes[t.op_index()]);
+      task.engine = t.engine() == "AiCpu" ? Engine::kAiCpu : NodeEngine(g.nodes[task.op_index]);
       auto kind = ParseWorkKind(t.kind());
       if (!kind) return Corrupt(path, "task " + std::to_string(t.task_id()) + " has an unknown kind '" + t.kind() + "'");
       task.kind = *kind;
       LoadTiling(t.tiling(), task);
       if (task.tiling.block_dim < 1) return Corrupt(path, "task " + std::to_string(t.task_id()) + " has block_dim 0");
-      m.tasks.push_back(std::move(task));
+      if (node_task[task.op_index]) return Corrupt(path, "two tasks run op '" + g.nodes[task.op_index].name + "'");
+      node_task[task.op_index] = std::move(task);
+    }
+    // In graph order; a view put back runs on the host only, on the stream of the op that reads it.
+    for (size_t k = 0; k < g.nodes.size(); ++k) {
+      if (restored_view[k]) {
+        Task view;
+        view.task_id = next_id++;
+        view.op_index = static_cast<uint32_t>(k);
+        view.kind = WorkKind::kView;
+        view.kernel_name = "Reshape";
+        const int producer = g.values[g.nodes[k].inputs[0]].producer;
+        if (producer >= 0 && node_task[static_cast<size_t>(producer)]) view.stream_id = node_task[static_cast<size_t>(producer)]->stream_id;
+        node_task[k] = view;
+      }
+      if (node_task[k]) m.tasks.push_back(std::move(*node_task[k]));
     }
   }
   return m;

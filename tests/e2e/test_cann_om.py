@@ -329,6 +329,30 @@ class NpukitOmIsModelDef(unittest.TestCase):
                 for d in op["output_desc"]:
                     self.assertIn(f'layout: "{d["layout"]}"', text)
 
+    def test_shape_only_ops_are_not_listed(self):
+        """GE removes static shape-only ops from the graph it saves; so does npukit: tinynet's Flatten is gone, the
+        MatMulV2 reads the tensor before it through a desc of the flattened shape, every op listed has a task, and
+        msame gives the same outputs as on the .onnx."""
+        md, _ = self.model_def("must_keep_origin_dtype")
+        ops = [op for op in md.graph[0].op if op.type not in (b"Data", b"Const", b"NetOutput")]
+        self.assertFalse([op.name for op in ops if op.type in (b"Reshape", b"Flatten", b"Squeeze", b"Unsqueeze", b"ExpandDims", b"Identity")])
+        gemm = next(op for op in ops if op.type == b"MatMulV2")
+        self.assertEqual(list(gemm.input_desc[0].shape.dim), [1, 16])
+        producer = next(op for op in ops if op.name == gemm.input[0].rsplit(b":", 1)[0])
+        self.assertEqual(list(producer.output_desc[0].shape.dim), [1, 16, 1, 1])
+        parts = partitions(open(os.path.join(WORK, "tiny_must_keep_origin_dtype.om"), "rb").read())
+        td = task_pb2.ModelTaskDef()
+        td.ParseFromString(parts[2])
+        self.assertEqual(len(td.task), len(ops))
+        outs = []
+        for model in ("tiny_must_keep_origin_dtype.om", os.path.join(SOURCE, "examples/tinynet.onnx")):
+            out = os.path.join(WORK, "shape_only_" + os.path.basename(model))
+            r = subprocess.run([MSAME, f"--model={model}", f"--input={SOURCE}/examples/input.npy", f"--output={out}", "--outfmt=NPY"],
+                               cwd=WORK, capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            outs.append(np.load(sorted(glob.glob(f"{out}/*.npy"))[0]))
+        np.testing.assert_allclose(outs[0], outs[1], atol=1e-6)
+
     def test_task_info_is_domi_model_task_def(self):
         parts = partitions(open(os.path.join(WORK, "tiny_force_fp16.om"), "rb").read())
         md, _ = self.model_def("force_fp16")

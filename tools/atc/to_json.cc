@@ -18,6 +18,7 @@ using json = nlohmann::ordered_json;
 json TaskJson(const OmModel& m) {
   json tasks = json::array();
   for (const Task& t : m.tasks) {
+    if (m.graph.nodes[t.op_index].has_attr(kRemovedViewAttr)) continue;  // put back by the reader, not in the .om
     Work w = TaskWork(m.graph, t, nullptr);
     const Tiling& x = t.tiling;
     json tiling = {{"block_dim", x.block_dim}};

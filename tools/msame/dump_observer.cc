@@ -89,6 +89,7 @@ void DumpObserver::BeginStep(uint64_t step, const std::vector<Tensor>& inputs) {
 
 void DumpObserver::AfterTask(const TaskEvent& e) {
   if (!active_ || !status_.ok()) return;
+  if (e.node.has_attr(kRemovedViewAttr)) return;  // not an op of the .om: the device has no dump for it
   if (mode_ == kOverflow) return CheckOverflow(e);
   if (!Selected(e.node)) return;
   if (mode_ == kOpDump) return WriteOpDump(e, cfg_.inputs, cfg_.outputs);
