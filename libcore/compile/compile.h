@@ -2,7 +2,7 @@
 // atc, aoe, msame's .onnx reference path, --singleop and the tests all run it (or a range of it):
 //
 //   Import -> FoldConstants -> InferShapes -> AscendIRMapping -> SubgraphBank -> GraphFusion -> Precision
-//          -> UBFusion -> Formats -> Lowering -> OperatorBank
+//          -> UBFusion -> Formats -> StreamAllocation -> Lowering -> OperatorBank
 //
 // Precision is decided before UB fusion, as CANN decides it: a UB fusion never crosses a dtype change. Every
 // pass is timed (--log=info), can be dumped after (CompileConfig::dump_after; --log=debug logs the graph
