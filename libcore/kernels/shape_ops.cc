@@ -208,13 +208,15 @@ Status GatherKernel(KernelContext& c) {
 
 // ScatterND (opset 11, and 16/18's reduction): a copy of data with each index tuple's slice replaced by, or
 // reduced with, its row of updates, in index order. Every index is checked against its axis first.
+enum class ScatterReduce { kAdd, kMul, kMax, kMin };
+
 template <class T>
-void ReduceSlice(T* dst, const T* src, int64_t n, std::string_view how) {
-  for (int64_t i = 0; i < n; ++i) {
-    if (how == "add") dst[i] = static_cast<T>(dst[i] + src[i]);
-    else if (how == "mul") dst[i] = static_cast<T>(dst[i] * src[i]);
-    else if (how == "max") dst[i] = std::max(dst[i], src[i]);
-    else dst[i] = std::min(dst[i], src[i]);
+void ReduceSlice(T* dst, const T* src, int64_t n, ScatterReduce how) {
+  switch (how) {
+    case ScatterReduce::kAdd: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<T>(dst[i] + src[i]); break;
+    case ScatterReduce::kMul: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<T>(dst[i] * src[i]); break;
+    case ScatterReduce::kMax: for (int64_t i = 0; i < n; ++i) dst[i] = std::max(dst[i], src[i]); break;
+    case ScatterReduce::kMin: for (int64_t i = 0; i < n; ++i) dst[i] = std::min(dst[i], src[i]); break;
   }
 }
 
@@ -249,11 +251,12 @@ Status ScatterNDKernel(KernelContext& c) {
     for (int64_t t = 0; t < tuples; ++t)
       std::memcpy(y.mutable_raw() + offsets[static_cast<size_t>(t)] * es, upd.raw() + t * slice * es, static_cast<size_t>(slice) * es);
   } else {
+    const ScatterReduce op = how == "add" ? ScatterReduce::kAdd : how == "mul" ? ScatterReduce::kMul : how == "max" ? ScatterReduce::kMax : ScatterReduce::kMin;
     bool known = DispatchAll(data.dtype(), [&](auto zero) {
       using T = decltype(zero);
       if constexpr (!std::is_same_v<T, bool>)
         for (int64_t t = 0; t < tuples; ++t)
-          ReduceSlice(y.mutable_data<T>() + offsets[static_cast<size_t>(t)], upd.data<T>() + t * slice, slice, how);
+          ReduceSlice(y.mutable_data<T>() + offsets[static_cast<size_t>(t)], upd.data<T>() + t * slice, slice, op);
     });
     if (!known || data.dtype() == DType::kBool) return c.Fail("reduction on dtype " + std::string(DTypeName(data.dtype())) + " is not supported");
   }
