@@ -59,6 +59,7 @@ constexpr const char* kDualQuantOutput = "_requant.dual_output";  // 1 on such a
 // for K cores and the chain on stream 0 for the rest.
 constexpr const char* kStreamPolicyAttr = "_stream_policy";
 constexpr const char* kParallelBranches = "parallel_branches";
+constexpr const char* kSingleStream = "single_stream";  // aoe's choice: keep these ops off the default branch streams
 constexpr const char* kCoreSplitAttr = "_core_split";
 
 // ---- L2 (sim/schedule.cc; aoe's subgraph decisions), comma-separated ------------------------------------

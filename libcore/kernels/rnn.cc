@@ -87,11 +87,11 @@ struct Direction {
 struct RnnRun {
   const Node& node;
   RnnDims d;
-  std::vector<int64_t> lens;  // per batch entry
+  std::vector<int64_t> lens = {};  // per batch entry
   float clip = 0;             // 0: none
   bool input_forget = false, linear_before_reset = false;
-  const float* x;  // (seq, batch, input), time-major
-  float *y, *yh, *yc;  // y (seq, dirs, batch, H) time-major; yh, yc (dirs, batch, H); yc may be null
+  const float* x = nullptr;  // (seq, batch, input), time-major
+  float* y = nullptr;        // (seq, dirs, batch, H), time-major
 
   float Clip(float v) const { return clip > 0 ? std::clamp(v, -clip, clip) : v; }
 
@@ -201,7 +201,7 @@ Status RnnKernel(KernelContext& c) {
     if (c.has(i) && c.in(i).dtype() != DType::kF32) return c.Fail("its float inputs must share X's dtype");
   NPU_ASSIGN_OR_RETURN(std::vector<Activation> acts, Activations(c.node, per_direction, static_cast<size_t>(D)));
 
-  RnnRun run{c.node, d};
+  RnnRun run{.node = c.node, .d = d};
   run.lens.assign(static_cast<size_t>(B), T);
   const std::vector<int64_t> lens = c.has(4) ? c.in(4).ToInt64Vector() : std::vector<int64_t>{};
   if (c.has(4))

@@ -126,6 +126,7 @@ std::string SubgraphPlan::ToString() const {
   if (bypass_outputs) l2.push_back(kL2BypassOutputs);
   if (!l2.empty()) groups.push_back({"l2", l2});
   if (parallel_branches) groups.push_back({"streams", {kParallelBranches}});
+  if (single_stream) groups.push_back({"streams", {kSingleStream}});
   if (core_split > 0) groups.push_back({"core_split", {std::to_string(core_split)}});
   std::string s;
   for (const auto& [name, items] : groups) {
@@ -152,6 +153,7 @@ Result<SubgraphPlan> SubgraphPlan::Parse(std::string_view text) {
       else if (name == "l2" && item == kL2PinWeights) p.pin_weights = true;
       else if (name == "l2" && item == kL2BypassOutputs) p.bypass_outputs = true;
       else if (name == "streams" && item == kParallelBranches) p.parallel_branches = true;
+      else if (name == "streams" && item == kSingleStream) p.single_stream = true;
       else if (name == "core_split" && item.find_first_not_of("0123456789") == std::string::npos && item.size() < 6) p.core_split = std::stoi(item);
       else return bad();
       at = comma + 1;
@@ -159,7 +161,7 @@ Result<SubgraphPlan> SubgraphPlan::Parse(std::string_view text) {
     text.remove_prefix(close + 1);
     if (text.starts_with(' ')) text.remove_prefix(1);
   }
-  if (p.core_split > 0 && !p.parallel_branches) return bad();
+  if ((p.core_split > 0 && !p.parallel_branches) || (p.single_stream && p.parallel_branches)) return bad();
   return p;
 }
 
@@ -174,6 +176,7 @@ void ApplySubgraphPlan(Graph& g, const Subgraph& s, const SubgraphPlan& p) {
     if (p.pin_weights) n.attr_list_add(kL2PolicyAttr, kL2PinWeights);
     if (p.bypass_outputs) n.attr_list_add(kL2PolicyAttr, kL2BypassOutputs);
     if (p.parallel_branches) n.attr_list_add(kStreamPolicyAttr, kParallelBranches);
+    if (p.single_stream) n.attr_list_add(kStreamPolicyAttr, kSingleStream);
     if (p.core_split > 0) n.attrs[kCoreSplitAttr] = int64_t{p.core_split};
   }
 }

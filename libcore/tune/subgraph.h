@@ -38,9 +38,10 @@ struct SubgraphPlan {
   std::set<std::string> fusion_off;  // fusion passes that must not fuse in the subgraph
   bool pin_weights = false, bypass_outputs = false;
   bool parallel_branches = false;
+  bool single_stream = false;  // every op of the subgraph on stream 0, where atc would put branches on streams
   int32_t core_split = 0;  // with parallel_branches: cores for the side branches (0 = no split)
-  bool builtin() const { return fusion_off.empty() && !pin_weights && !bypass_outputs && !parallel_branches; }
-  // "fusion_off=[A,B] l2=[pin_weights] streams=[parallel_branches] core_split=[4]" or "builtin"
+  bool builtin() const { return fusion_off.empty() && !pin_weights && !bypass_outputs && !parallel_branches && !single_stream; }
+  // "fusion_off=[A,B] l2=[pin_weights] streams=[parallel_branches|single_stream] core_split=[4]" or "builtin"
   std::string ToString() const;
   static Result<SubgraphPlan> Parse(std::string_view text);  // ToString's inverse
   bool operator==(const SubgraphPlan&) const = default;

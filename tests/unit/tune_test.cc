@@ -127,13 +127,14 @@ TEST(Subgraph, PlanTextRoundTripsAndBadTextIsAnError) {
   SubgraphPlan p;
   p.fusion_off = {"TbeConvElemwiseFusionPass", "AABiasaddConvFusion"};
   p.pin_weights = true;
-  SubgraphPlan streams{.parallel_branches = true, .core_split = 4};
-  for (const SubgraphPlan& q : {SubgraphPlan{}, p, streams}) {
+  SubgraphPlan streams{.parallel_branches = true, .core_split = 4}, one{.single_stream = true};
+  for (const SubgraphPlan& q : {SubgraphPlan{}, p, streams, one}) {
     auto back = SubgraphPlan::Parse(q.ToString());
     ASSERT_TRUE(back.ok()) << q.ToString();
     EXPECT_EQ(back.value(), q);
   }
-  for (const char* bad : {"l2=[warm]", "fusion_off=[", "x=[a]", "fusion_off=[]", "core_split=[4]", "streams=[parallel_branches] core_split=[x]"}) EXPECT_FALSE(SubgraphPlan::Parse(bad).ok()) << bad;
+  for (const char* bad : {"l2=[warm]", "fusion_off=[", "x=[a]", "fusion_off=[]", "core_split=[4]", "streams=[parallel_branches] core_split=[x]",
+                          "streams=[parallel_branches,single_stream]"}) EXPECT_FALSE(SubgraphPlan::Parse(bad).ok()) << bad;
 }
 
 TEST(Subgraph, FusionOffAttributeKeepsThatNodeUnfused) {
@@ -239,6 +240,11 @@ TEST(Streams, IndependentBranchesTakeTheLongerOneNotTheSum) {
   EXPECT_EQ(serial_streams, 1u);
   EXPECT_EQ(serial_events, 0u);
   EXPECT_NEAR(serial, a1 + c1, 1e-6);
+  Graph kept = g;  // aoe's "one stream" decision: the default allocation leaves those ops alone
+  for (Node& n : kept.nodes) n.attr_list_add(kStreamPolicyAttr, kSingleStream);
+  auto [kept_span, a3, c3, kept_streams, kept_events] = span_of(kept, true);
+  EXPECT_EQ(kept_streams, 1u);
+  EXPECT_NEAR(kept_span, a3 + c3, 1e-6);
   auto [parallel, a2, c2, streams, events] = span_of(g, true);
   EXPECT_EQ(streams, 2u);
   EXPECT_EQ(events, 2u);  // into the side branch, and back to the join

@@ -57,6 +57,7 @@ struct Choices {
     p.pin_weights = at[passes.size()];
     p.bypass_outputs = at[passes.size() + 1];
     int streams = at[passes.size() + 2];
+    p.single_stream = streams == 0;  // atc's default puts branches on streams: "one stream" must be said
     p.parallel_branches = streams > 0;
     p.core_split = streams > 1 ? std::max(1, cores * (streams - 1) / 4) : 0;
     return p;
