@@ -77,13 +77,15 @@ T WindowMax(const T* src, const Pool3& p, const AxisWindow& a0, const AxisWindow
   return best;
 }
 
-// Channels-last 2-D max pooling without indices: each output pixel takes its taps' channel vectors, the first as
-// it is and later ones where greater, as WindowMax does per channel, so the results are the same bits.
-template <class T>
-void MaxPoolChannelsLast(ThreadPool& pool, const T* x, T* y, const Pool3& p, int64_t N, int64_t C, const std::vector<AxisWindow>& w1,
-                         const std::vector<AxisWindow>& w2) {
+// Channels-last 2-D pooling (max without indices, or average): each output pixel walks its taps' channel vectors
+// in the tap order of the channels-first loop, so the results are the same bits. Max takes the first tap as it is
+// and later ones where greater, as WindowMax does; average sums in fp64 and divides per window, as there.
+template <PoolKind kKind, class T>
+void PoolChannelsLast(ThreadPool& pool, const T* x, T* y, const Pool3& p, int64_t N, int64_t C, bool include_pad,
+                      const std::vector<AxisWindow>& w1, const std::vector<AxisWindow>& w2) {
   const auto OH = static_cast<int64_t>(w1.size()), OW = static_cast<int64_t>(w2.size());
   pool.ParallelFor(static_cast<size_t>(N * OH), 1, [&](size_t b, size_t e) {
+    std::vector<double> sum(kKind == PoolKind::kAverage ? static_cast<size_t>(C) : 0);
     for (auto r = static_cast<int64_t>(b); r < static_cast<int64_t>(e); ++r) {
       const int64_t n = r / OH;
       const AxisWindow& a1 = w1[static_cast<size_t>(r % OH)];
@@ -91,42 +93,25 @@ void MaxPoolChannelsLast(ThreadPool& pool, const T* x, T* y, const Pool3& p, int
       for (int64_t ow = 0; ow < OW; ++ow, out += C) {
         const AxisWindow& a2 = w2[static_cast<size_t>(ow)];
         bool first = true;
-        for (int64_t k1 = a1.lo; k1 < a1.hi; ++k1)
-          for (int64_t k2 = a2.lo; k2 < a2.hi; ++k2) {
-            const T* v = x + ((n * p.in[1] + a1.start + k1 * p.d[1]) * p.in[2] + a2.start + k2 * p.d[2]) * C;
-            if (first) std::copy(v, v + C, out);
-            else
-              for (int64_t ch = 0; ch < C; ++ch) out[ch] = v[ch] > out[ch] ? v[ch] : out[ch];
-            first = false;
-          }
-        if (first) std::fill(out, out + C, -std::numeric_limits<T>::infinity());
-      }
-    }
-  });
-}
-
-// Channels-last 2-D average pooling: each output pixel sums its taps' channel vectors in fp64, in the tap order
-// of the channels-first loop, so the results are the same bits; the divisor is per window as there.
-template <class T>
-void AveragePoolChannelsLast(ThreadPool& pool, const T* x, T* y, const Pool3& p, int64_t N, int64_t C, bool include_pad,
-                             const std::vector<AxisWindow>& w1, const std::vector<AxisWindow>& w2) {
-  const auto OH = static_cast<int64_t>(w1.size()), OW = static_cast<int64_t>(w2.size());
-  pool.ParallelFor(static_cast<size_t>(N * OH), 1, [&](size_t b, size_t e) {
-    std::vector<double> sum(static_cast<size_t>(C));
-    for (auto r = static_cast<int64_t>(b); r < static_cast<int64_t>(e); ++r) {
-      const int64_t n = r / OH;
-      const AxisWindow& a1 = w1[static_cast<size_t>(r % OH)];
-      T* out = y + r * OW * C;
-      for (int64_t ow = 0; ow < OW; ++ow, out += C) {
-        const AxisWindow& a2 = w2[static_cast<size_t>(ow)];
         std::fill(sum.begin(), sum.end(), 0.0);
         for (int64_t k1 = a1.lo; k1 < a1.hi; ++k1)
           for (int64_t k2 = a2.lo; k2 < a2.hi; ++k2) {
             const T* v = x + ((n * p.in[1] + a1.start + k1 * p.d[1]) * p.in[2] + a2.start + k2 * p.d[2]) * C;
-            for (int64_t ch = 0; ch < C; ++ch) sum[ch] += v[ch];
+            if constexpr (kKind == PoolKind::kAverage) {
+              for (int64_t ch = 0; ch < C; ++ch) sum[ch] += v[ch];
+            } else if (first) {
+              std::copy(v, v + C, out);
+            } else {
+              for (int64_t ch = 0; ch < C; ++ch) out[ch] = v[ch] > out[ch] ? v[ch] : out[ch];
+            }
+            first = false;
           }
-        const int64_t div = include_pad ? a1.padded * a2.padded : (a1.hi - a1.lo) * (a2.hi - a2.lo);
-        for (int64_t ch = 0; ch < C; ++ch) out[ch] = div ? static_cast<T>(sum[ch] / static_cast<double>(div)) : T(0);
+        if constexpr (kKind == PoolKind::kAverage) {
+          const int64_t div = include_pad ? a1.padded * a2.padded : (a1.hi - a1.lo) * (a2.hi - a2.lo);
+          for (int64_t ch = 0; ch < C; ++ch) out[ch] = div ? static_cast<T>(sum[ch] / static_cast<double>(div)) : T(0);
+        } else if (first) {
+          std::fill(out, out + C, -std::numeric_limits<T>::infinity());
+        }
       }
     }
   });
@@ -153,8 +138,7 @@ Status PoolCompute(KernelContext& c) {
   Tensor idx = want_idx ? Tensor::Empty(DType::kI64, os) : Tensor();
   const std::vector<AxisWindow> w0 = AxisWindows(p, 0), w1 = AxisWindows(p, 1), w2 = AxisWindows(p, 2);
   if (channels_last) {
-    if constexpr (kKind == PoolKind::kMax) MaxPoolChannelsLast(c.pool, x.data<T>(), y.mutable_data<T>(), p, x.shape()[0], x.shape()[1], w1, w2);
-    else AveragePoolChannelsLast(c.pool, x.data<T>(), y.mutable_data<T>(), p, x.shape()[0], x.shape()[1], include_pad, w1, w2);
+    PoolChannelsLast<kKind, T>(c.pool, x.data<T>(), y.mutable_data<T>(), p, x.shape()[0], x.shape()[1], include_pad, w1, w2);
     y.channels_last = OrdersDiffer(os);
     c.outputs[0] = std::move(y);
     return Status::Ok();

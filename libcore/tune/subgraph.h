@@ -35,7 +35,7 @@ std::string SubgraphContext(const SocSpec& soc, const std::string& precision_mod
 std::vector<Subgraph> PartitionSubgraphs(const Graph& g, const std::string& context);
 
 struct SubgraphPlan {
-  std::set<std::string> fusion_off;  // fusion passes that must not fuse in the subgraph
+  std::set<std::string> fusion_off = {};  // fusion passes that must not fuse in the subgraph
   bool pin_weights = false, bypass_outputs = false;
   bool parallel_branches = false;
   bool single_stream = false;  // every op of the subgraph on stream 0, where atc would put branches on streams

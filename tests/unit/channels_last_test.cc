@@ -273,13 +273,8 @@ TEST(ChannelsLast, TransposeSliceAndAveragePoolGiveTheChannelsFirstBits) {
   EXPECT_EQ(back.raw(), x_last.raw());
   ExpectSameBits(back, x_last);
 
-  auto ints = [](std::vector<int64_t> v) {
-    Tensor t = Tensor::Empty(DType::kI64, {static_cast<int64_t>(v.size())});
-    std::copy(v.begin(), v.end(), t.mutable_data<int64_t>());
-    return t;
-  };
   const Node slice = MakeNode("Slice", 5);
-  const std::vector<Tensor> params = {ints({1, 4, 0}), ints({6, 0, 3}), ints({1, 2, 3}), ints({2, -1, 2})};
+  const std::vector<Tensor> params = {I64({1, 4, 0}), I64({6, 0, 3}), I64({1, 2, 3}), I64({2, -1, 2})};
   std::vector<Tensor> first = {x}, last = {x_last};
   first.insert(first.end(), params.begin(), params.end());
   last.insert(last.end(), params.begin(), params.end());

@@ -37,8 +37,7 @@ TEST(Kernels, ConstantPadGrowsAndCropsEveryAxis) {
   const Shape in = {2, 3, 4};
   const std::vector<int64_t> begin = {1, -1, 2}, end = {0, 1, -1};
   Tensor x = Random(in, 7);
-  Tensor pads = Tensor::Empty(DType::kI64, {6}), value = F32({}, {7.5f});
-  for (int d = 0; d < 3; ++d) pads.mutable_data<int64_t>()[d] = begin[d], pads.mutable_data<int64_t>()[d + 3] = end[d];
+  Tensor pads = I64({begin[0], begin[1], begin[2], end[0], end[1], end[2]}), value = F32({}, {7.5f});
   auto y = RunOp("Pad", {x, pads, value})[0];
   const Shape os = {3, 3, 5};
   ASSERT_EQ(y.shape(), os);

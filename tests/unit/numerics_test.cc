@@ -291,11 +291,7 @@ TEST(Fusion, SwishFromSigmoidMulAndInsideTheConv) {
 TEST(Fusion, ZeroSpatialPadIntoTheWindowOpReadingIt) {
   Builder b;
   int x = b.In("x", {1, 4, 9, 9});
-  auto pads = [&](const std::string& name, std::vector<int64_t> v) {
-    Tensor t = Tensor::Empty(DType::kI64, {static_cast<int64_t>(v.size())});
-    std::copy(v.begin(), v.end(), t.mutable_data<int64_t>());
-    return b.Const(name, std::move(t));
-  };
+  auto pads = [&](const std::string& name, std::vector<int64_t> v) { return b.Const(name, I64(std::move(v))); };
   int c = b.Op("Conv", {x, b.Const("w", Random({8, 4, 3, 3}, 1))}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
   int avg = b.Op("AveragePool", {b.Op("Pad", {c, pads("p1", {0, 0, 1, 2, 0, 0, 1, 0})})}, {{"kernel_shape", std::vector<int64_t>{3, 3}}});
   int conv = b.Op("Conv", {b.Op("Pad", {avg, pads("p2", {0, 0, 2, 1, 0, 0, 2, 1})}), b.Const("w2", Random({8, 8, 3, 3}, 2))},
@@ -322,11 +318,7 @@ TEST(Fusion, ZeroSpatialPadIntoTheWindowOpReadingIt) {
 TEST(Fusion, ChannelShuffleAndChannelSlicesOnChannelsLastMaps) {
   Builder b;
   int x = b.In("x", {1, 4, 6, 6});
-  auto ints = [&](const std::string& name, std::vector<int64_t> v) {
-    Tensor t = Tensor::Empty(DType::kI64, {static_cast<int64_t>(v.size())});
-    std::copy(v.begin(), v.end(), t.mutable_data<int64_t>());
-    return b.Const(name, std::move(t));
-  };
+  auto ints = [&](const std::string& name, std::vector<int64_t> v) { return b.Const(name, I64(std::move(v))); };
   int c = b.Op("Conv", {x, b.Const("w", Random({12, 4, 3, 3}, 1))}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
   int grouped = b.Op("Reshape", {c, ints("to_groups", {1, 3, 4, 6, 6})});
   int swapped = b.Op("Transpose", {grouped}, {{"perm", std::vector<int64_t>{0, 2, 1, 3, 4}}});

@@ -23,6 +23,13 @@ inline Tensor F32(Shape s, std::vector<float> v) {
   return t;
 }
 
+// A 1-D int64 tensor (shapes, pads, axes, starts and ends).
+inline Tensor I64(std::vector<int64_t> v) {
+  Tensor t = Tensor::Empty(DType::kI64, {static_cast<int64_t>(v.size())});
+  std::copy(v.begin(), v.end(), t.mutable_data<int64_t>());
+  return t;
+}
+
 inline Tensor Random(Shape s, unsigned seed, float lo = -1, float hi = 1) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> d(lo, hi);

@@ -176,7 +176,9 @@ TEST(Subgraph, PinnedWeightsHitInL2AndBypassedOutputsDoNot) {
   for (size_t k = 0; k < tasks.size(); ++k) {
     EXPECT_LE(by.tasks[k].l2.input_hit, lru.tasks[k].l2.input_hit);
     // What a bypassed op wrote misses when read; only what a read brought into L2 (Add's x) can hit.
-    if (tasks[k].kernel_name != "Add") EXPECT_EQ(by.tasks[k].l2.input_hit, 0) << tasks[k].kernel_name;
+    if (tasks[k].kernel_name != "Add") {
+      EXPECT_EQ(by.tasks[k].l2.input_hit, 0) << tasks[k].kernel_name;
+    }
   }
 }
 
@@ -204,7 +206,9 @@ TEST(Subgraph, ParallelBranchesOverlapOnTheirStreamsAndShareTheCores) {
   IterationTiming overlap = ScheduleIteration(par, two, soc);
   for (size_t k = 0; k < two.size(); ++k) {
     start[k] = overlap.tasks[k].start_ns, end[k] = start[k] + overlap.tasks[k].duration_ns;
-    if (two[k].kind == WorkKind::kCube) EXPECT_LE(two[k].tiling.block_dim, soc.ai_cores / 2);
+    if (two[k].kind == WorkKind::kCube) {
+      EXPECT_LE(two[k].tiling.block_dim, soc.ai_cores / 2);
+    }
   }
   EXPECT_EQ(two[0].stream_id, 0u);  // left MatMul
   EXPECT_EQ(two[2].stream_id, 1u);  // right MatMul
