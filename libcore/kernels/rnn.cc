@@ -56,7 +56,12 @@ Result<Activation> MakeActivation(const std::string& name, const std::vector<flo
 
 // The node's activations, `per_direction` for each direction (defaults: the op's own).
 Result<std::vector<Activation>> Activations(const Node& n, size_t per_direction, size_t directions) {
-  std::vector<std::string> names = n.has_attr("activations") ? std::get<std::vector<std::string>>(n.attrs.at("activations")) : std::vector<std::string>{};
+  std::vector<std::string> names;
+  if (auto it = n.attrs.find("activations"); it != n.attrs.end()) {
+    const auto* list = std::get_if<std::vector<std::string>>(&it->second);
+    if (!list) return Status::Error("E10001", n.op_type + " node", n.name, "activations must be a list of strings");
+    names = *list;
+  }
   if (names.empty()) {
     const std::vector<std::string> def = n.op_type == "LSTM" ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
                                        : n.op_type == "GRU" ? std::vector<std::string>{"Sigmoid", "Tanh"}
