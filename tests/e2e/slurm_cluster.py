@@ -11,10 +11,16 @@ import subprocess
 import time
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports(n):
+    """n distinct ports free now (all held at once while they are picked, so no two are the same)."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
 class Cluster:
@@ -62,11 +68,20 @@ class Cluster:
         self.wait_for(lambda: os.path.exists(sock), timeout, "munged")
         node = subprocess.run(["slurmd", "-C"], capture_output=True, text=True, check=True).stdout.splitlines()[0]
         host = node.split()[0].split("=", 1)[1]
+        # A port found free can be taken before the daemon binds it (another process's connection): then the
+        # daemons start again on new ports, a few times, before the failure is reported.
+        for attempt in range(3):
+            self.write_conf(host, node, sock)
+            if self.daemons_up(timeout, last=attempt == 2):
+                return
+
+    def write_conf(self, host, node, sock):
+        ctld_port, slurmd_port = free_ports(2)
         with open(self.conf, "w") as f:
             f.write(f"""ClusterName=npukit
 SlurmctldHost={host}
-SlurmctldPort={free_port()}
-SlurmdPort={free_port()}
+SlurmctldPort={ctld_port}
+SlurmdPort={slurmd_port}
 AuthType=auth/munge
 AuthInfo=socket={sock}
 CredType=cred/munge
@@ -90,37 +105,57 @@ ReturnToService=2
 {node} State=UNKNOWN
 PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP
 """)
+
+    def daemons_up(self, timeout, last):
+        """Starts slurmctld and slurmd; False (daemons stopped) when one could not bind its port and `last` is not set."""
+        for name in ("slurmctld", "slurmd"):
+            if os.path.exists(self.log(name)):
+                os.remove(self.log(name))
         self.spawn("slurmctld", ["slurmctld", "-D", "-f", self.conf])
         self.spawn("slurmd", ["slurmd", "-D", "-f", self.conf])
 
         def idle():
             p = subprocess.run(["sinfo", "-h", "-o", "%t"], capture_output=True, text=True, env=self.env)
             return p.returncode == 0 and p.stdout.strip() == "idle"
-        self.wait_for(idle, timeout, "slurmctld and slurmd (node idle)")
+        if self.poll(idle, timeout):
+            return True
+        if not last and "Address already in use" in self.logs():
+            self.stop(keep=1)  # munged stays
+            return False
+        self.fail("slurmctld and slurmd (node idle)", timeout)
 
     def wait_for(self, ready, timeout, what):
+        if not self.poll(ready, timeout):
+            self.fail(what, timeout)
+
+    def poll(self, ready, timeout):
+        """Whether `ready` holds within `timeout` s while every daemon runs."""
         end = time.time() + timeout
         while time.time() < end:
             if ready():
-                return
-            dead = [p for p in self.procs if p.poll() is not None]
-            if dead:
-                break
+                return True
+            if any(p.poll() is not None for p in self.procs):
+                return False
             time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"{what} did not come up in {timeout} s\n{self.logs()}")
+        return False
 
-    def stop(self):
-        for p in reversed(self.procs):
+    def fail(self, what, timeout):
+        logs = self.logs()
+        self.stop()
+        raise RuntimeError(f"{what} did not come up in {timeout} s\n{logs}")
+
+    def stop(self, keep=0):
+        """Stops the daemons started after the first `keep` of them."""
+        doomed, outs = self.procs[keep:], self.outs[keep:]
+        for p in reversed(doomed):
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
-        for p in reversed(self.procs):
+        for p in reversed(doomed):
             try:
                 p.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-        self.procs = []
-        for out in self.outs:
+        self.procs, self.outs = self.procs[:keep], self.outs[:keep]
+        for out in outs:
             out.close()
-        self.outs = []
