@@ -140,6 +140,7 @@ TaskCost CubeCost(const Work& w, const Tiling& t, const SocSpec& soc, const L2St
   body *= steps, fill *= steps, dram_core *= steps, r.dram *= steps, r.l2 *= steps, out_core *= steps;
   l0a_bytes *= steps, l0b_bytes *= steps, c.cube_fractals *= steps;
   for (double* v : {&q.cube, &q.vector, &q.scalar, &q.mte1, &q.mte2, &q.mte3, &q.fixpipe}) *v *= steps;
+  dram_core += l2.writeback_bytes / t.block_dim;
   c.gm_read_bytes = (r.dram + r.l2) * t.block_dim;
   c.l2_read_bytes = r.l2 * t.block_dim;
   c.gm_write_bytes = out_core * t.block_dim;
@@ -180,7 +181,8 @@ TaskCost VectorCost(const Work& w, const Tiling& t, const SocSpec& soc, const L2
   c.gm_write_bytes = out_c * t.block_dim;
   c.ub_write_bytes = in_c * t.block_dim;
   c.ub_read_bytes = out_c * t.block_dim;
-  Finish(c, soc, body, fill, r.dram + (out_in_l2 ? 0 : out_c), p, active + l2.co_running_cores);
+  Finish(c, soc, body, fill, r.dram + (out_in_l2 ? 0 : out_c) + l2.writeback_bytes / t.block_dim, p,
+         active + l2.co_running_cores);
   return c;
 }
 

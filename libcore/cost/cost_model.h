@@ -20,10 +20,12 @@ std::string_view BoundName(Bound b);
 
 // Where the task's operands live when it starts (from the runtime's L2 model): fraction of A/inputs and of
 // B/weights that hit in L2 (0 = all from DRAM); and the AI cores tasks of other streams keep busy then, which
-// share the chip's DRAM bandwidth with it.
+// share the chip's DRAM bandwidth with it; and the dirty bytes its accesses push out of L2, which it writes back
+// to DRAM on its own share of the bandwidth.
 struct L2State {
   double input_hit = 0, weight_hit = 0;
   double co_running_cores = 0;
+  double writeback_bytes = 0;
 };
 
 struct TaskCost {

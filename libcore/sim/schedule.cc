@@ -9,7 +9,11 @@ namespace npu {
 namespace {
 
 // L2 as an LRU cache of whole tensors (values): what a task reads or writes becomes most recent; the least
-// recent go when the total passes the capacity. Tensors larger than L2 never stay.
+// recent go when the total passes the capacity. Tensors larger than L2 never stay. L2 is write-back: what a task
+// writes stays dirty in L2, and a dirty tensor pushed out is written back to DRAM then, on the DRAM bandwidth of
+// the task whose accesses pushed it out ("the old data needs to be written back to the GM during the
+// replacement (this process occupies the GM bandwidth)": CANN's Ascend C best practices, "Setting a Proper L2
+// CacheMode").
 class L2Model {
  public:
   explicit L2Model(double capacity) : capacity_(capacity) {}
@@ -25,32 +29,43 @@ class L2Model {
   // A write that does not allocate: the value's old copy (a previous iteration's) is invalid.
   void Evict(int value) {
     if (auto it = where_.find(value); it != where_.end()) {
-      used_ -= it->second->second;
+      used_ -= it->second->bytes;
       order_.erase(it->second);
       where_.erase(it);
     }
   }
-  void Touch(int value, double bytes) {
+  // Makes `value` most recent (`dirty`: just written); returns the dirty bytes this pushes out to DRAM.
+  double Touch(int value, double bytes, bool dirty) {
     if (auto p = pinned_.find(value); p != pinned_.end()) {
       p->second = true;
-      return;
+      return 0;
     }
+    if (auto it = where_.find(value); it != where_.end()) dirty = dirty || it->second->dirty;
     Evict(value);
-    if (bytes > capacity_) return;
-    order_.emplace_front(value, bytes);
+    if (bytes > capacity_) return 0;
+    order_.push_front({value, bytes, dirty});
     where_[value] = order_.begin();
     used_ += bytes;
+    double written_back = 0;
     while (used_ > capacity_) {
-      used_ -= order_.back().second;
-      where_.erase(order_.back().first);
+      const Line& old = order_.back();
+      used_ -= old.bytes;
+      if (old.dirty) written_back += old.bytes;
+      where_.erase(old.value);
       order_.pop_back();
     }
+    return written_back;
   }
 
  private:
+  struct Line {
+    int value;
+    double bytes;
+    bool dirty;
+  };
   double capacity_, used_ = 0;
-  std::list<std::pair<int, double>> order_;
-  std::unordered_map<int, std::list<std::pair<int, double>>::iterator> where_;
+  std::list<Line> order_;
+  std::unordered_map<int, std::list<Line>::iterator> where_;
   std::unordered_map<int, bool> pinned_;  // value -> loaded yet
 };
 
@@ -101,6 +116,26 @@ class CoreClock {
  private:
   std::vector<double> free_;
 };
+
+// What task `t` leaves in L2: its inputs and outputs become most recent. Returns the dirty bytes that pushes out.
+double UpdateL2(const Graph& g, const Node& n, const Task& t, const SocSpec& soc, L2Model& l2) {
+  if (!t.on_device()) {  // a view aliases its input's bytes: resident if they are
+    if (!n.inputs.empty() && n.inputs[0] >= 0 && l2.Resident(n.inputs[0]))
+      for (int o : n.outputs) l2.Touch(o, ValueBytes(g.values[o]), false);
+    return 0;
+  }
+  double written_back = 0;
+  for (int i : n.inputs)
+    if (i >= 0) written_back += l2.Touch(i, ValueBytes(g.values[i]), false);
+  bool bypass = n.attr_list_has(kL2PolicyAttr, kL2BypassOutputs);
+  // The cost model writes an output to L2 when it fits half of it (cost_model.cc); a larger one goes to DRAM.
+  for (int o : n.outputs) {
+    double bytes = ValueBytes(g.values[o]);
+    if (bypass) l2.Evict(o);
+    else written_back += l2.Touch(o, bytes, bytes <= static_cast<double>(soc.l2) / 2);
+  }
+  return written_back;
+}
 
 bool UsesAiCores(const Work& w) { return w.kind == WorkKind::kCube || w.kind == WorkKind::kVector; }
 
@@ -166,6 +201,7 @@ IterationTiming ScheduleIteration(const Graph& g, std::span<const Task> tasks, c
           start = std::max(start, end[p] + (tasks[p].stream_id != t.stream_id ? EventWaitNs(soc) : 0));
       tt.work = works[k];
       tt.l2 = HitsOf(g, n, l2);
+      tt.l2.writeback_bytes = UpdateL2(g, n, t, soc, l2);
       const bool on_cores = UsesAiCores(tt.work);
       // The launch is the stream's scheduler time; the cores are taken only by the blocks after it.
       const double blocks_ready = start + soc.task_launch_ns;
@@ -181,15 +217,6 @@ IterationTiming ScheduleIteration(const Graph& g, std::span<const Task> tasks, c
       }
       tt.duration_ns = end[k] - start;
       clock = end[k];
-      if (!t.on_device()) {  // a view aliases its input's bytes: resident if they are
-        if (!n.inputs.empty() && n.inputs[0] >= 0 && l2.Resident(n.inputs[0]))
-          for (int o : n.outputs) l2.Touch(o, ValueBytes(g.values[o]));
-        continue;
-      }
-      for (int i : n.inputs)
-        if (i >= 0) l2.Touch(i, ValueBytes(g.values[i]));
-      bool bypass = n.attr_list_has(kL2PolicyAttr, kL2BypassOutputs);
-      for (int o : n.outputs) bypass ? l2.Evict(o) : l2.Touch(o, ValueBytes(g.values[o]));
     }
     it.total_ns = 0;
     for (const auto& [stream, clock_end] : stream_clock) it.total_ns = std::max(it.total_ns, clock_end);

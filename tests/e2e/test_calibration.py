@@ -25,7 +25,7 @@ ROWS = [
 # Branchy nets: the "性能" tables of the inference guides in github.com/Ascend/ModelZoo-PyTorch,
 # ACL_PyTorch/built-in/cv/: GoogleNet_for_Pytorch/README.md, InceptionV3_for_Pytorch/README.md (299 x 299 input),
 # Densenet121_Pytorch_Infer/ReadMe.md, Shufflenetv2_for_Pytorch/ReadMe.md. ShuffleNetV2 at batch 16 (5771.61 fps
-# published) is simulated about 2x faster and is left out: docs/msame.md says why.
+# published) is simulated 1.5x faster and is left out: docs/msame.md says why.
 BRANCHY = [
     ("googlenet", "Ascend310P3", 1, 2343.5120), ("googlenet", "Ascend310P3", 16, 5940.0280),
     ("inception_v3", "Ascend310P3", 1, 1153.4), ("inception_v3", "Ascend310P3", 16, 2677.4),

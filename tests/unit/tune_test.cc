@@ -96,9 +96,10 @@ TEST_F(BankTest, SavesLoadsMergesConcurrentWritersAndNamesBadLines) {
 
 
 // A chain of `blocks` residual blocks x + relu(matmul(x, W_i)) with its weights; `dim` sets the weight size.
-Graph ResidualChain(int blocks, int64_t dim) {
+// `rows` x `dim` activations through `blocks` residual MatMul + Relu blocks of `dim` x `dim` weights.
+Graph ResidualChain(int blocks, int64_t dim, int64_t rows = 0) {
   Builder b;
-  int x = b.In("x", {dim, dim});
+  int x = b.In("x", {rows > 0 ? rows : dim, dim});
   for (int i = 0; i < blocks; ++i) {
     int w = b.Const("w" + std::to_string(i), Random({dim, dim}, i));
     x = b.Op("Add", {x, b.Op("Relu", {b.Op("MatMul", {x, w})})});
@@ -152,10 +153,11 @@ TEST(Subgraph, FusionOffAttributeKeepsThatNodeUnfused) {
 }
 
 // Weights larger than L2 in all, read once per iteration: LRU keeps none of them for the next iteration;
-// pinning keeps those that fit half of L2, and the iteration gets faster for it.
+// pinning keeps those that fit half of L2, and the iteration gets faster for it, as the activations are small
+// enough to stream through the other half (large ones would be written back to DRAM more often: pinning has a cost).
 TEST(Subgraph, PinnedWeightsHitInL2AndBypassedOutputsDoNot) {
   const SocSpec& soc = *FindSoc("Ascend310P3");
-  Graph g = ResidualChain(8, 2048);  // 8 x 8 MiB of fp16 weights > 16 MiB of L2
+  Graph g = ResidualChain(12, 1024, 64);  // 12 x 2 MiB of fp16 weights > 16 MiB of L2; 128 KiB activations
   MapAscendOpTypes(g);
   for (Value& v : g.values) v.dtype = DType::kF16;  // on the cube (fp32 would run on AI CPU); costs read dtypes only
   auto tasks = LowerToTasks(g, &soc);
@@ -168,7 +170,7 @@ TEST(Subgraph, PinnedWeightsHitInL2AndBypassedOutputsDoNot) {
   EXPECT_GT(pin.pinned_l2_bytes, 0);
   int hits = 0;
   for (const auto& t : pin.tasks) hits += t.l2.weight_hit > 0;
-  EXPECT_EQ(hits, static_cast<int>(pin.pinned_l2_bytes / (2048 * 2048 * 2)));
+  EXPECT_EQ(hits, static_cast<int>(pin.pinned_l2_bytes / (1024 * 1024 * 2)));
   EXPECT_LT(pin.total_ns, lru.total_ns);
   Graph bypass = g;
   for (const auto& s : PartitionSubgraphs(bypass, "ctx")) ApplySubgraphPlan(bypass, s, {.bypass_outputs = true});
@@ -179,6 +181,41 @@ TEST(Subgraph, PinnedWeightsHitInL2AndBypassedOutputsDoNot) {
     if (tasks[k].kernel_name != "Add") {
       EXPECT_EQ(by.tasks[k].l2.input_hit, 0) << tasks[k].kernel_name;
     }
+  }
+}
+
+// L2 is write-back: a tensor a task wrote is dirty there, and pushing it out costs its bytes on DRAM. A chain of
+// 6 MiB tensors through 16 MiB of L2 pushes out every tensor it writes, once per iteration, and pays for it; a
+// chain of small ones rewrites its tensors in place and pays nothing.
+TEST(L2, DirtyTensorsPushedOutAreWrittenBackOnTheDramOfTheTaskThatPushedThem) {
+  const SocSpec& soc = *FindSoc("Ascend310P3");
+  auto relu_chain = [](int64_t rows) {
+    Builder b;
+    int x = b.In("x", {rows, 1024});
+    for (int i = 0; i < 4; ++i) x = b.Op("Relu", {x});
+    Graph g = b.Done(x);
+    MapAscendOpTypes(g);
+    for (Value& v : g.values) v.dtype = DType::kF16;
+    return g;
+  };
+  auto written_back = [](const IterationTiming& it) {
+    double sum = 0;
+    for (const auto& t : it.tasks) sum += t.l2.writeback_bytes;
+    return sum;
+  };
+  Graph big = relu_chain(3072);  // 6 MiB per tensor
+  auto tasks = LowerToTasks(big, &soc);
+  IterationTiming it = ScheduleIteration(big, tasks, soc);
+  EXPECT_DOUBLE_EQ(written_back(it), 4 * 3072 * 1024 * 2.0);
+  Graph small = relu_chain(256);  // 512 KiB per tensor: all five stay
+  IterationTiming calm = ScheduleIteration(small, LowerToTasks(small, &soc), soc);
+  EXPECT_EQ(written_back(calm), 0);
+  // The write-back shares the task's DRAM: the same task without it is faster.
+  for (const auto& t : it.tasks) {
+    if (t.l2.writeback_bytes == 0) continue;
+    L2State clean = t.l2;
+    clean.writeback_bytes = 0;
+    EXPECT_GT(t.cost.exec_ns, EstimateTask(t.work, tasks[&t - it.tasks.data()].tiling, soc, clean).exec_ns);
   }
 }
 
