@@ -44,6 +44,6 @@ struct TaskCost {
 // Cost of `w` run with tiling `t` on `soc`. An invalid tiling (CheckTiling) costs +inf.
 TaskCost EstimateTask(const Work& w, const Tiling& t, const SocSpec& soc, const L2State& l2 = {});
 // Version of the model's formulas; the tune bank keys on it, so a changed model never reuses stale results.
-constexpr int kCostModelVersion = 1;
+constexpr int kCostModelVersion = 2;  // 2: L2 write-back
 
 }  // namespace npu

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <csignal>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -11,6 +12,7 @@
 
 #include <unistd.h>
 
+#include "base/child.h"
 #include "base/cli.h"
 #include "base/file_io.h"
 #include "base/half.h"
@@ -97,6 +99,20 @@ TEST(ThreadPool, SpinningAndSleepingWorkersLoseNoJob) {
   long expected = 0;
   for (int round = 0; round < 200; ++round) expected += 4L * (1 + round % 37);
   EXPECT_EQ(total.load(), expected + 4L * 17 * 100 + 4L * 23 * 100);
+}
+
+// A fault in the child's work is the child's end, reported with its signal; the parent carries on.
+TEST(Child, AFaultEndsTheChildNotTheParent) {
+  ChildOutcome fine = RunInChild([] { std::puts("printed where nobody sees it"); });
+  EXPECT_TRUE(fine.ok) << fine.Describe();
+  ChildOutcome fault = RunInChild([] { std::raise(SIGSEGV); });
+  EXPECT_FALSE(fault.ok);
+  EXPECT_EQ(fault.signal, SIGSEGV);
+  EXPECT_NE(fault.Describe().find("signal 11"), std::string::npos) << fault.Describe();
+  ChildOutcome failed = RunInChild([] { std::_Exit(1); });  // as a sanitizer ends after its report
+  EXPECT_FALSE(failed.ok);
+  EXPECT_EQ(failed.exit_code, 1);
+  EXPECT_EQ(failed.Describe(), "exited with 1");
 }
 
 TEST(FileIo, AtomicWriterLeavesNothingWhenAbandoned) {

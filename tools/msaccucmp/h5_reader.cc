@@ -6,6 +6,7 @@
 #include <mutex>
 #include <regex>
 
+#include "base/child.h"
 #include "ir/tensor.h"
 
 namespace npu::cmp {
@@ -104,10 +105,7 @@ Status CheckClaimedSize(const std::string& file, const std::string& dataset, hid
   return Status::Ok();
 }
 
-}  // namespace
-
-Result<std::vector<H5Dataset>> ListH5Datasets(const std::string& file) {
-  std::lock_guard lock(H5Lock());
+Result<std::vector<H5Dataset>> ListUnlocked(const std::string& file) {
   NPU_ASSIGN_OR_RETURN(hid_t fid, OpenFile(file));
   Handle f{fid, H5Fclose};
   std::vector<H5Dataset> out;
@@ -116,8 +114,7 @@ Result<std::vector<H5Dataset>> ListH5Datasets(const std::string& file) {
   return out;
 }
 
-Result<LoadedTensor> ReadH5Dataset(const std::string& file, const std::string& dataset) {
-  std::lock_guard lock(H5Lock());
+Result<LoadedTensor> ReadUnlocked(const std::string& file, const std::string& dataset) {
   NPU_ASSIGN_OR_RETURN(hid_t fid, OpenFile(file));
   Handle f{fid, H5Fclose};
   Handle ds{H5Dopen2(fid, dataset.c_str(), H5P_DEFAULT), H5Dclose};
@@ -147,6 +144,30 @@ Result<LoadedTensor> ReadH5Dataset(const std::string& file, const std::string& d
   l.data = *buf;
   l.keep = buf;
   return l;
+}
+
+}  // namespace
+
+Result<std::vector<H5Dataset>> ListH5Datasets(const std::string& file) {
+  std::lock_guard lock(H5Lock());
+  return ListUnlocked(file);
+}
+
+Result<LoadedTensor> ReadH5Dataset(const std::string& file, const std::string& dataset) {
+  std::lock_guard lock(H5Lock());
+  return ReadUnlocked(file, dataset);
+}
+
+Status CheckH5InChild(const std::string& file) {
+  std::lock_guard lock(H5Lock());  // held across the fork: the child calls the unlocked functions
+  ChildOutcome child = RunInChild([&] {
+    auto sets = ListUnlocked(file);
+    if (sets.ok())
+      for (const H5Dataset& d : *sets) (void)ReadUnlocked(file, d.path);
+  });
+  if (child.ok || !child.started) return Status::Ok();  // not started: the comparison reads it in-process
+  return Bad(file, "the HDF5 library failed while reading it (a child process reading it " + child.Describe() +
+                       "): the file is corrupt in a way libhdf5 does not check");
 }
 
 }  // namespace npu::cmp
