@@ -156,6 +156,12 @@ void ParseTuningOptions(const CompileFlags& f, CompileConfig& c, std::vector<Sta
   if (f.enable_single_stream != "true" && f.enable_single_stream != "false")
     errors.push_back(Status::Error("E10001", "--enable_single_stream", f.enable_single_stream, "the value must be true or false"));
   c.single_stream = f.enable_single_stream == "true";
+  if (f.enable_small_channel != "0" && f.enable_small_channel != "1")
+    errors.push_back(Status::Error("E10001", "--enable_small_channel", f.enable_small_channel, "the value must be 0 or 1"));
+  if (f.enable_small_channel == "1")  // ModelZoo guides pass it with AIPP: their commands must still run
+    c.notes.push_back("--enable_small_channel=1 is accepted but not applied: npukit has no C04 small-channel layout yet, so a conv "
+                      "of 4 or fewer input channels keeps NC1HWC0 (its C padded to 16). The results are the same; its device "
+                      "layout and simulated time are those of the padded conv.");
   c.tune_bank_path = TuneBankFromEnv();
 }
 
@@ -254,6 +260,9 @@ void AddCompileTuningFlags(CLI::App& app, CompileFlags& o) {
       ->group(model_tuning);
   app.add_option("--enable_single_stream", o.enable_single_stream,
                  "false (default): independent branches run on parallel streams; true: every task on one stream")
+      ->group(model_tuning);
+  app.add_option("--enable_small_channel", o.enable_small_channel,
+                 "0 (default) or 1: CANN's C04 layout for a first conv of <= 4 channels after AIPP (accepted; not applied yet: a warning says so)")
       ->group(model_tuning);
   app.add_option("--buffer_optimize", o.buffer_optimize, "l2_optimize (default), l1_optimize, off_optimize (ignores the subgraph bank's decisions)")
       ->group(model_tuning);

@@ -39,6 +39,7 @@ struct CompileFlags {
   std::string buffer_optimize = "l2_optimize";  // l2_optimize | l1_optimize | off_optimize (no subgraph bank)
   std::string qdq_fallback = "error";           // error | float: a QDQ layer that cannot be quantized (passes/qdq.h)
   std::string enable_single_stream = "false";   // true: every task on stream 0 (no default branch streams)
+  std::string enable_small_channel = "0";       // 1: CANN's C04 layout for convs of <= 4 channels (accepted, not applied)
   std::string dump_after;                       // "PassA,PassB" or "all": the graph after those passes, as text
   std::string cmdline;                          // the effective command line, stored in the .om
 };

@@ -151,6 +151,8 @@ bool ConcatWritesInPlace(const Graph& g, const Node& n) {
   const Format f = DeviceFormat(y);
   const bool c_blocks = f == Format::kNC1HWC0;
   if (f != Format::kND && f != Format::kNCHW && f != Format::kNHWC && !c_blocks) return false;  // fractal layouts: a copy
+  // ConvConcatFusionPass: the convs write their slices with a stride (StridedWrite), whatever comes before C.
+  if (c_blocks && axis == 1 && n.attr_list_has(kFusionPassesAttr, "ConvConcatFusionPass")) return true;
   const int64_t c0 = CubeC0(DTypeSize(y.dtype));
   std::vector<int> seen;
   for (int i : n.inputs) {

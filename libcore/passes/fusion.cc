@@ -8,6 +8,7 @@
 
 #include "base/file_io.h"
 #include "base/log.h"
+#include "ir/device_format.h"
 #include "ir/graph_edit.h"
 #include "kernels/kernel_util.h"
 #include "ir/node_attrs.h"
@@ -679,6 +680,31 @@ Status EltwiseUbFusionPass(Graph& g) {
   return FuseAll(g, "TbeEltwiseFusionPass", [&](int k, auto& d) { return MatchUbActivation(g, k, d, {"Add", "Sub", "Mul", "BatchNormalization"}); });
 }
 
+// ConvConcatFusionPass (CANN's graph fusion reference): a StridedWrite after each Conv2D writes its output straight
+// into its C slice of the concat's NC1HWC0 buffer, so the ConcatD runs no task even at batch > 1, where the slices
+// are not contiguous. CANN's restrictions: static shapes, and every input but the last has C a multiple of C0.
+// CANN inserts StridedWrite among its graph fusions and UB-fuses it into the conv; npukit decides it after UB
+// fusion, where each conv has taken its activation, so every input must come straight from a conv that only the
+// concat reads. The mark is the pass name on the concat; the cost model (cost/work.cc) charges it nothing when the
+// concat is in NC1HWC0.
+std::vector<int> MatchConvConcat(Graph& g, int k) {
+  const Node& cat = g.nodes[k];
+  if (cat.op_type != "Concat" || cat.inputs.size() < 2 || cat.outputs.empty()) return {};
+  const Value& y = g.values[cat.outputs[0]];
+  if (!y.has_shape || y.shape.size() != 4 || NormalizeAxis(cat.attr_int("axis", 0), 4) != 1) return {};
+  const int64_t c0 = CubeC0(DTypeSize(y.dtype));
+  for (size_t j = 0; j < cat.inputs.size(); ++j) {
+    const int v = cat.inputs[j];
+    if (v < 0 || !g.values[v].has_shape || g.values[v].shape.size() != 4 || SoleConsumer(g, v) != k) return {};
+    const int p = g.values[v].producer;
+    if (p < 0 || g.nodes[p].op_type != "Conv") return {};
+    if (j + 1 < cat.inputs.size() && g.values[v].shape[1] % c0 != 0) return {};
+  }
+  return {k};
+}
+
+Status ConvConcatFusionPass(Graph& g) { return FuseAll(g, "ConvConcatFusionPass", [&](int k, auto&) { return MatchConvConcat(g, k); }); }
+
 // BatchNorm with constant statistics is inference-only: CANN retypes it BNInference (nothing else changes).
 Status BatchNormBnInferFusionPass(Graph& g) {
   for (Node& n : g.nodes)
@@ -714,6 +740,7 @@ const std::vector<FusionPassInfo>& FusionPasses() {
       {"TbeConvDequantVaddReluQuantFusionPass", FusionKind::kUB, ConvDequantVaddReluQuantUbFusionPass},
       {"TbeBatchMatmulElementWiseFusionPass", FusionKind::kUB, MatMulElemwiseUbFusionPass},
       {"TbeEltwiseFusionPass", FusionKind::kUB, EltwiseUbFusionPass},
+      {"ConvConcatFusionPass", FusionKind::kUB, ConvConcatFusionPass},  // a graph fusion in CANN: see its matcher
   };
   return passes;
 }

@@ -51,5 +51,6 @@ Status ConvDequantQuantUbFusionPass(Graph& g);
 Status ConvElemwiseUbFusionPass(Graph& g);
 Status MatMulElemwiseUbFusionPass(Graph& g);
 Status EltwiseUbFusionPass(Graph& g);  // TbeEltwiseFusionPass: Add/Sub/Mul + activation in one vector task
+Status ConvConcatFusionPass(Graph& g);  // convs write their C slices of a ConcatD (StridedWrite): no concat task
 
 }  // namespace npu

@@ -6,7 +6,10 @@
 #include "cost/cost_model.h"
 #include "cost/tiling.h"
 #include "cost/work.h"
+#include "ir/node_attrs.h"
+#include "passes/fusion.h"
 #include "soc/soc_spec.h"
+#include "test_util.h"
 
 namespace npu {
 namespace {
@@ -260,6 +263,44 @@ TEST(ConcatInPlace, OtherwiseItIsACopy) {
     EXPECT_GT(c.duration_ns, 0);
     EXPECT_GE(c.gm_read_bytes, 2.0 * 32 * 14 * 14 * 2);  // it reads its inputs and writes the output
   }
+}
+
+
+// ConvConcatFusionPass: at batch 16 a concat of conv outputs is still no task, as each conv writes its C slice of the
+// output with a stride (StridedWrite); a concat with an input no conv writes, or an unaligned C before the last
+// input, stays a copy. Switched off, the aligned one is a copy again.
+TEST(ConcatInPlace, ConvOutputsAreWrittenIntoTheirSlicesAtAnyBatch) {
+  auto concat_of_convs = [](int64_t first_channels, bool through_relu) {
+    Builder b;
+    int x = b.In("x", {16, 32, 14, 14});
+    int a = b.Op("Conv", {x, b.Const("wa", Random({first_channels, 32, 1, 1}, 1))});
+    if (through_relu) a = b.Op("Relu", {a});
+    int c = b.Op("Conv", {x, b.Const("wb", Random({16, 32, 3, 3}, 2))}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    Graph g = b.Done(b.Op("Relu", {b.Op("Concat", {a, c}, {{"axis", int64_t{1}}})}));
+    for (Value& v : g.values) {
+      v.dtype = DType::kF16;
+      if (!v.constant && v.has_shape && v.shape.size() == 4) v.device_format = Format::kNC1HWC0;
+    }
+    return g;
+  };
+  auto concat_work = [](const Graph& g) {
+    for (const Node& n : g.nodes)
+      if (n.op_type == "Concat") return DescribeWork(g, n, Engine::kVector).kind;
+    return WorkKind::kAiCpu;  // no concat: never expected
+  };
+  Graph aligned = concat_of_convs(32, false);
+  EXPECT_EQ(concat_work(aligned), WorkKind::kVector);  // batch 16: without the pass, a copy
+  ASSERT_TRUE(ConvConcatFusionPass(aligned).ok());
+  EXPECT_EQ(concat_work(aligned), WorkKind::kView);
+  for (Graph g : {concat_of_convs(24, false), concat_of_convs(32, true)}) {
+    ASSERT_TRUE(ConvConcatFusionPass(g).ok());
+    EXPECT_EQ(concat_work(g), WorkKind::kVector);
+  }
+  Graph off = concat_of_convs(32, false);
+  for (Node& n : off.nodes)
+    if (n.op_type == "Concat") n.attr_list_add(kFusionOffAttr, "ConvConcatFusionPass");
+  ASSERT_TRUE(ConvConcatFusionPass(off).ok());
+  EXPECT_EQ(concat_work(off), WorkKind::kVector);
 }
 
 }  // namespace
