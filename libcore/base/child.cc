@@ -8,6 +8,31 @@
 #include <cstring>
 
 namespace npu {
+namespace {
+
+bool WriteAll(int fd, const std::string& s) {
+  size_t done = 0;
+  while (done < s.size()) {
+    ssize_t n = ::write(fd, s.data() + done, s.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+std::string ReadAll(int fd) {
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return out;
+    out.append(buf, static_cast<size_t>(n));
+  }
+}
+
+}  // namespace
 
 std::string ChildOutcome::Describe() const {
   if (!started) return "could not be started";
@@ -15,19 +40,29 @@ std::string ChildOutcome::Describe() const {
   return "exited with " + std::to_string(exit_code);
 }
 
-ChildOutcome RunInChild(const std::function<void()>& work) {
+ChildOutcome RunInChild(const std::function<std::string()>& work) {
   ChildOutcome out;
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) {
+    out.started = false;
+    return out;
+  }
   pid_t pid = ::fork();
   if (pid < 0) {
+    ::close(pipe_fds[0]), ::close(pipe_fds[1]);
     out.started = false;
     return out;
   }
   if (pid == 0) {
+    ::close(pipe_fds[0]);
     int null = ::open("/dev/null", O_WRONLY);
     if (null >= 0) ::dup2(null, STDOUT_FILENO), ::dup2(null, STDERR_FILENO);
-    work();
-    ::_exit(0);  // no atexit handlers, no flushing of the parent's buffers a second time
+    bool sent = WriteAll(pipe_fds[1], work());
+    ::_exit(sent ? 0 : 126);  // no atexit handlers, no flushing of the parent's buffers a second time
   }
+  ::close(pipe_fds[1]);
+  std::string output = ReadAll(pipe_fds[0]);  // until the child's end closes the pipe
+  ::close(pipe_fds[0]);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) {
@@ -37,6 +72,7 @@ ChildOutcome RunInChild(const std::function<void()>& work) {
   if (WIFSIGNALED(status)) out.signal = WTERMSIG(status);
   else out.exit_code = WEXITSTATUS(status);
   out.ok = out.signal == 0 && out.exit_code == 0;
+  if (out.ok) out.output = std::move(output);
   return out;
 }
 

@@ -101,15 +101,22 @@ TEST(ThreadPool, SpinningAndSleepingWorkersLoseNoJob) {
   EXPECT_EQ(total.load(), expected + 4L * 17 * 100 + 4L * 23 * 100);
 }
 
-// A fault in the child's work is the child's end, reported with its signal; the parent carries on.
+// A fault in the child's work is the child's end, reported with its signal; the parent carries on. What the work
+// returns comes back whole, however large.
 TEST(Child, AFaultEndsTheChildNotTheParent) {
-  ChildOutcome fine = RunInChild([] { std::puts("printed where nobody sees it"); });
+  ChildOutcome fine = RunInChild([] {
+    std::puts("printed where nobody sees it");
+    return std::string(1 << 20, 'x') + "end";
+  });
   EXPECT_TRUE(fine.ok) << fine.Describe();
-  ChildOutcome fault = RunInChild([] { std::raise(SIGSEGV); });
+  EXPECT_EQ(fine.output.size(), (1u << 20) + 3);
+  EXPECT_EQ(fine.output.substr(fine.output.size() - 3), "end");
+  ChildOutcome fault = RunInChild([]() -> std::string { std::raise(SIGSEGV); return "never"; });
   EXPECT_FALSE(fault.ok);
   EXPECT_EQ(fault.signal, SIGSEGV);
+  EXPECT_TRUE(fault.output.empty());
   EXPECT_NE(fault.Describe().find("signal 11"), std::string::npos) << fault.Describe();
-  ChildOutcome failed = RunInChild([] { std::_Exit(1); });  // as a sanitizer ends after its report
+  ChildOutcome failed = RunInChild([]() -> std::string { std::_Exit(1); });  // as a sanitizer ends after its report
   EXPECT_FALSE(failed.ok);
   EXPECT_EQ(failed.exit_code, 1);
   EXPECT_EQ(failed.Describe(), "exited with 1");

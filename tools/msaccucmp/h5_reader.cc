@@ -2,8 +2,12 @@
 
 #include <hdf5.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <regex>
 
 #include "base/child.h"
@@ -66,12 +70,19 @@ struct VisitState {
   hid_t file;
 };
 
+// A dataset named /op/seq/io/name (`name` without the leading slash); nullopt for any other path.
+std::optional<H5Dataset> FromPath(const char* name) {
+  static const std::regex kPath(R"(([^/]+)/(\d+)/([a-z]+)/(.+))");
+  std::cmatch m;
+  if (!std::regex_match(name, m, kPath)) return std::nullopt;
+  return H5Dataset{std::string("/") + name, m[1].str(), m[3].str(), m[4].str(), std::stoull(m[2].str().substr(0, 18))};
+}
+
 herr_t Visit(hid_t obj, const char* name, const H5O_info_t* info, void* data) {
   if (info->type != H5O_TYPE_DATASET) return 0;
   auto* st = static_cast<VisitState*>(data);
-  static const std::regex kPath(R"(([^/]+)/(\d+)/([a-z]+)/(.+))");
-  std::cmatch m;
-  if (!std::regex_match(name, m, kPath)) return 0;
+  std::optional<H5Dataset> d = FromPath(name);
+  if (!d) return 0;
   Handle ds{H5Dopen2(obj, name, H5P_DEFAULT), H5Dclose};
   if (ds.id < 0) return 0;
   if (H5Aexists(ds.id, "Type") > 0) {  // only Type == 0 (TENSOR) datasets are tensors
@@ -79,10 +90,30 @@ herr_t Visit(hid_t obj, const char* name, const H5O_info_t* info, void* data) {
     long long type = -1;
     if (a.id < 0 || H5Aread(a.id, H5T_NATIVE_LLONG, &type) < 0 || type != 0) return 0;
   }
-  H5Dataset d{std::string("/") + name, m[1].str(), m[3].str(), m[4].str(), std::stoull(m[2].str().substr(0, 18))};
-  d.bytes = H5Dget_storage_size(ds.id);
-  st->out->push_back(std::move(d));
+  d->bytes = H5Dget_storage_size(ds.id);
+  st->out->push_back(std::move(*d));
   return 0;
+}
+
+// A listing as the child sends it: "path\0bytes\0" per dataset (HDF5 names hold no NUL).
+std::string Serialize(const std::vector<H5Dataset>& sets) {
+  std::string s;
+  for (const H5Dataset& d : sets) s += d.path + '\0' + std::to_string(d.bytes) + '\0';
+  return s;
+}
+
+std::optional<std::vector<H5Dataset>> Deserialize(std::string_view s) {
+  std::vector<H5Dataset> out;
+  while (!s.empty()) {
+    size_t a = s.find('\0'), b = a == s.npos ? s.npos : s.find('\0', a + 1);
+    if (b == s.npos || a == 0 || s[0] != '/') return std::nullopt;
+    std::optional<H5Dataset> d = FromPath(std::string(s.substr(1, a - 1)).c_str());
+    if (!d) return std::nullopt;
+    d->bytes = std::strtoull(std::string(s.substr(a + 1, b - a - 1)).c_str(), nullptr, 10);
+    out.push_back(std::move(*d));
+    s.remove_prefix(b + 1);
+  }
+  return out;
 }
 
 // Deflate, the strongest filter h5py writes, expands at most about 1032:1 (RFC 1951: a 258-byte match per
@@ -158,16 +189,21 @@ Result<LoadedTensor> ReadH5Dataset(const std::string& file, const std::string& d
   return ReadUnlocked(file, dataset);
 }
 
-Status CheckH5InChild(const std::string& file) {
+Result<std::vector<H5Dataset>> ListH5DatasetsIsolated(const std::string& file) {
+  constexpr int kListingFailed = 3;  // the child's exit code when the listing is an error (not a fault)
   std::lock_guard lock(H5Lock());  // held across the fork: the child calls the unlocked functions
   ChildOutcome child = RunInChild([&] {
     auto sets = ListUnlocked(file);
-    if (sets.ok())
-      for (const H5Dataset& d : *sets) (void)ReadUnlocked(file, d.path);
+    if (!sets.ok()) ::_exit(kListingFailed);
+    return Serialize(*sets);
   });
-  if (child.ok || !child.started) return Status::Ok();  // not started: the comparison reads it in-process
-  return Bad(file, "the HDF5 library failed while reading it (a child process reading it " + child.Describe() +
-                       "): the file is corrupt in a way libhdf5 does not check");
+  if (!child.started || child.exit_code == kListingFailed) return ListUnlocked(file);  // the same listing, in-process
+  if (!child.ok)
+    return Bad(file, "the HDF5 library failed while reading it (a child process listing it " + child.Describe() +
+                         "): the file is corrupt in a way libhdf5 does not check");
+  auto sets = Deserialize(child.output);
+  if (!sets) return Bad(file, "the child process listing it sent back a damaged listing");
+  return *std::move(sets);
 }
 
 }  // namespace npu::cmp

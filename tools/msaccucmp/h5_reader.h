@@ -18,8 +18,9 @@ struct H5Dataset {
 // Every tensor dataset (attribute Type absent or 0) laid out as /op/seq/io/name; other datasets are skipped.
 Result<std::vector<H5Dataset>> ListH5Datasets(const std::string& file);
 Result<LoadedTensor> ReadH5Dataset(const std::string& file, const std::string& dataset);
-// libhdf5 decodes some corrupt metadata without bounds checks (fuzz/known_issues/libhdf5): reads every dataset of
-// `file` once in a child process first, so that a fault in the library is a coded error, not a crash.
-Status CheckH5InChild(const std::string& file);
+// ListH5Datasets in a child process: libhdf5 decodes some corrupt metadata without bounds checks
+// (fuzz/known_issues/libhdf5), so a fault in the library while it walks the groups and every dataset's object
+// header, attributes and chunk index is a coded error, not a crash. The child sends the listing back.
+Result<std::vector<H5Dataset>> ListH5DatasetsIsolated(const std::string& file);
 
 }  // namespace npu::cmp
