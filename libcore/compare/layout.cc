@@ -30,7 +30,8 @@ std::vector<std::byte> Gather(const std::byte* in, size_t elem, int64_t count, S
 // The origin shape a blocked dump tensor holds when the dump does not say: every padded element counts.
 Shape DefaultOrigin(const DumpTensor& t) {
   const auto& s = t.shape;
-  if (t.format == static_cast<int>(Format::kNC1HWC0) && s.size() == 5) return {s[0], s[1] * s[4], s[2], s[3]};
+  const bool five_hd = t.format == static_cast<int>(Format::kNC1HWC0) || t.format == static_cast<int>(Format::kNC1HWC0_C04);
+  if (five_hd && s.size() == 5) return {s[0], s[1] * s[4], s[2], s[3]};
   if (t.format == static_cast<int>(Format::kFractalNZ) && s.size() >= 4) {
     Shape o(s.begin(), s.end() - 4);
     o.push_back(s[s.size() - 3] * s[s.size() - 2]);
@@ -40,12 +41,13 @@ Shape DefaultOrigin(const DumpTensor& t) {
   return {};
 }
 
-// NC1HWC0, FRACTAL_Z (grouped by sub_format) and FRACTAL_NZ, through libcore's one conversion.
+// NC1HWC0 (and its C04 form), FRACTAL_Z (grouped by sub_format; and C04) and FRACTAL_NZ, through libcore's one
+// conversion.
 Result<LaidOut> FromBlocked(const DumpTensor& t, size_t elem, std::span<const int64_t> original) {
   auto f = static_cast<Format>(t.format);
   if (!IsBlockedFormat(f)) return Bad(t, "no conversion from this format");
   Shape origin(original.begin(), original.end());
-  bool fits = f == Format::kNC1HWC0 ? origin.size() == 4 : f == Format::kFractalZ ? origin.size() == 4 : !origin.empty();
+  bool fits = f == Format::kFractalNZ ? !origin.empty() : origin.size() == 4;  // the others hold an NCHW origin
   if (!fits) origin = DefaultOrigin(t);
   if (origin.empty()) return Bad(t, std::string(FormatName(t.format)) + " needs the 4-D original (NCHW) shape");
   DeviceLayout l{f, origin, elem, std::max(t.sub_format, 1)};

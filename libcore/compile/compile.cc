@@ -97,7 +97,14 @@ Status ApplySubgraphBankPass(const CompileConfig& c, CompileState& s) {
 
 Status Precision(const CompileConfig& c, CompileState& s) { return AssignPrecision(s.graph, c.precision, s.warnings); }
 
-Status Formats(const CompileConfig& c, CompileState& s) { return AssignDeviceFormats(s.graph, *c.soc, c.nc1hwc0_outputs); }
+Status Formats(const CompileConfig& c, CompileState& s) {
+  int c04_convs = 0;
+  NPU_RETURN_IF_ERROR(AssignDeviceFormats(s.graph, *c.soc, c.nc1hwc0_outputs, c.small_channel, &c04_convs));
+  if (c.small_channel && c04_convs == 0)  // CANN: the option only works with static AIPP before a conv of C <= 4
+    s.warnings.push_back("--enable_small_channel=1 changed nothing: no conv of 4 or fewer input channels reads a static "
+                         "AIPP's output (--insert_op_conf)");
+  return Status::Ok();
+}
 
 // Independent branches on parallel streams, as GE allocates them, unless --enable_single_stream=true.
 Status StreamAllocation(const CompileConfig& c, CompileState& s) {

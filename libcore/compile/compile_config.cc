@@ -158,10 +158,7 @@ void ParseTuningOptions(const CompileFlags& f, CompileConfig& c, std::vector<Sta
   c.single_stream = f.enable_single_stream == "true";
   if (f.enable_small_channel != "0" && f.enable_small_channel != "1")
     errors.push_back(Status::Error("E10001", "--enable_small_channel", f.enable_small_channel, "the value must be 0 or 1"));
-  if (f.enable_small_channel == "1")  // ModelZoo guides pass it with AIPP: their commands must still run
-    c.notes.push_back("--enable_small_channel=1 is accepted but not applied: npukit has no C04 small-channel layout yet, so a conv "
-                      "of 4 or fewer input channels keeps NC1HWC0 (its C padded to 16). The results are the same; its device "
-                      "layout and simulated time are those of the padded conv.");
+  c.small_channel = f.enable_small_channel == "1";
   c.tune_bank_path = TuneBankFromEnv();
 }
 
@@ -262,7 +259,7 @@ void AddCompileTuningFlags(CLI::App& app, CompileFlags& o) {
                  "false (default): independent branches run on parallel streams; true: every task on one stream")
       ->group(model_tuning);
   app.add_option("--enable_small_channel", o.enable_small_channel,
-                 "0 (default) or 1: CANN's C04 layout for a first conv of <= 4 channels after AIPP (accepted; not applied yet: a warning says so)")
+                 "0 (default) or 1: a conv of <= 4 input channels after static AIPP reads NC1HWC0_C04 (FRACTAL_Z_C04 weights)")
       ->group(model_tuning);
   app.add_option("--buffer_optimize", o.buffer_optimize, "l2_optimize (default), l1_optimize, off_optimize (ignores the subgraph bank's decisions)")
       ->group(model_tuning);

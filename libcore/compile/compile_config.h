@@ -39,7 +39,7 @@ struct CompileFlags {
   std::string buffer_optimize = "l2_optimize";  // l2_optimize | l1_optimize | off_optimize (no subgraph bank)
   std::string qdq_fallback = "error";           // error | float: a QDQ layer that cannot be quantized (passes/qdq.h)
   std::string enable_single_stream = "false";   // true: every task on stream 0 (no default branch streams)
-  std::string enable_small_channel = "0";       // 1: CANN's C04 layout for convs of <= 4 channels (accepted, not applied)
+  std::string enable_small_channel = "0";       // 1: a conv of <= 4 channels after static AIPP reads NC1HWC0_C04
   std::string dump_after;                       // "PassA,PassB" or "all": the graph after those passes, as text
   std::string cmdline;                          // the effective command line, stored in the .om
 };
@@ -73,6 +73,7 @@ struct CompileConfig {
   std::set<std::string> fusion_off;       // passes --fusion_switch_file turns off
   QdqOptions qdq;                         // --qdq_fallback
   bool single_stream = false;             // --enable_single_stream=true: no parallel branch streams
+  bool small_channel = false;             // --enable_small_channel=1: C04 layouts after static AIPP
   std::vector<std::string> notes;         // warnings parsing produced (unknown pass names)
   std::string tune_bank_path;             // TUNE_BANK_PATH (ATC reads only that variable, as CANN's does)
   bool subgraph_bank = true;              // apply the subgraph bank's decisions (off with off_optimize)

@@ -9,6 +9,7 @@ namespace npu {
 namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+constexpr int64_t kSmallC0 = 4;  // the C0 of the _C04 formats
 
 Status Unfit(const DeviceLayout& l, const std::string& why) {
   return Status::Error("E19999", "format", std::string(FormatName(l.format)),
@@ -36,6 +37,7 @@ struct Geometry {
   void Visit(F&& f) const {
     switch (format) {
       case Format::kNC1HWC0:
+      case Format::kNC1HWC0_C04:
         for (int64_t in = 0, d = 0; in < n; ++in)
           for (int64_t cb = 0; cb < c1; ++cb) {
             int64_t width = std::min(c0, c - cb * c0);
@@ -70,6 +72,14 @@ struct Geometry {
             }
         return;
       }
+      case Format::kFractalZ_C04:  // tap (k, cc) of output channel `on` is element z = k·4 + cc of its K row
+        for (int64_t on = 0; on < n; ++on)
+          for (int64_t k = 0; k < hw; ++k)
+            for (int64_t cc = 0; cc < c; ++cc) {
+              int64_t z = k * kSmallC0 + cc;
+              f((on * c + cc) * hw + k, (((z / c0) * cout_opt / kFractalRows + on / kFractalRows) * kFractalRows + on % kFractalRows) * c0 + z % c0);
+            }
+        return;
       case Format::kFractalNZ:
         for (int64_t b = 0; b < batch; ++b)
           for (int64_t cb = 0; cb < c1; ++cb) {
@@ -98,6 +108,19 @@ Result<Geometry> Resolve(const DeviceLayout& l) {
       if (s.size() != 4) return Unfit(l, "is not 4-D (NCHW)");
       g.n = s[0], g.c = s[1], g.hw = s[2] * s[3], g.c1 = CeilDiv(s[1], g.c0);
       g.device = {s[0], g.c1, s[2], s[3], g.c0};
+      return g;
+    case Format::kNC1HWC0_C04:
+      if (s.size() != 4) return Unfit(l, "is not 4-D (NCHW)");
+      g.c0 = kSmallC0;
+      g.n = s[0], g.c = s[1], g.hw = s[2] * s[3], g.c1 = CeilDiv(s[1], g.c0);
+      g.device = {s[0], g.c1, s[2], s[3], g.c0};
+      return g;
+    case Format::kFractalZ_C04:
+      if (s.size() != 4) return Unfit(l, "is not a 4-D (NCHW) weight");
+      if (s[1] > kSmallC0) return Unfit(l, "has more than 4 input channels");
+      g.n = s[0], g.c = s[1], g.hw = s[2] * s[3];
+      g.cout_opt = CeilDiv(g.n, kFractalRows) * kFractalRows;
+      g.device = {CeilDiv(kSmallC0 * g.hw, g.c0), g.cout_opt / kFractalRows, kFractalRows, g.c0};
       return g;
     case Format::kFractalZ: {
       if (s.size() != 4) return Unfit(l, "is not a 4-D (NCHW) weight");
@@ -182,21 +205,25 @@ Status Transfer(const DeviceLayout& l, std::span<const std::byte> from, std::spa
 
 int64_t CubeC0(size_t elem_size) { return elem_size == 1 ? 32 : 16; }
 
-bool IsBlockedFormat(Format f) { return f == Format::kNC1HWC0 || f == Format::kFractalZ || f == Format::kFractalNZ; }
+bool IsBlockedFormat(Format f) {
+  return f == Format::kNC1HWC0 || f == Format::kFractalZ || f == Format::kFractalNZ || f == Format::kNC1HWC0_C04 ||
+         f == Format::kFractalZ_C04;
+}
 
 Result<Shape> DeviceShape(const DeviceLayout& l) {
   if (!IsBlockedFormat(l.format)) return l.origin;
   const Shape& s = l.origin;
   bool unknown = std::any_of(s.begin(), s.end(), [](int64_t d) { return d < 0; });
-  if (!unknown || l.format == Format::kFractalZ) {
+  if (!unknown || l.format == Format::kFractalZ || l.format == Format::kFractalZ_C04) {
     NPU_ASSIGN_OR_RETURN(Geometry g, Resolve(l));
     return g.device;
   }
   // A dynamic shape: dims that depend on an unknown one are unknown (-1) too.
   int64_t c0 = CubeC0(l.elem_size);
   auto blocks = [](int64_t d, int64_t b) { return d < 0 ? -1 : CeilDiv(d, b); };
-  if (l.format == Format::kNC1HWC0) {
+  if (l.format == Format::kNC1HWC0 || l.format == Format::kNC1HWC0_C04) {
     if (s.size() != 4) return Unfit(l, "is not 4-D (NCHW)");
+    if (l.format == Format::kNC1HWC0_C04) c0 = kSmallC0;
     return Shape{s[0], blocks(s[1], c0), s[2], s[3], c0};
   }
   if (s.empty()) return Unfit(l, "is a scalar");

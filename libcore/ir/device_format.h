@@ -5,6 +5,10 @@
 //   FRACTAL_Z   (C1·H·W, N1, 16, C0) conv weights: 16 x C0 fractals, output channel-major inside each;
 //               grouped convs pack e groups block-diagonally into one fractal column (sub_format = groups).
 //   FRACTAL_NZ  (..., C1, R1, 16, C0) matrices: column blocks of C0, rows padded to 16; 1-D is one row.
+//   NC1HWC0_C04 (N, C1, H, W, 4): NC1HWC0 with C0 = 4, for a conv of at most 4 input channels
+//               (atc --enable_small_channel=1 after static AIPP).
+//   FRACTAL_Z_C04 (K1, N1, 16, C0) that conv's weights: each output channel's (h, w, c) taps, c padded to 4,
+//               run along K (K1 = ceil(4·H·W / C0)) and are cut into 16 x C0 fractals, output channel-major.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -17,7 +17,7 @@ constexpr std::pair<Format, std::string_view> kFormats[] = {
     {Format::kNCHW, "NCHW"},        {Format::kNHWC, "NHWC"},           {Format::kND, "ND"},
     {Format::kNC1HWC0, "NC1HWC0"},  {Format::kFractalZ, "FRACTAL_Z"},  {Format::kHWCN, "HWCN"},
     {Format::kNDHWC, "NDHWC"},      {Format::kFractalNZ, "FRACTAL_NZ"}, {Format::kNCDHW, "NCDHW"},
-    {Format::kNDC1HWC0, "NDC1HWC0"},
+    {Format::kNDC1HWC0, "NDC1HWC0"}, {Format::kNC1HWC0_C04, "NC1HWC0_C04"}, {Format::kFractalZ_C04, "FRACTAL_Z_C04"},
 };
 // DType's values are GE codes: the compute types are the table's rows whose code is a DType. uint64 holds the
 // packed scales of quantized models (AscendDequant's deq_scale); no kernel computes in it otherwise.

@@ -50,6 +50,8 @@ enum class Format : int32_t {
   kND = 2,
   kNC1HWC0 = 3,
   kFractalZ = 4,
+  kNC1HWC0_C04 = 12,
+  kFractalZ_C04 = 13,
   kHWCN = 16,
   kNDHWC = 27,
   kFractalNZ = 29,

@@ -36,8 +36,9 @@ bool FractalAligned(const Shape& s) {
 
 class FormatAssigner {
  public:
-  FormatAssigner(Graph& g, const SocSpec& soc, const std::vector<bool>& nc1hwc0_outputs)
-      : g_(g), soc_(soc), nc1hwc0_outputs_(nc1hwc0_outputs) {}
+  FormatAssigner(Graph& g, const SocSpec& soc, const std::vector<bool>& nc1hwc0_outputs, bool small_channel)
+      : g_(g), soc_(soc), nc1hwc0_outputs_(nc1hwc0_outputs), small_channel_(small_channel) {}
+  int c04_convs = 0;
 
   Status Run() {
     size_t n = g_.nodes.size();  // TransData nodes appended below are not revisited
@@ -50,6 +51,7 @@ class FormatAssigner {
   Graph& g_;
   const SocSpec& soc_;
   std::vector<bool> nc1hwc0_outputs_;
+  bool small_channel_;
   std::map<std::pair<int, Format>, int> converted_;
 
   Format Current(int v) const { return DeviceFormat(g_.values[v]); }
@@ -75,6 +77,11 @@ class FormatAssigner {
     if (kConv.count(n.op_type) && OnCube(n) && Rank(In(n, 0), 4) && HasIn(n, 1) && Rank(In(n, 1), 4)) {
       p.in[0] = p.out = Format::kNC1HWC0;
       p.in[1] = Format::kFractalZ;
+      if (Current(n.inputs[0]) == Format::kNC1HWC0_C04) {  // the AIPP before it wrote C04 (SmallChannelConv)
+        p.in[0] = Format::kNC1HWC0_C04;
+        p.in[1] = Format::kFractalZ_C04;
+        return p;
+      }
       p.weight_groups = std::max<int64_t>(n.attr_int("group", 1), 1);
       if (HasIn(n, 3)) p.in[3] = Format::kNC1HWC0;  // the residual a fused Add joins in the epilogue
       return p;
@@ -83,8 +90,8 @@ class FormatAssigner {
       p.in[0] = p.in[1] = p.out = Format::kFractalNZ;
       return p;
     }
-    if (n.op_type == "Aipp") {  // the AIPP unit writes the feature map in NC1HWC0
-      p.out = Format::kNC1HWC0;
+    if (n.op_type == "Aipp") {  // the AIPP unit writes the feature map in NC1HWC0 (C04 for a small-channel conv)
+      p.out = SmallChannelConv(n) ? Format::kNC1HWC0_C04 : Format::kNC1HWC0;
       return p;
     }
     if (kFiveHdOnly.count(n.op_type) && NodeEngine(n) != Engine::kAiCpu && Rank(In(n, 0), 4)) {
@@ -104,6 +111,17 @@ class FormatAssigner {
     for (size_t j = 0; j < n.inputs.size(); ++j)
       if (HasIn(n, j) && In(n, j).shape == In(n, c).shape) p.in[j] = f;
     return p;
+  }
+
+  // --enable_small_channel=1: the one reader of a static AIPP's output is a plain conv on the cube of at most 4 input
+  // channels (CANN: the option speeds convs with C <= 4 and works only with static AIPP).
+  bool SmallChannelConv(const Node& aipp) const {
+    if (!small_channel_ || aipp.outputs.empty() || IsGraphOutput(g_, aipp.outputs[0])) return false;
+    const int reader = SoleConsumer(g_, aipp.outputs[0]);
+    if (reader < 0) return false;
+    const Node& conv = g_.nodes[reader];
+    return conv.op_type == "Conv" && OnCube(conv) && conv.inputs[0] == aipp.outputs[0] && conv.attr_int("group", 1) == 1 &&
+           Rank(In(conv, 0), 4) && In(conv, 0).shape[1] <= 4 && HasIn(conv, 1) && Rank(In(conv, 1), 4);
   }
 
   // A 4-D Concat of feature maps stays in NC1HWC0 (CANN's ConcatD declares it), so the branches of an Inception or
@@ -166,6 +184,7 @@ class FormatAssigner {
 
   void Assign(size_t k) {
     Plan p = PlanFor(g_.nodes[k]);
+    if (p.in.size() > 1 && p.in[1] == Format::kFractalZ_C04) ++c04_convs;
     std::vector<int> ins = g_.nodes[k].inputs;
     for (size_t j = 0; j < ins.size(); ++j) {
       if (ins[j] < 0) continue;
@@ -265,12 +284,15 @@ Status MergeLayoutTransposes(Graph& g) {
 
 }  // namespace
 
-Status AssignDeviceFormats(Graph& g, const SocSpec& soc, const std::vector<bool>& nc1hwc0_outputs) {
+Status AssignDeviceFormats(Graph& g, const SocSpec& soc, const std::vector<bool>& nc1hwc0_outputs, bool small_channel,
+                           int* c04_convs) {
   for (size_t k = 0; k < nc1hwc0_outputs.size() && k < g.outputs.size(); ++k)
     if (nc1hwc0_outputs[k] && (!g.values[g.outputs[k]].has_shape || g.values[g.outputs[k]].shape.size() != 4))
       return Status::Error("E10001", "--is_output_adjust_hw_layout", "true",
                            "output '" + g.values[g.outputs[k]].name + "' is not 4-D, so it has no NC1HWC0 layout");
-  NPU_RETURN_IF_ERROR(FormatAssigner(g, soc, nc1hwc0_outputs).Run());
+  FormatAssigner assigner(g, soc, nc1hwc0_outputs, small_channel);
+  NPU_RETURN_IF_ERROR(assigner.Run());
+  if (c04_convs) *c04_convs = assigner.c04_convs;
   return MergeLayoutTransposes(g);
 }
 

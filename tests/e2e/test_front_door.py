@@ -204,6 +204,32 @@ class Aipp(unittest.TestCase):
         x[0, :, 2:222, 2:222] = np.clip(rgb, 0, 255).astype(np.float32) * np.float32(0.00392157)
         self.compare_with_float_model("r18_yuv", raw, x)
 
+    def test_small_channel_runs_the_first_conv_in_c04(self):
+        """--enable_small_channel=1: the conv after static AIPP reads NC1HWC0_C04 with FRACTAL_Z_C04 weights (the .om
+        stores them so and msame gets the same outputs back), and the simulated time drops."""
+        for name, flags in (("r18_c16", ()), ("r18_c04", ("--enable_small_channel=1",))):
+            r = self.convert(name, AIPP_RGB, *flags)
+            self.assertEqual(r.returncode, 0, r.stdout)
+            self.assertNotIn("changed nothing", r.stdout + r.stderr)
+        ok(ATC, "--mode=1", "--om=r18_c04.om", "--json=r18_c04.json")
+        text = open(os.path.join(WORK, "r18_c04.json"), encoding="utf-8").read()
+        self.assertIn('"NC1HWC0_C04"', text)
+        self.assertIn('"FRACTAL_Z_C04"', text)
+        img = np.random.default_rng(2).integers(0, 256, (1, 240, 256, 3), dtype=np.uint8)
+        img.tofile(os.path.join(WORK, "img.bin"))
+        outs, ms = [], []
+        for name in ("r18_c16", "r18_c04"):
+            shutil.rmtree(os.path.join(WORK, "c04_out"), ignore_errors=True)
+            ok(MSAME, "--model", name + ".om", "--input", "img.bin", "--output", "c04_out", "--outfmt", "NPY")
+            outs.append(np.load(os.path.join(WORK, "c04_out", name + "_output_0.npy")))
+            timing = ok(MSAME, "--model", name + ".om", "--sim_mode=timing")
+            ms.append(float(timing.split("Simulated NPU time: ")[1].split(" ms")[0]))
+        np.testing.assert_array_equal(outs[0], outs[1])
+        self.assertLess(ms[1], ms[0])
+        r = self.convert("r18_nothing", AIPP_RGB, "--enable_small_channel=1", "--precision_mode=must_keep_origin_dtype")
+        self.assertEqual(r.returncode, 0, r.stdout)  # fp32 convs run on AI CPU here: nothing to change, and it says so
+        self.assertIn("--enable_small_channel=1 changed nothing", r.stdout + r.stderr)
+
     def test_xrgb8888_swaps_match_numpy(self):
         cfg = """aipp_op {
   aipp_mode: static

@@ -66,6 +66,30 @@ TEST(DeviceFormat, FractalZTilesWeightsOutputChannelMajor) {
   ExpectRoundTrip(t, Format::kFractalZ);
 }
 
+// --enable_small_channel: NC1HWC0 with C0 = 4, and weights whose (h, w, c) taps (c padded to 4) run along K
+// before K is cut into 16 x C0 fractals (GE's NCHW -> FRACTAL_Z_C04: pad N to 16 and C to 4, transpose to
+// (N, H, W, 4), pad H·W·4 to C0, then (K1, N1, 16, C0)).
+TEST(DeviceFormat, C04LayoutsPackFourChannelsPerPixel) {
+  Tensor x = Iota({2, 3, 2, 3});
+  Tensor dx = Laid(x, Format::kNC1HWC0_C04);
+  EXPECT_EQ(dx.shape(), (Shape{2, 1, 2, 3, 4}));
+  for (int n = 0; n < 2; ++n)
+    for (int c = 0; c < 3; ++c)
+      for (int hw = 0; hw < 6; ++hw) EXPECT_EQ(dx.data<float>()[(n * 6 + hw) * 4 + c], x.data<float>()[(n * 3 + c) * 6 + hw]);
+  ExpectRoundTrip(x, Format::kNC1HWC0_C04);
+  Tensor w = Iota({17, 3, 3, 3});  // K = 4 * 9 = 36 -> 3 blocks of 16; N = 17 -> 2 fractal columns
+  Tensor dw = Laid(w, Format::kFractalZ_C04);
+  EXPECT_EQ(dw.shape(), (Shape{3, 2, 16, 16}));
+  for (int n = 0; n < 17; ++n)
+    for (int c = 0; c < 3; ++c)
+      for (int k = 0; k < 9; ++k) {
+        const int z = k * 4 + c;
+        EXPECT_EQ(dw.data<float>()[((z / 16) * 2 + n / 16) * 256 + (n % 16) * 16 + z % 16], w.data<float>()[(n * 3 + c) * 9 + k]);
+      }
+  ExpectRoundTrip(w, Format::kFractalZ_C04);
+  EXPECT_FALSE(ToDevice(Iota({4, 5, 3, 3}), Format::kFractalZ_C04).ok());  // more than 4 channels
+}
+
 TEST(DeviceFormat, FractalZSpansInputChannelBlocksForEveryKernelSize) {
   for (int64_t hw : {1, 9}) {  // 1x1 weights are copied a block row at a time, larger ones lane by lane
     Tensor t = Iota({18, 20, hw == 1 ? 1 : 3, hw == 1 ? 1 : 3});  // C = 20: two C0 blocks; N = 18: 32 rows

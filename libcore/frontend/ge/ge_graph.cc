@@ -75,7 +75,7 @@ class Reader {
         auto nchw = ToNchw(origin_format, origin);
         if (!nchw && origin.size() != 4) return Corrupt(where + " is " + d.layout() + " but its origin shape " + ShapeToString(origin) + " is not 4-D");
         if (nchw) r.logical = *nchw;
-        r.nhwc_held_channels_first = *format == Format::kNC1HWC0 && origin_format == "NHWC";
+        r.nhwc_held_channels_first = (*format == Format::kNC1HWC0 || *format == Format::kNC1HWC0_C04) && origin_format == "NHWC";
         r.layout = "NCHW";
       }
       if (Known(r.logical) && Known(r.device)) {
