@@ -10,17 +10,6 @@
 namespace npu {
 namespace {
 
-bool WriteAll(int fd, const std::string& s) {
-  size_t done = 0;
-  while (done < s.size()) {
-    ssize_t n = ::write(fd, s.data() + done, s.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
 std::string ReadAll(int fd) {
   std::string out;
   char buf[1 << 16];
@@ -33,6 +22,29 @@ std::string ReadAll(int fd) {
 }
 
 }  // namespace
+
+bool WriteAll(int fd, std::string_view s) {
+  size_t done = 0;
+  while (done < s.size()) {
+    ssize_t n = ::write(fd, s.data() + done, s.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool ReadExact(int fd, void* to, size_t n) {
+  auto* p = static_cast<char*>(to);
+  size_t done = 0;
+  while (done < n) {
+    ssize_t got = ::read(fd, p + done, n - done);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    done += static_cast<size_t>(got);
+  }
+  return true;
+}
 
 std::string ChildOutcome::Describe() const {
   if (!started) return "could not be started";
@@ -63,6 +75,13 @@ ChildOutcome RunInChild(const std::function<std::string()>& work) {
   ::close(pipe_fds[1]);
   std::string output = ReadAll(pipe_fds[0]);  // until the child's end closes the pipe
   ::close(pipe_fds[0]);
+  out = WaitForChild(pid);
+  if (out.ok) out.output = std::move(output);
+  return out;
+}
+
+ChildOutcome WaitForChild(int pid) {
+  ChildOutcome out;
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) {
@@ -72,7 +91,6 @@ ChildOutcome RunInChild(const std::function<std::string()>& work) {
   if (WIFSIGNALED(status)) out.signal = WTERMSIG(status);
   else out.exit_code = WEXITSTATUS(status);
   out.ok = out.signal == 0 && out.exit_code == 0;
-  if (out.ok) out.output = std::move(output);
   return out;
 }
 

@@ -1,8 +1,10 @@
 // Running work a third-party library does on untrusted input in a child process, so that a fault inside the
 // library (which no check of ours sees first) ends the child, not the tool.
 #pragma once
+#include <cstddef>
 #include <functional>
 #include <string>
+#include <string_view>
 
 namespace npu {
 
@@ -15,6 +17,13 @@ struct ChildOutcome {
   std::string output;   // what the work returned, when it ended normally
   std::string Describe() const;  // "killed by signal 11 (Segmentation fault)", "exited with 1"
 };
+
+// Pipe I/O to and from a child, retried on EINTR: false when the other end is gone (or `n` bytes never came).
+bool WriteAll(int fd, std::string_view bytes);
+bool ReadExact(int fd, void* to, size_t n);
+
+// Waits for child `pid` to end and says how it did (`output` empty).
+ChildOutcome WaitForChild(int pid);
 
 // Runs `work` in a forked child with stdout and stderr sent to /dev/null, and waits for it; the string `work`
 // returns comes back in `output`. The child must not take a lock the parent holds (only the forking thread exists

@@ -101,7 +101,7 @@ Result<LoadedTensor> Load(const TensorRef& r, CustomScripts* scripts) {
   switch (r.kind) {
     case TensorRef::kDump: return LoadDump(r, scripts);
     case TensorRef::kNpy: return LoadNpy(r);
-    case TensorRef::kH5: return ReadH5Dataset(r.path, r.dataset);
+    case TensorRef::kH5: return ReadH5DatasetIsolated(r.path, r.dataset);
     case TensorRef::kNone: break;
   }
   return Status::Error("E19999", "tensor", "", "no tensor to load");
