@@ -80,7 +80,6 @@ class FormatAssigner {
       if (Current(n.inputs[0]) == Format::kNC1HWC0_C04) {  // the AIPP before it wrote C04 (SmallChannelConv)
         p.in[0] = Format::kNC1HWC0_C04;
         p.in[1] = Format::kFractalZ_C04;
-        return p;
       }
       p.weight_groups = std::max<int64_t>(n.attr_int("group", 1), 1);
       if (HasIn(n, 3)) p.in[3] = Format::kNC1HWC0;  // the residual a fused Add joins in the epilogue
