@@ -222,6 +222,7 @@ Result<LoadedTensor> DeserializeRead(const std::string& file, std::string sent) 
     if (!take(d) || d < 0) return damaged;
     l.shape.push_back(d);
   }
+  if (!ShapeLimitProblem(l.shape).empty()) return damaged;  // NumElements below must not overflow
   l.dtype = code ? FindGeType(code) : nullptr;
   l.data = std::as_bytes(std::span(keep->data() + at, keep->size() - at));
   if (l.dtype && l.data.size() != static_cast<uint64_t>(NumElements(l.shape)) * l.dtype->size) return damaged;
