@@ -31,11 +31,22 @@ BRANCHY = [
     ("inception_v3", "Ascend310P3", 1, 1153.4), ("inception_v3", "Ascend310P3", 16, 2677.4),
     ("densenet121", "Ascend310P3", 1, 1147.06), ("densenet121", "Ascend310P3", 16, 1739.55),
     ("shufflenet_v2_x1_0", "Ascend310P3", 1, 2269.32),
-    # Squeezenet1_1_for_Pytorch/README.md, converted as the guide does (static AIPP, --enable_small_channel=1). Its
-    # batch-1 row (5797.1 fps) is simulated 1.4x faster and is left out: docs/msame.md says why.
+    # ACL_PyTorch/contrib/cv/classfication/Squeezenet1_1/README.md, converted as the guide does (static AIPP,
+    # --enable_small_channel=1). Its batch-1 row (5797.1 fps) is simulated 1.4x faster and is left out: docs/msame.md
+    # says why.
     ("squeezenet1_1", "Ascend310P3", 16, 18339.9),
 ]
-ROWS += BRANCHY
+# Ascend310, per chip: the older guides print the 4-chip Atlas 300 card (benchmark's Interface throughputRate x 4),
+# so the per-chip figure is a quarter of it. ACL_PyTorch/contrib/cv/classfication/: ResNet18/README.md and
+# Squeezenet1_1/README.md (the revisions with "310单卡吞吐率"; squeezenet's batch 16 without autotune, as npukit
+# converts), GoogleNet/ReadMe.md (its "310" column; 310P/310 about 1 there, as in the VGG16 guide). Their batch-1 rows
+# (with vgg16's) set task_launch_ns in Ascend310.ini; the batch-16 rows check it.
+ASCEND310 = [
+    ("resnet18", "Ascend310", 1, 787.709), ("resnet18", "Ascend310", 16, 1509.64),
+    ("googlenet", "Ascend310", 1, 1864.996 / 4), ("googlenet", "Ascend310", 16, 4819.32 / 4),
+    ("squeezenet1_1", "Ascend310", 1, 1147.43), ("squeezenet1_1", "Ascend310", 16, 9414.68 / 4),
+]
+ROWS += BRANCHY + ASCEND310
 IMAGE_SIZE = {"inception_v3": 299}  # the guide's input; the others take 224
 # The guide's RGB image through static AIPP (mean/std of ImageNet) into a conv of 3 channels in C04.
 AIPP_224 = """aipp_op {
@@ -51,7 +62,7 @@ AIPP_224 = """aipp_op {
   var_reci_chn_2: 0.0174291938
 }
 """
-GUIDE_FLAGS = {"squeezenet1_1": ["--enable_small_channel=1", "--insert_op_conf={work}/aipp_224.cfg"]}
+GUIDE_FLAGS = {("squeezenet1_1", "Ascend310P3"): ["--enable_small_channel=1", "--insert_op_conf={work}/aipp_224.cfg"]}
 
 
 def input_shape(model, batch):
@@ -63,7 +74,7 @@ def input_shape(model, batch):
 
 def simulate(build, work, model, soc, batch):
     om = os.path.join(work, f"{model}_{soc}_b{batch}")
-    flags = [f.format(work=work) for f in GUIDE_FLAGS.get(model, [])]
+    flags = [f.format(work=work) for f in GUIDE_FLAGS.get((model, soc), [])]
     subprocess.run([f"{build}/tools/atc/atc", f"--model={work}/{model}.onnx", "--framework=5", f"--output={om}",
                     f"--soc_version={soc}", f"--input_shape={input_shape(model, batch)}", "--log=error", *flags],
                    check=True, stdout=subprocess.DEVNULL)
