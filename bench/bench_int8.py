@@ -7,9 +7,11 @@ QDQ with the same factors; atc converts the deploy form for Ascend910B1; msame r
 interleaved, three rounds, the median round counts. Then the simulated clock: the same int8 model and its force_fp16
 build at batch 16 on Ascend310P3, the ratio printed with the spec figures that bound it.
 usage: bench_int8.py BUILD_DIR [THREADS...]"""
+import atexit
 import configparser
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,6 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def main():
     module = b.ort_module()
     work = tempfile.mkdtemp(prefix="npukit_bench_int8_")
+    atexit.register(shutil.rmtree, work, ignore_errors=True)  # its models are large
     subprocess.run(["/usr/bin/python3", os.path.join(b.ROOT, "tests/e2e/export_calibration_models.py"), work, "resnet50"], check=True)
     prefix = os.path.join(work, "r50")
     subprocess.run(["/usr/bin/python3", os.path.join(b.ROOT, "examples/quantize.py"), os.path.join(work, "resnet50.onnx"), prefix,

@@ -103,7 +103,12 @@ def ort_once(module, model, spec, threads):
 
 def main():
     module = ort_module()
-    work = tempfile.mkdtemp(prefix="npukit_bench_ort_")
+    # The exported models and their .om files are GBs: gone when the run ends, however it ends.
+    with tempfile.TemporaryDirectory(prefix="npukit_bench_ort_") as work:
+        run_all(module, work)
+
+
+def run_all(module, work):
     subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests/e2e/export_calibration_models.py"), work, *MODELS], check=True)
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     print(f"msame vs ONNX Runtime {ORT_VERSION} (onnxruntime-node), batch 1, median of {LOOPS} in-process runs, "

@@ -3,8 +3,10 @@
   - msame on resnet50 (batch 1) vs PyTorch CPU inference (torch.set_num_threads(T));
   - atc converting resnet50.onnx vs onnx.load of the same file.
 usage: bench_resnet50.py BUILD_DIR [THREADS]"""
+import atexit
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -37,6 +39,7 @@ def main():
     os.environ["NPUKIT_NUM_THREADS"] = str(THREADS)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # avoid oversubscribing torch's own threads
     work = tempfile.mkdtemp(prefix="npukit_bench_")
+    atexit.register(shutil.rmtree, work, ignore_errors=True)  # its models are large
     model = torchvision.models.resnet50(weights=None).eval()
     x = torch.randn(1, 3, 224, 224)
     path = os.path.join(work, "resnet50.onnx")
