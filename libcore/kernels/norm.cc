@@ -174,16 +174,18 @@ Status LayerNormKernel(KernelContext& c) {
   for (int64_t d = axis; d < x.rank(); ++d) stat_shape[d] = 1;
   Tensor y = Tensor::Empty(x.dtype(), x.shape());
   Tensor mean = Tensor::Empty(DType::kF32, stat_shape), inv_std = Tensor::Empty(DType::kF32, stat_shape);  // stash_type float
+  // Eigen's packet reductions, two passes (mean, then centred squares: no cancellation): a serial double
+  // accumulator per row was 10% of convnext_tiny, a LayerNorm over the channels of every pixel. A row is at most a
+  // few thousand elements, which the packet-wise tree sum keeps within a few ulp in T.
+  using Row = Eigen::Array<T, Eigen::Dynamic, 1>;
+  Eigen::Map<const Row> gamma(scale.data(), inner), beta(bias.data(), inner);
   c.pool.ParallelFor(static_cast<size_t>(outer), RowsPerTask(inner), [&](size_t s, size_t e) {
     for (size_t o = s; o < e; ++o) {
-      const T* xi = x.data<T>() + o * inner;
-      double sum = 0, sq = 0;
-      for (int64_t i = 0; i < inner; ++i) sum += xi[i];
-      double m = sum / static_cast<double>(inner);
-      for (int64_t i = 0; i < inner; ++i) sq += (xi[i] - m) * (xi[i] - m);
-      double inv = 1.0 / std::sqrt(sq / static_cast<double>(inner) + eps);
-      T* yi = y.mutable_data<T>() + o * inner;
-      for (int64_t i = 0; i < inner; ++i) yi[i] = static_cast<T>((xi[i] - m) * inv) * scale[i] + bias[i];
+      Eigen::Map<const Row> xr(x.data<T>() + o * inner, inner);
+      double m = static_cast<double>(xr.sum()) / static_cast<double>(inner);
+      double var = static_cast<double>((xr - static_cast<T>(m)).square().sum()) / static_cast<double>(inner);
+      double inv = 1.0 / std::sqrt(var + eps);
+      Eigen::Map<Row>(y.mutable_data<T>() + o * inner, inner) = (xr - static_cast<T>(m)) * static_cast<T>(inv) * gamma + beta;
       mean.mutable_data<float>()[o] = static_cast<float>(m);
       inv_std.mutable_data<float>()[o] = static_cast<float>(inv);
     }
