@@ -77,41 +77,70 @@ T WindowMax(const T* src, const Pool3& p, const AxisWindow& a0, const AxisWindow
   return best;
 }
 
-// Channels-last 2-D pooling (max without indices, or average): each output pixel walks its taps' channel vectors
-// in the tap order of the channels-first loop, so the results are the same bits. Max takes the first tap as it is
-// and later ones where greater, as WindowMax does; average sums in fp64 and divides per window, as there.
+// Channels-last pools work on blocks of kPoolLanes channels: a fixed-width loop, unrolled, vectorises with its
+// accumulators in registers. 32 fp32 lanes are the 128-byte line pair the L2's adjacent-line prefetcher fetches
+// together (16 lanes: 5% slower in the global pool).
+constexpr int64_t kPoolLanes = 32;
+
+// One window over a block of `width` channels: each channel's taps are taken in the tap order of the
+// channels-first loop, so the results are the same bits. Max takes the first tap as it is and later ones where
+// greater, as WindowMax does; average sums in fp64 and divides per window, as there. `kWidth` > 0 fixes the width
+// at compile time so that the loops vectorise with the accumulators in registers.
+template <PoolKind kKind, int64_t kWidth, class T>
+void PoolWindowBlock(const T* x, T* out, int64_t width, int64_t C, const Pool3& p, int64_t n, const AxisWindow& a1,
+                     const AxisWindow& a2, bool include_pad) {
+  if constexpr (kWidth > 0) width = kWidth;
+  using Acc = std::conditional_t<kKind == PoolKind::kMax, T, double>;
+  Acc acc[kPoolLanes] = {};
+  bool first = true;
+  const int64_t tap_step = p.d[2] * C;
+  for (int64_t k1 = a1.lo; k1 < a1.hi; ++k1) {
+    const T* row = x + ((n * p.in[1] + a1.start + k1 * p.d[1]) * p.in[2] + a2.start) * C;
+    for (int64_t k2 = a2.lo; k2 < a2.hi; ++k2) {
+      const T* v = row + k2 * tap_step;
+      if (first) {  // 0.0 + v is v: the average's fp64 sum starts from the first tap as it is
+#pragma GCC unroll 32
+        for (int64_t j = 0; j < width; ++j) acc[j] = v[j];
+      } else if constexpr (kKind == PoolKind::kAverage) {
+#pragma GCC unroll 32
+        for (int64_t j = 0; j < width; ++j) acc[j] += v[j];
+      } else {
+#pragma GCC unroll 32
+        for (int64_t j = 0; j < width; ++j) acc[j] = v[j] > acc[j] ? v[j] : acc[j];
+      }
+      first = false;
+    }
+  }
+  if (first) {  // no tap inside the input
+    std::fill(out, out + width, kKind == PoolKind::kMax ? -std::numeric_limits<T>::infinity() : T(0));
+  } else if constexpr (kKind == PoolKind::kAverage) {
+    const int64_t div = include_pad ? a1.padded * a2.padded : (a1.hi - a1.lo) * (a2.hi - a2.lo);
+    const double d = static_cast<double>(div);
+#pragma GCC unroll 32
+    for (int64_t j = 0; j < width; ++j) out[j] = static_cast<T>(acc[j] / d);
+  } else {
+#pragma GCC unroll 32
+    for (int64_t j = 0; j < width; ++j) out[j] = acc[j];
+  }
+}
+
+// Channels-last 2-D pooling (max without indices, or average): each output pixel in blocks of kPoolLanes
+// channels (a run of channels of any length did not vectorise: 4.5% of inception_v3's host time in AveragePool).
 template <PoolKind kKind, class T>
 void PoolChannelsLast(ThreadPool& pool, const T* x, T* y, const Pool3& p, int64_t N, int64_t C, bool include_pad,
                       const std::vector<AxisWindow>& w1, const std::vector<AxisWindow>& w2) {
   const auto OH = static_cast<int64_t>(w1.size()), OW = static_cast<int64_t>(w2.size());
   pool.ParallelFor(static_cast<size_t>(N * OH), 1, [&](size_t b, size_t e) {
-    std::vector<double> sum(kKind == PoolKind::kAverage ? static_cast<size_t>(C) : 0);
     for (auto r = static_cast<int64_t>(b); r < static_cast<int64_t>(e); ++r) {
       const int64_t n = r / OH;
       const AxisWindow& a1 = w1[static_cast<size_t>(r % OH)];
       T* out = y + r * OW * C;
       for (int64_t ow = 0; ow < OW; ++ow, out += C) {
         const AxisWindow& a2 = w2[static_cast<size_t>(ow)];
-        bool first = true;
-        std::fill(sum.begin(), sum.end(), 0.0);
-        for (int64_t k1 = a1.lo; k1 < a1.hi; ++k1)
-          for (int64_t k2 = a2.lo; k2 < a2.hi; ++k2) {
-            const T* v = x + ((n * p.in[1] + a1.start + k1 * p.d[1]) * p.in[2] + a2.start + k2 * p.d[2]) * C;
-            if constexpr (kKind == PoolKind::kAverage) {
-              for (int64_t ch = 0; ch < C; ++ch) sum[ch] += v[ch];
-            } else if (first) {
-              std::copy(v, v + C, out);
-            } else {
-              for (int64_t ch = 0; ch < C; ++ch) out[ch] = v[ch] > out[ch] ? v[ch] : out[ch];
-            }
-            first = false;
-          }
-        if constexpr (kKind == PoolKind::kAverage) {
-          const int64_t div = include_pad ? a1.padded * a2.padded : (a1.hi - a1.lo) * (a2.hi - a2.lo);
-          for (int64_t ch = 0; ch < C; ++ch) out[ch] = div ? static_cast<T>(sum[ch] / static_cast<double>(div)) : T(0);
-        } else if (first) {
-          std::fill(out, out + C, -std::numeric_limits<T>::infinity());
-        }
+        int64_t c0 = 0;
+        for (; c0 + kPoolLanes <= C; c0 += kPoolLanes)
+          PoolWindowBlock<kKind, kPoolLanes>(x + c0, out + c0, kPoolLanes, C, p, n, a1, a2, include_pad);
+        if (c0 < C) PoolWindowBlock<kKind, 0>(x + c0, out + c0, C - c0, C, p, n, a1, a2, include_pad);
       }
     }
   });
@@ -207,12 +236,8 @@ struct GlobalAcc {
 };
 
 // Channels-last input: a task is one image's block of kPoolLanes channels, walked over every pixel, each
-// channel's values still added in pixel order, so the results equal the channels-first ones bit for bit. The
-// full-block loop has a fixed width and is unrolled so that it vectorises with the sums in registers (walking a
-// run of channels of any length was 7% of efficientnet_b0's time at 2 threads, this 5.5%). 32 fp32 lanes are
-// the 128-byte line pair the L2's adjacent-line prefetcher fetches together (16 lanes: 5% slower here).
-constexpr int64_t kPoolLanes = 32;
-
+// channel's values still added in pixel order, so the results equal the channels-first ones bit for bit (walking a
+// run of channels of any length was 7% of efficientnet_b0's time at 2 threads, this 5.5%).
 template <PoolKind kKind, class T>
 void GlobalPoolChannelsLast(ThreadPool& pool, const T* x, T* y, int64_t N, int64_t C, int64_t HW) {
   const int64_t blocks = (C + kPoolLanes - 1) / kPoolLanes;

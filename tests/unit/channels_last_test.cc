@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "kernels/channels_last.h"
 #include "kernels/registry.h"
@@ -285,6 +286,26 @@ TEST(ChannelsLast, TransposeSliceAndAveragePoolGiveTheChannelsFirstBits) {
   const Tensor pooled = RunNode(avg, {x_last});
   EXPECT_TRUE(pooled.channels_last);
   ExpectSameBits(ToChannelsFirst(pooled, Pool()), RunNode(avg, {x}));
+}
+
+// Pools of more channels than one block of the channels-last loop (32) and a remainder, over clipped windows
+// (pads, ceil mode, dilation), NaN included, give the channels-first bits.
+TEST(ChannelsLast, MaxAndAveragePoolsOfWideMapsGiveTheChannelsFirstBits) {
+  Tensor x = Random({2, 40, 7, 6}, 31);
+  x.mutable_data<float>()[5 * 42 + 8] = std::numeric_limits<float>::quiet_NaN();
+  const Tensor x_last = ToChannelsLast(x, Pool());
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    for (int64_t include_pad : {0, 1}) {
+      AttrMap attrs = {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 0}},
+                       {"strides", std::vector<int64_t>{2, 2}}, {"ceil_mode", int64_t{1}}};
+      if (std::string(op) == "AveragePool") attrs["count_include_pad"] = include_pad;
+      else attrs["dilations"] = std::vector<int64_t>{1, 2};
+      const Node pool = MakeNode(op, 1, attrs);
+      const Tensor pooled = RunNode(pool, {x_last});
+      EXPECT_TRUE(pooled.channels_last);
+      ExpectSameBits(ToChannelsFirst(pooled, Pool()), RunNode(pool, {x}));
+    }
+  }
 }
 
 // A session hands channels-last tensors only to readers that take them, and its outputs leave in (N, C, H, W).
