@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <type_traits>
 
 #include "kernels/channels_last.h"
 #include "kernels/kernel_util.h"
@@ -70,14 +71,24 @@ struct NoBulk {  // no bulk form; callable only because clang checks the non-dep
   A operator()(const A& a) const { return a; }
 };
 using ArrayF = Eigen::Array<float, Eigen::Dynamic, 1>;
+using InF = Eigen::Map<const ArrayF>;
+using OutF = Eigen::Map<ArrayF>;
+
+// A bulk form is an Eigen expression of its input, or (where the expression depends on the node, as Gelu's two
+// forms do) writes its output itself: returning one ArrayF from either branch would evaluate into a temporary.
+template <class Bulk>
+void ApplyBulk(const Bulk& bulk, InF in, OutF out) {
+  if constexpr (std::is_invocable_v<const Bulk&, InF, OutF>) bulk(in, out);
+  else out = bulk(in);
+}
 
 template <UnaryTypes kTypes, class Make, class MakeBulk = NoBulk>
 void RegisterUnary(const char* name, Make make, MakeBulk make_bulk = {}) {
   RegisterInPlaceForm(name, [make, make_bulk](const Node& n) -> InPlaceFn {
     return [f = make(n), bulk = make_bulk(n)](std::span<float> x) {
       if constexpr (!std::is_same_v<MakeBulk, NoBulk>) {
-        Eigen::Map<ArrayF> a(x.data(), static_cast<Eigen::Index>(x.size()));
-        a = bulk(a);
+        const auto n = static_cast<Eigen::Index>(x.size());
+        ApplyBulk(bulk, InF(x.data(), n), OutF(x.data(), n));  // coefficient-wise: in place is safe
       } else {
         for (float& v : x) v = static_cast<float>(f(v));
       }
@@ -101,7 +112,7 @@ void RegisterUnary(const char* name, Make make, MakeBulk make_bulk = {}) {
                      float* out = y.mutable_data<float>();
                      c.pool.ParallelFor(static_cast<size_t>(x.numel()), kElementwiseGrain, [&](size_t b, size_t e) {
                        auto n = static_cast<Eigen::Index>(e - b);
-                       Eigen::Map<ArrayF>(out + b, n) = bulk(Eigen::Map<const ArrayF>(in + b, n));
+                       ApplyBulk(bulk, InF(in + b, n), OutF(out + b, n));
                      });
                    } else if constexpr (floating || (kTypes == UnaryTypes::kSigned && is_signed) ||
                                         (kTypes == UnaryTypes::kAll && !std::is_same_v<T, bool>)) {
@@ -163,9 +174,9 @@ void RegisterUnaryOps() {
       },
       [](const Node& n) {
         const bool tanh_form = n.attr_string("approximate", "none") == "tanh";
-        return [tanh_form](const auto& x) -> ArrayF {
-          if (tanh_form) return 0.5f * x * (1 + (float(kSqrt2OverPi) * (x + float(kCubeCoefficient) * x * x * x)).tanh());
-          return x * ((x * float(M_SQRT1_2)).erf() + 1) * 0.5f;
+        return [tanh_form](InF x, OutF y) {
+          if (tanh_form) y = 0.5f * x * (1 + (float(kSqrt2OverPi) * (x + float(kCubeCoefficient) * x * x * x)).tanh());
+          else y = x * ((x * float(M_SQRT1_2)).erf() + 1) * 0.5f;
         };
       });
   RegisterUnary<UnaryTypes::kFloat>("Sqrt", plain([](auto x) { return std::sqrt(x); }));
