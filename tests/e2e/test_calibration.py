@@ -39,8 +39,8 @@ BRANCHY = [
 # Ascend310, per chip: the older guides print the 4-chip Atlas 300 card (benchmark's Interface throughputRate x 4),
 # so the per-chip figure is a quarter of it. ACL_PyTorch/contrib/cv/classfication/: ResNet18/README.md and
 # Squeezenet1_1/README.md (the revisions with "310单卡吞吐率"; squeezenet's batch 16 without autotune, as npukit
-# converts), GoogleNet/ReadMe.md (its "310" column; 310P/310 about 1 there, as in the VGG16 guide). Their batch-1 rows
-# (with vgg16's) set task_launch_ns in Ascend310.ini; the batch-16 rows check it.
+# converts), GoogleNet/ReadMe.md (its "310" column; 310P/310 about 1 there, as in the VGG16 guide). The batch-1 rows
+# of vgg16, resnet18 and googlenet set task_launch_ns in Ascend310.ini; squeezenet's and the batch-16 rows check it.
 ASCEND310 = [
     ("resnet18", "Ascend310", 1, 787.709), ("resnet18", "Ascend310", 16, 1509.64),
     ("googlenet", "Ascend310", 1, 1864.996 / 4), ("googlenet", "Ascend310", 16, 4819.32 / 4),
