@@ -70,7 +70,8 @@ Tiling DefaultCube(const Work& w, const SocSpec& soc) {
 Tiling DefaultVector(const Work& w, const SocSpec& soc) {
   Tiling t;
   int64_t bytes = std::max<int64_t>(w.in_bytes + w.out_bytes, 1);
-  t.block_dim = static_cast<int32_t>(std::clamp<int64_t>(CeilDiv(bytes, kVectorBytesPerCore), 1, soc.ai_cores));
+  t.block_dim = w.whole_items > 0 ? ItemBlocks(w.whole_items, soc.ai_cores)
+                                  : static_cast<int32_t>(std::clamp<int64_t>(CeilDiv(bytes, kVectorBytesPerCore), 1, soc.ai_cores));
   // UB split between the double-buffered input and output tiles.
   int64_t e = std::max<int64_t>(OperandSize(w), 1);
   int64_t per_buffer = soc.ub / 4 / kUbBlock * kUbBlock;
@@ -79,6 +80,12 @@ Tiling DefaultVector(const Work& w, const SocSpec& soc) {
 }
 
 }  // namespace
+
+// CANN's static AIPP kernel (the TBE aipp op's single-image path) gives each block whole images: one image per block,
+// or batch / cores images per block when the batch divides evenly over the cores. At batch 1 it runs on one core.
+int32_t ItemBlocks(int64_t items, int32_t cores) {
+  return static_cast<int32_t>(cores > 0 && items % cores == 0 ? cores : std::max<int64_t>(items, 1));
+}
 
 Tiling DefaultTiling(const Work& w, const SocSpec& soc) {
   if (w.kind == WorkKind::kCube) return DefaultCube(w, soc);
@@ -90,6 +97,8 @@ Status CheckTiling(const Work& w, const Tiling& t, const SocSpec& soc) {
   auto bad = [&](const std::string& why) { return Status::Error("E10001", "tiling", TilingToString(w, t), why); };
   if (t.block_dim < 1) return bad("block_dim must be at least 1");
   if (w.kind == WorkKind::kVector) {
+    if (w.whole_items > 0 && t.block_dim != ItemBlocks(w.whole_items, soc.ai_cores))
+      return bad("the kernel splits into whole images: block_dim " + std::to_string(ItemBlocks(w.whole_items, soc.ai_cores)));
     if (t.ub_tile < 1) return bad("the UB tile is empty");
     if (t.ub_tile * OperandSize(w) * (t.db_l1 ? 4 : 2) > soc.ub) return bad("input and output tiles exceed the UB");
     return Status::Ok();

@@ -27,6 +27,8 @@ struct Tiling {
 Tiling DefaultTiling(const Work& w, const SocSpec& soc);
 // A tiling the SoC can hold (buffer capacities with the double-buffer factor, fractal multiples, core split).
 Status CheckTiling(const Work& w, const Tiling& t, const SocSpec& soc);
+// Blocks of a kernel that splits `items` whole items (images) over `cores`.
+int32_t ItemBlocks(int64_t items, int32_t cores);
 // "bm=128 bn=128 bk=64 ..." for --mode=1 JSON, logs and profiles.
 std::string TilingToString(const Work& w, const Tiling& t);
 // A stable key of the work for the tune bank and aoe (op shape class, dtype, SoC).

@@ -244,6 +244,8 @@ Work DescribeWork(const Graph& g, const Node& n, Engine engine) {
     for (int64_t k : n.attr_ints("kernel_shape")) window *= std::max<int64_t>(k, 1);
     w.ops_per_element = static_cast<double>(window);
   }
+  // CANN's static AIPP kernel hands each core whole images (cost/tiling.cc ItemBlocks).
+  if (n.op_type == "Aipp" && !n.outputs.empty()) w.whole_items = Dim(g.values[n.outputs[0]], 0);
   if (w.kind == WorkKind::kAiCpu) w.ops_per_element = std::max(w.ops_per_element, 1.0);
   w.flops = static_cast<double>(w.elements) * w.ops_per_element;
   return w;

@@ -28,6 +28,7 @@ struct Work {
   // Vector: output elements and the vector instructions each costs (per 16-bit lane group, see cost_model.cc).
   int64_t elements = 0;
   double ops_per_element = 1;
+  int64_t whole_items = 0;    // vector: the kernel splits only into whole items (AIPP: images); 0 = any split
   int64_t epilogue_ops = 0;   // cube: vector ops fused after the GEMM (bias, activation, residual)
   int64_t residual_bytes = 0; // cube: a residual tensor the epilogue adds (read through MTE2 into UB)
   int64_t in_bytes = 0, out_bytes = 0;  // all inputs read / outputs written, in GM

@@ -33,7 +33,9 @@ Space MakeSpace(const Work& w, const SocSpec& soc) {
   s.cube = w.kind == WorkKind::kCube;
   int64_t cores = soc.ai_cores;
   if (!s.cube) {
-    for (int32_t b = 1; b <= cores; ++b) s.splits.push_back({1, b, 1});
+    if (w.whole_items > 0) s.splits.push_back({1, ItemBlocks(w.whole_items, static_cast<int32_t>(cores)), 1});  // fixed
+    else
+      for (int32_t b = 1; b <= cores; ++b) s.splits.push_back({1, b, 1});
     int64_t e = std::max<int64_t>(DTypeSize(w.dtype), 1);
     for (int64_t bytes = 1024; bytes * 4 <= soc.ub; bytes *= 2) s.ub_tile.push_back(bytes / e);
     return s;

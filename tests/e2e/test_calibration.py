@@ -32,7 +32,7 @@ BRANCHY = [
     ("densenet121", "Ascend310P3", 1, 1147.06), ("densenet121", "Ascend310P3", 16, 1739.55),
     ("shufflenet_v2_x1_0", "Ascend310P3", 1, 2269.32),
     # ACL_PyTorch/contrib/cv/classfication/Squeezenet1_1/README.md, converted as the guide does (static AIPP,
-    # --enable_small_channel=1). Its batch-1 row (5797.1 fps) is simulated 1.4x faster and is left out: docs/msame.md
+    # --enable_small_channel=1). Its batch-1 row (5797.1 fps) is simulated 1.36x faster and is left out: docs/msame.md
     # says why.
     ("squeezenet1_1", "Ascend310P3", 16, 18339.9),
 ]

@@ -168,6 +168,30 @@ TEST(CostModel, InvalidTilingsAreRejected) {
   EXPECT_FALSE(CheckTiling(w, odd, s).ok());
 }
 
+// CANN's static AIPP kernel gives each block whole images: at batch 1 one core converts the image, at a batch the
+// cores divide it is spread over all of them, otherwise there is one block per image (waves past the core count).
+// No tiling may split it otherwise, so aoe and a tune bank cannot either.
+TEST(CostModel, AippSplitsIntoWholeImages) {
+  const SocSpec& s = *FindSoc("Ascend310P3");
+  auto aipp = [&](int64_t batch) {
+    Work w = Elementwise(batch * 4 * 224 * 224, 4);
+    w.in_bytes = batch * 3 * 224 * 224;  // the uint8 image in, fp16 NC1HWC0_C04 out
+    w.whole_items = batch;
+    return w;
+  };
+  EXPECT_EQ(DefaultTiling(aipp(1), s).block_dim, 1);
+  EXPECT_EQ(DefaultTiling(aipp(4), s).block_dim, 4);
+  EXPECT_EQ(DefaultTiling(aipp(16), s).block_dim, 8);
+  EXPECT_EQ(DefaultTiling(aipp(12), s).block_dim, 12);
+  EXPECT_EQ(Cost(aipp(12), s).waves, 2);
+  Work plain = aipp(1);
+  plain.whole_items = 0;  // the same bytes split freely go over all the cores
+  EXPECT_GT(Cost(aipp(1), s).exec_ns, 2 * Cost(plain, s).exec_ns);  // less than 8x: the fixed costs stay
+  Tiling spread = DefaultTiling(aipp(1), s);
+  spread.block_dim = 8;
+  EXPECT_FALSE(CheckTiling(aipp(1), spread, s).ok());
+}
+
 }  // namespace
 }  // namespace npu
 
