@@ -314,4 +314,8 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except OSError as e:  # a tool that cannot be started is a broken setup, not a finding
+        print(f"blackbox: cannot run {e.filename}: {e.strerror} (is the build complete, and not being rebuilt under the run?)")
+        sys.exit(2)
