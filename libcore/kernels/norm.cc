@@ -1,5 +1,6 @@
 // Normalisation and softmax family: BatchNormalization (inference and training mode),
-// InstanceNormalization, LayerNormalization, Softmax, LogSoftmax, Hardmax. Statistics accumulate in double.
+// InstanceNormalization, LayerNormalization, Softmax, LogSoftmax, Hardmax. Statistics accumulate in double, except
+// LayerNormalization's row sums (packet sums in the input's type, see there).
 // GCC 12 flags Eigen's AVX-512 reductions (their _mm512_undefined operands) as uninitialized: false positives.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
