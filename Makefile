@@ -16,7 +16,7 @@ FUZZ_SECONDS ?= 60
 # make install PREFIX=DIR: the six tools and their data under DIR (bin/, share/npukit/); make package: a .deb.
 PREFIX ?= /usr/local
 
-.PHONY: all deps build check demo bench fuzz install package clean
+.PHONY: all deps build check demo examples bench fuzz install package clean
 
 all: build
 
@@ -34,6 +34,10 @@ check: build
 
 demo: build
 	@bash examples/demo.sh $(BUILD)
+
+# make examples: the models, inputs and configs the docs' examples use, in $(BUILD)/examples (README.md).
+examples: build
+	@/usr/bin/python3 examples/make_examples.py $(BUILD)/examples
 
 bench: build
 	@bash bench/run.sh $(BUILD)

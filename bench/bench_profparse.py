@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """profparse on a raw profile of at least 1 GiB, collected the real way (msame --sim_mode=timing with
 profiling on, resnet18 on Ascend310P3, many loops), against msprof's stated need (parsing needs RAM of at
-least 10x the raw data: shared/reference/profparse.md §6). Prints raw size, time, MB/s and peak RSS.
+least 10x the raw data: msprof's design document, MindStudio Profiler 性能调优特性分析与设计说明书 §2.3.4). Prints raw size, time, MB/s and peak RSS.
 
 usage: bench_profparse.py BUILD_DIR [RAW_GIB]
 """

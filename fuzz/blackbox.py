@@ -27,7 +27,7 @@ MODE, BUILD, WORK, AMOUNT = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.a
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = {t: f"{BUILD}/tools/{t}/{t}" for t in ("atc", "msame", "msaccucmp", "aoe", "transplt", "profparse")}
 SEEDS = f"{WORK}/seeds"
-CORPORA = os.path.join(HERE, "../../shared/corpora")  # real models and ATC outputs (its README)
+CORPORA = os.path.join(HERE, "../tests/data")  # real models and ATC outputs (its README)
 TIMEOUT = 60  # seconds per run: a run that takes longer is a hang, reported like a crash
 # E19999 and E19002: an exception or a failed allocation reached a tool's last line of defence (base/cli.h RunGuarded).
 CRASH_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "UndefinedBehaviorSanitizer", "runtime error:", "terminate called",
@@ -146,7 +146,7 @@ def surfaces(s):
         "python": ([s("py/train.py")], [TOOLS["transplt"], "-i", "{in}", "-o", "{out}"], "text"),
         "rules": ([s("rules.json")], [TOOLS["transplt"], "-i", s("py/train.py"), "-o", "{out}", "-r", "{in}"], "text"),
         "flags": ([], atc + [f"--model={s('model.onnx')}", "--output={out}/m"], "flags"),
-        # The other front ends and CANN's own .om, from the real files in ../shared/corpora.
+        # The other front ends and CANN's own .om, from the real files in tests/data.
         "tf_pb": ([f"{CORPORA}/tf/tf2onnx_fc-layers.pb"], [TOOLS["atc"], "--framework=3", "--model={in}", "--soc_version=Ascend310P3",
                                                            "--output={out}/m"], "bytes"),
         "caffe_prototxt": ([f"{CORPORA}/caffe/mtcnn_det1.prototxt"], [TOOLS["atc"], "--framework=0", "--model={in}",

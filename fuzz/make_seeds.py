@@ -233,7 +233,7 @@ def main():
                               "input_ids:16,128", ":1", "x:1,,2"]):
         put(out, "input_shape", f"spec{i}.txt", spec)
 
-    corpora = os.path.join(ROOT, "../shared/corpora")
+    corpora = os.path.join(ROOT, "tests/data")
     put(out, "om_reader", "cann_a3c_v1.om", open(f"{corpora}/om/a3c_pong_model.om", "rb").read())  # CANN's own format
     for name in ("tf2onnx_regression", "tf2onnx_fc-layers"):
         put(out, "tf_import", name + ".pb", open(f"{corpora}/tf/{name}.pb", "rb").read())

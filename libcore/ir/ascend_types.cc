@@ -5,7 +5,7 @@
 namespace npu {
 namespace {
 
-// Source: shared/reference/ascend_ir.md §2 (CANN's ONNX plugins, hicann/ops-nn, ops-math, ops-cv and the 2022
+// Source: CANN's ONNX plugins (*_onnx_plugin.cpp in hicann/ops-nn, ops-math, ops-cv and the 2022
 // canndev snapshot). A row applies when the node's opset is >= min_opset, its first input has `rank` dims
 // (0 = any) and, when attr is set, that string attribute equals attr_value. First matching row wins.
 struct TypeRow {

@@ -50,7 +50,7 @@ std::vector<int> ProducerTasks(const Graph& g, std::span<const Task> tasks);
 uint32_t StreamCount(std::span<const Task> tasks);
 uint32_t EventCount(const Graph& g, std::span<const Task> tasks);
 // The bytes GE reserves for a tensor of `bytes`: 32 more, rounded up to 32. Source: the descs of the real A3C .om
-// (shared/corpora/om): 7056 B of fp32 input -> size 7104, 3528 B of fp16 -> 3584, 56448 B of NC1HWC0 -> 56480.
+// (tests/data/om): 7056 B of fp32 input -> size 7104, 3528 B of fp16 -> 3584, 56448 B of NC1HWC0 -> 56480.
 int64_t GeTensorSize(int64_t bytes);
 // The feature-map memory a model needs (the .om's memory_size): the largest sum of live activations over the
 // task order, each sized as GE sizes a tensor, the total rounded up to GE's 512-byte memory blocks. npukit

@@ -20,7 +20,7 @@ using npukit::ge::TensorDescriptor;
 Status Corrupt(const std::string& path, std::string why) { return Status::Error("E10003", "--om", path, std::move(why)); }
 
 // The SoC a model was built for, when its attributes do not name it: CANN 20.x writes target_type. Source:
-// the ModelZoo A3C .om (../shared/corpora/om), built with --soc_version=Ascend310, carries "MINI".
+// the ModelZoo A3C .om (tests/data/om), built with --soc_version=Ascend310, carries "MINI".
 constexpr std::pair<std::string_view, std::string_view> kTargetTypeSoc[] = {{"MINI", "Ascend310"}};
 
 // The ModelDef of a CANN-built .om and its model attributes (with the SoC an older file names by target_type).

@@ -714,8 +714,9 @@ Status BatchNormBnInferFusionPass(Graph& g) {
   return Status::Ok();
 }
 
-// Names are CANN's where the reference notes name the pass (shared/reference/atc.md §4, ascend_ir.md §4,
-// int8.md §1.3 for TbeConvDequantQuantFusionPass and TbeConvDequantVaddReluQuantFusionPass);
+// Names are CANN's where its documentation names the pass (hiascend.com: ATC's fusion switch reference, the graph
+// fusion pass list of the graph developer guide, and the AMCT fusion switch examples for TbeConvDequantQuantFusionPass
+// and TbeConvDequantVaddReluQuantFusionPass);
 // TbeConvElemwiseFusionPass is ours for CANN's conv + elementwise UB fusion, ReshapeTransposeFusionPass for
 // the Reshape/Transpose -> ConfusionTransposeD fusion, whose exact names the notes lack, HardSwishFusionPass
 // for torch's pre-opset-14 Hardswish (HardSigmoid + Mul), SwishFusionPass for its SiLU (Sigmoid + Mul) and

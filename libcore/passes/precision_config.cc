@@ -23,7 +23,7 @@ struct ModeRow {
   PrecisionMode mode;
 };
 
-// Source: shared/reference/atc.md §1.5 (ATC's --precision_mode and --precision_mode_v2 values).
+// Source: ATC's parameter reference on hiascend.com (--precision_mode, --precision_mode_v2) and GE's flag checks.
 constexpr ModeRow kModes[] = {
     {"force_fp16", false, PrecisionMode::kForceFp16},
     {"allow_fp32_to_fp16", false, PrecisionMode::kAllowFp32ToFp16},

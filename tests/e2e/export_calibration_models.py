@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Exports the models of shared/reference/published_perf.md with random weights and a dynamic batch axis, for
+"""Exports the models of the calibration test (test_calibration.py, whose rows cite their ModelZoo READMEs) with random weights and a dynamic batch axis, for
 the cost model's calibration test (timing depends on shapes and dtypes only, so random weights are faithful).
 
 usage: export_calibration_models.py OUT_DIR NAME...   (resnet18, resnet101, vgg16, bert_base, encoder, gpt_block, or

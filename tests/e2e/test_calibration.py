@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Calibration of the cost model against vendor-published throughput: every batch-1 and batch-16 row of
-shared/reference/published_perf.md, and those of branchy nets from Ascend's ModelZoo (BRANCHY), converted by atc
+"""Calibration of the cost model against vendor-published throughput: the batch-1 and batch-16 rows of the
+Ascend/ModelZoo-PyTorch inference guides (ROWS), and those of branchy nets from Ascend's ModelZoo (BRANCHY), converted by atc
 with the default precision (force_fp16) and the guide's own atc options, and timed by msame --sim_mode=timing. Each simulated fps must lie within
 ±25% of the published figure. Prints the table docs/msame.md shows.
 
@@ -14,7 +14,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOLERANCE = 0.25
 
-# (model, SoC, batch, published fps per chip) — the batch-1 and batch-16 rows of published_perf.md.
+# (model, SoC, batch, published fps per chip) — the batch-1 and batch-16 rows of the "性能" tables in
+# github.com/Ascend/ModelZoo-PyTorch ACL_PyTorch/built-in/: cv/Resnet18_for_PyTorch, cv/Resnet101_Pytorch_Infer,
+# nlp/Bert_Uncased_Huggingface; ACL_PyTorch/contrib/cv/classfication/VGG16 (README.md, snapshot 2023-12-15).
 ROWS = [
     ("resnet18", "Ascend310P3", 1, 2865.0), ("resnet18", "Ascend310P3", 16, 9705.7),
     ("resnet101", "Ascend310P3", 1, 971.9), ("resnet101", "Ascend310P3", 16, 2453.7),

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The .om files CANN's ATC writes: atc --mode=6 and --mode=1 on the real A3C .om (../shared/corpora/om), msame
+"""The .om files CANN's ATC writes: atc --mode=6 and --mode=1 on the real A3C .om (tests/data/om), msame
 running it against npukit's own conversion of the .pb it was built from, the same model rewritten into the v2 and
 current header generations, and every header or ModelDef lie as a coded error (written with Python protobuf classes from libcore/frontend/ge/ge_ir.proto, not npukit's reader).
 usage: test_cann_om.py SOURCE_DIR BUILD_DIR WORK_DIR"""
@@ -19,8 +19,8 @@ SOURCE, BUILD, WORK = (os.path.abspath(p) for p in sys.argv[1:4])
 ATC = os.path.join(BUILD, "tools/atc/atc")
 MSAME = os.path.join(BUILD, "tools/msame/msame")
 CMP = os.path.join(BUILD, "tools/msaccucmp/msaccucmp")
-REAL = os.path.join(SOURCE, "../shared/corpora/om/a3c_pong_model.om")
-PB = os.path.join(SOURCE, "../shared/corpora/tf/a3c_pong_model.pb")
+REAL = os.path.join(SOURCE, "tests/data/om/a3c_pong_model.om")
+PB = os.path.join(SOURCE, "tests/data/tf/a3c_pong_model.pb")
 HEADER = 256
 ge = task_pb2 = None
 

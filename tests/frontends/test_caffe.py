@@ -19,7 +19,7 @@ from google.protobuf import json_format, text_format
 BUILD, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../..")
 ATC, MSAME = (os.path.join(BUILD, f"tools/{t}/{t}") for t in ("atc", "msame"))
-CAFFE = os.path.join(SOURCE, "../shared/corpora/caffe")
+CAFFE = os.path.join(SOURCE, "tests/data/caffe")
 RTOL = 1e-4
 pb2 = None
 

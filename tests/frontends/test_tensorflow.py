@@ -18,7 +18,7 @@ import tfgraph  # noqa: E402
 
 BUILD, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 ATC, MSAME, CMP = (os.path.join(BUILD, f"tools/{t}/{t}") for t in ("atc", "msame", "msaccucmp"))
-CORPORA = os.path.join(tfgraph.SOURCE, "../shared/corpora")
+CORPORA = os.path.join(tfgraph.SOURCE, "tests/data")
 TF = os.path.join(CORPORA, "tf")
 RTOL = 1e-4  # fp32 paths: max |ours - reference| relative to max |reference|
 pb2 = None

@@ -157,7 +157,7 @@ TEST(OmFile, WriteReadWriteGivesTheSameBytes) {  // MODEL_DEF is a ge.proto.Mode
 // Every front end's model, in several precision modes and with shape profiles: written, read and written again,
 // the .om is the same bytes (nothing of MODEL_DEF, WEIGHTS_DATA or TASK_INFO is lost or reordered on the way).
 TEST(OmFile, EveryFrontEndsOmRoundTrips) {
-  const std::string src = NPUKIT_SOURCE_DIR, corpora = src + "/../shared/corpora";
+  const std::string src = NPUKIT_SOURCE_DIR, corpora = src + "/tests/data";
   struct Case {
     std::string framework, model, weight, input_shape, precision, dynamic_batch;
   };

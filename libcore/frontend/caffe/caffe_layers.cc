@@ -1,5 +1,6 @@
 // One converter per Caffe layer type: the internal nodes it becomes, CANN's Ascend IR type for the node that
-// stands for it (shared/reference/tf_caffe.md §3), and its parameters read with Caffe's defaults. Caffe is
+// stands for it (Ascend/parser's op_map.cc and the
+// caffe_plugin registrations of CANN's built-in ops), and its parameters read with Caffe's defaults. Caffe is
 // NCHW, as npukit's ops are.
 #include <climits>
 #include <cmath>

@@ -42,7 +42,7 @@ Result<GeGraph> ReadGeGraph(const npukit::ge::GraphDef& gd, const GeSource& src)
 // Newer CANN compresses attributes (model attr om_compress_version = 1): each op's and desc's attribute name
 // becomes an index into the model attr attr_name_enum, and a string value of a name marked in
 // attrs_use_string_value an index into attr_value_enum. Restores the names and values in place; an index past
-// its list is an error. Facts: shared/reference/ge_formats.md §1 (the encoding of an index, below, was
+// its list is an error. Facts: Ascend/metadef proto/ge_ir.proto (the encoding of an index, below, was
 // confirmed against GE's EnumAttrUtils; Netron's om.js reads the same three lists).
 Status ExpandGeAttrs(npukit::ge::ModelDef& md, const GeSource& src);
 

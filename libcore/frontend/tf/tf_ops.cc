@@ -1,5 +1,6 @@
 // One converter per TensorFlow op: the internal nodes it becomes, CANN's Ascend IR type for the node that
-// stands for it (shared/reference/tf_caffe.md §3), and its attributes read as TF defines them. Ops with a
+// stands for it (Ascend/parser's op_map.cc and the
+// tf_plugin registrations of CANN's built-in ops), and its attributes read as TF defines them. Ops with a
 // data_format run channels-first inside (transposes around them, which frontend/layout.h cancels between
 // neighbours); everything else keeps TF's own axes.
 #include <climits>
