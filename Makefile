@@ -1,4 +1,6 @@
 # Thin wrapper over CMake. `make demo` and `make check` work on a fresh Debian machine.
+# No "Entering directory" lines from the generated makefiles: a tool's output is what the user reads.
+MAKEFLAGS += --no-print-directory
 JOBS  ?= $(shell nproc)
 # SANITIZE=1: ASan + UBSan in build-sanitize/ (make check SANITIZE=1 runs the whole suite under them).
 ifeq ($(SANITIZE),1)
@@ -32,7 +34,10 @@ build: deps $(BUILD)/CMakeCache.txt
 check: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-demo: build
+# The demo's output is the point: the build stays quiet unless it fails (its log is $(BUILD)/build.log).
+demo: deps $(BUILD)/CMakeCache.txt
+	@echo "== building npukit in $(BUILD)/ (first time: several minutes; log: $(BUILD)/build.log)"
+	@cmake --build $(BUILD) -j $(JOBS) > $(BUILD)/build.log 2>&1 || { tail -30 $(BUILD)/build.log; exit 1; }
 	@bash examples/demo.sh $(BUILD)
 
 # make examples: the models, inputs and configs the docs' examples use, in $(BUILD)/examples (README.md).

@@ -217,13 +217,28 @@ def quantize(model_path, prefix, msame, calib, skip):
           f"{prefix}_quant_record.json (for msaccucmp compare -q)")
 
 
+def find_msame():
+    """msame on PATH (an installed prefix, or build/bin), else the build beside this script's repository."""
+    found = shutil.which("msame")
+    if found:
+        return found
+    here = os.path.dirname(os.path.abspath(__file__))
+    for build in sorted(glob.glob(os.path.join(here, "..", "build*", "tools", "msame", "msame"))):
+        return build
+    return None
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("model")
     ap.add_argument("prefix")
-    here = os.path.dirname(os.path.abspath(__file__))
-    ap.add_argument("--msame", default=os.path.join(here, "../build/tools/msame/msame"))
+    ap.add_argument("--msame", default=None, help="the msame to calibrate with (default: msame on PATH, else the "
+                    "repository's build)")
     ap.add_argument("--calib", type=int, default=8, help="random calibration inputs (default 8)")
     ap.add_argument("--skip", action="append", default=[], help="a layer (node name) to keep in float")
     a = ap.parse_args()
-    quantize(a.model, a.prefix, a.msame, a.calib, a.skip)
+    msame = a.msame or find_msame()
+    if not msame or not os.access(msame, os.X_OK):
+        sys.exit(f"quantize.py: cannot run msame ({msame or 'not on PATH'}): put npukit's bin folder on PATH "
+                 "(export PATH=$PWD/build/bin:$PATH in the repository) or pass --msame PATH")
+    quantize(a.model, a.prefix, msame, a.calib, a.skip)

@@ -202,12 +202,30 @@ Result<std::string> AtomicFileWriter::CommitUnique() {
   return Status::Error("E13004", "output", path_, "too many earlier results with this name", "Clean the output folder.");
 }
 
-FileLock::FileLock(const std::string& path) : fd_(::open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
-  if (fd_ >= 0) ::flock(fd_, LOCK_EX);
+// The lock file is removed by its holder, so a waiter may wake holding a lock on a file that is no longer at
+// the path (while a newcomer locks a new one): it checks that the path still names its file, else starts over.
+FileLock::FileLock(const std::string& path) : path_(path + ".lock") {
+  for (;;) {
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) return;
+    int locked;
+    while ((locked = ::flock(fd_, LOCK_EX)) != 0 && errno == EINTR) {
+    }
+    if (locked != 0) break;
+    struct stat held {}, named {};
+    if (::fstat(fd_, &held) == 0 && ::stat(path_.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
+        held.st_dev == named.st_dev)
+      return;
+    ::close(fd_);
+  }
+  ::close(fd_);
+  fd_ = -1;
 }
 
 FileLock::~FileLock() {
-  if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  if (fd_ < 0) return;
+  ::unlink(path_.c_str());  // while still held: nobody can hold the removed file's lock and think it current
+  ::close(fd_);             // closing releases the lock
 }
 
 Status WriteLinesAtomic(const std::string& path, const std::map<std::string, std::string>& lines) {

@@ -72,7 +72,8 @@ class AtomicFileWriter {
 void RemoveStaleTemps(const std::string& path);
 
 // An exclusive advisory lock (flock) on <path>.lock for as long as it lives: processes that rewrite one shared
-// file (the tune banks) take turns, and a killed holder releases it with its descriptor.
+// file (the tune banks) take turns, and a killed holder releases it with its descriptor. The lock file is
+// removed on release (a killed holder leaves it, harmless: the next holder takes and removes it).
 class FileLock {
  public:
   explicit FileLock(const std::string& path);
@@ -82,6 +83,7 @@ class FileLock {
   bool ok() const { return fd_ >= 0; }
 
  private:
+  std::string path_;
   int fd_ = -1;
 };
 

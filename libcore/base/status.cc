@@ -61,6 +61,7 @@ constexpr std::array kCatalogue = {
     ErrorInfo{"EG0003", "invalid aoe parameter value", "Use a value listed in aoe --help."},
     ErrorInfo{"EG0010", "aoe cannot write", "Check that the folder is writable and the disk has room."},
     ErrorInfo{"EG0011", "model not found", "Check the --model / --model_path path."},
+    ErrorInfo{"EG0012", "invalid tune bank", "Give the folder a tuning run wrote (its TUNE_BANK_PATH); aoe bank verify checks one."},
     ErrorInfo{"E16002", "unsupported ONNX operator", "Replace the operator in the model, or export with another opset."},
     ErrorInfo{"E16004", "ONNX model has no graph", "Export the model again."},
     ErrorInfo{"E16005", "invalid ONNX model", "Run onnx.checker on the model and export it again."},

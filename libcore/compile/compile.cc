@@ -86,7 +86,6 @@ Status AscendIRMapping(const CompileConfig&, CompileState& s) {
 
 // aoe's subgraph decisions (fusion, L2, streams, core split) for the subgraphs the bank knows.
 Status ApplySubgraphBankPass(const CompileConfig& c, CompileState& s) {
-  if (c.tune_bank_path.empty() || !c.subgraph_bank) return Status::Ok();
   NPU_ASSIGN_OR_RETURN(SubgraphBank bank, SubgraphBank::Open(c.tune_bank_path + "/subgraph.json"));
   if (bank.size() == 0) return Status::Ok();
   auto subgraphs = PartitionSubgraphs(s.graph, SubgraphContext(*c.soc, c.precision.mode_name));  // the mode is part of the key
@@ -106,17 +105,16 @@ Status Formats(const CompileConfig& c, CompileState& s) {
   return Status::Ok();
 }
 
-// Independent branches on parallel streams, as GE allocates them, unless --enable_single_stream=true.
-Status StreamAllocation(const CompileConfig& c, CompileState& s) {
-  if (!c.single_stream) AllocateParallelStreams(s.graph);
+// Independent branches on parallel streams, as GE allocates them (not with --enable_single_stream=true).
+Status StreamAllocation(const CompileConfig&, CompileState& s) {
+  AllocateParallelStreams(s.graph);
   return Status::Ok();
 }
 
 // ONNX QDQ as CANN's quantization ops (passes/qdq.h), before folding could turn the DQ'd weights into floats;
-// then every AscendQuant (AMCT's or the rewrite's) must feed int8 layers. The reference path (no SoC) keeps
-// ONNX's QuantizeLinear / DequantizeLinear semantics.
+// then every AscendQuant (AMCT's or the rewrite's) must feed int8 layers. Not on the reference path, which
+// keeps ONNX's QuantizeLinear / DequantizeLinear semantics.
 Status QdqToAscend(const CompileConfig& c, CompileState& s) {
-  if (c.goal == CompileGoal::kReference) return Status::Ok();
   NPU_RETURN_IF_ERROR(QdqToAscendQuant(s.graph, c.qdq, s.warnings));
   return CheckQuantizedConsumers(s.graph);
 }
@@ -146,7 +144,6 @@ Status Lowering(const CompileConfig& c, CompileState& s) {
 
 // aoe's tilings for the tasks whose work the operator bank knows.
 Status ApplyOperatorBank(const CompileConfig& c, CompileState& s) {
-  if (c.tune_bank_path.empty() || !c.operator_bank) return Status::Ok();
   NPU_ASSIGN_OR_RETURN(TuneBank bank, TuneBank::Open(c.tune_bank_path, *c.soc));
   int n = ApplyTuneBank(s.model.graph, s.model.tasks, *c.soc, bank);
   s.model.attrs["tune_bank"] = bank.dir() + " (" + std::to_string(n) + " tilings)";
@@ -192,26 +189,35 @@ Status Plain(const CompileConfig& c, CompileState& s, CompileContext&) {
 Status GraphFusion(const CompileConfig& c, CompileState& s, CompileContext& ctx) { return RunFusion(c, s, ctx, FusionKind::kGraph); }
 Status UBFusion(const CompileConfig& c, CompileState& s, CompileContext& ctx) { return RunFusion(c, s, ctx, FusionKind::kUB); }
 
+// When a pass runs, from the config alone: the pass bodies hold no early returns.
+bool Always(const CompileConfig&) { return true; }
+bool NotReference(const CompileConfig& c) { return c.goal != CompileGoal::kReference; }
+bool SubgraphBankOn(const CompileConfig& c) { return !c.tune_bank_path.empty() && c.subgraph_bank; }
+bool OperatorBankOn(const CompileConfig& c) { return !c.tune_bank_path.empty() && c.operator_bank; }
+bool ParallelStreams(const CompileConfig& c) { return !c.single_stream; }
+
 struct CompilePass {
   std::string_view name;
   PassFn run;
+  bool needs_soc;  // the SoC-free goal (the reference path) stops at the framework graph
+  bool (*enabled)(const CompileConfig&);
 };
 
 // THE pass list. Names are what --dump_after and the logs use.
 const CompilePass kPasses[] = {
-    {"Import", Plain<Import>},
-    {"QdqToAscendQuant", Plain<QdqToAscend>},
-    {"FoldConstants", Plain<FoldConstants>},
-    {"InferShapes", Plain<InferShapes>},
-    {"AscendIRMapping", Plain<AscendIRMapping>},
-    {"SubgraphBank", Plain<ApplySubgraphBankPass>},
-    {"GraphFusion", GraphFusion},
-    {"Precision", Plain<Precision>},
-    {"UBFusion", UBFusion},
-    {"Formats", Plain<Formats>},
-    {"StreamAllocation", Plain<StreamAllocation>},
-    {"Lowering", Plain<Lowering>},
-    {"OperatorBank", Plain<ApplyOperatorBank>},
+    {pass::kImport, Plain<Import>, false, Always},
+    {pass::kQdqToAscendQuant, Plain<QdqToAscend>, false, NotReference},
+    {pass::kFoldConstants, Plain<FoldConstants>, false, Always},
+    {pass::kInferShapes, Plain<InferShapes>, false, Always},
+    {pass::kAscendIRMapping, Plain<AscendIRMapping>, true, Always},
+    {pass::kSubgraphBank, Plain<ApplySubgraphBankPass>, true, SubgraphBankOn},
+    {pass::kGraphFusion, GraphFusion, true, Always},
+    {pass::kPrecision, Plain<Precision>, true, Always},
+    {pass::kUBFusion, UBFusion, true, Always},
+    {pass::kFormats, Plain<Formats>, true, Always},
+    {pass::kStreamAllocation, Plain<StreamAllocation>, true, ParallelStreams},
+    {pass::kLowering, Plain<Lowering>, true, Always},
+    {pass::kOperatorBank, Plain<ApplyOperatorBank>, true, OperatorBankOn},
 };
 
 int PassIndex(std::string_view name) {
@@ -219,9 +225,6 @@ int PassIndex(std::string_view name) {
     if (kPasses[i].name == name) return static_cast<int>(i);
   return -1;
 }
-
-// The SoC-free goal stops at the framework graph: nothing after InferShapes needs or makes sense without a SoC.
-bool NeedsSoc(int index) { return index > PassIndex("InferShapes"); }
 
 }  // namespace
 
@@ -241,7 +244,11 @@ Status RunPasses(const CompileConfig& c, CompileState& s, std::string_view first
   CompileContext ctx{c};
   for (int i = from; i <= to; ++i) {
     const CompilePass& p = kPasses[i];
-    if (!c.soc && NeedsSoc(i)) return Status::Error("E19999", "pass", std::string(p.name), "this pass needs a target SoC (--soc_version)");
+    if (!c.soc && p.needs_soc) return Status::Error("E19999", "pass", std::string(p.name), "this pass needs a target SoC (--soc_version)");
+    if (!p.enabled(c)) {
+      NPU_LOG(kInfo, "PASS", p.name << ": off for this conversion");
+      continue;
+    }
     size_t before = s.current().nodes.size();
     auto t0 = std::chrono::steady_clock::now();
     NPU_RETURN_IF_ERROR(p.run(c, s, ctx));
@@ -303,8 +310,8 @@ Result<OmModel> CompileOriginal(const CompileConfig& c) {
   as_framework.fp16_inputs.clear();
   as_framework.fp16_inputs_nc1hwc0.clear();
   CompileState s;
-  NPU_RETURN_IF_ERROR(RunPasses(as_framework, s, kFirstPass, "AscendIRMapping"));
-  NPU_RETURN_IF_ERROR(RunPasses(as_framework, s, "Lowering", "Lowering"));
+  NPU_RETURN_IF_ERROR(RunPasses(as_framework, s, kFirstPass, pass::kAscendIRMapping));
+  NPU_RETURN_IF_ERROR(RunPasses(as_framework, s, pass::kLowering, pass::kLowering));
   s.model.attrs = {{"atc_cmdline", c.cmdline},
                    {"atc_version", NPUKIT_TOOL_VERSION("atc")},
                    {"soc_version", c.soc->name},
@@ -316,7 +323,7 @@ Result<OmModel> CompileOriginal(const CompileConfig& c) {
 Result<OmModel> CompileSingleOp(const CompileConfig& c, Graph g) {
   CompileState s;
   s.graph = std::move(g);
-  NPU_RETURN_IF_ERROR(RunPasses(c, s, "Formats", kLastPass));
+  NPU_RETURN_IF_ERROR(RunPasses(c, s, pass::kFormats, kLastPass));
   return std::move(s.model);
 }
 

@@ -1,8 +1,8 @@
 // Compile(): THE conversion pipeline, one ordered list of named passes from a model file to an OmModel.
 // atc, aoe, msame's .onnx reference path, --singleop and the tests all run it (or a range of it):
 //
-//   Import -> FoldConstants -> InferShapes -> AscendIRMapping -> SubgraphBank -> GraphFusion -> Precision
-//          -> UBFusion -> Formats -> StreamAllocation -> Lowering -> OperatorBank
+//   Import -> QdqToAscendQuant -> FoldConstants -> InferShapes -> AscendIRMapping -> SubgraphBank -> GraphFusion
+//          -> Precision -> UBFusion -> Formats -> StreamAllocation -> Lowering -> OperatorBank
 //
 // Precision is decided before UB fusion, as CANN decides it: a UB fusion never crosses a dtype change. Every
 // pass is timed (--log=info), can be dumped after (CompileConfig::dump_after; --log=debug logs the graph
@@ -32,7 +32,16 @@ struct CompileState {
 
 // The pipeline's pass names in order (what --dump_after takes, with the fusion passes' own names).
 const std::vector<std::string_view>& CompilePassNames();
-constexpr std::string_view kFirstPass = "Import", kLastPass = "OperatorBank";
+// The passes by name, for callers that run a range of them: a renamed pass is a compile error, not E19999.
+namespace pass {
+inline constexpr std::string_view kImport = "Import", kQdqToAscendQuant = "QdqToAscendQuant",
+                                  kFoldConstants = "FoldConstants", kInferShapes = "InferShapes",
+                                  kAscendIRMapping = "AscendIRMapping", kSubgraphBank = "SubgraphBank",
+                                  kGraphFusion = "GraphFusion", kPrecision = "Precision", kUBFusion = "UBFusion",
+                                  kFormats = "Formats", kStreamAllocation = "StreamAllocation",
+                                  kLowering = "Lowering", kOperatorBank = "OperatorBank";
+}  // namespace pass
+constexpr std::string_view kFirstPass = pass::kImport, kLastPass = pass::kOperatorBank;
 
 // Runs the passes from `first` to `last` (inclusive) on `state`. From Import, the graph comes from the
 // config's model file; from a later pass, the caller puts a graph in state.graph (aoe, --singleop).

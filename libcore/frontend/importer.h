@@ -57,7 +57,11 @@ std::string UnsupportedList(const std::vector<UnsupportedNode>& bad);
 const Importer* FindImporter(std::string_view framework);
 // The --framework a reference-path model file is for, by its name: .onnx 5, .pb/.pbtxt 3, .prototxt 0, .air 1.
 std::optional<std::string_view> FrameworkOfFile(std::string_view path);
-// "5 (ONNX)": the --framework values this build takes, for messages.
+// "0 (Caffe), ..., 5 (ONNX)": the --framework values this build takes, for messages and help.
 std::string SupportedFrameworks();
+// "Caffe .prototxt, ..., ONNX .onnx": the model files of each framework, for help.
+std::string ModelFileKinds();
+// "Caffe, MindSpore AIR, TensorFlow and ONNX", for a tool's one-line description.
+std::string FrameworkNames();
 
 }  // namespace npu

@@ -40,7 +40,7 @@ bool IsBankFile(const std::string& name) {
 }
 
 // Each non-empty line of a bank file, parsed: fn(lineno, key, line, record). A line that is not a bank record
-// is EG0011 naming the file and line. A missing file has no lines.
+// is EG0012 naming the file and line. A missing file has no lines.
 template <class Fn>
 Status ForEachRecord(const fs::path& path, Fn&& fn) {
   std::ifstream in(path);
@@ -50,7 +50,7 @@ Status ForEachRecord(const fs::path& path, Fn&& fn) {
     json j = npu::ParseJson(line);
     if (j.is_discarded() || !j.is_object() || !j.contains("info_dict") || !j["info_dict"].is_object() ||
         !j["info_dict"].contains("key") || !j["info_dict"]["key"].is_string() || !j.contains("knowledge") || !j.contains("version"))
-      return Status::Error("EG0011", "TUNE_BANK_PATH", path.string() + ":" + std::to_string(lineno), "the line is not a bank record",
+      return Status::Error("EG0012", "TUNE_BANK_PATH", path.string() + ":" + std::to_string(lineno), "the line is not a bank record",
                            "Run `aoe bank verify` or delete the line.");
     NPU_RETURN_IF_ERROR(fn(lineno, j["info_dict"]["key"].get<std::string>(), line, j));
   }
@@ -69,7 +69,7 @@ uint32_t TilingKeyHash(const std::string& key) {
 Result<std::vector<BankFile>> ReadBankTree(const std::string& root) {
   std::vector<BankFile> files;
   std::error_code ec;
-  if (!fs::is_directory(root, ec)) return Status::Error("EG0011", "bank", root, "not a directory");
+  if (!fs::is_directory(root, ec)) return Status::Error("EG0012", "bank", root, "not a folder");
   std::vector<fs::path> paths;
   for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
     if (it->is_regular_file() && IsBankFile(it->path().filename().string())) paths.push_back(it->path());
@@ -133,7 +133,7 @@ Result<TuneBank> TuneBank::Open(const std::string& root, const SocSpec& soc) {
         r.before_us = j.value("performance_before_tune(us)", 0.0);
         r.after_us = j.value("performance_after_tune(us)", 0.0);
       } catch (const std::exception& ex) {
-        return Status::Error("EG0011", "TUNE_BANK_PATH", e.path().string() + ":" + std::to_string(lineno),
+        return Status::Error("EG0012", "TUNE_BANK_PATH", e.path().string() + ":" + std::to_string(lineno),
                              std::string("a bank record is malformed: ") + ex.what(), "Run `aoe bank verify` or delete the line.");
       }
       b.records_[key] = std::move(r);

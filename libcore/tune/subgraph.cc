@@ -139,7 +139,7 @@ std::string SubgraphPlan::ToString() const {
 
 Result<SubgraphPlan> SubgraphPlan::Parse(std::string_view text) {
   SubgraphPlan p;
-  auto bad = [&] { return Status::Error("EG0011", "subgraph decision", std::string(text), "not a decision aoe writes"); };
+  auto bad = [&] { return Status::Error("EG0012", "subgraph decision", std::string(text), "not a decision aoe writes"); };
   if (text == "builtin") return p;
   while (!text.empty()) {
     size_t open = text.find("=["), close = text.find(']');
@@ -196,7 +196,7 @@ static Status ForEachSubgraphRecord(const std::string& path, Fn&& fn) {
   for (int lineno = 1; std::getline(in, line); ++lineno) {
     if (line.empty()) continue;
     auto bad = [&](const std::string& why) {
-      return Status::Error("EG0011", "TUNE_BANK_PATH", path + ":" + std::to_string(lineno), "the line is not a subgraph bank record: " + why,
+      return Status::Error("EG0012", "TUNE_BANK_PATH", path + ":" + std::to_string(lineno), "the line is not a subgraph bank record: " + why,
                            "Delete the line (or the file) and tune again.");
     };
     json j = ParseJson(line);

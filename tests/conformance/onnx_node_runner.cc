@@ -63,7 +63,7 @@ CaseResult RunCase(const fs::path& dir) {
   }
   const CompileConfig& config = config_or.value();
   CompileState state;  // state.info lists every node's type even when the import fails
-  Status imported = RunPasses(config, state, "Import", "Import");
+  Status imported = RunPasses(config, state, pass::kImport, pass::kImport);
   for (const auto& node : state.info.nodes) r.ops.insert(node.second);
   if (!imported.ok()) {
     r.why = imported.message();
@@ -92,7 +92,7 @@ CaseResult RunCase(const fs::path& dir) {
     }
     want.push_back(std::move(t).value());
   }
-  if (Status s = RunPasses(config, state, "FoldConstants", "InferShapes"); !s.ok()) {
+  if (Status s = RunPasses(config, state, pass::kFoldConstants, pass::kInferShapes); !s.ok()) {
     r.why = s.message();
     return r;
   }

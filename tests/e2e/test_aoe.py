@@ -265,7 +265,7 @@ class Aoe(unittest.TestCase):
             f.write("{not json\n")
         p = aoe("resnet18", bank, fresh("bad5"), ok=False)
         self.assertEqual(p.returncode, 1)
-        self.assertIn("EG0011", p.stdout)
+        self.assertIn("EG0012", p.stdout)
         self.assertIn(os.path.basename(victim), p.stdout)
 
 
@@ -426,7 +426,7 @@ class SubgraphTuning(unittest.TestCase):
             f.write("{not json\n")
         p = sgat("resnet18", bank, fresh("sg_corrupt"), ok=False)
         self.assertEqual(p.returncode, 1)
-        self.assertIn("EG0011", p.stdout)
+        self.assertIn("EG0012", p.stdout)
         self.assertIn("subgraph.json:1", p.stdout)
         self.assertEqual(read(f"{bank}/subgraph.json"), "{not json\n")
         p = run([ATC, f"--model={WORK}/resnet18.onnx", "--framework=5", f"--output={WORK}/corrupt", f"--soc_version={SOC}"],

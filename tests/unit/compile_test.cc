@@ -1,6 +1,10 @@
 // compile/'s flag parsers: what --out_nodes and the shape-profile flags turn into, and what they refuse.
 #include <gtest/gtest.h>
 
+#include <cctype>
+
+#include "base/file_io.h"
+#include "compile/compile.h"
 #include "compile/compile_config.h"
 
 namespace npu {
@@ -51,6 +55,33 @@ TEST(CompileFlags, ProfileFlagsRefuseWhatCannRefuses) {
   o.input_shape = "x:1,3,-1,-1";
   o.dynamic_image_size = "224;448";
   EXPECT_EQ(code_of(o), "E10020") << "an image size is h,w";
+}
+
+// The pipeline as docs/architecture.md draws it is the pipeline Compile() runs: the arrows of its data-flow
+// diagram, read in order, are CompilePassNames().
+TEST(CompilePipeline, ArchitectureDocListsThePassesInOrder) {
+  auto doc = ReadFileToString(std::string(NPUKIT_SOURCE_DIR) + "/docs/architecture.md");
+  ASSERT_TRUE(doc.ok());
+  const std::string& text = doc.value();
+  const std::string arrow = "\u2192";  // →
+  size_t start = text.find("Import " + arrow);
+  ASSERT_NE(start, std::string::npos) << "architecture.md no longer draws the pass list";
+  size_t end = text.find("OperatorBank", start);
+  ASSERT_NE(end, std::string::npos);
+  std::vector<std::string> drawn;
+  std::string name;
+  for (size_t i = start; i < end + std::string_view("OperatorBank").size(); ++i) {
+    const char ch = text[i];
+    if (std::isalnum(static_cast<unsigned char>(ch))) {
+      name += ch;
+    } else if (!name.empty()) {
+      drawn.push_back(name);
+      name.clear();
+    }
+  }
+  if (!name.empty()) drawn.push_back(name);
+  std::vector<std::string> passes(CompilePassNames().begin(), CompilePassNames().end());
+  EXPECT_EQ(drawn, passes);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "tune/bank.h"
 #include "tune/search.h"
 #include "tune/subgraph.h"
+#include "tune/subgraph_search.h"
 
 namespace npu {
 namespace {
@@ -91,7 +92,7 @@ TEST_F(BankTest, SavesLoadsMergesConcurrentWritersAndNamesBadLines) {
   auto e = TuneBank::Open(root_, soc);
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.status().message().find("runtime_kb.json:4"), std::string::npos) << e.status().message();
-  EXPECT_NE(e.status().message().find("EG0011"), std::string::npos);
+  EXPECT_NE(e.status().message().find("EG0012"), std::string::npos);
 }
 
 
@@ -310,8 +311,42 @@ TEST_F(BankTest, SubgraphBankKeepsOtherWritersRecordsAndNamesBadLines) {
   std::ofstream(path, std::ios::app) << "{\"key\": 1}\n";
   auto d = SubgraphBank::Open(path);
   ASSERT_FALSE(d.ok());
-  EXPECT_EQ(d.status().code(), "EG0011");
+  EXPECT_EQ(d.status().code(), "EG0012");
   EXPECT_NE(d.status().message().find("subgraph.json:3"), std::string::npos);
+}
+
+// The subgraph search on a cost surface of its own: switching pass B off saves 10, pinning weights 5,
+// bypassing outputs costs 3, and splitting half the cores to the side branches saves 7. Both strategies find
+// that point; coordinate descent with fewer evaluations than the space holds, exhaustive with all of them.
+TEST(SubgraphSearch, FindsTheCheapestPlanOnAKnownSurface) {
+  SubgraphChoices c;
+  c.passes = {"A", "B"};
+  c.cores = 8;
+  ASSERT_GT(c.space(), kExhaustiveSubgraphPoints);  // the default strategy is coordinate descent
+  int calls = 0;
+  PlanCost cost = [&](const std::vector<SubgraphPlan>& plans) -> Result<double> {
+    ++calls;
+    const SubgraphPlan& p = plans[1];
+    return 100.0 - (p.fusion_off.count("B") ? 10 : 0) - (p.pin_weights ? 5 : 0) + (p.bypass_outputs ? 3 : 0) -
+           (p.core_split == 4 ? 7 : 0);
+  };
+  std::vector<SubgraphPlan> plans(2);
+  for (bool exhaustive : {false, true}) {
+    calls = 0;
+    auto r = SearchSubgraph(cost, plans, 1, c, 100.0, exhaustive);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_DOUBLE_EQ(r.value().best_ns, 78.0);
+    EXPECT_EQ(r.value().best.fusion_off, std::set<std::string>{"B"});
+    EXPECT_TRUE(r.value().best.pin_weights);
+    EXPECT_FALSE(r.value().best.bypass_outputs);
+    EXPECT_EQ(r.value().best.core_split, 4);
+    EXPECT_EQ(r.value().evaluations, static_cast<uint64_t>(calls));
+    if (exhaustive) EXPECT_EQ(r.value().evaluations + 1, r.value().space);
+    else EXPECT_LT(r.value().evaluations, r.value().space / 2);
+  }
+  // A failing cost (a compile error) ends the search with that error.
+  PlanCost failing = [](const std::vector<SubgraphPlan>&) -> Result<double> { return Status::Error("E19999", "x", "", "boom"); };
+  EXPECT_FALSE(SearchSubgraph(failing, plans, 1, c, 100.0, false).ok());
 }
 
 }  // namespace

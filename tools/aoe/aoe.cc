@@ -91,19 +91,19 @@ Status CheckShardSet(const std::vector<std::string>& roots) {
     if (!FileExists(marker.string())) continue;
     NPU_ASSIGN_OR_RETURN(std::string text, ReadFileToString(marker.string()));
     while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
-    auto s = ParseShard(text, "bank merge", {"EG0011", "EG0011"});
-    if (!s.ok() || text.starts_with("auto")) return Status::Error("EG0011", "bank merge", marker.string(), "is not a K/N shard marker");
+    auto s = ParseShard(text, "bank merge", {"EG0012", "EG0012"});
+    if (!s.ok() || text.starts_with("auto")) return Status::Error("EG0012", "bank merge", marker.string(), "is not a K/N shard marker");
     if (total && s.value().n != total)
-      return Status::Error("EG0011", "bank merge", root, "holds shard " + text + ", the others belong to a run split " + std::to_string(total) + " ways");
+      return Status::Error("EG0012", "bank merge", root, "holds shard " + text + ", the others belong to a run split " + std::to_string(total) + " ways");
     total = s.value().n;
     if (!seen.emplace(s.value().k, root).second)
-      return Status::Error("EG0011", "bank merge", root, "holds shard " + text + ", as " + seen[s.value().k] + " does", "Merge one bank per shard.");
+      return Status::Error("EG0012", "bank merge", root, "holds shard " + text + ", as " + seen[s.value().k] + " does", "Merge one bank per shard.");
   }
   std::string missing;
   for (size_t k = 1; k <= total; ++k)
     if (!seen.count(k)) missing += (missing.empty() ? "" : ",") + std::to_string(k);
   if (!missing.empty())
-    return Status::Error("EG0011", "bank merge", "shards " + missing + " of " + std::to_string(total), "are missing among the banks",
+    return Status::Error("EG0012", "bank merge", "shards " + missing + " of " + std::to_string(total), "are missing among the banks",
                          "Tune those shards again (a Slurm array: sbatch --array=" + missing + " ... --shard auto/" + std::to_string(total) + "), then merge.");
   return Status::Ok();
 }
@@ -276,7 +276,7 @@ bool RepeatTune() {
 
 std::vector<Status> ValidateOptions(const AoeOptions& o) {
   std::vector<Status> errs;
-  for (const auto& f : o.unknown_flags) errs.push_back(cli::UnknownFlag(f, "aoe", "EG0000"));
+  errs.insert(errs.end(), o.flag_errors.begin(), o.flag_errors.end());
   if (o.job_type.empty()) errs.push_back(Status::Error("EG0000", "--job_type", "", "--job_type is required: 1 (subgraph tuning) or 2 (operator tuning)"));
   else if (o.job_type != "1" && o.job_type != "2") errs.push_back(Status::Error("EG0003", "--job_type", o.job_type, "the value must be 1 or 2"));
   if (o.reload && o.job_type != "1")
@@ -337,6 +337,15 @@ int RunBankCommand(const std::string& command, const std::vector<std::string>& a
   }
   if (command == "merge") {
     if (args.size() < 2) return usage("merge OUT_ROOT ROOT...");
+    std::string absent;
+    size_t n_absent = 0;
+    for (size_t i = 1; i < args.size(); ++i)
+      if (std::error_code ec; !fs::is_directory(args[i], ec)) absent += (n_absent++ ? ", " : "") + args[i];
+    if (n_absent > 0)
+      return fail(Status::Error("EG0012", "bank merge", absent,
+                                std::to_string(n_absent) + " of the " + std::to_string(args.size() - 1) + " bank folder(s) to merge do not exist",
+                                "Give the bank folders the tuning runs wrote (npukit-slurm aoe: OUT/shards/<K>); the first "
+                                "argument, " + args[0] + ", is the merged bank to write."));
     if (Status s = CheckShardSet({args.begin() + 1, args.end()}); !s.ok()) return fail(s);
     std::map<std::string, BankFile> merged;  // by relative path; per key the fastest tiling wins
     for (size_t i = 1; i < args.size(); ++i) {
@@ -408,6 +417,19 @@ int RunAoe(const AoeOptions& o, std::ostream& out) {
   } else {
     models.push_back(o.singleop.empty() ? o.model.model : o.singleop);
   }
+  if (models.size() > 1 && !o.model.output.empty()) {  // --model_path: one tuned .om per model in the --output folder
+    std::error_code ec;
+    fs::create_directories(o.model.output, ec);
+    if (ec) {
+      cli::PrintError(out, Status::Error("EG0010", "--output", o.model.output, "cannot create the folder: " + ec.message()));
+      return 1;
+    }
+  }
+  if (o.reload)  // nothing to resume is an error before any result file or job folder exists
+    if (auto job = FindJob(*o.reload, fs::path(models.front()).stem().string()); !job.ok()) {
+      cli::PrintError(out, job.status());
+      return 1;
+    }
   auto started = std::chrono::steady_clock::now();
   std::string stamp = Timestamp17();
   const char* work = std::getenv("ASCEND_WORK_PATH");

@@ -31,6 +31,7 @@ struct AoeOptions {
   std::string bank_command;       // `aoe bank verify|merge|diff ...`
   std::vector<std::string> bank_args;
   std::vector<std::string> unknown_flags;
+  std::vector<Status> flag_errors;  // what unknown_flags mean: cli::LeftoverErrors
 };
 
 constexpr const char* kVersion = NPUKIT_TOOL_VERSION("aoe");

@@ -1,6 +1,7 @@
 // What operator and subgraph tuning share: the result file (aoe_result_{opat|sgat}_{timestamp}_pid{pid}.json,
 // rewritten atomically after every tuned unit), CANN's improvement figure and the REPEAT_TUNE switch.
 #pragma once
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -26,6 +27,9 @@ void Count(nlohmann::json& summary, const char* counter);
 // REPEAT_TUNE=True: tune again what the bank already holds.
 bool RepeatTune();
 
+// The subgraph tuning job --reload resumes: --reload=DIR, or the newest unfinished job of the model in
+// aoe_workspace/ (sgat.cc). Asked before anything is written, so a first run with --reload writes nothing.
+Result<std::filesystem::path> FindJob(const std::string& reload, const std::string& model_stem);
 // --job_type=1 on one model (sgat.cc).
 Status TuneSubgraphs(const AoeOptions& o, const AoeModelOptions& mo, Report& report, std::ostream& out);
 

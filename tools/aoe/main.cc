@@ -5,6 +5,7 @@
 #include "aoe.h"
 #include "base/cli.h"
 #include "base/log.h"
+#include "frontend/importer.h"
 
 int main(int argc, char** argv) {
   npu::log::InitFromEnv();
@@ -17,10 +18,10 @@ int main(int argc, char** argv) {
   std::string reload_dir;
   auto* reload = app.add_option("--reload", reload_dir, "resume an interrupted subgraph tuning job (default: the newest in aoe_workspace/)")
                      ->expected(0, 1);
-  app.add_option("--model,-m", o.model.model, "model (.onnx)");
+  app.add_option("--model,-m", o.model.model, "model: " + npu::ModelFileKinds());
   app.add_option("--model_path", o.model_path, "directory of models (.onnx) and single-op descriptions (.json) tuned in one batch");
   app.add_option("--singleop", o.singleop, "single-op JSON as atc --singleop reads it: tune those ops' tilings (--job_type=2)");
-  app.add_option("--framework,-f", o.model.framework, "0 Caffe, 3 TensorFlow, 5 ONNX");
+  app.add_option("--framework,-f", o.model.framework, npu::SupportedFrameworks());
   app.add_option("--weight", o.model.weight, "Caffe: the .caffemodel of --model");
   app.add_option("--soc_version", o.model.soc_version, "target SoC, e.g. Ascend310P3");
   app.add_option("--soc_spec", o.model.soc_spec, "platform .ini of your own chip");
@@ -35,12 +36,14 @@ int main(int argc, char** argv) {
   bank->add_option("args", o.bank_args, "bank roots");
   app.add_option("--log", o.model.log, "debug, info, warning, error, null");
   npu::AddCompileTuningFlags(app, o.model);  // precision and fusion flags as in atc
+  const std::vector<std::string> args = npu::cli::ArgsInOrder(argc, argv);
   try {
     app.parse(npu::cli::Args(argc, argv));
   } catch (const CLI::ParseError& e) {
-    return npu::cli::ParseFailed(app, e, "aoe", std::cout);
+    return npu::cli::ParseFailed(app, e, "aoe", std::cout, args);
   }
   o.unknown_flags = app.remaining();
+  o.flag_errors = npu::cli::LeftoverErrors(app, o.unknown_flags, args, "aoe", "EG0000");
   if (reload->count() > 0) o.reload = reload_dir;
   return npu::cli::RunGuarded("aoe", std::cout, [&] { return npu::aoe::RunAoe(o, std::cout); });
 }

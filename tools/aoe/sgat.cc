@@ -25,50 +25,13 @@
 #include "passes/fusion.h"
 #include "runtime/runtime.h"
 #include "tune/subgraph.h"
+#include "tune/subgraph_search.h"
 
 namespace npu::aoe {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
-
-// Above this many points the default search walks single-dimension moves from the best point (coordinate
-// descent) instead of trying every combination; --search=exhaustive always tries them all.
-constexpr uint64_t kExhaustivePoints = 64;
-
-// One subgraph's decision space, one dimension per choice: each fusion pass that fused there (on, off),
-// pinning weights (no, yes), bypassing outputs (no, yes), and streams: one stream, parallel branches on the
-// whole chip, or parallel branches splitting the cores 1/4, 1/2 or 3/4 to the side branches.
-struct Choices {
-  std::vector<std::string> passes;
-  int32_t cores = 1;
-  static constexpr int kStreamOptions = 5;
-  size_t dims() const { return passes.size() + 3; }
-  int arity(size_t d) const { return d < passes.size() + 2 ? 2 : kStreamOptions; }
-  uint64_t space() const {
-    uint64_t n = 1;
-    for (size_t d = 0; d < dims(); ++d) n *= static_cast<uint64_t>(arity(d));
-    return n;
-  }
-  SubgraphPlan PlanAt(const std::vector<int>& at) const {
-    SubgraphPlan p;
-    for (size_t i = 0; i < passes.size(); ++i)
-      if (at[i]) p.fusion_off.insert(passes[i]);
-    p.pin_weights = at[passes.size()];
-    p.bypass_outputs = at[passes.size() + 1];
-    int streams = at[passes.size() + 2];
-    p.single_stream = streams == 0;  // atc's default puts branches on streams: "one stream" must be said
-    p.parallel_branches = streams > 0;
-    p.core_split = streams > 1 ? std::max(1, cores * (streams - 1) / 4) : 0;
-    return p;
-  }
-  // The point of index `i` in mixed radix (dimension 0 fastest).
-  std::vector<int> PointAt(uint64_t i) const {
-    std::vector<int> at(dims());
-    for (size_t d = 0; d < dims(); ++d) at[d] = static_cast<int>(i % arity(d)), i /= arity(d);
-    return at;
-  }
-};
 
 // The imported model and what compiling it with a set of decisions costs on the simulated SoC.
 class Evaluator {
@@ -81,7 +44,7 @@ class Evaluator {
     state.info = info_;
     for (size_t i = 0; i < subgraphs.size(); ++i)
       if (!plans[i].builtin()) ApplySubgraphPlan(state.graph, subgraphs[i], plans[i]);
-    NPU_RETURN_IF_ERROR(RunPasses(config_, state, "GraphFusion", "Lowering"));
+    NPU_RETURN_IF_ERROR(RunPasses(config_, state, pass::kGraphFusion, pass::kLowering));
     return std::move(state.model);
   }
   Result<double> TotalNs(const std::vector<Subgraph>& subgraphs, const std::vector<SubgraphPlan>& plans) {
@@ -102,65 +65,6 @@ class Evaluator {
   std::shared_ptr<const SocSpec> soc_;
   uint64_t evaluations_ = 0;
 };
-
-// The fusion passes that fused ops of each subgraph in the built-in compile (a fused op belongs to the
-// subgraph of the op it kept the name of).
-std::vector<Choices> ChoicesOf(const Graph& g0, const std::vector<Subgraph>& subgraphs, const OmModel& builtin, int32_t cores) {
-  std::map<std::string, int> subgraph_of;
-  for (const Subgraph& s : subgraphs)
-    for (int k : s.nodes) subgraph_of[g0.nodes[k].name] = s.id;
-  std::vector<std::set<std::string>> passes(subgraphs.size());
-  for (const Node& n : builtin.graph.nodes) {
-    auto it = subgraph_of.find(n.name);
-    if (it == subgraph_of.end() || !n.has_attr(kFusionPassesAttr)) continue;
-    for (const auto& p : SplitFields(n.attr_string(kFusionPassesAttr), ',')) passes[it->second].insert(p);
-  }
-  std::vector<Choices> out(subgraphs.size());
-  for (size_t i = 0; i < subgraphs.size(); ++i) out[i].passes.assign(passes[i].begin(), passes[i].end()), out[i].cores = cores;
-  return out;
-}
-
-struct Searched {
-  SubgraphPlan best;
-  double best_ns = 0;
-  uint64_t evaluations = 0, space = 0;
-};
-
-// Searches subgraph `i`'s decisions with the others' held, from the built-in point (all zeros).
-Result<Searched> SearchSubgraph(Evaluator& ev, const std::vector<Subgraph>& subgraphs, std::vector<SubgraphPlan> plans, size_t i,
-                                const Choices& c, double builtin_ns, bool exhaustive) {
-  Searched r{SubgraphPlan{}, builtin_ns, 0, c.space()};
-  uint64_t start = ev.evaluations();
-  std::vector<int> best_at(c.dims(), 0);
-  std::map<std::string, double> seen = {{SubgraphPlan{}.ToString(), builtin_ns}};  // equal plans cost alike
-  auto eval = [&](const std::vector<int>& at) -> Status {
-    SubgraphPlan plan = c.PlanAt(at);
-    std::string text = plan.ToString();
-    if (seen.count(text)) return Status::Ok();
-    plans[i] = plan;
-    NPU_ASSIGN_OR_RETURN(double ns, ev.TotalNs(subgraphs, plans));
-    seen[text] = ns;
-    if (ns < r.best_ns * (1 - 1e-12)) r.best_ns = ns, best_at = at, r.best = plan;
-    return Status::Ok();
-  };
-  if (exhaustive || r.space <= kExhaustivePoints) {
-    for (uint64_t p = 1; p < r.space; ++p) NPU_RETURN_IF_ERROR(eval(c.PointAt(p)));
-  } else {
-    for (bool improved = true; improved;) {  // coordinate descent: every move along one dimension, until none helps
-      std::vector<int> from = best_at;
-      for (size_t d = 0; d < c.dims(); ++d)
-        for (int v = 0; v < c.arity(d); ++v) {
-          if (v == from[d]) continue;
-          std::vector<int> at = from;
-          at[d] = v;
-          NPU_RETURN_IF_ERROR(eval(at));
-        }
-      improved = best_at != from;
-    }
-  }
-  r.evaluations = ev.evaluations() - start;
-  return r;
-}
 
 // The job's folder and journal: job.json names the subgraphs (their keys), progress.jsonl gets one fsync'd
 // line per finished subgraph.
@@ -190,6 +94,8 @@ fs::path WorkspaceRoot() {
   return fs::path(work && *work ? work : ".") / "aoe_workspace";
 }
 
+}  // namespace
+
 // The job to resume: --reload=PATH, or the newest unfinished job of this model in aoe_workspace/.
 Result<fs::path> FindJob(const std::string& reload, const std::string& model_stem) {
   if (!reload.empty()) {
@@ -209,6 +115,8 @@ Result<fs::path> FindJob(const std::string& reload, const std::string& model_ste
   std::sort(jobs.begin(), jobs.end());  // names end in the start timestamp
   return jobs.back();
 }
+
+namespace {
 
 Result<Journal> OpenJournal(const AoeOptions& o, const std::string& model_stem, const std::string& stamp, const std::vector<Subgraph>& subgraphs) {
   Journal j;
@@ -247,7 +155,7 @@ struct Job {
   explicit Job(Evaluator& e) : ev(e) {}
   Evaluator& ev;
   std::vector<Subgraph> subgraphs;
-  std::vector<Choices> choices;
+  std::vector<SubgraphChoices> choices;
   std::vector<SubgraphPlan> plans;
   std::string context;
   SubgraphBank bank;
@@ -282,7 +190,8 @@ struct Job {
       Count(summary, "repo_hit_num");
       return Decision{"repo_hit"};
     }
-    NPU_ASSIGN_OR_RETURN(Searched r, SearchSubgraph(ev, subgraphs, plans, i, choices[i], current_ms * 1e6, exhaustive));
+    PlanCost cost = [&](const std::vector<SubgraphPlan>& p) { return ev.TotalNs(subgraphs, p); };
+    NPU_ASSIGN_OR_RETURN(SubgraphSearchResult r, SearchSubgraph(cost, plans, i, choices[i], current_ms * 1e6, exhaustive));
     entry["evaluations"] = r.evaluations;
     entry["space_size"] = r.space;
     bool banked = bank.Find(s.key) != nullptr;
@@ -321,14 +230,14 @@ Status TuneSubgraphs(const AoeOptions& o, const AoeModelOptions& mo, Report& rep
   std::string stem = fs::path(mo.model).stem().string();
   NPU_ASSIGN_OR_RETURN(CompileConfig config, MakeCompileConfig(mo, CompileGoal::kConvert));
   CompileState imported;  // the framework model as Ascend IR before fusion: compiled again with every decision tried
-  NPU_RETURN_IF_ERROR(RunPasses(config, imported, "Import", "AscendIRMapping"));
+  NPU_RETURN_IF_ERROR(RunPasses(config, imported, pass::kImport, pass::kAscendIRMapping));
   Evaluator ev(std::move(imported.graph), config, imported.info);
   NPU_ASSIGN_OR_RETURN(OmModel builtin, ev.Compile({}, {}));
   NPU_ASSIGN_OR_RETURN(auto soc, ModelSoc(builtin));
   Job job(ev);
   job.context = SubgraphContext(*soc, builtin.attrs["precision_mode"]);
   job.subgraphs = PartitionSubgraphs(ev.graph(), job.context);
-  job.choices = ChoicesOf(ev.graph(), job.subgraphs, builtin, soc->ai_cores);
+  job.choices = ChoicesOf(ev.graph(), job.subgraphs, builtin.graph, soc->ai_cores);
   job.plans.resize(job.subgraphs.size());
   NPU_ASSIGN_OR_RETURN(job.bank, SubgraphBank::Open(SubgraphBank::DefaultPath(*soc)));
   NPU_ASSIGN_OR_RETURN(job.journal, OpenJournal(o, stem, Timestamp17(), job.subgraphs));

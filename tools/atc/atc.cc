@@ -18,8 +18,8 @@ bool IsInspectMode(const std::string& mode) { return mode == "diff" || mode == "
 // --mode=diff a.om b.om / --mode=verify --om=x.om: the files, nothing else.
 std::vector<Status> ValidateInspect(const AtcOptions& o) {
   std::vector<Status> errs;
-  for (const auto& f : o.unknown_flags)
-    if (f.starts_with("-")) errs.push_back(cli::UnknownFlag(f, "atc"));
+  for (const Status& e : o.flag_errors)  // the files of diff and verify are positional: only flags are errors
+    if (e.reason() == "unknown flag") errs.push_back(e);
   auto files = InspectedFiles(o);
   size_t want = o.mode == "diff" ? 2 : 1;
   if (files.size() != want)
@@ -95,7 +95,7 @@ std::vector<Status> ValidateOptions(const AtcOptions& o, CompileConfig* config) 
   if (!config) config = &unused;
   if (IsInspectMode(o.mode)) return ValidateInspect(o);
   std::vector<Status> errs;
-  for (const auto& f : o.unknown_flags) errs.push_back(cli::UnknownFlag(f, "atc"));
+  errs.insert(errs.end(), o.flag_errors.begin(), o.flag_errors.end());
   if (!o.log.empty() && !log::ParseLevel(o.log))
     errs.push_back(Status::Error("E10010", "--log", o.log, "the log level must be one of debug, info, warning, error, null"));
   if (o.mode != "0" && o.mode != "1" && o.mode != "3" && o.mode != "6") {
@@ -116,7 +116,16 @@ std::vector<Status> ValidateOptions(const AtcOptions& o, CompileConfig* config) 
   return errs;
 }
 
-int RunAtc(const AtcOptions& o, std::ostream& out) {
+// CANN's ATC appends .om to --output and takes "--output=net.om" as net: the file is net.om, not net.om.om.
+AtcOptions WithOutputStem(AtcOptions o) {
+  constexpr std::string_view kSuffix = ".om";
+  if (o.singleop.empty() && o.output.size() > kSuffix.size() && o.output.ends_with(kSuffix))
+    o.output.resize(o.output.size() - kSuffix.size());
+  return o;
+}
+
+int RunAtc(const AtcOptions& given, std::ostream& out) {
+  const AtcOptions o = WithOutputStem(given);
   if (!o.log.empty())
     if (auto l = log::ParseLevel(o.log)) log::SetLevel(*l);
   out << "ATC start working now, please wait for a moment.\n";

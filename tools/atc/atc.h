@@ -22,6 +22,7 @@ struct AtcOptions : CompileFlags {
   std::string save_original_model = "false";  // true: also <output>_original.om (before fusion/precision/formats)
   std::string external_weight = "0";  // 0 weights in the .om, 1 weight/weight_<hash> files, 2 one combined file
   std::vector<std::string> unknown_flags;
+  std::vector<Status> flag_errors;  // what unknown_flags mean: cli::LeftoverErrors
 };
 
 constexpr const char* kVersion = NPUKIT_TOOL_VERSION("atc");

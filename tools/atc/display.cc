@@ -1,4 +1,5 @@
 // atc --mode=6: what a .om holds, in the layout of CANN's "Display Model Info".
+#include <algorithm>
 #include <ostream>
 
 #include "atc.h"
@@ -54,7 +55,11 @@ int Display(const std::string& path, std::ostream& out) {
       << "graph    info: ops[" << om.graph.nodes.size() << "], inputs[" << om.graph.inputs.size() << "], outputs[" << om.graph.outputs.size() << "].\n";
   PrintProfilesAndRanges(om, out);
   PrintIo(om.graph, out);
-  out << "task     info: tasks[" << om.tasks.size() << "]\n";
+  // Views (a reshape in place) are tasks of the graph with no device work: counted apart, as they are not listed.
+  const auto views = std::count_if(om.tasks.begin(), om.tasks.end(), [](const Task& t) { return !t.on_device(); });
+  out << "task     info: tasks[" << om.tasks.size() - static_cast<size_t>(views) << "]";
+  if (views > 0) out << ", and " << views << " in-place view(s) with no device work";
+  out << "\n";
   for (const Task& t : om.tasks)
     if (t.on_device())
       out << "  task " << t.task_id << " " << t.kernel_name << " " << om.graph.nodes[t.op_index].name << ": " << WorkKindName(t.kind) << " "

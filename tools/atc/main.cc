@@ -5,11 +5,13 @@
 #include "atc.h"
 #include "base/cli.h"
 #include "base/log.h"
+#include "frontend/importer.h"
 
 int main(int argc, char** argv) {
   npu::log::InitFromEnv();
   npu::atc::AtcOptions o;
-  CLI::App app{"atc: convert ONNX models to .om offline models for the simulated NPU", "atc"};
+  // The frameworks and their files are read off the importer table, so help cannot fall behind the parser.
+  CLI::App app{"atc: convert " + npu::FrameworkNames() + " models to .om offline models for the simulated NPU", "atc"};
   app.allow_extras();
   app.set_version_flag("--version", npu::atc::kVersion);
   // Grouped as CANN's atc --help groups them.
@@ -23,9 +25,9 @@ int main(int argc, char** argv) {
   general("--om", o.om, ".om (or .onnx with --framework=5) read by modes 1, 6, diff and verify");
   general("--json", o.json, "JSON output of mode 1");
   general("--check_report", o.check_report, "pre-check report path (default $ASCEND_WORK_PATH/check_result.json, else ./check_result.json); also written when conversion meets unsupported ops");
-  input("--model", o.model, "source model: .onnx, TensorFlow .pb/.pbtxt, Caffe .prototxt");
+  input("--model", o.model, "source model: " + npu::ModelFileKinds());
   input("--weight", o.weight, "Caffe: the .caffemodel holding the weights of --model");
-  input("--framework", o.framework, "0 Caffe, 3 TensorFlow, 5 ONNX");
+  input("--framework", o.framework, npu::SupportedFrameworks());
   input("--input_shape", o.input_shape, "\"name:n,c,h,w;name2:...\" (-1 for a profile's dim, min~max for a range)");
   input("--input_format", o.input_format, "ONNX and Caffe: NCHW, ND, NCDHW; TensorFlow: NHWC (default), NCHW, NDHWC, NCDHW, ND");
   input("--dynamic_batch_size", o.dynamic_batch_size, "\"1,2,4,8\": batch profiles for the -1 N of --input_shape");
@@ -46,12 +48,14 @@ int main(int argc, char** argv) {
   debug("--log", o.log, "debug, info, warning, error, null");
   debug("--display_model_info", o.display_model_info, "1: print the model summary (--mode=6) after converting");
   debug("--explain-precision,--explain_precision", o.explain_precision, "write each op's dtype, format and the rules that decided them (JSON)");
+  const std::vector<std::string> args = npu::cli::ArgsInOrder(argc, argv);
   try {
     app.parse(npu::cli::Args(argc, argv));
   } catch (const CLI::ParseError& e) {
-    return npu::cli::ParseFailed(app, e, "atc", std::cout);
+    return npu::cli::ParseFailed(app, e, "atc", std::cout, args);
   }
   o.unknown_flags = app.remaining();
+  o.flag_errors = npu::cli::LeftoverErrors(app, o.unknown_flags, args, "atc", "E10001");
   for (int i = 0; i < argc; ++i) o.cmdline += (i ? " " : "") + std::string(argv[i]);
   return npu::cli::RunGuarded("atc", std::cout, [&] { return npu::atc::RunAtc(o, std::cout); });
 }

@@ -45,7 +45,7 @@ Status WriteCheckReport(const AtcOptions& o, const ModelInfo& info, const Status
 
 int PreCheck(const AtcOptions& o, const CompileConfig& config, std::ostream& out) {
   CompileState state;
-  Status imported = RunPasses(config, state, "Import", "Import");
+  Status imported = RunPasses(config, state, pass::kImport, pass::kImport);
   if (Status s = WriteCheckReport(o, state.info, imported, out); !s.ok()) return Fail(out, {s});
   if (!imported.ok()) return Fail(out, {imported});
   out << "ATC run success, welcome to the next use.\n";

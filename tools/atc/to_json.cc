@@ -39,8 +39,8 @@ json TaskJson(const OmModel& m) {
 // The framework model (--framework=5 --om=model.onnx): imported, folded, shapes inferred.
 Result<json> FrameworkJson(const CompileConfig& config) {
   CompileState state;
-  NPU_RETURN_IF_ERROR(RunPasses(config, state, "Import", "Import"));
-  NPU_RETURN_IF_ERROR(RunPasses(config, state, "InferShapes", "InferShapes"));
+  NPU_RETURN_IF_ERROR(RunPasses(config, state, pass::kImport, pass::kImport));
+  NPU_RETURN_IF_ERROR(RunPasses(config, state, pass::kInferShapes, pass::kInferShapes));
   return ModelToJson(state.graph, {{"framework_type", config.framework}});
 }
 

@@ -86,10 +86,12 @@ int main(int argc, char** argv) {
   rp->add_option("-d,--dir", ri, "result files or folders")->required();
   rp->add_option("--out,--output", rout, "where the index page goes (default: current folder)");
 
+  const std::vector<std::string> args = npu::cli::ArgsInOrder(argc, argv);
+
   try {
     app.parse(npu::cli::Args(argc, argv));  // CANN spells -out, -alg, ... with one dash
   } catch (const CLI::ParseError& e) {
-    return npu::cli::ParseFailed(app, e, "msaccucmp", std::cout);
+    return npu::cli::ParseFailed(app, e, "msaccucmp", std::cout, args);
   }
   if (npu::Status s = npu::cli::ApplyLogFlag(log_level); !s.ok()) {
     npu::cli::PrintError(std::cout, s);

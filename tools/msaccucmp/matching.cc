@@ -168,6 +168,25 @@ Result<Plan> WithFusionRule(const CompareOptions& o, const FusionRule& rule, con
 }
 
 // -f, -q or both: the offline model's ops, named after the model before quantization when there is a record.
+// A fusion rule is of the model that made the dumps when it names their ops. None named: it is another model's
+// (refused, since every match through it would be wrong); under half: a warning in the summary.
+Status CheckRuleFitsDumps(const FusionRule& rule, const std::string& path, const std::map<std::string, DumpEntry>& dumps,
+                          std::vector<std::string>& notes) {
+  std::set<std::string> names;
+  for (const FusionOp& op : rule.ops) names.insert(SanitizeDumpName(op.name));
+  size_t named = 0;
+  for (const auto& [name, e] : dumps) named += names.count(name);
+  if (named == 0)
+    return Status::Error("E10001", "-f", path,
+                         "it names none of the " + std::to_string(dumps.size()) + " dumped ops (such as '" + dumps.begin()->first +
+                             "'): it is the fusion rule of another model",
+                         "Give the JSON atc --mode=1 wrote for the .om that made these dumps.");
+  if (2 * named < dumps.size())
+    notes.push_back("the fusion rule -f names only " + std::to_string(named) + " of the " + std::to_string(dumps.size()) +
+                    " dumped ops: is it the rule of the model that was dumped?");
+  return Status::Ok();
+}
+
 Result<Plan> WithRules(const CompareOptions& o, const std::map<std::string, DumpEntry>& dumps,
                        const std::map<std::string, std::string>& goldens) {
   std::optional<FusionRule> record;
@@ -176,7 +195,13 @@ Result<Plan> WithRules(const CompareOptions& o, const std::map<std::string, Dump
   }
   if (o.fusion.empty()) return WithFusionRule(o, *record, &*record, dumps, goldens);  // dumps of the quantized model itself
   NPU_ASSIGN_OR_RETURN(FusionRule rule, ReadFusionRule(o.fusion, "-f"));
-  if (!record) return WithFusionRule(o, rule, nullptr, dumps, goldens);
+  std::vector<std::string> fit_notes;
+  NPU_RETURN_IF_ERROR(CheckRuleFitsDumps(rule, o.fusion, dumps, fit_notes));
+  if (!record) {
+    NPU_ASSIGN_OR_RETURN(Plan plan, WithFusionRule(o, rule, nullptr, dumps, goldens));
+    plan.notes.insert(plan.notes.end(), fit_notes.begin(), fit_notes.end());
+    return plan;
+  }
   size_t unknown = MapThroughQuantRecord(rule, *record);
   NPU_ASSIGN_OR_RETURN(Plan plan, WithFusionRule(o, rule, &*record, dumps, goldens));
   if (unknown) plan.notes.push_back(std::to_string(unknown) + " op name(s) of -f are not in the quantization record -q and kept their own names");
@@ -334,6 +359,19 @@ Result<Plan> H5AgainstH5(const CompareOptions& o) {
   return plan;
 }
 
+// A dump's output is that of the last framework op fused into it (a Conv with its Relu gives the Relu's
+// output): against another op's golden it would fail for no fault of the NPU, so the pair says which golden fits.
+void FusedOutputNote(const DumpTensor& t, const std::string& dump_op, const std::string& golden, std::vector<std::string>& notes) {
+  NameMaps maps;
+  auto g = ParseGoldenFileName(RealFileName(golden, maps));
+  if (t.original_name.empty() || !g) return;
+  const std::string fits = SanitizeDumpName(t.original_name);
+  if (g->op_name == fits) return;
+  notes.push_back("the dump of '" + dump_op + "' holds the output of framework op '" + t.original_name +
+                  "' (the last op fused into it), not of '" + g->op_name + "': compare it with " + fits + "." +
+                  std::to_string(std::max(t.original_output_index, 0)) + ".*.npy from the golden dump");
+}
+
 // A single file against a single file: .npy or a dump (every input/output pair, or output 0 against a .npy).
 Result<Plan> FileAgainstFile(const CompareOptions& o) {
   Plan plan;
@@ -360,6 +398,7 @@ Result<Plan> FileAgainstFile(const CompareOptions& o) {
     int idx = std::atoi((input ? o.input_index : o.output_index.empty() ? "0" : o.output_index).c_str());
     add(a.op_name + (input ? ":input:" : ":output:") + std::to_string(idx), DumpRef(o.npu, input, idx, FileSize(o.npu)),
         {TensorRef::kNpy, o.golden, false, 0, "", FileSize(o.golden)});
+    if (!input && idx >= 0 && static_cast<size_t>(idx) < a.outputs.size()) FusedOutputNote(a.outputs[static_cast<size_t>(idx)], a.op_name, o.golden, plan.notes);
     return plan;
   }
   NPU_ASSIGN_OR_RETURN(DumpFile b, ReadDumpFile(o.golden));

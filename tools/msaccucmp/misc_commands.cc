@@ -4,6 +4,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <regex>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "base/file_io.h"
 #include "base/log.h"
 #include "commands.h"
+#include "compare/layout.h"
 #include "compare/metrics.h"
 #include "base/cli.h"
 #include "dump/dump_names.h"
@@ -59,6 +61,29 @@ std::string Stats(const DumpTensor& t) {
   return os.str();
 }
 
+std::string ShapeText(std::span<const int64_t> shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// A dump saved as .npy keeps its device layout: a 5-D NC1HWC0 array against a 4-D NCHW golden of the same N, H
+// and W with C1 = ceil(C / C0) is the same tensor, laid back to NCHW (and C's padding cropped) as compare does.
+// Nothing to do (nullopt) when the shapes do not fit that pattern.
+std::optional<Result<LaidOut>> FromNc1hwc0(const LoadedTensor& a, std::span<const int64_t> golden) {
+  const auto& s = a.shape;
+  if (s.size() != 5 || golden.size() != 4 || s[4] <= 0 || s[0] != golden[0] || s[2] != golden[2] || s[3] != golden[3] ||
+      s[1] != (golden[1] + s[4] - 1) / s[4])
+    return std::nullopt;
+  DumpTensor t;
+  t.dtype_code = a.dtype->code;
+  t.format = static_cast<int>(Format::kNC1HWC0);
+  t.shape = s;
+  t.original_shape.assign(golden.begin(), golden.end());
+  t.data = a.data;
+  return ConvertLayout(t, a.dtype->size, "NCHW", golden);
+}
+
 }  // namespace
 
 int RunFileCompare(const std::string& npu, const std::string& golden, const std::string& out_dir, std::ostream& out) {
@@ -70,8 +95,20 @@ int RunFileCompare(const std::string& npu, const std::string& golden, const std:
   if (!b.ok()) return Fail(out, Status(b.status()).with_param("-g"));
   if (!a.value().problem.empty() || !b.value().problem.empty())
     return Fail(out, Status::Error("EC0015", "-m", npu, a.value().problem.empty() ? b.value().problem : a.value().problem));
-  if (a.value().shape != b.value().shape)
-    return Fail(out, Status::Error("EC0015", "-g", golden, "the shapes differ; file_compare needs identical shapes"));
+  LaidOut laid;
+  if (a.value().shape != b.value().shape) {
+    auto converted = FromNc1hwc0(a.value(), b.value().shape);
+    if (!converted || !converted->ok())
+      return Fail(out, Status::Error("EC0015", "-g", golden,
+                                     "the shapes differ: -m " + ShapeText(a.value().shape) + ", -g " + ShapeText(b.value().shape),
+                                     "Compare arrays of one shape (or a 5-D NC1HWC0 -m against its 4-D NCHW -g); "
+                                     "msaccucmp convert -f NCHW lays a dump back before saving it."));
+    laid = std::move(converted->value());
+    out << "[INFO] -m " << ShapeText(a.value().shape) << " is NC1HWC0: compared as NCHW " << ShapeText(laid.shape)
+        << " with -g\n";
+    a.value().data = laid.bytes;
+    a.value().shape = laid.shape;
+  }
   std::vector<Metric> ms;
   for (int i = 0; i < kNumMetrics; ++i)
     if (i != static_cast<int>(Metric::kKL) && i != static_cast<int>(Metric::kStd)) ms.push_back(static_cast<Metric>(i));

@@ -4,6 +4,7 @@
 
 #include "base/cli.h"
 #include "base/log.h"
+#include "frontend/importer.h"
 #include "msame.h"
 
 int main(int argc, char** argv) {
@@ -12,7 +13,7 @@ int main(int argc, char** argv) {
   CLI::App app{"msame: run an .om on the simulated NPU, or a framework model on the fp32 reference path", "msame"};
   app.allow_extras();
   app.set_version_flag("--version", npu::msame::kVersion);
-  app.add_option("--model", o.model, "model file: .om, or a framework model on the fp32 reference path (.onnx, .pb, .prototxt)");
+  app.add_option("--model", o.model, "model file: .om, or on the fp32 reference path " + npu::ModelFileKinds());
   app.add_option("--weight", o.weight, "the .caffemodel of a Caffe .prototxt --model");
   app.add_option("--input", o.input, "comma-separated input files (.npy or raw .bin), or folders (one inference per file); none = zeros");
   app.add_option("--input_shape", o.input_shape, "the .onnx reference path: \"name:n,c,h,w;...\" as atc takes it");
@@ -29,11 +30,13 @@ int main(int argc, char** argv) {
   app.add_option("--dymShape", o.dym_shape, "\"name:d1,d2,...\": input shapes that select the profile (as --dymDims)");
   app.add_option("--shard", o.shard, "K/N, auto or auto/N (a Slurm array task, a Kubernetes Indexed Job): run only shard K of N of an --input DIR batch");
   app.add_option("--sim_mode", o.sim_mode, "full (compute and time, default) or timing (simulated clock only, no outputs)");
+  const std::vector<std::string> args = npu::cli::ArgsInOrder(argc, argv);
   try {
     app.parse(npu::cli::Args(argc, argv));
   } catch (const CLI::ParseError& e) {
-    return npu::cli::ParseFailed(app, e, "msame", std::cout);
+    return npu::cli::ParseFailed(app, e, "msame", std::cout, args);
   }
   o.unknown_flags = app.remaining();
+  o.flag_errors = npu::cli::LeftoverErrors(app, o.unknown_flags, args, "msame", "E10001");
   return npu::cli::RunGuarded("msame", std::cout, [&] { return npu::msame::RunMsame(o, std::cout); });
 }

@@ -55,7 +55,7 @@ Result<Session> LoadModel(const std::string& path, const std::string& input_shap
   flags.weight = weight;
   NPU_ASSIGN_OR_RETURN(CompileConfig config, MakeCompileConfig(flags, CompileGoal::kReference));
   CompileState state;
-  NPU_RETURN_IF_ERROR(RunPasses(config, state, "Import", "InferShapes"));
+  NPU_RETURN_IF_ERROR(RunPasses(config, state, pass::kImport, pass::kInferShapes));
   return Session::FromGraph(std::move(state.graph));
 }
 
@@ -93,7 +93,7 @@ Result<std::string> WriteOutput(const std::string& dir, const std::string& model
 
 std::vector<Status> ValidateOptions(const MsameOptions& o) {
   std::vector<Status> errs;
-  for (const auto& f : o.unknown_flags) errs.push_back(cli::UnknownFlag(f, "msame"));
+  errs.insert(errs.end(), o.flag_errors.begin(), o.flag_errors.end());
   if (o.model.empty()) errs.push_back(Status::Error("E10004", "--model", "", "Value for --model is empty"));
   else if (!FileExists(o.model)) errs.push_back(Status::Error("E13001", "--model", o.model, "the model file does not exist"));
   std::stringstream inputs(o.input);

@@ -20,6 +20,7 @@ struct MsameOptions {
   std::string input_shape;  // the .onnx reference path: "name:dims;..." as atc takes it
   std::string shard;        // K/N, auto or auto/N: run only this shard of an --input DIR batch (base/shard.h)
   std::vector<std::string> unknown_flags;
+  std::vector<Status> flag_errors;  // what unknown_flags mean: cli::LeftoverErrors
 };
 
 constexpr const char* kVersion = NPUKIT_TOOL_VERSION("msame");

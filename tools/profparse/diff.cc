@@ -19,8 +19,8 @@ struct OpTime {
 };
 
 // Mean duration of each task over the profile's iterations, in task order.
-Result<std::vector<OpTime>> OpTimes(const std::string& output) {
-  NPU_ASSIGN_OR_RETURN(auto dirs, FindProfDirs(output));
+Result<std::vector<OpTime>> OpTimes(const std::string& output, const std::string& param) {
+  NPU_ASSIGN_OR_RETURN(auto dirs, FindProfDirs(output, param));
   NPU_ASSIGN_OR_RETURN(RawProfile p, LoadProfile(dirs.front()));
   NPU_ASSIGN_OR_RETURN(auto reader, OpenSlices(p, p.device_dir, "hwts.data.0"));
   prof::RecordStream<prof::HwtsRecord> hwts(reader, prof::kHwtsMagic);
@@ -68,12 +68,12 @@ std::vector<std::pair<int, int>> Align(const std::vector<OpTime>& a, const std::
 }  // namespace
 
 int DiffProfiles(const std::string& a_dir, const std::string& b_dir, std::ostream& out) {
-  auto a = OpTimes(a_dir), b = OpTimes(b_dir);
-  for (auto* r : {&a, &b})
-    if (!r->ok()) {
-      cli::PrintError(out, r->status());
-      return 1;
-    }
+  auto a = OpTimes(a_dir, "diff A"), b = OpTimes(b_dir, "diff B");
+  if (!a.ok() || !b.ok()) {  // both folders' problems at once
+    for (auto* r : {&a, &b})
+      if (!r->ok()) cli::PrintError(out, r->status());
+    return 1;
+  }
   auto pairs = Align(a.value(), b.value());
   struct Row { std::string name, type; double a, b; };
   std::vector<Row> rows;

@@ -24,12 +24,14 @@ int main(int argc, char** argv) {
   app.add_option("--stamp", o.stamp, "timestamp in the output file names (default: now)");
   auto* diff = app.add_subcommand("diff", "compare two profiles: per-op and per-type deltas, top regressions");
   diff->add_option("profiles", o.diff, "A B (PROF_* directories or folders holding one)")->expected(0, 2);
+  const std::vector<std::string> args = npu::cli::ArgsInOrder(argc, argv);
   try {
     app.parse(npu::cli::Args(argc, argv));
   } catch (const CLI::ParseError& e) {
-    return npu::cli::ParseFailed(app, e, "profparse", std::cout);
+    return npu::cli::ParseFailed(app, e, "profparse", std::cout, args);
   }
   o.unknown_flags = app.remaining();
+  o.flag_errors = npu::cli::LeftoverErrors(app, o.unknown_flags, args, "profparse", "E10001");
   o.diff_mode = diff->parsed();
   return npu::cli::RunGuarded("profparse", std::cout, [&] { return npu::profparse::RunProfparse(o, std::cout); });
 }

@@ -69,7 +69,16 @@ int Query(const std::vector<std::string>& dirs, std::ostream& out) {
 
 std::vector<Status> ValidateOptions(const Options& o) {
   std::vector<Status> errs;
-  for (const auto& f : o.unknown_flags) errs.push_back(cli::UnknownFlag(f, "profparse"));
+  // A flag error explains the rest (a flag taken as another's value leaves both looking empty): it alone is told.
+  for (const Status& e : o.flag_errors) {
+    const bool on_off = e.param() == "--export" || e.param() == "--parse" || e.param() == "--query" ||
+                        e.param() == "--timeline-per-iteration";
+    errs.push_back(on_off && e.reason().find("was given no value") != std::string::npos
+                       ? Status::Error(e.code(), e.param(), "", e.param() + " takes on or off; it " + e.reason().substr(e.param().size() + 1),
+                                       "Write " + e.param() + "=on.")
+                       : e);
+  }
+  if (!errs.empty()) return errs;
   if (o.diff_mode) {
     if (o.diff.size() != 2) errs.push_back(Status::Error("E10001", "diff", std::to_string(o.diff.size()) + " argument(s)", "diff takes two profiles: profparse diff A B"));
     return errs;

@@ -21,6 +21,7 @@ struct Options {
   bool diff_mode = false;                                  // `profparse diff A B`
   std::vector<std::string> diff;                           // its A and B
   std::vector<std::string> unknown_flags;
+  std::vector<Status> flag_errors;  // what unknown_flags mean: cli::LeftoverErrors
 };
 
 constexpr const char* kVersion = NPUKIT_TOOL_VERSION("profparse");

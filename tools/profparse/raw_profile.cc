@@ -127,10 +127,10 @@ Result<RawProfile> LoadProfile(const std::string& prof_dir) {
   return p;
 }
 
-Result<std::vector<std::string>> FindProfDirs(const std::string& output) {
+Result<std::vector<std::string>> FindProfDirs(const std::string& output, const std::string& param) {
   std::error_code ec;
   if (!fs::is_directory(output, ec))
-    return Status::Error("E13001", "--output", output, "not a directory", "Point --output at a PROF_* directory or the folder holding them.");
+    return Status::Error("E13001", param, output, "not a directory", "Point " + param + " at a PROF_* directory or the folder holding them.");
   fs::path path(output);
   std::string name = path.filename().string();
   if (name.empty()) name = path.parent_path().filename().string();
@@ -139,7 +139,7 @@ Result<std::vector<std::string>> FindProfDirs(const std::string& output) {
   for (const auto& e : fs::directory_iterator(output, ec))
     if (e.is_directory() && e.path().filename().string().rfind("PROF_", 0) == 0) dirs.push_back(e.path().string());
   std::sort(dirs.begin(), dirs.end());
-  if (dirs.empty()) return Status::Error("E13001", "--output", output, "holds no PROF_* directory", "Collect a profile first: msame with acl.json's profiler switch on.");
+  if (dirs.empty()) return Status::Error("E13001", param, output, "holds no PROF_* directory", "Collect a profile first: msame with acl.json's profiler switch on.");
   return dirs;
 }
 

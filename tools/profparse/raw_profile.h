@@ -44,7 +44,8 @@ struct RawProfile {
 // Loads the static part. A missing or unreadable info.json is an error naming the file.
 Result<RawProfile> LoadProfile(const std::string& prof_dir);
 // The PROF_* directories under `output` (or `output` itself when it is one), sorted.
-Result<std::vector<std::string>> FindProfDirs(const std::string& output);
+// `param` names where the folder came from in errors (--output, or diff's A or B).
+Result<std::vector<std::string>> FindProfDirs(const std::string& output, const std::string& param = "--output");
 // Opens a data file's slices and records what is wrong with them in `p.warnings`.
 Result<prof::SliceReader> OpenSlices(RawProfile& p, const std::string& dir, const std::string& name);
 

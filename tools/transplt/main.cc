@@ -28,10 +28,12 @@ int main(int argc, char** argv) {
   dist->add_option("-m,--main", o.main_file, "the training entry script (inside the input)")->required();
   dist->add_option("-t,--target_model,--target-model", o.target_model, "the model variable (default: model)");
 
+  const std::vector<std::string> args = npu::cli::ArgsInOrder(argc, argv);
+
   try {
     app.parse(npu::cli::Args(argc, argv));  // the original tool spells -sim with one dash
   } catch (const CLI::ParseError& e) {
-    return npu::cli::ParseFailed(app, e, "transplt", std::cerr);
+    return npu::cli::ParseFailed(app, e, "transplt", std::cerr, args);
   }
   if (list_rules) {
     std::cout << transplt::RuleSet::Builtin(o.similar).Describe();

@@ -179,6 +179,8 @@ npu::Result<RunResult> MigrateTree(const Options& opts, const RuleSet& rules) {
   if (!opts.dry_run && fs::exists(r.dest, ec) && !opts.force)
     return PathError("ET0002", "--output", r.dest, "the result folder already exists",
                      "Pass --force to replace it, or choose another --output.");
+  // Said once the input and output check out, naming the folder the result will be in.
+  if (npu::log::ShowInfo()) std::cerr << "[INFO] migrating " << opts.input << " into " << r.dest << "\n";
 
   // The files to handle, in a stable order.
   std::vector<std::pair<std::string, fs::file_type>> entries;
@@ -367,7 +369,6 @@ int RunTransplt(const Options& opts) {
   if (opts.distributed && !std::regex_match(opts.target_model, std::regex(R"(^([A-Za-z_]\w*\.)*[A-Za-z_]\w*$)")))
     return report(PathError("E10001", "distributed -t", opts.target_model, "not a Python variable name such as model or self.model",
                             "Give the name the script assigns the model to."));
-  if (npu::log::ShowInfo()) std::cerr << "[INFO] migrating " << opts.input << " into " << opts.output << "\n";
   auto result = MigrateTree(opts, rules);
   if (!result.ok()) return report(result.status());
   RunResult& r = *result;
