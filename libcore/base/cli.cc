@@ -13,6 +13,10 @@ namespace npu::cli {
 namespace {
 
 constexpr std::string_view kUnknownFlagReason = "unknown flag";
+// The other reasons LeftoverErrors gives: all of them usage errors (exit 2), as an unknown flag is.
+constexpr std::string_view kStrayValueReason = "a value with no flag before it";
+constexpr std::string_view kOneValueReason = " takes one value; ";
+constexpr std::string_view kNoValueReason = " was given no value: ";
 
 // "-mode=6" -> true; "-m", "-1", "--mode", "-" -> false.
 bool SingleDashLongFlag(std::string_view a) {
@@ -118,7 +122,7 @@ std::vector<Status> LeftoverErrors(const CLI::App& app, const std::vector<std::s
       const std::string name = FlagName(v);
       if (name.empty() || !IsFlagOfApp(app, name)) continue;
       errors.push_back(Status::Error(std::string(code), o->get_name(), "",
-                                     o->get_name() + " was given no value: what follows it, " + v + ", is a flag of its own",
+                                     o->get_name() + std::string(kNoValueReason) + "what follows it, " + v + ", is a flag of its own",
                                      "Write " + o->get_name() + "=VALUE (see " + std::string(tool) + " --help for its values)."));
     }
   }
@@ -151,11 +155,11 @@ std::vector<Status> LeftoverErrors(const CLI::App& app, const std::vector<std::s
       // One error per flag, however many strays follow it.
       if (!errors.empty() && errors.back().param() == flag) continue;
       errors.push_back(Status::Error(std::string(code), flag, values,
-                                     flag + " takes one value; " + std::to_string(given) + " were given",
+                                     flag + std::string(kOneValueReason) + std::to_string(given) + " were given",
                                      "Give one value (a shell pattern such as dump/*/0 may have matched several "
                                      "folders; quote a value that holds spaces)."));
     } else {
-      errors.push_back(Status::Error(std::string(code), left, "", "a value with no flag before it",
+      errors.push_back(Status::Error(std::string(code), left, "", std::string(kStrayValueReason),
                                      "Put the flag it belongs to before it (see " + std::string(tool) + " --help)."));
     }
   }
@@ -173,7 +177,8 @@ bool IsUsageError(const Status& s) {
   // usage error (its codes are EGxxxx).
   static constexpr std::string_view kUsageCodes[] = {"E10004", "E10007", "E10057", "EG0000"};
   return std::find(std::begin(kUsageCodes), std::end(kUsageCodes), s.code()) != std::end(kUsageCodes) ||
-         s.reason() == kUnknownFlagReason;
+         s.reason() == kUnknownFlagReason || s.reason() == kStrayValueReason ||
+         s.reason().find(kOneValueReason) != std::string::npos || s.reason().find(kNoValueReason) != std::string::npos;
 }
 
 int ExitCodeFor(const std::vector<Status>& errors) {
