@@ -2,7 +2,6 @@
 """Bad inputs: each gets its specific error code, exit status 1 and no output file.
 usage: test_errors.py BUILD_DIR WORK_DIR"""
 import os
-import subprocess
 import sys
 import unittest
 
@@ -10,14 +9,13 @@ import numpy as np
 import onnx
 import onnx.numpy_helper
 from onnx import TensorProto, helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import run  # noqa: E402  (one helper for every test: tests/testlib.py)
 
 BUILD, WORK = sys.argv[1], sys.argv[2]
 ATC = os.path.join(BUILD, "tools/atc/atc")
 MSAME = os.path.join(BUILD, "tools/msame/msame")
 
-
-def run(*args):
-    return subprocess.run(list(args), capture_output=True, text=True, check=False)
 
 
 def small_model(path, ops=("Relu",)):

@@ -5,12 +5,13 @@ Einsum with diagonals and more than two operands, and Resize on uint8 and float6
 msame on the .onnx reference path (and the fp32 ones through atc + msame on the .om too).
 usage: test_kernels_torch.py BUILD_DIR WORK_DIR"""
 import os
-import subprocess
 import sys
 import unittest
 
 import numpy as np
 import torch
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import run  # noqa: E402  (one helper for every test: tests/testlib.py)
 
 BUILD, WORK = sys.argv[1], sys.argv[2]
 ATC = os.path.join(BUILD, "tools/atc/atc")
@@ -76,9 +77,6 @@ class RecurrentNet(torch.nn.Module):
         z, h = self.gru(y)
         return torch.cat([z[:, -1], h[0]], 1)
 
-
-def run(*args):
-    return subprocess.run(list(args), capture_output=True, text=True, check=False)
 
 
 class KernelParity(unittest.TestCase):

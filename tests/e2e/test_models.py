@@ -9,6 +9,8 @@ import sys
 import unittest
 
 import numpy as np
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import run  # noqa: E402  (one helper for every test: tests/testlib.py)
 
 BUILD, WORK = sys.argv[1], sys.argv[2]
 ATC = os.path.join(BUILD, "tools/atc/atc")
@@ -17,9 +19,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = ["resnet18", "mobilenet_v2", "shufflenet_v2_x1_0"]
 OPSETS = [11, 13]
 
-
-def run(*args):
-    return subprocess.run(list(args), capture_output=True, text=True, check=False)
 
 
 class TorchvisionParity(unittest.TestCase):

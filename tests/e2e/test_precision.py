@@ -14,13 +14,12 @@ import numpy as np
 import onnx
 import torch
 from onnx import TensorProto, helper, numpy_helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import run  # noqa: E402  (one helper for every test: tests/testlib.py)
 
 SRC, BUILD, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
 ATC, MSAME, CMP = (os.path.join(BUILD, p) for p in ("tools/atc/atc", "tools/msame/msame", "tools/msaccucmp/msaccucmp"))
 
-
-def run(*args):
-    return subprocess.run([str(a) for a in args], capture_output=True, text=True, check=False)
 
 
 def atc(model, out, soc="Ascend310P3", *flags):
