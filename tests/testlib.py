@@ -50,9 +50,9 @@ class Checks:
         self.failures = []
 
     def check(self, cond, what):
+        print(("ok   " if cond else "FAIL ") + what, flush=True)
         if not cond:
             self.failures.append(what)
-            print("FAIL:", what)
         return cond
 
     def finish(self):

@@ -3,6 +3,7 @@
 running it against npukit's own conversion of the .pb it was built from, the same model rewritten into the v2 and
 current header generations, and every header or ModelDef lie as a coded error (written with Python protobuf classes from libcore/frontend/ge/ge_ir.proto, not npukit's reader).
 usage: test_cann_om.py SOURCE_DIR BUILD_DIR WORK_DIR"""
+import functools
 import glob
 import importlib
 import json
@@ -14,30 +15,27 @@ import sys
 import unittest
 
 import numpy as np
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib as T  # noqa: E402  (what every Python test repeats: tests/testlib.py)
 
 SOURCE, BUILD, WORK = (os.path.abspath(p) for p in sys.argv[1:4])
 ATC = os.path.join(BUILD, "tools/atc/atc")
 MSAME = os.path.join(BUILD, "tools/msame/msame")
 CMP = os.path.join(BUILD, "tools/msaccucmp/msaccucmp")
-REAL = os.path.join(SOURCE, "tests/data/om/a3c_pong_model.om")
-PB = os.path.join(SOURCE, "tests/data/tf/a3c_pong_model.pb")
+REAL = os.path.join(T.DATA, "om/a3c_pong_model.om")
+PB = os.path.join(T.DATA, "tf/a3c_pong_model.pb")
 HEADER = 256
 ge = task_pb2 = None
 
 
-def run(*args):
-    return subprocess.run(list(args), capture_output=True, text=True, cwd=WORK, check=False)
+run = functools.partial(T.run, cwd=WORK)  # every command runs in the work folder
 
 
 def atc(*args):
     return run(ATC, *args)
 
 
-def must(*args):
-    r = run(*args)
-    if r.returncode != 0:
-        raise AssertionError(f"{args} failed ({r.returncode}):\n{r.stdout}{r.stderr}")
-    return r.stdout + r.stderr
+must = functools.partial(T.must, cwd=WORK)
 
 
 def dumped(folder, op, tensor):

@@ -15,10 +15,13 @@ import sys
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib as T  # noqa: E402  (what every Python test repeats: tests/testlib.py)
 
 BUILD, WORK = sys.argv[1:3]
 TOOL = {t: os.path.join(BUILD, "tools", t, t) for t in ("atc", "msame", "msaccucmp", "transplt", "profparse", "aoe")}
-failures = []
+checks = T.Checks()
+check, failures = checks.check, checks.failures
 
 
 def run(tool, *args):
@@ -26,10 +29,6 @@ def run(tool, *args):
     return r.returncode, r.stdout + r.stderr
 
 
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def small_model(path, names, conv=False):

@@ -3,6 +3,7 @@
 checked against PyTorch at every profile, msame's profile selection (--dymBatch, --dymHW, --dymDims, .npy shapes,
 raw .bin sizes), and every profile error code with its exit status and no .om left behind.
 usage: test_front_door.py BUILD_DIR WORK_DIR"""
+import functools
 import json
 import os
 import shutil
@@ -13,13 +14,14 @@ import unittest
 import numpy as np
 import torch
 import torchvision
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib as T  # noqa: E402  (what every Python test repeats: tests/testlib.py)
 
 BUILD, WORK = sys.argv[1:3]
 ATC, MSAME = (os.path.join(BUILD, p) for p in ("tools/atc/atc", "tools/msame/msame"))
 
 
-def run(*args):
-    return subprocess.run([str(a) for a in args], capture_output=True, text=True, cwd=WORK)
+run = functools.partial(T.run, cwd=WORK)  # every command runs in the work folder
 
 
 def ok(*args):

@@ -20,17 +20,16 @@ import time
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib as T  # noqa: E402  (what every Python test repeats: tests/testlib.py)
 
 BUILD, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 TOOLS = {t: f"{BUILD}/tools/{t}/{t}" for t in ("atc", "msame", "msaccucmp", "transplt", "profparse")}
 CODE = r"E[A-Z0-9]\d{4}"  # CANN-style error codes: E10001, EC0011, EH0001, ...
-failures = []
+checks = T.Checks()
+check, failures = checks.check, checks.failures
 
 
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def run(tool, *args, cwd=None):

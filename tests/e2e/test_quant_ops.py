@@ -3,16 +3,18 @@
 run by msame, bit-exact against a numpy model of the arithmetic kernels/quant.cc documents (fp16 steps for
 AscendQuant and AscendAntiQuant; the dequant of each SoC generation). Bad attributes and operands are coded errors.
 usage: test_quant_ops.py BUILD_DIR WORK_DIR"""
+import functools
 import glob
 import os
 import shutil
-import subprocess
 import sys
 import unittest
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib as T  # noqa: E402  (what every Python test repeats: tests/testlib.py)
 
 BUILD, WORK = (os.path.abspath(p) for p in sys.argv[1:3])
 ATC = os.path.join(BUILD, "tools/atc/atc")
@@ -22,8 +24,7 @@ ONNX_TYPE = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int32): Tensor
              np.dtype(np.float16): TensorProto.FLOAT16, np.dtype(np.uint64): TensorProto.UINT64}
 
 
-def run(*args):
-    return subprocess.run(list(args), capture_output=True, text=True, cwd=WORK, check=False)
+run = functools.partial(T.run, cwd=WORK)  # every command runs in the work folder
 
 
 def refused(test, name, why):

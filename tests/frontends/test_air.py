@@ -4,16 +4,18 @@ independent encoder (airgraph.py: Python protobuf classes generated from libcore
 and a small transformer, each with an ONNX twin built from the same layer list. The AIR must compute exactly what its twin
 computes in fp32 (msame's reference path and the converted .om), and the twins are checked against numpy. Bad AIR files are coded errors.
 usage: test_air.py SOURCE_DIR BUILD_DIR WORK_DIR"""
+import functools
 import glob
 import os
 import shutil
-import subprocess
 import sys
 import unittest
 
 import numpy as np
 
 import airgraph
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib as T  # noqa: E402  (what every Python test repeats: tests/testlib.py)
 
 SOURCE, BUILD, WORK = (os.path.abspath(p) for p in sys.argv[1:4])
 ATC = os.path.join(BUILD, "tools/atc/atc")
@@ -21,15 +23,10 @@ MSAME = os.path.join(BUILD, "tools/msame/msame")
 ge = None
 
 
-def run(*args):
-    return subprocess.run(list(args), capture_output=True, text=True, cwd=WORK, check=False)
+run = functools.partial(T.run, cwd=WORK)  # every command runs in the work folder
 
 
-def must(*args):
-    r = run(*args)
-    if r.returncode != 0:
-        raise AssertionError(f"{args} failed ({r.returncode}):\n{r.stdout}{r.stderr}")
-    return r.stdout + r.stderr
+must = functools.partial(T.must, cwd=WORK)
 
 
 def msame(model, x, out, *extra):

@@ -3,6 +3,7 @@
 python3-opencv, an implementation independent of npukit's): the real corpora and one generated net per layer
 type, written with Python protobuf classes from libcore/frontend/caffe/caffe_net.proto.
 usage: test_caffe.py BUILD_DIR WORK_DIR"""
+import functools
 import glob
 import importlib
 import json
@@ -15,17 +16,18 @@ import unittest
 import cv2
 import numpy as np
 from google.protobuf import json_format, text_format
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib as T  # noqa: E402  (what every Python test repeats: tests/testlib.py)
 
 BUILD, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../..")
 ATC, MSAME = (os.path.join(BUILD, f"tools/{t}/{t}") for t in ("atc", "msame"))
-CAFFE = os.path.join(SOURCE, "tests/data/caffe")
+CAFFE = os.path.join(T.DATA, "caffe")
 RTOL = 1e-4
 pb2 = None
 
 
-def run(*args):
-    return subprocess.run([str(a) for a in args], capture_output=True, text=True, cwd=WORK, check=False)
+run = functools.partial(T.run, cwd=WORK)  # every command runs in the work folder
 
 
 def must(*args):

@@ -2,6 +2,7 @@
 """atc --framework=3 and msame's .pb reference path, against independent references: OpenCV DNN on the real
 corpora it runs, tfgraph.py's numpy evaluator on the rest and on one hand-made GraphDef per op.
 usage: test_tensorflow.py BUILD_DIR WORK_DIR"""
+import functools
 import glob
 import json
 import os
@@ -15,17 +16,18 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tfgraph  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib as T  # noqa: E402  (what every Python test repeats: tests/testlib.py)
 
 BUILD, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 ATC, MSAME, CMP = (os.path.join(BUILD, f"tools/{t}/{t}") for t in ("atc", "msame", "msaccucmp"))
-CORPORA = os.path.join(tfgraph.SOURCE, "tests/data")
+CORPORA = T.DATA
 TF = os.path.join(CORPORA, "tf")
 RTOL = 1e-4  # fp32 paths: max |ours - reference| relative to max |reference|
 pb2 = None
 
 
-def run(*args, cwd=None):
-    return subprocess.run([str(a) for a in args], capture_output=True, text=True, cwd=cwd or WORK, check=False)
+run = functools.partial(T.run, cwd=WORK)  # every command runs in the work folder
 
 
 def must(*args):

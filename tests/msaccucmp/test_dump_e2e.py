@@ -13,18 +13,17 @@ import sys
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib as T  # noqa: E402  (what every Python test repeats: tests/testlib.py)
 
 SRC, BUILD, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
 ATC, MSAME, CMP = (os.path.join(BUILD, p) for p in ("tools/atc/atc", "tools/msame/msame", "tools/msaccucmp/msaccucmp"))
 shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
-failures = []
+checks = T.Checks()
+check, failures = checks.check, checks.failures
 
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def run(*args, expect=0):

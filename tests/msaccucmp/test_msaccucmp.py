@@ -14,6 +14,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 import dumpgen as dg  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib as T  # noqa: E402  (what every Python test repeats: tests/testlib.py)
 
 SRC, BUILD, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
 CMP = os.path.join(BUILD, "tools/msaccucmp/msaccucmp")
@@ -21,13 +23,10 @@ shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
 pb = dg.load_proto(SRC, os.path.join(WORK, "proto"))
 rng = np.random.default_rng(7)
-failures = []
+checks = T.Checks()
+check, failures = checks.check, checks.failures
 
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def run(*args, expect=0):

@@ -19,10 +19,13 @@ import sys
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib as T  # noqa: E402  (what every Python test repeats: tests/testlib.py)
 
 BUILD, WORK = map(os.path.abspath, sys.argv[1:3])
 TOOL = {t: os.path.join(BUILD, "tools", t, t) for t in ("atc", "msame", "msaccucmp")}
-failures = []
+checks = T.Checks()
+check, failures = checks.check, checks.failures
 SCALE = 0.05  # the activation and weight quantization step
 
 
@@ -31,10 +34,6 @@ def run(tool, *args):
     return r.returncode, r.stdout + r.stderr
 
 
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 rng = np.random.default_rng(7)

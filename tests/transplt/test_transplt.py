@@ -12,17 +12,16 @@ import subprocess
 import sys
 
 import openpyxl
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib  # noqa: E402  (what every Python test repeats: tests/testlib.py)
 
 SRC, BUILD, WORK = sys.argv[1:4]
 T = os.path.join(BUILD, "tools", "transplt", "transplt")
 GOLD = os.path.join(SRC, "tests", "transplt", "golden")
-failures = []
+checks = testlib.Checks()
+check, failures = checks.check, checks.failures
 
 
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
 
 
 def run(args, code=0, env=None):
