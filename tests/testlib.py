@@ -43,6 +43,16 @@ def must(*args, cwd=None, env=None):
     return r.stdout + r.stderr
 
 
+def call(cmd, ok=True, env=None, cwd=None):
+    """Runs an argument list; `env` adds to the environment. ok=True: it must exit 0 (AssertionError with its output
+    otherwise)."""
+    p = subprocess.run([str(a) for a in cmd], capture_output=True, text=True, check=False, cwd=cwd,
+                       env={**os.environ, **(env or {})})
+    if ok and p.returncode != 0:
+        raise AssertionError(f"{[str(a) for a in cmd]} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
+    return p
+
+
 class Checks:
     """A script-style test's list of failed checks: check() records, finish() reports them and exits."""
 

@@ -20,6 +20,8 @@ import subprocess
 import sys
 import time
 import unittest
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib as T  # noqa: E402  (what every Python test repeats: tests/testlib.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD, WORK = sys.argv[1], sys.argv[2]
@@ -29,11 +31,7 @@ SHAPES = {"resnet18": "input:1,3,224,224",
           "encoder": "input_ids:4,128;attention_mask:4,128;token_type_ids:4,128"}
 
 
-def run(cmd, env=None, ok=True):
-    p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **(env or {})})
-    if ok and p.returncode != 0:
-        raise AssertionError(f"{cmd} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
-    return p
+run = T.call
 
 
 def fresh(name):

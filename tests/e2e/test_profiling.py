@@ -13,9 +13,10 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import unittest
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib as T  # noqa: E402  (what every Python test repeats: tests/testlib.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD, WORK = sys.argv[1], sys.argv[2]
@@ -32,11 +33,7 @@ MEMORY = ["ub_read_bw(GB/s)", "ub_write_bw(GB/s)", "l1_read_bw(GB/s)", "l1_write
 TAIL = ["cube_utilization(%)", "achieved_flops(TFLOPS)", "achieved_bandwidth(GB/s)", "roofline_bound"]
 
 
-def run(cmd, env=None, ok=True):
-    p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **(env or {})})
-    if ok and p.returncode != 0:
-        raise AssertionError(f"{cmd} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
-    return p
+run = T.call
 
 
 def collect(name, metrics="PipeUtilization", slice_bytes=4096, model="resnet18"):

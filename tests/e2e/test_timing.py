@@ -11,6 +11,8 @@ import re
 import subprocess
 import sys
 import unittest
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib as T  # noqa: E402  (what every Python test repeats: tests/testlib.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -20,11 +22,7 @@ SPEC_310P3 = f"{ROOT}/libcore/soc/specs/Ascend310P3.ini"
 LINE = re.compile(r"Simulated NPU time: ([0-9.]+) ms per inference \(([0-9.]+) fps at batch (\d+), (\S+)\)")
 
 
-def run(cmd, ok=True):
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if ok and p.returncode != 0:
-        raise AssertionError(f"{cmd} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
-    return p
+run = T.call
 
 
 def convert(name, *flags):
