@@ -151,6 +151,14 @@ class NewUser(unittest.TestCase):
         left = [p for p in glob.glob(f"{bank}/**/*", recursive=True) if p.endswith(".lock")]
         self.assertEqual(left, [], "aoe leaves no lock files in the bank")
 
+    def test_13_make_demo_prints_the_demo_not_make(self):
+        if os.environ.get("NPUKIT_SKIP_MAKE_DEMO"):
+            self.skipTest("NPUKIT_SKIP_MAKE_DEMO is set")
+        r = T.run("make", "demo", f"BUILD={BUILD}", "JOBS=1", cwd=T.SOURCE)  # as a user types it, in the clone
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertNotIn("Entering directory", r.stdout + r.stderr)
+        self.assertNotIn("Built target", r.stdout, "the build's own lines go to its log")
+        self.assertIn("== summary", r.stdout)
 
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1], verbosity=2)

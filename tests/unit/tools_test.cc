@@ -2,13 +2,18 @@
 // file_compare lays a device-layout array back, and which flag a profile folder's error names.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
 #include "aoe_report.h"
+#include "base/file_io.h"
 #include "commands.h"
+#include "compile/compile.h"
 #include "dump/npy.h"
+#include "fusion_rule.h"
+#include "om/model_json.h"
 #include "raw_profile.h"
 
 namespace npu {
@@ -66,6 +71,43 @@ TEST(ProfparseDiff, AMissingProfileNamesItsPlaceInTheCommand) {
   ASSERT_FALSE(dirs.ok());
   EXPECT_EQ(dirs.status().param(), "diff B");
   EXPECT_EQ(dirs.status().message().find("--output"), std::string::npos) << dirs.status().message();
+}
+
+// msaccucmp -f reads what atc --mode=1 writes: the bundled tinynet compiled for Ascend310P3, its graph as the
+// JSON, read back as a fusion rule. Every op is there in order with its inputs; the stem's conv carries the
+// framework ops fused into it (Conv, BatchNormalization folded, Relu). A file that is not JSON is EC0012 naming -f.
+TEST(FusionRule, ReadsTheJsonAtcWrites) {
+  CompileFlags f;
+  f.framework = "5", f.model = std::string(NPUKIT_SOURCE_DIR) + "/examples/tinynet.onnx", f.soc_version = "Ascend310P3";
+  auto config = MakeCompileConfig(f, CompileGoal::kConvert);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  auto m = Compile(config.value());
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  fs::path dir = FreshDir("fusion_rule");
+  const std::string text = ModelToJson(m.value().graph, m.value().attrs).dump(2);
+  ASSERT_TRUE(WriteFileAtomic((dir / "tiny.json").string(), std::as_bytes(std::span(text.data(), text.size()))).ok());
+  auto rule = cmp::ReadFusionRule((dir / "tiny.json").string(), "-f");
+  ASSERT_TRUE(rule.ok()) << rule.status().message();
+  const Graph& g = m.value().graph;
+  ASSERT_EQ(rule.value().ops.size(), g.nodes.size());
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const cmp::FusionOp& op = rule.value().ops[k];
+    EXPECT_EQ(op.name, g.nodes[k].name);
+    EXPECT_EQ(op.inputs.size(), g.nodes[k].inputs.size()) << op.name;
+    EXPECT_EQ(op.original_names, g.nodes[k].original_names) << op.name;
+    EXPECT_EQ(rule.value().by_name.at(op.name), k);
+    EXPECT_FALSE(op.integer) << "a float model has no integer ops";
+  }
+  auto stem = std::find_if(rule.value().ops.begin(), rule.value().ops.end(), [](const cmp::FusionOp& o) { return o.name == "/stem/stem.0/Conv"; });
+  ASSERT_NE(stem, rule.value().ops.end());
+  EXPECT_EQ(stem->original_names.back(), "/stem/stem.2/Relu");
+  const std::string junk = "{\"graph\": [";
+  ASSERT_TRUE(WriteFileAtomic((dir / "junk.json").string(), std::as_bytes(std::span(junk.data(), junk.size()))).ok());
+  auto bad = cmp::ReadFusionRule((dir / "junk.json").string(), "-f");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), "EC0012");
+  EXPECT_EQ(bad.status().param(), "-f");
+  fs::remove_all(dir);
 }
 
 }  // namespace
