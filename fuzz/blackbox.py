@@ -155,6 +155,9 @@ def surfaces(s):
         "caffe_model": ([f"{CORPORA}/caffe/mtcnn_det1.caffemodel"], [TOOLS["atc"], "--framework=0", f"--model={CORPORA}/caffe/mtcnn_det1.prototxt",
                                                                      "--weight={in}", "--soc_version=Ascend310P3", "--output={out}/m"], "bytes"),
         "cann_om": ([f"{CORPORA}/om/a3c_pong_model.om"], [TOOLS["atc"], "--mode=1", "--om={in}", "--json={out}/m.json"], "om"),
+        # A real Ascend 910's HWTS task log in the folder profparse is pointed at ({indir}: the mutated file's).
+        "hwts_log": (glob.glob(f"{CORPORA}/prof_raw/ascend910_job3/hwts.log.data.*"), [TOOLS["profparse"], "--export=on",
+                                                                                     "--output={indir}"], "bytes"),
     }
 
 
@@ -250,7 +253,8 @@ def one_run(name, spec, k, seed, pristine=False):
             data = f.read()
         with open(mutated, "wb") as f:
             f.write(mutate(data, rng))
-    args = [a.replace("{in}", mutated or "").replace("{out}", f"{d}/out").replace("{dir}", f"{d}/prof") for a in args]
+    args = [a.replace("{in}", mutated or "").replace("{out}", f"{d}/out").replace("{dir}", f"{d}/prof")
+            .replace("{indir}", os.path.dirname(mutated or d)) for a in args]
     try:
         p = run(args, cwd=d)
         text = (p.stdout + p.stderr).decode(errors="replace")

@@ -70,6 +70,14 @@ def pack_dir(root, last=None):
     return image
 
 
+def dir_image(files):
+    """The same image from {relative name: bytes}, in the order given (the last file is the one a cut shortens)."""
+    image = b""
+    for name, data in files.items():
+        image += struct.pack("<B", len(name)) + name.encode() + struct.pack("<I", len(data)) + data
+    return image
+
+
 def small_models():
     rng = np.random.default_rng(0)
     w = lambda name, *shape: numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
@@ -234,6 +242,13 @@ def main():
         put(out, "input_shape", f"spec{i}.txt", spec)
 
     corpora = os.path.join(ROOT, "tests/data")
+    job3 = f"{corpora}/prof_raw/ascend910_job3"  # a real Ascend 910's HWTS log, cut to 4096 records, with its task names
+    hwts = open(glob.glob(f"{job3}/hwts.log.data.*")[0], "rb").read()[:64 * 4096]
+    desc = open(glob.glob(f"{job3}/Framework.host.vm.task_desc_info.*")[0], "rb").read()
+    info = open(f"{corpora}/prof_raw/ascend910_prof2023/device_0/info.json.0", "rb").read()
+    put(out, "hwts_log", "job3.img", dir_image({"info.json.0": info, "Framework.host.vm.task_desc_info.0.slice_0": desc,
+                                                "hwts.data.0.slice_0": hwts}))
+    put(out, "hwts_log", "log_only.img", dir_image({"hwts.data.0.slice_0": hwts[:64 * 256]}))
     put(out, "om_reader", "cann_a3c_v1.om", open(f"{corpora}/om/a3c_pong_model.om", "rb").read())  # CANN's own format
     for name in ("tf2onnx_regression", "tf2onnx_fc-layers"):
         put(out, "tf_import", name + ".pb", open(f"{corpora}/tf/{name}.pb", "rb").read())

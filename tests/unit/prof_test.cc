@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "prof/prof_format.h"
+#include "prof/hwts_log.h"
 #include "prof/slices.h"
 
 namespace npu::prof {
@@ -72,6 +73,44 @@ TEST(Slices, RecordStreamReadsASingleRecord) {
   EXPECT_FALSE(steps.Next(r));
   EXPECT_EQ(steps.garbage_bytes(), 0u);
   EXPECT_EQ(steps.trailing_bytes(), 0u);
+}
+
+// CANN's HWTS log: what the encoder writes the decoder reads back; an end closes the latest start of its stream
+// and task; an end with no start and a start with no end make no task; a gap in the 4-bit counter is a loss.
+TEST(HwtsLog, RecordsRoundTripAndPairAsMsprofPairsThem) {
+  std::vector<prof::HwtsLogEntry> log = {
+      {0, 0, 0, 7, 3, 100},   // start of task 7
+      {0, 1, 0, 7, 3, 150},   // a second start of it: the latest one counts
+      {1, 2, 0, 9, 3, 160},   // an end with no start
+      {1, 3, 2, 7, 3, 200},   // the end of task 7 (an AI_VECTOR_CORE task)
+      {0, 4, 0, 8, 1025, 300},  // stream 1025 fits 11 bits
+      {0, 6, 0, 5, 3, 400},   // counter 6 after 4: one record lost; task 5 never ends
+  };
+  std::vector<std::byte> bytes(log.size() * prof::kHwtsLogRecordBytes);
+  for (size_t i = 0; i < log.size(); ++i)
+    prof::EncodeHwtsLogRecord(log[i], std::span<std::byte, prof::kHwtsLogRecordBytes>(bytes.data() + i * prof::kHwtsLogRecordBytes, prof::kHwtsLogRecordBytes));
+  bytes[2 * prof::kHwtsLogRecordBytes + 16] = std::byte{0x03};  // a flag in the stream field's high bits: masked off
+  bytes[2 * prof::kHwtsLogRecordBytes + 17] = std::byte{0x08};
+  uint64_t lost = 0;
+  auto decoded = prof::DecodeHwtsLog(bytes, &lost);
+  ASSERT_EQ(decoded.size(), log.size());
+  EXPECT_EQ(lost, 1u);
+  EXPECT_EQ(decoded[1].syscnt, 150u);
+  EXPECT_EQ(decoded[3].task_type, 2);
+  EXPECT_EQ(decoded[2].stream_id, 3);
+  EXPECT_EQ(decoded[4].stream_id, 1025);
+  prof::HwtsPairer pairer;
+  for (const auto& e : decoded) pairer.Add(e);
+  ASSERT_EQ(pairer.pairs().size(), 1u);
+  EXPECT_EQ(pairer.pairs()[0].start, 150u);
+  EXPECT_EQ(pairer.pairs()[0].end, 200u);
+  EXPECT_EQ(prof::GeTaskTypeName(pairer.pairs()[0].task_type), "AI_VECTOR_CORE");
+  EXPECT_EQ(pairer.unmatched_ends(), 1u);
+  EXPECT_EQ(pairer.open_starts(), 2u);
+  // Another log type (2) is not a task record; a cut record is not decoded.
+  std::vector<std::byte> other(prof::kHwtsLogRecordBytes + 10);
+  other[0] = std::byte{0x12};
+  EXPECT_TRUE(prof::DecodeHwtsLog(other).empty());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "base/cli.h"
 #include "base/log.h"
+#include "hwts_export.h"
 #include "raw_profile.h"
 
 namespace npu::profparse {
@@ -102,6 +103,28 @@ std::vector<Status> ValidateOptions(const Options& o) {
   return errs;
 }
 
+// A folder of CANN's own raw device data with an HWTS log: its task_time (the only table that log makes).
+static int ExportRawHwts(const Options& o, std::ostream& out) {
+  if (o.exp != "on") {
+    cli::PrintError(out, Status::Error("E10001", o.query == "on" ? "--query" : "--parse", "on", o.output + " is CANN's raw device data (an HWTS log), which profparse exports but does not query",
+                                       "Use --export=on."));
+    return cli::kUsage;
+  }
+  auto r = ExportHwtsLog(o.output, o);
+  if (!r.ok()) {
+    cli::PrintError(out, r.status());
+    return cli::kFailed;
+  }
+  for (const auto& w : r.value().warnings) out << "[WARNING] " << w << "\n";
+  if (log::ShowInfo()) {
+    out << "[INFO] " << o.output << ": HWTS log, " << r.value().tasks << " task(s), " << r.value().raw_bytes << " raw bytes -> "
+        << o.output << "/mindstudio_profiler_output\n";
+    for (const auto& f : r.value().files) out << "[INFO]   " << f << "\n";
+    out << "[INFO] profparse finished\n";
+  }
+  return cli::kOk;
+}
+
 int RunProfparse(const Options& o, std::ostream& out) {
   auto errs = ValidateOptions(o);
   if (!errs.empty()) {
@@ -111,6 +134,7 @@ int RunProfparse(const Options& o, std::ostream& out) {
   if (!o.log.empty())
     if (auto l = log::ParseLevel(o.log)) log::SetLevel(*l);
   if (o.diff_mode) return DiffProfiles(o.diff[0], o.diff[1], out);
+  if (HoldsHwtsLog(o.output)) return ExportRawHwts(o, out);
   auto dirs = FindProfDirs(o.output);
   if (!dirs.ok()) {  // a folder without PROF_* data is nothing to do; a missing one is an error
     cli::PrintError(out, dirs.status());

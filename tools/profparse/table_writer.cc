@@ -138,6 +138,11 @@ void TableWriter::Micros(uint64_t ns) {
   if (format_ == TableFormat::kJson) *b += '"';
 }
 
+void TableWriter::Timestamp(uint64_t ns) {
+  Micros(ns);
+  if (format_ == TableFormat::kCsv && open_) cur_.buffer() += '\t';
+}
+
 void TableWriter::TextCached(std::string_view raw, std::string_view csv_escaped) {
   if (format_ == TableFormat::kJson) return Text(raw);
   if (!open_ && !Open().ok()) return;

@@ -50,6 +50,9 @@ class TableWriter {
   void Integer(uint64_t v);
   void Fixed(double v, int decimals);  // N/A when not finite
   void Micros(uint64_t ns);
+  // A point in time in µs as msprof writes it: three decimals and, in CSV, a TAB after them (so a spreadsheet
+  // keeps every digit of an epoch-scale number rather than rounding it to a float).
+  void Timestamp(uint64_t ns);
   // A text cell whose CSV form the caller already holds (per-op strings repeat millions of times).
   void TextCached(std::string_view raw, std::string_view csv_escaped);
   Status EndRow();
