@@ -14,21 +14,24 @@
 #include "base/file_io.h"
 #include "base/json.h"
 #include "base/progress.h"
+#include "prof/hwts_log.h"
+#include "prof/platform.h"
 
 namespace npu::prof {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-std::string_view TaskTypeName(TaskType t) {
-  switch (t) {
-    case TaskType::kAiCore: return "AI_CORE";
-    case TaskType::kAiCpu: return "AI_CPU";
-    case TaskType::kAiVectorCore: return "AI_VECTOR_CORE";
-  }
-  return "UNKNOWN";
-}
+std::string_view TaskTypeName(TaskType t) { return GeTaskTypeName(static_cast<uint32_t>(t)); }
 
 namespace {
+
+// The cores a task ran on, as the chip has them: on a split-core chip (the 910B) cube work runs on AIC cores,
+// vector work on AIV cores, and a task with both is a MIX_AIC task; elsewhere every AI Core task is AI_CORE.
+TaskType DeviceTaskType(const TaskCost& c, const SocSpec& soc) {
+  if (!PlatformOf(soc.name).split_cores) return TaskType::kAiCore;
+  const bool cube = c.pipes.cube > 0, vector = c.pipes.vector > 0;
+  return cube && vector ? TaskType::kMixAic : vector ? TaskType::kAiVectorCore : TaskType::kAiCore;
+}
 
 bool OnOff(const json& j, const char* key, bool def, const std::string& where, std::vector<std::string>& errs) {
   if (!j.contains(key)) return def;
@@ -134,6 +137,7 @@ Result<std::unique_ptr<Collector>> Collector::Start(const ProfilerConfig& config
   if (!session.soc()) return Status::Error("E10001", "profiler", "switch=on", "the .onnx reference path has no simulated clock", "Profile an .om.");
   std::unique_ptr<Collector> c(new Collector());
   c->config_ = config;
+  c->soc_ = session.soc();
   auto now = std::chrono::system_clock::now();
   c->epoch_ns_ = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count());
   std::string parent = config.output.empty() ? "." : config.output;
@@ -221,7 +225,7 @@ void Collector::AfterTask(const TaskEvent& e) {
   // Truncate the absolute end, not the duration: the next task starts at exactly this instant (no 1-ns gaps).
   h.end_ticks = epoch_ns_ + static_cast<uint64_t>(e.sim_start_ns + e.timing->duration_ns);
   h.block_dim = e.task.block_dim;
-  h.task_type = static_cast<uint8_t>(aicpu ? TaskType::kAiCpu : TaskType::kAiCore);
+  h.task_type = static_cast<uint8_t>(aicpu ? TaskType::kAiCpu : DeviceTaskType(e.timing->cost, *soc_));
   if (Status s = hwts_->Append(h); !s.ok()) error_ = s;
   if (aicpu) return;
   const TaskCost& c = e.timing->cost;

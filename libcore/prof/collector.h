@@ -48,6 +48,7 @@ class Collector : public TaskObserver {
   uint32_t Intern(const std::string& s);
   Status WriteStatic(const Session& session, const std::string& app);
   ProfilerConfig config_;
+  const SocSpec* soc_ = nullptr;  // the session's chip (outlives the collector): which cores its tasks run on
   std::string dir_, host_dir_, device_dir_;
   uint64_t epoch_ns_ = 0;  // device tick 0 of the session on the wall clock
   std::unique_ptr<SliceWriter> hwts_, pmu_, steps_, nodes_, api_;

@@ -25,8 +25,10 @@ constexpr uint16_t kHwtsMagic = 0x5AA5, kPmuMagic = 0x5AA6, kStepMagic = 0x5AA7,
 constexpr uint8_t kRecordVersion = 1;
 constexpr double kHwtsFrequencyMhz = 1000;  // ticks per µs of the simulated device clock
 
-enum class TaskType : uint8_t { kAiCore = 0, kAiCpu = 1, kAiVectorCore = 2 };
-std::string_view TaskTypeName(TaskType t);  // AI_CORE, AI_CPU, AI_VECTOR_CORE (op_summary's Task Type)
+// GE's task types (their codes are GeTaskType's, hwts_log.h): a split-core chip runs cube work on AIC cores
+// (AI_CORE), vector work on AIV cores (AI_VECTOR_CORE) and both in one MIX_AIC task.
+enum class TaskType : uint8_t { kAiCore = 0, kAiCpu = 1, kAiVectorCore = 2, kMixAic = 4 };
+std::string_view TaskTypeName(TaskType t);  // AI_CORE, AI_CPU, AI_VECTOR_CORE, MIX_AIC (op_summary's Task Type)
 
 #pragma pack(push, 1)
 struct RecordHeader {

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "base/progress.h"
+#include "msprof_tables.h"
 #include "profparse.h"
 #include "raw_profile.h"
 #include "table_writer.h"
@@ -20,80 +21,32 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Columns of op_summary by metric group (msprof's order); `prefix` is "aic_" on Atlas A2 chips.
-std::vector<std::string> MetricColumns(const std::string& group, const std::string& prefix) {
-  std::vector<std::string> c;
-  if (group == "ArithmeticUtilization")
-    c = {"mac_fp16_ratio", "mac_int8_ratio", "vec_fp32_ratio", "vec_fp16_ratio", "vec_int32_ratio", "vec_misc_ratio", "cube_fops", "vector_fops"};
-  else if (group == "Memory")
-    c = {"ub_read_bw(GB/s)", "ub_write_bw(GB/s)", "l1_read_bw(GB/s)", "l1_write_bw(GB/s)", "l2_read_bw(GB/s)",
-         "l2_write_bw(GB/s)", "main_mem_read_bw(GB/s)", "main_mem_write_bw(GB/s)"};
-  else
-    c = {"vec_time(us)", "vec_ratio", "mac_time(us)", "mac_ratio", "scalar_time(us)", "scalar_ratio", "fixpipe_time(us)",
-         "fixpipe_ratio", "mte1_time(us)", "mte1_ratio", "mte2_time(us)", "mte2_ratio", "mte3_time(us)", "mte3_ratio",
-         "icache_miss_rate", "memory_bound"};
-  for (auto& s : c) s = prefix + s;
+// op_summary's columns: msprof's for the chip and version, then npukit's roofline columns.
+std::vector<std::string> OpSummaryColumns(CannVersion v, const DeviceInfo& d, const std::vector<PmuColumn>& pmu) {
+  std::vector<std::string> c = TaskColumns(v, ChipClassOf(d.platform));
+  for (const PmuColumn& m : pmu) c.push_back(m.name);
+  for (const std::string& r : RooflineColumns()) c.push_back(r);
   return c;
 }
 
-// The columns WriteMetrics fills: core time and cycles, the metric group, cube utilisation, and the roofline.
-std::vector<std::string> PmuColumns(const DeviceInfo& d) {
-  std::string p = d.per_core_prefix() ? "aic_" : "";
-  std::vector<std::string> c = {d.per_core_prefix() ? "aic_time(us)" : "aicore_time(us)", p + "total_cycles"};
-  for (auto& m : MetricColumns(d.aic_metrics, p)) c.push_back(m);
-  c.push_back("cube_utilization(%)");
-  // Beyond msprof: where the op sits on the SoC's roofline.
-  for (const char* r : {"achieved_flops(TFLOPS)", "achieved_bandwidth(GB/s)", "roofline_bound"}) c.push_back(r);
-  return c;
-}
-
-std::vector<std::string> OpSummaryColumns(const DeviceInfo& d) {
-  std::vector<std::string> c = {"Device_id", "Model ID", "Task ID", "Stream ID", "Op Name", "OP Type", "OP State", "Task Type",
-                                "Task Start Time(us)", "Task Duration(us)", "Task Wait Time(us)", "Block Num", "Mix Block Num",
-                                "HF32 Eligible", "Input Shapes", "Input Data Types", "Input Formats", "Output Shapes",
-                                "Output Data Types", "Output Formats", "Context ID"};
-  for (auto& m : PmuColumns(d)) c.push_back(m);
-  return c;
-}
-
-// The PMU columns of one AI Core task.
-void WriteMetrics(TableWriter& t, const DeviceInfo& d, const prof::PmuRecord* p, double duration_us) {
-  if (!p) {  // AI CPU tasks and tasks whose PMU record is missing
-    for (size_t i = 0, n = PmuColumns(d).size(); i < n; ++i) t.Number("N/A");
+// The PMU columns of one task (N/A where there is no record: AI CPU tasks, a lost PMU record), then the roofline.
+void WriteMetrics(TableWriter& t, const std::vector<PmuColumn>& cols, const DeviceInfo& d, const prof::PmuRecord* p,
+                  const PmuContext& ctx) {
+  if (!p) {
+    for (size_t i = 0, n = cols.size() + RooflineColumns().size(); i < n; ++i) t.Number("N/A");
     return;
   }
-  double mhz = d.aic_mhz, total = std::max<double>(static_cast<double>(p->total_cycles), 1);
-  double core_us = static_cast<double>(p->total_cycles) / mhz;
-  t.Fixed(core_us, 3);
-  t.Integer(p->total_cycles);
-  auto ratio = [&](uint64_t c) { t.Fixed(static_cast<double>(c) / total, 6); };
-  auto us = [&](uint64_t c) { t.Fixed(static_cast<double>(c) / mhz, 3); };
-  auto gbps = [&](uint64_t bytes) { t.Fixed(core_us > 0 ? static_cast<double>(bytes) / (core_us * 1e3) : 0, 3); };
-  double cube_fops = static_cast<double>(p->cube_fp16_fractals) * 16 * 16 * 16 * 2 + static_cast<double>(p->cube_int8_fractals) * 16 * 32 * 16 * 2;
-  double vector_fops = static_cast<double>(p->vector_fp16_repeats) * 128 + static_cast<double>(p->vector_fp32_repeats) * 64;
-  if (d.aic_metrics == "ArithmeticUtilization") {
-    for (uint64_t c : {p->cube_fp16_fractals, p->cube_int8_fractals, p->vector_fp32_repeats, p->vector_fp16_repeats}) ratio(c);
-    t.Number("0.000000");
-    t.Number("0.000000");
-    t.Fixed(cube_fops, 0);
-    t.Fixed(vector_fops, 0);
-  } else if (d.aic_metrics == "Memory") {
-    // L2 writes are not counted separately: outputs leave through MTE3 to GM (main_mem_write).
-    for (uint64_t b : {p->ub_read_bytes, p->ub_write_bytes, p->l1_read_bytes, p->l1_write_bytes, p->l2_read_bytes, uint64_t{0},
-                       p->main_read_bytes, p->main_write_bytes})
-      gbps(b);
-  } else {
-    for (uint64_t c : {p->vector_cycles, p->cube_cycles, p->scalar_cycles, p->fixpipe_cycles, p->mte1_cycles, p->mte2_cycles, p->mte3_cycles}) {
-      us(c);
-      ratio(c);
-    }
-    t.Number("N/A");  // the simulator has no instruction cache model
-    double busy = std::max(static_cast<double>(p->cube_cycles), static_cast<double>(p->vector_cycles));
-    busy > 0 ? t.Fixed(static_cast<double>(p->mte2_cycles) / busy, 6) : t.Number("N/A");
+  for (const PmuColumn& c : cols) {
+    std::optional<double> v = PmuValue(c, *p, ctx);
+    if (!v) t.Number("N/A");
+    else if (c.quantity == Quantity::kTotalCycles) t.Integer(static_cast<uint64_t>(*v + 0.5));
+    else if (c.quantity == Quantity::kCubeUtilization) t.Fixed(*v, 3);  // msprof: fixed, three decimals
+    else t.Metric(*v);
   }
-  double cube_peak_per_us = d.cube_peak_flops * 1e-6;
-  cube_peak_per_us > 0 && duration_us > 0 ? t.Fixed(100 * cube_fops / (cube_peak_per_us * duration_us), 3) : t.Number("N/A");
-  double flops = cube_fops + vector_fops, bytes = static_cast<double>(p->main_read_bytes + p->main_write_bytes);
+  const double duration_us = ctx.duration_us;
+  const double cube_fops = PmuValue({"", Quantity::kCubeFops}, *p, ctx).value_or(0);
+  const double vector_fops = PmuValue({"", Quantity::kVectorFops}, *p, ctx).value_or(0);
+  const double flops = cube_fops + vector_fops, bytes = static_cast<double>(p->main_read_bytes + p->main_write_bytes);
   duration_us > 0 ? t.Fixed(flops / (duration_us * 1e6), 6) : t.Number("N/A");
   duration_us > 0 ? t.Fixed(bytes / (duration_us * 1e3), 3) : t.Number("N/A");
   if (d.cube_peak_flops <= 0 || d.memory_bandwidth <= 0 || duration_us <= 0) return t.Text("N/A");
@@ -240,7 +193,11 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
   if (!o.iteration_id.empty()) want_iter = static_cast<uint32_t>(std::stoul(o.iteration_id));
   auto wanted = [&](uint32_t iteration) { return !want_iter || *want_iter == iteration + 1; };
 
-  TableWriter summary(out_dir, "op_summary", stamp, OpSummaryColumns(d), fmt);
+  const CannVersion version = ParseCannVersion(o.cann_version).value_or(CannVersion::k8_5);
+  const ChipClass chip = ChipClassOf(d.platform);
+  const bool stars = chip == ChipClass::kAtlasA2;
+  const std::vector<PmuColumn> pmu_cols = PmuColumns(chip, d.aic_metrics);
+  TableWriter summary(out_dir, "op_summary", stamp, OpSummaryColumns(version, d, pmu_cols), fmt);
   TableWriter task_time(out_dir, "task_time", stamp,
                         {"Device_id", "kernel_name", "kernel_type", "stream_id", "task_id", "task_time(us)", "task_start(us)", "task_stop(us)"}, fmt);
   Timeline timeline(out_dir, stamp, d.pid);
@@ -274,16 +231,15 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
         if (!wanted(h.iteration)) continue;
         uint64_t start = ns_of(h.start_ticks), end = std::max(start, ns_of(h.end_ticks));
         const NodeInfo* n = node_of(h);
-        bool aicore = h.task_type != static_cast<uint8_t>(prof::TaskType::kAiCpu);
         task_time.Number("0");
         task_time.TextCached(n->op_name, n->csv[0]);
-        std::string_view kernel_type = aicore ? "KERNEL_AICORE" : "KERNEL_AICPU";
+        const std::string_view kernel_type = prof::TaskTypeName(static_cast<prof::TaskType>(h.task_type));
         task_time.TextCached(kernel_type, kernel_type);
         task_time.Integer(h.stream_id);
         task_time.Integer(h.task_id);
         task_time.Fixed(static_cast<double>(end - start) / 1000, 3);
-        task_time.Micros(start);
-        task_time.Micros(end);
+        task_time.Timestamp(start);
+        task_time.Timestamp(end);
         NPU_RETURN_IF_ERROR(task_time.EndRow());
         if (o.timeline_per_iteration == "on" && static_cast<int64_t>(h.iteration) != timeline_iter) {
           NPU_RETURN_IF_ERROR(timeline.Close(timeline_files));
@@ -339,19 +295,22 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
       summary.TextCached(n->op_type, n->csv[1]);
       summary.TextCached("static", "static");
       summary.TextCached(type_name, type_name);
-      summary.Micros(start);
+      summary.Timestamp(start);
       summary.Fixed(dur_us, 3);
       summary.Micros(wait);
       summary.Integer(h.block_dim);
-      summary.Number("0");
+      // A MIX_AIC task runs each cube block with two vector blocks: the 910B pairs each AIC with two AIVs
+      // (20 AIC and 40 AIV on the 910B3, libcore/soc/specs/Ascend910B3.ini).
+      if (stars) summary.Integer(h.task_type == static_cast<uint8_t>(prof::TaskType::kMixAic) ? 2ull * h.block_dim : 0);
       summary.TextCached("NO", "NO");
       const std::string* shape_cells[] = {&n->input_shapes, &n->input_dtypes, &n->input_formats, &n->output_shapes, &n->output_dtypes, &n->output_formats};
       for (size_t i = 0; i < 6; ++i) summary.TextCached(*shape_cells[i], n->csv[2 + i]);
-      summary.TextCached("N/A", "N/A");
-      WriteMetrics(summary, d, pmu ? &*pmu : nullptr, dur_us);
+      if (stars) summary.TextCached("N/A", "N/A");
+      const PmuContext ctx{static_cast<prof::TaskType>(h.task_type), d.aic_mhz, d.ai_cores, h.block_dim, dur_us};
+      WriteMetrics(summary, pmu_cols, d, pmu ? &*pmu : nullptr, ctx);
       NPU_RETURN_IF_ERROR(summary.EndRow());
       TypeStats& st = stats[n->op_type];
-      st.core_type = aicore ? "AI_CORE" : "AI_CPU";
+      st.core_type = type_name;
       st.durations_us.push_back(static_cast<float>(dur_us));
       st.total += dur_us, st.min = std::min(st.min, dur_us), st.max = std::max(st.max, dur_us);
       total_us += dur_us;
@@ -439,16 +398,16 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
   for (const auto& [name, s] : api_stats) {
     double avg = s.total / static_cast<double>(s.count);
     api_csv.Text("host");
-    api_csv.Text("AscendCL");
+    api_csv.Text("acl");
     api_csv.Text(name);
-    api_csv.Fixed(s.total, 3);
+    api_csv.Trimmed(s.total);
     api_csv.Number(std::to_string(s.count));
-    for (double v : {avg, s.min, s.max, std::max(s.sq / static_cast<double>(s.count) - avg * avg, 0.0)}) api_csv.Fixed(v, 3);
+    for (double v : {avg, s.min, s.max, std::max(s.sq / static_cast<double>(s.count) - avg * avg, 0.0)}) api_csv.Trimmed(v);
     NPU_RETURN_IF_ERROR(api_csv.EndRow());
   }
 
   TableWriter stat_csv(out_dir, "op_statistic", stamp,
-                       {"Device_id", "OP Type", "Core Type", "Count", "Total Time(us)", "Avg Time(us)", "Min Time(us)", "Max Time(us)",
+                       {"Device_id", "OP Type", "Core Type", "Count", "Total Time(us)", "Min Time(us)", "Avg Time(us)", "Max Time(us)",
                         "Ratio(%)", "Med Time(us)", "StdDev(us)"}, fmt);
   std::vector<std::pair<std::string, TypeStats*>> by_total;
   for (auto& [type, s] : stats) by_total.emplace_back(type, &s);
@@ -464,7 +423,7 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
     stat_csv.Text(type);
     stat_csv.Text(s->core_type);
     stat_csv.Number(std::to_string(v.size()));
-    for (double x : {s->total, avg, s->min, s->max, total_us > 0 ? 100 * s->total / total_us : 0.0, med, std::sqrt(var / n)}) stat_csv.Fixed(x, 3);
+    for (double x : {s->total, s->min, avg, s->max, total_us > 0 ? 100 * s->total / total_us : 0.0, med, std::sqrt(var / n)}) stat_csv.Trimmed(x);
     NPU_RETURN_IF_ERROR(stat_csv.EndRow());
   }
 

@@ -8,6 +8,7 @@
 #include "base/cli.h"
 #include "base/log.h"
 #include "hwts_export.h"
+#include "msprof_tables.h"
 #include "raw_profile.h"
 
 namespace npu::profparse {
@@ -89,6 +90,8 @@ std::vector<Status> ValidateOptions(const Options& o) {
   if (o.exp != "on" && o.parse != "on" && o.query != "on")
     errs.push_back(Status::Error("E10004", "--export", "", "nothing to do", "Give --export=on, --parse=on or --query=on (or: profparse diff A B)."));
   if (o.output.empty()) errs.push_back(Status::Error("E10004", "--output", "", "Value for --output is empty", "Point it at a PROF_* directory or the folder holding them."));
+  if (!ParseCannVersion(o.cann_version))
+    errs.push_back(Status::Error("E10001", "--cann_version", o.cann_version, "the tables follow msprof of CANN " + std::string(kCannVersions)));
   if (o.summary_format != "csv" && o.summary_format != "json")
     errs.push_back(Status::Error("E10001", "--summary-format", o.summary_format, "the format must be csv or json"));
   if (o.model_id.empty() != o.iteration_id.empty())

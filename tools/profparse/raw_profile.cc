@@ -117,9 +117,11 @@ Result<RawProfile> LoadProfile(const std::string& prof_dir) {
     NodeInfo n{str(r.op_name), str(r.op_type), str(r.input_shapes), str(r.input_dtypes), str(r.input_formats),
                str(r.output_shapes), str(r.output_dtypes), str(r.output_formats), str(r.tiling),
                r.task_type == 1 ? prof::TaskType::kAiCpu : prof::TaskType::kAiCore, r.block_dim, {}};
-    for (const std::string* f : {&n.op_name, &n.op_type, &n.input_shapes, &n.input_dtypes, &n.input_formats, &n.output_shapes,
-                                 &n.output_dtypes, &n.output_formats})
-      n.csv.push_back(CsvCell(*f));
+    n.csv = {CsvCell(n.op_name), CsvCell(n.op_type)};
+    // Shapes, dtypes and formats as msprof writes them: inside literal quotes (msprof-analyze strips the first and
+    // last character of the field), N/A bare.
+    for (const std::string* f : {&n.input_shapes, &n.input_dtypes, &n.input_formats, &n.output_shapes, &n.output_dtypes, &n.output_formats})
+      n.csv.push_back(*f == "N/A" ? *f : CsvCell("\"" + *f + "\""));
     p.nodes[{r.stream_id, r.task_id}] = std::move(n);
   }
   NPU_RETURN_IF_ERROR(nodes.status());

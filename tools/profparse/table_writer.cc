@@ -1,5 +1,7 @@
 #include "table_writer.h"
 
+#include "msprof_tables.h"
+
 #include <charconv>
 #include <cmath>
 
@@ -136,6 +138,16 @@ void TableWriter::Micros(uint64_t ns) {
   if (format_ == TableFormat::kJson) *b += '"';
   AppendMicros(*b, ns);
   if (format_ == TableFormat::kJson) *b += '"';
+}
+
+void TableWriter::Metric(double v) {
+  if (!std::isfinite(v)) return Number("N/A");
+  if (std::string* b = BeginNumber()) AppendMetric(*b, v);
+}
+
+void TableWriter::Trimmed(double v) {
+  if (!std::isfinite(v)) return Number("N/A");
+  if (std::string* b = BeginNumber()) AppendTrimmed(*b, v);
 }
 
 void TableWriter::Timestamp(uint64_t ns) {

@@ -49,6 +49,8 @@ class TableWriter {
   // Hot-path cells that format straight into the buffer (no temporaries).
   void Integer(uint64_t v);
   void Fixed(double v, int decimals);  // N/A when not finite
+  void Metric(double v);  // msprof's metric form: three decimals at most, trailing zeros dropped ("0.33", "0.0")
+  void Trimmed(double v);  // op_statistic's form: also a bare point dropped ("7.84", "100")
   void Micros(uint64_t ns);
   // A point in time in µs as msprof writes it: three decimals and, in CSV, a TAB after them (so a spreadsheet
   // keeps every digit of an epoch-scale number rather than rounding it to a float).
