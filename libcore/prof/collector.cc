@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
@@ -93,9 +94,18 @@ void Describe(const Graph& g, const std::vector<int>& vals, std::string& shapes,
   formats = Join(f, ';');
 }
 
+// A JSON file of the PROF folder, with msprof's "<file>.done" marker ("filesize:<bytes>") once it is complete.
 Status WriteJsonFile(const std::string& path, const json& j) {
-  std::string text = DumpJson(j, 2) + "\n";
-  return WriteFileAtomic(path, std::as_bytes(std::span(text.data(), text.size())));
+  std::string text = DumpJson(j) + "\n";
+  NPU_RETURN_IF_ERROR(WriteFileAtomic(path, std::as_bytes(std::span(text.data(), text.size()))));
+  std::string done = "filesize:" + std::to_string(text.size());
+  return WriteFileAtomic(path + ".done", std::as_bytes(std::span(done.data(), done.size())));
+}
+
+// The host's name and a stable id for it (msprof-analyze's cluster mode keys ranks on rank_id and hostUid).
+std::string HostName() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 && name[0] ? std::string(name) : std::string("localhost");
 }
 
 }  // namespace
@@ -154,8 +164,10 @@ Result<std::unique_ptr<Collector>> Collector::Start(const ProfilerConfig& config
   char seqbuf[16];
   std::snprintf(seqbuf, sizeof seqbuf, "%06d", seq);
   c->dir_ = parent + "/PROF_" + seqbuf + "_" + Timestamp17() + "_" + suffix;
-  c->host_dir_ = c->dir_ + "/host/data";
-  c->device_dir_ = c->dir_ + "/device_0/data";
+  c->host_root_ = c->dir_ + "/host";
+  c->device_root_ = c->dir_ + "/device_0";
+  c->host_dir_ = c->host_root_ + "/data";
+  c->device_dir_ = c->device_root_ + "/data";
   fs::create_directories(c->host_dir_, ec);
   if (!ec) fs::create_directories(c->device_dir_, ec);
   if (ec) return Status::Error("E13004", "profiler output", c->dir_, "cannot create the directory: " + ec.message());
@@ -190,25 +202,32 @@ Status Collector::WriteStatic(const Session& session, const std::string& app) {
     NPU_RETURN_IF_ERROR(nodes_->Append(r));
   }
   const SocSpec& soc = *session.soc();
-  json device = {{"id", 0}, {"ai_core_num", soc.ai_cores}, {"aiv_num", soc.vector_cores}, {"ai_cpu_core_num", soc.aicpu_cores},
-                 {"hwts_frequency", std::to_string(static_cast<int>(kHwtsFrequencyMhz))},
+  // info.json as msprof writes it (a real one: tests/data/prof_raw/ascend910_prof2023/device_0/info.json.0): the
+  // fields its readers use (platform_version's chip code, rank_id, hostUid, DeviceInfo's core counts and clocks);
+  // npukit's own under "npukit" (the SoC's name and peaks, for profparse's roofline).
+  json device = {{"id", 0}, {"env_type", 3}, {"ai_core_num", soc.ai_cores}, {"aiv_num", soc.vector_cores},
+                 {"ai_cpu_core_num", soc.aicpu_cores}, {"hwts_frequency", std::to_string(static_cast<int>(kHwtsFrequencyMhz))},
                  {"aic_frequency", std::to_string(static_cast<int>(soc.freq_mhz))},
                  {"aiv_frequency", std::to_string(static_cast<int>(soc.freq_mhz))}};
-  // The peaks profparse's roofline column compares against.
   double cube_peak = 2.0 * soc.cube_m * soc.cube_n * soc.cube_k * soc.ai_cores * soc.freq_mhz * 1e6;
-  json info = {{"platform_version", soc.name}, {"pid", ::getpid()}, {"DeviceInfo", json::array({device})},
-               {"CPU", json::array({{{"Frequency", "1000"}}})}, {"hostCntvct", 0}, {"devCntvct", 0},
-               {"npukit", {{"record_version", kRecordVersion}, {"cube_peak_flops", cube_peak},
+  const std::string host = HostName();
+  json info = {{"jobInfo", "NA"}, {"version", "1.0"}, {"hostname", host}, {"hostUid", std::to_string(std::hash<std::string>{}(host))},
+               {"devices", "0"}, {"platform_version", std::to_string(PlatformOf(soc.name).platform_version)},
+               {"pid", std::to_string(::getpid())}, {"pid_name", app.substr(0, app.find(' '))}, {"rank_id", 0},
+               {"DeviceInfo", json::array({device})}, {"CPU", json::array({{{"Id", 0}, {"Frequency", 1000}}})},
+               {"sysClockFreq", 1000}, {"hostCntvct", 0}, {"devCntvct", 0},
+               {"npukit", {{"record_version", kRecordVersion}, {"soc_version", soc.name}, {"cube_peak_flops", cube_peak},
                            {"memory_bandwidth_bytes_per_s", soc.memory_bandwidth_gbps * 1e9}, {"soc_origin", soc.origin}}}};
-  NPU_RETURN_IF_ERROR(WriteJsonFile(device_dir_ + "/info.json.0", info));
-  NPU_RETURN_IF_ERROR(WriteJsonFile(host_dir_ + "/info.json", info));
+  // Beside data/, as msprof lays the folder out (msprof-analyze finds a rank by device_*/info.json.*).
+  NPU_RETURN_IF_ERROR(WriteJsonFile(device_root_ + "/info.json.0", info));
+  NPU_RETURN_IF_ERROR(WriteJsonFile(host_root_ + "/info.json", info));
   json sample = {{"ai_core_metrics", config_.aic_metrics}, {"ai_core_profiling_mode", "task-based"},
                  {"task_time", config_.task_time ? "on" : "off"}, {"aicpu", config_.aicpu ? "on" : "off"},
                  {"app", app}, {"model_id", 0}};
-  NPU_RETURN_IF_ERROR(WriteJsonFile(device_dir_ + "/sample.json", sample));
+  NPU_RETURN_IF_ERROR(WriteJsonFile(device_root_ + "/sample.json", sample));
   json start = {{"collectionTimeBegin", std::to_string(epoch_ns_ / 1000)}, {"clockMonotonicRaw", std::to_string(epoch_ns_)}};
-  NPU_RETURN_IF_ERROR(WriteJsonFile(device_dir_ + "/start_info.0", start));
-  return WriteJsonFile(host_dir_ + "/start_info", start);
+  NPU_RETURN_IF_ERROR(WriteJsonFile(device_root_ + "/start_info.0", start));
+  return WriteJsonFile(host_root_ + "/start_info", start);
 }
 
 void Collector::AfterTask(const TaskEvent& e) {
@@ -290,8 +309,8 @@ Status Collector::Finish() {
   auto end = std::chrono::system_clock::now();
   uint64_t end_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(end.time_since_epoch()).count());
   json end_info = {{"collectionTimeEnd", std::to_string(end_ns / 1000)}, {"clockMonotonicRaw", std::to_string(end_ns)}};
-  if (Status s = WriteJsonFile(device_dir_ + "/end_info.0", end_info); !s.ok() && error_.ok()) error_ = s;
-  if (Status s = WriteJsonFile(host_dir_ + "/end_info", end_info); !s.ok() && error_.ok()) error_ = s;
+  if (Status s = WriteJsonFile(device_root_ + "/end_info.0", end_info); !s.ok() && error_.ok()) error_ = s;
+  if (Status s = WriteJsonFile(host_root_ + "/end_info", end_info); !s.ok() && error_.ok()) error_ = s;
   return error_;
 }
 

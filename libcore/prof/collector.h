@@ -49,7 +49,7 @@ class Collector : public TaskObserver {
   Status WriteStatic(const Session& session, const std::string& app);
   ProfilerConfig config_;
   const SocSpec* soc_ = nullptr;  // the session's chip (outlives the collector): which cores its tasks run on
-  std::string dir_, host_dir_, device_dir_;
+  std::string dir_, host_root_, device_root_, host_dir_, device_dir_;  // the roots hold info.json & co., data/ the records
   uint64_t epoch_ns_ = 0;  // device tick 0 of the session on the wall clock
   std::unique_ptr<SliceWriter> hwts_, pmu_, steps_, nodes_, api_;
   std::map<std::string, uint32_t> strings_;

@@ -17,5 +17,7 @@ struct ProfPlatform {
 
 // The platform of an npukit SoC name (Ascend310P3, Ascend910B3, ...); the Ascend910A's for names it does not know.
 const ProfPlatform& PlatformOf(std::string_view soc);
+// The chip family a platform_version code names ("5" -> "Ascend910B"); empty for a code msprof does not know.
+std::string_view SocOfPlatformVersion(std::string_view code);
 
 }  // namespace npu::prof

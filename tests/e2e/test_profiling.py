@@ -194,6 +194,25 @@ class Profiling(unittest.TestCase):
         d = run([PROFPARSE, "diff", self.prof, self.prof]).stdout
         self.assertIn("delta 0.000 us", d)
 
+    def test_the_folder_as_msprof_lays_it_out(self):
+        dev = f"{self.prof}/device_0"
+        for name in ("info.json.0", "start_info.0", "end_info.0", "sample.json"):
+            self.assertTrue(os.path.isfile(f"{dev}/{name}") and os.path.isfile(f"{dev}/{name}.done"), name)
+            self.assertFalse(os.path.exists(f"{dev}/data/{name}"), "beside data/, not in it")
+        info = load_json(f"{dev}/info.json.0")
+        self.assertEqual(info["platform_version"], "4")  # msprof's code of the Ascend310P
+        self.assertEqual(info["rank_id"], 0)
+        self.assertTrue(info["hostUid"])
+        self.assertEqual(info["DeviceInfo"][0]["ai_core_num"], 8)
+        # A folder of an earlier npukit (info.json & co. inside data/) is still read.
+        old = os.path.join(WORK, "old_layout", os.path.basename(self.prof))
+        shutil.rmtree(os.path.dirname(old), ignore_errors=True)
+        shutil.copytree(self.prof, old, ignore=shutil.ignore_patterns("mindstudio_profiler_output"))
+        for name in ("info.json.0", "start_info.0", "end_info.0", "sample.json"):
+            os.replace(f"{old}/device_0/{name}", f"{old}/device_0/data/{name}")
+        export(old)
+        self.assertEqual(rows(old, "op_summary")[1:], rows(self.prof, "op_summary")[1:])
+
     def test_damaged_raw_data(self):
         src = collect("damage_src", slice_bytes=1000)[0]
         # A slice cut short (no .done, a partial last record): export what is whole, with a warning.
@@ -221,7 +240,7 @@ class Profiling(unittest.TestCase):
         lost = os.path.join(WORK, "lost", os.path.basename(src))
         shutil.rmtree(os.path.dirname(lost), ignore_errors=True)
         shutil.copytree(src, lost)
-        os.remove(f"{lost}/device_0/data/info.json.0")
+        os.remove(f"{lost}/device_0/info.json.0")
         p = export(lost, ok=False)
         self.assertEqual(p.returncode, 1)
         self.assertIn("info.json.0", p.stdout)

@@ -8,6 +8,7 @@
 
 #include "base/csv.h"
 #include "base/file_io.h"
+#include "prof/platform.h"
 
 namespace npu::profparse {
 namespace fs = std::filesystem;
@@ -82,11 +83,18 @@ Result<RawProfile> LoadProfile(const std::string& prof_dir) {
   p.dir = prof_dir;
   p.device_dir = prof_dir + "/device_0/data";
   p.host_dir = prof_dir + "/host/data";
-  NPU_ASSIGN_OR_RETURN(json info, ReadJson(p.device_dir + "/info.json.0"));
-  p.device.platform = info.value("platform_version", "");
+  // info.json & co. sit beside data/, as msprof lays the folder out; npukit before 0.2 put them inside data/.
+  const std::string root = FileExists(prof_dir + "/device_0/info.json.0") || !FileExists(p.device_dir + "/info.json.0")
+                               ? prof_dir + "/device_0" : p.device_dir;
+  NPU_ASSIGN_OR_RETURN(json info, ReadJson(root + "/info.json.0"));
+  // The SoC: npukit's own field, else the chip family of msprof's platform_version code (older npukit wrote the name there).
+  std::string code = info.contains("platform_version") && info["platform_version"].is_string() ? info["platform_version"].get<std::string>() : "";
+  p.device.platform = info.contains("npukit") && info["npukit"].is_object() ? info["npukit"].value("soc_version", "") : "";
+  if (p.device.platform.empty()) p.device.platform = prof::SocOfPlatformVersion(code).empty() ? code : std::string(prof::SocOfPlatformVersion(code));
   p.device.pid = static_cast<uint32_t>(CountOr(info, "pid", 0, UINT32_MAX)) & 0x3FFFFF;
+  p.device.rank_id = static_cast<int>(CountOr(info, "rank_id", 0, 1 << 20));
   if (!info.contains("DeviceInfo") || !info["DeviceInfo"].is_array() || info["DeviceInfo"].empty() || !info["DeviceInfo"][0].is_object())
-    return Malformed(p.device_dir + "/info.json.0", "DeviceInfo is missing");
+    return Malformed(root + "/info.json.0", "DeviceInfo is missing");
   const json& d = info["DeviceInfo"][0];
   constexpr double kMaxCores = 4096;  // far past any Ascend chip
   p.device.ai_cores = std::max<int>(1, static_cast<int>(CountOr(d, "ai_core_num", 1, kMaxCores)));
@@ -95,16 +103,16 @@ Result<RawProfile> LoadProfile(const std::string& prof_dir) {
   constexpr double kMinMhz = 1, kMaxMhz = 1e5;  // clock rates a device could have (100 GHz is far past any)
   for (double mhz : {p.device.hwts_mhz, p.device.aic_mhz})
     if (!(mhz >= kMinMhz && mhz <= kMaxMhz))
-      return Malformed(p.device_dir + "/info.json.0", "a frequency (" + std::to_string(mhz) + " MHz) is not a clock rate between 1 MHz and 100 GHz");
+      return Malformed(root + "/info.json.0", "a frequency (" + std::to_string(mhz) + " MHz) is not a clock rate between 1 MHz and 100 GHz");
   if (info.contains("npukit") && info["npukit"].is_object()) {
     p.device.cube_peak_flops = NumberOr(info["npukit"], "cube_peak_flops", 0);
     p.device.memory_bandwidth = NumberOr(info["npukit"], "memory_bandwidth_bytes_per_s", 0);
   }
-  if (auto sample = ReadJson(p.device_dir + "/sample.json"); sample.ok())
+  if (auto sample = ReadJson(root + "/sample.json"); sample.ok())
     p.device.aic_metrics = sample.value().value("ai_core_metrics", "PipeUtilization");
   else
     p.warnings.push_back(sample.status().message() + "; using the PipeUtilization metrics");
-  if (auto start = ReadJson(p.device_dir + "/start_info.0"); start.ok())
+  if (auto start = ReadJson(root + "/start_info.0"); start.ok())
     p.device.collection_begin_us = CountOr(start.value(), "collectionTimeBegin", 0, 1.8e19);
   NPU_ASSIGN_OR_RETURN(auto dict, LoadHashDictionary(p));
   auto str = [&](uint32_t id) {

@@ -27,7 +27,7 @@ struct DeviceInfo {
   std::string aic_metrics = "PipeUtilization";
   uint64_t collection_begin_us = 0;
   uint32_t pid = 0;  // the collecting process (the timeline's pid encoding)
-  bool per_core_prefix() const { return platform.rfind("Ascend910B", 0) == 0; }  // aic_ columns on A2
+  int rank_id = 0;
 };
 
 struct RawProfile {
