@@ -153,6 +153,21 @@ class Profiling(unittest.TestCase):
             for key in ("Model Id", "Task Type", "Physic Stream Id", "Task Id"):
                 self.assertIn(key, e["args"])
 
+    def test_overlap_analysis_slices_sum_to_the_step_time(self):
+        events = load_json(glob.glob(f"{self.prof}/mindstudio_profiler_output/msprof_*.json")[0])
+        pid = [e["pid"] for e in events if e["ph"] == "M" and e["name"] == "process_name" and e["args"]["name"] == "Overlap Analysis"][0]
+        threads = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == pid}
+        self.assertEqual(threads, {"Communication", "Communication(Not Overlapped)", "Computing", "Free"})
+        spans = sorted((ns(e["ts"]), ns(e["ts"]) + round(e["dur"] * 1000), e["name"]) for e in events if e["ph"] == "X" and e["pid"] == pid)
+        self.assertIn("Computing", {n for _, _, n in spans})
+        self.assertLessEqual({n for _, _, n in spans}, {"Computing", "Free"}, "no collective communication here")
+        for (_, end, _), (start, _, _) in zip(spans, spans[1:]):
+            self.assertEqual(end, start, "the slices tile the device's span with no gap or overlap")
+        for step in rows(self.prof, "step_trace")[1:]:
+            end, length = ns(step[4]), ns(step[5])
+            covered = sum(max(0, min(b, end) - max(a, end - length)) for a, b, _ in spans)
+            self.assertLessEqual(abs(covered - length), 1, step)
+
     def test_op_statistic_and_task_time(self):
         stat = rows(self.prof, "op_statistic")
         self.assertEqual(stat[0], ["Device_id", "OP Type", "Core Type", "Count", "Total Time(us)", "Min Time(us)", "Avg Time(us)",

@@ -67,6 +67,7 @@ class Timeline {
   uint32_t HardwarePid() const { return (pid_ << 10) | (kHardwareSort << 5) | 0; }
   uint32_t CannPid() const { return (pid_ << 10) | (kCannSort << 5) | kHostDevice; }
   uint32_t StepPid() const { return (pid_ << 10) | (kStepSort << 5) | 0; }
+  uint32_t OverlapPid() const { return (pid_ << 10) | (kOverlapSort << 5) | 0; }
   Status Open(const std::string& name) {
     NPU_ASSIGN_OR_RETURN(file_, OutFile::Create(dir_, name));
     name_ = name;
@@ -81,7 +82,21 @@ class Timeline {
       Meta(pid, 0, "thread_name", std::string("{\"name\":\"") + thread + "\"}");
       Meta(pid, 0, "thread_sort_index", "{\"sort_index\":0}");
     }
+    Meta(OverlapPid(), 0, "process_name", "{\"name\":\"Overlap Analysis\"}");
+    Meta(OverlapPid(), 0, "process_labels", "{\"labels\":\"NPU 0\"}");
+    Meta(OverlapPid(), 0, "process_sort_index", "{\"sort_index\":" + std::to_string(kOverlapSort) + "}");
+    for (uint32_t tid = 0; tid < std::size(kOverlapThreads); ++tid) {
+      Meta(OverlapPid(), tid, "thread_name", std::string("{\"name\":\"") + kOverlapThreads[tid] + "\"}");
+      Meta(OverlapPid(), tid, "thread_sort_index", "{\"sort_index\":" + std::to_string(tid) + "}");
+    }
     return Status::Ok();
+  }
+  // A device task's span, for the Overlap Analysis layer. Spans are merged an iteration at a time (iterations do
+  // not overlap), so memory stays at one iteration's tasks whatever the profile's size.
+  void AddComputing(uint64_t start_ns, uint64_t end_ns, uint32_t iteration) {
+    if (!busy_.empty() && iteration != busy_iteration_) FlushOverlap();
+    busy_iteration_ = iteration;
+    busy_.emplace_back(start_ns, end_ns);
   }
   // A complete event; args is a JSON object body without braces.
   void Slice(uint32_t pid, uint32_t tid, const std::string& name, uint64_t start_ns, uint64_t dur_ns, const std::string& args) {
@@ -123,6 +138,8 @@ class Timeline {
   }
   Status Close(std::vector<std::string>& files) {
     if (!open_) return Status::Ok();
+    FlushOverlap();
+    last_busy_end_.reset();
     file_.Write("\n]\n");
     open_ = false;
     NPU_RETURN_IF_ERROR(file_.Commit(""));
@@ -132,7 +149,33 @@ class Timeline {
   bool open() const { return open_; }
 
  private:
-  static constexpr uint32_t kCannSort = 7, kHardwareSort = 14, kStepSort = 15, kHostDevice = 31;
+  // msprof's layer sort indexes (its LayerSortIndex, from 6): CANN 7, Ascend Hardware 13, Overlap Analysis 29. Step
+  // Trace has a process of its own here; msprof folds it into Ascend Hardware.
+  static constexpr uint32_t kCannSort = 7, kHardwareSort = 13, kStepSort = 15, kOverlapSort = 29, kHostDevice = 31;
+  // The Overlap Analysis threads, by tid (msprof's OverlapType). Without collective communication only Computing
+  // and Free have slices: their union covers the device's span from its first task to its last.
+  static constexpr const char* kOverlapThreads[] = {"Communication", "Communication(Not Overlapped)", "Computing", "Free"};
+  static constexpr uint32_t kComputingTid = 2, kFreeTid = 3;
+  // The iteration's busy spans merged into Computing slices, and the gaps before and between them into Free.
+  void FlushOverlap() {
+    if (busy_.empty()) return;
+    std::sort(busy_.begin(), busy_.end());
+    uint64_t lo = busy_.front().first, hi = busy_.front().second;
+    auto emit = [&](uint64_t a, uint64_t b) {
+      if (last_busy_end_ && a > *last_busy_end_) Slice(OverlapPid(), kFreeTid, "Free", *last_busy_end_, a - *last_busy_end_, "");
+      Slice(OverlapPid(), kComputingTid, "Computing", a, b - a, "");
+      last_busy_end_ = b;
+    };
+    for (const auto& [a, b] : busy_) {
+      if (a > hi) {
+        emit(lo, hi);
+        lo = a;
+      }
+      hi = std::max(hi, b);
+    }
+    emit(lo, hi);
+    busy_.clear();
+  }
   std::string& Begin() {
     std::string& b = file_.buffer();
     b += first_ ? "[\n" : ",\n";
@@ -158,6 +201,9 @@ class Timeline {
   uint32_t pid_;
   OutFile file_;
   bool open_ = false, first_ = true;
+  std::vector<std::pair<uint64_t, uint64_t>> busy_;  // this iteration's task spans (ns)
+  uint32_t busy_iteration_ = 0;
+  std::optional<uint64_t> last_busy_end_;
 };
 
 const char* kReadme = R"(mindstudio_profiler_output: the export of one PROF_* directory by npukit's profparse.
@@ -250,6 +296,7 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
           NPU_RETURN_IF_ERROR(timeline.Open(name));
         }
         timeline.TaskSlice(h, prof::TaskTypeName(static_cast<prof::TaskType>(h.task_type)), n->op_name, start, end - start);
+        timeline.AddComputing(start, end, h.iteration);
       }
       return hwts.status();
     }();
