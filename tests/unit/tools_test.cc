@@ -13,6 +13,7 @@
 #include "compile/compile.h"
 #include "dump/npy.h"
 #include "fusion_rule.h"
+#include "msprof_tables.h"
 #include "om/model_json.h"
 #include "raw_profile.h"
 
@@ -108,6 +109,31 @@ TEST(FusionRule, ReadsTheJsonAtcWrites) {
   EXPECT_EQ(bad.status().code(), "EC0012");
   EXPECT_EQ(bad.status().param(), "-f");
   fs::remove_all(dir);
+}
+
+// Numbers as msprof prints them: metrics to three decimals with trailing zeros dropped but one kept; op_statistic
+// drops a bare point too.
+TEST(MsprofTables, NumbersAsMsprofPrintsThem) {
+  auto metric = [](double v) {
+    std::string s;
+    profparse::AppendMetric(s, v);
+    return s;
+  };
+  auto trimmed = [](double v) {
+    std::string s;
+    profparse::AppendTrimmed(s, v);
+    return s;
+  };
+  EXPECT_EQ(metric(0.33), "0.33");
+  EXPECT_EQ(metric(7.285), "7.285");
+  EXPECT_EQ(metric(0), "0.0");
+  EXPECT_EQ(metric(-0.0001), "0.0");
+  EXPECT_EQ(metric(-2.5), "-2.5");
+  EXPECT_EQ(metric(26227), "26227.0");
+  EXPECT_EQ(metric(1e17), "100000000000000000.000");  // past int64's exact range: printf's digits
+  EXPECT_EQ(trimmed(100), "100");
+  EXPECT_EQ(trimmed(7.84), "7.84");
+  EXPECT_EQ(trimmed(18.8841), "18.884");
 }
 
 }  // namespace
