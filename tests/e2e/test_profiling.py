@@ -163,6 +163,9 @@ class Profiling(unittest.TestCase):
         self.assertLessEqual({n for _, _, n in spans}, {"Computing", "Free"}, "no collective communication here")
         for (_, end, _), (start, _, _) in zip(spans, spans[1:]):
             self.assertEqual(end, start, "the slices tile the device's span with no gap or overlap")
+        freq = [e for e in events if e["ph"] == "C" and e["name"] == "AI Core Freq"]
+        mhz = int(load_json(f"{self.prof}/device_0/info.json.0")["DeviceInfo"][0]["aic_frequency"])
+        self.assertTrue(freq and all(e["args"] == {"MHz": mhz} for e in freq), freq)
         for step in rows(self.prof, "step_trace")[1:]:
             end, length = ns(step[4]), ns(step[5])
             covered = sum(max(0, min(b, end) - max(a, end - length)) for a, b, _ in spans)

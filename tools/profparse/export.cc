@@ -63,11 +63,13 @@ struct TypeStats {
 // The timeline (msprof_*.json): a JSON array, written as tasks stream by.
 class Timeline {
  public:
-  Timeline(std::string dir, std::string stamp, uint32_t pid) : dir_(std::move(dir)), stamp_(std::move(stamp)), pid_(pid) {}
+  Timeline(std::string dir, std::string stamp, uint32_t pid, double aic_mhz)
+      : dir_(std::move(dir)), stamp_(std::move(stamp)), pid_(pid), aic_mhz_(aic_mhz) {}
   uint32_t HardwarePid() const { return (pid_ << 10) | (kHardwareSort << 5) | 0; }
   uint32_t CannPid() const { return (pid_ << 10) | (kCannSort << 5) | kHostDevice; }
   uint32_t StepPid() const { return (pid_ << 10) | (kStepSort << 5) | 0; }
   uint32_t OverlapPid() const { return (pid_ << 10) | (kOverlapSort << 5) | 0; }
+  uint32_t FreqPid() const { return (pid_ << 10) | (kFreqSort << 5) | 0; }
   Status Open(const std::string& name) {
     NPU_ASSIGN_OR_RETURN(file_, OutFile::Create(dir_, name));
     name_ = name;
@@ -82,6 +84,9 @@ class Timeline {
       Meta(pid, 0, "thread_name", std::string("{\"name\":\"") + thread + "\"}");
       Meta(pid, 0, "thread_sort_index", "{\"sort_index\":0}");
     }
+    Meta(FreqPid(), 0, "process_name", "{\"name\":\"AI Core Freq\"}");
+    Meta(FreqPid(), 0, "process_labels", "{\"labels\":\"NPU 0\"}");
+    Meta(FreqPid(), 0, "process_sort_index", "{\"sort_index\":" + std::to_string(kFreqSort) + "}");
     Meta(OverlapPid(), 0, "process_name", "{\"name\":\"Overlap Analysis\"}");
     Meta(OverlapPid(), 0, "process_labels", "{\"labels\":\"NPU 0\"}");
     Meta(OverlapPid(), 0, "process_sort_index", "{\"sort_index\":" + std::to_string(kOverlapSort) + "}");
@@ -94,6 +99,11 @@ class Timeline {
   // A device task's span, for the Overlap Analysis layer. Spans are merged an iteration at a time (iterations do
   // not overlap), so memory stays at one iteration's tasks whatever the profile's size.
   void AddComputing(uint64_t start_ns, uint64_t end_ns, uint32_t iteration) {
+    if (!first_task_ns_) {  // the AI Core clock: the simulated chip runs at its spec's frequency throughout
+      first_task_ns_ = start_ns;
+      FreqCounter(start_ns);
+    }
+    last_task_end_ns_ = std::max(last_task_end_ns_, end_ns);
     if (!busy_.empty() && iteration != busy_iteration_) FlushOverlap();
     busy_iteration_ = iteration;
     busy_.emplace_back(start_ns, end_ns);
@@ -139,7 +149,10 @@ class Timeline {
   Status Close(std::vector<std::string>& files) {
     if (!open_) return Status::Ok();
     FlushOverlap();
+    if (first_task_ns_) FreqCounter(last_task_end_ns_);
     last_busy_end_.reset();
+    first_task_ns_.reset();
+    last_task_end_ns_ = 0;
     file_.Write("\n]\n");
     open_ = false;
     NPU_RETURN_IF_ERROR(file_.Commit(""));
@@ -151,7 +164,18 @@ class Timeline {
  private:
   // msprof's layer sort indexes (its LayerSortIndex, from 6): CANN 7, Ascend Hardware 13, Overlap Analysis 29. Step
   // Trace has a process of its own here; msprof folds it into Ascend Hardware.
-  static constexpr uint32_t kCannSort = 7, kHardwareSort = 13, kStepSort = 15, kOverlapSort = 29, kHostDevice = 31;
+  static constexpr uint32_t kCannSort = 7, kHardwareSort = 13, kFreqSort = 14, kStepSort = 15, kOverlapSort = 29, kHostDevice = 31;
+  // msprof's AI Core Freq counter: {"name":"AI Core Freq","ph":"C","args":{"MHz":...}}.
+  void FreqCounter(uint64_t at_ns) {
+    std::string& b = Begin();
+    b += "{\"name\":\"AI Core Freq\",\"pid\":";
+    AppendInt(b, FreqPid());
+    b += ",\"tid\":0,\"ts\":\"";
+    AppendMicros(b, at_ns);
+    b += "\",\"ph\":\"C\",\"args\":{\"MHz\":";
+    AppendInt(b, static_cast<uint64_t>(aic_mhz_ + 0.5));
+    b += "}}";
+  }
   // The Overlap Analysis threads, by tid (msprof's OverlapType). Without collective communication only Computing
   // and Free have slices: their union covers the device's span from its first task to its last.
   static constexpr const char* kOverlapThreads[] = {"Communication", "Communication(Not Overlapped)", "Computing", "Free"};
@@ -201,6 +225,9 @@ class Timeline {
   uint32_t pid_;
   OutFile file_;
   bool open_ = false, first_ = true;
+  double aic_mhz_;
+  std::optional<uint64_t> first_task_ns_;
+  uint64_t last_task_end_ns_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>> busy_;  // this iteration's task spans (ns)
   uint32_t busy_iteration_ = 0;
   std::optional<uint64_t> last_busy_end_;
@@ -246,7 +273,7 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
   TableWriter summary(out_dir, "op_summary", stamp, OpSummaryColumns(version, d, pmu_cols), fmt);
   TableWriter task_time(out_dir, "task_time", stamp,
                         {"Device_id", "kernel_name", "kernel_type", "stream_id", "task_id", "task_time(us)", "task_start(us)", "task_stop(us)"}, fmt);
-  Timeline timeline(out_dir, stamp, d.pid);
+  Timeline timeline(out_dir, stamp, d.pid, d.aic_mhz);
   std::map<std::string, TypeStats> stats;
   std::map<uint32_t, uint64_t> prev_end;  // per stream
   double total_us = 0;
