@@ -329,28 +329,10 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
     }();
   });
   auto summary_side = [&]() -> Status {
-    NPU_ASSIGN_OR_RETURN(auto hwts_reader, OpenSlices(p, p.device_dir, "hwts.data.0"));
-    NPU_ASSIGN_OR_RETURN(auto pmu_reader, OpenSlices(p, p.device_dir, "aicore.data.0"));
-    if (hwts_reader.empty()) return Status::Error("EP0001", "--output", p.device_dir + "/hwts.data.0.slice_0", "no task records", "Re-run the collection with task_time on.");
-    res.raw_bytes = hwts_reader.total_bytes() + pmu_reader.total_bytes();
-    prof::RecordStream<prof::HwtsRecord> hwts(hwts_reader, prof::kHwtsMagic);
-    prof::RecordStream<prof::PmuRecord> pmus(pmu_reader, prof::kPmuMagic);
-    std::optional<prof::PmuRecord> pending;  // the next PMU record, matched FIFO by (stream, task, iteration)
-    for (prof::HwtsRecord h; hwts.Next(h);) {
-      bool aicore = h.task_type != static_cast<uint8_t>(prof::TaskType::kAiCpu);
-      std::optional<prof::PmuRecord> pmu;
-      if (aicore) {
-        if (!pending) {
-          prof::PmuRecord r;
-          if (pmus.Next(r)) pending = r;
-        }
-        if (pending && pending->stream_id == h.stream_id && pending->task_id == h.task_id && pending->iteration == h.iteration) {
-          pmu = pending;
-          pending.reset();
-        } else {
-          ++unmatched_pmu;
-        }
-      }
+    NPU_ASSIGN_OR_RETURN(TaskStream tasks, TaskStream::Open(p));
+    res.raw_bytes = tasks.raw_bytes();
+    const prof::PmuRecord* pmu = nullptr;
+    for (prof::HwtsRecord h; tasks.Next(h, pmu);) {
       uint64_t start = ns_of(h.start_ticks), end = std::max(start, ns_of(h.end_ticks));
       auto prev = prev_end.find(h.stream_id);
       uint64_t wait = prev != prev_end.end() && start > prev->second ? start - prev->second : 0;
@@ -381,7 +363,7 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
       for (size_t i = 0; i < 6; ++i) summary.TextCached(*shape_cells[i], n->csv[2 + i]);
       if (stars) summary.TextCached("N/A", "N/A");
       const PmuContext ctx{static_cast<prof::TaskType>(h.task_type), d.aic_mhz, d.ai_cores, h.block_dim, dur_us};
-      WriteMetrics(summary, pmu_cols, d, pmu ? &*pmu : nullptr, ctx);
+      WriteMetrics(summary, pmu_cols, d, pmu, ctx);
       NPU_RETURN_IF_ERROR(summary.EndRow());
       TypeStats& st = stats[n->op_type];
       st.core_type = type_name;
@@ -390,11 +372,10 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
       total_us += dur_us;
       ++res.tasks;
     }
-    NPU_RETURN_IF_ERROR(hwts.status());
-    NPU_RETURN_IF_ERROR(pmus.status());
-    if (hwts.garbage_bytes() || pmus.garbage_bytes())
-      p.warnings.push_back(std::to_string(hwts.garbage_bytes() + pmus.garbage_bytes()) + " bytes of garbage skipped in the device records");
-    if (hwts.trailing_bytes()) p.warnings.push_back("the task records end in a partial record (" + std::to_string(hwts.trailing_bytes()) + " bytes): the collection was cut short");
+    NPU_RETURN_IF_ERROR(tasks.status());
+    unmatched_pmu = tasks.unmatched_pmu();
+    if (tasks.garbage_bytes()) p.warnings.push_back(std::to_string(tasks.garbage_bytes()) + " bytes of garbage skipped in the device records");
+    if (tasks.trailing_bytes()) p.warnings.push_back("the task records end in a partial record (" + std::to_string(tasks.trailing_bytes()) + " bytes): the collection was cut short");
     return Status::Ok();
   };
   Status summary_status = summary_side();

@@ -137,6 +137,43 @@ Result<RawProfile> LoadProfile(const std::string& prof_dir) {
   return p;
 }
 
+Result<TaskStream> TaskStream::Open(RawProfile& p) {
+  TaskStream t;
+  NPU_ASSIGN_OR_RETURN(auto hwts, OpenSlices(p, p.device_dir, "hwts.data.0"));
+  NPU_ASSIGN_OR_RETURN(auto pmu, OpenSlices(p, p.device_dir, "aicore.data.0"));
+  if (hwts.empty())
+    return Status::Error("EP0001", "--output", p.device_dir + "/hwts.data.0.slice_0", "no task records", "Re-run the collection with task_time on.");
+  t.raw_bytes_ = hwts.total_bytes() + pmu.total_bytes();
+  t.hwts_reader_ = std::make_unique<prof::SliceReader>(std::move(hwts));
+  t.pmu_reader_ = std::make_unique<prof::SliceReader>(std::move(pmu));
+  t.hwts_ = std::make_unique<prof::RecordStream<prof::HwtsRecord>>(*t.hwts_reader_, prof::kHwtsMagic);
+  t.pmus_ = std::make_unique<prof::RecordStream<prof::PmuRecord>>(*t.pmu_reader_, prof::kPmuMagic);
+  return t;
+}
+
+bool TaskStream::Next(prof::HwtsRecord& h, const prof::PmuRecord*& pmu) {
+  pmu = nullptr;
+  if (!hwts_->Next(h)) return false;
+  if (h.task_type == static_cast<uint8_t>(prof::TaskType::kAiCpu)) return true;
+  if (!pending_) {
+    prof::PmuRecord r;
+    if (pmus_->Next(r)) pending_ = r;
+  }
+  if (pending_ && pending_->stream_id == h.stream_id && pending_->task_id == h.task_id && pending_->iteration == h.iteration) {
+    current_ = *pending_;
+    pending_.reset();
+    pmu = &current_;
+  } else {
+    ++unmatched_pmu_;
+  }
+  return true;
+}
+
+Status TaskStream::status() const {
+  NPU_RETURN_IF_ERROR(hwts_->status());
+  return pmus_->status();
+}
+
 Result<std::vector<std::string>> FindProfDirs(const std::string& output, const std::string& param) {
   std::error_code ec;
   if (!fs::is_directory(output, ec))

@@ -2,6 +2,8 @@
 // and each task's node record) loaded up front, the per-task records streamed slice by slice.
 #pragma once
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -39,6 +41,28 @@ struct RawProfile {
     auto it = nodes.find({stream, task});
     return it == nodes.end() ? nullptr : &it->second;
   }
+};
+
+// The executed tasks in the order they were recorded, each with its PMU record (AI Core tasks; the records are
+// matched first in, first out by stream, task and iteration). Streams both files slice by slice.
+class TaskStream {
+ public:
+  static Result<TaskStream> Open(RawProfile& p);
+  // The next task; `pmu` is null for AI CPU tasks and for an AI Core task whose PMU record is missing.
+  bool Next(prof::HwtsRecord& h, const prof::PmuRecord*& pmu);
+  Status status() const;
+  uint64_t raw_bytes() const { return raw_bytes_; }
+  uint64_t unmatched_pmu() const { return unmatched_pmu_; }
+  uint64_t garbage_bytes() const { return hwts_->garbage_bytes() + pmus_->garbage_bytes(); }
+  uint64_t trailing_bytes() const { return hwts_->trailing_bytes(); }
+
+ private:
+  std::unique_ptr<prof::SliceReader> hwts_reader_, pmu_reader_;  // the streams below read them: stable addresses
+  std::unique_ptr<prof::RecordStream<prof::HwtsRecord>> hwts_;
+  std::unique_ptr<prof::RecordStream<prof::PmuRecord>> pmus_;
+  std::optional<prof::PmuRecord> pending_;
+  prof::PmuRecord current_{};
+  uint64_t raw_bytes_ = 0, unmatched_pmu_ = 0;
 };
 
 // Loads the static part. A missing or unreadable info.json is an error naming the file.
