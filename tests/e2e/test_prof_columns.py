@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import sys
 import unittest
 
@@ -44,8 +45,9 @@ def table(folder, kind):
         return list(csv.reader(f))
 
 
-def profile(soc, metrics="PipeUtilization"):
-    """tinynet on `soc`, two inferences profiled and exported; the mindstudio_profiler_output folder."""
+def profile(soc, metrics="PipeUtilization", db=False):
+    """tinynet on `soc`, two inferences profiled and exported (also as msprof_<ts>.db with db=True); the
+    mindstudio_profiler_output folder."""
     work = os.path.join(WORK, f"{soc}_{metrics}")
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
@@ -55,13 +57,15 @@ def profile(soc, metrics="PipeUtilization"):
     T.must(MSAME, "--model", "tiny.om", "--acl_json_path", "acl.json", "--loop", "2", cwd=work)
     prof = glob.glob(f"{work}/prof/PROF_*")[0]
     T.must(PROFPARSE, "--export=on", f"--output={prof}", "--stamp=20260101000000")
+    if db:
+        T.must(PROFPARSE, "--export=on", f"--output={prof}", "--stamp=20260101000000", "--type=db")
     return f"{prof}/mindstudio_profiler_output"
 
 
 class Columns(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.b3 = profile("Ascend910B3")
+        cls.b3 = profile("Ascend910B3", db=True)
 
     def test_910b3_headers_start_with_the_real_export(self):
         for kind in ("op_summary", "op_statistic", "task_time", "api_statistic"):
@@ -114,6 +118,29 @@ class Columns(unittest.TestCase):
         self.assertEqual({r[1] for r in api[1:]}, {"acl"})
         self.assertEqual({r[1] for r in table(REAL, "api_statistic")[1:]} & {"acl"}, {"acl"})
 
+    def test_the_db_holds_the_tasks_of_op_summary(self):
+        con = sqlite3.connect(f"file:{self.b3}/msprof_20260101000000.db?mode=ro", uri=True)
+        q = lambda sql: con.execute(sql).fetchall()  # noqa: E731
+        self.assertEqual(q("SELECT value FROM META_DATA WHERE name = 'SCHEMA_VERSION'"), [("1.2.0",)])
+        self.assertEqual(q("SELECT name FROM NPU_INFO"), [("Ascend910B3",)])
+        tasks = q("""SELECT t.startNs, t.endNs, t.streamId, t.taskId, n.value, y.value, i.blockNum FROM TASK t
+                     JOIN COMPUTE_TASK_INFO i ON i.globalTaskId = t.globalTaskId
+                     JOIN STRING_IDS n ON n.id = i.name JOIN STRING_IDS y ON y.id = i.taskType ORDER BY t.globalTaskId""")
+        summary = table(self.b3, "op_summary")
+        col = {c: i for i, c in enumerate(summary[0])}
+        ns = lambda cell: int(cell.strip().replace(".", ""))  # noqa: E731  "µs with three decimals" as ns
+        want = [(ns(r[col["Task Start Time(us)"]]), ns(r[col["Task Start Time(us)"]]) + ns(r[col["Task Duration(us)"]]),
+                 int(r[col["Stream ID"]]), int(r[col["Task ID"]]), r[col["Op Name"]], r[col["Task Type"]], int(r[col["Block Dim"]]))
+                for r in summary[1:]]
+        self.assertEqual(tasks, want)
+        cycles = dict(q("""SELECT p.globalTaskId, p.value FROM TASK_PMU_INFO p JOIN STRING_IDS s ON s.id = p.name
+                           WHERE s.value = 'aic_total_cycles'"""))
+        self.assertEqual([int(cycles[k]) for k in sorted(cycles)], [int(r[col["aic_total_cycles"]]) for r in summary[1:]])
+        api = q("SELECT a.type, s.value, a.connectionId FROM CANN_API a JOIN STRING_IDS s ON s.id = a.name")
+        self.assertEqual(len(api), 2)  # one aclmdlExecute per inference, of msprof's acl level
+        self.assertTrue(all(t == 20000 and n == "aclmdlExecute" for t, n, _ in api))
+        linked = q("SELECT DISTINCT connectionId FROM TASK ORDER BY connectionId")
+        self.assertEqual(linked, sorted((c,) for _, _, c in api), "each inference's tasks carry its API call's connection id")
 
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1], verbosity=2)

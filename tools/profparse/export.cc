@@ -279,11 +279,7 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
   double total_us = 0;
   uint64_t unmatched_pmu = 0, unknown_tasks = 0;
 
-  auto ns_of = [&](uint64_t ticks) {  // saturating: a garbage tick count must not overflow the conversion
-    if (d.hwts_mhz == 1000) return ticks;
-    double ns = static_cast<double>(ticks) * 1000 / d.hwts_mhz;
-    return ns >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(ns);
-  };
+  auto ns_of = [&](uint64_t ticks) { return d.NsOf(ticks); };
   static const NodeInfo kUnknown{"N/A", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A", prof::TaskType::kAiCore, 1,
                                  std::vector<std::string>(8, "N/A")};
   auto node_of = [&](const prof::HwtsRecord& h) {

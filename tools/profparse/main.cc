@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   app.add_option("--model-id", o.model_id, "export one model (with --iteration-id)");
   app.add_option("--iteration-id", o.iteration_id, "export one iteration (1-based, with --model-id)");
   app.add_option("--summary-format", o.summary_format, "csv (default) or json");
+  app.add_option("--type", o.type, "text (default: CSV or JSON tables and the timeline) or db (msprof_<ts>.db, SQLite)");
   app.add_option("--cann_version,--cann-version", o.cann_version,
                  "the CANN version whose msprof the tables follow: 8.5 (default; Block Dim) or latest (msprof 26.x; Block Num)");
   app.add_option("--timeline-per-iteration", o.timeline_per_iteration, "on: one msprof_*.json per iteration");

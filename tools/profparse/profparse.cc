@@ -8,6 +8,7 @@
 #include "base/cli.h"
 #include "base/log.h"
 #include "hwts_export.h"
+#include "msprof_db.h"
 #include "msprof_tables.h"
 #include "raw_profile.h"
 
@@ -90,6 +91,8 @@ std::vector<Status> ValidateOptions(const Options& o) {
   if (o.exp != "on" && o.parse != "on" && o.query != "on")
     errs.push_back(Status::Error("E10004", "--export", "", "nothing to do", "Give --export=on, --parse=on or --query=on (or: profparse diff A B)."));
   if (o.output.empty()) errs.push_back(Status::Error("E10004", "--output", "", "Value for --output is empty", "Point it at a PROF_* directory or the folder holding them."));
+  if (o.type != "text" && o.type != "db")
+    errs.push_back(Status::Error("E10001", "--type", o.type, "the export type must be text or db"));
   if (!ParseCannVersion(o.cann_version))
     errs.push_back(Status::Error("E10001", "--cann_version", o.cann_version, "the tables follow msprof of CANN " + std::string(kCannVersions)));
   if (o.summary_format != "csv" && o.summary_format != "json")
@@ -158,7 +161,7 @@ int RunProfparse(const Options& o, std::ostream& out) {
       if (log::ShowInfo()) out << "[INFO] " << dir << ": Model ID 0, " << iters.value().size() << " iteration(s), " << p.value().nodes.size() << " task(s) per iteration\n";
       continue;
     }
-    auto r = ExportProfile(dir, o);
+    auto r = o.type == "db" ? ExportDb(dir, o) : ExportProfile(dir, o);
     if (!r.ok()) {
       cli::PrintError(out, r.status());
       rc = 1;

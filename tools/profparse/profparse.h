@@ -16,6 +16,7 @@ struct Options {
   std::string model_id, iteration_id;                      // --model-id / --iteration-id (together)
   std::string summary_format = "csv";                      // csv | json
   std::string cann_version = "8.5";                        // whose column names the tables follow (msprof_tables.h)
+  std::string type = "text";                               // text: CSV/JSON tables and the timeline; db: msprof_<ts>.db
   std::string timeline_per_iteration = "off";              // on: msprof_<dev>_<model>_<iter>_<ts>.json each
   std::string stamp;                                       // file-name timestamp (default: now); tests pin it
   std::string log;

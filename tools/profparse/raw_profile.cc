@@ -114,6 +114,9 @@ Result<RawProfile> LoadProfile(const std::string& prof_dir) {
     p.warnings.push_back(sample.status().message() + "; using the PipeUtilization metrics");
   if (auto start = ReadJson(root + "/start_info.0"); start.ok())
     p.device.collection_begin_us = CountOr(start.value(), "collectionTimeBegin", 0, 1.8e19);
+  if (auto end = ReadJson(root + "/end_info.0"); end.ok()) p.device.collection_end_us = CountOr(end.value(), "collectionTimeEnd", 0, 1.8e19);
+  if (info.contains("hostUid") && info["hostUid"].is_string()) p.device.host_uid = info["hostUid"].get<std::string>();
+  if (info.contains("hostname") && info["hostname"].is_string()) p.device.host_name = info["hostname"].get<std::string>();
   NPU_ASSIGN_OR_RETURN(auto dict, LoadHashDictionary(p));
   auto str = [&](uint32_t id) {
     auto it = dict.find(id);

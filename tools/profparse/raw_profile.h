@@ -27,9 +27,16 @@ struct DeviceInfo {
   double hwts_mhz = 1000, aic_mhz = 1000;
   double cube_peak_flops = 0, memory_bandwidth = 0;  // for the roofline column (0 = unknown)
   std::string aic_metrics = "PipeUtilization";
-  uint64_t collection_begin_us = 0;
+  uint64_t collection_begin_us = 0, collection_end_us = 0;
+  std::string host_uid, host_name;
   uint32_t pid = 0;  // the collecting process (the timeline's pid encoding)
   int rank_id = 0;
+  // Device ticks as ns, saturating: a garbage tick count must not overflow the conversion.
+  uint64_t NsOf(uint64_t ticks) const {
+    if (hwts_mhz == 1000) return ticks;
+    const double ns = static_cast<double>(ticks) * 1000 / hwts_mhz;
+    return ns >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(ns);
+  }
 };
 
 struct RawProfile {
