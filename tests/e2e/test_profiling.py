@@ -147,6 +147,15 @@ class Profiling(unittest.TestCase):
         hw = [pid for pid, name in meta if name == "Ascend Hardware"][0]
         slices = [e for e in events if e["ph"] == "X" and e["pid"] == hw]
         self.assertEqual(len(slices), LOOPS * len(self.device_tasks))
+        # Each aclmdlExecute's HostToDevice arrow: "s" on the API call, "f" on its iteration's first device task.
+        flows = [e for e in events if e.get("cat") == "HostToDevice"]
+        starts = {e["id"]: e for e in flows if e["ph"] == "s"}
+        ends = {e["id"]: e for e in flows if e["ph"] == "f"}
+        self.assertEqual(len(starts), LOOPS)
+        self.assertEqual(set(starts), set(ends))
+        first_of_iteration = {min(ns(e["ts"]) for e in slices if e["args"]["Iteration"] == k) for k in range(1, LOOPS + 1)}
+        self.assertEqual({ns(e["ts"]) for e in ends.values()}, first_of_iteration)
+        self.assertTrue(all(e["pid"] == hw and e["bp"] == "e" for e in ends.values()))
         for e in slices:
             self.assertRegex(e["ts"], r"^\d+\.\d{3}$")
             self.assertGreaterEqual(e["dur"], 0)

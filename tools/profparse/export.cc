@@ -98,6 +98,29 @@ class Timeline {
   }
   // A device task's span, for the Overlap Analysis layer. Spans are merged an iteration at a time (iterations do
   // not overlap), so memory stays at one iteration's tasks whatever the profile's size.
+  // The first device task of each iteration: where the arrow from the iteration's aclmdlExecute lands.
+  void NoteTask(uint32_t iteration, uint64_t start_ns, uint32_t stream) {
+    auto [it, fresh] = first_task_.try_emplace(iteration, start_ns, stream);
+    if (!fresh && start_ns < it->second.first) it->second = {start_ns, stream};
+  }
+  // msprof's HostToDevice flow: an "s" event on the API call and an "f" event on the device task it launched, with
+  // the connection id in the id's high 32 bits (as msprof writes it).
+  void Flow(uint64_t connection, uint32_t api_tid, uint64_t api_start_ns, uint32_t iteration) {
+    auto it = first_task_.find(iteration);
+    if (it == first_task_.end()) return;
+    const std::string id = std::to_string(connection << 32);
+    for (const bool start : {true, false}) {
+      std::string& b = Begin();
+      b += "{\"name\":\"HostToDevice" + id + "\",\"pid\":";
+      AppendInt(b, start ? CannPid() : HardwarePid());
+      b += ",\"tid\":";
+      AppendInt(b, start ? api_tid : it->second.second);
+      b += start ? ",\"ph\":\"s\"" : ",\"ph\":\"f\"";
+      b += ",\"cat\":\"HostToDevice\",\"id\":\"" + id + "\",\"ts\":\"";
+      AppendMicros(b, start ? api_start_ns : it->second.first);
+      b += start ? "\"}" : "\",\"bp\":\"e\"}";
+    }
+  }
   void AddComputing(uint64_t start_ns, uint64_t end_ns, uint32_t iteration) {
     if (!first_task_ns_) {  // the AI Core clock: the simulated chip runs at its spec's frequency throughout
       first_task_ns_ = start_ns;
@@ -226,6 +249,7 @@ class Timeline {
   OutFile file_;
   bool open_ = false, first_ = true;
   double aic_mhz_;
+  std::map<uint32_t, std::pair<uint64_t, uint32_t>> first_task_;  // iteration -> (start ns, stream)
   std::optional<uint64_t> first_task_ns_;
   uint64_t last_task_end_ns_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>> busy_;  // this iteration's task spans (ns)
@@ -320,6 +344,7 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
         }
         timeline.TaskSlice(h, prof::TaskTypeName(static_cast<prof::TaskType>(h.task_type)), n->op_name, start, end - start);
         timeline.AddComputing(start, end, h.iteration);
+        timeline.NoteTask(h.iteration, start, h.stream_id);
       }
       return hwts.status();
     }();
@@ -436,13 +461,19 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
   prof::RecordStream<prof::ApiRecord> apis(api_reader, prof::kApiMagic);
   struct ApiStats { uint64_t count = 0; double total = 0, min = 1e300, max = 0, sq = 0; };
   std::map<std::string, ApiStats> api_stats;
+  uint64_t connection_id = 0;  // each call's ordinal, as msprof_<ts>.db's CANN_API and TASK rows number them
   for (prof::ApiRecord a; apis.Next(a);) {
+    const uint64_t connection = connection_id++;
     if (!wanted(a.iteration)) continue;
     const uint64_t start_ns = a.start_ns, end_ns = a.end_ns;  // copies: the packed record's fields are unaligned
     double us = static_cast<double>(end_ns - std::min(start_ns, end_ns)) / 1000;
     ApiStats& s = api_stats["aclmdlExecute"];
     ++s.count, s.total += us, s.sq += us * us, s.min = std::min(s.min, us), s.max = std::max(s.max, us);
-    if (timeline.open()) timeline.Slice(timeline.CannPid(), 0, "AscendCL@aclmdlExecute", start_ns, end_ns - std::min(start_ns, end_ns), "\"Mode\":\"ACL_MODEL\"");
+    if (timeline.open()) {
+      timeline.Slice(timeline.CannPid(), 0, "AscendCL@aclmdlExecute", start_ns, end_ns - std::min(start_ns, end_ns),
+                     "\"Mode\":\"ACL_MODEL\",\"level\":\"acl\",\"connection_id\":" + std::to_string(connection));
+      timeline.Flow(connection, 0, start_ns, a.iteration);
+    }
   }
   NPU_RETURN_IF_ERROR(apis.status());
   TableWriter api_csv(out_dir, "api_statistic", stamp, {"Device_id", "Level", "API Name", "Time(us)", "Count", "Avg(us)", "Min(us)", "Max(us)", "Variance"}, fmt);
