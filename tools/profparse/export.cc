@@ -257,20 +257,22 @@ class Timeline {
   std::optional<uint64_t> last_busy_end_;
 };
 
-const char* kReadme = R"(mindstudio_profiler_output: the export of one PROF_* directory by npukit's profparse.
-Times are microseconds of the simulated NPU clock ("ts" in the timeline: a string with three decimals).
+const char* kReadme = R"(mindstudio_profiler_output: the export of one PROF_* directory by npukit's profparse, with the
+columns of CANN 8.5's msprof (--cann_version). Times are microseconds of the simulated NPU clock; in the CSV tables a
+TAB follows each timestamp, as msprof writes it.
 
-op_summary_*.csv     one row per executed task: op, type, shapes, start, duration, wait, block num, and the PMU
-                     metrics of the collected aic_metrics group (PipeUtilization, ArithmeticUtilization or
-                     Memory), cube_utilization(%), then npukit's roofline columns: achieved TFLOPS, achieved
-                     main-memory GB/s, and which bound (compute, memory, latency) against the SoC's peaks.
-op_statistic_*.csv   per op type: count, total/avg/min/max time, share of the total; npukit adds Med and StdDev.
-task_time_*.csv      per task: kernel, type, stream, task id, duration, start, stop.
+op_summary_*.csv     one row per executed task: op, type, shapes, start, duration, wait, block dim, and the PMU
+                     metrics of the collected aic_metrics group (PipeUtilization, ArithmeticUtilization or Memory;
+                     aic_ and aiv_ columns on split-core chips), then npukit's roofline columns: achieved TFLOPS,
+                     achieved main-memory GB/s, and which bound (compute, memory, latency) against the SoC's peaks.
+op_statistic_*.csv   per op type: count, total/min/avg/max time, share of the total; npukit adds Med and StdDev.
+task_time_*.csv      per task: kernel, task type, stream, task id, duration, start, stop.
 step_trace_*.csv     per iteration (one per msame loop): iteration end, iteration time, data-aug bound.
 step_trace_*.json    the iterations as timeline slices.
 api_statistic_*.csv  host API calls (aclmdlExecute) with count, total, avg, min, max, variance.
-msprof_*.json        timeline (chrome://tracing, Perfetto): CANN (host API), Ascend Hardware (one slice per
-                     task on its stream), Step Trace (iterations).
+msprof_*.json        timeline (chrome://tracing, Perfetto, MindStudio Insight): CANN (host API), Ascend Hardware
+                     (one slice per task on its stream), Step Trace, AI Core Freq, HostToDevice arrows and
+                     Overlap Analysis (Computing and Free).
 Tables roll over every 1,000,000 rows into *_slice_<n>_* files.
 )";
 
