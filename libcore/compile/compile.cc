@@ -70,6 +70,7 @@ Status ApplyFp16Inputs(Graph& g, const CompileConfig& c) {
 
 Status Import(const CompileConfig& c, CompileState& s) {
   NPU_ASSIGN_OR_RETURN(s.graph, c.importer->Import(c.model, c.import, &s.info));
+  s.warnings.insert(s.warnings.end(), s.info.warnings.begin(), s.info.warnings.end());
   NPU_RETURN_IF_ERROR(ApplyInputFormat(s.graph, c.input_format, !c.importer->input_format_fits_all()));
   NPU_RETURN_IF_ERROR(ApplyFp16Inputs(s.graph, c));
   for (const AippConfig& a : c.aipp) NPU_RETURN_IF_ERROR(InsertAipp(s.graph, a));

@@ -34,6 +34,7 @@ struct ModelInfo {
   std::string producer;
   std::vector<UnsupportedNode> unsupported;  // filled even when import fails on them
   std::vector<std::pair<std::string, std::string>> nodes;  // (name, op type) of every node, for reports
+  std::vector<std::string> warnings;  // what the import left out, for the user (atc prints them)
 };
 
 class Importer {

@@ -261,6 +261,23 @@ class BadInput(unittest.TestCase):
         open(p, "w").write("\n".join(lines))
         self.assertIn(f"line {at + 1}", self.expect_error("E11001", proto=p, model=f"{CAFFE}/lenet.caffemodel"))
 
+    def test_caffemodel_layers_the_prototxt_lacks_are_ignored_as_caffe_ignores_them(self):
+        # A deploy prototxt over a fuller caffemodel (MTCNN RNet's landmark head is the case met in the field): LeNet
+        # cut after relu1, against the whole LeNet caffemodel. Caffe, OpenCV and ATC load it; so must atc and msame.
+        text = open(f"{CAFFE}/lenet.prototxt").read()
+        cut = text[:text.index('layer { name: "ip2"')]
+        proto = os.path.join(WORK, "lenet_cut.prototxt")
+        with open(proto, "w") as f:
+            f.write(cut)
+        r = run(ATC, "--framework=0", f"--model={proto}", f"--weight={CAFFE}/lenet.caffemodel", "--output=lenet_cut",
+                "--soc_version=Ascend310P3")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("ignoring source layer 'ip2'", r.stdout)
+        x = np.random.default_rng(7).random((64, 1, 28, 28), dtype=np.float32)
+        (got,) = npukit_run(proto, f"{CAFFE}/lenet.caffemodel", x, "lenet_cut")
+        (ref,), _ = opencv_run(proto, f"{CAFFE}/lenet.caffemodel", x)
+        self.assertLess(rel_err(got, ref), RTOL)
+
     def test_weights_mismatch(self):
         # LeNet's prototxt against PNet's weights: conv1 has a blob of another shape; ip1 has none at all
         out = self.expect_error("E11003", model=f"{CAFFE}/mtcnn_det1.caffemodel")

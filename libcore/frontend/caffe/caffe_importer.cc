@@ -131,18 +131,20 @@ Result<Tensor> BlobTensor(const BlobProto& b, const std::string& layer, const st
 }
 
 // The caffemodel's blobs by layer name, checked against the prototxt's layers: every layer that takes weights
-// has them, in the number its type takes, and no caffemodel layer's weights go unused.
+// has them, in the number its type takes. A caffemodel layer the prototxt does not have is ignored, as Caffe's
+// own loader ignores it ("Ignoring source layer ..."): a deploy prototxt over a training caffemodel (a loss head,
+// a landmark branch) is the normal case; each one is named in `ignored`.
 Result<std::map<std::string, std::vector<Tensor>>> MatchWeights(const std::vector<LayerParameter>& layers, const NetParameter& model,
-                                                                const std::string& path) {
+                                                                const std::string& path, std::vector<std::string>& ignored) {
   std::map<std::string, std::vector<Tensor>> out;
   std::set<std::string> names;
   for (const auto& l : layers) names.insert(l.name());
   for (const auto& l : LayersOf(model)) {
     if (l.blobs().empty()) continue;
-    if (!names.count(l.name()))
-      return Status::Error(kWeightMismatch, "--weight", path,
-                           "the caffemodel holds weights for layer '" + l.name() + "', which the prototxt does not have",
-                           "Give the caffemodel trained for this prototxt (layers are matched by name).");
+    if (!names.count(l.name())) {
+      ignored.push_back(l.name());
+      continue;
+    }
     std::vector<Tensor> blobs;
     for (const auto& b : l.blobs()) {
       NPU_ASSIGN_OR_RETURN(Tensor t, BlobTensor(b, l.name(), path));
@@ -254,7 +256,10 @@ Result<Graph> ImportCaffe(const std::string& path, const ImportOptions& opts, Mo
     if (!caffe::FindLayer(l.type())) info->unsupported.push_back({l.name(), l.type(), "caffe", 0, "no Caffe parser is registered for this layer type"});
   }
   if (!info->unsupported.empty()) return UnsupportedError(path, info->unsupported);
-  NPU_ASSIGN_OR_RETURN(auto weights, MatchWeights(layers, model, opts.weight));
+  std::vector<std::string> ignored;
+  NPU_ASSIGN_OR_RETURN(auto weights, MatchWeights(layers, model, opts.weight, ignored));
+  for (const std::string& name : ignored)
+    info->warnings.push_back("ignoring source layer '" + name + "' of " + opts.weight + ": the prototxt has no layer of that name (as Caffe's loader does)");
 
   Graph g;
   g.name = net.name().empty() ? "graph" : net.name();
