@@ -113,11 +113,11 @@ std::vector<std::string> ArgsInOrder(int argc, char** argv) {
   return args;
 }
 
-std::vector<Status> LeftoverErrors(const CLI::App& app, const std::vector<std::string>& leftovers,
-                                   const std::vector<std::string>& args, std::string_view tool, std::string_view code) {
-  std::vector<Status> errors;
-  // "--export --output=../prof": CLI11 hands a flag of the tool to the flag before it as its value.
-  for (const CLI::Option* o : app.get_options()) {
+namespace {
+
+// "--export --output=../prof": CLI11 hands a flag of the tool to the flag before it as its value.
+void FlagsTakenAsValues(const CLI::App& app, std::string_view tool, std::string_view code, std::vector<Status>& errors) {
+  for (const CLI::Option* o : app.get_options())
     for (const std::string& v : o->results()) {
       const std::string name = FlagName(v);
       if (name.empty() || !IsFlagOfApp(app, name)) continue;
@@ -125,43 +125,49 @@ std::vector<Status> LeftoverErrors(const CLI::App& app, const std::vector<std::s
                                      o->get_name() + std::string(kNoValueReason) + "what follows it, " + v + ", is a flag of its own",
                                      "Write " + o->get_name() + "=VALUE (see " + std::string(tool) + " --help for its values)."));
     }
+}
+
+// A value (at args[pos] when found there) that no flag took: after a one-value flag ("-m a b": the strays after -m's a), one error
+// for that flag however many strays follow it; otherwise a value with no flag.
+void StrayValue(const CLI::App& app, const std::vector<std::string>& args, size_t pos, const std::string& value,
+                std::string_view tool, std::string_view code, std::vector<Status>& errors) {
+  const bool found = pos < args.size();
+  size_t first = pos;  // walk back over the other strays to the flag they follow
+  while (found && first > 0 && FlagName(args[first - 1]).empty()) --first;
+  const std::string flag = found && first > 0 ? FlagName(args[first - 1]) : "";
+  if (flag.empty() || !IsFlagOfApp(app, flag) || args[first - 1].find('=') != std::string::npos) {
+    errors.push_back(Status::Error(std::string(code), value, "", std::string(kStrayValueReason),
+                                   "Put the flag it belongs to before it (see " + std::string(tool) + " --help)."));
+    return;
   }
-  size_t at = 0;  // where in args the previous leftover was found: leftovers keep their order
+  if (!errors.empty() && errors.back().param() == flag) return;
+  size_t given = 0;
+  std::string values;
+  for (size_t i = first; i < args.size() && FlagName(args[i]).empty(); ++i, ++given) values += (values.empty() ? "" : " ") + args[i];
+  errors.push_back(Status::Error(std::string(code), flag, values, flag + std::string(kOneValueReason) + std::to_string(given) + " were given",
+                                 "Give one value (a shell pattern such as dump/*/0 may have matched several folders; quote a "
+                                 "value that holds spaces)."));
+}
+
+}  // namespace
+
+std::vector<Status> LeftoverErrors(const CLI::App& app, const std::vector<std::string>& leftovers,
+                                   const std::vector<std::string>& args, std::string_view tool, std::string_view code) {
+  std::vector<Status> errors;
+  FlagsTakenAsValues(app, tool, code, errors);
+  size_t at = 0;      // where in args the previous leftover was found: leftovers keep their order
   std::string owner;  // an unknown flag whose value the next leftover may be
   for (const std::string& left : leftovers) {
-    size_t pos = std::find(args.begin() + static_cast<std::ptrdiff_t>(std::min(at, args.size())), args.end(), left) - args.begin();
-    const bool found = pos < args.size();
-    if (found) at = pos + 1;
+    const size_t pos = std::find(args.begin() + static_cast<std::ptrdiff_t>(std::min(at, args.size())), args.end(), left) - args.begin();
+    if (pos < args.size()) at = pos + 1;
     if (!FlagName(left).empty()) {
       errors.push_back(UnknownFlagNear(app, left, tool, code));
       owner = left.find('=') == std::string::npos ? left : "";
       continue;
     }
-    const std::string before = found && pos > 0 ? args[pos - 1] : "";
-    if (!owner.empty() && before == owner) {  // "--output_dir o": o is the unknown flag's value
-      owner.clear();
-      continue;
-    }
+    const bool owned = !owner.empty() && pos < args.size() && pos > 0 && args[pos - 1] == owner;  // "--output_dir o"
     owner.clear();
-    // Walk back over the other strays to the flag they follow: "-m a b c" gives b and c after -m's a.
-    size_t first = pos;
-    while (found && first > 0 && FlagName(args[first - 1]).empty()) --first;
-    const std::string flag = found && first > 0 ? FlagName(args[first - 1]) : "";
-    if (!flag.empty() && IsFlagOfApp(app, flag) && args[first - 1].find('=') == std::string::npos) {
-      size_t given = 0;
-      std::string values;
-      for (size_t i = first; i < args.size() && FlagName(args[i]).empty(); ++i, ++given)
-        values += (values.empty() ? "" : " ") + args[i];
-      // One error per flag, however many strays follow it.
-      if (!errors.empty() && errors.back().param() == flag) continue;
-      errors.push_back(Status::Error(std::string(code), flag, values,
-                                     flag + std::string(kOneValueReason) + std::to_string(given) + " were given",
-                                     "Give one value (a shell pattern such as dump/*/0 may have matched several "
-                                     "folders; quote a value that holds spaces)."));
-    } else {
-      errors.push_back(Status::Error(std::string(code), left, "", std::string(kStrayValueReason),
-                                     "Put the flag it belongs to before it (see " + std::string(tool) + " --help)."));
-    }
+    if (!owned) StrayValue(app, args, pos, left, tool, code, errors);
   }
   return errors;
 }
