@@ -25,6 +25,7 @@ import sys
 KINDS = ("", "fails", "syntax", "norun")
 TOOLS = ("atc", "msame", "msaccucmp", "aoe", "transplt", "profparse", "npukit-slurm", "make")
 BLOCK_TIMEOUT = 900
+PASSED_ENV = ("ONEDNN_", "ASAN_", "UBSAN_", "GOMP_", "OMP_", "NPUKIT_")
 
 
 class Block:
@@ -120,6 +121,8 @@ def run_doc(source, build, examples, work, doc, twice):
     scratch(source, examples, work)
     env = {"PATH": f"{build}/bin:/usr/bin:/bin", "HOME": work, "LANG": "C.UTF-8",
            "ASCEND_PROCESS_LOG_PATH": os.path.join(work, "log")}
+    # The test run's settings of the libraries and sanitizers reach the examples too (tests/CMakeLists.txt).
+    env.update({k: v for k, v in os.environ.items() if k.startswith(PASSED_ENV)})
     failures = list(problems)
     for round_no in range(2 if twice else 1):
         for b in blocks:
