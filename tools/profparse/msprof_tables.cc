@@ -205,8 +205,9 @@ std::optional<double> PmuValue(const PmuColumn& col, const prof::PmuRecord& p, c
     case Quantity::kVectorFops:
       return static_cast<double>(p.vector_fp16_repeats) * kFp16RepeatOps + static_cast<double>(p.vector_fp32_repeats) * kFp32RepeatOps;
     case Quantity::kMemoryBound: {
-      const double busy = std::max(p.cube_cycles, p.vector_cycles);
-      return busy > 0 ? std::optional<double>(static_cast<double>(p.mte2_cycles) / static_cast<double>(busy)) : std::nullopt;
+      const uint64_t cube = p.cube_cycles, vector = p.vector_cycles;  // copies: the packed record's fields are unaligned
+      const double busy = static_cast<double>(std::max(cube, vector));
+      return busy > 0 ? std::optional<double>(static_cast<double>(p.mte2_cycles) / busy) : std::nullopt;
     }
     case Quantity::kCubeUtilization:
       if (ctx.duration_us <= 0 || ctx.ai_cores <= 0) return 0.0;
