@@ -7,16 +7,18 @@ import glob
 import json
 import os
 import shutil
-import subprocess
 import sys
 import unittest
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib as T  # noqa: E402  (what every Python test repeats: tests/testlib.py)
 
 SRC, BUILD, WORK = (os.path.abspath(p) for p in sys.argv[1:4])
 TOOLS = ("atc", "msame", "msaccucmp", "aoe", "transplt", "profparse")
 
 
 def run(cmd, env=None, cwd=None):
-    p = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env, cwd=cwd)
+    """A command that must succeed, in exactly the environment given (the installed prefix's PATH, nothing else)."""
+    p = T.run(*cmd, cwd=cwd, env=env)
     assert p.returncode == 0, f"{' '.join(cmd)}: exit {p.returncode}\n{p.stdout[-3000:]}{p.stderr[-3000:]}"
     return p
 

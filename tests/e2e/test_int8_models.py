@@ -7,11 +7,12 @@ usage: test_int8_models.py SOURCE_DIR BUILD_DIR WORK_DIR"""
 import glob
 import os
 import shutil
-import subprocess
 import sys
 import unittest
 
 import numpy as np
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib as T  # noqa: E402  (what every Python test repeats: tests/testlib.py)
 
 SOURCE, BUILD, WORK = (os.path.abspath(p) for p in sys.argv[1:4])
 ATC = os.path.join(BUILD, "tools/atc/atc")
@@ -20,10 +21,8 @@ PY = "/usr/bin/python3"
 
 
 def must(*args):
-    r = subprocess.run(list(args), capture_output=True, text=True, cwd=WORK, check=False)
-    if r.returncode != 0:
-        raise AssertionError(f"{args} failed ({r.returncode}):\n{r.stdout}{r.stderr}")
-    return r.stdout
+    """What a command that must succeed printed on stdout (the warnings on stderr are not part of it)."""
+    return T.call(args, cwd=WORK).stdout
 
 
 def prepare(name, input_shape):

@@ -7,17 +7,18 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 
 import numpy as np
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib as T  # noqa: E402  (what every Python test repeats: tests/testlib.py)
 
 SRC, BUILD, WORK = sys.argv[1:4]
 ATC, MSAME, CMP = (os.path.join(BUILD, p) for p in ("tools/atc/atc", "tools/msame/msame", "tools/msaccucmp/msaccucmp"))
 
 
 def sh(*args):
-    r = subprocess.run([str(a) for a in args], capture_output=True, text=True, cwd=WORK)
+    r = T.run(*args, cwd=WORK)
     if r.returncode != 0:
         sys.exit(f"FAIL: {' '.join(map(str, args))}\n{r.stdout}{r.stderr}")
     return r.stdout

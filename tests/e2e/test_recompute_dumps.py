@@ -10,13 +10,14 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 from collections import defaultdict
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib as T  # noqa: E402  (what every Python test repeats: tests/testlib.py)
 
 BUILD, WORK = sys.argv[1:3]
 ATC, MSAME, CMP = (os.path.join(BUILD, p) for p in ("tools/atc/atc", "tools/msame/msame", "tools/msaccucmp/msaccucmp"))
@@ -26,9 +27,7 @@ rng = np.random.default_rng(0)
 
 
 def sh(*args):
-    r = subprocess.run([str(a) for a in args], capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return r.stdout
+    return T.call(args).stdout
 
 
 inits = {"w": (rng.standard_normal((8, 4, 3, 3)) * 0.3).astype(np.float32), "b": rng.standard_normal(8).astype(np.float32),

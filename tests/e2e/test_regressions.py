@@ -14,6 +14,8 @@ import unittest
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib as T  # noqa: E402  (what every Python test repeats: tests/testlib.py)
 
 BUILD, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 TOOLS = {t: os.path.join(BUILD, f"tools/{t}/{t}") for t in ("atc", "msame", "msaccucmp", "aoe", "profparse")}
@@ -21,8 +23,7 @@ EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../examp
 
 
 def run(tool, *args, env=None, cwd=None):
-    return subprocess.run([TOOLS[tool], *args], capture_output=True, text=True, check=False, cwd=cwd,
-                          env={**os.environ, **(env or {})})
+    return T.run(TOOLS[tool], *args, cwd=cwd, env={**os.environ, **(env or {})})
 
 
 def write_json(path, obj):

@@ -22,6 +22,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import slurm_cluster  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib as T  # noqa: E402  (what every Python test repeats: tests/testlib.py)
 
 BUILD, WORK = (os.path.abspath(p) for p in sys.argv[1:3])
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -30,12 +32,13 @@ TOOLS = ("atc", "msame", "msaccucmp", "aoe")
 CLUSTER = None
 
 
-def env():
+def cluster_env():
     return {**CLUSTER.env, "PATH": ":".join(f"{BUILD}/tools/{t}" for t in TOOLS) + ":" + os.environ["PATH"]}
 
 
-def run(argv, ok=True, **kw):
-    p = subprocess.run(argv, capture_output=True, text=True, env=kw.pop("env", env()), cwd=kw.pop("cwd", WORK), **kw)
+def run(argv, ok=True, env=None, cwd=None):
+    """A command against the cluster; a failure shows the cluster's logs too."""
+    p = T.run(*argv, env=env or cluster_env(), cwd=cwd or WORK)
     if ok and p.returncode != 0:
         raise AssertionError(f"{argv} exited {p.returncode}\n{p.stdout}{p.stderr}\n{CLUSTER.logs()}")
     return p
@@ -126,7 +129,7 @@ class Aoe(unittest.TestCase):
                          f"--input_shape={shape}", "--progress_bar=off"]
                 single, out = os.path.join(WORK, f"bank_single_{model}"), os.path.join(WORK, f"aoe_{model}")
                 os.makedirs(single)
-                run(["aoe", *flags], env={**env(), "TUNE_BANK_PATH": single})
+                run(["aoe", *flags], env={**cluster_env(), "TUNE_BANK_PATH": single})
                 run([SUBMIT, "aoe", "--shards", "3", "--out", out, "--wait", "--", *flags])
                 files = sorted(os.path.relpath(p, single) for p in glob.glob(f"{single}/**/*.json", recursive=True))
                 self.assertTrue(files)
@@ -138,7 +141,7 @@ class Aoe(unittest.TestCase):
                     shutil.rmtree(f"{WORK}/atc_bank", ignore_errors=True)
                     shutil.copytree(bank, f"{WORK}/atc_bank")
                     run(["atc", "--framework=5", f"--model={WORK}/{model}.onnx", "--output=tuned", "--soc_version=Ascend310P3",
-                         f"--input_shape={shape}"], env={**env(), "TUNE_BANK_PATH": f"{WORK}/atc_bank"})
+                         f"--input_shape={shape}"], env={**cluster_env(), "TUNE_BANK_PATH": f"{WORK}/atc_bank"})
                     oms.append(f"{WORK}/tuned_{model}_{k}.om")
                     os.replace(f"{WORK}/tuned.om", oms[-1])
                 self.assertTrue(filecmp.cmp(*oms, shallow=False))
@@ -166,7 +169,7 @@ class Msame(unittest.TestCase):
 
 class OutsideAScheduler(unittest.TestCase):
     def test_shard_auto_is_a_usage_error_naming_what_it_looked_for(self):
-        clean = {k: v for k, v in env().items() if not k.startswith("SLURM_") and k != "JOB_COMPLETION_INDEX"}
+        clean = {k: v for k, v in cluster_env().items() if not k.startswith("SLURM_") and k != "JOB_COMPLETION_INDEX"}
         (npu,) = glob.glob(f"{WORK}/dump/*/0/tiny/1/0")
         (golden,) = glob.glob(f"{WORK}/dump/*/0/reference/1/0")
         os.makedirs(f"{WORK}/one_input", exist_ok=True)

@@ -14,6 +14,8 @@ import shutil
 import subprocess
 import sys
 import unittest
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib as T  # noqa: E402  (what every Python test repeats: tests/testlib.py)
 
 SRC, BUILD, WORK = (os.path.abspath(p) for p in sys.argv[1:4])
 CMP = os.path.join(BUILD, "tools/msaccucmp/msaccucmp")
@@ -22,7 +24,7 @@ MSAME = os.path.join(BUILD, "tools/msame/msame")
 
 
 def run(*argv, code=0):
-    p = subprocess.run(list(argv), capture_output=True, text=True, cwd=WORK)
+    p = T.run(*argv, cwd=WORK)
     assert p.returncode == code, f"{argv} exited {p.returncode}\n{p.stdout}{p.stderr}"
     return p
 
