@@ -8,8 +8,9 @@ usage: test_calibration.py BUILD_DIR WORK_DIR [--table]
 """
 import os
 import re
-import subprocess
 import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib as T  # noqa: E402  (what every Python test repeats: tests/testlib.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOLERANCE = 0.25
@@ -77,12 +78,10 @@ def input_shape(model, batch):
 def simulate(build, work, model, soc, batch):
     om = os.path.join(work, f"{model}_{soc}_b{batch}")
     flags = [f.format(work=work) for f in GUIDE_FLAGS.get((model, soc), [])]
-    subprocess.run([f"{build}/tools/atc/atc", f"--model={work}/{model}.onnx", "--framework=5", f"--output={om}",
-                    f"--soc_version={soc}", f"--input_shape={input_shape(model, batch)}", "--log=error", *flags],
-                   check=True, stdout=subprocess.DEVNULL)
+    T.call([T.tool(build, "atc"), f"--model={work}/{model}.onnx", "--framework=5", f"--output={om}", f"--soc_version={soc}",
+            f"--input_shape={input_shape(model, batch)}", "--log=error", *flags])
     try:
-        out = subprocess.run([f"{build}/tools/msame/msame", f"--model={om}.om", "--sim_mode=timing"], check=True,
-                             capture_output=True, text=True).stdout
+        out = T.call([T.tool(build, "msame"), f"--model={om}.om", "--sim_mode=timing"]).stdout
     finally:
         os.remove(om + ".om")  # the .om of vgg16 is 270 MB: keep one at a time
     m = re.search(r"Simulated NPU time: ([0-9.]+) ms per inference \(([0-9.]+) fps at batch (\d+), (\w+)\)", out)
@@ -96,8 +95,7 @@ def main():
     os.makedirs(work, exist_ok=True)
     with open(f"{work}/aipp_224.cfg", "w") as f:
         f.write(AIPP_224)
-    subprocess.run(["/usr/bin/python3", f"{HERE}/export_calibration_models.py", work] + sorted({r[0] for r in ROWS}),
-                   check=True, stderr=subprocess.DEVNULL)
+    T.call([T.PY, f"{HERE}/export_calibration_models.py", work] + sorted({r[0] for r in ROWS}))
     print("| model | SoC | batch | published fps | simulated fps | ratio |")
     print("|---|---|---|---|---|---|")
     failed = []
