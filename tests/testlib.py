@@ -7,6 +7,7 @@ how a tool is run and its failure reported. A test script is run as `script [SOU
     out = T.must(T.tool(BUILD, "atc"), "--mode=6", f"--om={T.DATA}/om/a3c_pong_model.om", cwd=WORK)
 """
 import os
+import shutil
 import subprocess
 import sys
 
@@ -22,6 +23,13 @@ def paths():
     build, work = (os.path.abspath(p) for p in sys.argv[-2:])
     os.makedirs(work, exist_ok=True)
     return build, work
+
+
+def fresh(path):
+    """An empty folder at `path` (whatever was there is removed); returns `path`."""
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
 
 
 def tool(build, name):

@@ -18,10 +18,7 @@ INPUT = os.path.join(T.EXAMPLES, "input.npy")
 
 
 def fresh(name):
-    d = os.path.join(WORK, name)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    return d
+    return T.fresh(os.path.join(WORK, name))
 
 
 class NewUser(unittest.TestCase):

@@ -47,10 +47,7 @@ def read_bytes(path):
 
 
 def fresh(name):
-    path = os.path.join(WORK, name)
-    shutil.rmtree(path, ignore_errors=True)
-    os.makedirs(path)
-    return path
+    return T.fresh(os.path.join(WORK, name))
 
 
 class Crashless(unittest.TestCase):

@@ -30,12 +30,6 @@ def run(args, code=0, env=None):
     return p
 
 
-def fresh(path):
-    shutil.rmtree(path, ignore_errors=True)
-    os.makedirs(path)
-    return path
-
-
 def compiles(path):
     """py_compile, with the .pyc written under WORK so the source tree stays clean."""
     code = "import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)"
@@ -101,8 +95,8 @@ def case_args(case, main, rule):
 def test_goldens():
     seen = set()
     for case in sorted(os.listdir(GOLD)):
-        base = fresh(os.path.join(WORK, "golden", case))
-        src = fresh(os.path.join(base, "in"))
+        base = testlib.fresh(os.path.join(WORK, "golden", case))
+        src = testlib.fresh(os.path.join(base, "in"))
         shutil.copy(os.path.join(GOLD, case, "before.py"), os.path.join(src, "main.py"))
         rep = os.path.join(base, "report.json")
         args = case_args(case, os.path.join(src, "main.py"), None)
@@ -128,7 +122,7 @@ def test_goldens():
         # Idempotent: transplt on its own output finds nothing to change (no second import torch_npu).
         again = os.path.join(base, "again.json")
         dist2 = [a.replace(src, dest) for a in dist]
-        run(["-i", dest, "-o", fresh(os.path.join(base, "out2")), "--dry-run", "--report-json", again] + opts + dist2)
+        run(["-i", dest, "-o", testlib.fresh(os.path.join(base, "out2")), "--dry-run", "--report-json", again] + opts + dist2)
         n = sum(len(f["changes"]) for f in json.load(open(again))["files"])
         check(n == 0, f"golden {case}: a second run still changes {n} things")
     listed = {line.split()[0] for line in run(["--list-rules"]).stdout.decode().splitlines()}
@@ -139,8 +133,8 @@ def test_goldens():
 
 
 def test_bytes_and_tree():
-    base = fresh(os.path.join(WORK, "tree"))
-    src = fresh(os.path.join(base, "proj"))
+    base = testlib.fresh(os.path.join(WORK, "tree"))
+    src = testlib.fresh(os.path.join(base, "proj"))
     files = {
         "crlf_bom.py": b"\xef\xbb\xbfimport torch\r\nx = torch.cuda.is_available()\r\ny = 'cuda'",
         "tabs.py": b"import torch\nif True:\n\tx = y.cuda()\n\tz = 1  # cuda\n",
@@ -182,7 +176,7 @@ def test_bytes_and_tree():
     for rel in ["crlf_bom.py", "tabs.py", "latin1.py", "pkg/sub/deep.py"]:
         check(compiles(os.path.join(dest, rel)), f"{rel} does not compile after migration")
     # --diff is a real unified diff: applying it to the input reproduces the output.
-    d = run(["-i", src, "-o", fresh(os.path.join(base, "o2")), "--dry-run", "--diff"], code=3).stdout.decode("utf-8", "replace")
+    d = run(["-i", src, "-o", testlib.fresh(os.path.join(base, "o2")), "--dry-run", "--diff"], code=3).stdout.decode("utf-8", "replace")
     check(apply_diff(os.path.join(src, "tabs.py"), d, "tabs.py") == out("tabs.py").decode(), "diff of tabs.py does not apply")
     check(not os.listdir(os.path.join(base, "o2")), "--dry-run wrote something")
     # An existing result needs --force; with it the old tree is replaced.
@@ -192,7 +186,7 @@ def test_bytes_and_tree():
     run(["-i", src, "-o", os.path.join(base, "out"), "--force"])
     check(not os.path.exists(os.path.join(dest, "stale.txt")), "--force must replace the old result")
     # A single file as input.
-    run(["-i", os.path.join(src, "tabs.py"), "-o", fresh(os.path.join(base, "single"))])
+    run(["-i", os.path.join(src, "tabs.py"), "-o", testlib.fresh(os.path.join(base, "single"))])
     check(open(os.path.join(base, "single", "tabs_msft", "tabs.py"), "rb").read() == out("tabs.py"), "single-file input")
 
 
@@ -219,10 +213,10 @@ def apply_diff(path, diff, rel):
 
 
 def test_bad_input():
-    base = fresh(os.path.join(WORK, "bad"))
-    src = fresh(os.path.join(base, "proj"))
+    base = testlib.fresh(os.path.join(WORK, "bad"))
+    src = testlib.fresh(os.path.join(base, "proj"))
     open(os.path.join(src, "a.py"), "w").write("import torch\nx.cuda()\n")
-    out = fresh(os.path.join(base, "out"))
+    out = testlib.fresh(os.path.join(base, "out"))
 
     def err(args, code, needle, label, exit_code=1):
         p = run(args, code=exit_code)
@@ -265,21 +259,21 @@ def test_bad_input():
         print("note: running as root, the unreadable-file case is skipped")
     # --dry-run exit codes: 3 with pending changes, 0 without.
     run(["-i", src, "-o", out, "--dry-run"], code=3)
-    clean = fresh(os.path.join(base, "clean"))
+    clean = testlib.fresh(os.path.join(base, "clean"))
     open(os.path.join(clean, "b.py"), "w").write("print(1)\n")
     run(["-i", clean, "-o", out, "--dry-run"], code=0)
 
 
 def test_unmatched_custom_rule_is_reported():
-    base = fresh(os.path.join(WORK, "unmatched"))
-    src = fresh(os.path.join(base, "proj"))
+    base = testlib.fresh(os.path.join(WORK, "unmatched"))
+    src = testlib.fresh(os.path.join(base, "proj"))
     with open(os.path.join(src, "a.py"), "w") as f:
         f.write("import torch\nx = torch.zeros(2).cuda()\n")
     rule = os.path.join(base, "rule.json")
     with open(rule, "w") as f:
         json.dump({"rules": {"FuncNameModifyRule": [{"old_name": "nowhere.func", "new_name": "elsewhere.func"}]}}, f)
     rep = os.path.join(base, "report.json")
-    p = run(["-i", src, "-o", fresh(os.path.join(base, "out")), "-r", rule, "--report-json", rep])
+    p = run(["-i", src, "-o", testlib.fresh(os.path.join(base, "out")), "-r", rule, "--report-json", rep])
     text = p.stdout.decode()
     check("custom rule custom.FuncNameModifyRule[0] matched nothing" in text, f"an unmatched custom rule is reported:\n{text}")
     check(json.load(open(rep))["unmatched_custom_rules"] == ["custom.FuncNameModifyRule[0]"], "and listed in the JSON report")
