@@ -10,8 +10,6 @@
 #include <set>
 #include <sstream>
 
-#include "base/json.h"
-#include "base/file_io.h"
 #include "base/progress.h"
 #include "hwts_export.h"
 #include "prof/hwts_log.h"
@@ -58,21 +56,11 @@ std::vector<LogFile> FindLogs(const std::string& dir) {
   return logs;
 }
 
-// info.json.<dev> (or info.json) beside the log or one folder up: the HWTS clock rate.
+// info.json.<dev> (or info.json) beside the log or one or two folders up: the HWTS clock rate.
 std::optional<double> HwtsMhzFromInfo(const std::string& dir, int device) {
   for (const std::string& d : {dir, dir + "/..", dir + "/../.."})
-    for (const std::string& name : {"info.json." + std::to_string(device), std::string("info.json")}) {
-      auto text = ReadFileToString(d + "/" + name);
-      if (!text.ok()) continue;
-      auto j = ParseJson(text.value());
-      if (j.is_discarded() || !j.contains("DeviceInfo") || !j["DeviceInfo"].is_array() || j["DeviceInfo"].empty()) continue;
-      const auto& f = j["DeviceInfo"][0].value("hwts_frequency", nlohmann::json());
-      try {
-        double mhz = f.is_string() ? std::stod(f.get<std::string>()) : f.is_number() ? f.get<double>() : 0;
-        if (mhz >= 1 && mhz <= 1e5) return mhz;
-      } catch (...) {
-      }
-    }
+    for (const std::string& name : {"info.json." + std::to_string(device), std::string("info.json")})
+      if (auto mhz = HwtsMhzOfInfo(d + "/" + name)) return mhz;
   return std::nullopt;
 }
 

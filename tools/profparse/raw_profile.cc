@@ -78,6 +78,15 @@ Result<prof::SliceReader> OpenSlices(RawProfile& p, const std::string& dir, cons
   return r;
 }
 
+std::optional<double> HwtsMhzOfInfo(const std::string& path) {
+  auto info = ReadJson(path);
+  if (!info.ok() || !info.value().contains("DeviceInfo") || !info.value()["DeviceInfo"].is_array() || info.value()["DeviceInfo"].empty() ||
+      !info.value()["DeviceInfo"][0].is_object())
+    return std::nullopt;
+  const double mhz = NumberOr(info.value()["DeviceInfo"][0], "hwts_frequency", 0);
+  return IsClockRateMhz(mhz) ? std::optional(mhz) : std::nullopt;
+}
+
 Result<RawProfile> LoadProfile(const std::string& prof_dir) {
   RawProfile p;
   p.dir = prof_dir;
@@ -100,9 +109,8 @@ Result<RawProfile> LoadProfile(const std::string& prof_dir) {
   p.device.ai_cores = std::max<int>(1, static_cast<int>(CountOr(d, "ai_core_num", 1, kMaxCores)));
   p.device.hwts_mhz = NumberOr(d, "hwts_frequency", 1000);
   p.device.aic_mhz = NumberOr(d, "aic_frequency", 1000);
-  constexpr double kMinMhz = 1, kMaxMhz = 1e5;  // clock rates a device could have (100 GHz is far past any)
   for (double mhz : {p.device.hwts_mhz, p.device.aic_mhz})
-    if (!(mhz >= kMinMhz && mhz <= kMaxMhz))
+    if (!IsClockRateMhz(mhz))
       return Malformed(root + "/info.json.0", "a frequency (" + std::to_string(mhz) + " MHz) is not a clock rate between 1 MHz and 100 GHz");
   if (info.contains("npukit") && info["npukit"].is_object()) {
     p.device.cube_peak_flops = NumberOr(info["npukit"], "cube_peak_flops", 0);

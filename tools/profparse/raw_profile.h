@@ -72,6 +72,10 @@ class TaskStream {
   uint64_t raw_bytes_ = 0, unmatched_pmu_ = 0;
 };
 
+// A clock rate a device could have, in MHz (100 GHz is far past any).
+constexpr bool IsClockRateMhz(double mhz) { return mhz >= 1 && mhz <= 1e5; }
+// info.json's DeviceInfo[0].hwts_frequency (MHz) at `path`; nullopt when the file, the field or a clock rate is not there.
+std::optional<double> HwtsMhzOfInfo(const std::string& path);
 // Loads the static part. A missing or unreadable info.json is an error naming the file.
 Result<RawProfile> LoadProfile(const std::string& prof_dir);
 // The PROF_* directories under `output` (or `output` itself when it is one), sorted.
