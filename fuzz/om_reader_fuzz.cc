@@ -1,6 +1,9 @@
 // The .om reader: header (every generation), partition table, MODEL_DEF (npukit's, or CANN's ge.proto.ModelDef
-// in a file CANN's ATC wrote), TASK_INFO and weights, then the SoC it names.
+// in a file CANN's ATC wrote), TASK_INFO and weights, then the SoC it names; and atc --mode=1's printer of the
+// ModelDef (om/ge_json.h), whatever the mutated message holds.
 #include "fuzz_input.h"
+#include "base/json.h"
+#include "om/ge_json.h"
 #include "om/om_model.h"
 #include "runtime/runtime.h"
 
@@ -16,5 +19,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   npu::fuzz::MemFile f(bytes);
   auto m = npu::LoadOm(f.path());
   if (m.ok()) (void)npu::ModelSoc(*m);
+  if (auto j = npu::OmModelDefJson(f.path()); j.ok()) (void)npu::DumpJson(j.value());
   return 0;
 }

@@ -6,6 +6,7 @@ how a tool is run and its failure reported. A test script is run as `script [SOU
     BUILD, WORK = T.paths()
     out = T.must(T.tool(BUILD, "atc"), "--mode=6", f"--om={T.DATA}/om/a3c_pong_model.om", cwd=WORK)
 """
+import json
 import os
 import shutil
 import subprocess
@@ -60,6 +61,42 @@ def call(cmd, ok=True, env=None, cwd=None):
         raise AssertionError(f"{[str(a) for a in cmd]} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
     return p
 
+
+
+# ---- atc --mode=1 JSON (a ge.proto.ModelDef as ATC prints it) ---------------------------------------------
+GE_VALUE_OPS = ("Data", "Const", "NetOutput")  # ops GE adds for the graph's inputs, weights and outputs
+
+
+def model_ops(model, compute_only=True):
+    """The ops of an atc --mode=1 JSON (a path or the loaded dict); compute_only drops Data, Const and NetOutput."""
+    if isinstance(model, str):
+        with open(model) as f:
+            model = json.load(f)
+    ops = model["graph"][0].get("op", [])
+    return [o for o in ops if not (compute_only and o["type"] in GE_VALUE_OPS)]
+
+
+def attr(entity, key, default=None):
+    """The value dict of attribute `key` of a model, op or tensor desc in that JSON ({"s": ..}, {"i": ..}, ...)."""
+    for a in entity.get("attr", []):
+        if a["key"] == key:
+            return a["value"] if a["value"] is not None else {}
+    return default
+
+
+# GE's dtype names as numpy spells them (the subset the tests' models use).
+GE_DTYPES = {"DT_FLOAT": "float32", "DT_FLOAT16": "float16", "DT_BF16": "bfloat16", "DT_INT8": "int8",
+             "DT_UINT8": "uint8", "DT_INT32": "int32", "DT_INT64": "int64", "DT_BOOL": "bool", "DT_DOUBLE": "float64"}
+
+
+def dtype_of(desc):
+    """A tensor desc's dtype as numpy names it ("float16" for DT_FLOAT16)."""
+    return GE_DTYPES.get(desc.get("dtype", "DT_UNDEFINED"), desc.get("dtype"))
+
+
+def model_inputs(model):
+    """The graph's input descs: the output desc of each Data op, in graph order."""
+    return [o["output_desc"][0] for o in model_ops(model, compute_only=False) if o["type"] == "Data"]
 
 class Checks:
     """A script-style test's list of failed checks: check() records, finish() reports them and exits."""

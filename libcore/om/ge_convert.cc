@@ -1,5 +1,8 @@
 #include "om/ge_convert.h"
 
+#include "om/ge_op_fields.h"
+
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -9,6 +12,7 @@ namespace {
 using GeAttr = npukit::ge::AttrDef;
 using GeDesc = npukit::ge::TensorDescriptor;
 using GeOp = npukit::ge::OpDef;
+using GeList = npukit::ge::AttrDef::ListValue;
 
 // The attribute names of what GE has no field for.
 constexpr const char* kKernelType = "_npukit_kernel_type";
@@ -23,18 +27,25 @@ constexpr const char* kOriginalNames = "_datadump_original_op_names";  // CANN's
 constexpr const char* kData = "Data";
 constexpr const char* kConst = "Const";
 constexpr const char* kNetOutput = "NetOutput";
+// The GE attributes of the ops GE adds around a graph: the kernel store that owns each (as real ATC's JSON
+// shows, tests/data/om_json) and a Data op's place among the graph inputs (the `index` of GE's Data IR).
+constexpr const char* kGeKernelLib = "_ge_attr_op_kernel_lib_name";
+constexpr const char* kGeLocalStore = "DNN_VM_GE_LOCAL_OP_STORE";
+constexpr const char* kRtsStore = "DNN_VM_RTS_OP_STORE";
+constexpr const char* kDataIndex = "index";
 
 Status Corrupt(const std::string& path, std::string why) { return Status::Error("E10003", "--om", path, std::move(why)); }
 
 GeDesc ToGeDesc(const TensorDesc& d) {
   GeDesc g;
   g.set_name(d.name());
-  g.set_dtype(d.dtype());
+  g.set_dtype(static_cast<npukit::ge::DataType>(d.dtype()));
   for (int64_t x : d.shape()) g.mutable_shape()->add_dim(x);
   g.set_layout(d.layout());
   g.set_size(d.size());
   auto& attr = *g.mutable_attr();
   *attr["origin_shape"].mutable_list()->mutable_i() = {d.origin_shape().begin(), d.origin_shape().end()};
+  attr["origin_shape"].mutable_list()->set_val_type(GeList::VT_LIST_INT);
   attr["origin_format"].set_s(d.origin_layout());
   attr[kHasShape].set_b(d.has_shape());
   if (d.sub_format()) attr[kSubFormat].set_i(d.sub_format());
@@ -78,15 +89,24 @@ void ToGeAttr(const AttrValue& a, GeAttr& g) {
     case AttrValue::kI: g.set_i(a.i()); break;
     case AttrValue::kF: g.set_f(a.f()); break;
     case AttrValue::kS: g.set_s(a.s()); break;
-    case AttrValue::kInts: *g.mutable_list()->mutable_i() = a.ints().v(); break;
-    case AttrValue::kFloats: *g.mutable_list()->mutable_f() = a.floats().v(); break;
-    case AttrValue::kStrings: *g.mutable_list()->mutable_s() = a.strings().v(); break;
+    case AttrValue::kInts:
+      *g.mutable_list()->mutable_i() = a.ints().v();
+      g.mutable_list()->set_val_type(GeList::VT_LIST_INT);
+      break;
+    case AttrValue::kFloats:
+      *g.mutable_list()->mutable_f() = a.floats().v();
+      g.mutable_list()->set_val_type(GeList::VT_LIST_FLOAT);
+      break;
+    case AttrValue::kStrings:
+      *g.mutable_list()->mutable_s() = a.strings().v();
+      g.mutable_list()->set_val_type(GeList::VT_LIST_STRING);
+      break;
     case AttrValue::kT: ToGeWeight(a.t(), g.mutable_t()); break;
     default: break;
   }
 }
 
-// GE's list has no type of its own when empty: an empty list comes back as empty ints.
+// An empty list takes its kind from val_type (files from before npukit wrote it read back as empty ints).
 AttrValue FromGeAttr(const GeAttr& g) {
   AttrValue a;
   switch (g.value_case()) {
@@ -94,11 +114,13 @@ AttrValue FromGeAttr(const GeAttr& g) {
     case GeAttr::kF: a.set_f(g.f()); break;
     case GeAttr::kS: a.set_s(g.s()); break;
     case GeAttr::kT: *a.mutable_t() = FromGeWeight(g.t()); break;
-    case GeAttr::kList:
-      if (!g.list().f().empty()) *a.mutable_floats()->mutable_v() = g.list().f();
-      else if (!g.list().s().empty()) *a.mutable_strings()->mutable_v() = g.list().s();
-      else *a.mutable_ints()->mutable_v() = g.list().i();
+    case GeAttr::kList: {
+      const GeList& l = g.list();
+      if (!l.f().empty() || l.val_type() == GeList::VT_LIST_FLOAT) *a.mutable_floats()->mutable_v() = l.f();
+      else if (!l.s().empty() || l.val_type() == GeList::VT_LIST_STRING) *a.mutable_strings()->mutable_v() = l.s();
+      else *a.mutable_ints()->mutable_v() = l.i();
       break;
+    }
     default: break;
   }
   return a;
@@ -112,7 +134,7 @@ std::string FreeName(const std::string& base, std::set<std::string>& taken) {
     if (std::string s = base + "_" + std::to_string(i); taken.insert(s).second) return s;
 }
 
-void ToGeGraph(const GraphDef& gd, npukit::ge::GraphDef* out) {
+uint64_t ToGeGraph(const GraphDef& gd, npukit::ge::GraphDef* out) {
   out->set_name(gd.name());
   std::set<std::string> taken;
   for (const OpDef& o : gd.op()) taken.insert(o.name());
@@ -121,14 +143,18 @@ void ToGeGraph(const GraphDef& gd, npukit::ge::GraphDef* out) {
     GeOp* op = out->add_op();
     op->set_name(FreeName(d.name(), taken));
     op->set_type(kData);
+    (*op->mutable_attr())[kGeKernelLib].set_s(kGeLocalStore);
+    (*op->mutable_attr())[kDataIndex].set_i(out->op_size() - 1);
+    op->add_input("");  // GE gives a Data op one empty input, described as the graph's input tensor
+    *op->add_input_desc() = ToGeDesc(d);
     *op->add_output_desc() = ToGeDesc(d);
-    out->add_input(op->name());
     ref[d.name()] = op->name() + ":0";
   }
   for (const WeightRef& w : gd.weight()) {
     GeOp* op = out->add_op();
     op->set_name(FreeName(w.desc().name(), taken));
     op->set_type(kConst);
+    (*op->mutable_attr())[kGeKernelLib].set_s(kGeLocalStore);
     ToGeWeight(w, (*op->mutable_attr())["value"].mutable_t());
     *op->add_output_desc() = ToGeDesc(w.desc());
     ref[w.desc().name()] = op->name() + ":0";
@@ -137,7 +163,6 @@ void ToGeGraph(const GraphDef& gd, npukit::ge::GraphDef* out) {
     GeOp* op = out->add_op();
     op->set_name(o.name());
     op->set_type(o.type());
-    op->set_id(o.id());
     op->set_stream_id(o.stream_id());
     for (const std::string& in : o.input()) op->add_input(in.empty() ? "" : ref.count(in) ? ref[in] : in);
     for (const TensorDesc& d : o.input_desc()) *op->add_input_desc() = ToGeDesc(d);
@@ -146,6 +171,7 @@ void ToGeGraph(const GraphDef& gd, npukit::ge::GraphDef* out) {
     auto& attr = *op->mutable_attr();
     for (const auto& [k, a] : o.attr()) ToGeAttr(a, attr[k]);
     *attr[kOriginalNames].mutable_list()->mutable_s() = o.original_op_names();
+    attr[kOriginalNames].mutable_list()->set_val_type(GeList::VT_LIST_STRING);
     attr[kKernelType].set_s(o.kernel_type());
     attr[kOpset].set_i(o.opset());
     attr[kEngine].set_s(o.engine());
@@ -153,11 +179,12 @@ void ToGeGraph(const GraphDef& gd, npukit::ge::GraphDef* out) {
   GeOp* net_output = out->add_op();
   net_output->set_name(FreeName(kNetOutput, taken));
   net_output->set_type(kNetOutput);
+  (*net_output->mutable_attr())[kGeKernelLib].set_s(kRtsStore);
   for (const TensorDesc& d : gd.output()) {
     net_output->add_input(ref.count(d.name()) ? ref[d.name()] : d.name());
     *net_output->add_input_desc() = ToGeDesc(d);
-    out->add_output(ref.count(d.name()) ? ref[d.name()] : d.name());
   }
+  return FillGeOpFields(*out);
 }
 
 Status FromGeGraph(const npukit::ge::GraphDef& g, GraphDef* gd, const std::string& path) {
@@ -237,7 +264,7 @@ std::string GeAttrText(const GeAttr& a) {
   }
 }
 
-npukit::ge::ModelDef ToGeModel(const ModelDef& md) {
+npukit::ge::ModelDef ToGeModel(const ModelDef& md, uint64_t* feature_map_bytes) {
   npukit::ge::ModelDef ge;
   ge.set_name(md.name());
   ge.set_version(md.version());
@@ -247,7 +274,9 @@ npukit::ge::ModelDef ToGeModel(const ModelDef& md) {
     auto* list = (*ge.mutable_attr())[kInputRanges].mutable_list();
     for (const InputRangeDef& r : md.input_range()) list->add_bt(r.SerializeAsString());
   }
-  for (const GraphDef& g : md.graph()) ToGeGraph(g, ge.add_graph());
+  uint64_t bytes = 0;
+  for (const GraphDef& g : md.graph()) bytes = std::max(bytes, ToGeGraph(g, ge.add_graph()));
+  if (feature_map_bytes) *feature_map_bytes = bytes;
   return ge;
 }
 

@@ -13,7 +13,8 @@
 
 namespace npu::om {
 
-npukit::ge::ModelDef ToGeModel(const ModelDef& md);
+// `feature_map_bytes`, when given, gets the feature-map memory the ops' offsets need (om/ge_op_fields.h).
+npukit::ge::ModelDef ToGeModel(const ModelDef& md, uint64_t* feature_map_bytes = nullptr);
 Result<ModelDef> FromGeModel(const npukit::ge::ModelDef& ge, const std::string& path);
 // An attribute as text: a string as it is, numbers in decimal, lists joined with commas (model attributes,
 // which npukit keeps as strings).

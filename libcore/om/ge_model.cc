@@ -9,13 +9,9 @@
 #include "frontend/ge/ge_graph.h"
 #include "om/ge_convert.h"
 #include "ge_ir.pb.h"
-#include "om/model_json.h"
 
 namespace npu {
 namespace {
-
-using npukit::ge::OpDef;
-using npukit::ge::TensorDescriptor;
 
 Status Corrupt(const std::string& path, std::string why) { return Status::Error("E10003", "--om", path, std::move(why)); }
 
@@ -44,58 +40,23 @@ Status ParseCannModelDef(const om::OmFile& f, const std::string& path, CannModel
   return Status::Ok();
 }
 
-OrderedJson DescJson(const TensorDescriptor& d, const std::string& name) {
-  auto dt = DTypeFromGe(d.dtype());
-  OrderedJson j = {{"name", d.name().empty() ? name : d.name()}, {"dtype", dt ? DTypeName(*dt) : "DT_UNDEFINED"}, {"layout", d.layout()}};
-  j["shape"] = {{"dim", std::vector<int64_t>(d.shape().dim().begin(), d.shape().dim().end())}};
-  j["attr"] = OrderedJson::array();
-  for (const char* key : {"origin_shape", "origin_format"})
-    if (auto it = d.attr().find(key); it != d.attr().end())
-      if (auto a = GeAttrValue(it->second)) j["attr"].push_back({{"key", key}, {"value", AttrToJson(*a)}});
-  return j;
-}
-
 }  // namespace
 
-Result<OrderedJson> CannOmJson(const std::string& path) {
+Result<npukit::ge::ModelDef> ReadOmModelDef(const std::string& path) {
   NPU_ASSIGN_OR_RETURN(om::OmFile f, om::ReadOmFile(path));
   CannModelDef c;
-  NPU_RETURN_IF_ERROR(ParseCannModelDef(f, path, c));
-  const auto& gd = c.md.graph(0);
-  std::set<std::string> values;  // Data and Const ops: read by their own names, as ModelToJson names graph inputs and weights
-  OrderedJson ops = OrderedJson::array(), inputs = OrderedJson::array(), outputs = OrderedJson::array();
-  auto ref = [&](const std::string& in) {
-    std::string op = in.substr(0, in.rfind(':'));
-    return values.count(op) && in.ends_with(":0") ? op : in;
-  };
-  for (const OpDef& op : gd.op()) {
-    if (op.type() == "Data" || op.type() == "Const" || op.type() == "Constant") {
-      values.insert(op.name());
-      if (op.type() == "Data" && op.output_desc_size() > 0) inputs.push_back(DescJson(op.output_desc(0), op.name()));
-      continue;
-    }
-    std::vector<std::string> in;
-    for (const std::string& i : op.input())
-      if (!i.ends_with(":-1")) in.push_back(i.empty() ? i : ref(i));  // control edges are not data
-    if (op.type() == "NetOutput") {
-      for (const std::string& i : in) outputs.push_back(i);
-      continue;
-    }
-    OrderedJson j = {{"name", op.name()}, {"type", op.type()}, {"id", ops.size()}, {"input", in}, {"attr", OrderedJson::array()}};
-    std::map<std::string, const npukit::ge::AttrDef*> sorted;  // protobuf's map order is not stable
-    for (const auto& [k, a] : op.attr()) sorted[k] = &a;
-    for (const auto& [k, a] : sorted)
-      if (auto v = GeAttrValue(*a)) j["attr"].push_back({{"key", k}, {"value", AttrToJson(*v)}});
-    j["input_desc"] = OrderedJson::array();
-    for (const auto& d : op.input_desc()) j["input_desc"].push_back(DescJson(d, ""));
-    j["output_desc"] = OrderedJson::array();
-    for (int k = 0; k < op.output_desc_size(); ++k) j["output_desc"].push_back(DescJson(op.output_desc(k), op.name() + ":" + std::to_string(k)));
-    ops.push_back(std::move(j));
+  if (f.cann_built) {
+    NPU_RETURN_IF_ERROR(ParseCannModelDef(f, path, c));
+    return std::move(c.md);
   }
-  OrderedJson model = {{"name", c.md.name()}, {"attr", OrderedJson::array()}};
-  for (const auto& [k, v] : c.attrs) model["attr"].push_back({{"key", k}, {"value", {{"s", v}}}});
-  model["graph"] = OrderedJson::array({{{"name", gd.name()}, {"input", inputs}, {"output", outputs}, {"op", ops}}});
-  return model;
+  auto bytes = f.partitions.at(om::PartitionType::kModelDef);
+  google::protobuf::LogSilencer quiet;
+  if (bytes.size() > INT_MAX) return Corrupt(path, "MODEL_DEF is larger than 2 GB");
+  if (c.md.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) && c.md.graph_size() > 0) return std::move(c.md);
+  om::ModelDef legacy;  // npukit's own schema, before it wrote GE's
+  if (!legacy.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) || legacy.graph_size() < 1)
+    return Corrupt(path, "MODEL_DEF does not parse");
+  return om::ToGeModel(legacy);
 }
 
 Result<OmModel> LoadCannOm(const om::OmFile& f, const std::string& path, size_t profile) {

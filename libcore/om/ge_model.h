@@ -7,14 +7,15 @@
 
 #include "base/status.h"
 #include "om/om_file.h"
-#include "om/model_json.h"
+#include "ge_ir.pb.h"
 #include "om/om_model.h"
 
 namespace npu {
 
 Result<OmModel> LoadCannOm(const om::OmFile& f, const std::string& path, size_t profile);
-// atc --mode=1 of such a file: its ModelDef as stored (CANN's mode-1 JSON is the ModelDef printed as JSON), in
-// the layout ModelToJson writes (om/model_json.h), so msaccucmp -f reads it as it reads npukit's.
-Result<OrderedJson> CannOmJson(const std::string& path);
+// The MODEL_DEF of any .om as a ge.proto.ModelDef, what atc --mode=1 prints (om/ge_json.h): CANN's with its
+// compressed attribute names expanded; npukit's as written (files from before npukit wrote GE's schema are
+// translated to it).
+Result<npukit::ge::ModelDef> ReadOmModelDef(const std::string& path);
 
 }  // namespace npu

@@ -12,6 +12,11 @@ namespace {
 
 using json = nlohmann::json;
 constexpr size_t kMaxTensorAttrBytes = size_t{1} << 20;  // tensor attrs are small constants (fill values, ...)
+// The ops GE adds around a graph: its inputs, its weights and the op that collects its outputs.
+constexpr const char* kGeData = "Data";
+constexpr const char* kGeConst = "Const";
+constexpr const char* kGeConstant = "Constant";  // older GE's spelling
+constexpr const char* kGeNetOutput = "NetOutput";
 
 OrderedJson DescJson(const Value& v) {
   OrderedJson d = {{"name", v.name}, {"dtype", DTypeName(v.dtype)}, {"layout", FormatName(DeviceFormat(v))}};
@@ -65,6 +70,12 @@ std::optional<Attr> ReadAttr(const json& v) {
   if (!v.is_object()) return std::nullopt;
   if (auto i = v.find("i"); i != v.end() && i->is_number_integer()) return Attr(i->get<int64_t>());
   if (auto f = v.find("f"); f != v.end() && f->is_number()) return Attr(f->get<float>());
+  if (auto f = v.find("f"); f != v.end() && f->is_string()) {  // ATC prints a float attr as "%g" text
+    const std::string& text = f->get_ref<const std::string&>();
+    char* end = nullptr;
+    float x = std::strtof(text.c_str(), &end);
+    if (!text.empty() && *end == '\0') return Attr(x);
+  }
   if (auto s = v.find("s"); s != v.end() && s->is_string()) return Attr(s->get<std::string>());
   if (auto l = v.find("list"); l != v.end() && l->is_object()) {
     if (l->contains("i"))
@@ -74,9 +85,13 @@ std::optional<Attr> ReadAttr(const json& v) {
     if (l->contains("s"))
       if (auto x = ListOf<std::string>((*l)["s"])) return Attr(*x);
   }
-  if (auto t = v.find("t"); t != v.end() && t->is_object() && t->contains("dtype") && (*t)["dtype"].is_string()) {
-    auto dt = DTypeFromName((*t)["dtype"].get<std::string>());
-    auto shape = t->contains("shape") ? ListOf<int64_t>((*t)["shape"]) : std::nullopt;
+  if (auto t = v.find("t"); t != v.end() && t->is_object()) {
+    // npukit's framework JSON gives {dtype, shape}; ATC's gives the TensorDef's {desc: {dtype, shape: {dim}}}.
+    const json& d = t->contains("desc") && (*t)["desc"].is_object() ? (*t)["desc"] : *t;
+    if (!d.contains("dtype") || !d["dtype"].is_string()) return std::nullopt;
+    auto dt = DTypeFromName(d["dtype"].get<std::string>());
+    const json dims = d.contains("shape") && d["shape"].is_object() ? d["shape"].value("dim", json::array()) : d.value("shape", json());
+    auto shape = ListOf<int64_t>(dims);
     auto bytes = shape && dt ? ByteSize(*shape, DTypeSize(*dt)) : std::nullopt;
     if (bytes && *bytes <= kMaxTensorAttrBytes) return Attr(Tensor::Zeros(*dt, *shape));
   }
@@ -153,7 +168,15 @@ class Reader {
     Node n;
     n.name = o["name"];
     n.op_type = n.ascend_type = o.contains("type") && o["type"].is_string() ? o["type"].get<std::string>() : "";
-    if (!by_name_.emplace(n.name, g_.nodes.size()).second) return Bad("op name " + n.name + " appears twice");
+    if (n.op_type == kGeData || n.op_type == kGeConst || n.op_type == kGeConstant) return ReadValueOp(o, n.name, where);
+    if (n.op_type == kGeNetOutput) {
+      const json inputs = o.value("input", json::array()), descs = o.value("input_desc", json::array());
+      size_t desc = 0;
+      for (const json& r : inputs)
+        if (r.is_string() && !IsControl(r)) g_.outputs.push_back(Resolve(r, descs.is_array() && desc < descs.size() ? &descs[desc++] : nullptr));
+      return Status::Ok();
+    }
+    if (value_ops_.count(n.name) || !by_name_.emplace(n.name, g_.nodes.size()).second) return Bad("op name " + n.name + " appears twice");
     for (const json& a : o.value("attr", json::array())) {
       if (!a.is_object() || !a.contains("key") || !a["key"].is_string()) continue;
       const std::string key = a["key"];
@@ -170,6 +193,7 @@ class Reader {
     size_t desc = 0;
     for (const json& r : inputs) {
       if (!r.is_string()) return Bad(where + ".input holds a non-string");
+      if (IsControl(r)) continue;  // "op:-1" orders, it carries no tensor
       const json* d = r != "" && in_descs.is_array() && desc < in_descs.size() ? &in_descs[desc++] : nullptr;
       n.inputs.push_back(Resolve(r, d));
     }
@@ -188,9 +212,26 @@ class Reader {
     return Status::Ok();
   }
 
-  // "" -> -1; a graph input or weight by name; "op:i" -> output i of an earlier op; else a new weight.
+  static bool IsControl(const std::string& ref) { return ref.ends_with(":-1"); }
+
+  // A Data or Const op of ATC's JSON: a graph input or a weight, the value named by its output desc (or the op).
+  Status ReadValueOp(const json& o, const std::string& name, const std::string& where) {
+    const json outs = o.value("output_desc", json::array());
+    const json* d = outs.is_array() && !outs.empty() ? &outs[0] : nullptr;
+    std::string value = d && d->is_object() && d->contains("name") && (*d)["name"].is_string() ? (*d)["name"].get<std::string>() : name;
+    if (by_name_.count(name) || value_ops_.count(name) || g_.FindValue(value) >= 0) return Bad(where + ": op name " + name + " appears twice");
+    int v = g_.AddValue(value);
+    if (d) ReadDesc(*d, g_.values[v]);
+    if (o["type"] == kGeData) g_.inputs.push_back(v);
+    value_ops_[name] = v;
+    return Status::Ok();
+  }
+
+  // "" -> -1; a graph input or weight by name or as "its op:0"; "op:i" -> output i of an earlier op; else a new weight.
   int Resolve(const std::string& ref, const json* desc) {
     if (ref.empty()) return -1;
+    if (ref.ends_with(":0"))
+      if (auto it = value_ops_.find(ref.substr(0, ref.size() - 2)); it != value_ops_.end()) return it->second;
     if (int v = g_.FindValue(ref); v >= 0 && g_.values[v].producer < 0) return v;
     if (size_t colon = ref.rfind(':'); colon != std::string::npos) {
       auto p = by_name_.find(ref.substr(0, colon));
@@ -209,6 +250,7 @@ class Reader {
   ModelJson& m_;
   Graph& g_;
   std::map<std::string, size_t> by_name_;
+  std::map<std::string, int> value_ops_;  // Data and Const ops -> the value they stand for
 };
 
 }  // namespace

@@ -1,7 +1,8 @@
-// MODEL_DEF <-> JSON: the network JSON `atc --mode=1` writes (CANN's layout: model attrs, graph[0] with its
-// inputs, outputs and op[] holding name, type, id, input refs "producer:index", attrs with
-// _datadump_original_op_names, input_desc/output_desc) and the reader msaccucmp's -f uses. One module, so
-// what atc writes is exactly what the comparer reads; a round-trip unit test keeps them together.
+// Model JSON: the graph npukit writes for `atc --mode=1 --framework=N` (a framework model with shapes inferred:
+// model attrs, graph[0] with its inputs, outputs and op[] holding name, type, id, input refs "producer:index",
+// attrs with _datadump_original_op_names, input_desc/output_desc), and the reader msaccucmp's -f uses, which
+// also reads ATC's JSON of an .om (om/ge_json.h), where graph inputs, weights and outputs are Data, Const and
+// NetOutput ops. A round-trip unit test keeps writer and reader together.
 #pragma once
 #include <map>
 #include <nlohmann/json.hpp>

@@ -497,10 +497,12 @@ Status SaveOm(const std::string& path, const OmModel& model) {
   td.set_weight_size(inline_weights.empty() ? 0 : weights.size());
   td.set_stream_num(StreamCount(model.tasks));
   td.set_event_num(EventCount(model.graph, model.tasks));
-  td.set_memory_size(FeatureMapBytes(model.graph, model.tasks));
+  uint64_t planned = 0;  // what the ops' memory offsets span
+  npukit::ge::ModelDef ge = om::ToGeModel(md, &planned);
+  td.set_memory_size(std::max(planned, FeatureMapBytes(model.graph, model.tasks)));
   for (const ProfileGraph& p : model.other_profiles) td.set_memory_size(std::max(td.memory_size(), FeatureMapBytes(p.graph, p.tasks)));
   std::string td_bytes = SerializeDeterministic(td);
-  std::string md_bytes = GeModelWithResources(om::ToGeModel(md), td, td_bytes.size());
+  std::string md_bytes = GeModelWithResources(std::move(ge), td, td_bytes.size());
   auto as_bytes = [](const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); };
   return om::WriteOmFile(path, model.header,
                          {{om::PartitionType::kModelDef, {om::Piece(as_bytes(md_bytes))}},

@@ -15,6 +15,7 @@ import onnx
 import torch
 from onnx import TensorProto, helper, numpy_helper
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib as T  # noqa: E402
 from testlib import run  # noqa: E402  (one helper for every test: tests/testlib.py)
 
 SRC, BUILD, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -37,15 +38,14 @@ def model_json(om):
     path = om[:-3] + ".json"
     r = run(ATC, "--mode=1", f"--om={om}", f"--json={path}")
     assert r.returncode == 0, r.stdout
-    return json.load(open(path))["graph"][0]["op"]
+    return T.model_ops(path)
 
 
 def attr(op, key):
-    for a in op["attr"]:
-        if a["key"] == key:
-            v = a["value"]
-            return v["list"]["s"] if "list" in v else v.get("s", v.get("i"))
-    return None
+    v = T.attr(op, key)
+    if v is None:
+        return None
+    return v.get("list", {}).get("s", []) if "list" in v or not v else v.get("s", v.get("i"))
 
 
 def cosine(a, b):
@@ -151,7 +151,7 @@ class MixedPrecisionLists(unittest.TestCase):
         om = os.path.join(WORK, f"mix_{tag}")
         r = atc(self.onnx, om, soc, "--precision_mode=allow_mix_precision", *flags)
         self.assertEqual(r.returncode, 0, r.stdout)
-        return {op["name"]: op["output_desc"][0]["dtype"] for op in model_json(om + ".om") if op["type"] not in ("Cast", "TransData")}, r.stdout
+        return {op["name"]: T.dtype_of(op["output_desc"][0]) for op in model_json(om + ".om") if op["type"] not in ("Cast", "TransData")}, r.stdout
 
     def write(self, name, text):
         path = os.path.join(WORK, name)

@@ -62,13 +62,13 @@ descs = {re.sub(r"\W", "_", op["name"]): op for op in graph["op"]}
 
 def origin_shape(desc):
     (attr,) = [a for a in desc["attr"] if a["key"] == "origin_shape"]
-    return attr["value"]["list"]["i"]
+    return attr["value"]["list"].get("i", [])  # a scalar's origin shape is an empty list
 
 
 def to_origin(a, desc):
     """The device layout `desc` names, undone: NC1HWC0 and FRACTAL_Z -> NCHW, FRACTAL_NZ -> ND. Padding must be 0."""
     fmt, shape = desc["layout"], origin_shape(desc)
-    assert list(a.shape) == desc["shape"]["dim"], (desc["name"], a.shape)
+    assert list(a.shape) == desc.get("shape", {}).get("dim", []), (desc["name"], a.shape)
     if fmt == "NC1HWC0":
         n, c1, h, w, c0 = a.shape
         full = a.transpose(0, 1, 4, 2, 3).reshape(n, c1 * c0, h, w)

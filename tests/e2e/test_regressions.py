@@ -105,9 +105,9 @@ class BlackListedReluAfterConv(Crashless):
         ops = read_json(f"{d}/cbr.json")["graph"][0]["op"]
         relu = [o for o in ops if o["type"] == "Relu"]
         self.assertEqual(len(relu), 1, "the Relu is an op of its own")
-        self.assertEqual(relu[0]["output_desc"][0]["dtype"], "float32")
+        self.assertEqual(relu[0]["output_desc"][0]["dtype"], "DT_FLOAT")
         conv = next(o for o in ops if o["type"] == "Conv2D")
-        self.assertEqual(conv["output_desc"][0]["dtype"], "float16", "the conv stays fp16 (white list)")
+        self.assertEqual(conv["output_desc"][0]["dtype"], "DT_FLOAT16", "the conv stays fp16 (white list)")
 
 
 class MsaccucmpLogLevel(Crashless):

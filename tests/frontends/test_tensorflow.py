@@ -76,11 +76,10 @@ def om_run(model, feeds, tag, *flags):
 
 
 def om_ops(om):
-    """(type, name) of every op of an npukit .om, from atc --mode=1."""
+    """(type, name) of every op with a task of an npukit .om (not Data, Const, NetOutput), from atc --mode=1."""
     js = os.path.join(WORK, os.path.basename(om) + ".json")
     must(ATC, "--mode=1", f"--om={om}", f"--json={js}")
-    with open(js) as f:
-        return [(op["type"], op["name"]) for op in json.load(f)["graph"][0]["op"]]
+    return [(op["type"], op["name"]) for op in T.model_ops(js)]
 
 
 # ---- a protobuf wire reader for the real .om (ge_formats.md: header, partition table, ModelDef) ----------------

@@ -68,14 +68,21 @@ TEST(ModelJson, RoundTripsThroughTheReaderMsaccucmpUses) {
 }
 
 TEST(ModelJson, ReaderIsLenientWithCannFilesAndStrictWithBrokenOnes) {
-  // CANN's files: no ids, attr kinds this build does not model, ops without descs.
+  // CANN's files: no ids, attr kinds this build does not model, ops without descs; a Data op is the graph's
+  // input (read as "a:0"), NetOutput names its outputs, a control edge ("b:-1") carries no tensor.
   auto lenient = ModelFromJson(nlohmann::json::parse(R"({"graph":[{"op":[
       {"name":"a","type":"Data"},
       {"name":"b","type":"Relu","input":["a:0"],"attr":[{"key":"flag","value":{"b":true}},
-        {"key":"_datadump_original_op_names","value":{"list":{"s":["relu"]}}}]}]}]})"));
+        {"key":"_datadump_original_op_names","value":{"list":{"s":["relu"]}}}],"output_desc":[{}]},
+      {"name":"out","type":"NetOutput","input":["b:0","b:-1"]}]}]})"));
   ASSERT_TRUE(lenient.ok()) << lenient.status().message();
-  EXPECT_EQ(lenient.value().graph.nodes[1].original_names, std::vector<std::string>{"relu"});
-  EXPECT_EQ(ValueRef(lenient.value().graph, lenient.value().graph.nodes[1].inputs[0]), "a:0");
+  const Graph& g = lenient.value().graph;
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].original_names, std::vector<std::string>{"relu"});
+  ASSERT_EQ(g.inputs.size(), 1u);
+  EXPECT_EQ(g.nodes[0].inputs, std::vector<int>{g.inputs[0]});
+  EXPECT_EQ(ValueRef(g, g.nodes[0].inputs[0]), "a");
+  EXPECT_EQ(g.outputs, g.nodes[0].outputs);
   // The last one: an op that names itself as its input (found by fuzz/blackbox.py, it crashed the reader).
   for (const char* bad : {R"({"graph":[{"op":[{"name":"a","type":"Relu","input":["a:0"],"output_desc":[{}]}]}]})",
                           R"({"graph":[{"op":[{"type":"Relu"}]}]})", R"({"graph":[{"op":[{"name":"a"},{"name":"a"}]}]})",

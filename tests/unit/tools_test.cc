@@ -14,7 +14,8 @@
 #include "dump/npy.h"
 #include "fusion_rule.h"
 #include "msprof_tables.h"
-#include "om/model_json.h"
+#include "om/ge_json.h"
+#include "om/om_model.h"
 #include "raw_profile.h"
 
 namespace npu {
@@ -74,8 +75,9 @@ TEST(ProfparseDiff, AMissingProfileNamesItsPlaceInTheCommand) {
   EXPECT_EQ(dirs.status().message().find("--output"), std::string::npos) << dirs.status().message();
 }
 
-// msaccucmp -f reads what atc --mode=1 writes: the bundled tinynet compiled for Ascend310P3, its graph as the
-// JSON, read back as a fusion rule. Every op is there in order with its inputs; the stem's conv carries the
+// msaccucmp -f reads what atc --mode=1 writes: the bundled tinynet compiled for Ascend310P3 and saved, its
+// ModelDef as ATC prints it, read back as a fusion rule. Every op with a task is there in order with its inputs
+// (Data and Const are the graph's inputs and weights, NetOutput its outputs); the stem's conv carries the
 // framework ops fused into it (Conv, BatchNormalization folded, Relu). A file that is not JSON is EC0012 naming -f.
 TEST(FusionRule, ReadsTheJsonAtcWrites) {
   CompileFlags f;
@@ -85,17 +87,25 @@ TEST(FusionRule, ReadsTheJsonAtcWrites) {
   auto m = Compile(config.value());
   ASSERT_TRUE(m.ok()) << m.status().message();
   fs::path dir = FreshDir("fusion_rule");
-  const std::string text = ModelToJson(m.value().graph, m.value().attrs).dump(2);
+  ASSERT_TRUE(SaveOm((dir / "tiny.om").string(), m.value()).ok());
+  auto j = OmModelDefJson((dir / "tiny.om").string());
+  ASSERT_TRUE(j.ok()) << j.status().message();
+  const std::string text = j.value().dump(2);
   ASSERT_TRUE(WriteFileAtomic((dir / "tiny.json").string(), std::as_bytes(std::span(text.data(), text.size()))).ok());
   auto rule = cmp::ReadFusionRule((dir / "tiny.json").string(), "-f");
   ASSERT_TRUE(rule.ok()) << rule.status().message();
-  const Graph& g = m.value().graph;
-  ASSERT_EQ(rule.value().ops.size(), g.nodes.size());
-  for (size_t k = 0; k < g.nodes.size(); ++k) {
+  auto loaded = LoadOm((dir / "tiny.om").string());
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const Graph& g = loaded.value().graph;
+  std::vector<const Node*> tasks;  // the ops the .om lists (not a shape-only view, which the .om leaves out)
+  for (const Node& n : g.nodes)
+    if (!n.has_attr(kRemovedViewAttr)) tasks.push_back(&n);
+  ASSERT_EQ(rule.value().ops.size(), tasks.size());
+  for (size_t k = 0; k < tasks.size(); ++k) {
     const cmp::FusionOp& op = rule.value().ops[k];
-    EXPECT_EQ(op.name, g.nodes[k].name);
-    EXPECT_EQ(op.inputs.size(), g.nodes[k].inputs.size()) << op.name;
-    EXPECT_EQ(op.original_names, g.nodes[k].original_names) << op.name;
+    EXPECT_EQ(op.name, tasks[k]->name);
+    EXPECT_EQ(op.inputs.size(), tasks[k]->inputs.size()) << op.name;
+    EXPECT_EQ(op.original_names, tasks[k]->original_names) << op.name;
     EXPECT_EQ(rule.value().by_name.at(op.name), k);
     EXPECT_FALSE(op.integer) << "a float model has no integer ops";
   }
@@ -109,6 +119,24 @@ TEST(FusionRule, ReadsTheJsonAtcWrites) {
   EXPECT_EQ(bad.status().code(), "EC0012");
   EXPECT_EQ(bad.status().param(), "-f");
   fs::remove_all(dir);
+}
+
+// msaccucmp -f reads real ATC's --mode=1 JSON too (tests/data/om_json: an AMCT-quantized TF ResNet-50): its
+// Data op is the graph input, its 161 Consts are weights, NetOutput names the output (and a control edge into it
+// carries no tensor), so the rule lists the 66 ops that have tasks, with their inputs resolved to those values
+// and the quantize ops marked as integer ones.
+TEST(FusionRule, ReadsRealAtcJson) {
+  auto rule = cmp::ReadFusionRule(std::string(NPUKIT_SOURCE_DIR) + "/tests/data/om_json/amct_tf_resnet50_v1_quantized.json", "-f");
+  ASSERT_TRUE(rule.ok()) << rule.status().message();
+  const auto& ops = rule.value().ops;
+  ASSERT_EQ(ops.size(), 66u);
+  EXPECT_EQ(ops.front().type, "Cast");
+  EXPECT_EQ(ops.front().inputs, std::vector<std::string>{"input"});
+  auto conv1 = std::find_if(ops.begin(), ops.end(), [](const cmp::FusionOp& o) { return o.type == "Conv2D"; });
+  ASSERT_NE(conv1, ops.end());
+  EXPECT_EQ(conv1->inputs, (std::vector<std::string>{"trans_TransData_1:0", "dynamic_const_9910_433", "dynamic_const_9910_378"}));
+  EXPECT_NE(std::find(conv1->original_names.begin(), conv1->original_names.end(), "resnet_v1_50/conv1/Relu"), conv1->original_names.end());
+  EXPECT_TRUE(std::any_of(ops.begin(), ops.end(), [](const cmp::FusionOp& o) { return o.integer; }));
 }
 
 // Numbers as msprof prints them: metrics to three decimals with trailing zeros dropped but one kept; op_statistic

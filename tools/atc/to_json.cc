@@ -1,12 +1,12 @@
-// atc --mode=1: a .om's MODEL_DEF (and its tasks) as JSON, or with --framework=5 the framework model's graph
-// with shapes inferred. The graph[].op[] keys are what msaccucmp -f reads (om/model_json.h).
+// atc --mode=1: a .om's MODEL_DEF (and its tasks) as JSON, as ATC prints it (om/ge_json.h), or with
+// --framework=5 the framework model's graph with shapes inferred. msaccucmp -f reads both (om/model_json.h).
 #include <nlohmann/json.hpp>
 
 #include "atc.h"
 #include "base/json.h"
 #include "compile/compile.h"
 #include "cost/tiling.h"
-#include "om/ge_model.h"
+#include "om/ge_json.h"
 #include "om/model_json.h"
 #include "om/om_model.h"
 
@@ -44,10 +44,13 @@ Result<json> FrameworkJson(const CompileConfig& config) {
   return ModelToJson(state.graph, {{"framework_type", config.framework}});
 }
 
+// The ModelDef as ATC prints it; an .om npukit built also lists its tasks ("task", which ATC's JSON lacks:
+// npukit's tilings and block dims, read by aoe and the timing tests).
 Result<json> OmJson(const std::string& path) {
+  NPU_ASSIGN_OR_RETURN(json j, OmModelDefJson(path));
+  NPU_ASSIGN_OR_RETURN(om::OmFile f, om::ReadOmFile(path));
+  if (f.cann_built) return j;  // shown even where npukit cannot run it
   NPU_ASSIGN_OR_RETURN(OmModel m, LoadOm(path));
-  if (m.cann_built) return CannOmJson(path);
-  json j = ModelToJson(m.graph, m.attrs);
   j["task"] = TaskJson(m);
   return j;
 }
