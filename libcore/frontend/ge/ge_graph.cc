@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "frontend/ge/framework_op.h"
 #include "frontend/ge/ge_ops.h"
 #include "ir/device_format.h"
 #include "ir/graph_edit.h"
@@ -222,6 +223,8 @@ class Reader {
       if (k == kOriginalNamesAttr && a.has_list()) n.original_names.assign(a.list().s().begin(), a.list().s().end());
       else if (auto attr = GeAttrValue(a)) n.attrs[k] = std::move(*attr);
     }
+    if (type == kFrameworkOpType)
+      if (std::string why = UnwrapFrameworkOp(op, n); !why.empty()) return Corrupt("FrameworkOp '" + op.name() + "': " + why);
     const int index = static_cast<int>(g_.nodes.size());
     NPU_ASSIGN_OR_RETURN(n.outputs, AddOutputs(op, index));
     if (nhwc_out0_) n.attrs[kFrameworkLayoutAttr] = std::string("NHWC");
@@ -245,6 +248,11 @@ std::optional<Attr> GeAttrValue(const AttrDef& a) {
     case AttrDef::kF: return Attr(a.f());
     case AttrDef::kB: return Attr(int64_t{a.b()});
     case AttrDef::kDt: return Attr(a.dt());
+    case AttrDef::kListListInt: {  // PadD's paddings, [begin, end] per dim: flattened row by row
+      std::vector<int64_t> flat;
+      for (const auto& row : a.list_list_int().list_list_i()) flat.insert(flat.end(), row.list_i().begin(), row.list_i().end());
+      return Attr(std::move(flat));
+    }
     case AttrDef::kList:
       if (!a.list().s().empty()) return Attr(std::vector<std::string>(a.list().s().begin(), a.list().s().end()));
       if (!a.list().f().empty()) return Attr(std::vector<float>(a.list().f().begin(), a.list().f().end()));

@@ -46,7 +46,8 @@ Result<GeGraph> ReadGeGraph(const npukit::ge::GraphDef& gd, const GeSource& src)
 // confirmed against GE's EnumAttrUtils; Netron's om.js reads the same three lists).
 Status ExpandGeAttrs(npukit::ge::ModelDef& md, const GeSource& src);
 
-// An attribute as npukit's IR holds it (scalars and lists); nullopt for tensors, graphs and functions.
+// An attribute as npukit's IR holds it (scalars and lists; a list of int lists flattened row by row); nullopt
+// for tensors, graphs and functions.
 std::optional<Attr> GeAttrValue(const npukit::ge::AttrDef& a);
 
 }  // namespace npu

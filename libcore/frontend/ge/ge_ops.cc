@@ -1,5 +1,8 @@
 #include "frontend/ge/ge_ops.h"
 
+#include "frontend/ge/framework_op.h"
+#include "frontend/ge/ge_op.h"
+
 #include <algorithm>
 #include <array>
 
@@ -11,87 +14,6 @@
 namespace npu {
 namespace {
 
-// Where the dims of an NHWC tensor sit once it is held channels-first (NCHW): N 0, H 2, W 3, C 1.
-constexpr std::array<int64_t, 4> kNhwcAxisInNchw = {0, 2, 3, 1};
-constexpr std::array<int64_t, 4> kNhwcToNchw = {0, 3, 1, 2}, kNchwToNhwc = {0, 2, 3, 1};
-
-// A node being mapped: its GE attributes set aside in `ge`, the node's own rebuilt from them. A map function
-// returns why it cannot map the node, or "" when it did.
-class GeOp {
- public:
-  GeOp(Graph& g, int index) : g(g), index_(index) {
-    std::swap(ge.attrs, node().attrs);
-    if (auto it = ge.attrs.find(kFrameworkLayoutAttr); it != ge.attrs.end()) node().attrs[kFrameworkLayoutAttr] = it->second;
-  }
-  Graph& g;
-  Node ge;  // the GE attributes, read with Node's accessors
-
-  Node& node() { return g.nodes[index_]; }
-  bool has_in(size_t j) { return j < node().inputs.size() && node().inputs[j] >= 0; }
-  const Value& in(size_t j) { return g.values[node().inputs[j]]; }
-  const Value& out(size_t j) { return g.values[node().outputs[j]]; }
-  // An int list attribute GE may also write as one int (MindSpore's axis).
-  std::vector<int64_t> ints(std::string_view k) {
-    auto it = ge.attrs.find(k);
-    if (it == ge.attrs.end()) return {};
-    if (auto* i = std::get_if<int64_t>(&it->second)) return {*i};
-    return ge.attr_ints(k);
-  }
-  // Whether value v is an NHWC tensor held channels-first (its producer carries _framework_layout NHWC).
-  bool HeldNhwc(int v) {
-    int p = v >= 0 ? g.values[v].producer : -1;
-    return p >= 0 && g.nodes[p].attr_string(kFrameworkLayoutAttr) == "NHWC" && g.values[v].shape.size() == 4;
-  }
-  bool OutHeldNhwc() { return node().attr_string(kFrameworkLayoutAttr) == "NHWC" && out(0).shape.size() == 4; }
-  // An axis as the framework wrote it (NHWC for a held tensor) as an axis of value v; nullopt when out of range.
-  std::optional<int64_t> Axis(int v, int64_t axis) {
-    const auto rank = static_cast<int64_t>(g.values[v].shape.size());
-    if (axis < -rank || axis >= rank) return std::nullopt;
-    if (axis < 0) axis += rank;
-    return HeldNhwc(v) ? kNhwcAxisInNchw[static_cast<size_t>(axis)] : axis;
-  }
-  // Drops trailing omitted optional inputs; "" when none of those from `from` on is given.
-  std::string TrimOptional(size_t from, std::string_view what) {
-    auto& ins = node().inputs;
-    for (size_t j = from; j < ins.size(); ++j)
-      if (ins[j] >= 0) return "its " + std::string(what) + " input (npukit has no kernel for it)";
-    if (ins.size() > from) ins.resize(from);
-    while (!ins.empty() && ins.back() < 0) ins.pop_back();
-    return {};
-  }
-  // An integer constant input's values (axes, perm); nullopt when input j is not one.
-  std::optional<std::vector<int64_t>> IntConst(size_t j) {
-    if (!has_in(j) || !in(j).constant || IsFloat(in(j).constant->dtype())) return std::nullopt;
-    return in(j).constant->ToInt64Vector();
-  }
-  // A constant input value in the shape `shape` (same elements): a new constant, so other readers keep theirs.
-  int Reshaped(int v, const Shape& shape) {
-    return AddConstant(g, UniqueValueName(g, g.values[v].name + "_nchw"), g.values[v].constant->Reshaped(shape));
-  }
-  // A node inserted before this one: Transpose of input j by perm.
-  void TransposeInput(size_t j, const std::vector<int64_t>& perm) {
-    int x = node().inputs[j];
-    Node t;
-    t.name = UniqueNodeName(g, node().name + "_transpose" + std::to_string(j));
-    t.op_type = t.ascend_type = "Transpose";
-    t.opset = 13;
-    t.attrs["perm"] = perm;
-    t.inputs = {x};
-    int y = g.AddValue(UniqueValueName(g, t.name));
-    Value& v = g.values[y];
-    v.dtype = g.values[x].dtype;
-    v.has_shape = true;
-    for (int64_t p : perm) v.shape.push_back(g.values[x].shape[static_cast<size_t>(p)]);
-    t.outputs = {y};
-    AppendNode(g, std::move(t));  // SortTopologically puts it before its reader
-    node().inputs[j] = y;
-  }
-
- private:
-  int index_;
-};
-
-using MapFn = std::string (*)(GeOp&);
 
 std::string Plain(GeOp&) { return {}; }
 
@@ -219,6 +141,7 @@ std::string SetWindow(GeOp& c, const Shape& x, const Shape& y, std::array<int64_
 std::string MapConv2D(GeOp& c) {
   if (!c.has_in(0) || !c.has_in(1)) return "it has no x or filter input";
   if (std::string why = c.TrimOptional(3, "offset_w (int8)"); !why.empty()) return why;
+  if (std::string why = NoOffsetX(c); !why.empty()) return why;
   const Shape &x = c.in(0).shape, &w = c.in(1).shape, &y = c.out(0).shape;
   if (x.size() != 4 || w.size() != 4 || y.size() != 4) return "x, filter and y are not all 4-D";
   if (w[1] < 1 || x[1] % w[1] != 0) return "the filter's " + std::to_string(w[1]) + " input channels do not divide the input's " + std::to_string(x[1]);
@@ -406,6 +329,16 @@ std::string MapLayerNorm(GeOp& c) {
   return {};
 }
 
+// TF's random ops (inside a FrameworkOp): seeded by seed/seed2 as the TF importer's are, in the output's dtype.
+std::string MapRandom(GeOp& c) {
+  if (!IsFloat(c.out(0).dtype)) return "a random tensor of a type other than float";
+  c.node().attrs["seed"] = c.ge.attr_int("seed", 0);
+  c.node().attrs["seed2"] = c.ge.attr_int("seed2", 0);
+  c.node().attrs["dtype"] = static_cast<int64_t>(c.out(0).dtype);
+  c.node().inputs.resize(1);
+  return {};
+}
+
 struct GeOpRow {
   std::string_view ge_type, op_type;
   int opset;
@@ -466,10 +399,41 @@ constexpr GeOpRow kGeOps[] = {
     {"ReduceMean", "ReduceMean", 11, MapReduce},
     {"ReduceSumD", "ReduceSum", 11, MapReduce},
     {"ReduceSum", "ReduceSum", 11, MapReduce},
-    {"ReduceMaxD", "ReduceMax", 11, MapReduce},
     {"MaxPool", "MaxPool", 12, MapPool},
     {"AvgPool", "AveragePool", 11, MapPool},
     {"LayerNorm", "LayerNormalization", 17, MapLayerNorm},
+    {"PadD", "Pad", 13, MapPad},
+    {"Pad", "Pad", 13, MapPad},
+    {"PadV3D", "Pad", 13, MapPad},
+    {"PadV3", "Pad", 13, MapPad},
+    {"SplitD", "Split", 13, MapSplit},
+    {"SplitVD", "Split", 13, MapSplit},
+    {"SplitV", "Split", 13, MapSplit},
+    {"TileD", "Tile", 13, MapTile},
+    {"Tile", "Tile", 13, MapTile},
+    {"StridedSliceD", "Slice", 13, MapStridedSlice},
+    {"StridedSlice", "Slice", 13, MapStridedSlice},
+    {"GatherV2D", "Gather", 13, MapGather},
+    {"GatherV2", "Gather", 13, MapGather},
+    {"Gather", "Gather", 13, MapGather},
+    {"ResizeNearestNeighborV2D", "Resize", 13, MapResize},
+    {"ResizeNearestNeighborV2", "Resize", 13, MapResize},
+    {"ResizeBilinearV2D", "Resize", 13, MapResize},
+    {"ResizeBilinearV2", "Resize", 13, MapResize},
+    {"ReduceMinD", "ReduceMin", 11, MapReduce},
+    {"ReduceMaxD", "ReduceMax", 11, MapReduce},
+    {"ReduceMax", "ReduceMax", 11, MapReduce},
+    {"ReduceProdD", "ReduceProd", 11, MapReduce},
+    {"Pooling", "MaxPool", 12, MapCaffePooling},
+    {"FullyConnection", "Gemm", 13, MapFullyConnection},
+    {"Conv2DBackpropInputD", "ConvTranspose", 11, MapConvBackpropInput},
+    {"Conv2DBackpropInput", "ConvTranspose", 11, MapConvBackpropInput},
+    {"Deconvolution", "ConvTranspose", 11, MapDeconvolution},
+    {"AscendQuant", "AscendQuant", 0, MapKeepAttrs},
+    {"AscendDequant", "AscendDequant", 0, MapKeepAttrs},
+    {"AscendAntiQuant", "AscendAntiQuant", 0, MapKeepAttrs},
+    {"RandomStandardNormal", "RandomStandardNormal", 13, MapRandom},
+    {"RandomUniform", "RandomUniform", 13, MapRandom},
     {"Identity", "Identity", 13, Plain},
     {"MemcpyAsync", "Identity", 13, Plain},
 };
@@ -491,7 +455,9 @@ void MapGeOps(Graph& g, std::vector<UnsupportedNode>& unrunnable) {
       if (r.ge_type == type) row = &r;
     if (g.nodes[k].opset != 0) continue;  // already an npukit op (a Reshape the reader put back): GE ops carry no opset
     if (!row) {
-      unrunnable.push_back({g.nodes[k].name, type, "", 0, "npukit has no kernel for this GE op type"});
+      const bool fwk = g.nodes[k].ascend_type == kFrameworkOpType;
+      unrunnable.push_back({g.nodes[k].name, fwk ? std::string(kFrameworkOpType) + " " + type : type, "", 0,
+                            fwk ? "npukit has no kernel for this TensorFlow op (a FrameworkOp GE leaves to the AI CPU)" : "npukit has no kernel for this GE op type"});
       continue;
     }
     if (g.nodes[k].inputs.empty() || g.nodes[k].inputs[0] < 0 || g.nodes[k].outputs.empty()) {  // every row reads input 0

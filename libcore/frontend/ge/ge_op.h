@@ -1,0 +1,161 @@
+// What every GE op mapping (ge_ops*.cc) works with: the node being mapped with its GE attributes set aside, the
+// layout facts of TF graphs (NHWC tensors held channels-first), and the graph edits a mapping may need (a
+// constant input, a node inserted before an input or after the output). Internal to frontend/ge.
+#pragma once
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/graph_edit.h"
+#include "ir/node_attrs.h"
+
+namespace npu {
+
+// Where the dims of an NHWC tensor sit once it is held channels-first (NCHW): N 0, H 2, W 3, C 1.
+constexpr std::array<int64_t, 4> kNhwcAxisInNchw = {0, 2, 3, 1};
+constexpr std::array<int64_t, 4> kNhwcToNchw = {0, 3, 1, 2}, kNchwToNhwc = {0, 2, 3, 1};
+
+// A node being mapped: its GE attributes set aside in `ge`, the node's own rebuilt from them. A map function
+// returns why it cannot map the node, or "" when it did.
+class GeOp {
+ public:
+  GeOp(Graph& g, int index) : g(g), ge_type(g.nodes[static_cast<size_t>(index)].op_type), index_(index) {
+    std::swap(ge.attrs, node().attrs);
+    if (auto it = ge.attrs.find(kFrameworkLayoutAttr); it != ge.attrs.end()) node().attrs[kFrameworkLayoutAttr] = it->second;
+  }
+  Graph& g;
+  Node ge;  // the GE attributes, read with Node's accessors
+  const std::string ge_type;  // the GE op type (the node's own becomes the kernel's)
+
+  Node& node() { return g.nodes[index_]; }
+  bool has_in(size_t j) { return j < node().inputs.size() && node().inputs[j] >= 0; }
+  const Value& in(size_t j) { return g.values[node().inputs[j]]; }
+  const Value& out(size_t j) { return g.values[node().outputs[j]]; }
+  // An int list attribute GE may also write as one int (MindSpore's axis).
+  std::vector<int64_t> ints(std::string_view k) {
+    auto it = ge.attrs.find(k);
+    if (it == ge.attrs.end()) return {};
+    if (auto* i = std::get_if<int64_t>(&it->second)) return {*i};
+    return ge.attr_ints(k);
+  }
+  // An int list from attribute `k`, or else from the integer constant input j (the *D form and the plain one).
+  std::optional<std::vector<int64_t>> IntsOr(std::string_view k, size_t j) {
+    if (ge.has_attr(k)) return ints(k);
+    return IntConst(j);
+  }
+  // Whether value v is an NHWC tensor held channels-first (its producer carries _framework_layout NHWC).
+  bool HeldNhwc(int v) {
+    int p = v >= 0 ? g.values[v].producer : -1;
+    return p >= 0 && g.nodes[p].attr_string(kFrameworkLayoutAttr) == "NHWC" && g.values[v].shape.size() == 4;
+  }
+  bool OutHeldNhwc() { return node().attr_string(kFrameworkLayoutAttr) == "NHWC" && out(0).shape.size() == 4; }
+  // An axis as the framework wrote it (NHWC for a held tensor) as an axis of value v; nullopt when out of range.
+  std::optional<int64_t> Axis(int v, int64_t axis) {
+    const auto rank = static_cast<int64_t>(g.values[v].shape.size());
+    if (axis < -rank || axis >= rank) return std::nullopt;
+    if (axis < 0) axis += rank;
+    return HeldNhwc(v) ? kNhwcAxisInNchw[static_cast<size_t>(axis)] : axis;
+  }
+  // Drops trailing omitted optional inputs; "" when none of those from `from` on is given.
+  std::string TrimOptional(size_t from, std::string_view what) {
+    auto& ins = node().inputs;
+    for (size_t j = from; j < ins.size(); ++j)
+      if (ins[j] >= 0) return "its " + std::string(what) + " input (npukit has no kernel for it)";
+    if (ins.size() > from) ins.resize(from);
+    while (!ins.empty() && ins.back() < 0) ins.pop_back();
+    return {};
+  }
+  // An integer constant input's values (axes, perm); nullopt when input j is not one.
+  std::optional<std::vector<int64_t>> IntConst(size_t j) {
+    if (!has_in(j) || !in(j).constant || IsFloat(in(j).constant->dtype())) return std::nullopt;
+    return in(j).constant->ToInt64Vector();
+  }
+  // A constant input value in the shape `shape` (same elements): a new constant, so other readers keep theirs.
+  int Reshaped(int v, const Shape& shape) {
+    return AddConstant(g, UniqueValueName(g, g.values[v].name + "_nchw"), g.values[v].constant->Reshaped(shape));
+  }
+  // A new 1-D int64 constant (a kernel's pads, sizes, axes input) named after this node.
+  int Ints(std::string_view what, const std::vector<int64_t>& v) {
+    Tensor t = Tensor::Empty(DType::kI64, {static_cast<int64_t>(v.size())});
+    std::copy(v.begin(), v.end(), t.mutable_data<int64_t>());
+    return AddConstant(g, UniqueValueName(g, node().name + "/" + std::string(what)), std::move(t));
+  }
+  // A node inserted before this one: `type` of input j (and `more` inputs), whose output, of `shape` and input
+  // j's dtype, this node reads instead.
+  void InsertBefore(size_t j, std::string type, int opset, AttrMap attrs, std::vector<int> more, Shape shape) {
+    int x = node().inputs[j];
+    Node t = NewNode("_" + type + std::to_string(j), std::move(type), opset, std::move(attrs));
+    t.inputs = {x};
+    t.inputs.insert(t.inputs.end(), more.begin(), more.end());
+    int y = NewValue(t.name, g.values[x].dtype, std::move(shape));
+    t.outputs = {y};
+    AppendNode(g, std::move(t));  // SortTopologically puts it before its reader
+    node().inputs[j] = y;
+  }
+  // A node inserted after this one: this node writes a new value of `shape` (output 0's dtype), which `type`
+  // (with `more` inputs) turns into output 0.
+  void InsertAfter(std::string type, int opset, AttrMap attrs, std::vector<int> more, Shape shape) {
+    int y = node().outputs[0];
+    Node t = NewNode("_" + type, std::move(type), opset, std::move(attrs));
+    int mid = NewValue(t.name, g.values[y].dtype, std::move(shape));
+    g.values[mid].producer = index_;
+    node().outputs[0] = mid;
+    t.inputs = {mid};
+    t.inputs.insert(t.inputs.end(), more.begin(), more.end());
+    t.outputs = {y};
+    g.values[y].producer = AppendNode(g, std::move(t));
+  }
+  void TransposeInput(size_t j, const std::vector<int64_t>& perm) {
+    Shape s;
+    for (int64_t p : perm) s.push_back(in(j).shape[static_cast<size_t>(p)]);
+    InsertBefore(j, "Transpose", 13, {{"perm", perm}}, {}, std::move(s));
+  }
+
+ private:
+  Node NewNode(const std::string& suffix, std::string type, int opset, AttrMap attrs) {
+    Node t;
+    t.name = UniqueNodeName(g, node().name + suffix);
+    t.op_type = t.ascend_type = std::move(type);
+    t.opset = opset;
+    t.attrs = std::move(attrs);
+    t.original_names = node().original_names;  // a dump of it belongs to the same framework op
+    return t;
+  }
+  int NewValue(const std::string& name, DType dtype, Shape shape) {
+    int v = g.AddValue(UniqueValueName(g, name));
+    Value& val = g.values[v];
+    val.dtype = dtype;
+    val.has_shape = true;
+    val.shape = std::move(shape);
+    return v;
+  }
+  int index_;
+};
+
+using MapFn = std::string (*)(GeOp&);
+
+// An int8 cube op's offset_x (AMCT's asymmetric activations: the op computes on x - offset_x, padding with
+// offset_x): npukit's int8 kernels take symmetric data, so such an op is listed as one that cannot run.
+inline std::string NoOffsetX(GeOp& c) {
+  const int64_t offset = c.ge.attr_int("offset_x", 0);
+  if (offset != 0) return "its offset_x " + std::to_string(offset) + " (npukit's int8 kernels take symmetric data)";
+  return {};
+}
+
+// The map functions of ge_ops_tensor.cc and ge_ops_nn.cc (the table is in ge_ops.cc).
+std::string MapPad(GeOp& c);
+std::string MapSplit(GeOp& c);
+std::string MapTile(GeOp& c);
+std::string MapStridedSlice(GeOp& c);
+std::string MapGather(GeOp& c);
+std::string MapResize(GeOp& c);
+std::string MapCaffePooling(GeOp& c);
+std::string MapFullyConnection(GeOp& c);
+std::string MapConvBackpropInput(GeOp& c);
+std::string MapDeconvolution(GeOp& c);
+std::string MapKeepAttrs(GeOp& c);
+
+}  // namespace npu
