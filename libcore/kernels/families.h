@@ -13,4 +13,5 @@ void RegisterResizeKernels();
 void RegisterAippKernels();
 void RegisterQuantKernels();
 void RegisterRnnKernels();
+void RegisterDetectionKernels();
 }  // namespace npu

@@ -74,6 +74,7 @@ void RegisterBuiltinOps() {
     RegisterAippKernels();
     RegisterQuantKernels();
     RegisterRnnKernels();
+    RegisterDetectionKernels();
   });
 }
 

@@ -19,5 +19,6 @@ void RegisterResizeSchemas();
 void RegisterAippSchemas();
 void RegisterQuantSchemas();
 void RegisterRnnSchemas();
+void RegisterDetectionSchemas();
 
 }  // namespace npu

@@ -20,6 +20,7 @@ void RegisterBuiltinSchemas() {
     RegisterAippSchemas();
     RegisterQuantSchemas();
     RegisterRnnSchemas();
+    RegisterDetectionSchemas();
   });
 }
 

@@ -202,6 +202,37 @@ class GeOps(unittest.TestCase):
         self.check("dequant", "AscendDequant", acc, {"deq": deq}, {"sqrt_mode": False, "relu_flag": False},
                    [acc.astype(np.float32) * scale.reshape(1, 4, 1, 1)], device=False)
 
+    def test_one_hot(self):
+        idx = np.array([[0, 3, -1], [2, 1, 4]], np.int32)  # TF: -1 and 4 (past depth 4) are all off
+        on, off = np.array(5.0, np.float32), np.array(-1.0, np.float32)
+        hot = np.where(idx[..., None] == np.arange(4), 5.0, -1.0).astype(np.float32)
+        self.check("onehotd", "OneHotD", idx, {"on": on, "off": off}, {"depth": 4, "axis": -1}, [hot])
+        self.check("onehot", "OneHot", idx, {"depth": np.array(4, np.int32), "on": on, "off": off}, {"axis": 0}, [np.moveaxis(hot, -1, 0)])
+
+    def test_batch_multi_class_nms(self):
+        """Per image and class: boxes above score_threshold, greedily kept unless they overlap a kept one by more
+        than iou_threshold (OpenCV's cv2.dnn.NMSBoxes is the reference for that part), at most max_size_per_class;
+        then all classes by score, the first max_total_size, zero-padded, with the count."""
+        import cv2
+        b, n, classes = 2, 40, 3
+        y1, x1 = RNG.uniform(0, 0.7, (b, n)), RNG.uniform(0, 0.7, (b, n))
+        h, w = RNG.uniform(0.1, 0.3, (b, n)), RNG.uniform(0.1, 0.3, (b, n))
+        boxes = np.stack([y1, x1, y1 + h, x1 + w], -1).astype(np.float32)[:, :, None, :]  # q = 1: shared by the classes
+        scores = RNG.uniform(0, 1, (b, n, classes)).astype(np.float32)
+        attrs = {"score_threshold": 0.3, "iou_threshold": 0.4, "max_size_per_class": 6, "max_total_size": 10}
+        want = [np.zeros((b, 10, 4), np.float32), np.zeros((b, 10), np.float32), np.zeros((b, 10), np.float32), np.zeros(b, np.int32)]
+        for i in range(b):
+            dets = []
+            rects = [[float(x), float(y), float(ww), float(hh)] for y, x, hh, ww in zip(y1[i], x1[i], h[i], w[i])]
+            for cls in range(classes):
+                kept = cv2.dnn.NMSBoxes(rects, scores[i, :, cls].tolist(), 0.3, 0.4)
+                dets += [(scores[i, a, cls], cls, a) for a in np.array(kept).reshape(-1)[:6]]
+            dets.sort(key=lambda d: -d[0])
+            for k, (sc, cls, a) in enumerate(dets[:10]):
+                want[0][i, k], want[1][i, k], want[2][i, k] = boxes[i, a, 0], sc, cls
+            want[3][i] = min(len(dets), 10)
+        self.check("nms", "BatchMultiClassNonMaxSuppression", boxes, {"scores": scores}, attrs, want, atol=1e-6)
+
     def test_framework_op(self):
         """A FrameworkOp: TF's RandomStandardNormal (its NodeDef serialized in node_def) runs as the TF importer runs
         it: seeded by seed/seed2, the same values on every run and on the device, normally distributed."""

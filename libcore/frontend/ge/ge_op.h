@@ -157,5 +157,7 @@ std::string MapFullyConnection(GeOp& c);
 std::string MapConvBackpropInput(GeOp& c);
 std::string MapDeconvolution(GeOp& c);
 std::string MapKeepAttrs(GeOp& c);
+std::string MapNms(GeOp& c);
+std::string MapOneHot(GeOp& c);
 
 }  // namespace npu

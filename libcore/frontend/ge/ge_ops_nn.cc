@@ -1,6 +1,7 @@
 // GE's layer ops that have no one-to-one ONNX twin: Caffe's Pooling and FullyConnection (as CANN's Caffe parser
 // leaves them in an .om), TF's Conv2DBackpropInput(D) and Caffe's Deconvolution (a ConvTranspose), and AMCT's
 // AscendQuant / AscendDequant / AscendAntiQuant, which npukit's kernels take with GE's own attributes.
+#include <cstring>
 #include <numeric>
 
 #include "frontend/ge/ge_op.h"
@@ -151,6 +152,41 @@ std::string MapKeepAttrs(GeOp& c) {
     if (!k.starts_with("_")) c.node().attrs[k] = v;
   if (c.ge_type == "AscendDequant" || c.ge_type == "AscendAntiQuant")
     c.node().attrs["dtype"] = c.out(0).dtype == DType::kF16 ? kGeDtFloat16 : kGeDtFloat;
+  return {};
+}
+
+// BatchMultiClassNonMaxSuppression (boxes, scores, clip_window, num_valid_boxes): npukit's kernel takes GE's
+// attributes; boxes laid out [batch, q, 4, anchors] (transpose_box) are not read.
+std::string MapNms(GeOp& c) {
+  if (c.ge.attr_int("transpose_box", 0) != 0) return "its transpose_box (boxes as [batch, q, 4, anchors])";
+  if (c.node().outputs.size() != 4) return "it has " + std::to_string(c.node().outputs.size()) + " outputs, not 4";
+  auto& ins = c.node().inputs;
+  while (!ins.empty() && ins.back() < 0) ins.pop_back();
+  return MapKeepAttrs(c);
+}
+
+// OneHotD (x, on_value, off_value; depth, axis) and OneHot (x, depth, on_value, off_value; axis): ONNX's OneHot
+// with values [off, on]; TF's negative indices give the off value (negative_is_off).
+std::string MapOneHot(GeOp& c) {
+  const bool d_form = c.ge_type == "OneHotD";
+  const size_t on = d_form ? 1 : 2, off = d_form ? 2 : 3;
+  std::optional<int64_t> depth;
+  if (d_form) depth = c.ge.attr_int("depth", 0);
+  else if (auto d = c.IntConst(1); d && d->size() == 1) depth = (*d)[0];
+  if (!depth || *depth < 1) return "its depth is not a positive constant";
+  if (!c.has_in(on) || !c.has_in(off) || !c.in(on).constant || !c.in(off).constant || c.in(on).constant->numel() != 1 ||
+      c.in(off).constant->numel() != 1 || c.in(on).dtype != c.in(off).dtype)
+    return "its on_value and off_value are not constant scalars of one dtype";
+  if (c.HeldNhwc(c.node().inputs[0])) return "its indices are an NHWC tensor held channels-first";
+  const Tensor &on_t = *c.in(on).constant, &off_t = *c.in(off).constant;
+  Tensor values = Tensor::Empty(on_t.dtype(), {2});
+  const size_t size = DTypeSize(on_t.dtype());
+  std::memcpy(values.mutable_raw(), off_t.raw(), size);
+  std::memcpy(values.mutable_raw() + size, on_t.raw(), size);
+  const int v = AddConstant(c.g, UniqueValueName(c.g, c.node().name + "/values"), std::move(values));
+  c.node().inputs = {c.node().inputs[0], c.Ints("depth", {*depth}), v};
+  c.node().attrs["axis"] = c.ge.attr_int("axis", -1);
+  c.node().attrs["negative_is_off"] = int64_t{1};
   return {};
 }
 
