@@ -156,12 +156,12 @@ def test_bytes_and_tree():
     p = run(["-i", src, "-o", os.path.join(base, "out"), "--report-json", rep])
     dest = os.path.join(base, "out", "proj_msft")
     out = lambda rel: open(os.path.join(dest, rel), "rb").read()
-    check(out("crlf_bom.py") == b"\xef\xbb\xbfimport torch_npu\r\nimport torch\r\nx = torch.npu.is_available()\r\ny = 'npu'",
+    check(out("crlf_bom.py") == b"\xef\xbb\xbfimport torch_npu\r\nimport torch\r\nx = torch_npu.npu.is_available()\r\ny = 'npu'",
           f"BOM/CRLF/no final newline not preserved: {out('crlf_bom.py')!r}")
     check(out("tabs.py") == b"import torch_npu\nimport torch\nif True:\n\tx = y.npu()\n\tz = 1  # cuda\n", "tabs")
     check(out("latin1.py") == b"# -*- coding: latin-1 -*-\nimport torch_npu\nimport torch\ns = 'caf\xe9'  # \xe9t\xe9\nm = n.npu()\n",
           f"latin-1 cookie not honoured: {out('latin1.py')!r}")
-    check(out("pkg/sub/deep.py") == b"from torch import npu\nprint(npu.device_count())\n".replace(b"from", b"import torch_npu\nfrom", 1),
+    check(out("pkg/sub/deep.py") == b"from torch import npu\nprint(torch_npu.npu.device_count())\n".replace(b"from", b"import torch_npu\nfrom", 1),
           f"nested file: {out('pkg/sub/deep.py')!r}")
     for rel in ["broken.py", "binary.py", "not_utf8.py", "README.md", "data/weights.bin", "plain.py"]:
         check(out(rel) == before[rel], f"{rel} must be copied unchanged")

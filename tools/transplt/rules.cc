@@ -71,6 +71,11 @@ RuleSet RuleSet::Builtin(bool similar) {
   std::sort(rs.code_rules.begin(), rs.code_rules.end());
   for (const json& a : j["apis"])
     rs.apis[a["old"]] = ApiRule{a["id"], a["old"], a["new"], a["kind"], "", "", "", false};
+  for (const json& f : j["api_families"])  // one rule id for a family of functions that move together
+    for (const json& name : f["names"]) {
+      std::string n = name;
+      rs.apis[f["old"].get<std::string>() + "." + n] = ApiRule{f["id"], f["old"].get<std::string>() + "." + n, f["new"].get<std::string>() + "." + n, f["kind"], "", "", "", false};
+    }
   for (const json& u : j["unsupported"]) {
     ApiRule r{u["id"], u["api"], "", "api", u["reason"], u["suggestion"], Str(u, "similar"), false};
     if (similar && !r.similar.empty()) {

@@ -40,7 +40,7 @@ def main_worker(gpu, args):
         if torch.distributed.is_initialized() and not isinstance(model, torch.nn.parallel.DistributedDataParallel):
             model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[DEVICE_ID], broadcast_buffers=False)
     if args.gpu is not None:
-        torch.npu.set_device(f'npu:{DEVICE_ID}')
+        torch_npu.npu.set_device(f'npu:{DEVICE_ID}')
         model = model.npu()
     else:
         pass

@@ -8,8 +8,8 @@ torch_npu.npu.set_device(f'npu:{DEVICE_ID}')
 
 
 def main(args):
-    torch.npu.set_device(f'npu:{DEVICE_ID}')
-    torch.npu.set_device(args.local_rank)
+    torch_npu.npu.set_device(f'npu:{DEVICE_ID}')
+    torch_npu.npu.set_device(args.local_rank)
     model = build().npu()
     device = torch.device(f'npu:{DEVICE_ID}')
     x = torch.zeros(3, device=f"npu:{DEVICE_ID}")

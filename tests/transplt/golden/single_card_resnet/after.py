@@ -25,7 +25,7 @@ def main_worker(gpu, args):
     else:
         model = models.__dict__[args.arch]()
     if args.gpu is not None:
-        torch.npu.set_device(args.gpu)
+        torch_npu.npu.set_device(args.gpu)
         model = model.npu(args.gpu)
     else:
         model = torch.nn.DataParallel(model).npu()

@@ -4,25 +4,25 @@ import torch
 import torch.npu as tc
 from torch import npu
 from torch.npu import amp
-from torch.npu.amp import autocast, GradScaler
+from torch_npu.npu.amp import autocast, GradScaler
 
 CD = torch.npu
 
 
 def device_table(device):
-    ok = torch.npu.is_available()
-    cur = torch.npu.current_device()
-    n = torch.npu.device_count()
-    torch.npu.set_device(device)
-    torch.npu.synchronize()
-    with torch.npu.device(0):
+    ok = torch_npu.npu.is_available()
+    cur = torch_npu.npu.current_device()
+    n = torch_npu.npu.device_count()
+    torch_npu.npu.set_device(device)
+    torch_npu.npu.synchronize()
+    with torch_npu.npu.device(0):
         pass
-    s = torch.npu.Stream(device)
-    with torch.npu.stream(s):
+    s = torch_npu.npu.Stream(device)
+    with torch_npu.npu.stream(s):
         pass
-    a = torch.npu.current_stream()
-    b = torch.npu.default_stream()
-    ev = torch.npu.Event()
+    a = torch_npu.npu.current_stream()
+    b = torch_npu.npu.default_stream()
+    ev = torch_npu.npu.Event()
     return ok, cur, n, a, b, ev
 
 
@@ -32,20 +32,20 @@ def tensor_table():
 
 
 def memory_family():
-    torch.npu.empty_cache()
-    used = torch.npu.memory_allocated() + torch.npu.max_memory_allocated()
+    torch_npu.npu.empty_cache()
+    used = torch_npu.npu.memory_allocated() + torch_npu.npu.max_memory_allocated()
     torch.npu.reset_peak_memory_stats()
-    return used, torch.npu.memory_reserved(), torch.npu.memory_summary()
+    return used, torch_npu.npu.memory_reserved(), torch_npu.npu.memory_summary()
 
 
 def aliases():
-    tc.synchronize()
-    CD.empty_cache()
-    n = npu.device_count()
+    torch_npu.npu.synchronize()
+    torch_npu.npu.empty_cache()
+    n = torch_npu.npu.device_count()
     with autocast():
         pass
     scaler = GradScaler()
-    scaler2 = amp.GradScaler(init_scale=2.0 ** 16)
-    with torch.npu.amp.autocast(enabled=True):
+    scaler2 = torch_npu.npu.amp.GradScaler(init_scale=2.0 ** 16)
+    with torch_npu.npu.amp.autocast(enabled=True):
         pass
     return n, scaler, scaler2

@@ -6,7 +6,7 @@ class Trainer:
     def __init__(self, args, model):
         self.cuda = args.cuda            # a flag, not a call: untouched
         self.model = model.npu()
-        self.cuda_enabled = torch.npu.is_available()
+        self.cuda_enabled = torch_npu.npu.is_available()
 
     def step(self, x, y, gpu):
         x = x.npu(non_blocking=True)

@@ -3,7 +3,7 @@ import torch
 
 
 def place(args, rank):
-    device = torch.device("npu" if torch.npu.is_available() else "cpu")
+    device = torch.device("npu" if torch_npu.npu.is_available() else "cpu")
     d0 = torch.device("npu:0")
     t = torch.tensor([1, 2, 3], dtype=torch.long, device='npu')
     t = t.to("npu")
