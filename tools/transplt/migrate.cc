@@ -601,6 +601,8 @@ std::vector<TSNode> Migrator::RewriteCall(uint32_t row) {
     replaced.push_back(arg);
   }
   NoteCall(callee, last, rows_[f].kind == sym::attribute && callee.empty(), fn, args);
+  std::vector<TSNode> wrapped = WrapDeviceIndexArgs(args, callee, last, rows_[f].kind == sym::attribute && callee.empty());
+  replaced.insert(replaced.end(), wrapped.begin(), wrapped.end());
   if (device_mode()) {
     std::vector<TSNode> more = RewriteCallForDevice(call, callee);
     replaced.insert(replaced.end(), more.begin(), more.end());

@@ -52,6 +52,10 @@ class Migrator {
   void InsertTorchNpuImport();
   bool IsReference(uint32_t row, uint32_t parent_row) const;
 
+  // Device arguments that may hold a CUDA device index, in device_args.cc.
+  std::vector<TSNode> WrapDeviceIndexArgs(TSNode args, const std::string& callee, std::string_view last, bool method);
+  bool ProvablyNotAnIndex(TSNode v);
+
   // -s and distributed rules, in distributed.cc.
   std::vector<TSNode> RewriteCallForDevice(TSNode call, const std::string& callee);
   void InsertDeviceIdBlock();
@@ -89,6 +93,8 @@ class Migrator {
   TSNode last_top_import_{};
   bool has_torch_npu_import_ = false;
   std::unordered_set<std::string> unknown_seen_;  // unknown torch APIs already noted in this file
+  std::unordered_map<std::string, bool> non_index_names_;  // name -> every assignment gives a str or a torch.device
+  bool non_index_names_ready_ = false;
   Migration out_;
 };
 

@@ -30,10 +30,10 @@ std::optional<SyntaxError> FirstSyntaxError(TSNode root);
 namespace sym {
 extern const TSSymbol
     aliased_import, argument_list, as_pattern_target, assignment, attribute, augmented_assignment, block, call,
-    class_definition, comment, concatenated_string, default_parameter, dictionary_splat, expression_statement,
+    class_definition, comment, concatenated_string, conditional_expression, default_parameter, dictionary_splat, expression_statement,
     for_in_clause, for_statement, function_definition, future_import_statement, global_statement, identifier,
     import_from_statement, import_statement, interpolation, keyword_argument, lambda_parameters, module,
-    named_expression, nonlocal_statement, parameters, relative_import, string, subscript, typed_default_parameter,
+    integer, named_expression, nonlocal_statement, parameters, relative_import, string, subscript, typed_default_parameter,
     typed_parameter;
 }  // namespace sym
 namespace fld {
