@@ -156,12 +156,12 @@ def test_bytes_and_tree():
     p = run(["-i", src, "-o", os.path.join(base, "out"), "--report-json", rep])
     dest = os.path.join(base, "out", "proj_msft")
     out = lambda rel: open(os.path.join(dest, rel), "rb").read()
-    check(out("crlf_bom.py") == b"\xef\xbb\xbfimport torch_npu\r\nimport torch\r\nx = torch_npu.npu.is_available()\r\ny = 'npu'",
+    check(out("crlf_bom.py") == b"\xef\xbb\xbfimport torch\r\nimport torch_npu\r\nx = torch_npu.npu.is_available()\r\ny = 'npu'",
           f"BOM/CRLF/no final newline not preserved: {out('crlf_bom.py')!r}")
-    check(out("tabs.py") == b"import torch_npu\nimport torch\nif True:\n\tx = y.npu()\n\tz = 1  # cuda\n", "tabs")
-    check(out("latin1.py") == b"# -*- coding: latin-1 -*-\nimport torch_npu\nimport torch\ns = 'caf\xe9'  # \xe9t\xe9\nm = n.npu()\n",
+    check(out("tabs.py") == b"import torch\nimport torch_npu\nif True:\n\tx = y.npu()\n\tz = 1  # cuda\n", "tabs")
+    check(out("latin1.py") == b"# -*- coding: latin-1 -*-\nimport torch\nimport torch_npu\ns = 'caf\xe9'  # \xe9t\xe9\nm = n.npu()\n",
           f"latin-1 cookie not honoured: {out('latin1.py')!r}")
-    check(out("pkg/sub/deep.py") == b"from torch import npu\nprint(torch_npu.npu.device_count())\n".replace(b"from", b"import torch_npu\nfrom", 1),
+    check(out("pkg/sub/deep.py") == b"from torch import npu\nimport torch_npu\nprint(torch_npu.npu.device_count())\n",
           f"nested file: {out('pkg/sub/deep.py')!r}")
     for rel in ["broken.py", "binary.py", "not_utf8.py", "README.md", "data/weights.bin", "plain.py"]:
         check(out(rel) == before[rel], f"{rel} must be copied unchanged")
@@ -264,6 +264,36 @@ def test_bad_input():
     run(["-i", clean, "-o", out, "--dry-run"], code=0)
 
 
+def test_star_import():
+    """A script that reaches torch only through `from models import *` (GENet's train.py): the names the project's
+    module brings in are resolved, so its torch.cuda calls migrate and it gets `import torch_npu` of its own."""
+    base = testlib.fresh(os.path.join(WORK, "star"))
+    src = testlib.fresh(os.path.join(base, "proj"))
+    os.makedirs(os.path.join(src, "pkg"))
+    files = {
+        "models.py": "import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    pass\n",
+        "pkg/__init__.py": "from models import *\n",
+        "train.py": "from __future__ import print_function\nfrom models import *\n\nif torch.cuda.is_available():\n"
+                    "    net = Net().cuda()\nx = torch.zeros(2, device=gpu)\n",
+        "eval.py": "from pkg import *\nprint(torch.cuda.device_count())\n",
+        "other.py": "from os.path import *\nprint(join('a', 'b'))\n",
+    }
+    for rel, text in files.items():
+        open(os.path.join(src, rel), "w").write(text)
+    run(["-i", src, "-o", os.path.join(base, "out")])
+    dest = os.path.join(base, "out", "proj_msft")
+    out = lambda rel: open(os.path.join(dest, rel)).read()
+    check(out("train.py") == "from __future__ import print_function\nfrom models import *\nimport torch_npu\n\n"
+          "if torch_npu.npu.is_available():\n    net = Net().npu()\n"
+          "x = torch.zeros(2, device=f'npu:{gpu}' if isinstance(gpu, int) else gpu)\n", f"star import: {out('train.py')!r}")
+    check(out("eval.py") == "from pkg import *\nimport torch_npu\nprint(torch_npu.npu.device_count())\n",
+          f"star import through a package: {out('eval.py')!r}")
+    check(out("other.py") == files["other.py"], "a star import of a module outside the project changes nothing")
+    check(out("models.py") == "import torch\nimport torch.nn as nn\nimport torch_npu\n\n\nclass Net(nn.Module):\n    pass\n", "models.py")
+    for rel in files:
+        check(compiles(os.path.join(dest, rel)), f"{rel} does not compile after migration")
+
+
 def test_unmatched_custom_rule_is_reported():
     base = testlib.fresh(os.path.join(WORK, "unmatched"))
     src = testlib.fresh(os.path.join(base, "proj"))
@@ -281,7 +311,7 @@ def test_unmatched_custom_rule_is_reported():
     check("custom rule custom.FuncNameModifyRule[0] matched nothing" in log, "and logged")
 
 
-for t in [test_goldens, test_bytes_and_tree, test_bad_input, test_unmatched_custom_rule_is_reported]:
+for t in [test_goldens, test_bytes_and_tree, test_star_import, test_bad_input, test_unmatched_custom_rule_is_reported]:
     t()
 print(f"transplt tests: {len(failures)} failures")
 sys.exit(1 if failures else 0)

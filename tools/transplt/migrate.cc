@@ -41,6 +41,12 @@ std::vector<TSNode> ImportNames(TSNode stmt) {
   return out;
 }
 
+bool HasChild(TSNode n, TSSymbol kind) {
+  for (uint32_t i = 0, c = ts_node_named_child_count(n); i < c; ++i)
+    if (Is(ts_node_named_child(n, i), kind)) return true;
+  return false;
+}
+
 bool IsTorchRoot(std::string_view root) { return StartsWith(root, "torch") && root != "torch_npu"; }
 
 std::string ApiMessage(const ApiRule& r) {
@@ -166,7 +172,9 @@ void Migrator::CollectBindings() {
 }
 
 void Migrator::BindImport(TSNode stmt, TSNode parent) {
+  const bool top = Is(parent, sym::module);
   auto bind = [&](std::string local, std::string qualified) {
+    if (top) out_.top_imports.emplace_back(local, qualified);
     Binding& b = binds_[local];
     if (!b.qualified.empty() && b.qualified != qualified) b.conflicting = true;
     if (b.qualified.empty()) b.qualified = std::move(qualified);
@@ -195,6 +203,16 @@ void Migrator::BindImport(TSNode stmt, TSNode parent) {
   bool relative = Is(module, sym::relative_import);
   std::string m = relative ? "" : DottedText(module, src_);
   if (!relative) note_root(Root(m));
+  if (HasChild(stmt, sym::wildcard_import)) {  // `from M import *`: M's module-level imports, when M is the project's
+    std::string written = relative ? std::string(Text(module)) : m;
+    if (Is(parent, sym::module)) out_.star_modules.push_back(written);
+    if (auto it = opts_.star_imports.find(written); it != opts_.star_imports.end())
+      for (const auto& [local, qualified] : it->second) {
+        note_root(Root(qualified));
+        bind(local, qualified);
+      }
+    return;
+  }
   for (TSNode name : ImportNames(stmt)) {
     bool aliased = Is(name, sym::aliased_import);
     std::string imported = DottedText(aliased ? Field(name, fld::name) : name, src_);
@@ -633,8 +651,24 @@ void Migrator::NoteCall(const std::string& callee, std::string_view last, bool m
   if (unknown_seen_.insert(callee).second) out_.notices.push_back({Notice::kUnknownApi, Start(fn), "", callee, ""});
 }
 
+// As the official tool places it: a module-level torch import gets `import torch_npu` after the block of imports
+// it belongs to (so `from __future__` and the file's other imports stay first); one inside a try or a function
+// gets it just before, in the same block.
 void Migrator::InsertTorchNpuImport() {
   if (!FileImportsTorch() || has_torch_npu_import_) return;
+  if (Is(Parent(first_torch_import_), sym::module)) {
+    TSNode last = first_torch_import_;
+    for (TSNode n = ts_node_next_named_sibling(last); !ts_node_is_null(n); n = ts_node_next_named_sibling(n)) {
+      if (Is(n, sym::comment)) continue;
+      if (!Is(n, sym::import_statement) && !Is(n, sym::import_from_statement)) break;
+      last = n;
+    }
+    uint32_t at = LineEndAfter(End(last));
+    if (LineIndent(Start(last)) != "\x01" && at > End(last)) {  // the block ends its line: insert on the next
+      AddEdit(at, at, "import torch_npu" + eol_, rules_.import_rule_id, OpType::kInsert, "import torch_npu");
+      return;
+    }
+  }
   uint32_t at = Start(first_torch_import_);
   std::string indent = LineIndent(at);
   if (indent == "\x01")

@@ -2,6 +2,7 @@
 // syntax tree) and every unsupported API (as findings). Nothing here touches the file system.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,10 @@ struct MigrateOptions {
   bool distributed = false;
   bool main_file = false;       // this is the distributed -m file
   std::string target_model = "model";
+  // Names a `from M import *` of this file brings in, by M as written ("models", ".models"): M's own module-level
+  // imports, as the project pass found them (name -> qualified name).
+  using StarImports = std::map<std::string, std::vector<std::pair<std::string, std::string>>>;
+  StarImports star_imports;
 };
 
 struct Migration {
@@ -48,6 +53,10 @@ struct Migration {
   std::vector<Notice> notices;      // sorted by position; an unknown API once per file
   bool imports_torch = false;
   std::vector<std::string> notes;   // things a human should look at (e.g. set_epoch not placed)
+  // For the project pass: the module-level imports (name -> qualified name) other files can star-import, and
+  // the modules this file star-imports, as written.
+  std::vector<std::pair<std::string, std::string>> top_imports;
+  std::vector<std::string> star_modules;
 };
 
 // `utf8` must be what `root` was parsed from, without syntax errors.

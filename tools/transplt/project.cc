@@ -155,6 +155,41 @@ FileOutcome MigrateFile(const std::string& rel, const std::string& raw, const Ru
   return f;
 }
 
+// The project file `from <written> import *` in file `rel` names: a module beside the file or under the input's
+// root (`pkg.mod` -> pkg/mod.py or pkg/mod/__init__.py), or, with leading dots, relative to the file's package.
+std::optional<size_t> StarTarget(const std::string& rel, std::string written, const std::map<std::string, size_t>& by_rel) {
+  fs::path dir = fs::path(rel).parent_path();
+  std::vector<fs::path> bases;
+  if (!written.empty() && written[0] == '.') {
+    size_t dots = written.find_first_not_of('.');
+    if (dots == std::string::npos) dots = written.size();
+    for (size_t up = 1; up < dots; ++up) dir = dir.parent_path();
+    bases = {dir};
+    written = written.substr(dots);
+  } else {
+    bases = {dir, fs::path()};
+  }
+  std::replace(written.begin(), written.end(), '.', '/');
+  for (const fs::path& b : bases)
+    for (const fs::path& cand : {b / (written + ".py"), b / written / "__init__.py"})
+      if (auto it = by_rel.find(cand.lexically_normal().string()); it != by_rel.end()) return it->second;
+  return std::nullopt;
+}
+
+// What `from <file> import *` brings in: the file's module-level imports, and what its own star imports bring.
+void StarExports(size_t i, const std::vector<FileOutcome>& files, const std::map<std::string, size_t>& by_rel,
+                 std::set<size_t>& seen, std::vector<std::pair<std::string, std::string>>& out) {
+  if (!seen.insert(i).second) return;
+  const Migration& m = files[i].migration;
+  out.insert(out.end(), m.top_imports.begin(), m.top_imports.end());
+  for (const std::string& s : m.star_modules)
+    if (auto t = StarTarget(files[i].rel, s, by_rel)) StarExports(*t, files, by_rel, seen, out);
+}
+
+bool ReachesTorch(const std::vector<std::pair<std::string, std::string>>& names) {
+  return std::any_of(names.begin(), names.end(), [](const auto& n) { return n.second.starts_with("torch") && !n.second.starts_with("torch_npu"); });
+}
+
 npu::Result<RunResult> MigrateTree(const Options& opts, const RuleSet& rules) {
   std::error_code ec;
   fs::path in = opts.input;
@@ -206,6 +241,15 @@ npu::Result<RunResult> MigrateTree(const Options& opts, const RuleSet& rules) {
   r.in_root = in_root.string();
   if (opts.distributed) r.main_rel = fs::relative(fs::weakly_canonical(fs::absolute(opts.main_file)), in_root).string();
 
+  auto options_for = [&](const std::string& rel, MigrateOptions::StarImports star) {
+    MigrateOptions mo;
+    mo.specify_device = opts.specify_device || opts.distributed;
+    mo.distributed = opts.distributed;
+    mo.main_file = opts.distributed && rel == r.main_rel;
+    mo.target_model = opts.target_model;
+    mo.star_imports = std::move(star);
+    return mo;
+  };
   r.files.resize(entries.size());
   std::vector<std::string> unreadable(entries.size());
   npu::ThreadPool::Global().ParallelFor(entries.size(), 1, [&](size_t b, size_t e) {
@@ -234,12 +278,7 @@ npu::Result<RunResult> MigrateTree(const Options& opts, const RuleSet& rules) {
         unreadable[i] = raw.status().message();
         continue;
       }
-      MigrateOptions mo;
-      mo.specify_device = opts.specify_device || opts.distributed;
-      mo.distributed = opts.distributed;
-      mo.main_file = opts.distributed && rel == r.main_rel;
-      mo.target_model = opts.target_model;
-      f = MigrateFile(rel, *raw, rules, mo);
+      f = MigrateFile(rel, *raw, rules, options_for(rel, {}));
     }
   });
   for (size_t i = 0; i < entries.size(); ++i)
@@ -247,6 +286,24 @@ npu::Result<RunResult> MigrateTree(const Options& opts, const RuleSet& rules) {
       return PathError("E13002", "--input", (in_root / entries[i].first).string(),
                        "cannot read it: " + unreadable[i] + "; nothing was written",
                        "Fix the file's permissions (or move it out of the input) and run again.");
+  // A file that reaches torch only through `from models import *` is migrated again, knowing the names it gets.
+  std::map<std::string, size_t> by_rel;
+  for (size_t i = 0; i < r.files.size(); ++i)
+    if (fs::path(r.files[i].rel).extension() == ".py") by_rel[fs::path(r.files[i].rel).lexically_normal().string()] = i;
+  for (size_t i = 0; i < r.files.size(); ++i) {
+    MigrateOptions::StarImports star;
+    for (const std::string& s : r.files[i].migration.star_modules) {
+      auto t = StarTarget(r.files[i].rel, s, by_rel);
+      if (!t) continue;
+      std::set<size_t> seen{i};
+      std::vector<std::pair<std::string, std::string>> names;
+      StarExports(*t, r.files, by_rel, seen, names);
+      if (ReachesTorch(names)) star[s] = std::move(names);
+    }
+    if (star.empty()) continue;
+    auto raw = npu::ReadFileToString((in_root / r.files[i].rel).string());
+    if (raw.ok()) r.files[i] = MigrateFile(r.files[i].rel, *raw, rules, options_for(r.files[i].rel, std::move(star)));
+  }
   std::set<std::string> used;
   for (const FileOutcome& f : r.files) {
     r.changes += f.changes.size();

@@ -72,6 +72,7 @@ const TSSymbol string = Symbol("string");
 const TSSymbol subscript = Symbol("subscript");
 const TSSymbol typed_default_parameter = Symbol("typed_default_parameter");
 const TSSymbol typed_parameter = Symbol("typed_parameter");
+const TSSymbol wildcard_import = Symbol("wildcard_import");
 }  // namespace sym
 namespace fld {
 const TSFieldId alias = FieldId("alias");

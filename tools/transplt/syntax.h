@@ -34,7 +34,7 @@ extern const TSSymbol
     for_in_clause, for_statement, function_definition, future_import_statement, global_statement, identifier,
     import_from_statement, import_statement, interpolation, keyword_argument, lambda_parameters, module,
     integer, named_expression, nonlocal_statement, parameters, relative_import, string, subscript, typed_default_parameter,
-    typed_parameter;
+    typed_parameter, wildcard_import;
 }  // namespace sym
 namespace fld {
 extern const TSFieldId

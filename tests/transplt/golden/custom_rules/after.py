@@ -1,8 +1,8 @@
-import torch_npu
 import torch
 import mylib.ops as ops
 from mylib import npu_layers
 from mylib.npu_layers import old_block
+import torch_npu
 
 
 def build(x):

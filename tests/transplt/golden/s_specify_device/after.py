@@ -1,6 +1,6 @@
 import os
-import torch_npu
 import torch
+import torch_npu
 DEVICE_ID = 0
 if os.getenv('DEVICE_ID') and str.isdigit(os.getenv('DEVICE_ID')):
     DEVICE_ID = int(os.getenv('DEVICE_ID'))

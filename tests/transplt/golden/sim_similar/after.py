@@ -1,8 +1,8 @@
-import torch_npu
 import torch
 import apex
 from torch.nn.parallel import DistributedDataParallel as DDP
 from apex.optimizers import NpuFusedAdam
+import torch_npu
 
 
 def wrap(model):

@@ -2,13 +2,13 @@ import argparse
 import os
 import time
 
-import torch_npu
 import torch
 import torch.nn as nn
 import torch.distributed as dist
 import torch.utils.data
 import torchvision.datasets as datasets
 import torchvision.models as models
+import torch_npu
 
 parser = argparse.ArgumentParser()
 parser.add_argument('--gpu', default=None, type=int)

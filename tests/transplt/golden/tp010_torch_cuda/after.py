@@ -1,10 +1,10 @@
 # The porting guide's device and tensor-creation tables, reached through every import style.
-import torch_npu
 import torch
 import torch.npu as tc
 from torch import npu
 from torch.npu import amp
 from torch_npu.npu.amp import autocast, GradScaler
+import torch_npu
 
 CD = torch.npu
 

@@ -1,7 +1,7 @@
-import torch_npu
 import torch
 import torch.profiler
 from torch_npu.profiler import ProfilerActivity, profile as prof_ctx
+import torch_npu
 
 
 def run(step):

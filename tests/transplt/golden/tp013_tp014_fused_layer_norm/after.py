@@ -1,7 +1,7 @@
-import torch_npu
 import torch
 from torch.nn import LayerNorm
 import apex.normalization.fused_layer_norm as fln
+import torch_npu
 
 
 class Block(torch.nn.Module):

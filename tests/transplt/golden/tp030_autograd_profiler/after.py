@@ -1,6 +1,6 @@
-import torch_npu
 import torch
 from torch.autograd import profiler
+import torch_npu
 
 
 def measure(model, x):

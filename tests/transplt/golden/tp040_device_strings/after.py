@@ -1,5 +1,5 @@
-import torch_npu
 import torch
+import torch_npu
 
 
 def place(args, rank):

@@ -1,5 +1,5 @@
-import torch_npu
 import torch.distributed as dist
+import torch_npu
 
 
 def setup(rank, world, backend='hccl'):

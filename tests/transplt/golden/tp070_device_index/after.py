@@ -1,8 +1,8 @@
 # A device reached through a variable: an int there is a CUDA device index (rule TP070).
 import argparse
 
-import torch_npu
 import torch
+import torch_npu
 
 parser = argparse.ArgumentParser()
 parser.add_argument('--gpu', type=int, default=0)

@@ -1,10 +1,10 @@
 # Advice rules (api_precision_advice.csv, api_performance_advice.csv) change nothing in the code;
 # the configuration advice (TP320-TP322) appears once per run that imports torch.
-import torch_npu
 import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader
 from torch.nn.parallel import DistributedDataParallel as DDP
+import torch_npu
 
 emb = nn.Embedding(100, 16)                      # TP202
 head = nn.Linear(16, 4)                          # TP305

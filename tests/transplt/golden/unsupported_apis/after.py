@@ -1,4 +1,3 @@
-import torch_npu
 import torch
 import torch.nn as nn
 import torch.distributed as dist
@@ -9,6 +8,7 @@ import amp_C
 from torch.utils.cpp_extension import load, load_inline, CUDAExtension
 from apex.parallel import DistributedDataParallel as ApexDDP
 from apex.optimizers import FusedAdam, FusedSGD, FusedLAMB
+import torch_npu
 
 
 def everything(model, x, ts):
