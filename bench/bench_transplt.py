@@ -55,7 +55,10 @@ def make_corpus(root):
     goldens = [open(p).read() for p in sorted(glob.glob(os.path.join(GOLD, "*", "before.py")))]
     total, n = 0, 0
     while total < TARGET_MB * 1e6:
-        body = "import os\nimport torch\nimport torch.distributed as dist\n\n" + goldens[n % len(goldens)]
+        gold = goldens[n % len(goldens)].splitlines(True)
+        future = "".join(line for line in gold if line.startswith("from __future__"))  # must come first in a file
+        rest = "".join(line for line in gold if not line.startswith("from __future__"))
+        body = future + "import os\nimport torch\nimport torch.distributed as dist\n\n" + rest
         body += "".join(MODULE.format(i=i, w=16 + i % 7, s=1 + i % 5) for i in range(n * 40, n * 40 + 40))
         path = os.path.join(root, f"pkg{n % 16}", f"mod{n}.py")
         os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -54,26 +54,23 @@ bool Migrator::ProvablyNotAnIndex(TSNode v) {
       return Is(n, sym::string) || Is(n, sym::concatenated_string);
     };
     std::unordered_set<std::string> params;
-    ForEachNode(root_, [&](TSNode n) {
-      if (Is(n, sym::parameters) || Is(n, sym::lambda_parameters)) {
-        std::vector<TSNode> kids;
-        NamedChildren(n, kids);
-        for (TSNode p : kids) {
-          TSNode name = Is(p, sym::identifier) ? p : Field(p, fld::name);
-          if (ts_node_is_null(name)) name = ts_node_named_child(p, 0);
-          params.insert(std::string(Text(name)));
-        }
-        return true;
+    for (uint32_t i = 0; i < rows_.size(); ++i) {  // the walk's row array: no tree-sitter child scans
+      const NodeRow& r = rows_[i];
+      if (r.parent != kNoRow && (rows_[r.parent].kind == sym::parameters || rows_[r.parent].kind == sym::lambda_parameters)) {
+        TSNode name = r.kind == sym::identifier ? r.node : Field(r.node, fld::name);
+        if (ts_node_is_null(name)) name = ts_node_named_child(r.node, 0);
+        params.insert(std::string(Text(name)));
+        continue;
       }
-      if (!Is(n, sym::assignment) || !Is(Field(n, fld::left), sym::identifier)) return true;
-      TSNode rhs = Field(n, fld::right);
+      if (r.kind != sym::assignment) continue;
+      TSNode left = Field(r.node, fld::left), rhs = Field(r.node, fld::right);
+      if (!Is(left, sym::identifier)) continue;
       bool device = is_string(rhs) ||
                     (Is(rhs, sym::conditional_expression) && is_string(ts_node_named_child(rhs, 0)) && is_string(ts_node_named_child(rhs, 2))) ||
                     (Is(rhs, sym::call) && Qualified(Flatten(Field(rhs, fld::function))) == "torch.device");
-      auto [it, fresh] = non_index_names_.emplace(std::string(Text(Field(n, fld::left))), device);
+      auto [it, fresh] = non_index_names_.emplace(std::string(Text(left)), device);
       if (!fresh) it->second = it->second && device;
-      return true;
-    });
+    }
     for (const std::string& p : params) non_index_names_[p] = false;  // a caller may pass an int
   }
   auto it = non_index_names_.find(std::string(text));

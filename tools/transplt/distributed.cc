@@ -84,6 +84,41 @@ void Migrator::InsertDeviceIdBlock() {
   }
 }
 
+// Where the loader is made in one function and iterated in another (returned by a helper), the epoch loops of the
+// file that iterate something named like a loader call its sampler's set_epoch, guarded by the sampler's type.
+// Returns how many loops got one (each loop once, however many loaders lead here).
+int Migrator::PlaceGuardedSetEpoch() {
+  int placed = 0;
+  ForEachNode(root_, [&](TSNode n) {
+    if (!Is(n, sym::for_statement)) return true;
+    TSNode left = Field(n, fld::left), body = Field(n, fld::body);
+    if (!Is(left, sym::identifier) || !(Contains(Text(left), "epoch") || Contains(Text(Field(n, fld::right)), "epoch"))) return true;
+    std::string loader;
+    ForEachNode(body, [&](TSNode x) {
+      if (!loader.empty()) return false;
+      if (!Is(x, sym::for_statement)) return true;
+      ForEachNode(Field(x, fld::right), [&](TSNode y) {
+        if (loader.empty() && (Is(y, sym::identifier) || Is(y, sym::attribute)) && ContainsNoCase(Text(y), "loader")) loader = Text(y);
+        return loader.empty();
+      });
+      return loader.empty();
+    });
+    TSNode first = ts_node_named_child(body, 0);
+    while (Is(first, sym::comment)) first = ts_node_next_named_sibling(first);
+    if (loader.empty() || ts_node_is_null(first) || Contains(Text(body), loader + ".sampler.set_epoch(")) return true;
+    std::string indent = LineIndent(Start(first));
+    if (indent == "\x01") return true;
+    std::string unit = indent.find('\t') != std::string::npos ? "\t" : "    ";
+    std::string call = loader + ".sampler.set_epoch(" + std::string(Text(left)) + ")";
+    uint32_t at = Start(first) - static_cast<uint32_t>(indent.size());
+    AddEdit(at, at, indent + "if isinstance(" + loader + ".sampler, torch.utils.data.distributed.DistributedSampler):" + eol_ + indent + unit + call + eol_,
+            rules_.set_epoch_rule_id, OpType::kInsert, "add statement of " + call + " (for a loader made elsewhere)");
+    ++placed;
+    return true;
+  });
+  return placed;
+}
+
 void Migrator::RewriteDataLoaders() {
   struct Loader {
     TSNode stmt, target, args;
@@ -165,10 +200,29 @@ void Migrator::RewriteDataLoaders() {
       ++placed;
       return true;
     });
+    if (!placed) placed = PlaceGuardedSetEpoch();
     if (!placed)
       out_.notes.push_back("line " + std::to_string(line) + ": no epoch loop found next to DataLoader '" + l.name +
                            "'; call " + l.name + ".sampler.set_epoch(epoch) at the start of every epoch");
   }
+}
+
+// A checkpoint saved from the unwrapped model has no "module." prefix, so `model.load_state_dict(sd)` must load
+// into the module DDP wraps. The wrap transplt inserts is conditional (one process runs unwrapped), so the call
+// picks the module only when there is one, where the official tool writes model.module unconditionally.
+void Migrator::LoadIntoDdpModule() {
+  const std::string& t = opts_.target_model;
+  ForEachNode(root_, [&](TSNode n) {
+    if (!Is(n, sym::call)) return true;
+    TSNode fn = Field(n, fld::function);
+    if (!Is(fn, sym::attribute)) return true;
+    TSNode obj = Field(fn, fld::object);
+    std::string_view method = Text(Field(fn, fld::attribute));
+    if (Text(obj) != t || (method != "load_state_dict" && method != "load_from")) return true;
+    AddEdit(Start(obj), End(obj), "(" + t + ".module if isinstance(" + t + ", torch.nn.parallel.DistributedDataParallel) else " + t + ")",
+            rules_.ddp_load_rule_id, OpType::kModify, "load into " + t + ".module when " + t + " is wrapped in DistributedDataParallel");
+    return true;
+  });
 }
 
 void Migrator::RewriteModelForDdp() {
@@ -180,14 +234,17 @@ void Migrator::RewriteModelForDdp() {
     TSNode stmt = Parent(n), rhs = Field(n, fld::right);
     if (!Is(stmt, sym::expression_statement) || !Is(rhs, sym::call)) return true;
     bool wraps_dp = false, uses_model = false;
+    std::vector<TSNode> dp_calls;  // DataParallel(x) creating the model: x is what DDP wraps
     ForEachNode(rhs, [&](TSNode x) {
       if (!Is(x, sym::call)) return true;
       std::string q = Qualified(Flatten(Field(x, fld::function)));
       auto args = PositionalArgs(Field(x, fld::arguments));
       bool model_arg = std::any_of(args.begin(), args.end(), [&](TSNode a) { return Text(a) == t; });
-      if (q == "torch.nn.DataParallel" || q == "torch.nn.parallel.DataParallel") wraps_dp |= model_arg;
+      bool dp = q == "torch.nn.DataParallel" || q == "torch.nn.parallel.DataParallel";
+      if (dp) wraps_dp |= model_arg;
+      if (dp && !model_arg && !args.empty()) dp_calls.push_back(x);
       uses_model |= model_arg || Contains(Text(Field(x, fld::function)), t + ".");
-      return true;
+      return !dp;
     });
     std::string indent = LineIndent(Start(stmt));
     if (indent == "\x01") return true;
@@ -203,6 +260,15 @@ void Migrator::RewriteModelForDdp() {
       return false;
     }
     if (uses_model || Contains(Text(rhs), "DistributedDataParallel")) return false;
+    for (TSNode dp : dp_calls) {  // model = DataParallel(Net()).cuda() -> model = Net().cuda()
+      TSNode arg = PositionalArgs(Field(dp, fld::arguments))[0];
+      auto outside_arg = [&](uint32_t from, uint32_t to) { return from >= Start(dp) && to <= End(dp) && !(from >= Start(arg) && to <= End(arg)); };
+      std::erase_if(out_.edits, [&](const Edit& x) { return outside_arg(x.start, x.end); });
+      std::erase_if(out_.findings, [&](const Finding& f) { return outside_arg(f.offset, f.offset); });
+      const std::string why = "delete DataParallel around " + std::string(Text(arg)) + " (DistributedDataParallel replaces DataParallel)";
+      AddEdit(Start(dp), Start(arg), "", rules_.remove_dp_rule_id, OpType::kDelete, why);
+      AddEdit(End(arg), End(dp), "", rules_.remove_dp_rule_id, OpType::kDelete, why);
+    }
     TSNode next = ts_node_next_named_sibling(stmt);
     if (!ts_node_is_null(next) && Text(next) == t + " = " + t + ".npu()") {
       ++created;
@@ -219,6 +285,7 @@ void Migrator::RewriteModelForDdp() {
     ++created;
     return false;
   });
+  if (created) LoadIntoDdpModule();
   if (!created)
     out_.notes.push_back("no assignment creating '" + t + "' in the main file; move the model to the NPU and wrap it in "
                          "DistributedDataParallel by hand (or pass the right name with -t)");

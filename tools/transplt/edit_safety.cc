@@ -49,12 +49,26 @@ bool ImportLineBeforeStatement(const Edit& e, std::string_view text, TSNode root
   if (before.ends_with('\\')) return false;  // the line before continues onto this one
   std::string_view t = e.text;
   size_t indent = t.find_first_not_of(" \t");
-  if (indent == std::string_view::npos || text.substr(e.start, indent) != t.substr(0, indent)) return false;
+  if (indent == std::string_view::npos) return false;
   std::string_view eol = t.ends_with("\r\n") ? "\r\n" : t.ends_with("\n") ? "\n" : "";
   std::string_view stmt = t.substr(indent, t.size() - indent - eol.size());
   if (eol.empty() || !stmt.starts_with("import ") || !IsDottedName(stmt.substr(7))) return false;
-  // The statement that starts right after the indentation must sit directly in a module or block.
-  uint32_t at = e.start + static_cast<uint32_t>(indent);
+  // The next line that holds code (blank and comment lines between are fine: an import after a block of
+  // imports) starts with this indentation, and the statement there sits directly in a module or block.
+  size_t line = e.start;
+  for (;;) {
+    size_t code = text.find_first_not_of(" \t\r\f", line);
+    if (code == std::string_view::npos) return indent == 0;  // the end of the file, at module level
+    if (text[code] == '\n' || text[code] == '#') {
+      size_t nl = text.find('\n', code);
+      if (nl == std::string_view::npos) return indent == 0;
+      line = nl + 1;
+      continue;
+    }
+    if (code - line != indent || text.substr(line, indent) != t.substr(0, indent)) return false;
+    break;
+  }
+  uint32_t at = static_cast<uint32_t>(line + indent);
   TSNode n = ts_node_descendant_for_byte_range(root, at, at);
   while (!ts_node_is_null(n) && Start(n) == at && !IsStatementHolder(Parent(n))) n = Parent(n);
   return !ts_node_is_null(n) && Start(n) == at && ts_node_is_named(n) && !Is(n, sym::comment);

@@ -550,6 +550,18 @@ void Migrator::RewriteString(TSNode str, TSNode parent) {
   std::vector<TSNode> interps;
   for (uint32_t i = 0, n = ts_node_named_child_count(str); i < n; ++i)
     if (Is(ts_node_named_child(str, i), sym::interpolation)) interps.push_back(ts_node_named_child(str, i));
+  // Distributed: every process computes on its own card, so a hard-coded 'cuda:0' or 'npu:0' names DEVICE_ID.
+  auto indexed = [&](std::string_view type) {
+    if (!StartsWith(content, type) || content.size() <= type.size() + 1 || content[type.size()] != ':') return false;
+    return content.substr(type.size() + 1).find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  if (opts_.distributed && FileImportsTorch() && interps.empty() && !Is(parent, sym::concatenated_string) && (indexed("cuda") || indexed("npu"))) {
+    std::string_view q = Text(close);
+    std::string repl = "f" + std::string(q) + "npu:{DEVICE_ID}" + std::string(q);
+    AddEdit(Start(str), End(str), repl, rules_.device_string_rule_id, OpType::kModify,
+            "replace device string " + std::string(Text(str)) + " with " + repl + " (each process has its own card)");
+    return;
+  }
   for (const StringRule& r : rules_.strings) {
     if (!r.device) {
       if (interps.empty() && content == r.old_text)

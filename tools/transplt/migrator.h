@@ -60,7 +60,9 @@ class Migrator {
   std::vector<TSNode> RewriteCallForDevice(TSNode call, const std::string& callee);
   void InsertDeviceIdBlock();
   void RewriteDataLoaders();
+  int PlaceGuardedSetEpoch();
   void RewriteModelForDdp();
+  void LoadIntoDdpModule();
   bool device_mode() const { return opts_.specify_device || opts_.distributed; }
 
   // Helpers.

@@ -68,6 +68,7 @@ RuleSet RuleSet::Builtin(bool similar) {
   rs.cuda_arg_rule_id = code["device_id_cuda_arg"]["id"];
   rs.set_device_rule_id = code["device_id_set"]["id"];
   rs.device_index_rule_id = code["device_index"]["id"];
+  rs.ddp_load_rule_id = code["ddp_module_load"]["id"];
   for (auto it = code.begin(); it != code.end(); ++it) rs.code_rules.emplace_back((*it)["id"], (*it)["what"]);
   std::sort(rs.code_rules.begin(), rs.code_rules.end());
   for (const json& a : j["apis"])

@@ -64,7 +64,7 @@ struct RuleSet {
   std::vector<AdviceRule> advice;
   std::vector<ConfigAdvice> config_advice;
   std::string import_rule_id, device_id_rule_id, dataloader_rule_id, set_epoch_rule_id, ddp_rule_id,
-      init_group_rule_id, remove_dp_rule_id, device_string_rule_id, cuda_arg_rule_id, set_device_rule_id, device_index_rule_id;
+      init_group_rule_id, remove_dp_rule_id, device_string_rule_id, cuda_arg_rule_id, set_device_rule_id, device_index_rule_id, ddp_load_rule_id;
   std::vector<std::pair<std::string, std::string>> code_rules;  // id, what (rules implemented in code)
   std::vector<std::string> custom_ids;  // the -r file's rules, to report those that matched nothing
 
