@@ -132,7 +132,18 @@ def air_models():
         ge = airgraph.load_pb2(work)
         airgraph.cnn(ge, work)
         airgraph.transformer(ge, work)
-        return {name: open(os.path.join(work, name + ".air"), "rb").read() for name in ("air_cnn", "air_transformer")}
+        models = {name: open(os.path.join(work, name + ".air"), "rb").read() for name in ("air_cnn", "air_transformer")}
+        # One-op graphs of the GE types whose attributes need more than a scalar: a list of int lists (PadD),
+        # TF's slice masks, and a FrameworkOp carrying its TF type and a node_def to unwrap.
+        x = np.zeros((2, 3, 4), np.float32)
+        models["ge_padd"] = airgraph.single_op(ge, "padd", "PadD", x, {}, {"paddings": [[0, 1], [1, 0], [2, 2]]}, [np.zeros((3, 4, 8), np.float32)])
+        models["ge_strided_slice"] = airgraph.single_op(
+            ge, "ss", "StridedSliceD", x, {}, {"begin": [0, 1, 0], "end": [2, 3, 4], "strides": [1, 1, 2], "shrink_axis_mask": 1,
+                                               "new_axis_mask": 0}, [np.zeros((2, 2), np.float32)])
+        models["ge_framework_op"] = airgraph.single_op(
+            ge, "fwk", "FrameworkOp", x, {"shape": np.array([2, 2], np.int32)},
+            {"original_type": "RandomUniform", "node_def": b"\x12\x0dRandomUniform"}, [np.zeros((2, 2), np.float32)], order=["shape"])
+        return models
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

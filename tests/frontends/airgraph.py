@@ -111,6 +111,61 @@ class Twins:
         return md
 
 
+# ge.proto.DataType of the arrays a one-op graph holds.
+SINGLE_OP_DTYPE = {np.dtype(np.float32): 1, np.dtype(np.float16): 2, np.dtype(np.int8): 3, np.dtype(np.uint8): 4,
+                   np.dtype(np.int32): 7, np.dtype(np.int64): 8, np.dtype(np.uint64): 10}
+
+
+def single_op(ge, name, ge_type, x, consts, attrs, outputs, order=None):
+    """A serialized GE graph: Data `x` (one array), Const inputs, one op of `ge_type` with `attrs` (bool, int,
+    float, str, bytes, an int list or a list of int lists), NetOutput of its `outputs` (arrays giving each
+    output's shape and dtype). `order` lists the op's inputs by name ("x" or a const's name)."""
+    md = ge.ModelDef(name=name.encode(), version=1)
+    g = md.graph.add(name=name.encode())
+
+    def desc(d, a):
+        d.dtype = SINGLE_OP_DTYPE[a.dtype]
+        d.shape.dim.extend(a.shape)
+        d.layout = b"NCHW" if a.ndim == 4 else b"ND"
+        d.attr["origin_format"].s = d.layout
+        d.attr["origin_shape"].list.i.extend(a.shape)
+
+    arrays = {"x": x, **consts}
+    desc(g.op.add(name=b"x", type=b"Data").output_desc.add(), x)
+    for n, a in consts.items():
+        op = g.op.add(name=n.encode(), type=b"Const")
+        desc(op.attr["value"].t.desc, a)
+        op.attr["value"].t.data = a.tobytes()
+        desc(op.output_desc.add(), a)
+    op = g.op.add(name=b"op", type=ge_type.encode())
+    for i in order or ["x", *consts]:
+        op.input.append(f"{i}:0".encode())
+        desc(op.input_desc.add(), arrays[i])
+    for k, v in attrs.items():
+        a = op.attr[k]
+        if isinstance(v, bytes):
+            a.bt = v
+        elif isinstance(v, bool):
+            a.b = v
+        elif isinstance(v, int):
+            a.i = v
+        elif isinstance(v, float):
+            a.f = v
+        elif isinstance(v, str):
+            a.s = v.encode()
+        elif v and isinstance(v[0], list):
+            for row in v:
+                a.list_list_int.list_list_i.add().list_i.extend(row)
+        else:
+            a.list.i.extend(v)
+    out = g.op.add(name=b"Node_Output", type=b"NetOutput")
+    for k, y in enumerate(outputs):
+        desc(op.output_desc.add(), y)
+        out.input.append(f"op:{k}".encode())
+        desc(out.input_desc.add(), y)
+    return md.SerializeToString()
+
+
 def node(op, inputs, output, **attrs):
     return helper.make_node(op, inputs, [output], **attrs)
 

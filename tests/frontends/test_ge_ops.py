@@ -22,8 +22,6 @@ import testlib as T  # noqa: E402  (what every Python test repeats: tests/testli
 SOURCE, BUILD, WORK = (os.path.abspath(p) for p in sys.argv[1:4])
 ATC = os.path.join(BUILD, "tools/atc/atc")
 MSAME = os.path.join(BUILD, "tools/msame/msame")
-GE_DTYPE = {np.dtype(np.float32): 1, np.dtype(np.float16): 2, np.dtype(np.int8): 3, np.dtype(np.uint8): 4,
-            np.dtype(np.int32): 7, np.dtype(np.int64): 8, np.dtype(np.uint64): 10}  # ge.proto.DataType
 must = functools.partial(T.must, cwd=WORK)
 ge = None
 tf = None
@@ -31,54 +29,10 @@ RNG = np.random.default_rng(11)
 
 
 def write_air(name, ge_type, x, consts, attrs, outputs, order=None):
-    """A GE graph: Data `x` (one array), Const inputs, one op of `ge_type`, NetOutput of its `outputs` (arrays giving
-    each output's shape and dtype). `order` lists the op's inputs by name ("x" or a const's name)."""
-    md = ge.ModelDef(name=name.encode(), version=1)
-    g = md.graph.add(name=name.encode())
-
-    def desc(d, a):
-        d.dtype = GE_DTYPE[a.dtype]
-        d.shape.dim.extend(a.shape)
-        d.layout = b"NCHW" if a.ndim == 4 else b"ND"
-        d.attr["origin_format"].s = d.layout
-        d.attr["origin_shape"].list.i.extend(a.shape)
-
-    arrays = {"x": x, **consts}
-    desc(g.op.add(name=b"x", type=b"Data").output_desc.add(), x)
-    for n, a in consts.items():
-        op = g.op.add(name=n.encode(), type=b"Const")
-        desc(op.attr["value"].t.desc, a)
-        op.attr["value"].t.data = a.tobytes()
-        desc(op.output_desc.add(), a)
-    op = g.op.add(name=b"op", type=ge_type.encode())
-    for i in order or ["x", *consts]:
-        op.input.append(f"{i}:0".encode())
-        desc(op.input_desc.add(), arrays[i])
-    for k, v in attrs.items():
-        a = op.attr[k]
-        if isinstance(v, bytes):
-            a.bt = v
-        elif isinstance(v, bool):
-            a.b = v
-        elif isinstance(v, int):
-            a.i = v
-        elif isinstance(v, float):
-            a.f = v
-        elif isinstance(v, str):
-            a.s = v.encode()
-        elif v and isinstance(v[0], list):
-            for row in v:
-                a.list_list_int.list_list_i.add().list_i.extend(row)
-        else:
-            a.list.i.extend(v)
-    out = g.op.add(name=b"Node_Output", type=b"NetOutput")
-    for k, y in enumerate(outputs):
-        desc(op.output_desc.add(), y)
-        out.input.append(f"op:{k}".encode())
-        desc(out.input_desc.add(), y)
+    """A one-op GE graph (airgraph.single_op) as WORK/<name>.air, and its input as WORK/<name>_x.npy."""
     path = os.path.join(WORK, name + ".air")
     with open(path, "wb") as f:
-        f.write(md.SerializeToString())
+        f.write(airgraph.single_op(ge, name, ge_type, x, consts, attrs, outputs, order))
     np.save(os.path.join(WORK, name + "_x.npy"), x)
     return path
 

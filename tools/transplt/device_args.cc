@@ -59,7 +59,7 @@ bool Migrator::ProvablyNotAnIndex(TSNode v) {
       if (r.parent != kNoRow && (rows_[r.parent].kind == sym::parameters || rows_[r.parent].kind == sym::lambda_parameters)) {
         TSNode name = r.kind == sym::identifier ? r.node : Field(r.node, fld::name);
         if (ts_node_is_null(name)) name = ts_node_named_child(r.node, 0);
-        params.insert(std::string(Text(name)));
+        if (!ts_node_is_null(name)) params.insert(std::string(Text(name)));  // a comment or an error node names nothing
         continue;
       }
       if (r.kind != sym::assignment) continue;
@@ -98,8 +98,9 @@ std::vector<TSNode> Migrator::WrapDeviceIndexArgs(TSNode args, const std::string
   }
   std::vector<TSNode> wrapped;
   for (TSNode v : targets) {
+    if (!Pure(v)) continue;  // also every null node of a damaged tree
     std::string text(Text(v));
-    if (!Pure(v) || Contains(text, "cuda") || ProvablyNotAnIndex(v)) continue;
+    if (Contains(text, "cuda") || ProvablyNotAnIndex(v)) continue;
     bool single = Contains(text, "'"), dbl = Contains(text, "\"");
     if (single && dbl) continue;
     std::string q = single ? "\"" : "'";

@@ -91,12 +91,14 @@ int Migrator::PlaceGuardedSetEpoch() {
   int placed = 0;
   ForEachNode(root_, [&](TSNode n) {
     if (!Is(n, sym::for_statement)) return true;
-    TSNode left = Field(n, fld::left), body = Field(n, fld::body);
-    if (!Is(left, sym::identifier) || !(Contains(Text(left), "epoch") || Contains(Text(Field(n, fld::right)), "epoch"))) return true;
+    TSNode left = Field(n, fld::left), body = Field(n, fld::body), iter = Field(n, fld::right);
+    if (!Is(left, sym::identifier) || ts_node_is_null(body) || ts_node_is_null(iter) ||
+        !(Contains(Text(left), "epoch") || Contains(Text(iter), "epoch")))
+      return true;
     std::string loader;
     ForEachNode(body, [&](TSNode x) {
       if (!loader.empty()) return false;
-      if (!Is(x, sym::for_statement)) return true;
+      if (!Is(x, sym::for_statement) || ts_node_is_null(Field(x, fld::right))) return true;
       ForEachNode(Field(x, fld::right), [&](TSNode y) {
         if (loader.empty() && (Is(y, sym::identifier) || Is(y, sym::attribute)) && ContainsNoCase(Text(y), "loader")) loader = Text(y);
         return loader.empty();
@@ -216,8 +218,9 @@ void Migrator::LoadIntoDdpModule() {
     if (!Is(n, sym::call)) return true;
     TSNode fn = Field(n, fld::function);
     if (!Is(fn, sym::attribute)) return true;
-    TSNode obj = Field(fn, fld::object);
-    std::string_view method = Text(Field(fn, fld::attribute));
+    TSNode obj = Field(fn, fld::object), name = Field(fn, fld::attribute);
+    if (ts_node_is_null(obj) || ts_node_is_null(name)) return true;
+    std::string_view method = Text(name);
     if (Text(obj) != t || (method != "load_state_dict" && method != "load_from")) return true;
     AddEdit(Start(obj), End(obj), "(" + t + ".module if isinstance(" + t + ", torch.nn.parallel.DistributedDataParallel) else " + t + ")",
             rules_.ddp_load_rule_id, OpType::kModify, "load into " + t + ".module when " + t + " is wrapped in DistributedDataParallel");
