@@ -47,11 +47,12 @@ def check_reports(dest, report, label):
     report holds, read-only as CANN leaves them."""
     results = os.path.join(dest, "transplant_result_file")
     rows = read_csv(os.path.join(results, "change_list.csv"))
-    check(rows[0] == ["File", "Start Line", "End Line", "Operation Type", "Message"], f"{label}: csv header")
-    want = [[f["file"], str(c["start_line"]), str(c["end_line"]), c["operation"], c["message"]]
+    check(rows[0] == ["File", "Start Line", "End Line", "Operation Type", "Message", "Rule"], f"{label}: csv header")
+    want = [[f["file"], str(c["start_line"]), str(c["end_line"]), c["operation"], c["message"], c["rule"]]
             for f in report["files"] for c in f["changes"]]
     want = [w for i, w in enumerate(want) if i == 0 or w != want[i - 1]]  # one row per rewrite, however many splices
     check(rows[1:] == want, f"{label}: change_list.csv differs from the JSON report")
+    want_changes = want
     check(len(set(map(tuple, rows[1:]))) == len(rows) - 1, f"{label}: change_list.csv repeats a row")
     api = ["File", "Start Line", "End Line", "OP", "Tips"]
     rows = read_csv(os.path.join(results, "unsupported_api.csv"))
@@ -67,7 +68,11 @@ def check_reports(dest, report, label):
     check(read_csv(os.path.join(results, "cuda_op_list.csv"))[0] == ["File", "Api"], f"{label}: cuda_op_list.csv header")
     check(os.path.exists(os.path.join(results, "msFmkTranspltlog.txt")), f"{label}: log")
     check(all(os.stat(os.path.join(results, n)).st_mode & 0o777 == 0o440 for n in os.listdir(results)), f"{label}: reports are 0440")
-    ws = openpyxl.load_workbook(os.path.join(results, "unsupported_op.xlsx")).active
+    book = openpyxl.load_workbook(os.path.join(results, "unsupported_op.xlsx"))
+    crows = [[str(v) for v in r] for r in book["change_list"].iter_rows(values_only=True)]
+    check(crows == [["File", "Start Line", "End Line", "Operation Type", "Message", "Rule"]] + want_changes,
+          f"{label}: the xlsx change_list sheet differs from change_list.csv")
+    ws = book["unsupported_op"]
     xrows = [list(r) for r in ws.iter_rows(values_only=True)]
     check(xrows[0] == ["File", "Line", "API", "Reason", "Suggestion"], f"{label}: xlsx header {xrows[0]}")
     want = [[f["file"], x["line"], x["api"], x["reason"], x["suggestion"]] for f in report["files"] for x in f["findings"]]

@@ -61,13 +61,14 @@ std::string Where(const FileOutcome& f) {
 }  // namespace
 
 // One row per change a user would name: a rewrite that splices a line in several places (a from-import's
-// module and name) is one row, not one per splice (the JSON report keeps every splice).
+// module and name) is one row, not one per splice (the JSON report keeps every splice). CANN's five columns,
+// then the rule that made the change (its id in --list-rules).
 std::string ChangeListCsv(const RunResult& r) {
-  std::string out = "File,Start Line,End Line,Operation Type,Message\n", last;
+  std::string out = "File,Start Line,End Line,Operation Type,Message,Rule\n", last;
   for (const FileOutcome& f : r.files)
     for (const ChangeRecord& c : f.changes) {
       std::string row = npu::CsvCell(f.rel) + "," + std::to_string(c.start_line) + "," + std::to_string(c.end_line) + "," +
-                        std::string(OpTypeName(c.edit->op)) + "," + npu::CsvCell(c.edit->message) + "\n";
+                        std::string(OpTypeName(c.edit->op)) + "," + npu::CsvCell(c.edit->message) + "," + npu::CsvCell(c.edit->rule) + "\n";
       if (row != last) out += row;
       last = std::move(row);
     }
@@ -147,6 +148,31 @@ npu::Status WriteUnsupportedXlsx(const RunResult& r, const std::string& path) {
       ++row;
     }
   worksheet_freeze_panes(ws, 1, 0);
+  // The rewrites, as change_list.csv lists them, each with its rule.
+  lxw_worksheet* changes = workbook_add_worksheet(wb, "change_list");
+  const char* change_head[] = {"File", "Start Line", "End Line", "Operation Type", "Message", "Rule"};
+  const double change_widths[] = {40, 10, 10, 14, 80, 10};
+  for (lxw_col_t c = 0; c < 6; ++c) {
+    worksheet_write_string(changes, 0, c, change_head[c], bold);
+    worksheet_set_column(changes, c, c, change_widths[c], nullptr);
+  }
+  row = 1;
+  const ChangeRecord* last = nullptr;
+  for (const FileOutcome& f : r.files)
+    for (const ChangeRecord& c : f.changes) {
+      if (last && last->start_line == c.start_line && last->end_line == c.end_line && last->edit->op == c.edit->op &&
+          last->edit->message == c.edit->message && last->edit->rule == c.edit->rule)
+        continue;  // one row per rewrite, as in the CSV
+      last = &c;
+      worksheet_write_string(changes, row, 0, f.rel.c_str(), nullptr);
+      worksheet_write_number(changes, row, 1, c.start_line, nullptr);
+      worksheet_write_number(changes, row, 2, c.end_line, nullptr);
+      worksheet_write_string(changes, row, 3, std::string(OpTypeName(c.edit->op)).c_str(), nullptr);
+      worksheet_write_string(changes, row, 4, c.edit->message.c_str(), nullptr);
+      worksheet_write_string(changes, row, 5, c.edit->rule.c_str(), nullptr);
+      ++row;
+    }
+  worksheet_freeze_panes(changes, 1, 0);
   if (lxw_error e = workbook_close(wb); e != LXW_NO_ERROR)
     return npu::Status::Error("E13004", "unsupported_op.xlsx", path, lxw_strerror(e), "");
   return {};
