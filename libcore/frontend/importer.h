@@ -23,6 +23,16 @@ struct ImportOptions {
   std::vector<std::pair<std::string, int>> out_nodes;
 };
 
+// What every framework translator returns (a TF op's, a Caffe layer's, a GE op's): nothing when it converted
+// the op, or why it could not, in words for the one coded list of unsupported ops (E13010). A translator
+// returns the reason as text: `return "its mode " + m + " is not supported";`, or `return {};` when done.
+struct NotConverted {
+  NotConverted(std::string why) : reason(std::move(why)) {}  // NOLINT: implicit, so a reason can be returned as is
+  NotConverted(const char* why) : reason(why) {}             // NOLINT
+  std::string reason;
+};
+using ConvertResult = std::optional<NotConverted>;
+
 struct UnsupportedNode {
   std::string name, op_type, domain;
   int64_t opset;

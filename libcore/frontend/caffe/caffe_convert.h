@@ -10,14 +10,16 @@
 
 #include "caffe_net.pb.h"
 #include "frontend/graph_builder.h"
+#include "frontend/importer.h"
 
 namespace npu::caffe {
 
 using Layer = npukit::caffe::LayerParameter;
 
 class Converter;
-// Emits the internal nodes for one layer and binds its tops. A returned reason marks the layer unsupported.
-using ConvertFn = std::optional<std::string> (*)(Converter& c, const Layer& l);
+// Emits the internal nodes for one layer and binds its tops; or says why it cannot (frontend/importer.h's
+// ConvertResult, which every importer's translators return).
+using ConvertFn = ConvertResult (*)(Converter& c, const Layer& l);
 
 struct LayerEntry {
   std::string_view type;

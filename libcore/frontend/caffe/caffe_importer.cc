@@ -278,7 +278,7 @@ Result<Graph> ImportCaffe(const std::string& path, const ImportOptions& opts, Mo
     if (l->bottom_size() == 0 || l->top_size() == 0)
       return Status::Error(kBadBlob, "--model", path, "layer '" + l->name() + "' (" + l->type() + ") has " + std::to_string(l->bottom_size()) + " bottom(s) and " +
                                                           std::to_string(l->top_size()) + " top(s); it needs one of each at least");
-    if (auto why = caffe::FindLayer(l->type())->convert(c, *l)) info->unsupported.push_back({l->name(), l->type(), "caffe", 0, *why});
+    if (auto why = caffe::FindLayer(l->type())->convert(c, *l)) info->unsupported.push_back({l->name(), l->type(), "caffe", 0, why->reason});
   }
   if (!info->unsupported.empty()) return UnsupportedError(path, info->unsupported);
   NPU_RETURN_IF_ERROR(SelectOutputs(c, order, opts));

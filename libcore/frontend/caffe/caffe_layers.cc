@@ -43,7 +43,7 @@ std::vector<const Layer*> Converter::Readers(const std::string& blob, const Laye
 
 namespace {
 
-using R = std::optional<std::string>;
+using R = ConvertResult;
 
 // A weight blob reshaped to `shape` (legacy 4-D blobs hold a vector as [1, 1, 1, n]).
 int WeightAs(Converter& c, const Layer& l, int k, const std::string& suffix, Shape shape) {

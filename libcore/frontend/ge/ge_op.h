@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "frontend/importer.h"
 #include "ir/graph.h"
 #include "ir/graph_edit.h"
 #include "ir/node_attrs.h"
@@ -60,7 +61,7 @@ class GeOp {
     return HeldNhwc(v) ? kNhwcAxisInNchw[static_cast<size_t>(axis)] : axis;
   }
   // Drops trailing omitted optional inputs; "" when none of those from `from` on is given.
-  std::string TrimOptional(size_t from, std::string_view what) {
+  ConvertResult TrimOptional(size_t from, std::string_view what) {
     auto& ins = node().inputs;
     for (size_t j = from; j < ins.size(); ++j)
       if (ins[j] >= 0) return "its " + std::string(what) + " input (npukit has no kernel for it)";
@@ -135,29 +136,29 @@ class GeOp {
   int index_;
 };
 
-using MapFn = std::string (*)(GeOp&);
+using MapFn = ConvertResult (*)(GeOp&);
 
 // An int8 cube op's offset_x (AMCT's asymmetric activations: the op computes on x - offset_x, padding with
 // offset_x): npukit's int8 kernels take symmetric data, so such an op is listed as one that cannot run.
-inline std::string NoOffsetX(GeOp& c) {
+inline ConvertResult NoOffsetX(GeOp& c) {
   const int64_t offset = c.ge.attr_int("offset_x", 0);
   if (offset != 0) return "its offset_x " + std::to_string(offset) + " (npukit's int8 kernels take symmetric data)";
   return {};
 }
 
 // The map functions of ge_ops_tensor.cc and ge_ops_nn.cc (the table is in ge_ops.cc).
-std::string MapPad(GeOp& c);
-std::string MapSplit(GeOp& c);
-std::string MapTile(GeOp& c);
-std::string MapStridedSlice(GeOp& c);
-std::string MapGather(GeOp& c);
-std::string MapResize(GeOp& c);
-std::string MapCaffePooling(GeOp& c);
-std::string MapFullyConnection(GeOp& c);
-std::string MapConvBackpropInput(GeOp& c);
-std::string MapDeconvolution(GeOp& c);
-std::string MapKeepAttrs(GeOp& c);
-std::string MapNms(GeOp& c);
-std::string MapOneHot(GeOp& c);
+ConvertResult MapPad(GeOp& c);
+ConvertResult MapSplit(GeOp& c);
+ConvertResult MapTile(GeOp& c);
+ConvertResult MapStridedSlice(GeOp& c);
+ConvertResult MapGather(GeOp& c);
+ConvertResult MapResize(GeOp& c);
+ConvertResult MapCaffePooling(GeOp& c);
+ConvertResult MapFullyConnection(GeOp& c);
+ConvertResult MapConvBackpropInput(GeOp& c);
+ConvertResult MapDeconvolution(GeOp& c);
+ConvertResult MapKeepAttrs(GeOp& c);
+ConvertResult MapNms(GeOp& c);
+ConvertResult MapOneHot(GeOp& c);
 
 }  // namespace npu

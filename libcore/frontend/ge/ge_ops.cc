@@ -15,15 +15,15 @@ namespace npu {
 namespace {
 
 
-std::string Plain(GeOp&) { return {}; }
+ConvertResult Plain(GeOp&) { return {}; }
 
-std::string MapCast(GeOp& c) {
+ConvertResult MapCast(GeOp& c) {
   c.node().attrs["to"] = static_cast<int64_t>(c.out(0).dtype);
   return {};
 }
 
 // A format change; NHWC <-> NC1HWC0 also permutes the origin dims (held channels-first on one side only).
-std::string MapTransData(GeOp& c) {
+ConvertResult MapTransData(GeOp& c) {
   c.node().attrs["src_format"] = c.ge.attr_string("src_format");
   c.node().attrs["dst_format"] = c.ge.attr_string("dst_format");
   const int x = c.node().inputs.at(0);
@@ -35,7 +35,7 @@ std::string MapTransData(GeOp& c) {
 
 // The elementwise op a TBE fusion applied on a cube op's way out. The .om keeps no node for it: its kernel's
 // name ("te_fused_op_conv2d_relu_<hash>_<hash>__kernel0") is the only record, so it is read from there.
-std::string ReadFusedEpilogue(GeOp& c, std::initializer_list<std::string_view> heads) {
+ConvertResult ReadFusedEpilogue(GeOp& c, std::initializer_list<std::string_view> heads) {
   std::string kernel;
   for (const auto& [k, v] : c.ge.attrs)
     if (k.ends_with("_kernelname")) kernel = c.ge.attr_string(k);
@@ -94,7 +94,7 @@ std::optional<std::array<int64_t, 2>> Spatial(const std::vector<int64_t>& v, std
 
 // strides / pads / dilations of a window op over input x [N,C,H,W] with window k and output y: from its
 // attributes when GE kept them, else inferred (InferWindow).
-std::string SetWindow(GeOp& c, const Shape& x, const Shape& y, std::array<int64_t, 2> k) {
+ConvertResult SetWindow(GeOp& c, const Shape& x, const Shape& y, std::array<int64_t, 2> k) {
   Node& n = c.node();
   const std::string format = c.ge.attr_string("data_format", "NCHW");
   std::vector<int64_t> strides, pads, dilations = {1, 1};
@@ -138,22 +138,22 @@ std::string SetWindow(GeOp& c, const Shape& x, const Shape& y, std::array<int64_
   return {};
 }
 
-std::string MapConv2D(GeOp& c) {
+ConvertResult MapConv2D(GeOp& c) {
   if (!c.has_in(0) || !c.has_in(1)) return "it has no x or filter input";
-  if (std::string why = c.TrimOptional(3, "offset_w (int8)"); !why.empty()) return why;
-  if (std::string why = NoOffsetX(c); !why.empty()) return why;
+  if (auto why = c.TrimOptional(3, "offset_w (int8)")) return why;
+  if (auto why = NoOffsetX(c)) return why;
   const Shape &x = c.in(0).shape, &w = c.in(1).shape, &y = c.out(0).shape;
   if (x.size() != 4 || w.size() != 4 || y.size() != 4) return "x, filter and y are not all 4-D";
   if (w[1] < 1 || x[1] % w[1] != 0) return "the filter's " + std::to_string(w[1]) + " input channels do not divide the input's " + std::to_string(x[1]);
   c.node().attrs["group"] = x[1] / w[1];
   c.node().attrs.erase("kernel_shape");
-  if (std::string why = SetWindow(c, x, y, {w[2], w[3]}); !why.empty()) return why;
+  if (auto why = SetWindow(c, x, y, {w[2], w[3]})) return why;
   return ReadFusedEpilogue(c, {"conv2d"});
 }
 
-std::string MapMatMul(GeOp& c) {
+ConvertResult MapMatMul(GeOp& c) {
   if (!c.has_in(0) || !c.has_in(1)) return "it has no x1 or x2 input";
-  if (std::string why = c.TrimOptional(3, "offset_w (int8)"); !why.empty()) return why;
+  if (auto why = c.TrimOptional(3, "offset_w (int8)")) return why;
   const bool ta = c.ge.attr_int("transpose_x1", 0) || c.ge.attr_int("transpose_a", 0);
   const bool tb = c.ge.attr_int("transpose_x2", 0) || c.ge.attr_int("transpose_b", 0);
   if (c.in(0).shape.size() != 2 || c.in(1).shape.size() != 2) return "x1 and x2 are not both 2-D";
@@ -163,9 +163,9 @@ std::string MapMatMul(GeOp& c) {
 }
 
 // BatchMatMul's adj_x1 / adj_x2 swap the last two dims of an operand: a Transpose before npukit's MatMul.
-std::string MapBatchMatMul(GeOp& c) {
+ConvertResult MapBatchMatMul(GeOp& c) {
   if (!c.has_in(0) || !c.has_in(1)) return "it has no x1 or x2 input";
-  if (std::string why = c.TrimOptional(2, "bias"); !why.empty()) return why;
+  if (auto why = c.TrimOptional(2, "bias")) return why;
   for (size_t j = 0; j < 2; ++j) {
     const bool adj = c.ge.attr_int(j == 0 ? "adj_x1" : "adj_x2", 0) || c.ge.attr_int(j == 0 ? "transpose_x1" : "transpose_x2", 0);
     if (!adj) continue;
@@ -179,7 +179,7 @@ std::string MapBatchMatMul(GeOp& c) {
   return {};
 }
 
-std::string MapSoftmax(GeOp& c) {
+ConvertResult MapSoftmax(GeOp& c) {
   auto axes = c.ints(c.ge.has_attr("axes") ? "axes" : "axis");
   if (axes.empty()) axes = {-1};
   if (axes.size() != 1) return "it normalises over " + std::to_string(axes.size()) + " axes; npukit's Softmax takes one";
@@ -189,7 +189,7 @@ std::string MapSoftmax(GeOp& c) {
   return {};
 }
 
-std::string MapArgMax(GeOp& c) {
+ConvertResult MapArgMax(GeOp& c) {
   auto axis = c.Axis(c.node().inputs[0], c.ge.attr_int("dimension", c.ge.attr_int("axis", 0)));
   if (!axis) return "its dimension is outside the input's rank";
   c.node().attrs["axis"] = *axis;
@@ -198,25 +198,25 @@ std::string MapArgMax(GeOp& c) {
   return {};
 }
 
-std::string MapRelu6(GeOp& c) {
+ConvertResult MapRelu6(GeOp& c) {
   c.node().attrs["min"] = 0.0f;
   c.node().attrs["max"] = 6.0f;
   return {};
 }
 
-std::string MapLeakyRelu(GeOp& c) {
+ConvertResult MapLeakyRelu(GeOp& c) {
   c.node().attrs["alpha"] = c.ge.attr_float("negative_slope", 0.0f);
   return {};
 }
 
-std::string MapElu(GeOp& c) {
+ConvertResult MapElu(GeOp& c) {
   c.node().attrs["alpha"] = c.ge.attr_float("alpha", 1.0f);
   return {};
 }
 
 // Broadcasting follows the framework's layout: next to an NHWC tensor held channels-first, a constant operand
 // of a per-channel (or scalar) shape is laid out as [1, C, 1, 1] so it broadcasts the same way.
-std::string MapBinary(GeOp& c) {
+ConvertResult MapBinary(GeOp& c) {
   if (!c.OutHeldNhwc()) return {};
   for (size_t j = 0; j < c.node().inputs.size(); ++j) {
     const int v = c.node().inputs[j];
@@ -231,7 +231,7 @@ std::string MapBinary(GeOp& c) {
 }
 
 // BiasAdd: an Add whose bias runs along the data format's C.
-std::string MapBiasAdd(GeOp& c) {
+ConvertResult MapBiasAdd(GeOp& c) {
   if (!c.has_in(0) || !c.has_in(1)) return "it has no x or bias input";
   const size_t rank = c.in(0).shape.size();
   const bool channels_first = rank >= 3 && !c.HeldNhwc(c.node().inputs[0]) && c.ge.attr_string("data_format", "NHWC").starts_with("NC");
@@ -244,7 +244,7 @@ std::string MapBiasAdd(GeOp& c) {
 }
 
 // Shape-only ops (GE's Reshape, Squeeze, ExpandDims, Flatten, ...): a Reshape to the shape the op makes.
-std::string MapReshape(GeOp& c) {
+ConvertResult MapReshape(GeOp& c) {
   if (!c.has_in(0)) return "it has no input";
   if ((c.HeldNhwc(c.node().inputs[0]) || c.OutHeldNhwc()) && c.in(0).shape != c.out(0).shape) return "it reshapes an NHWC tensor held channels-first";
   const Shape& s = c.out(0).shape;
@@ -254,7 +254,7 @@ std::string MapReshape(GeOp& c) {
   return {};
 }
 
-std::string MapConcat(GeOp& c) {
+ConvertResult MapConcat(GeOp& c) {
   auto& ins = c.node().inputs;
   ins.erase(std::remove(ins.begin(), ins.end(), -1), ins.end());
   std::vector<int> data;
@@ -272,7 +272,7 @@ std::string MapConcat(GeOp& c) {
   return {};
 }
 
-std::string MapTranspose(GeOp& c) {
+ConvertResult MapTranspose(GeOp& c) {
   auto perm = c.ints("perm");
   if (perm.empty()) perm = c.IntConst(1).value_or(std::vector<int64_t>{});
   if (perm.empty()) return "its perm is neither an attribute nor a constant";
@@ -282,7 +282,7 @@ std::string MapTranspose(GeOp& c) {
   return {};
 }
 
-std::string MapReduce(GeOp& c) {
+ConvertResult MapReduce(GeOp& c) {
   const int x = c.node().inputs.at(0);
   auto axes = c.ints("axes");
   if (axes.empty()) axes = c.IntConst(1).value_or(std::vector<int64_t>{});
@@ -305,20 +305,20 @@ std::string MapReduce(GeOp& c) {
   return {};
 }
 
-std::string MapPool(GeOp& c) {
+ConvertResult MapPool(GeOp& c) {
   const Shape &x = c.in(0).shape, &y = c.out(0).shape;
   if (x.size() != 4 || y.size() != 4) return "its input and output are not 4-D";
   const std::string format = c.HeldNhwc(c.node().inputs[0]) ? "NHWC" : c.ge.attr_string("data_format", "NCHW");
   auto k = Spatial(c.ints(c.ge.has_attr("ksize") ? "ksize" : "kernel_size"), format);
   if (!k) return "its ksize does not fit data_format " + format;
   c.ge.attrs["data_format"] = format;
-  if (std::string why = SetWindow(c, x, y, *k); !why.empty()) return why;
+  if (auto why = SetWindow(c, x, y, *k)) return why;
   c.node().attrs.erase("dilations");
   if (c.node().op_type == "AveragePool") c.node().attrs["count_include_pad"] = int64_t{0};  // TF and CANN average the real pixels
   return {};
 }
 
-std::string MapLayerNorm(GeOp& c) {
+ConvertResult MapLayerNorm(GeOp& c) {
   c.node().attrs["axis"] = c.ge.attr_int("begin_norm_axis", -1);
   c.node().attrs["epsilon"] = c.ge.attr_float("epsilon", 1e-7f);
   // GE's outputs 1 and 2 are the mean and the variance, ONNX's the mean and 1/stddev: only y is kept.
@@ -330,7 +330,7 @@ std::string MapLayerNorm(GeOp& c) {
 }
 
 // TF's random ops (inside a FrameworkOp): seeded by seed/seed2 as the TF importer's are, in the output's dtype.
-std::string MapRandom(GeOp& c) {
+ConvertResult MapRandom(GeOp& c) {
   if (!IsFloat(c.out(0).dtype)) return "a random tensor of a type other than float";
   c.node().attrs["seed"] = c.ge.attr_int("seed", 0);
   c.node().attrs["seed2"] = c.ge.attr_int("seed2", 0);
@@ -470,12 +470,13 @@ void MapGeOps(Graph& g, std::vector<UnsupportedNode>& unrunnable) {
     GeOp op(g, static_cast<int>(k));
     op.node().op_type = std::string(row->op_type);
     op.node().opset = row->opset;
-    std::string why = row->map(op);
+    ConvertResult why = row->map(op);
     // The kernels read a node's inputs by position: what the schema does not take is not run.
-    if (const OpSchema* schema = why.empty() ? OpSchemaRegistry::Get().Find(op.node().op_type) : nullptr) why = ArityProblem(*schema, g, op.node());
-    if (!why.empty()) {
+    if (const OpSchema* schema = why ? nullptr : OpSchemaRegistry::Get().Find(op.node().op_type))
+      if (std::string arity = ArityProblem(*schema, g, op.node()); !arity.empty()) why = arity;
+    if (why) {
       op.node().op_type = type;
-      unrunnable.push_back({op.node().name, type, "", 0, why});
+      unrunnable.push_back({op.node().name, type, "", 0, why->reason});
     }
   }
   if (g.nodes.size() != count) (void)SortTopologically(g);

@@ -25,7 +25,7 @@ std::optional<std::array<int64_t, 2>> Pair(GeOp& c, std::string_view key, std::s
 
 // What a transposed convolution needs beside its window: the output_padding that makes the output's size, from
 // y = (x - 1) * stride - pads + dilation * (k - 1) + 1 + output_padding.
-std::string SetTransposedWindow(GeOp& c, const Shape& x, const Shape& w, const Shape& y) {
+ConvertResult SetTransposedWindow(GeOp& c, const Shape& x, const Shape& w, const Shape& y) {
   const std::string format = c.HeldNhwc(c.node().inputs[0]) ? "NHWC" : c.ge.attr_string("data_format", "NCHW");
   auto strides = Pair(c, "strides", format).value_or(std::array<int64_t, 2>{1, 1});
   auto dilations = Pair(c, "dilations", format).value_or(std::array<int64_t, 2>{1, 1});
@@ -59,7 +59,7 @@ std::string SetTransposedWindow(GeOp& c, const Shape& x, const Shape& w, const S
 
 // Caffe's Pooling: mode 0 max, 1 average (Caffe counts the zero padding in an average); global_pooling; the
 // window from window/stride/pad, rounding (ceil_mode) read off the output's size.
-std::string MapCaffePooling(GeOp& c) {
+ConvertResult MapCaffePooling(GeOp& c) {
   const Shape &x = c.in(0).shape, &y = c.out(0).shape;
   if (x.size() != 4 || y.size() != 4) return "its input and output are not 4-D";
   const int64_t mode = c.ge.attr_int("mode", kCaffePoolMax);
@@ -94,10 +94,10 @@ std::string MapCaffePooling(GeOp& c) {
 
 // FullyConnection: y = flatten(x from axis) times the weight (num_output rows, from Caffe; or a HWCN filter of a
 // 1x1 conv TF's converter made one) plus bias, as a Gemm between a Reshape in and a Reshape out.
-std::string MapFullyConnection(GeOp& c) {
+ConvertResult MapFullyConnection(GeOp& c) {
   if (!c.has_in(1) || !c.in(1).constant) return "its weight is not a constant";
-  if (std::string why = c.TrimOptional(3, "offset_w (int8)"); !why.empty()) return why;
-  if (std::string why = NoOffsetX(c); !why.empty()) return why;
+  if (auto why = c.TrimOptional(3, "offset_w (int8)")) return why;
+  if (auto why = NoOffsetX(c)) return why;
   const Shape& x = c.in(0).shape;
   const int64_t axis = c.ge.attr_int("axis", 1), n_out = c.ge.attr_int("num_output", 0);
   if (axis < 1 || axis > static_cast<int64_t>(x.size())) return "its axis " + std::to_string(axis) + " does not fit its input";
@@ -123,11 +123,11 @@ std::string MapFullyConnection(GeOp& c) {
 
 // Conv2DBackpropInputD (filter, out_backprop; input_size attr) and Conv2DBackpropInput (input_size, filter,
 // out_backprop): the gradient of a conv by its input is the transposed conv of out_backprop by the filter.
-std::string MapConvBackpropInput(GeOp& c) {
+ConvertResult MapConvBackpropInput(GeOp& c) {
   const bool d_form = c.ge_type.ends_with("D");
   const size_t f = d_form ? 0 : 1, dy = d_form ? 1 : 2;
   if (!c.has_in(f) || !c.has_in(dy)) return "it has no filter or out_backprop input";
-  if (std::string why = NoOffsetX(c); !why.empty()) return why;
+  if (auto why = NoOffsetX(c)) return why;
   c.node().inputs = {c.node().inputs[dy], c.node().inputs[f]};
   const Shape &x = c.in(0).shape, &w = c.in(1).shape, &y = c.out(0).shape;
   if (x.size() != 4 || w.size() != 4 || y.size() != 4) return "its tensors are not all 4-D";
@@ -135,10 +135,10 @@ std::string MapConvBackpropInput(GeOp& c) {
 }
 
 // Caffe's Deconvolution (x, filter, bias).
-std::string MapDeconvolution(GeOp& c) {
+ConvertResult MapDeconvolution(GeOp& c) {
   if (!c.has_in(1)) return "it has no filter input";
-  if (std::string why = c.TrimOptional(3, "offset_w (int8)"); !why.empty()) return why;
-  if (std::string why = NoOffsetX(c); !why.empty()) return why;
+  if (auto why = c.TrimOptional(3, "offset_w (int8)")) return why;
+  if (auto why = NoOffsetX(c)) return why;
   const Shape &x = c.in(0).shape, &w = c.in(1).shape, &y = c.out(0).shape;
   if (x.size() != 4 || w.size() != 4 || y.size() != 4) return "its tensors are not all 4-D";
   return SetTransposedWindow(c, x, w, y);
@@ -147,7 +147,7 @@ std::string MapDeconvolution(GeOp& c) {
 // AscendQuant (scale, offset, sqrt_mode, round_mode), AscendDequant (deq_scale input; sqrt_mode, relu_flag) and
 // AscendAntiQuant (scale, offset, sqrt_mode): npukit's kernels read GE's attributes as they are; the result's
 // dtype is the output desc's.
-std::string MapKeepAttrs(GeOp& c) {
+ConvertResult MapKeepAttrs(GeOp& c) {
   for (const auto& [k, v] : c.ge.attrs)
     if (!k.starts_with("_")) c.node().attrs[k] = v;
   if (c.ge_type == "AscendDequant" || c.ge_type == "AscendAntiQuant")
@@ -157,7 +157,7 @@ std::string MapKeepAttrs(GeOp& c) {
 
 // BatchMultiClassNonMaxSuppression (boxes, scores, clip_window, num_valid_boxes): npukit's kernel takes GE's
 // attributes; boxes laid out [batch, q, 4, anchors] (transpose_box) are not read.
-std::string MapNms(GeOp& c) {
+ConvertResult MapNms(GeOp& c) {
   if (c.ge.attr_int("transpose_box", 0) != 0) return "its transpose_box (boxes as [batch, q, 4, anchors])";
   if (c.node().outputs.size() != 4) return "it has " + std::to_string(c.node().outputs.size()) + " outputs, not 4";
   auto& ins = c.node().inputs;
@@ -167,7 +167,7 @@ std::string MapNms(GeOp& c) {
 
 // OneHotD (x, on_value, off_value; depth, axis) and OneHot (x, depth, on_value, off_value; axis): ONNX's OneHot
 // with values [off, on]; TF's negative indices give the off value (negative_is_off).
-std::string MapOneHot(GeOp& c) {
+ConvertResult MapOneHot(GeOp& c) {
   const bool d_form = c.ge_type == "OneHotD";
   const size_t on = d_form ? 1 : 2, off = d_form ? 2 : 3;
   std::optional<int64_t> depth;

@@ -29,7 +29,7 @@ std::optional<std::vector<int64_t>> PermuteAxes(GeOp& c, int v, const std::vecto
 
 // PadD (paddings attr), Pad (paddings input), PadV3D / PadV3 (mode, constant_values; paddings_contiguous false
 // lists all begins, then all ends). GE's paddings are [begin, end] per dim; ONNX's pads all begins, then all ends.
-std::string MapPad(GeOp& c) {
+ConvertResult MapPad(GeOp& c) {
   const int x = c.node().inputs[0];
   const size_t rank = c.in(0).shape.size();
   auto flat = c.IntsOr("paddings", 1);
@@ -68,7 +68,7 @@ std::string MapPad(GeOp& c) {
 
 // SplitD (split_dim, num_split), SplitVD (size_splits, split_dim), SplitV (size_splits and split_dim as inputs):
 // the sizes are the outputs' extents along the axis (size_splits may hold one -1 that GE resolved there).
-std::string MapSplit(GeOp& c) {
+ConvertResult MapSplit(GeOp& c) {
   const int x = c.node().inputs[0];
   std::optional<int64_t> dim;
   if (c.ge.has_attr("split_dim")) dim = c.ge.attr_int("split_dim", 0);
@@ -91,7 +91,7 @@ std::string MapSplit(GeOp& c) {
 }
 
 // TileD (multiples attr), Tile (multiples input).
-std::string MapTile(GeOp& c) {
+ConvertResult MapTile(GeOp& c) {
   const int x = c.node().inputs[0];
   auto m = c.IntsOr("multiples", 1);
   if (!m) return "its multiples are neither an attribute nor a constant";
@@ -104,7 +104,7 @@ std::string MapTile(GeOp& c) {
 
 // StridedSliceD (begin/end/strides attrs) and StridedSlice (inputs 1-3), with TF's masks: a Slice, then a
 // Reshape to the output's shape where shrink_axis_mask drops dims or new_axis_mask adds them.
-std::string MapStridedSlice(GeOp& c) {
+ConvertResult MapStridedSlice(GeOp& c) {
   const int x = c.node().inputs[0];
   auto begin = c.IntsOr("begin", 1), end = c.IntsOr("end", 2), strides = c.IntsOr("strides", 3);
   if (!begin || !end || !strides || begin->size() != end->size() || begin->size() != strides->size())
@@ -145,7 +145,7 @@ std::string MapStridedSlice(GeOp& c) {
 }
 
 // GatherV2D (axis attr), GatherV2 (axis input 2), Gather (TF's, axis 0).
-std::string MapGather(GeOp& c) {
+ConvertResult MapGather(GeOp& c) {
   const int x = c.node().inputs[0];
   if (!c.has_in(1)) return "it has no indices input";
   if (c.ge.attr_int("batch_dims", 0) != 0) return "its batch_dims (npukit gathers with batch_dims 0)";
@@ -165,7 +165,7 @@ std::string MapGather(GeOp& c) {
 
 // ResizeNearestNeighborV2(D) and ResizeBilinearV2(D): TF's resize (align_corners, half_pixel_centers) as ONNX's
 // Resize to the output's shape, with the coordinate modes that reproduce TF's sampling.
-std::string MapResize(GeOp& c) {
+ConvertResult MapResize(GeOp& c) {
   const int x = c.node().inputs[0];
   if (c.in(0).shape.size() != 4 || c.out(0).shape.size() != 4) return "its input and output are not 4-D";
   auto size = c.IntsOr("size", 1);

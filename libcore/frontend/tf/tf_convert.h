@@ -14,15 +14,10 @@
 
 namespace npu::tf {
 
-// A TF op's conversion failed for a reason that belongs in the unsupported-op report.
-struct Unsupported {
-  std::string reason;
-};
-
 class Converter;
-// Emits the internal nodes for one TF node and binds its outputs (Converter::Bind). A non-empty reason
-// marks the node unsupported.
-using ConvertFn = std::optional<Unsupported> (*)(Converter& c, const npukit::tf::NodeDef& n);
+// Emits the internal nodes for one TF node and binds its outputs (Converter::Bind); or says why it cannot
+// (frontend/importer.h's ConvertResult, which every importer's translators return).
+using ConvertFn = ConvertResult (*)(Converter& c, const npukit::tf::NodeDef& n);
 
 struct OpEntry {
   std::string_view tf_type;

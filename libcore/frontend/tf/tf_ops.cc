@@ -13,9 +13,9 @@ namespace npu::tf {
 namespace {
 
 using npukit::tf::NodeDef;
-using R = std::optional<Unsupported>;
+using R = ConvertResult;
 
-R Fail(std::string why) { return Unsupported{std::move(why)}; }
+R Fail(std::string why) { return why; }
 int CastTo(Converter& c, const std::string& name, int v, DType dt);
 
 // ---- layout helpers ---------------------------------------------------------------------------------------
