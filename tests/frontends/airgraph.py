@@ -113,7 +113,7 @@ class Twins:
 
 # ge.proto.DataType of the arrays a one-op graph holds.
 SINGLE_OP_DTYPE = {np.dtype(np.float32): 1, np.dtype(np.float16): 2, np.dtype(np.int8): 3, np.dtype(np.uint8): 4,
-                   np.dtype(np.int32): 7, np.dtype(np.int64): 8, np.dtype(np.uint64): 10}
+                   np.dtype(np.int32): 7, np.dtype(np.int64): 8, np.dtype(np.uint64): 10, np.dtype(np.bool_): 11}
 
 
 def single_op(ge, name, ge_type, x, consts, attrs, outputs, order=None):

@@ -187,6 +187,47 @@ class GeOps(unittest.TestCase):
             want[3][i] = min(len(dets), 10)
         self.check("nms", "BatchMultiClassNonMaxSuppression", boxes, {"scores": scores}, attrs, want, atol=1e-6)
 
+    def test_elementwise_and_logic(self):
+        x = RNG.uniform(0.5, 2.0, (2, 3, 4)).astype(np.float32)
+        y = RNG.uniform(0.5, 2.0, (2, 3, 4)).astype(np.float32)
+        sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+        for ge_type, want in (("Square", x * x), ("Sin", np.sin(x)), ("Cos", np.cos(x)), ("Ceil", np.ceil(x * 3)),
+                              ("Round", np.round(x * 3)), ("Sign", np.sign(x - 1)), ("Softplus", np.log1p(np.exp(x))),
+                              ("Softsign", x / (1 + abs(x))), ("HardSwish", x * np.clip(x + 3, 0, 6) / 6)):
+            arg = x * 3 if ge_type in ("Ceil", "Round") else x - 1 if ge_type == "Sign" else x
+            self.check(f"unary_{ge_type}", ge_type, arg.astype(np.float32), {}, {}, [want.astype(np.float32)], atol=1e-5)
+        self.check("swish", "Swish", x, {}, {"scale": 1.5}, [x * sig(1.5 * x)])
+        self.check("pow", "Pow", x, {"y": y}, {}, [x ** y])
+        self.check("clip", "ClipByValue", x, {"lo": np.array(0.8, np.float32), "hi": np.array(1.5, np.float32)}, {}, [np.clip(x, 0.8, 1.5)])
+        self.check("addn", "AddN", x, {"y": y, "z": y * 2}, {"N": 3}, [x + y + y * 2])
+        for ge_type, fn in (("Less", np.less), ("LessEqual", np.less_equal), ("Greater", np.greater),
+                            ("GreaterEqual", np.greater_equal), ("Equal", np.equal)):
+            self.check(f"cmp_{ge_type}", ge_type, x, {"y": np.round(y * 2) / 2}, {}, [fn(x, np.round(y * 2) / 2)])
+        a, b = x > 1, y > 1
+        self.check("and", "LogicalAnd", a, {"b": b}, {}, [a & b])
+        self.check("or", "LogicalOr", a, {"b": b}, {}, [a | b])
+        self.check("not", "LogicalNot", a, {}, {}, [~a])
+        self.check("select", "SelectV2", a, {"t": x, "e": y}, {}, [np.where(a, x, y)])
+
+    def test_prelu_batchnorm_depthwise(self):
+        x = RNG.standard_normal((1, 3, 5, 5), np.float32)
+        slope = np.array([0.1, 0.2, 0.3], np.float32)
+        self.check("prelu", "PRelu", x, {"w": slope}, {}, [np.where(x > 0, x, x * slope.reshape(1, 3, 1, 1))])
+        scale, offset = RNG.uniform(0.5, 1.5, 3).astype(np.float32), RNG.standard_normal(3, np.float32)
+        mean, var = RNG.standard_normal(3, np.float32), RNG.uniform(0.5, 2, 3).astype(np.float32)
+        r = lambda v: v.reshape(1, 3, 1, 1)  # noqa: E731
+        want = (x - r(mean)) / np.sqrt(r(var) + 1e-3) * r(scale) + r(offset)
+        self.check("batchnorm", "BatchNorm", x, {"scale": scale, "offset": offset, "mean": mean, "var": var},
+                   {"epsilon": 1e-3, "is_training": False, "data_format": "NCHW"}, [want], atol=1e-5)
+        w = RNG.standard_normal((6, 1, 3, 3), np.float32)  # multiplier 2
+        want = np.zeros((1, 6, 3, 3), np.float32)
+        for o in range(6):
+            for i in range(3):
+                for j in range(3):
+                    want[0, o, i, j] = (x[0, o // 2, i:i + 3, j:j + 3] * w[o, 0]).sum()
+        self.check("depthwise", "DepthwiseConv2D", x, {"w": w}, {"strides": [1, 1, 1, 1], "pads": [0, 0, 0, 0], "dilations": [1, 1, 1, 1],
+                                                                  "data_format": "NCHW"}, [want], atol=1e-4)
+
     def test_framework_op(self):
         """A FrameworkOp: TF's RandomStandardNormal (its NodeDef serialized in node_def) runs as the TF importer runs
         it: seeded by seed/seed2, the same values on every run and on the device, normally distributed."""

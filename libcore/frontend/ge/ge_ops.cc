@@ -339,6 +339,55 @@ ConvertResult MapRandom(GeOp& c) {
   return {};
 }
 
+// Square(x) as Mul(x, x).
+ConvertResult MapSquare(GeOp& c) {
+  c.node().inputs = {c.node().inputs[0], c.node().inputs[0]};
+  return {};
+}
+
+// Swish: x * sigmoid(scale * x); npukit's kernel names the factor alpha.
+ConvertResult MapSwish(GeOp& c) {
+  c.node().attrs["alpha"] = c.ge.attr_float("scale", 1.0f);
+  return {};
+}
+
+// PRelu's weight runs along the channels: a [C] weight next to an NCHW tensor is laid out [C, 1, 1].
+ConvertResult MapPRelu(GeOp& c) {
+  if (!c.has_in(1)) return "it has no weight input";
+  const Shape &x = c.in(0).shape, &w = c.in(1).shape;
+  if (x.size() >= 3 && w.size() == 1 && w[0] > 1) {
+    if (!c.in(1).constant || w[0] != x[1]) return "its weight " + ShapeToString(w) + " does not run along the channels of " + ShapeToString(x);
+    Shape s(x.size() - 1, 1);
+    s[0] = w[0];
+    c.node().inputs[1] = c.Reshaped(c.node().inputs[1], s);
+  }
+  return {};
+}
+
+// TF's FusedBatchNorm in inference (GE's BatchNorm: x, scale, offset, mean, variance): only y is kept.
+ConvertResult MapBatchNorm(GeOp& c) {
+  if (c.ge.attr_int("is_training", 0) != 0) return "it computes batch statistics (is_training): a training op";
+  if (c.node().inputs.size() < 5) return "it has no mean or variance input (inference needs both)";
+  if (c.HeldNhwc(c.node().inputs[0]) == false && c.ge.attr_string("data_format", "NCHW") == "NHWC" && c.in(0).shape.size() == 4)
+    return "it normalises an NHWC tensor npukit does not hold channels-first";
+  c.node().inputs.resize(5);
+  c.node().attrs["epsilon"] = c.ge.attr_float("epsilon", 1e-4f);
+  for (size_t j = 1; j < c.node().outputs.size(); ++j)
+    if (!Consumers(c.g, c.node().outputs[j]).empty() || IsGraphOutput(c.g, c.node().outputs[j])) return "its batch mean or variance output is read";
+  for (size_t j = 1; j < c.node().outputs.size(); ++j) c.g.values[c.node().outputs[j]].producer = -1;
+  c.node().outputs.resize(1);
+  return {};
+}
+
+// DepthwiseConv2D: a grouped conv, one group per input channel (filter [C * multiplier, 1, kh, kw]).
+ConvertResult MapDepthwiseConv(GeOp& c) {
+  if (!c.has_in(1)) return "it has no filter input";
+  const Shape &x = c.in(0).shape, &w = c.in(1).shape;
+  if (x.size() != 4 || w.size() != 4 || w[1] != 1 || w[0] % x[1] != 0)
+    return "its filter " + ShapeToString(w) + " is not [channels * multiplier, 1, kh, kw] for input " + ShapeToString(x);
+  return MapConv2D(c);
+}
+
 struct GeOpRow {
   std::string_view ge_type, op_type;
   int opset;
@@ -435,6 +484,31 @@ constexpr GeOpRow kGeOps[] = {
     {"BatchMultiClassNonMaxSuppression", "BatchMultiClassNonMaxSuppression", 0, MapNms},
     {"OneHotD", "OneHot", 11, MapOneHot},
     {"OneHot", "OneHot", 11, MapOneHot},
+    {"Square", "Mul", 14, MapSquare},
+    {"Pow", "Pow", 13, Plain},
+    {"Sin", "Sin", 7, Plain},
+    {"Cos", "Cos", 7, Plain},
+    {"Ceil", "Ceil", 13, Plain},
+    {"Round", "Round", 11, Plain},
+    {"Sign", "Sign", 13, Plain},
+    {"Softplus", "Softplus", 1, Plain},
+    {"Softsign", "Softsign", 1, Plain},
+    {"HardSwish", "HardSwish", 14, Plain},
+    {"Swish", "Swish", 1, MapSwish},
+    {"PRelu", "PRelu", 16, MapPRelu},
+    {"ClipByValue", "Clip", 13, Plain},
+    {"Less", "Less", 13, MapBinary},
+    {"LessEqual", "LessOrEqual", 16, MapBinary},
+    {"Greater", "Greater", 13, MapBinary},
+    {"GreaterEqual", "GreaterOrEqual", 16, MapBinary},
+    {"Equal", "Equal", 13, MapBinary},
+    {"LogicalAnd", "And", 7, MapBinary},
+    {"LogicalOr", "Or", 7, MapBinary},
+    {"LogicalNot", "Not", 1, Plain},
+    {"SelectV2", "Where", 16, MapBinary},
+    {"AddN", "Sum", 13, MapBinary},
+    {"BatchNorm", "BatchNormalization", 15, MapBatchNorm},
+    {"DepthwiseConv2D", "Conv", 11, MapDepthwiseConv},
     {"RandomStandardNormal", "RandomStandardNormal", 13, MapRandom},
     {"RandomUniform", "RandomUniform", 13, MapRandom},
     {"Identity", "Identity", 13, Plain},
