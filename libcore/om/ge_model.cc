@@ -44,6 +44,10 @@ Status ParseCannModelDef(const om::OmFile& f, const std::string& path, CannModel
 
 Result<npukit::ge::ModelDef> ReadOmModelDef(const std::string& path) {
   NPU_ASSIGN_OR_RETURN(om::OmFile f, om::ReadOmFile(path));
+  return ReadOmModelDef(f, path);
+}
+
+Result<npukit::ge::ModelDef> ReadOmModelDef(const om::OmFile& f, const std::string& path) {
   CannModelDef c;
   if (f.cann_built) {
     NPU_RETURN_IF_ERROR(ParseCannModelDef(f, path, c));

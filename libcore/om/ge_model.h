@@ -17,5 +17,6 @@ Result<OmModel> LoadCannOm(const om::OmFile& f, const std::string& path, size_t 
 // compressed attribute names expanded; npukit's as written (files from before npukit wrote GE's schema are
 // translated to it).
 Result<npukit::ge::ModelDef> ReadOmModelDef(const std::string& path);
+Result<npukit::ge::ModelDef> ReadOmModelDef(const om::OmFile& f, const std::string& path);  // a file already read
 
 }  // namespace npu

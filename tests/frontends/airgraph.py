@@ -13,7 +13,27 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 SOURCE = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
-GE_DTYPE = {np.dtype(np.float32): 1, np.dtype(np.int32): 7, np.dtype(np.int64): 8}  # ge.proto.DataType
+GE_DTYPE = {np.dtype(np.float32): 1, np.dtype(np.float16): 2, np.dtype(np.int8): 3, np.dtype(np.uint8): 4,  # ge.proto.DataType
+            np.dtype(np.int32): 7, np.dtype(np.int64): 8, np.dtype(np.uint64): 10, np.dtype(np.bool_): 11}
+
+
+def set_attr(a, v):
+    """A GE AttrDef from a Python value: bytes, bool, int, float, str, an int list or a list of int lists."""
+    if isinstance(v, bytes):
+        a.bt = v
+    elif isinstance(v, bool):
+        a.b = v
+    elif isinstance(v, int):
+        a.i = v
+    elif isinstance(v, float):
+        a.f = v
+    elif isinstance(v, str):
+        a.s = v.encode()
+    elif v and isinstance(v[0], list):
+        for row in v:
+            a.list_list_int.list_list_i.add().list_i.extend(row)
+    else:
+        a.list.i.extend(v)
 
 
 def load_pb2(work):
@@ -90,17 +110,7 @@ class Twins:
                 if i:
                     desc(op.input_desc.add(), shapes[i], dtypes.get(i, 1))
             for k, v in attrs.items():
-                a = op.attr[k]
-                if isinstance(v, bool):
-                    a.b = v
-                elif isinstance(v, int):
-                    a.i = v
-                elif isinstance(v, float):
-                    a.f = v
-                elif isinstance(v, str):
-                    a.s = v.encode()
-                else:
-                    a.list.i.extend(v)
+                set_attr(op.attr[k], v)
             desc(op.output_desc.add(), shapes[name])
             for k in range(1, outputs):  # LayerNorm's mean and variance
                 desc(op.output_desc.add(), shapes[name][:-1] + [1])
@@ -111,11 +121,6 @@ class Twins:
         return md
 
 
-# ge.proto.DataType of the arrays a one-op graph holds.
-SINGLE_OP_DTYPE = {np.dtype(np.float32): 1, np.dtype(np.float16): 2, np.dtype(np.int8): 3, np.dtype(np.uint8): 4,
-                   np.dtype(np.int32): 7, np.dtype(np.int64): 8, np.dtype(np.uint64): 10, np.dtype(np.bool_): 11}
-
-
 def single_op(ge, name, ge_type, x, consts, attrs, outputs, order=None):
     """A serialized GE graph: Data `x` (one array), Const inputs, one op of `ge_type` with `attrs` (bool, int,
     float, str, bytes, an int list or a list of int lists), NetOutput of its `outputs` (arrays giving each
@@ -124,7 +129,7 @@ def single_op(ge, name, ge_type, x, consts, attrs, outputs, order=None):
     g = md.graph.add(name=name.encode())
 
     def desc(d, a):
-        d.dtype = SINGLE_OP_DTYPE[a.dtype]
+        d.dtype = GE_DTYPE[a.dtype]
         d.shape.dim.extend(a.shape)
         d.layout = b"NCHW" if a.ndim == 4 else b"ND"
         d.attr["origin_format"].s = d.layout
@@ -142,22 +147,7 @@ def single_op(ge, name, ge_type, x, consts, attrs, outputs, order=None):
         op.input.append(f"{i}:0".encode())
         desc(op.input_desc.add(), arrays[i])
     for k, v in attrs.items():
-        a = op.attr[k]
-        if isinstance(v, bytes):
-            a.bt = v
-        elif isinstance(v, bool):
-            a.b = v
-        elif isinstance(v, int):
-            a.i = v
-        elif isinstance(v, float):
-            a.f = v
-        elif isinstance(v, str):
-            a.s = v.encode()
-        elif v and isinstance(v[0], list):
-            for row in v:
-                a.list_list_int.list_list_i.add().list_i.extend(row)
-        else:
-            a.list.i.extend(v)
+        set_attr(op.attr[k], v)
     out = g.op.add(name=b"Node_Output", type=b"NetOutput")
     for k, y in enumerate(outputs):
         desc(op.output_desc.add(), y)

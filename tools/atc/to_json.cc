@@ -7,6 +7,7 @@
 #include "compile/compile.h"
 #include "cost/tiling.h"
 #include "om/ge_json.h"
+#include "om/ge_model.h"
 #include "om/model_json.h"
 #include "om/om_model.h"
 
@@ -47,8 +48,9 @@ Result<json> FrameworkJson(const CompileConfig& config) {
 // The ModelDef as ATC prints it; an .om npukit built also lists its tasks ("task", which ATC's JSON lacks:
 // npukit's tilings and block dims, read by aoe and the timing tests).
 Result<json> OmJson(const std::string& path) {
-  NPU_ASSIGN_OR_RETURN(json j, OmModelDefJson(path));
   NPU_ASSIGN_OR_RETURN(om::OmFile f, om::ReadOmFile(path));
+  NPU_ASSIGN_OR_RETURN(npukit::ge::ModelDef md, ReadOmModelDef(f, path));
+  json j = GeMessageJson(md);
   if (f.cann_built) return j;  // shown even where npukit cannot run it
   NPU_ASSIGN_OR_RETURN(OmModel m, LoadOm(path));
   j["task"] = TaskJson(m);

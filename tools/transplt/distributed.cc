@@ -28,6 +28,13 @@ bool HasTopLevelAssignment(TSNode module, std::string_view src, std::string_view
   return false;
 }
 
+// `for epoch in ...` or `for i in range(n_epochs)`: a loop over epochs, whose body starts each epoch.
+bool IsEpochLoop(TSNode n, std::string_view src) {
+  TSNode left = Field(n, fld::left), iter = Field(n, fld::right);
+  return Is(n, sym::for_statement) && Is(left, sym::identifier) && !ts_node_is_null(Field(n, fld::body)) && !ts_node_is_null(iter) &&
+         (Contains(Text(left, src), "epoch") || Contains(Text(iter, src), "epoch"));
+}
+
 TSNode Enclosing(TSNode n, TSSymbol type) {
   for (TSNode p = Parent(n); !ts_node_is_null(p); p = Parent(p))
     if (Is(p, type)) return p;
@@ -90,11 +97,8 @@ void Migrator::InsertDeviceIdBlock() {
 int Migrator::PlaceGuardedSetEpoch() {
   int placed = 0;
   ForEachNode(root_, [&](TSNode n) {
-    if (!Is(n, sym::for_statement)) return true;
-    TSNode left = Field(n, fld::left), body = Field(n, fld::body), iter = Field(n, fld::right);
-    if (!Is(left, sym::identifier) || ts_node_is_null(body) || ts_node_is_null(iter) ||
-        !(Contains(Text(left), "epoch") || Contains(Text(iter), "epoch")))
-      return true;
+    if (!IsEpochLoop(n, src_)) return true;
+    TSNode left = Field(n, fld::left), body = Field(n, fld::body);
     std::string loader;
     ForEachNode(body, [&](TSNode x) {
       if (!loader.empty()) return false;
@@ -183,10 +187,8 @@ void Migrator::RewriteDataLoaders() {
     if (ts_node_is_null(scope)) scope = root_;
     int placed = 0;
     ForEachNode(scope, [&](TSNode n) {
-      if (!Is(n, sym::for_statement)) return true;
-      TSNode left = Field(n, fld::left);
-      if (!Is(left, sym::identifier) || !(Contains(Text(left), "epoch") || Contains(Text(Field(n, fld::right)), "epoch"))) return true;
-      TSNode body = Field(n, fld::body);
+      if (!IsEpochLoop(n, src_)) return true;
+      TSNode left = Field(n, fld::left), body = Field(n, fld::body);
       TSNode first = ts_node_named_child(body, 0);
       while (Is(first, sym::comment)) first = ts_node_next_named_sibling(first);
       if (ts_node_is_null(first)) return true;

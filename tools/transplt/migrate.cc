@@ -47,7 +47,7 @@ bool HasChild(TSNode n, TSSymbol kind) {
   return false;
 }
 
-bool IsTorchRoot(std::string_view root) { return StartsWith(root, "torch") && root != "torch_npu"; }
+
 
 std::string ApiMessage(const ApiRule& r) {
   if (r.replaced_by_similar)
@@ -689,6 +689,8 @@ void Migrator::InsertTorchNpuImport() {
     AddEdit(at - indent.size(), at - indent.size(), indent + "import torch_npu" + eol_, rules_.import_rule_id,
             OpType::kInsert, "import torch_npu");
 }
+
+bool IsTorchRoot(std::string_view root) { return StartsWith(root, "torch") && root != "torch_npu"; }
 
 Migration Migrate(std::string_view utf8, TSNode root, const RuleSet& rules, const MigrateOptions& opts) {
   return Migrator(utf8, root, rules, opts).Run();

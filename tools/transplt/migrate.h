@@ -62,6 +62,10 @@ struct Migration {
 // `utf8` must be what `root` was parsed from, without syntax errors.
 Migration Migrate(std::string_view utf8, TSNode root, const RuleSet& rules, const MigrateOptions& opts);
 
+// Whether a module's first name is torch's own (torch, torchvision, ...; not torch_npu): a file importing one
+// gets `import torch_npu`.
+bool IsTorchRoot(std::string_view root);
+
 // Splices sorted, non-overlapping edits into `text`.
 std::string ApplyEdits(std::string_view text, const std::vector<Edit>& edits);
 

@@ -187,7 +187,7 @@ void StarExports(size_t i, const std::vector<FileOutcome>& files, const std::map
 }
 
 bool ReachesTorch(const std::vector<std::pair<std::string, std::string>>& names) {
-  return std::any_of(names.begin(), names.end(), [](const auto& n) { return n.second.starts_with("torch") && !n.second.starts_with("torch_npu"); });
+  return std::any_of(names.begin(), names.end(), [](const auto& n) { return IsTorchRoot(n.second.substr(0, n.second.find('.'))); });
 }
 
 npu::Result<RunResult> MigrateTree(const Options& opts, const RuleSet& rules) {

@@ -19,6 +19,14 @@ namespace npu {
 constexpr std::array<int64_t, 4> kNhwcAxisInNchw = {0, 2, 3, 1};
 constexpr std::array<int64_t, 4> kNhwcToNchw = {0, 3, 1, 2}, kNchwToNhwc = {0, 2, 3, 1};
 
+// TF-style window attributes (2 values, or 4 in data_format order) as the two spatial ones.
+inline std::optional<std::array<int64_t, 2>> Spatial(const std::vector<int64_t>& v, std::string_view data_format) {
+  if (v.size() == 2) return std::array<int64_t, 2>{v[0], v[1]};
+  size_t h = data_format.find('H'), w = data_format.find('W');
+  if (v.size() != 4 || h == std::string_view::npos || w == std::string_view::npos) return std::nullopt;
+  return std::array<int64_t, 2>{v[h], v[w]};
+}
+
 // A node being mapped: its GE attributes set aside in `ge`, the node's own rebuilt from them. A map function
 // returns why it cannot map the node, or "" when it did.
 class GeOp {
@@ -108,6 +116,16 @@ class GeOp {
     t.inputs.insert(t.inputs.end(), more.begin(), more.end());
     t.outputs = {y};
     g.values[y].producer = AppendNode(g, std::move(t));
+  }
+  // Keeps only output 0 (GE's LayerNorm and BatchNorm also give statistics npukit's kernels do not); a reason
+  // when one of the others is read.
+  ConvertResult KeepOnlyOutput0(std::string_view what) {
+    auto& outs = node().outputs;
+    for (size_t j = 1; j < outs.size(); ++j)
+      if (!Consumers(g, outs[j]).empty() || IsGraphOutput(g, outs[j])) return "its " + std::string(what) + " output is read";
+    for (size_t j = 1; j < outs.size(); ++j) g.values[outs[j]].producer = -1;
+    outs.resize(1);
+    return {};
   }
   void TransposeInput(size_t j, const std::vector<int64_t>& perm) {
     Shape s;

@@ -84,14 +84,6 @@ std::optional<Window> InferWindow(int64_t in, int64_t out, int64_t k) {
 
 namespace {
 
-// TF-style window attributes (4 values in data_format order) as the two spatial ones.
-std::optional<std::array<int64_t, 2>> Spatial(const std::vector<int64_t>& v, std::string_view data_format) {
-  if (v.size() == 2) return std::array<int64_t, 2>{v[0], v[1]};
-  size_t h = data_format.find('H'), w = data_format.find('W');
-  if (v.size() != 4 || h == std::string_view::npos || w == std::string_view::npos) return std::nullopt;
-  return std::array<int64_t, 2>{v[h], v[w]};
-}
-
 // strides / pads / dilations of a window op over input x [N,C,H,W] with window k and output y: from its
 // attributes when GE kept them, else inferred (InferWindow).
 ConvertResult SetWindow(GeOp& c, const Shape& x, const Shape& y, std::array<int64_t, 2> k) {
@@ -322,11 +314,7 @@ ConvertResult MapLayerNorm(GeOp& c) {
   c.node().attrs["axis"] = c.ge.attr_int("begin_norm_axis", -1);
   c.node().attrs["epsilon"] = c.ge.attr_float("epsilon", 1e-7f);
   // GE's outputs 1 and 2 are the mean and the variance, ONNX's the mean and 1/stddev: only y is kept.
-  for (size_t j = 1; j < c.node().outputs.size(); ++j)
-    if (!Consumers(c.g, c.node().outputs[j]).empty() || IsGraphOutput(c.g, c.node().outputs[j])) return "its mean or variance output is read";
-  for (size_t j = 1; j < c.node().outputs.size(); ++j) c.g.values[c.node().outputs[j]].producer = -1;
-  c.node().outputs.resize(1);
-  return {};
+  return c.KeepOnlyOutput0("mean or variance");
 }
 
 // TF's random ops (inside a FrameworkOp): seeded by seed/seed2 as the TF importer's are, in the output's dtype.
@@ -368,15 +356,11 @@ ConvertResult MapPRelu(GeOp& c) {
 ConvertResult MapBatchNorm(GeOp& c) {
   if (c.ge.attr_int("is_training", 0) != 0) return "it computes batch statistics (is_training): a training op";
   if (c.node().inputs.size() < 5) return "it has no mean or variance input (inference needs both)";
-  if (c.HeldNhwc(c.node().inputs[0]) == false && c.ge.attr_string("data_format", "NCHW") == "NHWC" && c.in(0).shape.size() == 4)
+  if (!c.HeldNhwc(c.node().inputs[0]) && c.ge.attr_string("data_format", "NCHW") == "NHWC" && c.in(0).shape.size() == 4)
     return "it normalises an NHWC tensor npukit does not hold channels-first";
   c.node().inputs.resize(5);
   c.node().attrs["epsilon"] = c.ge.attr_float("epsilon", 1e-4f);
-  for (size_t j = 1; j < c.node().outputs.size(); ++j)
-    if (!Consumers(c.g, c.node().outputs[j]).empty() || IsGraphOutput(c.g, c.node().outputs[j])) return "its batch mean or variance output is read";
-  for (size_t j = 1; j < c.node().outputs.size(); ++j) c.g.values[c.node().outputs[j]].producer = -1;
-  c.node().outputs.resize(1);
-  return {};
+  return c.KeepOnlyOutput0("batch mean or variance");
 }
 
 // DepthwiseConv2D: a grouped conv, one group per input channel (filter [C * multiplier, 1, kh, kw]).

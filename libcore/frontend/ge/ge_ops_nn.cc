@@ -14,21 +14,12 @@ constexpr int64_t kCaffePoolMax = 0, kCaffePoolAvg = 1;  // Pooling's mode (CANN
 // npukit's AscendDequant dtype attribute: ge::DataType's numbering (DT_FLOAT 0, DT_FLOAT16 1).
 constexpr int64_t kGeDtFloat = 0, kGeDtFloat16 = 1;
 
-// Two spatial values of an attribute given as 2 values, or 4 in data_format order.
-std::optional<std::array<int64_t, 2>> Pair(GeOp& c, std::string_view key, std::string_view format) {
-  auto v = c.ints(key);
-  if (v.size() == 2) return std::array<int64_t, 2>{v[0], v[1]};
-  size_t h = format.find('H'), w = format.find('W');
-  if (v.size() != 4 || h == std::string_view::npos || w == std::string_view::npos) return std::nullopt;
-  return std::array<int64_t, 2>{v[h], v[w]};
-}
-
 // What a transposed convolution needs beside its window: the output_padding that makes the output's size, from
 // y = (x - 1) * stride - pads + dilation * (k - 1) + 1 + output_padding.
 ConvertResult SetTransposedWindow(GeOp& c, const Shape& x, const Shape& w, const Shape& y) {
   const std::string format = c.HeldNhwc(c.node().inputs[0]) ? "NHWC" : c.ge.attr_string("data_format", "NCHW");
-  auto strides = Pair(c, "strides", format).value_or(std::array<int64_t, 2>{1, 1});
-  auto dilations = Pair(c, "dilations", format).value_or(std::array<int64_t, 2>{1, 1});
+  auto strides = Spatial(c.ints("strides"), format).value_or(std::array<int64_t, 2>{1, 1});
+  auto dilations = Spatial(c.ints("dilations"), format).value_or(std::array<int64_t, 2>{1, 1});
   const std::string padding = c.ge.attr_string("padding", "");
   auto p = c.ints("pads");
   std::vector<int64_t> pads(4, 0);  // npukit (ONNX): begins, then ends
@@ -70,7 +61,7 @@ ConvertResult MapCaffePooling(GeOp& c) {
     n.opset = 1;
     return {};
   }
-  auto k = Pair(c, "window", "NCHW"), s = Pair(c, "stride", "NCHW");
+  auto k = Spatial(c.ints("window"), "NCHW"), s = Spatial(c.ints("stride"), "NCHW");
   auto p = c.ints("pad");
   if (!k || !s || p.size() != 4) return "its window, stride or pad attribute is missing";
   std::vector<int64_t> pads = {p[0], p[2], p[1], p[3]};  // GE: top, bottom, left, right
