@@ -186,6 +186,13 @@ def main():
         for k, path in enumerate(sorted(glob.glob(f"{prof_dir}/**/*.slice_*", recursive=True))):
             if not path.endswith(".done"):  # each slice last once: truncations of it are one mutation away
                 put(out, "prof_export", f"last_{k}.img", pack_dir(prof_dir, os.path.relpath(path, prof_dir)))
+        # The STARS layout (stars_soc, ffts_profile with AIC and AIV parts) of a split-core chip.
+        run(tools["atc"], f"--model={work}/cnn.onnx", "--framework=5", f"--output={work}/cnn_910b", "--soc_version=Ascend910B3", "--log=error")
+        prof["profiler"]["output"] = f"{work}/prof_910b"
+        json.dump(prof, open(f"{work}/prof.json", "w"))
+        run(tools["msame"], f"--model={work}/cnn_910b.om", f"--acl_json_path={work}/prof.json", "--loop=2",
+            f"--output={work}/out", env={"PROFILING_SLICE_BYTES": "512"})
+        put(out, "prof_export", "resnet_like_910b.img", pack_dir(glob.glob(f"{work}/prof_910b/PROF_*")[0]))
         put(out, "acl_json", "profiler.json", json.dumps(prof))
         put(out, "acl_json", "both.json", json.dumps({**acl, **prof}))
 

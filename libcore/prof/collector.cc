@@ -15,14 +15,14 @@
 #include "base/file_io.h"
 #include "base/json.h"
 #include "base/progress.h"
+#include "cost/cost_model.h"
+#include "lower/lower.h"
 #include "prof/hwts_log.h"
 #include "prof/platform.h"
 
 namespace npu::prof {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-
-std::string_view TaskTypeName(TaskType t) { return GeTaskTypeName(static_cast<uint32_t>(t)); }
 
 namespace {
 
@@ -68,30 +68,23 @@ Status ReadOptions(const json& j, const std::string& where, ProfilerConfig& c) {
   return Status::Ok();
 }
 
-std::string Join(const std::vector<std::string>& parts, char sep) {
-  std::string s;
-  for (size_t i = 0; i < parts.size(); ++i) s += (i ? std::string(1, sep) : "") + parts[i];
-  return s;
-}
-
-// "1,3,224,224;64" for a node's inputs or outputs (scalars show as empty between ';', as CANN prints them).
-void Describe(const Graph& g, const std::vector<int>& vals, std::string& shapes, std::string& dtypes, std::string& formats) {
-  std::vector<std::string> s, d, f;
-  for (int v : vals) {
-    if (v < 0) continue;
-    const Value& x = g.values[v];
-    std::string dims;  // the device shape and format, as the task reads them
-    Shape shape = DeviceShapeOf(x);
-    for (size_t i = 0; i < shape.size(); ++i) dims += (i ? "," : "") + std::to_string(shape[i]);
-    s.push_back(dims);
-    std::string dt(DTypeName(x.dtype));
-    for (char& c : dt) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    d.push_back(dt);
-    f.push_back(std::string(FormatName(DeviceFormat(x))));
-  }
-  shapes = Join(s, ';');
-  dtypes = Join(d, ';');
-  formats = Join(f, ';');
+// A node's tensors as GE reports them (MsprofTensorInfo): the device shape, format and dtype of each, five to
+// a record. Dims past the eighth are left out, as the record has no room for them.
+std::vector<raw::TensorDesc> Tensors(const Graph& g, const Node& n) {
+  std::vector<raw::TensorDesc> out;
+  for (auto [vals, kind] : {std::pair{&n.inputs, raw::kInputTensor}, std::pair{&n.outputs, raw::kOutputTensor}})
+    for (int v : *vals) {
+      if (v < 0) continue;
+      const Value& x = g.values[v];
+      raw::TensorDesc d{};
+      d.tensor_type = kind;
+      d.format = static_cast<uint32_t>(DeviceFormat(x));
+      d.data_type = static_cast<uint32_t>(x.dtype);
+      const Shape shape = DeviceShapeOf(x);
+      for (size_t i = 0; i < shape.size() && i < raw::kTensorShapeDims; ++i) d.shape[i] = static_cast<uint32_t>(std::max<int64_t>(shape[i], 0));
+      out.push_back(d);
+    }
+  return out;
 }
 
 // A JSON file of the PROF folder, with msprof's "<file>.done" marker ("filesize:<bytes>") once it is complete.
@@ -138,9 +131,24 @@ Result<ProfilerConfig> ProfilerConfigFromEnv() {
   return c;
 }
 
-uint32_t Collector::Intern(const std::string& s) {
-  auto [it, fresh] = strings_.emplace(s, static_cast<uint32_t>(strings_.size()));
-  return it->second;
+uint64_t Collector::Hash(const std::string& s) {
+  const uint64_t id = raw::HashId(s);
+  strings_.try_emplace(id, s);
+  return id;
+}
+
+uint32_t Collector::TypeId(raw::Level level, const std::string& name, uint32_t base) {
+  const std::pair<uint16_t, std::string> key{static_cast<uint16_t>(level), name};
+  if (auto it = types_.find(key); it != types_.end()) return it->second;
+  uint32_t id = base;  // the next free code of the level past the base
+  for (const auto& [k, v] : types_)
+    if (k.first == key.first && v >= id) id = v + 1;
+  return types_[key] = id;
+}
+
+void Collector::Api(raw::Level level, uint32_t type, uint64_t begin, uint64_t end, uint64_t item) {
+  raw::ApiRecord a{raw::kMagic, static_cast<uint16_t>(level), type, thread_id_, 0, begin, end, item};
+  Keep(api_->Append(a));
 }
 
 Result<std::unique_ptr<Collector>> Collector::Start(const ProfilerConfig& config, const Session& session, const std::string& app) {
@@ -148,8 +156,14 @@ Result<std::unique_ptr<Collector>> Collector::Start(const ProfilerConfig& config
   std::unique_ptr<Collector> c(new Collector());
   c->config_ = config;
   c->soc_ = session.soc();
+  const ProfPlatform& platform = PlatformOf(c->soc_->name);
+  c->stars_ = platform.stars;
+  c->split_cores_ = platform.split_cores;
+  c->aic_events_ = MetricEvents(config.aic_metrics, c->split_cores_ ? CoreKind::kAic : CoreKind::kAny);
+  if (c->split_cores_) c->aiv_events_ = MetricEvents(config.aic_metrics, CoreKind::kAiv);
+  c->thread_id_ = static_cast<uint32_t>(::getpid());
   auto now = std::chrono::system_clock::now();
-  c->epoch_ns_ = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count());
+  c->host_clock_ = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count());
   std::string parent = config.output.empty() ? "." : config.output;
   std::error_code ec;
   fs::create_directories(parent, ec);
@@ -158,7 +172,7 @@ Result<std::unique_ptr<Collector>> Collector::Start(const ProfilerConfig& config
   int seq = 1;
   for (const auto& e : fs::directory_iterator(parent, ec))
     if (e.path().filename().string().rfind("PROF_", 0) == 0) ++seq;
-  std::mt19937 rng(static_cast<uint32_t>(c->epoch_ns_ ^ static_cast<uint64_t>(::getpid())));
+  std::mt19937 rng(static_cast<uint32_t>(c->host_clock_ ^ static_cast<uint64_t>(::getpid())));
   std::string suffix;
   for (int i = 0; i < 8; ++i) suffix += static_cast<char>('A' + rng() % 26);
   char seqbuf[16];
@@ -171,36 +185,99 @@ Result<std::unique_ptr<Collector>> Collector::Start(const ProfilerConfig& config
   fs::create_directories(c->host_dir_, ec);
   if (!ec) fs::create_directories(c->device_dir_, ec);
   if (ec) return Status::Error("E13004", "profiler output", c->dir_, "cannot create the directory: " + ec.message());
-  c->hwts_ = std::make_unique<SliceWriter>(c->device_dir_, "hwts.data.0", config.slice_bytes);
-  c->pmu_ = std::make_unique<SliceWriter>(c->device_dir_, "aicore.data.0", config.slice_bytes);
-  c->steps_ = std::make_unique<SliceWriter>(c->device_dir_, "ts_track.data.0", config.slice_bytes);
-  c->nodes_ = std::make_unique<SliceWriter>(c->host_dir_, "unaging.compact.node_basic_info", config.slice_bytes);
-  c->api_ = std::make_unique<SliceWriter>(c->host_dir_, "unaging.api_event.data", config.slice_bytes);
+  auto writer = [&](const std::string& dir, const char* name) { return std::make_unique<SliceWriter>(dir, name, config.slice_bytes); };
+  c->device_log_ = writer(c->device_dir_, c->stars_ ? "stars_soc.data.0" : "hwts.data.0");
+  c->pmu_ = writer(c->device_dir_, c->stars_ ? "ffts_profile.data.0" : "aicore.data.0");
+  c->steps_ = writer(c->device_dir_, "ts_track.data.0");
+  c->api_ = writer(c->host_dir_, "unaging.api_event.data");
+  c->node_info_ = writer(c->host_dir_, "aging.compact.node_basic_info");
+  c->task_track_ = writer(c->host_dir_, "aging.compact.task_track");
+  c->tensor_info_ = writer(c->host_dir_, "aging.additional.tensor_info");
+  c->attr_info_ = writer(c->host_dir_, "aging.compact.node_attr_info");
+  // The report types with fixed codes, named as prof_common.h's comments name them.
+  for (auto [level, name, code] : {std::tuple{raw::Level::kModel, "execute", raw::kModelExecuteType}, std::tuple{raw::Level::kModel, "load", raw::kModelLoadType},
+                                   std::tuple{raw::Level::kNode, "node_basic_info", raw::kNodeBasicInfoType},
+                                   std::tuple{raw::Level::kNode, "tensor_info", raw::kTensorInfoType},
+                                   std::tuple{raw::Level::kNode, "launch", raw::kNodeLaunchType},
+                                   std::tuple{raw::Level::kNode, "node_attr_info", raw::kNodeAttrInfoType}})
+    c->types_[{static_cast<uint16_t>(level), name}] = code;
   NPU_RETURN_IF_ERROR(c->WriteStatic(session, app));
   return c;
 }
 
-Status Collector::WriteStatic(const Session& session, const std::string& app) {
+// One launch as GE and the runtime report it: a node-level launch call holding the node's records (written by
+// the caller) and the runtime's task track of the device task it made.
+Status Collector::Launch(uint16_t stream, uint16_t task, const std::string& task_type, uint64_t kernel) {
+  const uint64_t track_at = HostTick();
+  raw::TaskTrackRecord r{};
+  r.h = {raw::kMagic, static_cast<uint16_t>(raw::Level::kRuntime), raw::kRuntimeTaskTrackType, thread_id_, sizeof r - sizeof r.h, track_at};
+  r.stream_id = stream;
+  r.task_id = task;
+  r.task_type = TypeId(raw::Level::kRuntime, task_type, 0);
+  r.kernel_name = kernel;
+  return task_track_->Append(r);
+}
+
+Status Collector::WriteNode(const Session& session, const Task& t) {
   const Graph& g = session.graph();
-  for (const Task& t : session.model().tasks) {
-    if (!t.on_device()) continue;
-    const Node& n = g.nodes[t.op_index];
-    NodeRecord r{};
-    r.h = {kNodeMagic, kRecordVersion, 0};
-    r.stream_id = t.stream_id;
-    r.task_id = t.task_id;
-    r.op_name = Intern(n.name);
-    r.op_type = Intern(t.kernel_name);
-    r.task_type = static_cast<uint32_t>(t.engine == Engine::kAiCpu ? TaskType::kAiCpu : TaskType::kAiCore);
-    r.block_dim = t.block_dim;
-    std::string s, d, f;
-    Describe(g, n.inputs, s, d, f);
-    r.input_shapes = Intern(s), r.input_dtypes = Intern(d), r.input_formats = Intern(f);
-    Describe(g, n.outputs, s, d, f);
-    r.output_shapes = Intern(s), r.output_dtypes = Intern(d), r.output_formats = Intern(f);
-    r.tiling = Intern(TilingToString(TaskWork(g, t, session.soc()), t.tiling));
-    NPU_RETURN_IF_ERROR(nodes_->Append(r));
+  const Node& n = g.nodes[t.op_index];
+  const SocSpec& soc = *session.soc();
+  const Work work = TaskWork(g, t, &soc);
+  const bool aicpu = t.engine == Engine::kAiCpu;
+  TaskType type = TaskType::kAiCpu;
+  if (!aicpu) {
+    const TaskCost cost = EstimateTask(work, t.tiling, soc);
+    type = DeviceTaskType(cost, soc);
   }
+  task_types_[{t.stream_id, t.task_id}] = static_cast<uint8_t>(type);
+  const uint64_t name = Hash(n.name), launch_begin = HostTick();
+  auto header = [&](raw::Level level, uint32_t type_code, uint32_t len) {
+    return raw::CompactHeader{raw::kMagic, static_cast<uint16_t>(level), type_code, thread_id_, len, HostTick()};
+  };
+  raw::NodeBasicInfoRecord b{};
+  b.h = header(raw::Level::kNode, raw::kNodeBasicInfoType, sizeof b - sizeof b.h);
+  b.op_name = name;
+  b.task_type = static_cast<uint32_t>(type);
+  b.op_type = Hash(t.kernel_name);
+  // A mix task's high 16 bits: the AIV blocks each AIC block runs with (the 910B pairs each AIC with two AIVs:
+  // 20 AIC and 40 AIV on the 910B3, libcore/soc/specs/Ascend910B3.ini).
+  const uint32_t aiv_per_aic = soc.ai_cores > 0 ? static_cast<uint32_t>(std::max(1, soc.vector_cores / soc.ai_cores)) : 1;
+  b.block_num = (t.block_dim & 0xFFFF) | (type == TaskType::kMixAic ? aiv_per_aic << 16 : 0);
+  NPU_RETURN_IF_ERROR(node_info_->Append(b));
+  const std::vector<raw::TensorDesc> tensors = Tensors(g, n);
+  for (size_t i = 0; i == 0 || i < tensors.size(); i += raw::kTensorsPerRecord) {
+    raw::TensorInfoRecord r{};
+    r.h = header(raw::Level::kNode, raw::kTensorInfoType, sizeof r - sizeof r.h);
+    r.op_name = name;
+    for (size_t k = i; k < tensors.size() && k < i + raw::kTensorsPerRecord; ++k) r.tensors[r.tensor_num++] = tensors[k];
+    NPU_RETURN_IF_ERROR(tensor_info_->Append(r));
+  }
+  // npukit's own attribute: the op's work and tiling, for profparse's roofline columns (msprof ignores it).
+  char text[96];
+  std::snprintf(text, sizeof text, "flops=%.17g;bytes=%lld;tiling=", work.flops, static_cast<long long>(work.in_bytes + work.out_bytes));
+  raw::NodeAttrInfoRecord a{};
+  a.h = header(raw::Level::kNode, raw::kNodeAttrInfoType, sizeof a - sizeof a.h);
+  a.op_name = name;
+  a.attr_type = raw::kNpukitWorkAttr;
+  a.hash_id = Hash(text + TilingToString(work, t.tiling));
+  NPU_RETURN_IF_ERROR(attr_info_->Append(a));
+  const std::string_view runtime_type = aicpu ? raw::kKernelAiCpu
+                                        : type == TaskType::kMixAic ? raw::kKernelMixAic
+                                        : type == TaskType::kAiVectorCore ? raw::kKernelAiVec : raw::kKernelAiCore;
+  NPU_RETURN_IF_ERROR(Launch(static_cast<uint16_t>(t.stream_id), static_cast<uint16_t>(t.task_id), std::string(runtime_type), Hash(t.kernel_name)));
+  Api(raw::Level::kNode, raw::kNodeLaunchType, launch_begin, HostTick(), name);
+  return Status::Ok();
+}
+
+Status Collector::WriteStatic(const Session& session, const std::string& app) {
+  const uint64_t load_begin = HostTick();
+  // The control tasks run on a stream of their own, past the model's (as the runtime gives them one).
+  for (const Task& t : session.model().tasks) {
+    control_stream_ = static_cast<uint16_t>(std::max<uint32_t>(control_stream_, t.stream_id + 1));
+    if (t.on_device()) NPU_RETURN_IF_ERROR(WriteNode(session, t));
+  }
+  const uint64_t model_name = Hash(session.graph().name.empty() ? std::string("model") : session.graph().name);
+  Api(raw::Level::kModel, raw::kModelLoadType, load_begin, HostTick(), model_name);
   const SocSpec& soc = *session.soc();
   // info.json as msprof writes it (a real one: tests/data/prof_raw/ascend910_prof2023/device_0/info.json.0): the
   // fields its readers use (platform_version's chip code, rank_id, hostUid, DeviceInfo's core counts and clocks);
@@ -216,101 +293,197 @@ Status Collector::WriteStatic(const Session& session, const std::string& app) {
                {"pid", std::to_string(::getpid())}, {"pid_name", app.substr(0, app.find(' '))}, {"rank_id", 0},
                {"DeviceInfo", json::array({device})}, {"CPU", json::array({{{"Id", 0}, {"Frequency", 1000}}})},
                {"sysClockFreq", 1000}, {"hostCntvct", 0}, {"devCntvct", 0},
-               {"npukit", {{"record_version", kRecordVersion}, {"soc_version", soc.name}, {"cube_peak_flops", cube_peak},
+               {"npukit", {{"record_layout", "msprof"}, {"soc_version", soc.name}, {"cube_peak_flops", cube_peak},
                            {"memory_bandwidth_bytes_per_s", soc.memory_bandwidth_gbps * 1e9}, {"soc_origin", soc.origin}}}};
   // Beside data/, as msprof lays the folder out (msprof-analyze finds a rank by device_*/info.json.*).
   NPU_RETURN_IF_ERROR(WriteJsonFile(device_root_ + "/info.json.0", info));
   NPU_RETURN_IF_ERROR(WriteJsonFile(host_root_ + "/info.json", info));
   json sample = {{"ai_core_metrics", config_.aic_metrics}, {"ai_core_profiling_mode", "task-based"},
+                 {"ai_core_profiling_events", EventList(aic_events_)},
                  {"task_time", config_.task_time ? "on" : "off"}, {"aicpu", config_.aicpu ? "on" : "off"},
                  {"app", app}, {"model_id", 0}};
+  if (split_cores_) {
+    sample["aiv_metrics"] = config_.aic_metrics;
+    sample["aiv_profiling_mode"] = "task-based";
+    sample["aiv_profiling_events"] = EventList(aiv_events_);
+  }
   NPU_RETURN_IF_ERROR(WriteJsonFile(device_root_ + "/sample.json", sample));
+  // Device tick 0 is now: the simulated iterations come after the load.
+  epoch_ns_ = std::max(host_clock_, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch()).count()));
   json start = {{"collectionTimeBegin", std::to_string(epoch_ns_ / 1000)}, {"clockMonotonicRaw", std::to_string(epoch_ns_)}};
   NPU_RETURN_IF_ERROR(WriteJsonFile(device_root_ + "/start_info.0", start));
-  return WriteJsonFile(host_root_ + "/start_info", start);
+  NPU_RETURN_IF_ERROR(WriteJsonFile(host_root_ + "/start_info", start));
+  ControlTask(std::string(raw::kProfilingEnable), epoch_ns_ - kControlLeadNs);  // done before the first iteration
+  return error_;
+}
+
+// PROFILING_ENABLE / DISABLE: the runtime's tasks that switch the device's collection on and off, 20 ns each on
+// the real 910B3 (tests/data/msprof/ascend910b3_cann8.5.2's task_time).
+void Collector::ControlTask(const std::string& type, uint64_t ticks) {
+  constexpr uint64_t kControlTaskNs = 20;
+  const uint16_t task = control_task_++;
+  host_clock_ = std::max(host_clock_, ticks - kControlLeadNs);  // launched a µs before it runs
+  Keep(Launch(control_stream_, task, type, 0));
+  DeviceTask(control_stream_, task, raw::kSqePlaceHolder, ticks, ticks + kControlTaskNs);
+}
+
+void Collector::DeviceTask(uint16_t stream, uint16_t task, uint8_t sqe, uint64_t start, uint64_t end) {
+  if (stars_) {
+    for (auto [func, ticks] : {std::pair{raw::kAcsqStart, start}, std::pair{raw::kAcsqEnd, end}}) {
+      raw::AcsqLogRecord r{};
+      r.head = static_cast<uint16_t>(func | (log_counter_++ & 0xF) << 6 | (sqe & 0x3F) << 10);
+      r.stream_id = stream;
+      r.task_id = task;
+      r.timestamp = ticks;
+      Keep(device_log_->Append(r));
+    }
+    return;
+  }
+  std::array<std::byte, kHwtsLogRecordBytes> rec;
+  for (auto [type, ticks] : {std::pair{uint8_t{0}, start}, std::pair{uint8_t{1}, end}}) {
+    HwtsLogEntry e;
+    e.log_type = type;
+    e.counter = log_counter_++ & 0xF;
+    e.task_type = sqe;
+    e.task_id = task;
+    e.stream_id = stream;
+    e.syscnt = ticks;
+    EncodeHwtsLogRecord(e, rec);
+    Keep(device_log_->Append(std::span<const std::byte>(rec)));
+  }
+}
+
+namespace {
+
+// A task's count of one PMU event, summed over its blocks. The cost model gives the slowest core's cycles over
+// all its waves; a block is that over the waves, and the task runs block_dim of them.
+double EventCount(uint16_t event, const TaskCost& c, DType dtype) {
+  const double blocks = std::max(c.block_dim, 1) / static_cast<double>(std::max(c.waves, 1));
+  const bool int8 = dtype == DType::kI8 || dtype == DType::kU8, wide = DTypeSize(dtype) >= 4;
+  auto requests = [&](double bytes) { return bytes / BytesPerRequest(event); };  // bytes are the whole task's
+  switch (event) {
+    case kVecBusy: return c.pipes.vector * blocks;
+    case kScalarBusy: return c.pipes.scalar * blocks;
+    case kCubeBusy: return c.pipes.cube * blocks;
+    case kMte1Busy: return c.pipes.mte1 * blocks;
+    case kMte2Busy: return c.pipes.mte2 * blocks;
+    case kMte3Busy: return c.pipes.mte3 * blocks;
+    case kFixpipeBusy: return c.pipes.fixpipe * blocks;
+    case kUbReadReq: return requests(c.ub_read_bytes);
+    case kUbWriteReq: return requests(c.ub_write_bytes);
+    case kL1ReadReq: return requests(c.l1_read_bytes);
+    case kL1WriteReq: return requests(c.l1_write_bytes);
+    case kL2ReadReq: return requests(c.l2_read_bytes);
+    case kMainReadReq: return requests(c.gm_read_bytes - c.l2_read_bytes);
+    case kMainWriteReq: return requests(c.gm_write_bytes);
+    case kCubeFp16Exec: return int8 ? 0 : c.cube_fractals;
+    case kCubeInt8Exec: return int8 ? c.cube_fractals : 0;
+    case kVecFp32Exec: return wide ? c.vector_repeats : 0;
+    case kVecFp16Exec: return wide ? 0 : c.vector_repeats;
+    default: return 0;  // no instruction cache, no L2 write-back request counter, no int32/misc split
+  }
+}
+
+}  // namespace
+
+// The PMU record(s) of an AI Core task: one on a one-core-kind chip; on the 910B one per core kind it ran on.
+void Collector::Pmu(uint16_t stream, uint16_t task, const TaskCost& cost, DType dtype, uint8_t task_type) {
+  const double blocks = std::max(cost.block_dim, 1) / static_cast<double>(std::max(cost.waves, 1));
+  const uint64_t total = static_cast<uint64_t>(cost.core_cycles * blocks + 0.5);
+  auto fill = [&](const std::vector<uint16_t>& events, uint64_t* slots) {
+    for (size_t i = 0; i < events.size() && i < kPmuSlots; ++i) slots[i] = static_cast<uint64_t>(EventCount(events[i], cost, dtype) + 0.5);
+  };
+  if (!stars_) {
+    raw::AicPmuRecord r{};
+    r.head = static_cast<uint8_t>((pmu_counter_++ & 0xF) << 4);
+    r.task_id = task;
+    r.stream_id = stream;
+    r.total_cycles = total;
+    fill(aic_events_, r.events);
+    Keep(pmu_->Append(r));
+    return;
+  }
+  const TaskType type = static_cast<TaskType>(task_type);
+  auto part = [&](uint16_t ffts, uint16_t sub, const std::vector<uint16_t>& events) {
+    raw::ContextPmuRecord r{};
+    r.head = static_cast<uint16_t>(raw::kContextPmuFunc | (pmu_counter_++ & 0xF) << 6);
+    r.stream_id = stream;
+    r.task_id = task;
+    r.sub_task = sub;
+    r.context_id = type == TaskType::kMixAic ? 0 : 0xFFFF;
+    r.ffts = static_cast<uint16_t>(ffts << 13);
+    r.total_cycles = total;
+    fill(events, r.events);
+    Keep(pmu_->Append(r));
+  };
+  if (type == TaskType::kMixAic) {
+    part(raw::kFftsPlus, raw::kSubTaskAic, aic_events_);
+    part(raw::kFftsPlus, raw::kSubTaskAiv, aiv_events_);
+  } else if (type == TaskType::kAiVectorCore) {
+    part(raw::kFftsAiv, 0, aiv_events_);
+  } else {
+    part(raw::kFftsNormal, 0, aic_events_);
+  }
 }
 
 void Collector::AfterTask(const TaskEvent& e) {
   if (!error_.ok() || !e.timing || !e.task.on_device() || !config_.task_time) return;
-  bool aicpu = e.task.engine == Engine::kAiCpu;
+  const bool aicpu = e.task.engine == Engine::kAiCpu;
   if (aicpu && !config_.aicpu) return;
-  uint64_t start = epoch_ns_ + static_cast<uint64_t>(e.sim_start_ns);
-  HwtsRecord h{};
-  h.h = {kHwtsMagic, kRecordVersion, 0};
-  h.iteration = static_cast<uint32_t>(e.iteration);
-  h.stream_id = e.task.stream_id;
-  h.task_id = e.task.task_id;
-  h.start_ticks = start;
+  const uint64_t start = epoch_ns_ + static_cast<uint64_t>(e.sim_start_ns);
   // Truncate the absolute end, not the duration: the next task starts at exactly this instant (no 1-ns gaps).
-  h.end_ticks = epoch_ns_ + static_cast<uint64_t>(e.sim_start_ns + e.timing->duration_ns);
-  h.block_dim = e.task.block_dim;
-  h.task_type = static_cast<uint8_t>(aicpu ? TaskType::kAiCpu : DeviceTaskType(e.timing->cost, *soc_));
-  if (Status s = hwts_->Append(h); !s.ok()) error_ = s;
-  if (aicpu) return;
-  const TaskCost& c = e.timing->cost;
-  PmuRecord p{};
-  p.h = {kPmuMagic, kRecordVersion, 0};
-  p.iteration = h.iteration;
-  p.stream_id = h.stream_id;
-  p.task_id = h.task_id;
-  auto u = [](double v) { return static_cast<uint64_t>(v + 0.5); };
-  p.total_cycles = u(c.core_cycles);
-  p.cube_cycles = u(c.pipes.cube), p.vector_cycles = u(c.pipes.vector), p.scalar_cycles = u(c.pipes.scalar);
-  p.mte1_cycles = u(c.pipes.mte1), p.mte2_cycles = u(c.pipes.mte2), p.mte3_cycles = u(c.pipes.mte3);
-  p.fixpipe_cycles = u(c.pipes.fixpipe);
-  bool int8 = e.timing->work.dtype == DType::kI8 || e.timing->work.dtype == DType::kU8;
-  (int8 ? p.cube_int8_fractals : p.cube_fp16_fractals) = u(c.cube_fractals);
-  (DTypeSize(e.timing->work.dtype) >= 4 ? p.vector_fp32_repeats : p.vector_fp16_repeats) = u(c.vector_repeats);
-  p.ub_read_bytes = u(c.ub_read_bytes), p.ub_write_bytes = u(c.ub_write_bytes);
-  p.l1_read_bytes = u(c.l1_read_bytes), p.l1_write_bytes = u(c.l1_write_bytes);
-  p.l2_read_bytes = u(c.l2_read_bytes);
-  p.main_read_bytes = u(c.gm_read_bytes - c.l2_read_bytes), p.main_write_bytes = u(c.gm_write_bytes);
-  if (Status s = pmu_->Append(p); !s.ok()) error_ = s;
+  const uint64_t end = epoch_ns_ + static_cast<uint64_t>(e.sim_start_ns + e.timing->duration_ns);
+  const uint16_t stream = static_cast<uint16_t>(e.task.stream_id), task = static_cast<uint16_t>(e.task.task_id);
+  auto known = task_types_.find({e.task.stream_id, e.task.task_id});
+  const uint8_t type = known != task_types_.end() ? known->second : static_cast<uint8_t>(aicpu ? TaskType::kAiCpu : TaskType::kAiCore);
+  const uint8_t sqe = aicpu ? raw::kSqeAiCpu : type == static_cast<uint8_t>(TaskType::kAiVectorCore) ? raw::kSqeAiv : raw::kSqeAiCore;
+  DeviceTask(stream, task, sqe, start, end);
+  if (!aicpu) Pmu(stream, task, e.timing->cost, e.timing->work.dtype, type);
 }
 
 void Collector::AfterIteration(uint64_t iteration, double start_ns, double end_ns) {
   if (!error_.ok()) return;
-  auto step = [&](StepTag tag, double ns) {
-    StepRecord r{};
-    r.h = {kStepMagic, kRecordVersion, 0};
-    r.tag = static_cast<uint16_t>(tag);
-    r.iteration = static_cast<uint32_t>(iteration);
-    r.ticks = epoch_ns_ + static_cast<uint64_t>(ns);
-    if (Status s = steps_->Append(r); !s.ok()) error_ = s;
-  };
-  step(StepTag::kModelStart, start_ns);
-  step(StepTag::kModelEnd, end_ns);
-  step(StepTag::kIterationEnd, end_ns);
-  ApiRecord a{};
-  a.h = {kApiMagic, kRecordVersion, 0};
-  a.level = kApiLevelAcl;
-  a.name = Intern("aclmdlExecute");
-  a.thread_id = static_cast<uint32_t>(::getpid());
-  a.start_ns = epoch_ns_ + static_cast<uint64_t>(start_ns);
-  a.end_ns = epoch_ns_ + static_cast<uint64_t>(end_ns);
-  a.iteration = static_cast<uint32_t>(iteration);
-  if (Status s = api_->Append(a); !s.ok()) error_ = s;
+  const uint64_t start = epoch_ns_ + static_cast<uint64_t>(start_ns), end = epoch_ns_ + static_cast<uint64_t>(end_ns);
+  for (auto [tag, ticks] : {std::pair{raw::kModelStartTag, start}, std::pair{raw::kModelEndTag, end}, std::pair{raw::kIterationEndTag, end}}) {
+    raw::StepTraceRecord r{};
+    r.ts_tag = raw::kStepTraceTag;
+    r.timestamp = ticks;
+    r.index_id = iteration + 1;
+    r.tag_id = tag;
+    Keep(steps_->Append(r));
+  }
+  // msame's run of the model: aclmdlExecute over GE's model execution, both on the calling thread.
+  Api(raw::Level::kAcl, TypeId(raw::Level::kAcl, "aclmdlExecute", raw::kAclModelBaseType), start, end, 0);
+  Api(raw::Level::kModel, raw::kModelExecuteType, start, end, iteration + 1);
+  last_end_ns_ = std::max(last_end_ns_, end);
 }
 
 Status Collector::Finish() {
-  for (auto* w : {hwts_.get(), pmu_.get(), steps_.get(), nodes_.get(), api_.get()})
-    if (Status s = w->Finish(); !s.ok() && error_.ok()) error_ = s;
-  std::ostringstream dict;
-  for (const auto& [s, id] : strings_) {
-    std::string clean = s;
-    for (char& ch : clean)
+  ControlTask(std::string(raw::kProfilingDisable), std::max(last_end_ns_, epoch_ns_) + kControlLeadNs);
+  for (auto* w : {device_log_.get(), pmu_.get(), steps_.get(), api_.get(), node_info_.get(), task_track_.get(), tensor_info_.get(), attr_info_.get()})
+    Keep(w->Finish());
+  auto write_dictionary = [&](const char* name, const std::string& text) {
+    SliceWriter w(host_dir_, name, config_.slice_bytes);
+    Keep(w.Append(std::as_bytes(std::span(text.data(), text.size()))));
+    Keep(w.Finish());
+  };
+  auto clean = [](std::string s) {
+    for (char& ch : s)
       if (ch == '\n' || ch == '\r') ch = ' ';
-    dict << id << ":" << clean << "\n";
-  }
-  SliceWriter hash(host_dir_, "unaging.additional.hash_dic", config_.slice_bytes);
-  std::string text = dict.str();
-  if (Status s = hash.Append(std::as_bytes(std::span(text.data(), text.size()))); !s.ok() && error_.ok()) error_ = s;
-  if (Status s = hash.Finish(); !s.ok() && error_.ok()) error_ = s;
+    return s;
+  };
+  std::string text;
+  for (const auto& [id, s] : strings_) text += std::to_string(id) + ":" + clean(s) + "\n";
+  write_dictionary("unaging.additional.hash_dic", text);
+  text.clear();
+  for (const auto& [key, id] : types_) text += std::to_string(key.first) + "_" + std::to_string(id) + ":" + clean(key.second) + "\n";
+  write_dictionary("unaging.additional.type_info_dic", text);
   auto end = std::chrono::system_clock::now();
   uint64_t end_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(end.time_since_epoch()).count());
   json end_info = {{"collectionTimeEnd", std::to_string(end_ns / 1000)}, {"clockMonotonicRaw", std::to_string(end_ns)}};
-  if (Status s = WriteJsonFile(device_root_ + "/end_info.0", end_info); !s.ok() && error_.ok()) error_ = s;
-  if (Status s = WriteJsonFile(host_root_ + "/end_info", end_info); !s.ok() && error_.ok()) error_ = s;
+  Keep(WriteJsonFile(device_root_ + "/end_info.0", end_info));
+  Keep(WriteJsonFile(host_root_ + "/end_info", end_info));
   return error_;
 }
 

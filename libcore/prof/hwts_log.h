@@ -60,5 +60,9 @@ class HwtsPairer {
 
 // GE's task types (GeTaskType): the names task_time and op_summary print.
 std::string_view GeTaskTypeName(uint32_t type);
+// The ones npukit's tasks have: a split-core chip runs cube work on AIC cores (AI_CORE), vector work on AIV
+// cores (AI_VECTOR_CORE) and both in one MIX_AIC task.
+enum class TaskType : uint8_t { kAiCore = 0, kAiCpu = 1, kAiVectorCore = 2, kMixAic = 4 };
+inline std::string_view TaskTypeName(TaskType t) { return GeTaskTypeName(static_cast<uint32_t>(t)); }
 
 }  // namespace npu::prof

@@ -60,12 +60,15 @@ class SliceReader {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f_{nullptr, std::fclose};
 };
 
-// Streams fixed-size records of type T from a SliceReader through a bounded buffer. A record whose magic
-// is wrong is garbage: the reader counts it and skips forward to the next valid magic.
+// Streams fixed-size records of type T from a SliceReader through a bounded buffer. With a validator, a record
+// it rejects is garbage: the reader counts it and skips forward byte by byte to the next valid one (host records
+// open with a magic). Without one, every whole record is returned: device records carry no magic, and their
+// decoders reject what they cannot read.
 template <typename T>
 class RecordStream {
  public:
-  RecordStream(SliceReader& r, uint16_t magic) : r_(r), magic_(magic), buf_(BufferBytes(r.total_bytes())) {}
+  using Validator = bool (*)(const std::byte* record);
+  explicit RecordStream(SliceReader& r, Validator valid = nullptr) : r_(r), valid_(valid), buf_(BufferBytes(r.total_bytes())) {}
   // The next valid record into out; false at the end (then check status()).
   bool Next(T& out);
   uint64_t garbage_bytes() const { return garbage_; }
@@ -80,7 +83,7 @@ class RecordStream {
   }
   bool Fill();
   SliceReader& r_;
-  uint16_t magic_;
+  Validator valid_;
   std::vector<std::byte> buf_;
   size_t pos_ = 0, end_ = 0;
   uint64_t garbage_ = 0;
@@ -111,10 +114,7 @@ bool RecordStream<T>::Next(T& out) {
     // A read may return less than a record (the data ends mid-record): refill until one is whole, or stop.
     while (end_ - pos_ < sizeof(T))
       if (!Fill()) return false;
-    uint16_t magic;
-    std::memcpy(&magic, buf_.data() + pos_, sizeof magic);
-    uint8_t version = static_cast<uint8_t>(buf_[pos_ + 2]);
-    if (magic == magic_ && version == 1) {
+    if (!valid_ || valid_(buf_.data() + pos_)) {
       std::memcpy(&out, buf_.data() + pos_, sizeof(T));
       pos_ += sizeof(T);
       return true;

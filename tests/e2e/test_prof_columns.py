@@ -109,14 +109,17 @@ class Columns(unittest.TestCase):
         self.assertIn("AI_VECTOR_CORE", types)
         for row in table(self.b3, "task_time")[1:]:
             self.assertRegex(row[6], r"^\d+\.\d{3}\t$")
-            self.assertIn(row[2], {"AI_CORE", "AI_VECTOR_CORE", "MIX_AIC"})
+            self.assertIn(row[2], {"AI_CORE", "AI_VECTOR_CORE", "MIX_AIC"} if row[1] != "N/A" else {"PROFILING_ENABLE", "PROFILING_DISABLE"})
         trimmed = r"^\d+(\.\d*[1-9])?$"  # "7.84", "100": no trailing zeros, as the real op_statistic
         for row in table(REAL, "op_statistic")[1:] + table(self.b3, "op_statistic")[1:]:
             for cell in row[4:9]:
                 self.assertRegex(cell, trimmed)
+        # Every level the collection reported, by msprof's level names: the acl call, GE's model load and
+        # execution, and the node launches of the load (the real export's "node,launch" row).
         api = table(self.b3, "api_statistic")
-        self.assertEqual({r[1] for r in api[1:]}, {"acl"})
-        self.assertEqual({r[1] for r in table(REAL, "api_statistic")[1:]} & {"acl"}, {"acl"})
+        self.assertEqual({(r[1], r[2]) for r in api[1:]}, {("acl", "aclmdlExecute"), ("model", "load"), ("model", "execute"), ("node", "launch")})
+        self.assertEqual({r[1] for r in table(REAL, "api_statistic")[1:]}, {"acl", "node"})
+        self.assertIn(("node", "launch"), {(r[1], r[2]) for r in table(REAL, "api_statistic")[1:]})
 
     def test_the_db_holds_the_tasks_of_op_summary(self):
         con = sqlite3.connect(f"file:{self.b3}/msprof_20260101000000.db?mode=ro", uri=True)
@@ -136,10 +139,10 @@ class Columns(unittest.TestCase):
         cycles = dict(q("""SELECT p.globalTaskId, p.value FROM TASK_PMU_INFO p JOIN STRING_IDS s ON s.id = p.name
                            WHERE s.value = 'aic_total_cycles'"""))
         self.assertEqual([int(cycles[k]) for k in sorted(cycles)], [int(r[col["aic_total_cycles"]]) for r in summary[1:]])
-        api = q("SELECT a.type, s.value, a.connectionId FROM CANN_API a JOIN STRING_IDS s ON s.id = a.name")
+        api = q("SELECT a.type, s.value, a.connectionId FROM CANN_API a JOIN STRING_IDS s ON s.id = a.name WHERE a.type = 20000")
         self.assertEqual(len(api), 2)  # one aclmdlExecute per inference, of msprof's acl level
-        self.assertTrue(all(t == 20000 and n == "aclmdlExecute" for t, n, _ in api))
-        linked = q("SELECT DISTINCT connectionId FROM TASK ORDER BY connectionId")
+        self.assertTrue(all(n == "aclmdlExecute" for _, n, _ in api))
+        linked = q("SELECT DISTINCT connectionId FROM TASK JOIN COMPUTE_TASK_INFO USING (globalTaskId) ORDER BY connectionId")
         self.assertEqual(linked, sorted((c,) for _, _, c in api), "each inference's tasks carry its API call's connection id")
 
 if __name__ == "__main__":

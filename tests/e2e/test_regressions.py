@@ -206,9 +206,10 @@ class DamagedProfiles(Crashless):
     def test_cut_and_changed_slices_are_read_as_far_as_they_are_whole(self):
         slices = {"host/data/unaging.api_event.data.slice_0": None, "device_0/data/ts_track.data.0.slice_0": None,
                   "device_0/data/hwts.data.0.slice_0": None, "device_0/data/aicore.data.0.slice_0": None,
-                  "host/data/unaging.compact.node_basic_info.slice_0": None}
+                  "host/data/aging.compact.node_basic_info.slice_0": None, "host/data/aging.compact.task_track.slice_0": None,
+                  "host/data/aging.additional.tensor_info.slice_0": None, "host/data/unaging.additional.type_info_dic.slice_0": None}
         for k, rel in enumerate(slices):
-            for cut in (11, 3, 1):  # a record's magic and version survive, the rest is gone
+            for cut in (11, 3, 1):  # a record's magic and level survive, the rest is gone
                 root = self.damaged(f"cut{k}_{cut}", rel, lambda b, n=cut: b[:n])
                 p = run("profparse", "--export=on", f"--output={root}")
                 self.assertIn(p.returncode, (0, 1), f"{rel} cut to {cut}: {p.returncode}\n{p.stdout}{p.stderr}")

@@ -4,18 +4,16 @@
 
 #include <filesystem>
 
-#include "prof/prof_format.h"
 #include "prof/hwts_log.h"
+#include "prof/msprof_raw.h"
 #include "prof/slices.h"
 
 namespace npu::prof {
 namespace {
 
-StepRecord Step(uint32_t iteration) {
-  StepRecord r{};
-  r.h.magic = kStepMagic, r.h.version = kRecordVersion;
-  r.iteration = iteration, r.ticks = 1000ull * iteration;
-  return r;
+// A host record (msprof's MsprofApi): magic, a known level, then the call.
+raw::ApiRecord Call(uint32_t n) {
+  return raw::ApiRecord{raw::kMagic, static_cast<uint16_t>(raw::Level::kAcl), 0, 1, 0, 1000ull * n, 1000ull * n + 1, n};
 }
 
 struct SliceDir {
@@ -30,49 +28,49 @@ TEST(Slices, RecordStreamResynchronisesAcrossSlicesAndRefills) {
   SliceDir dir;
   constexpr uint32_t kRecords = 20000;  // past the stream's 8192-record buffer
   constexpr uint32_t kGarbageAfter = 777;
-  // The step magic with a version this reader does not know, then bytes that are no magic at all.
-  const std::byte garbage[5] = {std::byte{0xA7}, std::byte{0x5A}, std::byte{2}, std::byte{0}, std::byte{1}};
+  // The host magic with a level msprof does not define, then bytes that are no magic at all.
+  const std::byte garbage[5] = {std::byte{0x5A}, std::byte{0x5A}, std::byte{1}, std::byte{0}, std::byte{1}};
   {
-    SliceWriter w(dir.path.string(), "step", 1000);  // 1000 is not a multiple of the 24-byte record
+    SliceWriter w(dir.path.string(), "api", 1000);  // 1000 is not a multiple of the 40-byte record
     for (uint32_t i = 0; i < kRecords; ++i) {
-      ASSERT_TRUE(w.Append(Step(i)).ok());
+      ASSERT_TRUE(w.Append(Call(i)).ok());
       if (i == kGarbageAfter) {
         ASSERT_TRUE(w.Append(std::span(garbage)).ok());
       }
     }
-    StepRecord last = Step(kRecords);
+    raw::ApiRecord last = Call(kRecords);
     ASSERT_TRUE(w.Append(std::as_bytes(std::span(&last, 1)).first(sizeof last / 2)).ok());
     ASSERT_TRUE(w.Finish().ok());
   }
-  auto reader = SliceReader::Open(dir.path.string(), "step");
+  auto reader = SliceReader::Open(dir.path.string(), "api");
   ASSERT_TRUE(reader.ok()) << reader.status().message();
   EXPECT_TRUE(reader.value().incomplete().empty());
-  RecordStream<StepRecord> steps(reader.value(), kStepMagic);
+  RecordStream<raw::ApiRecord> calls(reader.value(), raw::IsHostRecord);
   uint32_t n = 0;
-  for (StepRecord r; steps.Next(r); ++n) ASSERT_EQ(r.iteration, n);
-  EXPECT_TRUE(steps.status().ok());
+  for (raw::ApiRecord r; calls.Next(r); ++n) ASSERT_EQ(r.item_id, n);
+  EXPECT_TRUE(calls.status().ok());
   EXPECT_EQ(n, kRecords);
-  EXPECT_EQ(steps.garbage_bytes(), sizeof garbage);
-  EXPECT_EQ(steps.trailing_bytes(), sizeof(StepRecord) / 2);
+  EXPECT_EQ(calls.garbage_bytes(), sizeof garbage);
+  EXPECT_EQ(calls.trailing_bytes(), sizeof(raw::ApiRecord) / 2);
 }
 
 // A stream over one record and nothing else, the smallest buffer the reader sizes.
 TEST(Slices, RecordStreamReadsASingleRecord) {
   SliceDir dir;
   {
-    SliceWriter w(dir.path.string(), "step", 1 << 20);
-    ASSERT_TRUE(w.Append(Step(42)).ok());
+    SliceWriter w(dir.path.string(), "api", 1 << 20);
+    ASSERT_TRUE(w.Append(Call(42)).ok());
     ASSERT_TRUE(w.Finish().ok());
   }
-  auto reader = SliceReader::Open(dir.path.string(), "step");
+  auto reader = SliceReader::Open(dir.path.string(), "api");
   ASSERT_TRUE(reader.ok());
-  RecordStream<StepRecord> steps(reader.value(), kStepMagic);
-  StepRecord r;
-  ASSERT_TRUE(steps.Next(r));
-  EXPECT_EQ(r.iteration, 42u);
-  EXPECT_FALSE(steps.Next(r));
-  EXPECT_EQ(steps.garbage_bytes(), 0u);
-  EXPECT_EQ(steps.trailing_bytes(), 0u);
+  RecordStream<raw::ApiRecord> calls(reader.value(), raw::IsHostRecord);
+  raw::ApiRecord r;
+  ASSERT_TRUE(calls.Next(r));
+  EXPECT_EQ(r.item_id, 42u);
+  EXPECT_FALSE(calls.Next(r));
+  EXPECT_EQ(calls.garbage_bytes(), 0u);
+  EXPECT_EQ(calls.trailing_bytes(), 0u);
 }
 
 // CANN's HWTS log: what the encoder writes the decoder reads back; an end closes the latest start of its stream

@@ -22,21 +22,18 @@ struct OpTime {
 Result<std::vector<OpTime>> OpTimes(const std::string& output, const std::string& param) {
   NPU_ASSIGN_OR_RETURN(auto dirs, FindProfDirs(output, param));
   NPU_ASSIGN_OR_RETURN(RawProfile p, LoadProfile(dirs.front()));
-  NPU_ASSIGN_OR_RETURN(auto reader, OpenSlices(p, p.device_dir, "hwts.data.0"));
-  prof::RecordStream<prof::HwtsRecord> hwts(reader, prof::kHwtsMagic);
+  NPU_ASSIGN_OR_RETURN(TaskStream tasks, TaskStream::Open(p, false));
   std::map<std::pair<uint32_t, uint32_t>, OpTime> by_task;
-  for (prof::HwtsRecord h; hwts.Next(h);) {
+  const PmuSample* none = nullptr;
+  for (DeviceTask h; tasks.Next(h, none);) {
+    const NodeInfo* n = p.Node(h.stream_id, h.task_id);
+    if (!n) continue;  // the runtime's own tasks are not ops
     OpTime& t = by_task[{h.stream_id, h.task_id}];
-    if (t.count == 0) {
-      const NodeInfo* n = p.Node(h.stream_id, h.task_id);
-      t.name = n ? n->op_name : "N/A";
-      t.type = n ? n->op_type : "N/A";
-    }
-    const uint64_t start = h.start_ticks, end = h.end_ticks;  // copies: the packed record's fields are unaligned
-    t.total_us += static_cast<double>(end - std::min(start, end)) * 1000 / p.device.hwts_mhz / 1000;
+    if (t.count == 0) t.name = n->op_name, t.type = n->op_type;
+    t.total_us += static_cast<double>(h.end_ticks - h.start_ticks) * 1000 / p.device.hwts_mhz / 1000;
     ++t.count;
   }
-  NPU_RETURN_IF_ERROR(hwts.status());
+  NPU_RETURN_IF_ERROR(tasks.status());
   std::vector<OpTime> v;
   for (auto& [k, t] : by_task) v.push_back(std::move(t));
   return v;

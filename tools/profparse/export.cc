@@ -30,26 +30,25 @@ std::vector<std::string> OpSummaryColumns(CannVersion v, const DeviceInfo& d, co
 }
 
 // The PMU columns of one task (N/A where there is no record: AI CPU tasks, a lost PMU record), then the roofline.
-void WriteMetrics(TableWriter& t, const std::vector<PmuColumn>& cols, const DeviceInfo& d, const prof::PmuRecord* p,
+void WriteMetrics(TableWriter& t, const std::vector<PmuColumn>& cols, const DeviceInfo& d, const PmuSample* p, const NodeInfo& n,
                   const PmuContext& ctx) {
   if (!p) {
-    for (size_t i = 0, n = cols.size() + RooflineColumns().size(); i < n; ++i) t.Number("N/A");
+    for (size_t i = 0, k = cols.size() + RooflineColumns().size(); i < k; ++i) t.Number("N/A");
     return;
   }
   for (const PmuColumn& c : cols) {
-    std::optional<double> v = PmuValue(c, *p, ctx);
+    std::optional<double> v = PmuValue(c, *p, d, ctx);
     if (!v) t.Number("N/A");
     else if (c.quantity == Quantity::kTotalCycles) t.Integer(static_cast<uint64_t>(*v + 0.5));
     else if (c.quantity == Quantity::kCubeUtilization) t.Fixed(*v, 3);  // msprof: fixed, three decimals
     else t.Metric(*v);
   }
-  const double duration_us = ctx.duration_us;
-  const double cube_fops = PmuValue({"", Quantity::kCubeFops}, *p, ctx).value_or(0);
-  const double vector_fops = PmuValue({"", Quantity::kVectorFops}, *p, ctx).value_or(0);
-  const double flops = cube_fops + vector_fops, bytes = static_cast<double>(p->main_read_bytes + p->main_write_bytes);
-  duration_us > 0 ? t.Fixed(flops / (duration_us * 1e6), 6) : t.Number("N/A");
-  duration_us > 0 ? t.Fixed(bytes / (duration_us * 1e3), 3) : t.Number("N/A");
-  if (d.cube_peak_flops <= 0 || d.memory_bandwidth <= 0 || duration_us <= 0) return t.Text("N/A");
+  // The roofline from the op's work (npukit's node attribute): what the model asks of the chip, whatever
+  // counters the aic_metrics group collected.
+  const double duration_us = ctx.duration_us, flops = n.flops, bytes = n.bytes;
+  duration_us > 0 && flops > 0 ? t.Fixed(flops / (duration_us * 1e6), 6) : t.Number("N/A");
+  duration_us > 0 && bytes > 0 ? t.Fixed(bytes / (duration_us * 1e3), 3) : t.Number("N/A");
+  if (d.cube_peak_flops <= 0 || d.memory_bandwidth <= 0 || duration_us <= 0 || (flops <= 0 && bytes <= 0)) return t.Text("N/A");
   double t_compute = flops / d.cube_peak_flops * 1e6, t_memory = bytes / d.memory_bandwidth * 1e6;
   t.Text(std::max(t_compute, t_memory) < 0.5 * duration_us ? "latency" : t_compute >= t_memory ? "compute" : "memory");
 }
@@ -144,7 +143,7 @@ class Timeline {
     file_.MaybeFlush();
   }
   // One task on the Ascend Hardware layer, formatted in place (the hot path of the timeline).
-  void TaskSlice(const prof::HwtsRecord& h, std::string_view type, const std::string& name, uint64_t start_ns, uint64_t dur_ns) {
+  void TaskSlice(const DeviceTask& h, uint32_t block_dim, std::string_view type, const std::string& name, uint64_t start_ns, uint64_t dur_ns) {
     std::string& b = Begin();
     b += "{\"name\":\"";
     Escape(b, name);
@@ -163,9 +162,9 @@ class Timeline {
     b += ",\"Task Id\":";
     AppendInt(b, h.task_id);
     b += ",\"Batch Id\":0,\"Subtask Id\":4294967295,\"Block Dim\":";
-    AppendInt(b, h.block_dim);
+    AppendInt(b, block_dim);
     b += ",\"Iteration\":";
-    AppendInt(b, uint64_t{h.iteration} + 1);
+    AppendInt(b, h.iteration == kNoIteration ? 0 : uint64_t{h.iteration} + 1);
     b += "}}";
     file_.MaybeFlush();
   }
@@ -306,9 +305,9 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
   uint64_t unmatched_pmu = 0, unknown_tasks = 0;
 
   auto ns_of = [&](uint64_t ticks) { return d.NsOf(ticks); };
-  static const NodeInfo kUnknown{"N/A", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A", prof::TaskType::kAiCore, 1,
+  static const NodeInfo kUnknown{"N/A", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A", prof::TaskType::kAiCore, 1, 0, 0, 0,
                                  std::vector<std::string>(8, "N/A")};
-  auto node_of = [&](const prof::HwtsRecord& h) {
+  auto node_of = [&](const DeviceTask& h) {
     const NodeInfo* n = p.Node(h.stream_id, h.task_id);
     return n ? n : &kUnknown;
   };
@@ -319,16 +318,16 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
   Status timeline_status;
   std::thread timeline_side([&] {
     timeline_status = [&]() -> Status {
-      NPU_ASSIGN_OR_RETURN(auto reader, prof::SliceReader::Open(p.device_dir, "hwts.data.0"));
-      prof::RecordStream<prof::HwtsRecord> hwts(reader, prof::kHwtsMagic);
+      NPU_ASSIGN_OR_RETURN(TaskStream tasks, TaskStream::Open(p, false));
       int64_t timeline_iter = -1;
-      for (prof::HwtsRecord h; hwts.Next(h);) {
+      const PmuSample* none = nullptr;
+      for (DeviceTask h; tasks.Next(h, none);) {
         if (!wanted(h.iteration)) continue;
         uint64_t start = ns_of(h.start_ticks), end = std::max(start, ns_of(h.end_ticks));
         const NodeInfo* n = node_of(h);
         task_time.Number("0");
         task_time.TextCached(n->op_name, n->csv[0]);
-        const std::string_view kernel_type = prof::TaskTypeName(static_cast<prof::TaskType>(h.task_type));
+        const std::string_view kernel_type = p.KernelType(h.stream_id, h.task_id);
         task_time.TextCached(kernel_type, kernel_type);
         task_time.Integer(h.stream_id);
         task_time.Integer(h.task_id);
@@ -336,36 +335,41 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
         task_time.Timestamp(start);
         task_time.Timestamp(end);
         NPU_RETURN_IF_ERROR(task_time.EndRow());
-        if (o.timeline_per_iteration == "on" && static_cast<int64_t>(h.iteration) != timeline_iter) {
+        if (o.timeline_per_iteration == "on" && h.iteration != kNoIteration && static_cast<int64_t>(h.iteration) != timeline_iter) {
           NPU_RETURN_IF_ERROR(timeline.Close(timeline_files));
           timeline_iter = h.iteration;
         }
         if (!timeline.open()) {
-          std::string name = o.timeline_per_iteration == "on" ? "msprof_0_0_" + std::to_string(h.iteration + 1) + "_" + stamp + ".json" : "msprof_" + stamp + ".json";
+          const uint64_t iter = h.iteration == kNoIteration ? 0 : uint64_t{h.iteration} + 1;
+          std::string name = o.timeline_per_iteration == "on" ? "msprof_0_0_" + std::to_string(iter) + "_" + stamp + ".json" : "msprof_" + stamp + ".json";
           NPU_RETURN_IF_ERROR(timeline.Open(name));
         }
-        timeline.TaskSlice(h, prof::TaskTypeName(static_cast<prof::TaskType>(h.task_type)), n->op_name, start, end - start);
+        timeline.TaskSlice(h, n == &kUnknown ? 0 : n->block_dim, kernel_type, n == &kUnknown ? std::string(kernel_type) : n->op_name, start, end - start);
+        if (h.iteration == kNoIteration) continue;
         timeline.AddComputing(start, end, h.iteration);
         timeline.NoteTask(h.iteration, start, h.stream_id);
       }
-      return hwts.status();
+      return tasks.status();
     }();
   });
   auto summary_side = [&]() -> Status {
-    NPU_ASSIGN_OR_RETURN(TaskStream tasks, TaskStream::Open(p));
+    NPU_ASSIGN_OR_RETURN(TaskStream tasks, TaskStream::Open(p, true));
     res.raw_bytes = tasks.raw_bytes();
-    const prof::PmuRecord* pmu = nullptr;
-    for (prof::HwtsRecord h; tasks.Next(h, pmu);) {
+    const PmuSample* pmu = nullptr;
+    for (DeviceTask h; tasks.Next(h, pmu);) {
+      const NodeInfo* n = node_of(h);
+      if (n == &kUnknown) {  // the runtime's own tasks (PROFILING_ENABLE, ...) are in task_time, not op_summary
+        if (!p.runtime_types.count({h.stream_id, h.task_id})) ++unknown_tasks;
+        continue;
+      }
       uint64_t start = ns_of(h.start_ticks), end = std::max(start, ns_of(h.end_ticks));
       auto prev = prev_end.find(h.stream_id);
       uint64_t wait = prev != prev_end.end() && start > prev->second ? start - prev->second : 0;
       prev_end[h.stream_id] = end;
-      res.iterations = std::max<uint64_t>(res.iterations, h.iteration + 1ull);
+      if (h.iteration != kNoIteration) res.iterations = std::max<uint64_t>(res.iterations, h.iteration + 1ull);
       if (!wanted(h.iteration)) continue;
-      const NodeInfo* n = node_of(h);
-      if (n == &kUnknown) ++unknown_tasks;
       double dur_us = static_cast<double>(end - start) / 1000;
-      std::string_view type_name = prof::TaskTypeName(static_cast<prof::TaskType>(h.task_type));
+      std::string_view type_name = prof::TaskTypeName(n->task_type);
       summary.Number("0");
       summary.Number("0");
       summary.Integer(h.task_id);
@@ -377,16 +381,14 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
       summary.Timestamp(start);
       summary.Fixed(dur_us, 3);
       summary.Micros(wait);
-      summary.Integer(h.block_dim);
-      // A MIX_AIC task runs each cube block with two vector blocks: the 910B pairs each AIC with two AIVs
-      // (20 AIC and 40 AIV on the 910B3, libcore/soc/specs/Ascend910B3.ini).
-      if (stars) summary.Integer(h.task_type == static_cast<uint8_t>(prof::TaskType::kMixAic) ? 2ull * h.block_dim : 0);
+      summary.Integer(n->block_dim);
+      if (stars) summary.Integer(n->mix_block_dim);
       summary.TextCached("NO", "NO");
       const std::string* shape_cells[] = {&n->input_shapes, &n->input_dtypes, &n->input_formats, &n->output_shapes, &n->output_dtypes, &n->output_formats};
       for (size_t i = 0; i < 6; ++i) summary.TextCached(*shape_cells[i], n->csv[2 + i]);
       if (stars) summary.TextCached("N/A", "N/A");
-      const PmuContext ctx{static_cast<prof::TaskType>(h.task_type), d.aic_mhz, d.ai_cores, h.block_dim, dur_us};
-      WriteMetrics(summary, pmu_cols, d, pmu, ctx);
+      const PmuContext ctx{n->task_type, n->block_dim, n->mix_block_dim, dur_us};
+      WriteMetrics(summary, pmu_cols, d, pmu, *n, ctx);
       NPU_RETURN_IF_ERROR(summary.EndRow());
       TypeStats& st = stats[n->op_type];
       st.core_type = type_name;
@@ -397,7 +399,8 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
     }
     NPU_RETURN_IF_ERROR(tasks.status());
     unmatched_pmu = tasks.unmatched_pmu();
-    if (tasks.garbage_bytes()) p.warnings.push_back(std::to_string(tasks.garbage_bytes()) + " bytes of garbage skipped in the device records");
+    if (tasks.garbage_records()) p.warnings.push_back(std::to_string(tasks.garbage_records()) + " device record(s) of no kind profparse reads skipped (garbage, or logs of other kinds)");
+    if (tasks.unpaired()) p.warnings.push_back(std::to_string(tasks.unpaired()) + " task end(s) without a start skipped");
     if (tasks.trailing_bytes()) p.warnings.push_back("the task records end in a partial record (" + std::to_string(tasks.trailing_bytes()) + " bytes): the collection was cut short");
     return Status::Ok();
   };
@@ -409,16 +412,9 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
   if (unmatched_pmu) p.warnings.push_back(std::to_string(unmatched_pmu) + " AI Core task(s) without a matching PMU record: their metric columns are N/A");
   if (unknown_tasks) p.warnings.push_back(std::to_string(unknown_tasks) + " task(s) without a node record: their names are N/A");
 
-  // Steps and host APIs are a few records per iteration: read them whole.
-  NPU_ASSIGN_OR_RETURN(auto step_reader, OpenSlices(p, p.device_dir, "ts_track.data.0"));
-  prof::RecordStream<prof::StepRecord> steps(step_reader, prof::kStepMagic);
+  // Steps and host APIs are a few records per iteration: LoadProfile read them whole.
   std::map<uint32_t, std::pair<uint64_t, uint64_t>> iters;  // iteration -> (model start, iteration end) ns
-  for (prof::StepRecord s; steps.Next(s);) {
-    auto& it = iters.try_emplace(uint32_t{s.iteration}, UINT64_MAX, 0).first->second;  // a copy: packed field
-    if (s.tag == static_cast<uint16_t>(prof::StepTag::kModelStart)) it.first = ns_of(s.ticks);
-    if (s.tag == static_cast<uint16_t>(prof::StepTag::kIterationEnd)) it.second = ns_of(s.ticks);
-  }
-  NPU_RETURN_IF_ERROR(steps.status());
+  for (const IterationSpan& it : p.iterations) iters[it.index] = {ns_of(it.start), ns_of(it.end)};
   TableWriter step_csv(out_dir, "step_trace", stamp,
                        {"Device_id", "Iteration ID", "FP Start(us)", "BP End(us)", "Iteration End(us)", "Iteration Time(us)",
                         "FP to BP Time(us)", "Iteration Refresh(us)", "Data Aug Bound(us)", "Model ID", "Reduce Start(us)", "Reduce Duration(us)"}, fmt);
@@ -459,31 +455,29 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
   }
   step_json.Write("\n]\n");
 
-  NPU_ASSIGN_OR_RETURN(auto api_reader, OpenSlices(p, p.host_dir, "unaging.api_event.data"));
-  prof::RecordStream<prof::ApiRecord> apis(api_reader, prof::kApiMagic);
   struct ApiStats { uint64_t count = 0; double total = 0, min = 1e300, max = 0, sq = 0; };
-  std::map<std::string, ApiStats> api_stats;
+  std::map<std::pair<std::string, std::string>, ApiStats> api_stats;  // (level, name)
   uint64_t connection_id = 0;  // each call's ordinal, as msprof_<ts>.db's CANN_API and TASK rows number them
-  for (prof::ApiRecord a; apis.Next(a);) {
+  for (const ApiCall& a : p.apis) {
     const uint64_t connection = connection_id++;
-    if (!wanted(a.iteration)) continue;
-    const uint64_t start_ns = a.start_ns, end_ns = a.end_ns;  // copies: the packed record's fields are unaligned
-    double us = static_cast<double>(end_ns - std::min(start_ns, end_ns)) / 1000;
-    ApiStats& s = api_stats["aclmdlExecute"];
+    const uint32_t iteration = p.IterationOf(a.begin);  // the host clock is the simulated device's (1 GHz ticks)
+    if (want_iter && !wanted(iteration)) continue;
+    const std::string level(prof::raw::LevelName(a.level));
+    double us = static_cast<double>(a.end - a.begin) / 1000;
+    ApiStats& s = api_stats[{level, a.name}];
     ++s.count, s.total += us, s.sq += us * us, s.min = std::min(s.min, us), s.max = std::max(s.max, us);
-    if (timeline.open()) {
-      timeline.Slice(timeline.CannPid(), 0, "AscendCL@aclmdlExecute", start_ns, end_ns - std::min(start_ns, end_ns),
+    if (timeline.open() && a.level == static_cast<uint16_t>(prof::raw::Level::kAcl)) {
+      timeline.Slice(timeline.CannPid(), 0, "AscendCL@" + a.name, a.begin, a.end - a.begin,
                      "\"Mode\":\"ACL_MODEL\",\"level\":\"acl\",\"connection_id\":" + std::to_string(connection));
-      timeline.Flow(connection, 0, start_ns, a.iteration);
+      if (iteration != kNoIteration) timeline.Flow(connection, 0, a.begin, iteration);
     }
   }
-  NPU_RETURN_IF_ERROR(apis.status());
   TableWriter api_csv(out_dir, "api_statistic", stamp, {"Device_id", "Level", "API Name", "Time(us)", "Count", "Avg(us)", "Min(us)", "Max(us)", "Variance"}, fmt);
-  for (const auto& [name, s] : api_stats) {
+  for (const auto& [key, s] : api_stats) {
     double avg = s.total / static_cast<double>(s.count);
     api_csv.Text("host");
-    api_csv.Text("acl");
-    api_csv.Text(name);
+    api_csv.Text(key.first);
+    api_csv.Text(key.second);
     api_csv.Trimmed(s.total);
     api_csv.Number(std::to_string(s.count));
     for (double v : {avg, s.min, s.max, std::max(s.sq / static_cast<double>(s.count) - avg * avg, 0.0)}) api_csv.Trimmed(v);

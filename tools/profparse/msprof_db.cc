@@ -26,7 +26,6 @@ constexpr const char* kSchemaMicro = "0";
 constexpr std::pair<int, const char*> kApiTypes[] = {{20000, "acl"},  {15000, "model"}, {10000, "node"},  {5500, "communication"},
                                                      {5000, "runtime"}, {50001, "op"},    {50002, "queue"}, {50003, "trace"},
                                                      {50004, "mstx"}};
-constexpr int kApiTypeAcl = 20000;
 constexpr uint32_t kNoContext = UINT32_MAX;  // a task that is not a subtask of a subgraph
 
 constexpr const char* kSchema = R"(
@@ -168,42 +167,38 @@ Result<ExportResult> ExportDb(const std::string& prof_dir, const Options& o) {
   // Each iteration's tasks were launched by its aclmdlExecute: the API call's connection id links them to it.
   std::map<uint32_t, int64_t> connection_of_iteration;
   NPU_ASSIGN_OR_RETURN(Stmt api, db.Prepare("INSERT INTO CANN_API VALUES (?,?,?,?,?,?)"));
-  NPU_ASSIGN_OR_RETURN(auto api_reader, OpenSlices(p, p.host_dir, "unaging.api_event.data"));
-  prof::RecordStream<prof::ApiRecord> apis(api_reader, prof::kApiMagic);
-  const int64_t execute = strings.Id("aclmdlExecute");
-  for (prof::ApiRecord a; apis.Next(a);) {
-    const int64_t connection = static_cast<int64_t>(connection_of_iteration.size());
-    connection_of_iteration.emplace(uint32_t{a.iteration}, connection);
-    const uint64_t global_tid = global_pid << 32 | a.thread_id;
-    NPU_RETURN_IF_ERROR(db.Insert(api.get(), uint64_t{a.start_ns}, uint64_t{a.end_ns}, kApiTypeAcl, global_tid, connection, execute));
+  int64_t connection_id = 0;
+  for (const ApiCall& a : p.apis) {
+    const int64_t connection = connection_id++;
+    const uint32_t iteration = p.IterationOf(a.begin);  // the host clock is the simulated device's (1 GHz ticks)
+    if (a.level == static_cast<uint16_t>(prof::raw::Level::kAcl) && iteration != kNoIteration) connection_of_iteration.emplace(iteration, connection);
+    const uint64_t global_tid = global_pid << 32 | a.thread;
+    NPU_RETURN_IF_ERROR(db.Insert(api.get(), a.begin, a.end, static_cast<int>(a.level), global_tid, connection, strings.Id(a.name)));
   }
-  NPU_RETURN_IF_ERROR(apis.status());
 
-  NPU_ASSIGN_OR_RETURN(TaskStream tasks, TaskStream::Open(p));
+  NPU_ASSIGN_OR_RETURN(TaskStream tasks, TaskStream::Open(p, true));
   res.raw_bytes = tasks.raw_bytes();
   uint64_t global_task = 0, first_ns = UINT64_MAX;
-  const prof::PmuRecord* pmu = nullptr;
-  for (prof::HwtsRecord h; tasks.Next(h, pmu); ++global_task) {
+  const PmuSample* pmu = nullptr;
+  for (DeviceTask h; tasks.Next(h, pmu); ++global_task) {
     const uint64_t start = d.NsOf(h.start_ticks), end = std::max(start, d.NsOf(h.end_ticks));
     first_ns = std::min(first_ns, start);
-    res.iterations = std::max<uint64_t>(res.iterations, h.iteration + 1ull);
+    if (h.iteration != kNoIteration) res.iterations = std::max<uint64_t>(res.iterations, h.iteration + 1ull);
     const NodeInfo* n = p.Node(h.stream_id, h.task_id);
-    const auto type = static_cast<prof::TaskType>(h.task_type);
-    const int64_t type_id = strings.Id(std::string(prof::TaskTypeName(type)));
+    const int64_t type_id = strings.Id(std::string(p.KernelType(h.stream_id, h.task_id)));
     auto conn = connection_of_iteration.find(h.iteration);
     const int64_t connection = conn == connection_of_iteration.end() ? -1 : conn->second;
     NPU_RETURN_IF_ERROR(db.Insert(task.get(), start, end, 0, connection, global_task, global_pid, type_id, kNoContext,
                                   uint32_t{h.stream_id}, uint32_t{h.task_id}, 0));
-    auto s = [&](const std::string* v) { return n ? strings.Id(*v) : na; };
-    const uint64_t mix = type == prof::TaskType::kMixAic ? 2ull * h.block_dim : 0;  // as op_summary's Mix Block Dim
-    NPU_RETURN_IF_ERROR(db.Insert(info.get(), n ? strings.Id(n->op_name) : na, global_task, uint32_t{h.block_dim}, mix, type_id,
-                                  n ? strings.Id(n->op_type) : na, s(n ? &n->input_formats : nullptr), s(n ? &n->input_dtypes : nullptr),
-                                  s(n ? &n->input_shapes : nullptr), s(n ? &n->output_formats : nullptr),
-                                  s(n ? &n->output_dtypes : nullptr), s(n ? &n->output_shapes : nullptr), na, static_state, no));
+    if (!n) continue;  // the runtime's own tasks (PROFILING_ENABLE, ...) have no compute info
+    NPU_RETURN_IF_ERROR(db.Insert(info.get(), strings.Id(n->op_name), global_task, n->block_dim, uint64_t{n->mix_block_dim}, type_id,
+                                  strings.Id(n->op_type), strings.Id(n->input_formats), strings.Id(n->input_dtypes),
+                                  strings.Id(n->input_shapes), strings.Id(n->output_formats), strings.Id(n->output_dtypes),
+                                  strings.Id(n->output_shapes), na, static_state, no));
     if (!pmu) continue;
-    const PmuContext ctx{type, d.aic_mhz, d.ai_cores, h.block_dim, static_cast<double>(end - start) / 1000};
+    const PmuContext ctx{n->task_type, n->block_dim, n->mix_block_dim, static_cast<double>(end - start) / 1000};
     for (size_t i = 0; i < pmu_cols.size(); ++i)
-      if (auto v = PmuValue(pmu_cols[i], *pmu, ctx)) NPU_RETURN_IF_ERROR(db.Insert(pmu_row.get(), global_task, pmu_names[i], *v));
+      if (auto v = PmuValue(pmu_cols[i], *pmu, d, ctx)) NPU_RETURN_IF_ERROR(db.Insert(pmu_row.get(), global_task, pmu_names[i], *v));
   }
   NPU_RETURN_IF_ERROR(tasks.status());
   res.tasks = global_task;

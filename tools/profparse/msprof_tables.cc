@@ -10,137 +10,100 @@
 namespace npu::profparse {
 namespace {
 
-// The cube fractal and vector repeat of the chips npukit simulates: a 16x16x16 fp16 (16x32x16 int8) MAC per
-// fractal, two operations per MAC; a 256-byte vector repeat is 128 fp16 or 64 fp32 lanes (the DtypeMKN of
-// CANN's platform files, libcore/soc/specs).
-constexpr double kFp16FractalOps = 16.0 * 16 * 16 * 2, kInt8FractalOps = 16.0 * 32 * 16 * 2;
-constexpr double kFp16RepeatOps = 128, kFp32RepeatOps = 64;
-
-struct PipeName {
-  Pipe pipe;
+struct EventName {
+  uint16_t event;
   const char* name;
 };
 
-void AddPipes(std::vector<PmuColumn>& cols, const std::string& prefix, std::initializer_list<PipeName> pipes, CoreKind core) {
-  for (const auto& [pipe, name] : pipes) {
-    cols.push_back({prefix + name + "_time(us)", Quantity::kPipeTime, pipe, MemPath::kNone, core});
-    cols.push_back({prefix + name + "_ratio", Quantity::kPipeRatio, pipe, MemPath::kNone, core});
+void AddPipes(std::vector<PmuColumn>& cols, const std::string& prefix, std::initializer_list<EventName> pipes, CoreKind core) {
+  for (const auto& [event, name] : pipes) {
+    cols.push_back({prefix + name + "_time(us)", Quantity::kEventTime, event, 0, core});
+    cols.push_back({prefix + name + "_ratio", Quantity::kEventRatio, event, 0, core});
   }
 }
 
-struct PathName {
-  MemPath path;
-  const char* name;
-};
+void AddPaths(std::vector<PmuColumn>& cols, const std::string& prefix, std::initializer_list<EventName> paths, CoreKind core) {
+  for (const auto& [event, name] : paths) cols.push_back({prefix + name + "_bw(GB/s)", Quantity::kBandwidth, event, 0, core});
+}
 
-void AddPaths(std::vector<PmuColumn>& cols, const std::string& prefix, std::initializer_list<PathName> paths, CoreKind core) {
-  for (const auto& [path, name] : paths) cols.push_back({prefix + name + "_bw(GB/s)", Quantity::kBandwidth, Pipe::kNone, path, core});
+void AddRatio(std::vector<PmuColumn>& cols, const std::string& name, uint16_t event, uint16_t event2, CoreKind core) {
+  cols.push_back({name, Quantity::kEventRatio, event, event2, core});
 }
 
 void AddCore(std::vector<PmuColumn>& cols, CoreKind core) {
   const bool aiv = core == CoreKind::kAiv;
-  cols.push_back({aiv ? "aiv_time(us)" : "aicore_time(us)", Quantity::kCoreTime, Pipe::kNone, MemPath::kNone, core});
-  cols.push_back({core == CoreKind::kAny ? "total_cycles" : aiv ? "aiv_total_cycles" : "aic_total_cycles", Quantity::kTotalCycles,
-                  Pipe::kNone, MemPath::kNone, core});
+  cols.push_back({aiv ? "aiv_time(us)" : "aicore_time(us)", Quantity::kCoreTime, 0, 0, core});
+  cols.push_back({core == CoreKind::kAny ? "total_cycles" : aiv ? "aiv_total_cycles" : "aic_total_cycles", Quantity::kTotalCycles, 0, 0, core});
 }
 
 std::vector<PmuColumn> SplitCoreColumns(std::string_view group) {
+  using namespace prof;
   std::vector<PmuColumn> c;
+  const CoreKind aic = CoreKind::kAic, aiv = CoreKind::kAiv;
   if (group == "ArithmeticUtilization") {
-    AddCore(c, CoreKind::kAic);
-    c.push_back({"aic_mac_fp16_ratio", Quantity::kCubeFp16Ratio, Pipe::kNone, MemPath::kNone, CoreKind::kAic});
-    c.push_back({"aic_mac_int8_ratio", Quantity::kCubeInt8Ratio, Pipe::kNone, MemPath::kNone, CoreKind::kAic});
-    c.push_back({"aic_cube_fops", Quantity::kCubeFops, Pipe::kNone, MemPath::kNone, CoreKind::kAic});
-    AddCore(c, CoreKind::kAiv);
-    c.push_back({"aiv_vec_fp32_ratio", Quantity::kVecFp32Ratio, Pipe::kNone, MemPath::kNone, CoreKind::kAiv});
-    c.push_back({"aiv_vec_fp16_ratio", Quantity::kVecFp16Ratio, Pipe::kNone, MemPath::kNone, CoreKind::kAiv});
-    c.push_back({"aiv_vec_int32_ratio", Quantity::kVecInt32Ratio, Pipe::kNone, MemPath::kNone, CoreKind::kAiv});
-    c.push_back({"aiv_vec_misc_ratio", Quantity::kVecMiscRatio, Pipe::kNone, MemPath::kNone, CoreKind::kAiv});
-    c.push_back({"aiv_vector_fops", Quantity::kVectorFops, Pipe::kNone, MemPath::kNone, CoreKind::kAiv});
+    AddCore(c, aic);
+    AddRatio(c, "aic_mac_fp16_ratio", kCubeFp16Exec, 0, aic);
+    AddRatio(c, "aic_mac_int8_ratio", kCubeInt8Exec, 0, aic);
+    c.push_back({"aic_cube_fops", Quantity::kCubeFops, 0, 0, aic});
+    AddCore(c, aiv);
+    AddRatio(c, "aiv_vec_fp32_ratio", kVecFp32Exec, 0, aiv);
+    AddRatio(c, "aiv_vec_fp16_ratio", kVecFp16Exec, kVecFp16HalfExec, aiv);
+    AddRatio(c, "aiv_vec_int32_ratio", kVecInt32Exec, 0, aiv);
+    AddRatio(c, "aiv_vec_misc_ratio", kVecMiscExec, 0, aiv);
+    c.push_back({"aiv_vector_fops", Quantity::kVectorFops, 0, 0, aiv});
     return c;
   }
   if (group == "Memory") {
-    AddCore(c, CoreKind::kAic);
-    AddPaths(c, "aic_", {{MemPath::kL1Read, "l1_read"}, {MemPath::kL1Write, "l1_write"}, {MemPath::kMainRead, "main_mem_read"},
-                         {MemPath::kMainWrite, "main_mem_write"}, {MemPath::kL2Read, "l2_read"}, {MemPath::kL2Write, "l2_write"}},
-             CoreKind::kAic);
-    AddCore(c, CoreKind::kAiv);
-    AddPaths(c, "aiv_", {{MemPath::kUbRead, "ub_read"}, {MemPath::kUbWrite, "ub_write"}, {MemPath::kMainRead, "main_mem_read"},
-                         {MemPath::kMainWrite, "main_mem_write"}, {MemPath::kL2Read, "l2_read"}, {MemPath::kL2Write, "l2_write"}},
-             CoreKind::kAiv);
+    AddCore(c, aic);
+    AddPaths(c, "aic_", {{kL1ReadReq, "l1_read"}, {kL1WriteReq, "l1_write"}, {kMainReadReq, "main_mem_read"}, {kMainWriteReq, "main_mem_write"},
+                         {kL2ReadReq, "l2_read"}, {kL2WriteReq, "l2_write"}}, aic);
+    AddCore(c, aiv);
+    AddPaths(c, "aiv_", {{kUbReadReq, "ub_read"}, {kUbWriteReq, "ub_write"}, {kMainReadReq, "main_mem_read"}, {kMainWriteReq, "main_mem_write"},
+                         {kL2ReadReq, "l2_read"}, {kL2WriteReq, "l2_write"}}, aiv);
     return c;
   }
-  // PipeUtilization: the AIC's pipes (PipeUtilizationExct: no vector, no MTE3) and the AIV's (no cube, no MTE1).
-  AddCore(c, CoreKind::kAic);
-  AddPipes(c, "aic_", {{Pipe::kCube, "mac"}, {Pipe::kScalar, "scalar"}, {Pipe::kMte1, "mte1"}, {Pipe::kMte2, "mte2"}, {Pipe::kFixpipe, "fixpipe"}},
-           CoreKind::kAic);
-  c.push_back({"aic_icache_miss_rate", Quantity::kIcacheMiss, Pipe::kNone, MemPath::kNone, CoreKind::kAic});
-  AddCore(c, CoreKind::kAiv);
-  AddPipes(c, "aiv_", {{Pipe::kVector, "vec"}, {Pipe::kScalar, "scalar"}, {Pipe::kMte2, "mte2"}, {Pipe::kMte3, "mte3"}}, CoreKind::kAiv);
-  c.push_back({"aiv_icache_miss_rate", Quantity::kIcacheMiss, Pipe::kNone, MemPath::kNone, CoreKind::kAiv});
-  c.push_back({"cube_utilization(%)", Quantity::kCubeUtilization, Pipe::kNone, MemPath::kNone, CoreKind::kAic});
+  // PipeUtilization: the AIC's pipes (no vector, no MTE3) and the AIV's (no cube, no MTE1).
+  AddCore(c, aic);
+  AddPipes(c, "aic_", {{kCubeBusy, "mac"}, {kScalarBusy, "scalar"}, {kMte1Busy, "mte1"}, {kMte2Busy, "mte2"}, {kFixpipeBusy, "fixpipe"}}, aic);
+  c.push_back({"aic_icache_miss_rate", Quantity::kIcacheMiss, kIcacheMiss, kIcacheReq, aic});
+  AddCore(c, aiv);
+  AddPipes(c, "aiv_", {{kVecBusy, "vec"}, {kScalarBusy, "scalar"}, {kMte2Busy, "mte2"}, {kMte3Busy, "mte3"}}, aiv);
+  c.push_back({"aiv_icache_miss_rate", Quantity::kIcacheMiss, kIcacheMiss, kIcacheReq, aiv});
+  c.push_back({"cube_utilization(%)", Quantity::kCubeUtilization, kCubeBusy, 0, aic});
   return c;
 }
 
 std::vector<PmuColumn> OneCoreColumns(bool chip_v1, std::string_view group) {
+  using namespace prof;
   std::vector<PmuColumn> c;
-  AddCore(c, CoreKind::kAny);
+  const CoreKind any = CoreKind::kAny;
+  AddCore(c, any);
   if (group == "ArithmeticUtilization") {
-    c.push_back({"mac_fp16_ratio", Quantity::kCubeFp16Ratio});
-    c.push_back({"mac_int8_ratio", Quantity::kCubeInt8Ratio});
+    AddRatio(c, "mac_fp16_ratio", kCubeFp16Exec, 0, any);
+    AddRatio(c, "mac_int8_ratio", kCubeInt8Exec, 0, any);
     if (!chip_v1) {
-      c.push_back({"vec_fp32_ratio", Quantity::kVecFp32Ratio});
-      c.push_back({"vec_fp16_ratio", Quantity::kVecFp16Ratio});
-      c.push_back({"vec_int32_ratio", Quantity::kVecInt32Ratio});
-      c.push_back({"vec_misc_ratio", Quantity::kVecMiscRatio});
+      AddRatio(c, "vec_fp32_ratio", kVecFp32Exec, 0, any);
+      AddRatio(c, "vec_fp16_ratio", kVecFp16Exec, kVecFp16HalfExec, any);
+      AddRatio(c, "vec_int32_ratio", kVecInt32Exec, 0, any);
+      AddRatio(c, "vec_misc_ratio", kVecMiscExec, 0, any);
     }
     c.push_back({"cube_fops", Quantity::kCubeFops});
     c.push_back({"vector_fops", Quantity::kVectorFops});
     return c;
   }
   if (group == "Memory") {
-    if (!chip_v1) AddPaths(c, "", {{MemPath::kUbRead, "ub_read"}, {MemPath::kUbWrite, "ub_write"}}, CoreKind::kAny);
-    AddPaths(c, "", {{MemPath::kL1Read, "l1_read"}, {MemPath::kL1Write, "l1_write"}, {MemPath::kL2Read, "l2_read"}}, CoreKind::kAny);
-    if (!chip_v1) AddPaths(c, "", {{MemPath::kL2Write, "l2_write"}}, CoreKind::kAny);
-    AddPaths(c, "", {{MemPath::kMainRead, "main_mem_read"}, {MemPath::kMainWrite, "main_mem_write"}}, CoreKind::kAny);
+    if (!chip_v1) AddPaths(c, "", {{kUbReadReq, "ub_read"}, {kUbWriteReq, "ub_write"}}, any);
+    AddPaths(c, "", {{kL1ReadReq, "l1_read"}, {kL1WriteReq, "l1_write"}, {kL2ReadReq, "l2_read"}}, any);
+    if (!chip_v1) AddPaths(c, "", {{kL2WriteReq, "l2_write"}}, any);
+    AddPaths(c, "", {{kMainReadReq, "main_mem_read"}, {kMainWriteReq, "main_mem_write"}}, any);
     return c;
   }
-  if (!chip_v1) AddPipes(c, "", {{Pipe::kVector, "vec"}}, CoreKind::kAny);
-  AddPipes(c, "", {{Pipe::kCube, "mac"}, {Pipe::kScalar, "scalar"}, {Pipe::kMte1, "mte1"}, {Pipe::kMte2, "mte2"}, {Pipe::kMte3, "mte3"}},
-           CoreKind::kAny);
-  c.push_back({"icache_miss_rate", Quantity::kIcacheMiss});
+  if (!chip_v1) AddPipes(c, "", {{kVecBusy, "vec"}}, any);
+  AddPipes(c, "", {{kCubeBusy, "mac"}, {kScalarBusy, "scalar"}, {kMte1Busy, "mte1"}, {kMte2Busy, "mte2"}, {kMte3Busy, "mte3"}}, any);
+  c.push_back({"icache_miss_rate", Quantity::kIcacheMiss, kIcacheMiss, kIcacheReq});
   if (!chip_v1) c.push_back({"memory_bound", Quantity::kMemoryBound});  // needs the vector ratio
-  c.push_back({"cube_utilization(%)", Quantity::kCubeUtilization});
+  c.push_back({"cube_utilization(%)", Quantity::kCubeUtilization, kCubeBusy});
   return c;
-}
-
-double PipeCycles(const prof::PmuRecord& p, Pipe pipe) {
-  switch (pipe) {
-    case Pipe::kVector: return static_cast<double>(p.vector_cycles);
-    case Pipe::kCube: return static_cast<double>(p.cube_cycles);
-    case Pipe::kScalar: return static_cast<double>(p.scalar_cycles);
-    case Pipe::kMte1: return static_cast<double>(p.mte1_cycles);
-    case Pipe::kMte2: return static_cast<double>(p.mte2_cycles);
-    case Pipe::kMte3: return static_cast<double>(p.mte3_cycles);
-    case Pipe::kFixpipe: return static_cast<double>(p.fixpipe_cycles);
-    case Pipe::kNone: break;
-  }
-  return 0;
-}
-
-double PathBytes(const prof::PmuRecord& p, MemPath path) {
-  switch (path) {
-    case MemPath::kUbRead: return static_cast<double>(p.ub_read_bytes);
-    case MemPath::kUbWrite: return static_cast<double>(p.ub_write_bytes);
-    case MemPath::kL1Read: return static_cast<double>(p.l1_read_bytes);
-    case MemPath::kL1Write: return static_cast<double>(p.l1_write_bytes);
-    case MemPath::kL2Read: return static_cast<double>(p.l2_read_bytes);
-    case MemPath::kL2Write: return 0;  // outputs leave through MTE3 to GM: counted as main-memory writes
-    case MemPath::kMainRead: return static_cast<double>(p.main_read_bytes);
-    case MemPath::kMainWrite: return static_cast<double>(p.main_write_bytes);
-    case MemPath::kNone: break;
-  }
-  return 0;
 }
 
 }  // namespace
@@ -177,41 +140,65 @@ const std::vector<std::string>& RooflineColumns() {
   return cols;
 }
 
-std::optional<double> PmuValue(const PmuColumn& col, const prof::PmuRecord& p, const PmuContext& ctx) {
-  if (col.core != CoreKind::kAny) {  // the other core kind of a split-core task: msprof writes 0
-    const bool mix = ctx.task_type == prof::TaskType::kMixAic;
-    const bool aiv = ctx.task_type == prof::TaskType::kAiVectorCore;
-    if ((col.core == CoreKind::kAic && aiv) || (col.core == CoreKind::kAiv && !aiv && !mix)) return 0.0;
-  }
-  const double core_cycles = static_cast<double>(p.total_cycles);  // the slowest block's
-  const double block_dim = std::max<double>(ctx.block_dim, 1);
-  const double core_us = core_cycles / ctx.aic_mhz;
-  auto ratio = [&](double x) -> std::optional<double> { return core_cycles > 0 ? std::min(x / core_cycles, 1.0) : std::optional<double>(); };
+std::optional<double> PmuValue(const PmuColumn& col, const PmuSample& p, const DeviceInfo& d, const PmuContext& ctx) {
+  const bool aiv = col.core == CoreKind::kAiv;
+  if (aiv ? !p.aiv : !p.aic) return 0.0;  // the other core kind of a split-core task: msprof writes 0
+  const std::vector<uint16_t>& events = aiv ? d.aiv_events : d.aic_events;
+  const auto& counts = aiv ? p.aiv_events : p.aic_events;
+  auto count = [&](uint16_t event) -> std::optional<double> {
+    for (size_t i = 0; i < events.size() && i < counts.size(); ++i)
+      if (events[i] == event) return static_cast<double>(counts[i]);
+    return std::nullopt;  // not collected
+  };
+  const double total = static_cast<double>(aiv ? p.aiv_cycles : p.aic_cycles);
+  // msprof's core time: the cycles of all blocks over the frequency, per block, times the waves a block count
+  // takes on the cores (the AIV blocks of a mix task are its Mix Block Dim).
+  const double blocks = std::max<double>(aiv && ctx.mix_block_dim ? ctx.mix_block_dim : ctx.block_dim, 1);
+  const double cores = std::max(aiv ? d.aiv_cores : d.ai_cores, 1);
+  const double waves = std::ceil(blocks / cores);
+  auto us = [&](double cycles) { return cycles / d.aic_mhz / blocks * waves; };
+  auto ratio = [&](double x) -> std::optional<double> { return total > 0 ? std::optional(x / total) : std::nullopt; };
+  auto sum = [&](std::initializer_list<uint16_t> evs, bool ops) -> std::optional<double> {
+    double s = 0;
+    bool any = false;
+    for (uint16_t e : evs)
+      if (auto c = count(e)) s += *c * (ops ? prof::OpsPerCount(e) : 1), any = true;
+    return any ? std::optional(s) : std::nullopt;
+  };
   switch (col.quantity) {
-    case Quantity::kCoreTime: return core_us;  // msprof: total cycles of all blocks / frequency / block dim
-    case Quantity::kTotalCycles: return core_cycles * block_dim;
-    case Quantity::kPipeRatio: return ratio(PipeCycles(p, col.pipe));
-    case Quantity::kPipeTime: return PipeCycles(p, col.pipe) / ctx.aic_mhz;
-    case Quantity::kIcacheMiss: return std::nullopt;
-    case Quantity::kBandwidth: return core_us > 0 ? PathBytes(p, col.path) / (core_us * 1e3) : 0.0;
-    case Quantity::kCubeFp16Ratio: return ratio(static_cast<double>(p.cube_fp16_fractals));
-    case Quantity::kCubeInt8Ratio: return ratio(static_cast<double>(p.cube_int8_fractals));
-    case Quantity::kVecFp32Ratio: return ratio(static_cast<double>(p.vector_fp32_repeats));
-    case Quantity::kVecFp16Ratio: return ratio(static_cast<double>(p.vector_fp16_repeats));
-    case Quantity::kVecInt32Ratio:
-    case Quantity::kVecMiscRatio: return 0.0;  // the simulator counts fp16 and fp32 repeats only
-    case Quantity::kCubeFops:
-      return static_cast<double>(p.cube_fp16_fractals) * kFp16FractalOps + static_cast<double>(p.cube_int8_fractals) * kInt8FractalOps;
+    case Quantity::kCoreTime: return us(total);
+    case Quantity::kTotalCycles: return total;
+    case Quantity::kEventTime: {
+      auto c = count(col.event);
+      return c ? std::optional(us(*c)) : std::nullopt;
+    }
+    case Quantity::kEventRatio: {
+      auto c = count(col.event);
+      if (c && col.event2) c = *c + count(col.event2).value_or(0);
+      return c ? ratio(*c) : std::nullopt;
+    }
+    case Quantity::kIcacheMiss: {
+      auto miss = count(col.event), req = count(col.event2);
+      return miss && req && *req > 0 ? std::optional(*miss / *req) : std::nullopt;
+    }
+    case Quantity::kBandwidth: {
+      auto c = count(col.event);
+      const double seconds = us(total) * 1e-6;
+      constexpr double kGiB = 1024.0 * 1024 * 1024;
+      return !c ? std::nullopt : seconds > 0 ? std::optional(*c * prof::BytesPerRequest(col.event) / seconds / kGiB) : std::optional(0.0);
+    }
+    case Quantity::kCubeFops: return sum({prof::kCubeFp16Exec, prof::kCubeInt8Exec}, true);
     case Quantity::kVectorFops:
-      return static_cast<double>(p.vector_fp16_repeats) * kFp16RepeatOps + static_cast<double>(p.vector_fp32_repeats) * kFp32RepeatOps;
+      return sum({prof::kVecFp32Exec, prof::kVecFp16Exec, prof::kVecFp16HalfExec, prof::kVecInt32Exec, prof::kVecMiscExec}, true);
     case Quantity::kMemoryBound: {
-      const uint64_t cube = p.cube_cycles, vector = p.vector_cycles;  // copies: the packed record's fields are unaligned
-      const double busy = static_cast<double>(std::max(cube, vector));
-      return busy > 0 ? std::optional<double>(static_cast<double>(p.mte2_cycles) / busy) : std::nullopt;
+      auto mte2 = count(prof::kMte2Busy), mac = count(prof::kCubeBusy), vec = count(prof::kVecBusy);
+      const double busy = std::max(mac.value_or(0), vec.value_or(0));
+      return mte2 && busy > 0 ? std::optional(*mte2 / busy) : std::nullopt;
     }
     case Quantity::kCubeUtilization:
-      if (ctx.duration_us <= 0 || ctx.ai_cores <= 0) return 0.0;
-      return 100 * core_cycles * block_dim / (ctx.aic_mhz * ctx.ai_cores) / ctx.duration_us;
+      if (!count(prof::kCubeBusy)) return std::nullopt;  // msprof computes it where mac_ratio is
+      if (ctx.duration_us <= 0) return 0.0;
+      return 100 * total / (d.aic_mhz * std::max(d.ai_cores, 1)) / ctx.duration_us;
   }
   return std::nullopt;
 }

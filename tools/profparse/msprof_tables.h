@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "base/status.h"
-#include "prof/prof_format.h"
+#include "prof/hwts_log.h"
+#include "prof/pmu_events.h"
+#include "raw_profile.h"
 
 namespace npu::profparse {
 
@@ -34,28 +36,24 @@ enum class ChipClass {
 };
 ChipClass ChipClassOf(std::string_view soc);  // from npukit's SoC name (Ascend310, Ascend310P3, Ascend910B3, ...)
 
-// What a PMU column holds.
+// What a PMU column holds; the formulas are msprof's (msconfig/ai_core_config.py), over one task's counters.
 enum class Quantity {
-  kCoreTime,     // aicore_time(us) / aiv_time(us): total_cycles / frequency / block dim
+  kCoreTime,     // aicore_time(us) / aiv_time(us): total cycles / frequency / blocks x waves (blocks over cores)
   kTotalCycles,
-  kPipeTime,     // the pipe's busy share of the core time, in µs
-  kPipeRatio,    // the pipe's busy cycles / total cycles
-  kIcacheMiss,   // the simulator has no instruction cache: N/A
-  kBandwidth,    // GB/s of one memory path over the core time
-  kCubeFp16Ratio, kCubeInt8Ratio, kVecFp32Ratio, kVecFp16Ratio, kVecInt32Ratio, kVecMiscRatio,
+  kEventTime,    // an event's cycles as µs, as the core time is
+  kEventRatio,   // an event's count (plus event2's) / total cycles
+  kIcacheMiss,   // icache misses / requests: N/A when there were none (the simulator has no instruction cache)
+  kBandwidth,    // an event's requests x bytes per request / core time, in GiB/s as msprof divides
   kCubeFops, kVectorFops,
   kMemoryBound,      // mte2 ratio / max(mac ratio, vec ratio)
-  kCubeUtilization,  // total cycles / (frequency x cores) / duration: the share of the chip's cube cores busy
+  kCubeUtilization,  // total cycles / (frequency x AI Cores) / duration, in %
 };
-enum class Pipe { kNone, kVector, kCube, kScalar, kMte1, kMte2, kMte3, kFixpipe };
-enum class MemPath { kNone, kUbRead, kUbWrite, kL1Read, kL1Write, kL2Read, kL2Write, kMainRead, kMainWrite };
-enum class CoreKind { kAny, kAic, kAiv };  // kAny: a chip with one AI Core kind
+using prof::CoreKind;
 
 struct PmuColumn {
   std::string name;
   Quantity quantity;
-  Pipe pipe = Pipe::kNone;
-  MemPath path = MemPath::kNone;
+  uint16_t event = 0, event2 = 0;
   CoreKind core = CoreKind::kAny;
 };
 
@@ -68,13 +66,11 @@ const std::vector<std::string>& RooflineColumns();
 
 struct PmuContext {
   prof::TaskType task_type = prof::TaskType::kAiCore;  // on a split-core chip: which core kinds ran it
-  double aic_mhz = 1000;
-  int ai_cores = 1;
-  uint32_t block_dim = 1;
+  uint32_t block_dim = 1, mix_block_dim = 0;
   double duration_us = 0;
 };
-// The value of one column for one task; nullopt prints N/A.
-std::optional<double> PmuValue(const PmuColumn& col, const prof::PmuRecord& p, const PmuContext& ctx);
+// The value of one column for one task; nullopt prints N/A (an event the profile did not collect).
+std::optional<double> PmuValue(const PmuColumn& col, const PmuSample& p, const DeviceInfo& d, const PmuContext& ctx);
 
 // A metric as msprof prints it: rounded to three decimals, trailing zeros dropped but one kept ("0.33", "7.285",
 // "0.0"); whole counts as integers.

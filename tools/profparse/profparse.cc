@@ -20,28 +20,6 @@ bool IsCount(const std::string& v) {
   return !v.empty() && v.size() < 10 && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-struct IterationInfo {
-  uint32_t iteration;
-  uint64_t ns;
-};
-
-// Model start / iteration end per iteration, from the step records.
-Result<std::vector<IterationInfo>> ReadIterations(RawProfile& p) {
-  NPU_ASSIGN_OR_RETURN(auto reader, OpenSlices(p, p.device_dir, "ts_track.data.0"));
-  prof::RecordStream<prof::StepRecord> steps(reader, prof::kStepMagic);
-  std::map<uint32_t, std::pair<uint64_t, uint64_t>> se;
-  for (prof::StepRecord s; steps.Next(s);) {
-    auto& v = se.try_emplace(uint32_t{s.iteration}, 0, 0).first->second;  // a copy: packed field
-    if (s.tag == static_cast<uint16_t>(prof::StepTag::kModelStart)) v.first = s.ticks;
-    if (s.tag == static_cast<uint16_t>(prof::StepTag::kIterationEnd)) v.second = s.ticks;
-  }
-  NPU_RETURN_IF_ERROR(steps.status());
-  std::vector<IterationInfo> out;
-  for (const auto& [it, v] : se)
-    if (v.second >= v.first && v.first) out.push_back({it, v.second - v.first});
-  return out;
-}
-
 int Query(const std::vector<std::string>& dirs, std::ostream& out) {
   out << "Job Info\tDevice ID\tDir Name\tCollection Time\tModel ID\tIteration Number\tTop Time Iteration\tRank ID\n";
   int rc = 0;
@@ -52,16 +30,10 @@ int Query(const std::vector<std::string>& dirs, std::ostream& out) {
       rc = 1;
       continue;
     }
-    auto iters = ReadIterations(p.value());
-    if (!iters.ok()) {
-      cli::PrintError(out, iters.status());
-      rc = 1;
-      continue;
-    }
-    auto v = iters.value();
-    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.ns > b.ns; });
+    std::vector<IterationSpan> v = p.value().iterations;
+    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.end - a.start > b.end - b.start; });
     std::string top;
-    for (size_t i = 0; i < v.size() && i < 5; ++i) top += (i ? "," : "") + std::to_string(v[i].iteration + 1);
+    for (size_t i = 0; i < v.size() && i < 5; ++i) top += (i ? "," : "") + std::to_string(v[i].index + 1);
     std::string name = dir.substr(dir.find_last_of('/') + 1);
     out << "NA\t0\t" << name << "\t" << p.value().device.collection_begin_us << "\t0\t" << v.size() << "\t" << (top.empty() ? "N/A" : top) << "\tN/A\n";
   }
@@ -151,14 +123,13 @@ int RunProfparse(const Options& o, std::ostream& out) {
   for (const auto& dir : dirs.value()) {
     if (o.exp != "on") {  // --parse=on: check the data, print what an export would cover
       auto p = LoadProfile(dir);
-      auto iters = p.ok() ? ReadIterations(p.value()) : Result<std::vector<IterationInfo>>(p.status());
-      if (!iters.ok()) {
-        cli::PrintError(out, iters.status());
+      if (!p.ok()) {
+        cli::PrintError(out, p.status());
         rc = 1;
         continue;
       }
       for (const auto& w : p.value().warnings) out << "[WARNING] " << w << "\n";
-      if (log::ShowInfo()) out << "[INFO] " << dir << ": Model ID 0, " << iters.value().size() << " iteration(s), " << p.value().nodes.size() << " task(s) per iteration\n";
+      if (log::ShowInfo()) out << "[INFO] " << dir << ": Model ID 0, " << p.value().iterations.size() << " iteration(s), " << p.value().nodes.size() << " task(s) per iteration\n";
       continue;
     }
     auto r = o.type == "db" ? ExportDb(dir, o) : ExportProfile(dir, o);
