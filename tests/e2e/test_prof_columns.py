@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import sqlite3
+import struct
 import sys
 import unittest
 
@@ -60,6 +61,17 @@ def profile(soc, metrics="PipeUtilization", db=False):
     if db:
         T.must(PROFPARSE, "--export=on", f"--output={prof}", "--stamp=20260101000000", "--type=db")
     return f"{prof}/mindstudio_profiler_output"
+
+
+def records(folder, name, fmt):
+    """A sliced raw file's records, decoded with Python's struct by msprof's own format string (StructFmt, Ascend/msprof
+    analysis/msparser/data_struct_size_constant.py): an independent reading of the layout."""
+    data = b""
+    for path in sorted(glob.glob(f"{folder}/{name}.slice_*[0-9]"), key=lambda p: int(p.rsplit("_", 1)[1])):
+        with open(path, "rb") as f:
+            data += f.read()
+    size = struct.calcsize("=" + fmt)
+    return [struct.unpack_from("=" + fmt, data, at) for at in range(0, len(data) - size + 1, size)]
 
 
 class Columns(unittest.TestCase):
@@ -120,6 +132,40 @@ class Columns(unittest.TestCase):
         self.assertEqual({(r[1], r[2]) for r in api[1:]}, {("acl", "aclmdlExecute"), ("model", "load"), ("model", "execute"), ("node", "launch")})
         self.assertEqual({r[1] for r in table(REAL, "api_statistic")[1:]}, {"acl", "node"})
         self.assertIn(("node", "launch"), {(r[1], r[2]) for r in table(REAL, "api_statistic")[1:]})
+
+    def test_the_910b_writes_stars_records(self):
+        dev = os.path.join(os.path.dirname(self.b3), "device_0", "data")
+        self.assertEqual(glob.glob(f"{dev}/hwts.data*"), [], "a STARS chip has no HWTS log")
+        # The ACSQ log (ACSQ_TASK_FMT): the func type in the low 6 bits (0 start, 1 end), the SQE type in the high 6.
+        log = records(dev, "stars_soc.data.0", "4HQHH11L")
+        self.assertTrue(log and all(r[0] & 63 in (0, 1) for r in log))
+        opened, spans = {}, {}
+        for r in log:
+            if r[0] & 63 == 0:
+                opened[(r[2], r[3])] = r[4]
+            else:
+                spans.setdefault((r[2], r[3]), []).append(r[4] - opened.pop((r[2], r[3])))
+        summary = table(self.b3, "op_summary")
+        col = {c: i for i, c in enumerate(summary[0])}
+        ns = lambda cell: int(cell.strip().replace(".", ""))  # noqa: E731
+        for r in summary[1:]:
+            self.assertIn(ns(r[col["Task Duration(us)"]]), spans[(int(r[col["Stream ID"]]), int(r[col["Task ID"]]))])
+        # The FFTS context PMU (FFTS_PMU_FMT, func type 0b101000): one AIC record for a cube task (ffts type 0), one
+        # AIV record for a vector task, both parts of a MIX_AIC task (ffts type 4, sub-task types 6 and 7).
+        pmu = records(dev, "ffts_profile.data.0", "4HQ4HQ12Q")
+        self.assertTrue(all(r[0] & 63 == 0b101000 for r in pmu))
+        parts = {}
+        for r in pmu:
+            ffts, sub = r[7] >> 13, r[5] & 0xFF
+            kind = ("AIV" if sub == 7 else "AIC") if ffts == 4 else ("AIC" if ffts == 0 else "AIV")
+            parts.setdefault((r[2], r[3]), []).append((kind, r[10]))
+        for r in summary[1:]:
+            mine = parts[(int(r[col["Stream ID"]]), int(r[col["Task ID"]]))][:2 if r[col["Task Type"]] == "MIX_AIC" else 1]
+            want = {"AI_CORE": {"AIC"}, "AI_VECTOR_CORE": {"AIV"}, "MIX_AIC": {"AIC", "AIV"}}[r[col["Task Type"]]]
+            self.assertEqual({k for k, _ in mine}, want, r[col["Op Name"]])
+            cycles = dict(mine)
+            self.assertEqual(cycles.get("AIC", 0), int(r[col["aic_total_cycles"]]))
+            self.assertEqual(cycles.get("AIV", 0), int(r[col["aiv_total_cycles"]]))
 
     def test_the_db_holds_the_tasks_of_op_summary(self):
         con = sqlite3.connect(f"file:{self.b3}/msprof_20260101000000.db?mode=ro", uri=True)

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import sys
 import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -61,6 +62,28 @@ def ns(text):
     near 1.8e15)."""
     whole, _, frac = text.rstrip("\t").partition(".")
     return int(whole) * 1000 + int((frac + "000")[:3])
+
+
+def raw_records(folder, name, fmt):
+    """Every record of a sliced raw file, decoded with Python's struct by msprof's own format string (StructFmt in
+    Ascend/msprof analysis/msparser/data_struct_size_constant.py): an independent reading of the layout."""
+    size = struct.calcsize("=" + fmt)
+    data = slices(folder, name)
+    return [struct.unpack_from("=" + fmt, data, at) for at in range(0, len(data) - size + 1, size)]
+
+
+def slices(folder, name):
+    paths = sorted(glob.glob(f"{folder}/{name}.slice_*[0-9]"), key=lambda p: int(p.rsplit("_", 1)[1]))
+    data = b""
+    for path in paths:
+        with open(path, "rb") as f:
+            data += f.read()
+    return data
+
+
+def hash_dic(prof):
+    text = slices(f"{prof}/host/data", "unaging.additional.hash_dic").decode()
+    return {int(k): v for k, _, v in (line.partition(":") for line in text.splitlines())}
 
 
 def load_json(path):
@@ -137,6 +160,45 @@ class Profiling(unittest.TestCase):
         cpu = [r for r in table[1:] if r[col["Task Type"]] == "AI_CPU"]
         self.assertTrue(cpu)
         self.assertTrue(all(r[i] == "N/A" for r in cpu for i in range(col["aicore_time(us)"], len(r))))
+
+    def test_raw_records_decode_with_msprofs_struct_formats(self):
+        dev, host = f"{self.prof}/device_0/data", f"{self.prof}/host/data"
+        # HWTS log (HWTS_LOG_FMT): byte 0's low 3 bits the log type, its high 4 a counter; task id, syscnt, stream.
+        log = raw_records(dev, "hwts.data.0", "BBHHHQ12I")
+        counters = [r[0] >> 4 for r in log]
+        self.assertTrue(all(b == (a + 1) % 16 for a, b in zip(counters, counters[1:])), "no record lost")
+        opened, pairs = {}, []
+        for r in log:
+            key = (r[6] % 2048, r[4])
+            if r[0] & 7 == 0:
+                opened[key] = r[5]
+            else:
+                pairs.append((key, r[5] - opened.pop(key)))
+        self.assertEqual(opened, {})
+        tt = [(int(r[3]), int(r[4]), ns(r[5])) for r in rows(self.prof, "task_time")[1:]]
+        self.assertEqual(sorted(tt), sorted((s, t, d) for (s, t), d in pairs))  # 1 GHz ticks: one tick one ns
+        # AI Core PMU (AIC_PMU_FMT): task id, total cycles, the 8 events sample.json lists, stream id.
+        pmu = raw_records(dev, "aicore.data.0", "BBHHHII10Q8I")
+        summary = rows(self.prof, "op_summary")
+        col = {c: i for i, c in enumerate(summary[0])}
+        self.assertEqual([(r[17] % 2048, r[4], r[7]) for r in pmu],
+                         [(int(r[col["Stream ID"]]), int(r[col["Task ID"]]), int(r[col["total_cycles"]])) for r in summary[1:]])
+        events = load_json(f"{self.prof}/device_0/sample.json")["ai_core_profiling_events"].split(",")
+        mac = [r[9 + events.index("0xa")] / r[7] for r in pmu]
+        self.assertEqual([f"{m:.3f}".rstrip("0").rstrip(".") for m in mac],
+                         [r[col["mac_ratio"]].rstrip("0").rstrip(".") for r in summary[1:]])
+        # Step trace (STEP_TRACE_FMT, ts_track tag 10): model start 0, model end 1, iteration end 4 per iteration.
+        steps = raw_records(dev, "ts_track.data.0", "BBHLQQQHHHH")
+        self.assertEqual([(r[1], r[5], r[9]) for r in steps], [(10, i, tag) for i in range(1, LOOPS + 1) for tag in (0, 1, 4)])
+        # Host records open with the magic 0x5A5A and a level; node_basic_info names each op through hash_dic.
+        names = hash_dic(self.prof)
+        apis = raw_records(host, "unaging.api_event.data", "HHIIIQQQ")
+        self.assertTrue(all(r[0] == 0x5A5A and r[1] in (20000, 15000, 10000) for r in apis))
+        nodes = raw_records(host, "aging.compact.node_basic_info", "HHIIIQQIQIIQI")
+        self.assertTrue(all(r[0] == 0x5A5A and r[1] == 10000 for r in nodes))
+        self.assertEqual({names[r[6]] for r in nodes}, {r[col["Op Name"]] for r in summary[1:]})
+        tracks = raw_records(host, "aging.compact.task_track", "HHIIIQHHHHQQ16B")
+        self.assertEqual(len(tracks), len(nodes) + 2, "one per launched task, and the runtime's two")
 
     def test_timeline_is_trace_event_json_with_one_slice_per_task(self):
         files = glob.glob(f"{self.prof}/mindstudio_profiler_output/msprof_*.json")
@@ -250,6 +312,10 @@ class Profiling(unittest.TestCase):
         self.assertEqual(host, ["aging.additional.tensor_info", "aging.compact.node_attr_info", "aging.compact.node_basic_info",
                                 "aging.compact.task_track", "unaging.additional.hash_dic", "unaging.additional.type_info_dic",
                                 "unaging.api_event.data"])
+        # analyze/, which msprof-analyze's cluster mode wants beside mindstudio_profiler_output/: the communication
+        # analysis of `msprof --analyze=on`, one entry per collective op, of which a one-device inference has none.
+        for name in ("communication.json", "communication_matrix.json"):
+            self.assertEqual(load_json(f"{self.prof}/analyze/{name}"), {})
         sample = load_json(f"{dev}/sample.json")
         self.assertEqual(sample["ai_core_profiling_events"], "0x8,0xa,0x9,0xb,0xc,0xd,0x54,0x55")
         # A folder of npukit 0.3 or before (its own record layout; there info.json & co. sat inside data/) is

@@ -275,6 +275,24 @@ msprof_*.json        timeline (chrome://tracing, Perfetto, MindStudio Insight): 
 Tables roll over every 1,000,000 rows into *_slice_<n>_* files.
 )";
 
+// analyze/ as `msprof --analyze=on` writes it: the communication analysis msprof-analyze's cluster mode requires
+// beside mindstudio_profiler_output/. Its files hold one entry per collective-communication op; a profile of
+// one device's inference has none, so they are empty objects (and say so, rather than being missing).
+Status WriteAnalyze(const std::string& prof_dir, ExportResult& res) {
+  const std::string dir = prof_dir + "/analyze";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Status::Error("E13004", "--output", dir, "cannot create the directory: " + ec.message());
+  for (const char* name : {"communication.json", "communication_matrix.json"}) {
+    OutFile f;
+    NPU_ASSIGN_OR_RETURN(f, OutFile::Create(dir, name));
+    f.Write("{}\n");
+    NPU_RETURN_IF_ERROR(f.Commit(""));
+    res.files.push_back(std::string("../analyze/") + name);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o) {
@@ -517,6 +535,7 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
   readme.Write(kReadme);
   NPU_RETURN_IF_ERROR(readme.Commit(""));
   res.files.push_back("README.txt");
+  NPU_RETURN_IF_ERROR(WriteAnalyze(prof_dir, res));
   res.warnings = p.warnings;
   return res;
 }
