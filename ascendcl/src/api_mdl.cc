@@ -1,0 +1,230 @@
+// The C interface of acl_mdl.h: loading, descriptions, datasets and execution over Models.
+#include <cstring>
+
+#include "acl/acl.h"
+#include "errors.h"
+#include "handles.h"
+#include "models.h"
+#include "runtime.h"
+
+using npu::acl::Fail;
+using npu::acl::IoDesc;
+using npu::acl::Models;
+using npu::acl::Runtime;
+
+namespace npu::acl {
+Handles<aclDataBuffer>& DataBuffers();  // api_base.cc
+}  // namespace npu::acl
+
+namespace {
+
+std::unique_lock<std::mutex> Lock() { return std::unique_lock(Runtime::Get().mu); }
+
+npu::acl::Handles<aclmdlDesc>& Descs() {
+  static auto* h = new npu::acl::Handles<aclmdlDesc>();
+  return *h;
+}
+npu::acl::Handles<aclmdlDataset>& Datasets() {
+  static auto* h = new npu::acl::Handles<aclmdlDataset>();
+  return *h;
+}
+
+// The input or output `index` of a filled description, or null (recorded as the call's error).
+const IoDesc* Io(const aclmdlDesc* d, size_t index, bool input, const char* call) {
+  if (!Descs().Live(d) || !d->filled) {
+    Fail(ACL_ERROR_INVALID_PARAM, call, "modelDesc is not a description aclmdlGetDesc filled");
+    return nullptr;
+  }
+  const auto& v = input ? d->io.inputs : d->io.outputs;
+  if (index >= v.size()) {
+    Fail(ACL_ERROR_INVALID_PARAM, call, "index " + std::to_string(index) + ": the model has " + std::to_string(v.size()) + (input ? " input(s)" : " output(s)"));
+    return nullptr;
+  }
+  return &v[index];
+}
+
+aclError Dims(const aclmdlDesc* d, size_t index, bool input, aclmdlIODims* dims, const char* call) {
+  const IoDesc* io = Io(d, index, input, call);
+  if (!io) return ACL_ERROR_INVALID_PARAM;
+  if (!dims) return Fail(ACL_ERROR_INVALID_PARAM, call, "dims is null");
+  if (io->dims.size() > ACL_MAX_DIM_CNT) return Fail(ACL_ERROR_INVALID_PARAM, call, io->name + " has more than ACL_MAX_DIM_CNT dims");
+  std::memset(dims, 0, sizeof *dims);
+  std::strncpy(dims->name, io->name.c_str(), ACL_MAX_TENSOR_NAME_LEN - 1);  // CANN truncates longer names too
+  dims->dimCount = io->dims.size();
+  for (size_t i = 0; i < io->dims.size(); ++i) dims->dims[i] = io->dims[i];
+  return ACL_SUCCESS;
+}
+
+aclError IndexByName(const aclmdlDesc* d, const char* name, size_t* index, bool input, const char* call) {
+  if (!Descs().Live(d) || !d->filled) return Fail(ACL_ERROR_INVALID_PARAM, call, "modelDesc is not a description aclmdlGetDesc filled");
+  if (!name || !index) return Fail(ACL_ERROR_INVALID_PARAM, call, "name or index is null");
+  const auto& v = input ? d->io.inputs : d->io.outputs;
+  for (size_t k = 0; k < v.size(); ++k)
+    if (v[k].name == name) {
+      *index = k;
+      return ACL_SUCCESS;
+    }
+  return Fail(ACL_ERROR_INVALID_PARAM, call, std::string("the model has no ") + (input ? "input" : "output") + " named '" + name + "'");
+}
+
+}  // namespace
+
+extern "C" {
+
+aclError aclmdlLoadFromFile(const char* modelPath, uint32_t* modelId) {
+  auto l = Lock();
+  if (aclError e = Runtime::Get().RequireContext("aclmdlLoadFromFile", nullptr)) return e;
+  if (!modelPath) return Fail(ACL_ERROR_INVALID_PARAM, "aclmdlLoadFromFile", "modelPath is null");
+  return Models::Get().LoadFile(modelPath, modelId, "aclmdlLoadFromFile");
+}
+
+aclError aclmdlLoadFromMem(const void* model, size_t modelSize, uint32_t* modelId) {
+  auto l = Lock();
+  if (aclError e = Runtime::Get().RequireContext("aclmdlLoadFromMem", nullptr)) return e;
+  return Models::Get().LoadMem(model, modelSize, modelId);
+}
+
+// The work and weight memory the program gives must be device memory of at least aclmdlQuerySize's sizes;
+// the simulator computes in its own buffers, so the memory is checked and held for the model, not written.
+aclError aclmdlLoadFromFileWithMem(const char* modelPath, uint32_t* modelId, void* workPtr, size_t workSize, void* weightPtr, size_t weightSize) {
+  constexpr const char* kCall = "aclmdlLoadFromFileWithMem";
+  auto l = Lock();
+  if (aclError e = Runtime::Get().RequireContext(kCall, nullptr)) return e;
+  if (!modelPath) return Fail(ACL_ERROR_INVALID_PARAM, kCall, "modelPath is null");
+  size_t need_work = 0, need_weight = 0;
+  if (aclError e = Models::Get().QuerySize(modelPath, &need_work, &need_weight)) return e;
+  const auto& mem = Runtime::Get().memory;
+  if (workPtr) {
+    if (workSize < need_work) return Fail(ACL_ERROR_INVALID_PARAM, kCall, "workSize " + std::to_string(workSize) + " is below the model's " + std::to_string(need_work) + " (aclmdlQuerySize)");
+    if (aclError e = mem.RequireDevice(workPtr, workSize, kCall, "workPtr")) return e;
+  }
+  if (weightPtr) {
+    if (weightSize < need_weight) return Fail(ACL_ERROR_INVALID_PARAM, kCall, "weightSize " + std::to_string(weightSize) + " is below the model's " + std::to_string(need_weight) + " (aclmdlQuerySize)");
+    if (aclError e = mem.RequireDevice(weightPtr, weightSize, kCall, "weightPtr")) return e;
+  }
+  return Models::Get().LoadFile(modelPath, modelId, kCall);
+}
+
+aclError aclmdlQuerySize(const char* fileName, size_t* workSize, size_t* weightSize) {
+  auto l = Lock();
+  if (aclError e = Runtime::Get().RequireInit("aclmdlQuerySize")) return e;
+  if (!fileName) return Fail(ACL_ERROR_INVALID_PARAM, "aclmdlQuerySize", "fileName is null");
+  return Models::Get().QuerySize(fileName, workSize, weightSize);
+}
+
+aclError aclmdlUnload(uint32_t modelId) {
+  auto l = Lock();
+  if (aclError e = Runtime::Get().RequireInit("aclmdlUnload")) return e;
+  return Models::Get().Unload(modelId);
+}
+
+aclmdlDesc* aclmdlCreateDesc(void) { return Descs().Make(aclmdlDesc{}); }
+
+aclError aclmdlDestroyDesc(aclmdlDesc* modelDesc) {
+  if (!Descs().Destroy(modelDesc)) return Fail(ACL_ERROR_INVALID_PARAM, "aclmdlDestroyDesc", "modelDesc is not a live description (aclmdlCreateDesc)");
+  return ACL_SUCCESS;
+}
+
+aclError aclmdlGetDesc(aclmdlDesc* modelDesc, uint32_t modelId) {
+  auto l = Lock();
+  if (aclError e = Runtime::Get().RequireInit("aclmdlGetDesc")) return e;
+  if (!Descs().Live(modelDesc)) return Fail(ACL_ERROR_INVALID_PARAM, "aclmdlGetDesc", "modelDesc is not a live description (aclmdlCreateDesc)");
+  if (aclError e = Models::Get().Describe(modelId, &modelDesc->io, "aclmdlGetDesc")) return e;
+  modelDesc->filled = true;
+  return ACL_SUCCESS;
+}
+
+size_t aclmdlGetNumInputs(aclmdlDesc* modelDesc) { return Descs().Live(modelDesc) ? modelDesc->io.inputs.size() : 0; }
+size_t aclmdlGetNumOutputs(aclmdlDesc* modelDesc) { return Descs().Live(modelDesc) ? modelDesc->io.outputs.size() : 0; }
+
+size_t aclmdlGetInputSizeByIndex(aclmdlDesc* modelDesc, size_t index) {
+  const IoDesc* io = Io(modelDesc, index, true, "aclmdlGetInputSizeByIndex");
+  return io ? io->bytes : 0;
+}
+
+size_t aclmdlGetOutputSizeByIndex(aclmdlDesc* modelDesc, size_t index) {
+  const IoDesc* io = Io(modelDesc, index, false, "aclmdlGetOutputSizeByIndex");
+  return io ? io->bytes : 0;
+}
+
+aclError aclmdlGetInputDims(const aclmdlDesc* modelDesc, size_t index, aclmdlIODims* dims) { return Dims(modelDesc, index, true, dims, "aclmdlGetInputDims"); }
+aclError aclmdlGetOutputDims(const aclmdlDesc* modelDesc, size_t index, aclmdlIODims* dims) { return Dims(modelDesc, index, false, dims, "aclmdlGetOutputDims"); }
+// A static model's outputs always have their declared dims.
+aclError aclmdlGetCurOutputDims(const aclmdlDesc* modelDesc, size_t index, aclmdlIODims* dims) { return Dims(modelDesc, index, false, dims, "aclmdlGetCurOutputDims"); }
+
+const char* aclmdlGetInputNameByIndex(const aclmdlDesc* modelDesc, size_t index) {
+  const IoDesc* io = Io(modelDesc, index, true, "aclmdlGetInputNameByIndex");
+  return io ? io->name.c_str() : "";
+}
+
+const char* aclmdlGetOutputNameByIndex(const aclmdlDesc* modelDesc, size_t index) {
+  const IoDesc* io = Io(modelDesc, index, false, "aclmdlGetOutputNameByIndex");
+  return io ? io->name.c_str() : "";
+}
+
+// npukit's Format and DType values are GE's, which AscendCL's aclFormat and (for formats) share.
+aclFormat aclmdlGetInputFormat(const aclmdlDesc* modelDesc, size_t index) {
+  const IoDesc* io = Io(modelDesc, index, true, "aclmdlGetInputFormat");
+  return io ? static_cast<aclFormat>(io->format) : ACL_FORMAT_UNDEFINED;
+}
+
+aclFormat aclmdlGetOutputFormat(const aclmdlDesc* modelDesc, size_t index) {
+  const IoDesc* io = Io(modelDesc, index, false, "aclmdlGetOutputFormat");
+  return io ? static_cast<aclFormat>(io->format) : ACL_FORMAT_UNDEFINED;
+}
+
+aclDataType aclmdlGetInputDataType(const aclmdlDesc* modelDesc, size_t index) {
+  const IoDesc* io = Io(modelDesc, index, true, "aclmdlGetInputDataType");
+  return io ? npu::acl::AclDataType(io->dtype) : ACL_DT_UNDEFINED;
+}
+
+aclDataType aclmdlGetOutputDataType(const aclmdlDesc* modelDesc, size_t index) {
+  const IoDesc* io = Io(modelDesc, index, false, "aclmdlGetOutputDataType");
+  return io ? npu::acl::AclDataType(io->dtype) : ACL_DT_UNDEFINED;
+}
+
+aclError aclmdlGetInputIndexByName(const aclmdlDesc* modelDesc, const char* name, size_t* index) {
+  return IndexByName(modelDesc, name, index, true, "aclmdlGetInputIndexByName");
+}
+
+aclError aclmdlGetOutputIndexByName(const aclmdlDesc* modelDesc, const char* name, size_t* index) {
+  return IndexByName(modelDesc, name, index, false, "aclmdlGetOutputIndexByName");
+}
+
+aclmdlDataset* aclmdlCreateDataset(void) { return Datasets().Make(aclmdlDataset{}); }
+
+aclError aclmdlDestroyDataset(const aclmdlDataset* dataset) {
+  if (!Datasets().Destroy(dataset)) return Fail(ACL_ERROR_INVALID_PARAM, "aclmdlDestroyDataset", "dataset is not a live dataset (aclmdlCreateDataset)");
+  return ACL_SUCCESS;
+}
+
+aclError aclmdlAddDatasetBuffer(aclmdlDataset* dataset, aclDataBuffer* dataBuffer) {
+  if (!Datasets().Live(dataset)) return Fail(ACL_ERROR_INVALID_PARAM, "aclmdlAddDatasetBuffer", "dataset is not a live dataset (aclmdlCreateDataset)");
+  if (!npu::acl::DataBuffers().Live(dataBuffer)) return Fail(ACL_ERROR_INVALID_PARAM, "aclmdlAddDatasetBuffer", "dataBuffer is not a live buffer (aclCreateDataBuffer)");
+  dataset->buffers.push_back(dataBuffer);
+  return ACL_SUCCESS;
+}
+
+size_t aclmdlGetDatasetNumBuffers(const aclmdlDataset* dataset) { return Datasets().Live(dataset) ? dataset->buffers.size() : 0; }
+
+aclDataBuffer* aclmdlGetDatasetBuffer(const aclmdlDataset* dataset, size_t index) {
+  return Datasets().Live(dataset) && index < dataset->buffers.size() ? dataset->buffers[index] : nullptr;
+}
+
+aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset* input, aclmdlDataset* output) {
+  return aclmdlExecuteAsync(modelId, input, output, nullptr);  // the default stream; work runs as it is issued
+}
+
+aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset* input, aclmdlDataset* output, aclrtStream stream) {
+  const char* call = stream ? "aclmdlExecuteAsync" : "aclmdlExecute";
+  auto l = Lock();
+  npu::acl::Stream* s = nullptr;
+  if (aclError e = Runtime::Get().FindStream(stream, call, &s)) return e;
+  if (!Datasets().Live(input) || !Datasets().Live(output)) return Fail(ACL_ERROR_INVALID_PARAM, call, "input or output is not a live dataset (aclmdlCreateDataset)");
+  for (const aclmdlDataset* d : {input, static_cast<const aclmdlDataset*>(output)})
+    for (const aclDataBuffer* b : d->buffers)
+      if (!npu::acl::DataBuffers().Live(b)) return Fail(ACL_ERROR_INVALID_PARAM, call, "a dataset holds a data buffer that was destroyed");
+  return Models::Get().Execute(modelId, input, output, *s, call);
+}
+
+}  // extern "C"

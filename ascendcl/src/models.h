@@ -1,0 +1,70 @@
+// Offline models under AscendCL: loading an .om into a runtime Session (the simulated SoC it was converted for),
+// describing its inputs and outputs as AscendCL does, and executing it on device buffers.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "acl/acl_mdl.h"
+#include "prof/collector.h"
+#include "runtime/runtime.h"
+
+// The C interface's opaque types.
+struct aclDataBuffer {
+  void* data;
+  size_t size;
+};
+struct aclmdlDataset {
+  std::vector<aclDataBuffer*> buffers;
+};
+
+namespace npu::acl {
+
+struct Stream;
+
+// One input or output as the device sees it: the shape and format atc gave it on the device, its bytes.
+struct IoDesc {
+  std::string name;
+  DType dtype = DType::kF32;
+  Format format = Format::kND;
+  Shape dims;
+  size_t bytes = 0;
+};
+struct ModelIo {
+  std::vector<IoDesc> inputs, outputs;
+};
+
+// AscendCL's code of a dtype (aclDataType: ge::DataType's numbering, not the ge.proto numbering DType keeps).
+aclDataType AclDataType(DType t);
+
+class Models {
+ public:
+  static Models& Get();
+  aclError LoadFile(const std::string& path, uint32_t* id, const char* call);
+  aclError LoadMem(const void* bytes, size_t size, uint32_t* id);
+  aclError Unload(uint32_t id);
+  void UnloadAll();
+  // The work (feature map) and weight bytes of an .om, as aclmdlQuerySize reports them.
+  aclError QuerySize(const std::string& path, size_t* work, size_t* weight);
+  aclError Describe(uint32_t id, ModelIo* io, const char* call);
+  // Runs model `id` on `stream` (its simulated clock advances by the iteration's time).
+  aclError Execute(uint32_t id, const aclmdlDataset* input, aclmdlDataset* output, Stream& stream, const char* call);
+
+ private:
+  struct Loaded {
+    std::unique_ptr<Session> session;
+    ModelIo io;
+    std::unique_ptr<prof::Collector> collector;  // acl.json's profiler section was on at load
+  };
+  std::map<uint32_t, Loaded> models_;
+  uint32_t next_id_ = 1;
+};
+
+}  // namespace npu::acl
+
+// aclmdlDesc: a snapshot of a loaded model's inputs and outputs.
+struct aclmdlDesc {
+  npu::acl::ModelIo io;
+  bool filled = false;
+};

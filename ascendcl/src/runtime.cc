@@ -1,0 +1,197 @@
+#include "runtime.h"
+
+#include <nlohmann/json.hpp>
+
+#include "base/file_io.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "errors.h"
+#include "models.h"
+
+namespace npu::acl {
+namespace {
+thread_local Context* current_context = nullptr;
+}  // namespace
+
+Runtime& Runtime::Get() {
+  static Runtime* runtime = new Runtime();  // never destroyed: programs call aclFinalize from atexit handlers too
+  return *runtime;
+}
+
+aclError Runtime::Init(const char* config_path) {
+  if (initialized_) return Fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit", "AscendCL is initialized already; call aclInit once per process");
+  prof::ProfilerConfig profiler_config;
+  if (config_path && *config_path) {
+    if (!FileExists(config_path)) return Fail(ACL_ERROR_INVALID_FILE, "aclInit", std::string("configPath ") + config_path + ": no such file");
+    auto text = ReadFileToString(config_path);
+    if (!text.ok()) return Fail(ACL_ERROR_INVALID_FILE, "aclInit", text.status().message());
+    const nlohmann::json j = ParseJson(text.value());
+    // An empty file is an empty configuration, as CANN reads it.
+    if (!text.value().empty() && (j.is_discarded() || !j.is_object()))
+      return Fail(ACL_ERROR_PARSE_FILE, "aclInit", std::string("configPath ") + config_path + " is not a JSON object; give {} or the dump and profiler sections");
+    if (j.is_object() && j.contains("dump"))  // said, not silently dropped: msame --acl_json_path applies it
+      log::Write(log::Level::kWarning, "ACL", std::string("aclInit: the dump section of ") + config_path +
+                                                  " is not applied by npukit's libascendcl yet; msame --acl_json_path dumps with it");
+    auto p = prof::ParseProfilerConfig(config_path);
+    if (!p.ok()) return Fail(ACL_ERROR_INVALID_PROFILING_CONFIG, "aclInit", p.status().message());
+    profiler_config = std::move(p).value();
+  }
+  if (auto env = prof::ProfilerConfigFromEnv(); !env.ok()) {
+    return Fail(ACL_ERROR_INVALID_PROFILING_CONFIG, "aclInit", env.status().message());
+  } else if (env.value().enabled && !profiler_config.enabled) {
+    profiler_config = std::move(env).value();
+  }
+  profiler = std::move(profiler_config);
+  initialized_ = true;
+  return ACL_SUCCESS;
+}
+
+aclError Runtime::Finalize() {
+  if (!initialized_) return Fail(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize", "AscendCL is not initialized (aclFinalize ran already, or aclInit never did)");
+  Models::Get().UnloadAll();
+  streams_.clear();
+  events_.clear();
+  contexts_.clear();
+  memory.Clear();
+  set_device_count_ = 0;
+  current_context = nullptr;
+  initialized_ = false;
+  return ACL_SUCCESS;
+}
+
+aclError Runtime::RequireInit(const char* call) const {
+  return initialized_ ? ACL_SUCCESS : Fail(ACL_ERROR_UNINITIALIZE, call, "AscendCL is not initialized; call aclInit first");
+}
+
+aclError Runtime::RequireContext(const char* call, Context** ctx) {
+  if (aclError e = RequireInit(call)) return e;
+  if (!current_context || !contexts_.count(current_context))
+    return Fail(ACL_ERROR_RT_CONTEXT_NULL, call, "this thread has no current context; call aclrtSetDevice or aclrtSetCurrentContext first");
+  if (ctx) *ctx = current_context;
+  return ACL_SUCCESS;
+}
+
+aclError Runtime::SetDevice(int32_t device) {
+  if (aclError e = RequireInit("aclrtSetDevice")) return e;
+  if (device < 0 || device >= kDeviceCount)
+    return Fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtSetDevice", "deviceId " + std::to_string(device) + ": the simulated NPU has device 0 only");
+  Context* def = nullptr;
+  for (auto& [p, c] : contexts_)
+    if (c->is_default && c->device == device) def = p;
+  if (!def) {
+    auto c = std::make_unique<Context>();
+    c->device = device;
+    c->is_default = true;
+    def = c.get();
+    contexts_.emplace(def, std::move(c));
+  }
+  ++set_device_count_;
+  current_context = def;
+  return ACL_SUCCESS;
+}
+
+aclError Runtime::ResetDevice(int32_t device) {
+  if (aclError e = RequireInit("aclrtResetDevice")) return e;
+  if (device < 0 || device >= kDeviceCount)
+    return Fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDevice", "deviceId " + std::to_string(device) + ": the simulated NPU has device 0 only");
+  if (set_device_count_ == 0) return Fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDevice", "device 0 was not set (aclrtSetDevice)");
+  if (--set_device_count_ > 0) return ACL_SUCCESS;
+  // The last reset releases the device: its contexts, streams and events. Memory stays until aclFinalize.
+  for (auto it = streams_.begin(); it != streams_.end();) it = it->second->context && it->second->context->device == device ? streams_.erase(it) : std::next(it);
+  for (auto it = contexts_.begin(); it != contexts_.end();) it = it->second->device == device ? contexts_.erase(it) : std::next(it);
+  current_context = nullptr;
+  return ACL_SUCCESS;
+}
+
+aclError Runtime::CreateContext(int32_t device, Context** out) {
+  if (aclError e = RequireInit("aclrtCreateContext")) return e;
+  if (!out) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateContext", "context is null");
+  if (device < 0 || device >= kDeviceCount)
+    return Fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtCreateContext", "deviceId " + std::to_string(device) + ": the simulated NPU has device 0 only");
+  auto c = std::make_unique<Context>();
+  c->device = device;
+  *out = c.get();
+  contexts_.emplace(c.get(), std::move(c));
+  current_context = *out;  // as CANN: the new context is the thread's current one
+  return ACL_SUCCESS;
+}
+
+aclError Runtime::DestroyContext(void* handle) {
+  if (aclError e = RequireInit("aclrtDestroyContext")) return e;
+  auto it = contexts_.find(static_cast<Context*>(handle));
+  if (it == contexts_.end() || it->second->is_default)
+    return Fail(ACL_ERROR_RT_PARAM_INVALID, "aclrtDestroyContext", "context " + PointerText(handle) + " is not one aclrtCreateContext made (or it was destroyed)");
+  for (auto s = streams_.begin(); s != streams_.end();) s = s->second->context == it->first ? streams_.erase(s) : std::next(s);
+  if (current_context == it->first) current_context = nullptr;
+  contexts_.erase(it);
+  return ACL_SUCCESS;
+}
+
+aclError Runtime::SetCurrentContext(void* handle) {
+  if (aclError e = RequireInit("aclrtSetCurrentContext")) return e;
+  auto it = contexts_.find(static_cast<Context*>(handle));
+  if (it == contexts_.end()) return Fail(ACL_ERROR_RT_PARAM_INVALID, "aclrtSetCurrentContext", "context " + PointerText(handle) + " is not a live context");
+  current_context = it->first;
+  return ACL_SUCCESS;
+}
+
+Context* Runtime::current() const { return current_context; }
+
+aclError Runtime::FindStream(void* handle, const char* call, Stream** out) {
+  Context* ctx = nullptr;
+  if (aclError e = RequireContext(call, &ctx)) return e;
+  if (!handle) {
+    *out = ctx->default_stream.get();
+    return ACL_SUCCESS;
+  }
+  auto it = streams_.find(static_cast<Stream*>(handle));
+  if (it == streams_.end()) return Fail(ACL_ERROR_RT_PARAM_INVALID, call, "stream " + PointerText(handle) + " is not a live stream (aclrtCreateStream)");
+  if (it->second->context != ctx)
+    return Fail(ACL_ERROR_RT_STREAM_CONTEXT, call, "stream " + PointerText(handle) + " belongs to another context than the thread's current one");
+  *out = it->first;
+  return ACL_SUCCESS;
+}
+
+aclError Runtime::CreateStream(Stream** out) {
+  Context* ctx = nullptr;
+  if (aclError e = RequireContext("aclrtCreateStream", &ctx)) return e;
+  if (!out) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateStream", "stream is null");
+  auto s = std::make_unique<Stream>();
+  s->context = ctx;
+  *out = s.get();
+  streams_.emplace(s.get(), std::move(s));
+  return ACL_SUCCESS;
+}
+
+aclError Runtime::DestroyStream(void* handle) {
+  if (aclError e = RequireInit("aclrtDestroyStream")) return e;
+  if (!streams_.erase(static_cast<Stream*>(handle)))
+    return Fail(ACL_ERROR_RT_PARAM_INVALID, "aclrtDestroyStream", "stream " + PointerText(handle) + " is not a live stream (aclrtCreateStream)");
+  return ACL_SUCCESS;
+}
+
+aclError Runtime::CreateEvent(Event** out) {
+  if (aclError e = RequireContext("aclrtCreateEvent", nullptr)) return e;
+  if (!out) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateEvent", "event is null");
+  auto ev = std::make_unique<Event>();
+  *out = ev.get();
+  events_.emplace(ev.get(), std::move(ev));
+  return ACL_SUCCESS;
+}
+
+aclError Runtime::DestroyEvent(void* handle) {
+  if (aclError e = RequireInit("aclrtDestroyEvent")) return e;
+  if (!events_.erase(static_cast<Event*>(handle)))
+    return Fail(ACL_ERROR_RT_PARAM_INVALID, "aclrtDestroyEvent", "event " + PointerText(handle) + " is not a live event (aclrtCreateEvent)");
+  return ACL_SUCCESS;
+}
+
+aclError Runtime::FindEvent(void* handle, const char* call, Event** out) {
+  if (aclError e = RequireInit(call)) return e;
+  auto it = events_.find(static_cast<Event*>(handle));
+  if (it == events_.end()) return Fail(ACL_ERROR_RT_PARAM_INVALID, call, "event " + PointerText(handle) + " is not a live event (aclrtCreateEvent)");
+  *out = it->first;
+  return ACL_SUCCESS;
+}
+
+}  // namespace npu::acl

@@ -1,0 +1,72 @@
+// The state of npukit's AscendCL in a process: initialisation, the device and its contexts, streams and events,
+// the memory book and the loaded models. One instance (Runtime::Get), guarded by one mutex; the current context
+// is per thread, as CANN keeps it.
+#pragma once
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "acl/acl_base.h"
+#include "memory.h"
+#include "prof/collector.h"
+
+namespace npu::acl {
+
+struct Context;
+struct Stream {
+  Context* context = nullptr;
+  double clock_ns = 0;  // simulated device time of the work issued to it
+};
+struct Context {
+  int32_t device = 0;
+  bool is_default = false;  // the one aclrtSetDevice makes; aclrtResetDevice ends it
+  std::unique_ptr<Stream> default_stream = std::make_unique<Stream>();
+};
+struct Event {
+  std::optional<double> at_ns;  // the recording stream's clock when recorded
+};
+
+class Runtime {
+ public:
+  static Runtime& Get();
+  std::mutex mu;  // every call holds it: the simulated device runs one thing at a time
+
+  aclError Init(const char* config_path);
+  aclError Finalize();
+  // ACL_SUCCESS when aclInit ran (and aclFinalize did not), else ACL_ERROR_UNINITIALIZE recorded for `call`.
+  aclError RequireInit(const char* call) const;
+  // ... and a current context on this thread (aclrtSetDevice or aclrtSetCurrentContext ran): `ctx` is it.
+  aclError RequireContext(const char* call, Context** ctx);
+
+  aclError SetDevice(int32_t device);
+  aclError ResetDevice(int32_t device);
+  aclError CreateContext(int32_t device, Context** out);
+  aclError DestroyContext(void* handle);
+  aclError SetCurrentContext(void* handle);
+  Context* current() const;
+  // The stream a handle names (null: the current context's default stream); an error for another handle.
+  aclError FindStream(void* handle, const char* call, Stream** out);
+  aclError CreateStream(Stream** out);
+  aclError DestroyStream(void* handle);
+  aclError CreateEvent(Event** out);
+  aclError DestroyEvent(void* handle);
+  aclError FindEvent(void* handle, const char* call, Event** out);
+
+  MemoryBook memory;
+  // acl.json's profiler section, applied to every model loaded after aclInit (profiling as msame collects it).
+  prof::ProfilerConfig profiler;
+
+ private:
+  bool initialized_ = false;
+  int set_device_count_ = 0;  // aclrtSetDevice calls not yet reset
+  std::map<Context*, std::unique_ptr<Context>> contexts_;
+  std::map<Stream*, std::unique_ptr<Stream>> streams_;
+  std::map<Event*, std::unique_ptr<Event>> events_;
+};
+
+// The simulated NPU has one device.
+constexpr int32_t kDeviceCount = 1;
+
+}  // namespace npu::acl

@@ -1,0 +1,128 @@
+#!/usr/bin/python3
+"""AscendCL on the simulated NPU: a program written for an Ascend device (tests/acl/sample, with its own
+CMakeLists as Ascend's samples have one) builds against npukit's toolkit layout (DDK_PATH, NPU_HOST_LIB) and runs
+unchanged: the outputs msame gives, byte for byte, for npukit's .om and a CANN-built one, loaded from a file or
+from memory; the device time between two events is the simulated time msame reports; acl.json's profiler
+section writes a PROF folder profparse exports; only the C interface is exported; errors reach the program.
+
+usage: test_acl.py SOURCE_DIR BUILD_DIR WORK_DIR
+"""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import unittest
+
+import numpy as np
+
+SOURCE, BUILD, WORK = sys.argv[1:4]
+sys.path.insert(0, os.path.join(SOURCE, "tests"))
+import testlib as T  # noqa: E402
+
+ATC, MSAME, PROFPARSE = (f"{BUILD}/tools/{t}/{t}" for t in ("atc", "msame", "profparse"))
+TOOLKIT = f"{BUILD}/ascend-toolkit"
+# What a CANN user exports before building a sample (the samples' READMEs), pointing at npukit's toolkit.
+ENV = {**os.environ, "DDK_PATH": TOOLKIT, "NPU_HOST_LIB": f"{TOOLKIT}/runtime/lib64/stub",
+       "LD_LIBRARY_PATH": f"{TOOLKIT}/runtime/lib64", "ASCEND_PROCESS_LOG_PATH": os.path.join(WORK, "log")}
+SAMPLE = os.path.join(WORK, "sample_build", "main")
+A3C = os.path.join(T.DATA, "om", "a3c_pong_model.om")  # built by CANN's ATC (tests/data/om/README.md)
+
+
+def read(path, mode="r"):
+    with open(path, mode) as f:
+        return f.read()
+
+
+def run(cmd, ok=True):
+    p = subprocess.run([str(c) for c in cmd], cwd=WORK, env=ENV, capture_output=True, text=True)
+    if ok and p.returncode != 0:
+        raise AssertionError(f"{cmd} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def msame_output(model, x_npy, name):
+    out = os.path.join(WORK, name)
+    shutil.rmtree(out, ignore_errors=True)
+    p = run([MSAME, f"--model={model}", f"--input={x_npy}", f"--output={out}"])
+    (path,) = glob.glob(f"{out}/**/*output_0.bin", recursive=True)
+    return read(path, "rb"), p.stdout
+
+
+class Sample(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        shutil.rmtree(WORK, ignore_errors=True)
+        os.makedirs(WORK)
+        run(["cmake", "-S", os.path.join(SOURCE, "tests", "acl", "sample"), "-B", os.path.join(WORK, "sample_build"), "-DCMAKE_BUILD_TYPE=Release"])
+        run(["cmake", "--build", os.path.join(WORK, "sample_build")])
+        run([ATC, "--framework=5", f"--model={T.EXAMPLES}/tinynet.onnx", "--output=tiny", "--soc_version=Ascend310P3"])
+        x = np.random.default_rng(5).standard_normal((1, 3, 32, 32)).astype(np.float32)
+        x.tofile(os.path.join(WORK, "x.bin"))
+        np.save(os.path.join(WORK, "x.npy"), x)
+        cls.msame_bytes, cls.msame_log = msame_output("tiny.om", "x.npy", "out_msame")
+
+    def sample(self, *args, ok=True):
+        return run([SAMPLE, *args], ok=ok)
+
+    def test_outputs_are_msames_byte_for_byte(self):
+        p = self.sample("tiny.om", "x.bin", "acl_file")
+        self.assertEqual(read(os.path.join(WORK, "acl_file_0.bin"), "rb"), self.msame_bytes)
+        self.assertRegex(p.stdout, r"output 0 \S+ dtype \d+ format \d+ dims 1 10\n")
+
+    def test_loading_from_memory_gives_the_same(self):
+        self.sample("tiny.om", "x.bin", "acl_mem", "--from-mem")
+        self.assertEqual(read(os.path.join(WORK, "acl_mem_0.bin"), "rb"), self.msame_bytes)
+
+    def test_a_cann_built_om_runs_as_msame_runs_it(self):
+        x = np.random.default_rng(11).random((1, 42, 42, 1)).astype(np.float32)
+        x.tofile(os.path.join(WORK, "a3c.bin"))
+        np.save(os.path.join(WORK, "a3c.npy"), x)
+        want, _ = msame_output(A3C, "a3c.npy", "out_a3c")
+        self.sample(A3C, "a3c.bin", "acl_a3c")
+        got = read(os.path.join(WORK, "acl_a3c_0.bin"), "rb")
+        self.assertEqual(got, want)
+        self.assertIn(int(np.frombuffer(got, np.int32)[0]), range(6))  # an Atari action
+
+    def test_device_time_between_events_is_the_simulated_time(self):
+        p = self.sample("tiny.om", "x.bin", "acl_time")
+        acl_ms = float(re.search(r"device time ([0-9.]+) ms", p.stdout).group(1))
+        sim_ms = float(re.search(r"Simulated NPU time: ([0-9.]+) ms", self.msame_log).group(1))
+        self.assertGreater(acl_ms, 0)
+        self.assertAlmostEqual(acl_ms, sim_ms, delta=1e-3)
+
+    def test_profiling_from_the_acl_json_of_aclinit(self):
+        prof = os.path.join(WORK, "prof")
+        shutil.rmtree(prof, ignore_errors=True)
+        with open(os.path.join(WORK, "acl.json"), "w") as f:
+            json.dump({"profiler": {"switch": "on", "output": prof, "aic_metrics": "PipeUtilization"}}, f)
+        self.sample("tiny.om", "x.bin", "acl_prof", "acl.json")
+        (folder,) = glob.glob(f"{prof}/PROF_*")
+        run([PROFPARSE, "--export=on", f"--output={folder}", "--stamp=20260101000000"])
+        summary = read(glob.glob(f"{folder}/mindstudio_profiler_output/op_summary_*.csv")[0]).splitlines()
+        self.assertGreater(len(summary), 1)
+        api = read(glob.glob(f"{folder}/mindstudio_profiler_output/api_statistic_*.csv")[0])
+        self.assertIn("acl,aclmdlExecute", api)
+
+    def test_errors_reach_the_program_with_their_message(self):
+        p = self.sample("missing.om", "x.bin", "acl_err", ok=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("aclmdlLoadFromFile(argv[1], &model_id) failed: 145002", p.stderr)
+        self.assertIn("missing.om: no such file", p.stderr)
+        with open(os.path.join(WORK, "short.bin"), "wb") as f:
+            f.write(b"\0" * 8)
+        p = self.sample("tiny.om", "short.bin", "acl_err", ok=False)
+        self.assertIn("input file has 8 bytes", p.stderr)
+
+    def test_only_the_c_interface_is_exported(self):
+        names = run(["nm", "-D", "--defined-only", f"{TOOLKIT}/runtime/lib64/libascendcl.so"]).stdout.split()[2::3]
+        self.assertIn("aclmdlExecute", names)
+        # C names are AscendCL's; C++ names only the standard library's unique template symbols, none of npukit's.
+        self.assertEqual([n for n in names if not n.startswith(("acl", "_Z"))], [])
+        self.assertEqual([n for n in names if "3npu" in n], [], "npukit's own symbols stay inside")
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)
