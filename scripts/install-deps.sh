@@ -8,7 +8,8 @@ what=${1:-all}
 # but libdnnl-dev only recommends the package and apt runs here without recommends.
 build_pkgs=(cmake g++ make ccache pkg-config libprotobuf-dev protobuf-compiler libonnx-dev
             libeigen3-dev libdnnl-dev ocl-icd-opencl-dev libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libhdf5-dev
-            libtree-sitter-dev libxlsxwriter-dev libinih-dev libsqlite3-dev ca-certificates)
+            libtree-sitter-dev libxlsxwriter-dev libinih-dev libsqlite3-dev ca-certificates
+            pybind11-dev python3-dev)  # pyACL, the Python module `acl` over libascendcl
 # python3-opencv: OpenCV DNN, the independent reference the TensorFlow and Caffe tests compare with.
 # dpkg-dev and file: cpack -G DEB reads the .deb's dependencies off the binaries (make package and its test).
 test_pkgs=(dpkg-dev file python3 python3-numpy libopenblas0-pthread python3-onnx python3-torch python3-torchvision

@@ -26,7 +26,8 @@ ATC, MSAME, PROFPARSE = (f"{BUILD}/tools/{t}/{t}" for t in ("atc", "msame", "pro
 TOOLKIT = f"{BUILD}/ascend-toolkit"
 # What a CANN user exports before building a sample (the samples' READMEs), pointing at npukit's toolkit.
 ENV = {**os.environ, "DDK_PATH": TOOLKIT, "NPU_HOST_LIB": f"{TOOLKIT}/runtime/lib64/stub",
-       "LD_LIBRARY_PATH": f"{TOOLKIT}/runtime/lib64", "ASCEND_PROCESS_LOG_PATH": os.path.join(WORK, "log")}
+       "LD_LIBRARY_PATH": f"{TOOLKIT}/runtime/lib64", "PYTHONPATH": f"{TOOLKIT}/python/site-packages",
+       "ASCEND_PROCESS_LOG_PATH": os.path.join(WORK, "log")}
 SAMPLE = os.path.join(WORK, "sample_build", "main")
 A3C = os.path.join(T.DATA, "om", "a3c_pong_model.om")  # built by CANN's ATC (tests/data/om/README.md)
 
@@ -115,6 +116,31 @@ class Sample(unittest.TestCase):
             f.write(b"\0" * 8)
         p = self.sample("tiny.om", "short.bin", "acl_err", ok=False)
         self.assertIn("input file has 8 bytes", p.stderr)
+
+    def test_a_pyacl_program_gives_the_same(self):
+        p = run([T.PY, os.path.join(SOURCE, "tests", "acl", "sample_py", "classify.py"), "tiny.om", "x.npy", "py_out.npy"])
+        y = np.load(os.path.join(WORK, "py_out.npy"))
+        self.assertEqual(y.tobytes(), self.msame_bytes)
+        self.assertEqual(y.shape, (1, 10))
+        self.assertIn(f"top class {int(y.argmax())}", p.stdout)
+
+    def test_pyacl_conventions(self):
+        code = """
+import acl, numpy as np
+print(acl.rt.set_device(0))                       # before acl.init: ret only
+print(acl.init(), acl.rt.set_device(0))
+ctx, ret = acl.rt.create_context(0); print(type(ctx).__name__, ret)
+p, ret = acl.rt.malloc(16, 0); print(ret)
+a = np.arange(4, dtype=np.float32)
+print(acl.rt.memcpy(p, 16, acl.util.numpy_to_ptr(a), 16, 1))
+h, ret = acl.rt.malloc_host(16)
+print(acl.rt.memcpy(h, 16, p, 16, 2), acl.util.ptr_to_numpy(h, (4,), np.dtype(np.float32).num).tolist())
+print(acl.util.ptr_to_bytes(acl.util.bytes_to_ptr(b"npu"), 3))
+print(acl.rt.free(p), acl.rt.free(p), "double free" in acl.get_recent_err_msg())
+print("bytes_to_ptr" in dir(acl.util))
+"""
+        lines = run([T.PY, "-c", code]).stdout.splitlines()
+        self.assertEqual(lines, ["100001", "0 0", "int 0", "0", "0", "0 [0.0, 1.0, 2.0, 3.0]", "b'npu'", "0 107000 True", "True"])
 
     def test_only_the_c_interface_is_exported(self):
         names = run(["nm", "-D", "--defined-only", f"{TOOLKIT}/runtime/lib64/libascendcl.so"]).stdout.split()[2::3]

@@ -1,0 +1,230 @@
+// pyACL: the Python module `acl` over libascendcl, with pyACL's conventions: pointers and handles are Python ints,
+// a call that makes something returns (thing, ret), a call that only acts returns ret, getters return the value.
+// acl.util moves bytes between numpy arrays, bytes objects and pointers.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <tuple>
+
+#include "acl/acl.h"
+
+namespace py = pybind11;
+
+namespace {
+
+using Ptr = uintptr_t;  // how pyACL passes pointers and handles: plain integers
+template <typename T>
+T* As(Ptr p) {
+  return reinterpret_cast<T*>(p);
+}
+template <typename T>
+Ptr Int(T* p) {
+  return reinterpret_cast<Ptr>(p);
+}
+
+py::dict DimsDict(const aclmdlIODims& d) {
+  py::list dims;
+  for (size_t i = 0; i < d.dimCount && i < ACL_MAX_DIM_CNT; ++i) dims.append(d.dims[i]);
+  py::dict out;
+  out["name"] = std::string(d.name);
+  out["dimCount"] = d.dimCount;
+  out["dims"] = dims;
+  return out;
+}
+
+template <aclError (*F)(const aclmdlDesc*, size_t, aclmdlIODims*)>
+std::tuple<py::dict, int> GetDims(Ptr desc, size_t index) {
+  aclmdlIODims d{};
+  const aclError ret = F(As<const aclmdlDesc>(desc), index, &d);
+  return {ret == ACL_SUCCESS ? DimsDict(d) : py::dict(), ret};
+}
+
+// numpy's dtype of a pyACL type code (acl.util.ptr_to_numpy's npy_type is numpy's type number).
+py::dtype NumpyType(int npy_type) { return py::dtype(npy_type); }
+
+void BindRt(py::module_& rt) {
+  rt.def("set_device", [](int32_t id) { return aclrtSetDevice(id); });
+  rt.def("reset_device", [](int32_t id) { return aclrtResetDevice(id); });
+  rt.def("get_device", [] {
+    int32_t id = -1;
+    const aclError ret = aclrtGetDevice(&id);
+    return std::make_tuple(id, ret);
+  });
+  rt.def("get_device_count", [] {
+    uint32_t n = 0;
+    const aclError ret = aclrtGetDeviceCount(&n);
+    return std::make_tuple(n, ret);
+  });
+  rt.def("get_run_mode", [] {
+    aclrtRunMode m = ACL_HOST;
+    const aclError ret = aclrtGetRunMode(&m);
+    return std::make_tuple(static_cast<int>(m), ret);
+  });
+  rt.def("synchronize_device", [] { return aclrtSynchronizeDevice(); });
+  rt.def("create_context", [](int32_t id) {
+    aclrtContext c = nullptr;
+    const aclError ret = aclrtCreateContext(&c, id);
+    return std::make_tuple(Int(c), ret);
+  });
+  rt.def("destroy_context", [](Ptr c) { return aclrtDestroyContext(As<void>(c)); });
+  rt.def("set_context", [](Ptr c) { return aclrtSetCurrentContext(As<void>(c)); });
+  rt.def("get_context", [] {
+    aclrtContext c = nullptr;
+    const aclError ret = aclrtGetCurrentContext(&c);
+    return std::make_tuple(Int(c), ret);
+  });
+  rt.def("create_stream", [] {
+    aclrtStream s = nullptr;
+    const aclError ret = aclrtCreateStream(&s);
+    return std::make_tuple(Int(s), ret);
+  });
+  rt.def("destroy_stream", [](Ptr s) { return aclrtDestroyStream(As<void>(s)); });
+  rt.def("synchronize_stream", [](Ptr s) { return aclrtSynchronizeStream(As<void>(s)); });
+  rt.def("create_event", [] {
+    aclrtEvent e = nullptr;
+    const aclError ret = aclrtCreateEvent(&e);
+    return std::make_tuple(Int(e), ret);
+  });
+  rt.def("destroy_event", [](Ptr e) { return aclrtDestroyEvent(As<void>(e)); });
+  rt.def("record_event", [](Ptr e, Ptr s) { return aclrtRecordEvent(As<void>(e), As<void>(s)); });
+  rt.def("reset_event", [](Ptr e, Ptr s) { return aclrtResetEvent(As<void>(e), As<void>(s)); });
+  rt.def("stream_wait_event", [](Ptr s, Ptr e) { return aclrtStreamWaitEvent(As<void>(s), As<void>(e)); });
+  rt.def("synchronize_event", [](Ptr e) { return aclrtSynchronizeEvent(As<void>(e)); });
+  rt.def("event_elapsed_time", [](Ptr start, Ptr end) {
+    float ms = 0;
+    const aclError ret = aclrtEventElapsedTime(&ms, As<void>(start), As<void>(end));
+    return std::make_tuple(ms, ret);
+  });
+  rt.def("malloc", [](size_t size, int policy) {
+    void* p = nullptr;
+    const aclError ret = aclrtMalloc(&p, size, static_cast<aclrtMemMallocPolicy>(policy));
+    return std::make_tuple(Int(p), ret);
+  });
+  rt.def("free", [](Ptr p) { return aclrtFree(As<void>(p)); });
+  rt.def("malloc_host", [](size_t size) {
+    void* p = nullptr;
+    const aclError ret = aclrtMallocHost(&p, size);
+    return std::make_tuple(Int(p), ret);
+  });
+  rt.def("free_host", [](Ptr p) { return aclrtFreeHost(As<void>(p)); });
+  rt.def("memcpy", [](Ptr dst, size_t dst_max, Ptr src, size_t count, int kind) {
+    return aclrtMemcpy(As<void>(dst), dst_max, As<const void>(src), count, static_cast<aclrtMemcpyKind>(kind));
+  });
+  rt.def("memcpy_async", [](Ptr dst, size_t dst_max, Ptr src, size_t count, int kind, Ptr stream) {
+    return aclrtMemcpyAsync(As<void>(dst), dst_max, As<const void>(src), count, static_cast<aclrtMemcpyKind>(kind), As<void>(stream));
+  });
+  rt.def("memset", [](Ptr p, size_t max, int32_t value, size_t count) { return aclrtMemset(As<void>(p), max, value, count); });
+  rt.def("get_mem_info", [](int attr) {
+    size_t free = 0, total = 0;
+    const aclError ret = aclrtGetMemInfo(static_cast<aclrtMemAttr>(attr), &free, &total);
+    return std::make_tuple(free, total, ret);
+  });
+}
+
+void BindMdl(py::module_& mdl) {
+  mdl.def("load_from_file", [](const std::string& path) {
+    uint32_t id = 0;
+    const aclError ret = aclmdlLoadFromFile(path.c_str(), &id);
+    return std::make_tuple(id, ret);
+  });
+  mdl.def("load_from_mem", [](Ptr model, size_t size) {
+    uint32_t id = 0;
+    const aclError ret = aclmdlLoadFromMem(As<const void>(model), size, &id);
+    return std::make_tuple(id, ret);
+  });
+  mdl.def("query_size", [](const std::string& path) {
+    size_t work = 0, weight = 0;
+    const aclError ret = aclmdlQuerySize(path.c_str(), &work, &weight);
+    return std::make_tuple(work, weight, ret);
+  });
+  mdl.def("load_from_file_with_mem", [](const std::string& path, Ptr work, size_t work_size, Ptr weight, size_t weight_size) {
+    uint32_t id = 0;
+    const aclError ret = aclmdlLoadFromFileWithMem(path.c_str(), &id, As<void>(work), work_size, As<void>(weight), weight_size);
+    return std::make_tuple(id, ret);
+  });
+  mdl.def("unload", [](uint32_t id) { return aclmdlUnload(id); });
+  mdl.def("create_desc", [] { return Int(aclmdlCreateDesc()); });
+  mdl.def("destroy_desc", [](Ptr d) { return aclmdlDestroyDesc(As<aclmdlDesc>(d)); });
+  mdl.def("get_desc", [](Ptr d, uint32_t id) { return aclmdlGetDesc(As<aclmdlDesc>(d), id); });
+  mdl.def("get_num_inputs", [](Ptr d) { return aclmdlGetNumInputs(As<aclmdlDesc>(d)); });
+  mdl.def("get_num_outputs", [](Ptr d) { return aclmdlGetNumOutputs(As<aclmdlDesc>(d)); });
+  mdl.def("get_input_size_by_index", [](Ptr d, size_t i) { return aclmdlGetInputSizeByIndex(As<aclmdlDesc>(d), i); });
+  mdl.def("get_output_size_by_index", [](Ptr d, size_t i) { return aclmdlGetOutputSizeByIndex(As<aclmdlDesc>(d), i); });
+  mdl.def("get_input_dims", &GetDims<aclmdlGetInputDims>);
+  mdl.def("get_output_dims", &GetDims<aclmdlGetOutputDims>);
+  mdl.def("get_cur_output_dims", &GetDims<aclmdlGetCurOutputDims>);
+  mdl.def("get_input_name_by_index", [](Ptr d, size_t i) { return std::string(aclmdlGetInputNameByIndex(As<const aclmdlDesc>(d), i)); });
+  mdl.def("get_output_name_by_index", [](Ptr d, size_t i) { return std::string(aclmdlGetOutputNameByIndex(As<const aclmdlDesc>(d), i)); });
+  mdl.def("get_input_data_type", [](Ptr d, size_t i) { return static_cast<int>(aclmdlGetInputDataType(As<const aclmdlDesc>(d), i)); });
+  mdl.def("get_output_data_type", [](Ptr d, size_t i) { return static_cast<int>(aclmdlGetOutputDataType(As<const aclmdlDesc>(d), i)); });
+  mdl.def("get_input_format", [](Ptr d, size_t i) { return static_cast<int>(aclmdlGetInputFormat(As<const aclmdlDesc>(d), i)); });
+  mdl.def("get_output_format", [](Ptr d, size_t i) { return static_cast<int>(aclmdlGetOutputFormat(As<const aclmdlDesc>(d), i)); });
+  mdl.def("get_input_index_by_name", [](Ptr d, const std::string& name) {
+    size_t index = 0;
+    const aclError ret = aclmdlGetInputIndexByName(As<const aclmdlDesc>(d), name.c_str(), &index);
+    return std::make_tuple(index, ret);
+  });
+  mdl.def("create_dataset", [] { return Int(aclmdlCreateDataset()); });
+  mdl.def("destroy_dataset", [](Ptr ds) { return aclmdlDestroyDataset(As<const aclmdlDataset>(ds)); });
+  mdl.def("add_dataset_buffer", [](Ptr ds, Ptr buffer) {
+    const aclError ret = aclmdlAddDatasetBuffer(As<aclmdlDataset>(ds), As<aclDataBuffer>(buffer));
+    return std::make_tuple(ds, ret);
+  });
+  mdl.def("get_dataset_num_buffers", [](Ptr ds) { return aclmdlGetDatasetNumBuffers(As<const aclmdlDataset>(ds)); });
+  mdl.def("get_dataset_buffer", [](Ptr ds, size_t i) { return Int(aclmdlGetDatasetBuffer(As<const aclmdlDataset>(ds), i)); });
+  // The model runs without the interpreter lock: other Python threads go on meanwhile.
+  mdl.def("execute", [](uint32_t id, Ptr in, Ptr out) {
+    py::gil_scoped_release release;
+    return aclmdlExecute(id, As<const aclmdlDataset>(in), As<aclmdlDataset>(out));
+  });
+  mdl.def("execute_async", [](uint32_t id, Ptr in, Ptr out, Ptr stream) {
+    py::gil_scoped_release release;
+    return aclmdlExecuteAsync(id, As<const aclmdlDataset>(in), As<aclmdlDataset>(out), As<void>(stream));
+  });
+}
+
+void BindUtil(py::module_& util) {
+  // The address of an array's data: a C-contiguous array is required (a view with strides is refused, not copied).
+  util.def("numpy_to_ptr", [](py::array a) {
+    if (!(a.flags() & py::array::c_style)) throw py::value_error("numpy_to_ptr: the array is not C-contiguous; use np.ascontiguousarray");
+    return Int(a.mutable_data());
+  });
+  util.def("numpy_contiguous_to_ptr", [](py::array a) {
+    if (!(a.flags() & py::array::c_style)) throw py::value_error("numpy_contiguous_to_ptr: the array is not C-contiguous");
+    return Int(a.mutable_data());
+  });
+  // The bytes object's own buffer (as pyACL: valid while the object lives; Python bytes are immutable, so write
+  // into memory from acl.rt.malloc_host or a numpy array instead).
+  util.def("bytes_to_ptr", [](py::bytes b) { return Int(PyBytes_AsString(b.ptr())); });
+  util.def("ptr_to_bytes", [](Ptr p, size_t size) { return py::bytes(As<const char>(p), size); });
+  // A numpy array over memory at p (no copy): shape as a tuple or list, npy_type numpy's type number (np.float32 ->
+  // 11, as np.dtype(np.float32).num gives).
+  util.def("ptr_to_numpy", [](Ptr p, std::vector<ssize_t> shape, int npy_type) {
+    return py::array(NumpyType(npy_type), shape, As<void>(p), py::none());
+  });
+}
+
+}  // namespace
+
+PYBIND11_MODULE(acl, m) {
+  m.doc() = "npukit's pyACL: AscendCL for Python on the simulated NPU";
+  m.def("init", [](const std::string& config) { return aclInit(config.c_str()); }, py::arg("config_path") = "");
+  m.def("finalize", [] { return aclFinalize(); });
+  m.def("get_recent_err_msg", [] { return std::string(aclGetRecentErrMsg()); });
+  m.def("create_data_buffer", [](Ptr data, size_t size) { return Int(aclCreateDataBuffer(As<void>(data), size)); });
+  m.def("destroy_data_buffer", [](Ptr b) { return aclDestroyDataBuffer(As<const aclDataBuffer>(b)); });
+  m.def("update_data_buffer", [](Ptr b, Ptr data, size_t size) { return aclUpdateDataBuffer(As<aclDataBuffer>(b), As<void>(data), size); });
+  m.def("get_data_buffer_addr", [](Ptr b) { return Int(aclGetDataBufferAddr(As<const aclDataBuffer>(b))); });
+  m.def("get_data_buffer_size", [](Ptr b) { return aclGetDataBufferSizeV2(As<const aclDataBuffer>(b)); });
+  m.def("get_data_buffer_size_v2", [](Ptr b) { return aclGetDataBufferSizeV2(As<const aclDataBuffer>(b)); });
+  m.def("float16_to_float", [](uint16_t v) { return aclFloat16ToFloat(v); });
+  m.def("float_to_float16", [](float v) { return aclFloatToFloat16(v); });
+  py::module_ rt = m.def_submodule("rt", "devices, contexts, streams, events and memory");
+  BindRt(rt);
+  py::module_ mdl = m.def_submodule("mdl", "offline models");
+  BindMdl(mdl);
+  py::module_ util = m.def_submodule("util", "pointers, numpy arrays and bytes");
+  BindUtil(util);
+}
