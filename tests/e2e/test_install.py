@@ -59,6 +59,21 @@ class Installed(unittest.TestCase):
         self.assertTrue(glob.glob(f"{w}/prof/PROF_*/mindstudio_profiler_output/op_summary_*.csv"))
         for t in TOOLS:
             self.assertIn("npukit", run([t, "--version"], env, w).stdout)
+        # The AscendCL toolkit as CANN lays it out: `source set_env.sh`, then a program builds with its own
+        # CMakeLists and runs, and a pyACL program imports acl, with no path into the build tree.
+        for lib in ("runtime/lib64/libascendcl.so", "runtime/lib64/stub/libascendcl.so"):
+            self.assertNotIn(BUILD, run(["readelf", "-d", f"{moved}/{lib}"]).stdout)
+        (pyacl,) = glob.glob(f"{moved}/python/site-packages/acl.*.so")
+        self.assertNotIn(BUILD, run(["readelf", "-d", pyacl]).stdout)
+        script = (f"source {moved}/set_env.sh && cmake -S {SRC}/tests/acl/sample -B sample >/dev/null && cmake --build sample >/dev/null && "
+                  "/usr/bin/python3 -c \"import numpy as np; np.load('input.npy').astype(np.float32).tofile('x.bin')\" && "
+                  "sample/main tiny.om x.bin acl_out && "
+                  f"/usr/bin/python3 {SRC}/tests/acl/sample_py/classify.py tiny.om input.npy py_out.npy && echo $ASCEND_TOOLKIT_HOME")
+        p = run(["bash", "-c", script], env, w)
+        self.assertEqual(p.stdout.strip().splitlines()[-1], moved)
+        (msame_out,) = glob.glob(f"{w}/out/**/*output_0.bin", recursive=True)
+        with open(f"{w}/acl_out_0.bin", "rb") as a, open(msame_out, "rb") as b:
+            self.assertEqual(a.read(), b.read())
 
     def test_cpack_makes_a_deb_that_lists_its_dependencies(self):
         out = f"{WORK}_deb"
@@ -74,6 +89,10 @@ class Installed(unittest.TestCase):
         files = run(["dpkg-deb", "-c", deb]).stdout
         for t in TOOLS:
             self.assertIn(f"./usr/bin/{t}", files)
+        for f in ("./usr/set_env.sh", "./usr/runtime/include/acl/acl.h", "./usr/runtime/lib64/libascendcl.so",
+                  "./usr/runtime/lib64/stub/libascendcl.so"):
+            self.assertIn(f, files)
+        self.assertRegex(files, r"\./usr/python/site-packages/acl\.cpython-\d+-[\w-]+\.so")
 
 
 if __name__ == "__main__":
