@@ -75,7 +75,7 @@ aclError aclmdlLoadFromFile(const char* modelPath, uint32_t* modelId) {
   auto l = Lock();
   if (aclError e = Runtime::Get().RequireContext("aclmdlLoadFromFile", nullptr)) return e;
   if (!modelPath) return Fail(ACL_ERROR_INVALID_PARAM, "aclmdlLoadFromFile", "modelPath is null");
-  return Models::Get().LoadFile(modelPath, modelId, "aclmdlLoadFromFile");
+  return Models::Get().LoadFile(modelPath, npu::acl::ModelName(modelPath), modelId, "aclmdlLoadFromFile");
 }
 
 aclError aclmdlLoadFromMem(const void* model, size_t modelSize, uint32_t* modelId) {
@@ -102,7 +102,7 @@ aclError aclmdlLoadFromFileWithMem(const char* modelPath, uint32_t* modelId, voi
     if (weightSize < need_weight) return Fail(ACL_ERROR_INVALID_PARAM, kCall, "weightSize " + std::to_string(weightSize) + " is below the model's " + std::to_string(need_weight) + " (aclmdlQuerySize)");
     if (aclError e = mem.RequireDevice(weightPtr, weightSize, kCall, "weightPtr")) return e;
   }
-  return Models::Get().LoadFile(modelPath, modelId, kCall);
+  return Models::Get().LoadFile(modelPath, npu::acl::ModelName(modelPath), modelId, kCall);
 }
 
 aclError aclmdlQuerySize(const char* fileName, size_t* workSize, size_t* weightSize) {

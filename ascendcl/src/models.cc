@@ -4,13 +4,17 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 
 #include "base/file_io.h"
+#include "base/log.h"
 #include "errors.h"
 #include "memory.h"
 #include "runtime.h"
 
 namespace npu::acl {
+
+std::string ModelName(const std::string& path) { return std::filesystem::path(path).stem().string(); }
 
 aclDataType AclDataType(DType t) {
   static constexpr std::pair<DType, aclDataType> kTable[] = {
@@ -49,7 +53,7 @@ Models& Models::Get() {
   return *models;
 }
 
-aclError Models::LoadFile(const std::string& path, uint32_t* id, const char* call) {
+aclError Models::LoadFile(const std::string& path, const std::string& name, uint32_t* id, const char* call) {
   if (!id) return Fail(ACL_ERROR_INVALID_PARAM, call, "modelId is null");
   auto s = Session::FromOm(path);
   if (!s.ok()) return LoadFailure(s.status(), path, call);
@@ -66,6 +70,15 @@ aclError Models::LoadFile(const std::string& path, uint32_t* id, const char* cal
     if (!c.ok()) return Fail(ACL_ERROR_INVALID_PROFILING_CONFIG, call, c.status().message());
     m.collector = std::move(c).value();
     m.session->AddObserver(m.collector.get());
+  }
+  const debug::DumpConfig& dump = Runtime::Get().dump;
+  if (dump.dump_data || dump.dump_debug) {
+    const auto mode = dump.dump_debug ? debug::DumpObserver::kOverflow : debug::DumpObserver::kOpDump;
+    m.dumper = std::make_unique<debug::DumpObserver>(dump, m.session->graph(), debug::DumpRoot(dump.path, "0", name, next_id_), name, mode);
+    for (const std::string& l : m.dumper->unknown_layers)
+      log::Write(log::Level::kWarning, "ACL", call + std::string(": dump_list layer ") + l + " is not an op of model " + name);
+    m.session->AddObserver(m.dumper.get());
+    m.session->TrackFloatStatus(dump.dump_debug);
   }
   *id = next_id_++;
   models_.emplace(*id, std::move(m));
@@ -87,7 +100,7 @@ aclError Models::LoadMem(const void* bytes, size_t size, uint32_t* id) {
     }
     done += static_cast<size_t>(n);
   }
-  const aclError e = LoadFile("/proc/self/fd/" + std::to_string(fd), id, kCall);
+  const aclError e = LoadFile("/proc/self/fd/" + std::to_string(fd), "model", id, kCall);
   ::close(fd);  // the loader's mapping keeps the bytes
   return e;
 }
@@ -164,8 +177,11 @@ aclError Models::Execute(uint32_t id, const aclmdlDataset* input, aclmdlDataset*
   for (size_t k = 0; k < m.io.outputs.size(); ++k)
     if (aclError e = check(output->buffers[k], m.io.outputs[k], "output " + std::to_string(k))) return e;
   const double before = m.session->simulated_ns();
+  if (m.dumper) m.dumper->BeginStep(m.step, inputs);
+  ++m.step;
   std::vector<Tensor> outputs;
   if (Status s = m.session->Run(inputs, outputs); !s.ok()) return Fail(ACL_ERROR_GE_PARAM_INVALID, call, s.message());
+  if (m.dumper && !m.dumper->status().ok()) return Fail(ACL_ERROR_WRITE_FILE, call, "dump: " + m.dumper->status().message());
   stream.clock_ns += m.session->simulated_ns() - before;
   for (size_t k = 0; k < outputs.size() && k < m.io.outputs.size(); ++k) {
     const std::span<const std::byte> bytes = outputs[k].bytes();

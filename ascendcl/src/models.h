@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "acl/acl_mdl.h"
+#include "debug/dump_observer.h"
 #include "prof/collector.h"
 #include "runtime/runtime.h"
 
@@ -35,13 +36,17 @@ struct ModelIo {
   std::vector<IoDesc> inputs, outputs;
 };
 
+// A model's name in dump paths: its file's stem, as msame names it.
+std::string ModelName(const std::string& path);
+
 // AscendCL's code of a dtype (aclDataType: ge::DataType's numbering, not the ge.proto numbering DType keeps).
 aclDataType AclDataType(DType t);
 
 class Models {
  public:
   static Models& Get();
-  aclError LoadFile(const std::string& path, uint32_t* id, const char* call);
+  // `name`: the model's name in dump paths (the file's stem).
+  aclError LoadFile(const std::string& path, const std::string& name, uint32_t* id, const char* call);
   aclError LoadMem(const void* bytes, size_t size, uint32_t* id);
   aclError Unload(uint32_t id);
   void UnloadAll();
@@ -56,6 +61,8 @@ class Models {
     std::unique_ptr<Session> session;
     ModelIo io;
     std::unique_ptr<prof::Collector> collector;  // acl.json's profiler section was on at load
+    std::unique_ptr<debug::DumpObserver> dumper;  // ... its dump section
+    uint64_t step = 0;                            // executions so far (dump_step counts them)
   };
   std::map<uint32_t, Loaded> models_;
   uint32_t next_id_ = 1;

@@ -21,6 +21,7 @@ Runtime& Runtime::Get() {
 aclError Runtime::Init(const char* config_path) {
   if (initialized_) return Fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit", "AscendCL is initialized already; call aclInit once per process");
   prof::ProfilerConfig profiler_config;
+  debug::DumpConfig dump_config;
   if (config_path && *config_path) {
     if (!FileExists(config_path)) return Fail(ACL_ERROR_INVALID_FILE, "aclInit", std::string("configPath ") + config_path + ": no such file");
     auto text = ReadFileToString(config_path);
@@ -29,12 +30,15 @@ aclError Runtime::Init(const char* config_path) {
     // An empty file is an empty configuration, as CANN reads it.
     if (!text.value().empty() && (j.is_discarded() || !j.is_object()))
       return Fail(ACL_ERROR_PARSE_FILE, "aclInit", std::string("configPath ") + config_path + " is not a JSON object; give {} or the dump and profiler sections");
-    if (j.is_object() && j.contains("dump"))  // said, not silently dropped: msame --acl_json_path applies it
-      log::Write(log::Level::kWarning, "ACL", std::string("aclInit: the dump section of ") + config_path +
-                                                  " is not applied by npukit's libascendcl yet; msame --acl_json_path dumps with it");
-    auto p = prof::ParseProfilerConfig(config_path);
-    if (!p.ok()) return Fail(ACL_ERROR_INVALID_PROFILING_CONFIG, "aclInit", p.status().message());
-    profiler_config = std::move(p).value();
+    if (!text.value().empty()) {
+      auto d = debug::ParseDumpConfig(config_path);
+      if (!d.ok()) return Fail(ACL_ERROR_INVALID_DUMP_CONFIG, "aclInit", d.status().message());
+      for (const std::string& w : d.value().warnings) log::Write(log::Level::kWarning, "ACL", std::string("aclInit: ") + config_path + ": " + w);
+      dump_config = std::move(d).value();
+      auto p = prof::ParseProfilerConfig(config_path);
+      if (!p.ok()) return Fail(ACL_ERROR_INVALID_PROFILING_CONFIG, "aclInit", p.status().message());
+      profiler_config = std::move(p).value();
+    }
   }
   if (auto env = prof::ProfilerConfigFromEnv(); !env.ok()) {
     return Fail(ACL_ERROR_INVALID_PROFILING_CONFIG, "aclInit", env.status().message());
@@ -42,6 +46,7 @@ aclError Runtime::Init(const char* config_path) {
     profiler_config = std::move(env).value();
   }
   profiler = std::move(profiler_config);
+  dump = std::move(dump_config);
   initialized_ = true;
   return ACL_SUCCESS;
 }

@@ -10,6 +10,7 @@
 
 #include "acl/acl_base.h"
 #include "memory.h"
+#include "debug/dump_config.h"
 #include "prof/collector.h"
 
 namespace npu::acl {
@@ -55,8 +56,9 @@ class Runtime {
   aclError FindEvent(void* handle, const char* call, Event** out);
 
   MemoryBook memory;
-  // acl.json's profiler section, applied to every model loaded after aclInit (profiling as msame collects it).
+  // acl.json's profiler and dump sections, applied to every model loaded after aclInit, as msame applies them.
   prof::ProfilerConfig profiler;
+  debug::DumpConfig dump;
 
  private:
   bool initialized_ = false;

@@ -107,6 +107,28 @@ class Sample(unittest.TestCase):
         api = read(glob.glob(f"{folder}/mindstudio_profiler_output/api_statistic_*.csv")[0])
         self.assertIn("acl,aclmdlExecute", api)
 
+    def test_dumps_from_the_acl_json_of_aclinit_are_msames(self):
+        dumps = {}
+        for who in ("acl", "msame"):
+            path = os.path.join(WORK, f"dump_{who}")
+            shutil.rmtree(path, ignore_errors=True)
+            with open(os.path.join(WORK, f"dump_{who}.json"), "w") as f:
+                json.dump({"dump": {"dump_path": path, "dump_list": [], "dump_mode": "all"}}, f)
+            if who == "acl":
+                self.sample("tiny.om", "x.bin", "acl_dump", f"dump_{who}.json")
+            else:
+                run([MSAME, "--model=tiny.om", "--input=x.npy", f"--acl_json_path=dump_{who}.json", "--output=out_dump"])
+            (step,) = glob.glob(f"{path}/*/0/tiny/1/0")  # {dump_path}/{time}/{device}/{model}/{model id}/{step}
+            npy = os.path.join(WORK, f"npy_{who}")
+            shutil.rmtree(npy, ignore_errors=True)
+            run([f"{BUILD}/tools/msaccucmp/msaccucmp", "convert", "-d", step, "-out", npy, "-t", "npy"])
+            # Each tensor as msaccucmp converts it, named without the dump's timestamp.
+            dumps[who] = {re.sub(r"\.\d{10,}\.", ".", os.path.basename(p)): np.load(p) for p in glob.glob(f"{npy}/*.npy")}
+        self.assertGreater(len(dumps["acl"]), 10)
+        self.assertEqual(sorted(dumps["acl"]), sorted(dumps["msame"]))
+        for name, a in dumps["acl"].items():
+            self.assertEqual(a.tobytes(), dumps["msame"][name].tobytes(), name)
+
     def test_errors_reach_the_program_with_their_message(self):
         p = self.sample("missing.om", "x.bin", "acl_err", ok=False)
         self.assertEqual(p.returncode, 1)

@@ -11,12 +11,16 @@
 #include "base/log.h"
 #include "base/shard.h"
 #include "dump/npy.h"
-#include "dump_observer.h"
+#include "debug/dump_observer.h"
 #include "compile/compile.h"
 #include "kernels/kernel_util.h"
 #include "prof/collector.h"
 
 namespace npu::msame {
+using debug::DumpConfig;
+using debug::DumpObserver;
+using debug::DumpRoot;
+using debug::ParseDumpConfig;
 namespace {
 
 bool EndsWith(const std::string& s, std::string_view suffix) {

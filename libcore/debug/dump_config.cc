@@ -1,4 +1,4 @@
-#include "dump_config.h"
+#include "debug/dump_config.h"
 #include "base/json.h"
 
 #include <charconv>
@@ -6,7 +6,7 @@
 
 #include "base/file_io.h"
 
-namespace npu::msame {
+namespace npu::debug {
 namespace {
 
 using nlohmann::json;
@@ -130,4 +130,4 @@ Result<DumpConfig> ParseDumpConfig(const std::string& path) {
   return c;
 }
 
-}  // namespace npu::msame
+}  // namespace npu::debug

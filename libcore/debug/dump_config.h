@@ -10,7 +10,7 @@
 
 #include "base/status.h"
 
-namespace npu::msame {
+namespace npu::debug {
 
 struct DumpConfig {
   bool dump_data = false;   // a dump_list is present: dump op inputs/outputs
@@ -35,4 +35,4 @@ struct DumpConfig {
 Result<DumpConfig> ParseDumpConfig(const std::string& path);
 Result<std::vector<std::pair<uint64_t, uint64_t>>> ParseDumpStep(const std::string& s);
 
-}  // namespace npu::msame
+}  // namespace npu::debug

@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "dump/dump_names.h"
-#include "dump_config.h"
+#include "debug/dump_config.h"
 #include "runtime/runtime.h"
 
-namespace npu::msame {
+namespace npu::debug {
 
 class DumpObserver : public TaskObserver {
  public:
@@ -47,7 +47,8 @@ class DumpObserver : public TaskObserver {
   Status status_;
 };
 
-// "{dump_path}/{YYYYmmddHHMMSS}/{device}/{model}/1"
-std::string DumpRoot(const std::string& dump_path, const std::string& device, const std::string& model_name);
+// "{dump_path}/{YYYYmmddHHMMSS}/{device}/{model}/{model_id}" (msame's one model has id 1; AscendCL's are numbered
+// by aclmdlLoad*).
+std::string DumpRoot(const std::string& dump_path, const std::string& device, const std::string& model_name, uint32_t model_id = 1);
 
-}  // namespace npu::msame
+}  // namespace npu::debug

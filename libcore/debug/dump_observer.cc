@@ -1,4 +1,4 @@
-#include "dump_observer.h"
+#include "debug/dump_observer.h"
 
 #include <chrono>
 #include <ctime>
@@ -11,7 +11,7 @@
 #include "kernels/channels_last.h"
 #include "kernels/kernel_util.h"
 
-namespace npu::msame {
+namespace npu::debug {
 namespace {
 
 // Simulated device addresses: stable per graph value, so two dumps of one model agree.
@@ -37,11 +37,11 @@ Result<Tensor> DeviceTensor(const Tensor& t, const Value& v) {
 
 }  // namespace
 
-std::string DumpRoot(const std::string& dump_path, const std::string& device, const std::string& model_name) {
+std::string DumpRoot(const std::string& dump_path, const std::string& device, const std::string& model_name, uint32_t model_id) {
   std::time_t now = std::time(nullptr);
   char ts[32];
   std::strftime(ts, sizeof ts, "%Y%m%d%H%M%S", std::localtime(&now));
-  return dump_path + "/" + ts + "/" + device + "/" + SanitizeDumpName(model_name) + "/1";
+  return dump_path + "/" + ts + "/" + device + "/" + SanitizeDumpName(model_name) + "/" + std::to_string(model_id);
 }
 
 DumpObserver::DumpObserver(const DumpConfig& c, const Graph& g, std::string root, std::string model_name, Mode mode)
@@ -212,4 +212,4 @@ void DumpObserver::CheckOverflow(const TaskEvent& e) {
   files_ += status_.ok();
 }
 
-}  // namespace npu::msame
+}  // namespace npu::debug
