@@ -166,6 +166,21 @@ void BindMdl(py::module_& mdl) {
     const aclError ret = aclmdlGetInputIndexByName(As<const aclmdlDesc>(d), name.c_str(), &index);
     return std::make_tuple(index, ret);
   });
+  mdl.def("set_dynamic_batch_size", [](uint32_t id, Ptr ds, size_t index, uint64_t batch) {
+    return aclmdlSetDynamicBatchSize(id, As<aclmdlDataset>(ds), index, batch);
+  });
+  mdl.def("set_dynamic_hw_size", [](uint32_t id, Ptr ds, size_t index, uint64_t h, uint64_t w) {
+    return aclmdlSetDynamicHWSize(id, As<aclmdlDataset>(ds), index, h, w);
+  });
+  // dims as pyACL takes them: {"name": ..., "dimCount": n, "dims": [...]}.
+  mdl.def("set_input_dynamic_dims", [](uint32_t id, Ptr ds, size_t index, py::dict dims) {
+    aclmdlIODims d{};
+    const auto values = dims["dims"].cast<std::vector<int64_t>>();
+    if (values.size() > ACL_MAX_DIM_CNT) throw py::value_error("set_input_dynamic_dims: more than ACL_MAX_DIM_CNT dims");
+    d.dimCount = values.size();
+    std::copy(values.begin(), values.end(), d.dims);
+    return aclmdlSetInputDynamicDims(id, As<aclmdlDataset>(ds), index, &d);
+  });
   mdl.def("create_dataset", [] { return Int(aclmdlCreateDataset()); });
   mdl.def("destroy_dataset", [](Ptr ds) { return aclmdlDestroyDataset(As<const aclmdlDataset>(ds)); });
   mdl.def("add_dataset_buffer", [](Ptr ds, Ptr buffer) {
@@ -210,6 +225,7 @@ void BindUtil(py::module_& util) {
 
 PYBIND11_MODULE(acl, m) {
   m.doc() = "npukit's pyACL: AscendCL for Python on the simulated NPU";
+  m.attr("ACL_DYNAMIC_TENSOR_NAME") = ACL_DYNAMIC_TENSOR_NAME;
   m.def("init", [](const std::string& config) { return aclInit(config.c_str()); }, py::arg("config_path") = "");
   m.def("finalize", [] { return aclFinalize(); });
   m.def("get_recent_err_msg", [] { return std::string(aclGetRecentErrMsg()); });

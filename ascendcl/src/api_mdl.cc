@@ -1,5 +1,7 @@
 // The C interface of acl_mdl.h: loading, descriptions, datasets and execution over Models.
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "acl/acl.h"
 #include "errors.h"
@@ -130,6 +132,7 @@ aclError aclmdlGetDesc(aclmdlDesc* modelDesc, uint32_t modelId) {
   if (aclError e = Runtime::Get().RequireInit("aclmdlGetDesc")) return e;
   if (!Descs().Live(modelDesc)) return Fail(ACL_ERROR_INVALID_PARAM, "aclmdlGetDesc", "modelDesc is not a live description (aclmdlCreateDesc)");
   if (aclError e = Models::Get().Describe(modelId, &modelDesc->io, "aclmdlGetDesc")) return e;
+  modelDesc->model_id = modelId;
   modelDesc->filled = true;
   return ACL_SUCCESS;
 }
@@ -149,8 +152,40 @@ size_t aclmdlGetOutputSizeByIndex(aclmdlDesc* modelDesc, size_t index) {
 
 aclError aclmdlGetInputDims(const aclmdlDesc* modelDesc, size_t index, aclmdlIODims* dims) { return Dims(modelDesc, index, true, dims, "aclmdlGetInputDims"); }
 aclError aclmdlGetOutputDims(const aclmdlDesc* modelDesc, size_t index, aclmdlIODims* dims) { return Dims(modelDesc, index, false, dims, "aclmdlGetOutputDims"); }
-// A static model's outputs always have their declared dims.
-aclError aclmdlGetCurOutputDims(const aclmdlDesc* modelDesc, size_t index, aclmdlIODims* dims) { return Dims(modelDesc, index, false, dims, "aclmdlGetCurOutputDims"); }
+// The dims the last execution gave (a profile model's follow its profile); the declared ones before any.
+aclError aclmdlGetCurOutputDims(const aclmdlDesc* modelDesc, size_t index, aclmdlIODims* dims) {
+  auto l = Lock();
+  if (aclError e = Dims(modelDesc, index, false, dims, "aclmdlGetCurOutputDims")) return e;
+  if (auto cur = Models::Get().CurrentOutputDims(modelDesc->model_id, index)) {
+    dims->dimCount = std::min<size_t>(cur->size(), ACL_MAX_DIM_CNT);
+    for (size_t i = 0; i < dims->dimCount; ++i) dims->dims[i] = (*cur)[i];
+  }
+  return ACL_SUCCESS;
+}
+
+aclError aclmdlSetDynamicBatchSize(uint32_t modelId, aclmdlDataset* dataset, size_t index, uint64_t batchSize) {
+  auto l = Lock();
+  if (aclError e = Runtime::Get().RequireInit("aclmdlSetDynamicBatchSize")) return e;
+  if (!Datasets().Live(dataset)) return Fail(ACL_ERROR_INVALID_PARAM, "aclmdlSetDynamicBatchSize", "dataset is not a live dataset (aclmdlCreateDataset)");
+  return Models::Get().SetProfile(modelId, dataset, index, "batch", {static_cast<int64_t>(batchSize)}, "aclmdlSetDynamicBatchSize");
+}
+
+aclError aclmdlSetDynamicHWSize(uint32_t modelId, aclmdlDataset* dataset, size_t index, uint64_t height, uint64_t width) {
+  auto l = Lock();
+  if (aclError e = Runtime::Get().RequireInit("aclmdlSetDynamicHWSize")) return e;
+  if (!Datasets().Live(dataset)) return Fail(ACL_ERROR_INVALID_PARAM, "aclmdlSetDynamicHWSize", "dataset is not a live dataset (aclmdlCreateDataset)");
+  return Models::Get().SetProfile(modelId, dataset, index, "image_size", {static_cast<int64_t>(height), static_cast<int64_t>(width)}, "aclmdlSetDynamicHWSize");
+}
+
+aclError aclmdlSetInputDynamicDims(uint32_t modelId, aclmdlDataset* dataset, size_t index, const aclmdlIODims* dims) {
+  constexpr const char* kCall = "aclmdlSetInputDynamicDims";
+  auto l = Lock();
+  if (aclError e = Runtime::Get().RequireInit(kCall)) return e;
+  if (!Datasets().Live(dataset)) return Fail(ACL_ERROR_INVALID_PARAM, kCall, "dataset is not a live dataset (aclmdlCreateDataset)");
+  if (!dims || dims->dimCount > ACL_MAX_DIM_CNT) return Fail(ACL_ERROR_INVALID_PARAM, kCall, "dims is null or has more than ACL_MAX_DIM_CNT dims");
+  std::vector<int64_t> all(dims->dims, dims->dims + dims->dimCount);
+  return Models::Get().SetProfileDims(modelId, dataset, index, all, kCall);
+}
 
 const char* aclmdlGetInputNameByIndex(const aclmdlDesc* modelDesc, size_t index) {
   const IoDesc* io = Io(modelDesc, index, true, "aclmdlGetInputNameByIndex");

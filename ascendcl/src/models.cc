@@ -53,39 +53,96 @@ Models& Models::Get() {
   return *models;
 }
 
-aclError Models::LoadFile(const std::string& path, const std::string& name, uint32_t* id, const char* call) {
-  if (!id) return Fail(ACL_ERROR_INVALID_PARAM, call, "modelId is null");
-  auto s = Session::FromOm(path);
-  if (!s.ok()) return LoadFailure(s.status(), path, call);
-  Loaded m;
-  m.session = std::make_unique<Session>(std::move(s).value());
-  if (!m.session->soc())
-    return Fail(ACL_ERROR_DESERIALIZE_MODEL, call, path + " names no SoC npukit simulates; convert it with atc --soc_version");
-  const Graph& g = m.session->graph();
-  for (int v : g.inputs) m.io.inputs.push_back(DescribeValue(g.values[v]));
-  for (int v : g.outputs) m.io.outputs.push_back(DescribeValue(g.values[v]));
+Models::Loaded::~Loaded() {
+  for (auto& [k, r] : runs)
+    if (r.collector) (void)r.collector->Finish();
+  if (fd >= 0) ::close(fd);
+}
+
+aclError Models::ProfileRun(uint32_t id, Loaded& m, size_t k, const char* call, Run** out) {
+  if (auto it = m.runs.find(k); it != m.runs.end()) {
+    *out = &it->second;
+    return ACL_SUCCESS;
+  }
+  auto s = Session::FromOm(m.path, k);
+  if (!s.ok()) return LoadFailure(s.status(), m.path, call);
+  Run r;
+  r.session = std::make_unique<Session>(std::move(s).value());
+  if (!r.session->soc()) return Fail(ACL_ERROR_DESERIALIZE_MODEL, call, m.path + " names no SoC npukit simulates; convert it with atc --soc_version");
   const prof::ProfilerConfig& p = Runtime::Get().profiler;
   if (p.enabled) {
-    auto c = prof::Collector::Start(p, *m.session, "libascendcl " + path);
+    auto c = prof::Collector::Start(p, *r.session, "libascendcl " + m.name);
     if (!c.ok()) return Fail(ACL_ERROR_INVALID_PROFILING_CONFIG, call, c.status().message());
-    m.collector = std::move(c).value();
-    m.session->AddObserver(m.collector.get());
+    r.collector = std::move(c).value();
+    r.session->AddObserver(r.collector.get());
   }
   const debug::DumpConfig& dump = Runtime::Get().dump;
   if (dump.dump_data || dump.dump_debug) {
     const auto mode = dump.dump_debug ? debug::DumpObserver::kOverflow : debug::DumpObserver::kOpDump;
-    m.dumper = std::make_unique<debug::DumpObserver>(dump, m.session->graph(), debug::DumpRoot(dump.path, "0", name, next_id_), name, mode);
-    for (const std::string& l : m.dumper->unknown_layers)
-      log::Write(log::Level::kWarning, "ACL", call + std::string(": dump_list layer ") + l + " is not an op of model " + name);
-    m.session->AddObserver(m.dumper.get());
-    m.session->TrackFloatStatus(dump.dump_debug);
+    r.dumper = std::make_unique<debug::DumpObserver>(dump, r.session->graph(), debug::DumpRoot(dump.path, "0", m.name, id), m.name, mode);
+    for (const std::string& l : r.dumper->unknown_layers)
+      log::Write(log::Level::kWarning, "ACL", call + std::string(": dump_list layer ") + l + " is not an op of model " + m.name);
+    r.session->AddObserver(r.dumper.get());
+    r.session->TrackFloatStatus(dump.dump_debug);
+  }
+  *out = &m.runs.emplace(k, std::move(r)).first->second;
+  return ACL_SUCCESS;
+}
+
+namespace {
+
+// A profile model's inputs as AscendCL describes them: the dims --input_shape gave (-1 where the profile decides)
+// and the bytes of the largest profile, which a buffer must hold; the selector input's int64 values.
+void DescribeProfileInputs(const ShapeProfiles& p, const Graph& g, std::vector<IoDesc>& inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    IoDesc& d = inputs[i];
+    if (d.name == kShapeDataInput) continue;
+    for (const auto& [name, shape] : p.inputs)
+      if (name == d.name) d.dims = shape;
+    size_t most = 0;
+    for (size_t k = 0; k < p.values.size(); ++k)
+      for (const auto& [name, shape] : p.ShapesAt(k))
+        if (name == d.name && NumElements(shape) > 0) most = std::max(most, static_cast<size_t>(NumElements(shape)) * DTypeSize(d.dtype));
+    d.bytes = std::max(d.bytes, most);
+  }
+  (void)g;
+}
+
+}  // namespace
+
+aclError Models::LoadSession(const std::string& path, const std::string& name, int fd, uint32_t* id, const char* call) {
+  if (!id) return Fail(ACL_ERROR_INVALID_PARAM, call, "modelId is null");
+  Loaded m;
+  m.path = path, m.name = name, m.fd = fd;
+  Run* run = nullptr;
+  if (aclError e = ProfileRun(next_id_, m, 0, call, &run)) return e;
+  const Session& s = *m.runs.at(0).session;
+  const Graph& g = s.graph();
+  for (int v : g.inputs) m.io.inputs.push_back(DescribeValue(g.values[v]));
+  for (int v : g.outputs) m.io.outputs.push_back(DescribeValue(g.values[v]));
+  m.profiles = s.model().profiles;
+  if (!m.profiles.empty()) {
+    DescribeProfileInputs(m.profiles, g, m.io.inputs);
+    // Every profile is loaded now, as GE loads them: an output buffer must hold the largest profile's output.
+    for (size_t k = 1; k < m.profiles.values.size(); ++k) {
+      Run* other = nullptr;
+      if (aclError e = ProfileRun(next_id_, m, k, call, &other)) return e;
+      const Graph& og = other->session->graph();
+      for (size_t o = 0; o < og.outputs.size() && o < m.io.outputs.size(); ++o)
+        m.io.outputs[o].bytes = std::max(m.io.outputs[o].bytes, DescribeValue(og.values[og.outputs[o]]).bytes);
+    }
   }
   *id = next_id_++;
   models_.emplace(*id, std::move(m));
   return ACL_SUCCESS;
 }
 
-// The bytes go to an anonymous in-memory file, which the .om loader maps as it maps a file on disk.
+aclError Models::LoadFile(const std::string& path, const std::string& name, uint32_t* id, const char* call) {
+  return LoadSession(path, name, -1, id, call);
+}
+
+// The bytes go to an anonymous in-memory file, which the .om loader maps as it maps a file on disk (and maps
+// again for another shape profile: the file stays open while the model is loaded).
 aclError Models::LoadMem(const void* bytes, size_t size, uint32_t* id) {
   constexpr const char* kCall = "aclmdlLoadFromMem";
   if (!bytes || size == 0) return Fail(ACL_ERROR_INVALID_PARAM, kCall, "model is null or modelSize is 0");
@@ -100,8 +157,8 @@ aclError Models::LoadMem(const void* bytes, size_t size, uint32_t* id) {
     }
     done += static_cast<size_t>(n);
   }
-  const aclError e = LoadFile("/proc/self/fd/" + std::to_string(fd), "model", id, kCall);
-  ::close(fd);  // the loader's mapping keeps the bytes
+  const aclError e = LoadSession("/proc/self/fd/" + std::to_string(fd), "model", fd, id, kCall);
+  if (e != ACL_SUCCESS) ::close(fd);
   return e;
 }
 
@@ -109,17 +166,16 @@ aclError Models::Unload(uint32_t id) {
   auto it = models_.find(id);
   if (it == models_.end()) return Fail(ACL_ERROR_GE_EXEC_MODEL_ID_INVALID, "aclmdlUnload", "modelId " + std::to_string(id) + " is not a loaded model");
   aclError e = ACL_SUCCESS;
-  if (it->second.collector)
-    if (Status s = it->second.collector->Finish(); !s.ok()) e = Fail(ACL_ERROR_WRITE_FILE, "aclmdlUnload", "profiling data: " + s.message());
+  for (auto& [k, r] : it->second.runs)
+    if (r.collector) {
+      if (Status s = r.collector->Finish(); !s.ok() && e == ACL_SUCCESS) e = Fail(ACL_ERROR_WRITE_FILE, "aclmdlUnload", "profiling data: " + s.message());
+      r.collector.reset();
+    }
   models_.erase(it);
   return e;
 }
 
-void Models::UnloadAll() {
-  for (auto& [id, m] : models_)
-    if (m.collector) (void)m.collector->Finish();
-  models_.clear();
-}
+void Models::UnloadAll() { models_.clear(); }
 
 aclError Models::QuerySize(const std::string& path, size_t* work, size_t* weight) {
   constexpr const char* kCall = "aclmdlQuerySize";
@@ -141,6 +197,55 @@ aclError Models::Describe(uint32_t id, ModelIo* io, const char* call) {
   return ACL_SUCCESS;
 }
 
+std::optional<Shape> Models::CurrentOutputDims(uint32_t id, size_t index) const {
+  auto it = models_.find(id);
+  if (it == models_.end()) return std::nullopt;
+  auto run = it->second.runs.find(it->second.current);
+  if (run == it->second.runs.end()) return std::nullopt;
+  const Graph& g = run->second.session->graph();
+  if (index >= g.outputs.size()) return std::nullopt;
+  return DeviceShapeOf(g.values[g.outputs[index]]);
+}
+
+aclError Models::SetProfile(uint32_t id, aclmdlDataset* dataset, size_t index, const std::string& kind, const std::vector<int64_t>& given,
+                            const char* call) {
+  auto it = models_.find(id);
+  if (it == models_.end()) return Fail(ACL_ERROR_GE_EXEC_MODEL_ID_INVALID, call, "modelId " + std::to_string(id) + " is not a loaded model");
+  const Loaded& m = it->second;
+  if (m.profiles.kind != kind)
+    return Fail(ACL_ERROR_INVALID_PARAM, call, m.profiles.empty() ? "the model has no shape profiles (convert it with atc --dynamic_batch_size, --dynamic_image_size or --dynamic_dims)"
+                                                                 : "the model's profiles are " + m.profiles.kind + " profiles: " + m.profiles.DescribeAll());
+  if (index >= m.io.inputs.size() || m.io.inputs[index].name != kShapeDataInput)
+    return Fail(ACL_ERROR_INVALID_PARAM, call, "index " + std::to_string(index) + " is not the input " + kShapeDataInput +
+                                                   " (aclmdlGetInputIndexByName(desc, ACL_DYNAMIC_TENSOR_NAME, &index))");
+  if (!dataset || index >= dataset->buffers.size() || !dataset->buffers[index])
+    return Fail(ACL_ERROR_INVALID_PARAM, call, "the dataset has no buffer at index " + std::to_string(index));
+  auto k = m.profiles.Find(given, call);
+  if (!k.ok()) return Fail(ACL_ERROR_INVALID_PARAM, call, k.status().message());
+  const std::vector<int64_t>& values = m.profiles.values[k.value()];
+  const size_t bytes = values.size() * sizeof(int64_t);
+  aclDataBuffer* b = dataset->buffers[index];
+  if (b->size < bytes) return Fail(ACL_ERROR_INVALID_PARAM, call, "the buffer at index " + std::to_string(index) + " holds " + std::to_string(b->size) + " bytes, the profile " + std::to_string(bytes));
+  if (aclError e = Runtime::Get().memory.RequireDevice(b->data, bytes, call, "the selector buffer")) return e;
+  std::memcpy(b->data, values.data(), bytes);
+  return ACL_SUCCESS;
+}
+
+aclError Models::SetProfileDims(uint32_t id, aclmdlDataset* dataset, size_t index, const std::vector<int64_t>& dims, const char* call) {
+  auto it = models_.find(id);
+  if (it == models_.end()) return Fail(ACL_ERROR_GE_EXEC_MODEL_ID_INVALID, call, "modelId " + std::to_string(id) + " is not a loaded model");
+  std::vector<int64_t> values;
+  size_t at = 0;
+  for (const auto& [name, shape] : it->second.profiles.inputs)
+    for (int64_t d : shape) {
+      if (at >= dims.size())
+        return Fail(ACL_ERROR_INVALID_PARAM, call, "dims has " + std::to_string(dims.size()) + " values; the model's inputs have more dims");
+      if (d < 0) values.push_back(dims[at]);
+      ++at;
+    }
+  return SetProfile(id, dataset, index, "dims", values, call);
+}
+
 aclError Models::Execute(uint32_t id, const aclmdlDataset* input, aclmdlDataset* output, Stream& stream, const char* call) {
   auto it = models_.find(id);
   if (it == models_.end()) return Fail(ACL_ERROR_GE_EXEC_MODEL_ID_INVALID, call, "modelId " + std::to_string(id) + " is not a loaded model");
@@ -153,17 +258,36 @@ aclError Models::Execute(uint32_t id, const aclmdlDataset* input, aclmdlDataset*
     return Fail(ACL_ERROR_INVALID_PARAM, call, "the output dataset has " + std::to_string(output->buffers.size()) + " buffer(s), the model " +
                                                    std::to_string(m.io.outputs.size()) + " output(s)");
   const MemoryBook& mem = Runtime::Get().memory;
-  auto check = [&](const aclDataBuffer* b, const IoDesc& d, const std::string& what) -> aclError {
+  auto check = [&](const aclDataBuffer* b, const IoDesc& d, size_t need, const std::string& what) -> aclError {
     if (!b) return Fail(ACL_ERROR_INVALID_PARAM, call, what + " (" + d.name + ") is a null buffer");
-    if (b->size < d.bytes)
+    if (b->size < need)
       return Fail(ACL_ERROR_INVALID_PARAM, call, what + " (" + d.name + ") has " + std::to_string(b->size) + " bytes, the model needs " +
-                                                     std::to_string(d.bytes) + " (aclmdlGet" + (what[0] == 'i' ? "Input" : "Output") + "SizeByIndex)");
-    return mem.RequireDevice(b->data, d.bytes, call, (what + " buffer").c_str());
+                                                     std::to_string(need) + " (aclmdlGet" + (what[0] == 'i' ? "Input" : "Output") + "SizeByIndex)");
+    return mem.RequireDevice(b->data, need, call, (what + " buffer").c_str());
   };
+  // A profile model runs the profile its selector input holds (aclmdlSetDynamicBatchSize and the like wrote it).
+  size_t profile = 0;
+  if (!m.profiles.empty()) {
+    size_t sel = m.io.inputs.size();
+    for (size_t k = 0; k < m.io.inputs.size(); ++k)
+      if (m.io.inputs[k].name == kShapeDataInput) sel = k;
+    if (sel == m.io.inputs.size()) return Fail(ACL_ERROR_RT_INTERNAL_ERROR, call, "the profile model has no selector input");
+    if (aclError e = check(input->buffers[sel], m.io.inputs[sel], m.io.inputs[sel].bytes, "input " + std::to_string(sel))) return e;
+    std::vector<int64_t> values(m.io.inputs[sel].bytes / sizeof(int64_t));
+    std::memcpy(values.data(), input->buffers[sel]->data, m.io.inputs[sel].bytes);
+    auto k = m.profiles.Find(values, "the selector input " + std::string(kShapeDataInput));
+    if (!k.ok())
+      return Fail(ACL_ERROR_INVALID_PARAM, call, k.status().message() + "; set it with aclmdlSetDynamicBatchSize, aclmdlSetDynamicHWSize or aclmdlSetInputDynamicDims");
+    profile = k.value();
+  }
+  Run* run = nullptr;
+  if (aclError e = ProfileRun(id, m, profile, call, &run)) return e;
+  Session& session = *run->session;
+  const Graph& g = session.graph();
   std::vector<Tensor> inputs;
-  for (size_t k = 0; k < m.io.inputs.size(); ++k) {
-    const IoDesc& d = m.io.inputs[k];
-    if (aclError e = check(input->buffers[k], d, "input " + std::to_string(k))) return e;
+  for (size_t k = 0; k < g.inputs.size() && k < m.io.inputs.size(); ++k) {
+    const IoDesc d = DescribeValue(g.values[g.inputs[k]]);  // this profile's dims
+    if (aclError e = check(input->buffers[k], d, d.bytes, "input " + std::to_string(k))) return e;
     // The kernels read the device buffer in place when it is aligned for the dtype; else a copy.
     const void* data = input->buffers[k]->data;
     if (reinterpret_cast<uintptr_t>(data) % DTypeSize(d.dtype) == 0) {
@@ -174,20 +298,24 @@ aclError Models::Execute(uint32_t id, const aclmdlDataset* input, aclmdlDataset*
       inputs.push_back(std::move(t));
     }
   }
-  for (size_t k = 0; k < m.io.outputs.size(); ++k)
-    if (aclError e = check(output->buffers[k], m.io.outputs[k], "output " + std::to_string(k))) return e;
-  const double before = m.session->simulated_ns();
-  if (m.dumper) m.dumper->BeginStep(m.step, inputs);
+  std::vector<IoDesc> outs;
+  for (size_t k = 0; k < g.outputs.size() && k < m.io.outputs.size(); ++k) {
+    outs.push_back(DescribeValue(g.values[g.outputs[k]]));
+    if (aclError e = check(output->buffers[k], outs.back(), outs.back().bytes, "output " + std::to_string(k))) return e;
+  }
+  const double before = session.simulated_ns();
+  if (run->dumper) run->dumper->BeginStep(m.step, inputs);
   ++m.step;
   std::vector<Tensor> outputs;
-  if (Status s = m.session->Run(inputs, outputs); !s.ok()) return Fail(ACL_ERROR_GE_PARAM_INVALID, call, s.message());
-  if (m.dumper && !m.dumper->status().ok()) return Fail(ACL_ERROR_WRITE_FILE, call, "dump: " + m.dumper->status().message());
-  stream.clock_ns += m.session->simulated_ns() - before;
-  for (size_t k = 0; k < outputs.size() && k < m.io.outputs.size(); ++k) {
+  if (Status s = session.Run(inputs, outputs); !s.ok()) return Fail(ACL_ERROR_GE_PARAM_INVALID, call, s.message());
+  if (run->dumper && !run->dumper->status().ok()) return Fail(ACL_ERROR_WRITE_FILE, call, "dump: " + run->dumper->status().message());
+  stream.clock_ns += session.simulated_ns() - before;
+  m.current = profile;
+  for (size_t k = 0; k < outputs.size() && k < outs.size(); ++k) {
     const std::span<const std::byte> bytes = outputs[k].bytes();
-    if (bytes.size() != m.io.outputs[k].bytes)
+    if (bytes.size() != outs[k].bytes)
       return Fail(ACL_ERROR_RT_INTERNAL_ERROR, call, "output " + std::to_string(k) + " came out with " + std::to_string(bytes.size()) + " bytes, the model declares " +
-                                                         std::to_string(m.io.outputs[k].bytes));
+                                                         std::to_string(outs[k].bytes));
     std::memcpy(output->buffers[k]->data, bytes.data(), bytes.size());
   }
   return ACL_SUCCESS;

@@ -2,6 +2,7 @@
 // describing its inputs and outputs as AscendCL does, and executing it on device buffers.
 #pragma once
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,25 +54,48 @@ class Models {
   // The work (feature map) and weight bytes of an .om, as aclmdlQuerySize reports them.
   aclError QuerySize(const std::string& path, size_t* work, size_t* weight);
   aclError Describe(uint32_t id, ModelIo* io, const char* call);
+  // The dims of output `index` as the last execution gave them (a profile model's depend on its profile).
+  std::optional<Shape> CurrentOutputDims(uint32_t id, size_t index) const;
+  // A shape-profile model's selector: writes the profile's values into the dataset's buffer `index` (the input
+  // named ACL_DYNAMIC_TENSOR_NAME), which Execute reads to pick the profile. `kind`: "batch", "image_size", "dims".
+  aclError SetProfile(uint32_t id, aclmdlDataset* dataset, size_t index, const std::string& kind, const std::vector<int64_t>& given,
+                      const char* call);
+  // aclmdlSetInputDynamicDims: `dims` holds every input's dims in order; the profile's values are those at the -1s.
+  aclError SetProfileDims(uint32_t id, aclmdlDataset* dataset, size_t index, const std::vector<int64_t>& dims, const char* call);
   // Runs model `id` on `stream` (its simulated clock advances by the iteration's time).
   aclError Execute(uint32_t id, const aclmdlDataset* input, aclmdlDataset* output, Stream& stream, const char* call);
 
  private:
-  struct Loaded {
+  // One shape profile's session (the only one of a static model) with the observers acl.json asked for.
+  struct Run {
     std::unique_ptr<Session> session;
-    ModelIo io;
-    std::unique_ptr<prof::Collector> collector;  // acl.json's profiler section was on at load
+    std::unique_ptr<prof::Collector> collector;   // acl.json's profiler section was on at load
     std::unique_ptr<debug::DumpObserver> dumper;  // ... its dump section
-    uint64_t step = 0;                            // executions so far (dump_step counts them)
   };
+  struct Loaded {
+    std::string path, name;  // the .om (a memfd's path for aclmdlLoadFromMem: `fd` keeps it open)
+    int fd = -1;
+    ModelIo io;
+    ShapeProfiles profiles;
+    std::map<size_t, Run> runs;  // by profile; profile 0 at load, the others when first selected
+    size_t current = 0;          // the profile of the last execution
+    uint64_t step = 0;           // executions so far (dump_step counts them)
+    ~Loaded();
+    Loaded() = default;
+    Loaded(Loaded&&) = default;
+  };
+  aclError LoadSession(const std::string& path, const std::string& name, int fd, uint32_t* id, const char* call);
+  // Profile k's run of model `id`, loaded when first asked for; an error code recorded for `call` if it cannot be.
+  aclError ProfileRun(uint32_t id, Loaded& m, size_t k, const char* call, Run** out);
   std::map<uint32_t, Loaded> models_;
   uint32_t next_id_ = 1;
 };
 
 }  // namespace npu::acl
 
-// aclmdlDesc: a snapshot of a loaded model's inputs and outputs.
+// aclmdlDesc: a snapshot of a loaded model's inputs and outputs, and the model it describes.
 struct aclmdlDesc {
   npu::acl::ModelIo io;
+  uint32_t model_id = 0;
   bool filled = false;
 };

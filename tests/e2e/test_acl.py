@@ -164,6 +164,49 @@ print("bytes_to_ptr" in dir(acl.util))
         lines = run([T.PY, "-c", code]).stdout.splitlines()
         self.assertEqual(lines, ["100001", "0 0", "int 0", "0", "0", "0 [0.0, 1.0, 2.0, 3.0]", "b'npu'", "0 107000 True", "True"])
 
+    def test_a_dynamic_batch_model_runs_the_batch_the_program_sets(self):
+        run([ATC, "--framework=5", f"--model={T.EXAMPLES}/tinynet.onnx", "--output=tiny_dyn", "--soc_version=Ascend310P3",
+             "--input_shape=image:-1,3,32,32", "--dynamic_batch_size=1,2,4"])
+        x = np.random.default_rng(7).standard_normal((2, 3, 32, 32)).astype(np.float32)
+        np.save(os.path.join(WORK, "x2.npy"), x)
+        out = os.path.join(WORK, "out_dyn")
+        shutil.rmtree(out, ignore_errors=True)
+        run([MSAME, "--model=tiny_dyn.om", "--input=x2.npy", "--dymBatch=2", f"--output={out}"])
+        (want,) = glob.glob(f"{out}/**/*output_0.bin", recursive=True)
+        code = """
+import acl, numpy as np, sys
+def ok(r, what):
+    assert r == 0, (what, r, acl.get_recent_err_msg())
+ok(acl.init(), "init"); ok(acl.rt.set_device(0), "set_device")
+mid, r = acl.mdl.load_from_file("tiny_dyn.om"); ok(r, "load")
+desc = acl.mdl.create_desc(); ok(acl.mdl.get_desc(desc, mid), "get_desc")
+sel, r = acl.mdl.get_input_index_by_name(desc, acl.ACL_DYNAMIC_TENSOR_NAME); ok(r, "index")
+print("dims", acl.mdl.get_input_dims(desc, 0)[0]["dims"], "size", acl.mdl.get_input_size_by_index(desc, 0))
+ins, outs = acl.mdl.create_dataset(), acl.mdl.create_dataset()
+for i in range(acl.mdl.get_num_inputs(desc)):
+    size = acl.mdl.get_input_size_by_index(desc, i); p, r = acl.rt.malloc(size, 0); ok(r, "malloc")
+    acl.mdl.add_dataset_buffer(ins, acl.create_data_buffer(p, size))
+x = np.load("x2.npy")
+dev0 = acl.get_data_buffer_addr(acl.mdl.get_dataset_buffer(ins, 0))
+ok(acl.rt.memcpy(dev0, x.nbytes, acl.util.numpy_to_ptr(x), x.nbytes, 1), "memcpy")
+size = acl.mdl.get_output_size_by_index(desc, 0); p, r = acl.rt.malloc(size, 0)
+acl.mdl.add_dataset_buffer(outs, acl.create_data_buffer(p, size))
+r = acl.mdl.execute(mid, ins, outs); print("unset", r, "aclmdlSetDynamicBatchSize" in acl.get_recent_err_msg())
+r = acl.mdl.set_dynamic_batch_size(mid, ins, sel, 3); print("batch 3", r, "batch 4" in acl.get_recent_err_msg())
+ok(acl.mdl.set_dynamic_batch_size(mid, ins, sel, 2), "set batch")
+ok(acl.mdl.execute(mid, ins, outs), "execute")
+dims, r = acl.mdl.get_cur_output_dims(desc, 0); print("cur", dims["dims"])
+n = int(np.prod(dims["dims"])) * 4
+h, r = acl.rt.malloc_host(n); ok(acl.rt.memcpy(h, n, p, n, 2), "d2h")
+open("dyn_out.bin", "wb").write(acl.util.ptr_to_bytes(h, n))
+"""
+        lines = run([T.PY, "-c", code]).stdout.splitlines()
+        self.assertEqual(lines[0], f"dims [-1, 3, 32, 32] size {4 * 3 * 32 * 32 * 4}", "the largest profile's bytes")
+        self.assertEqual(lines[1], "unset 100000 True")
+        self.assertEqual(lines[2], "batch 3 100000 True")
+        self.assertEqual(lines[3], "cur [2, 10]")
+        self.assertEqual(read(os.path.join(WORK, "dyn_out.bin"), "rb"), read(want, "rb"))
+
     def test_only_the_c_interface_is_exported(self):
         names = run(["nm", "-D", "--defined-only", f"{TOOLKIT}/runtime/lib64/libascendcl.so"]).stdout.split()[2::3]
         self.assertIn("aclmdlExecute", names)

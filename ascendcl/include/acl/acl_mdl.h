@@ -12,6 +12,9 @@ extern "C" {
 
 #define ACL_MAX_DIM_CNT 128
 #define ACL_MAX_TENSOR_NAME_LEN 128
+/* The input a model converted with shape profiles (atc --dynamic_batch_size, --dynamic_image_size,
+ * --dynamic_dims) takes its profile from; the setters below fill it. */
+#define ACL_DYNAMIC_TENSOR_NAME "ascend_mbatch_shape_data"
 
 typedef struct aclmdlDataset aclmdlDataset;
 typedef struct aclmdlDesc aclmdlDesc;
@@ -56,6 +59,13 @@ ACL_FUNC_VISIBILITY aclError aclmdlDestroyDataset(const aclmdlDataset *dataset);
 ACL_FUNC_VISIBILITY aclError aclmdlAddDatasetBuffer(aclmdlDataset *dataset, aclDataBuffer *dataBuffer);
 ACL_FUNC_VISIBILITY size_t aclmdlGetDatasetNumBuffers(const aclmdlDataset *dataset);
 ACL_FUNC_VISIBILITY aclDataBuffer *aclmdlGetDatasetBuffer(const aclmdlDataset *dataset, size_t index);
+
+/* Shape profiles: write the profile into the dataset's buffer `index` (the ACL_DYNAMIC_TENSOR_NAME input);
+ * the input buffers hold the largest profile, aclmdlGetCurOutputDims gives the dims the last execution had.
+ * aclmdlSetInputDynamicDims: dims holds every input's dims in order (dimCount in all), as the profile has them. */
+ACL_FUNC_VISIBILITY aclError aclmdlSetDynamicBatchSize(uint32_t modelId, aclmdlDataset *dataset, size_t index, uint64_t batchSize);
+ACL_FUNC_VISIBILITY aclError aclmdlSetDynamicHWSize(uint32_t modelId, aclmdlDataset *dataset, size_t index, uint64_t height, uint64_t width);
+ACL_FUNC_VISIBILITY aclError aclmdlSetInputDynamicDims(uint32_t modelId, aclmdlDataset *dataset, size_t index, const aclmdlIODims *dims);
 
 /* Execution: inputs and outputs are device buffers of at least the model's sizes. */
 ACL_FUNC_VISIBILITY aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset *input, aclmdlDataset *output);
