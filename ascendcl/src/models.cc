@@ -85,6 +85,11 @@ aclError Models::ProfileRun(uint32_t id, Loaded& m, size_t k, const char* call, 
     r.session->AddObserver(r.dumper.get());
     r.session->TrackFloatStatus(dump.dump_debug);
   }
+  if (dump.exception) {
+    r.exception_dumper = std::make_unique<debug::DumpObserver>(dump, r.session->graph(), dump.ExceptionPath() + "/0", m.name,
+                                                                debug::DumpObserver::kException);
+    r.session->AddObserver(r.exception_dumper.get());
+  }
   *out = &m.runs.emplace(k, std::move(r)).first->second;
   return ACL_SUCCESS;
 }
@@ -307,7 +312,15 @@ aclError Models::Execute(uint32_t id, const aclmdlDataset* input, aclmdlDataset*
   if (run->dumper) run->dumper->BeginStep(m.step, inputs);
   ++m.step;
   std::vector<Tensor> outputs;
-  if (Status s = session.Run(inputs, outputs); !s.ok()) return Fail(ACL_ERROR_GE_PARAM_INVALID, call, s.message());
+  if (Status s = session.Run(inputs, outputs); !s.ok()) {
+    if (const Task* t = session.faulted_task()) {  // the device's exception, as the runtime reports it
+      std::string where;
+      if (run->exception_dumper && run->exception_dumper->files_written())
+        where = "; the exception dump of its inputs is in " + Runtime::Get().dump.ExceptionPath() + "/0";
+      return Fail(t->engine == Engine::kAiCpu ? ACL_ERROR_RT_AICPU_EXCEPTION : ACL_ERROR_RT_AICORE_EXCEPTION, call, s.message() + where);
+    }
+    return Fail(ACL_ERROR_GE_PARAM_INVALID, call, s.message());
+  }
   if (run->dumper && !run->dumper->status().ok()) return Fail(ACL_ERROR_WRITE_FILE, call, "dump: " + run->dumper->status().message());
   stream.clock_ns += session.simulated_ns() - before;
   m.current = profile;

@@ -71,6 +71,7 @@ class Models {
     std::unique_ptr<Session> session;
     std::unique_ptr<prof::Collector> collector;   // acl.json's profiler section was on at load
     std::unique_ptr<debug::DumpObserver> dumper;  // ... its dump section
+    std::unique_ptr<debug::DumpObserver> exception_dumper;  // ... its dump_scene lite_exception
   };
   struct Loaded {
     std::string path, name;  // the .om (a memfd's path for aclmdlLoadFromMem: `fd` keeps it open)

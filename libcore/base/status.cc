@@ -69,6 +69,9 @@ constexpr std::array kCatalogue = {
     ErrorInfo{"E19999", "internal error", "Report this with the command line and model."},
     ErrorInfo{"EH0001", "invalid runtime input", "Give input files that match the model's inputs in number, size and type."},
     ErrorInfo{"EH0002", "operator execution failed", "Check the input data; see the reason for the operator that failed."},
+    ErrorInfo{"EH0003", "a task faulted on the device (the AI Core or AI CPU exception)",
+              "A task read outside its input (an index out of range): check the data the model was given; an exception dump "
+              "(acl.json's \"dump_scene\": \"lite_exception\") keeps the task's inputs."},
 };
 
 const std::string& Empty() {

@@ -77,7 +77,8 @@ Result<DumpConfig> ParseDumpConfig(const std::string& path) {
   const json& d = j["dump"];
   if (!d.is_object()) return Status::Error("EC0013", "--acl_json_path", path, "\"dump\" must be an object");
   std::vector<std::string> errs;
-  static const std::set<std::string> kKnown = {"dump_path", "dump_list", "dump_mode", "dump_op_switch", "dump_step", "dump_debug"};
+  static const std::set<std::string> kKnown = {"dump_path", "dump_list", "dump_mode", "dump_op_switch", "dump_step", "dump_debug",
+                                               "dump_scene"};
   for (const auto& [k, v] : d.items())
     if (!kKnown.count(k)) c.warnings.push_back("unknown key \"" + k + "\" in the dump section is ignored");
 
@@ -91,6 +92,10 @@ Result<DumpConfig> ParseDumpConfig(const std::string& path) {
   std::string dbg = Str(d, "dump_debug", "off", errs);
   if (dbg != "on" && dbg != "off") errs.push_back("dump_debug \"" + dbg + "\" must be on or off");
   c.dump_debug = dbg == "on";
+  if (std::string scene = Str(d, "dump_scene", "", errs); !scene.empty()) {
+    if (scene != "lite_exception") errs.push_back("dump_scene \"" + scene + "\" must be lite_exception (the exception dump)");
+    c.exception = scene == "lite_exception";
+  }
   if (std::string step = Str(d, "dump_step", "", errs); !step.empty()) {
     auto r = ParseDumpStep(step);
     if (r.ok()) c.steps = r.value(), c.all_steps = false;

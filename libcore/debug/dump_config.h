@@ -1,7 +1,7 @@
 // The "dump" section of acl.json (msame --acl_json_path), as CANN defines it:
 //   {"dump": {"dump_path": "out", "dump_list": [{"model_name": "m", "layer": ["op1"]}],
 //             "dump_mode": "input|output|all", "dump_op_switch": "on|off",
-//             "dump_step": "0|3-5|10", "dump_debug": "on|off"}}
+//             "dump_step": "0|3-5|10", "dump_debug": "on|off", "dump_scene": "lite_exception"}}
 #pragma once
 #include <cstdint>
 #include <set>
@@ -15,6 +15,7 @@ namespace npu::debug {
 struct DumpConfig {
   bool dump_data = false;   // a dump_list is present: dump op inputs/outputs
   bool dump_debug = false;  // overflow records
+  bool exception = false;   // dump_scene lite_exception: a faulting task's inputs and outputs (an exception dump)
   std::string path;
   bool inputs = false, outputs = true;  // from dump_mode
   bool all_steps = true;
@@ -27,6 +28,8 @@ struct DumpConfig {
   std::vector<std::string> warnings;  // unknown keys and the like, printed but not fatal
 
   bool StepSelected(uint64_t step) const;
+  // Where exception dumps go: dump_path, else extra-info/data-dump under the working directory (CANN's default).
+  std::string ExceptionPath() const { return path.empty() ? "extra-info/data-dump" : path; }
   // The layers to dump for this model: nullptr = dump nothing, empty set = every op.
   const Entry* EntryFor(const std::string& model_name) const;
 };

@@ -46,7 +46,7 @@ std::string DumpRoot(const std::string& dump_path, const std::string& device, co
 
 DumpObserver::DumpObserver(const DumpConfig& c, const Graph& g, std::string root, std::string model_name, Mode mode)
     : cfg_(c), graph_(g), root_(std::move(root)), model_name_(std::move(model_name)), mode_(mode) {
-  entry_ = mode == kOverflow ? nullptr : c.EntryFor(model_name_);
+  entry_ = mode == kOverflow || mode == kException ? nullptr : c.EntryFor(model_name_);
   if (entry_) layers_.insert(entry_->layers.begin(), entry_->layers.end());
   std::set<std::string> known;
   for (const Node& n : g.nodes) {
@@ -71,6 +71,7 @@ uint64_t DumpObserver::Timestamp() {  // microseconds, strictly increasing so na
 }
 
 void DumpObserver::BeginStep(uint64_t step, const std::vector<Tensor>& inputs) {
+  if (mode_ == kException) return;  // the exception dump goes to its own folder, whatever the step
   active_ = status_.ok() && cfg_.StepSelected(step) && (mode_ == kOverflow || entry_);
   if (!active_) return;
   dir_ = root_ + "/" + std::to_string(step);
@@ -87,8 +88,30 @@ void DumpObserver::BeginStep(uint64_t step, const std::vector<Tensor>& inputs) {
       WriteGolden(graph_.values[graph_.inputs[k]].name, 0, inputs[k]);
 }
 
+void DumpObserver::OnTaskFault(const TaskEvent& e, const Status& fault) {
+  if (mode_ != kException || !status_.ok()) return;
+  dir_ = root_;
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec) {
+    status_ = Status::Error("E13004", "dump_path", dir_, "cannot create the exception dump folder: " + ec.message());
+    return;
+  }
+  if (!names_) names_ = std::make_unique<LongNameMap>(dir_);
+  std::vector<Tensor> outputs;
+  for (int v : e.node.outputs) {
+    const Value& out = graph_.values[v >= 0 ? v : 0];
+    const bool known = v >= 0 && out.has_shape && NumElements(out.shape) >= 0;  // a dynamic dim has no size to fill
+    outputs.push_back(known ? Tensor::Zeros(out.dtype, out.shape) : Tensor());
+  }
+  TaskEvent dumped = e;
+  dumped.outputs = outputs;
+  WriteOpDump(dumped, true, true);
+  (void)fault;
+}
+
 void DumpObserver::AfterTask(const TaskEvent& e) {
-  if (!active_ || !status_.ok()) return;
+  if (mode_ == kException || !active_ || !status_.ok()) return;
   if (e.node.has_attr(kRemovedViewAttr)) return;  // not an op of the .om: the device has no dump for it
   if (mode_ == kOverflow) return CheckOverflow(e);
   if (!Selected(e.node)) return;

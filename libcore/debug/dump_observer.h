@@ -14,12 +14,16 @@ namespace npu::debug {
 
 class DumpObserver : public TaskObserver {
  public:
-  enum Mode { kOpDump, kGolden, kOverflow };
-  // root: the {model_id} folder; nothing is written until a selected step begins.
+  enum Mode { kOpDump, kGolden, kOverflow, kException };
+  // root: the {model_id} folder; nothing is written until a selected step begins. kException: the folder the
+  // exception dump of a faulting task goes to (made when a task faults).
   DumpObserver(const DumpConfig& c, const Graph& g, std::string root, std::string model_name, Mode mode);
   // Selects the step and, in golden mode, writes the graph inputs.
   void BeginStep(uint64_t step, const std::vector<Tensor>& inputs);
   void AfterTask(const TaskEvent& e) override;
+  // kException: the faulting task's inputs, and its outputs as the device memory held them (zeros: the task wrote
+  // none), in the op dump format msaccucmp convert reads.
+  void OnTaskFault(const TaskEvent& e, const Status& fault) override;
   // The first write error, if any (later tasks are skipped once one happened).
   const Status& status() const { return status_; }
   size_t files_written() const { return files_; }

@@ -16,6 +16,10 @@ Status KernelContext::Fail(std::string reason) const {
   return Status::Error("EH0002", node.op_type + " node", node.name, std::move(reason));
 }
 
+Status KernelContext::Fault(std::string reason) const {
+  return Status::Error(kTaskFaultCode, node.op_type + " node", node.name, std::move(reason));
+}
+
 KernelRegistry& KernelRegistry::Get() {
   static KernelRegistry r;
   return r;

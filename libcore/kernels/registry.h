@@ -60,10 +60,14 @@ struct KernelContext {
   bool has(size_t i) const { return i < inputs.size() && inputs[i].defined(); }
   const Tensor& in(size_t i) const { return inputs[i]; }
   Status Fail(std::string reason) const;  // EH0002 naming the node
+  // The task faulted on its data (an index out of range, a read past a tensor): on a device, the AI Core (or AI
+  // CPU) exception. EH0003 (kTaskFaultCode) naming the node; the runtime adds the stream and task.
+  Status Fault(std::string reason) const;
   // Narrows an fp32 result to fp16/bf16 with the context's overflow mode, recording into `status`.
   Tensor Narrow(const Tensor& f32, DType to, int output = 0) { return NarrowFloat(f32, to, exec, &status, output); }
 };
 using KernelFn = std::function<Status(KernelContext&)>;
+inline constexpr std::string_view kTaskFaultCode = "EH0003";
 
 class KernelRegistry {
  public:

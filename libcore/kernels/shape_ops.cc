@@ -191,7 +191,7 @@ Status GatherKernel(KernelContext& c) {
   for (int64_t d = axis + 1; d < x.rank(); ++d) inner *= x.shape()[d];
   auto ids = idx.ToInt64Vector();
   for (auto& i : ids) {
-    if (i < -dim || i >= dim) return c.Fail("index " + std::to_string(i) + " out of range [" + std::to_string(-dim) + ", " + std::to_string(dim) + ")");
+    if (i < -dim || i >= dim) return c.Fault("index " + std::to_string(i) + " out of range [" + std::to_string(-dim) + ", " + std::to_string(dim) + ")");
     if (i < 0) i += dim;
   }
   const size_t es = DTypeSize(x.dtype()), block = static_cast<size_t>(inner) * es;
@@ -240,7 +240,7 @@ Status ScatterNDKernel(KernelContext& c) {
     int64_t off = 0;
     for (int64_t j = 0; j < k; ++j) {
       int64_t i = ids[static_cast<size_t>(t * k + j)], dim = data.shape()[j];
-      if (i < -dim || i >= dim) return c.Fail("index " + std::to_string(i) + " out of range [" + std::to_string(-dim) + ", " + std::to_string(dim) + ") on axis " + std::to_string(j));
+      if (i < -dim || i >= dim) return c.Fault("index " + std::to_string(i) + " out of range [" + std::to_string(-dim) + ", " + std::to_string(dim) + ") on axis " + std::to_string(j));
       off += (i < 0 ? i + dim : i) * st[j];
     }
     offsets[static_cast<size_t>(t)] = off;

@@ -196,6 +196,7 @@ void Session::WidenConstants() {
 
 Status Session::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) {
   const Graph& g = model_.graph;
+  faulted_.reset();
   if (inputs.size() != g.inputs.size())
     return Status::Error("EH0001", "--input", std::to_string(inputs.size()) + " file(s)",
                          "the model has " + std::to_string(g.inputs.size()) + " input(s)");
@@ -287,7 +288,17 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
       compute[j] = widened_[n.inputs[j]].defined() ? widened_[n.inputs[j]] : ToF32(compute[j]);
   std::vector<Tensor> outs;
   FloatStatus st;
-  NPU_RETURN_IF_ERROR(RunPrepared(n, plan.kernel, std::move(compute), outs, pool, exec_, &st, options));
+  if (Status run = RunPrepared(n, plan.kernel, std::move(compute), outs, pool, exec_, &st, options); !run.ok()) {
+    if (run.code() != kTaskFaultCode) return run;
+    // The device's exception: the runtime reports the op, the stream and the task.
+    faulted_ = k;
+    if (!observers_.empty()) {
+      const TaskEvent e = EventFor(k, ins_seen, {});
+      for (TaskObserver* o : observers_) o->OnTaskFault(e, run);
+    }
+    return run.with_context(std::string(task.engine == Engine::kAiCpu ? "AI CPU" : "AI Core") + " exception in task " + std::to_string(task.task_id) +
+                            " on stream " + std::to_string(task.stream_id));
+  }
   // A 16-bit result is rounded to its dtype's values but held in fp32 (one pass, no copy to convert back
   // for the next compute op); AsStored gives the 16-bit tensor where one is needed. Moved bytes are already
   // such values.

@@ -32,6 +32,9 @@ class TaskObserver {
   virtual ~TaskObserver() = default;
   virtual void BeforeTask(const TaskEvent&) {}
   virtual void AfterTask(const TaskEvent&) {}
+  // A task that faulted on its data (kernels' kTaskFaultCode: the device's AI Core or AI CPU exception), with its
+  // inputs; it produced no outputs. The iteration ends there with the fault's status.
+  virtual void OnTaskFault(const TaskEvent& /*e*/, const Status& /*fault*/) {}
   // After each iteration, with its simulated start and end (ns since the session began).
   virtual void AfterIteration(uint64_t /*iteration*/, double /*start_ns*/, double /*end_ns*/) {}
 };
@@ -64,6 +67,8 @@ class Session {
   // The simulated SoC, or null on the fp32 reference path (which has no clock).
   const SocSpec* soc() const { return exec_.soc; }
   const IterationTiming* timing() const { return timing_ ? &*timing_ : nullptr; }
+  // The task that faulted in the last Run (kTaskFaultCode), or null.
+  const Task* faulted_task() const { return faulted_ ? &model_.tasks[*faulted_] : nullptr; }
   double simulated_ns() const { return clock_ns_; }  // simulated time since the session began
   // Tasks whose stored tiling the simulated chip cannot hold, re-tiled with the built-in heuristic.
   int retiled() const { return retiled_; }
@@ -77,6 +82,7 @@ class Session {
   double clock_ns_ = 0;
   int retiled_ = 0;
   uint64_t iterations_ = 0;
+  std::optional<size_t> faulted_;
   void Schedule();
   TaskEvent EventFor(size_t k, std::span<const Tensor> ins, std::span<const Tensor> outs) const;
   void EndIteration();

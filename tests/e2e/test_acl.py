@@ -207,6 +207,63 @@ open("dyn_out.bin", "wb").write(acl.util.ptr_to_bytes(h, n))
         self.assertEqual(lines[3], "cur [2, 10]")
         self.assertEqual(read(os.path.join(WORK, "dyn_out.bin"), "rb"), read(want, "rb"))
 
+    def test_a_faulting_task_is_the_ai_core_exception_with_an_exception_dump(self):
+        import onnx
+        from onnx import TensorProto, helper
+        table = helper.make_tensor("table", TensorProto.FLOAT, [4, 3], [float(v) for v in range(12)])
+        graph = helper.make_graph([helper.make_node("Gather", ["table", "idx"], ["rows"], name="lookup", axis=0)], "lookup",
+                                  [helper.make_tensor_value_info("idx", TensorProto.INT64, [2])],
+                                  [helper.make_tensor_value_info("rows", TensorProto.FLOAT, [2, 3])], [table])
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(WORK, "lookup.onnx"))
+        run([ATC, "--framework=5", "--model=lookup.onnx", "--output=lookup", "--soc_version=Ascend310P3"])
+        dump = os.path.join(WORK, "exception_dump")
+        shutil.rmtree(dump, ignore_errors=True)
+        with open(os.path.join(WORK, "exception.json"), "w") as f:
+            json.dump({"dump": {"dump_path": dump, "dump_scene": "lite_exception"}}, f)
+        code = """
+import acl, numpy as np
+acl.init("exception.json"); acl.rt.set_device(0)
+mid, r = acl.mdl.load_from_file("lookup.om")
+desc = acl.mdl.create_desc(); acl.mdl.get_desc(desc, mid)
+ins, outs = acl.mdl.create_dataset(), acl.mdl.create_dataset()
+idx = np.array([1, 7], np.int64)                  # 7: past the table's 4 rows
+p, r = acl.rt.malloc(16, 0); acl.rt.memcpy(p, 16, acl.util.numpy_to_ptr(idx), 16, 1)
+acl.mdl.add_dataset_buffer(ins, acl.create_data_buffer(p, 16))
+q, r = acl.rt.malloc(24, 0); acl.mdl.add_dataset_buffer(outs, acl.create_data_buffer(q, 24))
+print(acl.mdl.execute(mid, ins, outs))
+print(acl.get_recent_err_msg().replace("\\n", " "))
+idx[1] = 3
+acl.rt.memcpy(p, 16, acl.util.numpy_to_ptr(idx), 16, 1)
+print(acl.mdl.execute(mid, ins, outs))             # the model still runs on good data
+h, r = acl.rt.malloc_host(24); acl.rt.memcpy(h, 24, q, 24, 2)
+print(acl.util.ptr_to_numpy(h, (2, 3), np.dtype(np.float32).num).tolist())
+"""
+        lines = run([T.PY, "-c", code]).stdout.splitlines()
+        self.assertIn(lines[0], ("507015", "507018"), "ACL_ERROR_RT_AICORE_EXCEPTION (or the AI CPU's)")
+        self.assertRegex(lines[1], r"(AI Core|AI CPU) exception in task \d+ on stream \d+")
+        self.assertIn("lookup", lines[1])
+        self.assertIn("index 7 out of range", lines[1])
+        self.assertIn(dump, lines[1], "the message says where the exception dump is")
+        self.assertEqual(lines[2], "0")
+        self.assertEqual(lines[3], "[[3.0, 4.0, 5.0], [9.0, 10.0, 11.0]]")
+        # The exception dump: the faulting op's inputs (and its unwritten output), which msaccucmp converts.
+        (folder,) = glob.glob(f"{dump}/0")
+        npy = os.path.join(WORK, "exception_npy")
+        shutil.rmtree(npy, ignore_errors=True)
+        run([f"{BUILD}/tools/msaccucmp/msaccucmp", "convert", "-d", folder, "-out", npy, "-t", "npy"])
+        arrays = {os.path.basename(p): np.load(p) for p in glob.glob(f"{npy}/*.npy")}
+        (idx_file,) = [n for n in arrays if n.endswith(".input.1.npy")]
+        self.assertEqual(arrays[idx_file].tolist(), [1, 7])
+        self.assertTrue(any(n.endswith(".output.0.npy") for n in arrays), sorted(arrays))
+        # msame with the same acl.json: the same exception, the same dump.
+        np.save(os.path.join(WORK, "bad_idx.npy"), np.array([1, 7], np.int64))
+        shutil.rmtree(dump, ignore_errors=True)
+        p = run([MSAME, "--model=lookup.om", "--input=bad_idx.npy", "--acl_json_path=exception.json", "--output=out_exc"], ok=False)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("EH0003", p.stdout + p.stderr)
+        self.assertIn("AI Core exception in task", p.stdout + p.stderr)
+        self.assertEqual(len(glob.glob(f"{dump}/0/*")), 1)
+
     def test_only_the_c_interface_is_exported(self):
         names = run(["nm", "-D", "--defined-only", f"{TOOLKIT}/runtime/lib64/libascendcl.so"]).stdout.split()[2::3]
         self.assertIn("aclmdlExecute", names)

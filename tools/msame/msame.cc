@@ -229,6 +229,11 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
     std::filesystem::create_directories(o.output, ec);
     if (ec) return fail({Status::Error("E13004", "--output", o.output, "cannot create the directory: " + ec.message())});
   }
+  std::unique_ptr<DumpObserver> exception_dumper;  // dump_scene lite_exception: a faulting task's inputs
+  if (dump.exception) {
+    exception_dumper = std::make_unique<DumpObserver>(dump, g, dump.ExceptionPath() + "/" + o.device, model_name, DumpObserver::kException);
+    s.AddObserver(exception_dumper.get());
+  }
   std::unique_ptr<DumpObserver> dumper;
   if (dump.dump_data || dump.dump_debug) {
     auto mode = dump.dump_debug ? DumpObserver::kOverflow : IsReferenceModel(o.model) ? DumpObserver::kGolden : DumpObserver::kOpDump;
