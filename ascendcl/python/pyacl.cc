@@ -200,6 +200,19 @@ void BindMdl(py::module_& mdl) {
   });
 }
 
+void BindProf(py::module_& prof) {
+  prof.def("init", [](const std::string& path) { return aclprofInit(path.c_str(), path.size()); });
+  prof.def("finalize", [] { return aclprofFinalize(); });
+  // pyACL's form: the device list as a Python list, aicore_events 0 (none).
+  prof.def("create_config", [](std::vector<uint32_t> devices, int metrics, Ptr events, uint64_t data_types) {
+    return Int(aclprofCreateConfig(devices.data(), static_cast<uint32_t>(devices.size()), static_cast<aclprofAicoreMetrics>(metrics),
+                                   As<aclprofAicoreEvents>(events), data_types));
+  });
+  prof.def("destroy_config", [](Ptr c) { return aclprofDestroyConfig(As<const aclprofConfig>(c)); });
+  prof.def("start", [](Ptr c) { return aclprofStart(As<const aclprofConfig>(c)); });
+  prof.def("stop", [](Ptr c) { return aclprofStop(As<const aclprofConfig>(c)); });
+}
+
 void BindUtil(py::module_& util) {
   // The address of an array's data: a C-contiguous array is required (a view with strides is refused, not copied).
   util.def("numpy_to_ptr", [](py::array a) {
@@ -241,6 +254,8 @@ PYBIND11_MODULE(acl, m) {
   BindRt(rt);
   py::module_ mdl = m.def_submodule("mdl", "offline models");
   BindMdl(mdl);
+  py::module_ prof = m.def_submodule("prof", "profiling into a PROF folder");
+  BindProf(prof);
   py::module_ util = m.def_submodule("util", "pointers, numpy arrays and bytes");
   BindUtil(util);
 }

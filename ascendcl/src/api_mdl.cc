@@ -75,6 +75,7 @@ extern "C" {
 
 aclError aclmdlLoadFromFile(const char* modelPath, uint32_t* modelId) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclmdlLoadFromFile");
   if (aclError e = Runtime::Get().RequireContext("aclmdlLoadFromFile", nullptr)) return e;
   if (!modelPath) return Fail(ACL_ERROR_INVALID_PARAM, "aclmdlLoadFromFile", "modelPath is null");
   return Models::Get().LoadFile(modelPath, npu::acl::ModelName(modelPath), modelId, "aclmdlLoadFromFile");
@@ -82,6 +83,7 @@ aclError aclmdlLoadFromFile(const char* modelPath, uint32_t* modelId) {
 
 aclError aclmdlLoadFromMem(const void* model, size_t modelSize, uint32_t* modelId) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclmdlLoadFromMem");
   if (aclError e = Runtime::Get().RequireContext("aclmdlLoadFromMem", nullptr)) return e;
   return Models::Get().LoadMem(model, modelSize, modelId);
 }
@@ -91,6 +93,7 @@ aclError aclmdlLoadFromMem(const void* model, size_t modelSize, uint32_t* modelI
 aclError aclmdlLoadFromFileWithMem(const char* modelPath, uint32_t* modelId, void* workPtr, size_t workSize, void* weightPtr, size_t weightSize) {
   constexpr const char* kCall = "aclmdlLoadFromFileWithMem";
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclmdlLoadFromFileWithMem");
   if (aclError e = Runtime::Get().RequireContext(kCall, nullptr)) return e;
   if (!modelPath) return Fail(ACL_ERROR_INVALID_PARAM, kCall, "modelPath is null");
   size_t need_work = 0, need_weight = 0;
@@ -109,6 +112,7 @@ aclError aclmdlLoadFromFileWithMem(const char* modelPath, uint32_t* modelId, voi
 
 aclError aclmdlQuerySize(const char* fileName, size_t* workSize, size_t* weightSize) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclmdlQuerySize");
   if (aclError e = Runtime::Get().RequireInit("aclmdlQuerySize")) return e;
   if (!fileName) return Fail(ACL_ERROR_INVALID_PARAM, "aclmdlQuerySize", "fileName is null");
   return Models::Get().QuerySize(fileName, workSize, weightSize);
@@ -116,6 +120,7 @@ aclError aclmdlQuerySize(const char* fileName, size_t* workSize, size_t* weightS
 
 aclError aclmdlUnload(uint32_t modelId) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclmdlUnload");
   if (aclError e = Runtime::Get().RequireInit("aclmdlUnload")) return e;
   return Models::Get().Unload(modelId);
 }
@@ -129,6 +134,7 @@ aclError aclmdlDestroyDesc(aclmdlDesc* modelDesc) {
 
 aclError aclmdlGetDesc(aclmdlDesc* modelDesc, uint32_t modelId) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclmdlGetDesc");
   if (aclError e = Runtime::Get().RequireInit("aclmdlGetDesc")) return e;
   if (!Descs().Live(modelDesc)) return Fail(ACL_ERROR_INVALID_PARAM, "aclmdlGetDesc", "modelDesc is not a live description (aclmdlCreateDesc)");
   if (aclError e = Models::Get().Describe(modelId, &modelDesc->io, "aclmdlGetDesc")) return e;
@@ -155,6 +161,7 @@ aclError aclmdlGetOutputDims(const aclmdlDesc* modelDesc, size_t index, aclmdlIO
 // The dims the last execution gave (a profile model's follow its profile); the declared ones before any.
 aclError aclmdlGetCurOutputDims(const aclmdlDesc* modelDesc, size_t index, aclmdlIODims* dims) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclmdlGetCurOutputDims");
   if (aclError e = Dims(modelDesc, index, false, dims, "aclmdlGetCurOutputDims")) return e;
   if (auto cur = Models::Get().CurrentOutputDims(modelDesc->model_id, index)) {
     dims->dimCount = std::min<size_t>(cur->size(), ACL_MAX_DIM_CNT);
@@ -165,6 +172,7 @@ aclError aclmdlGetCurOutputDims(const aclmdlDesc* modelDesc, size_t index, aclmd
 
 aclError aclmdlSetDynamicBatchSize(uint32_t modelId, aclmdlDataset* dataset, size_t index, uint64_t batchSize) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclmdlSetDynamicBatchSize");
   if (aclError e = Runtime::Get().RequireInit("aclmdlSetDynamicBatchSize")) return e;
   if (!Datasets().Live(dataset)) return Fail(ACL_ERROR_INVALID_PARAM, "aclmdlSetDynamicBatchSize", "dataset is not a live dataset (aclmdlCreateDataset)");
   return Models::Get().SetProfile(modelId, dataset, index, "batch", {static_cast<int64_t>(batchSize)}, "aclmdlSetDynamicBatchSize");
@@ -172,6 +180,7 @@ aclError aclmdlSetDynamicBatchSize(uint32_t modelId, aclmdlDataset* dataset, siz
 
 aclError aclmdlSetDynamicHWSize(uint32_t modelId, aclmdlDataset* dataset, size_t index, uint64_t height, uint64_t width) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclmdlSetDynamicHWSize");
   if (aclError e = Runtime::Get().RequireInit("aclmdlSetDynamicHWSize")) return e;
   if (!Datasets().Live(dataset)) return Fail(ACL_ERROR_INVALID_PARAM, "aclmdlSetDynamicHWSize", "dataset is not a live dataset (aclmdlCreateDataset)");
   return Models::Get().SetProfile(modelId, dataset, index, "image_size", {static_cast<int64_t>(height), static_cast<int64_t>(width)}, "aclmdlSetDynamicHWSize");
@@ -180,6 +189,7 @@ aclError aclmdlSetDynamicHWSize(uint32_t modelId, aclmdlDataset* dataset, size_t
 aclError aclmdlSetInputDynamicDims(uint32_t modelId, aclmdlDataset* dataset, size_t index, const aclmdlIODims* dims) {
   constexpr const char* kCall = "aclmdlSetInputDynamicDims";
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclmdlSetInputDynamicDims");
   if (aclError e = Runtime::Get().RequireInit(kCall)) return e;
   if (!Datasets().Live(dataset)) return Fail(ACL_ERROR_INVALID_PARAM, kCall, "dataset is not a live dataset (aclmdlCreateDataset)");
   if (!dims || dims->dimCount > ACL_MAX_DIM_CNT) return Fail(ACL_ERROR_INVALID_PARAM, kCall, "dims is null or has more than ACL_MAX_DIM_CNT dims");

@@ -64,16 +64,19 @@ extern "C" {
 
 aclError aclrtSetDevice(int32_t deviceId) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtSetDevice");
   return R().SetDevice(deviceId);
 }
 
 aclError aclrtResetDevice(int32_t deviceId) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtResetDevice");
   return R().ResetDevice(deviceId);
 }
 
 aclError aclrtGetDevice(int32_t* deviceId) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtGetDevice");
   Context* c = nullptr;
   if (aclError e = R().RequireContext("aclrtGetDevice", &c)) return e;
   if (!deviceId) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice", "deviceId is null");
@@ -90,6 +93,7 @@ aclError aclrtGetDeviceCount(uint32_t* count) {
 // The program runs on the host and the device is across PCIe, as on an Atlas 300 card: ACL_HOST.
 aclError aclrtGetRunMode(aclrtRunMode* runMode) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtGetRunMode");
   if (aclError e = R().RequireInit("aclrtGetRunMode")) return e;
   if (!runMode) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtGetRunMode", "runMode is null");
   *runMode = ACL_HOST;
@@ -98,6 +102,7 @@ aclError aclrtGetRunMode(aclrtRunMode* runMode) {
 
 aclError aclrtSynchronizeDevice(void) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtSynchronizeDevice");
   return R().RequireContext("aclrtSynchronizeDevice", nullptr);  // work runs as it is issued: nothing is pending
 }
 
@@ -105,6 +110,7 @@ const char* aclrtGetSocName(void) { return "npukit simulated NPU"; }
 
 aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtCreateContext");
   Context* c = nullptr;
   if (aclError e = R().CreateContext(deviceId, &c)) return e;
   *context = c;
@@ -113,16 +119,19 @@ aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId) {
 
 aclError aclrtDestroyContext(aclrtContext context) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtDestroyContext");
   return R().DestroyContext(context);
 }
 
 aclError aclrtSetCurrentContext(aclrtContext context) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtSetCurrentContext");
   return R().SetCurrentContext(context);
 }
 
 aclError aclrtGetCurrentContext(aclrtContext* context) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtGetCurrentContext");
   Context* c = nullptr;
   if (aclError e = R().RequireContext("aclrtGetCurrentContext", &c)) return e;
   if (!context) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtGetCurrentContext", "context is null");
@@ -132,6 +141,7 @@ aclError aclrtGetCurrentContext(aclrtContext* context) {
 
 aclError aclrtCreateStream(aclrtStream* stream) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtCreateStream");
   Stream* s = nullptr;
   if (aclError e = R().CreateStream(&s)) return e;
   *stream = s;
@@ -140,18 +150,21 @@ aclError aclrtCreateStream(aclrtStream* stream) {
 
 aclError aclrtDestroyStream(aclrtStream stream) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtDestroyStream");
   return R().DestroyStream(stream);
 }
 
 // Work runs as it is issued (a simulated device has no queue to drain): a live stream is always complete.
 aclError aclrtSynchronizeStream(aclrtStream stream) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtSynchronizeStream");
   Stream* s = nullptr;
   return R().FindStream(stream, "aclrtSynchronizeStream", &s);
 }
 
 aclError aclrtCreateEvent(aclrtEvent* event) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtCreateEvent");
   Event* ev = nullptr;
   if (aclError e = R().CreateEvent(&ev)) return e;
   *event = ev;
@@ -160,11 +173,13 @@ aclError aclrtCreateEvent(aclrtEvent* event) {
 
 aclError aclrtDestroyEvent(aclrtEvent event) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtDestroyEvent");
   return R().DestroyEvent(event);
 }
 
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtRecordEvent");
   Event* ev = nullptr;
   Stream* s = nullptr;
   if (aclError e = R().FindEvent(event, "aclrtRecordEvent", &ev)) return e;
@@ -175,6 +190,7 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
 
 aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtResetEvent");
   Event* ev = nullptr;
   Stream* s = nullptr;
   if (aclError e = R().FindEvent(event, "aclrtResetEvent", &ev)) return e;
@@ -185,6 +201,7 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
 
 aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus* status) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtQueryEventStatus");
   Event* ev = nullptr;
   if (aclError e = R().FindEvent(event, "aclrtQueryEventStatus", &ev)) return e;
   if (!status) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtQueryEventStatus", "status is null");
@@ -195,6 +212,7 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus* statu
 // The waiting stream's clock catches up with the event's: later work on it starts no earlier.
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtStreamWaitEvent");
   Event* ev = nullptr;
   Stream* s = nullptr;
   if (aclError e = R().FindEvent(event, "aclrtStreamWaitEvent", &ev)) return e;
@@ -205,6 +223,7 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
 
 aclError aclrtSynchronizeEvent(aclrtEvent event) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtSynchronizeEvent");
   Event* ev = nullptr;
   return R().FindEvent(event, "aclrtSynchronizeEvent", &ev);
 }
@@ -212,6 +231,7 @@ aclError aclrtSynchronizeEvent(aclrtEvent event) {
 // Milliseconds of simulated device time between two recorded events.
 aclError aclrtEventElapsedTime(float* ms, aclrtEvent startEvent, aclrtEvent endEvent) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtEventElapsedTime");
   Event *a = nullptr, *b = nullptr;
   if (aclError e = R().FindEvent(startEvent, "aclrtEventElapsedTime", &a)) return e;
   if (aclError e = R().FindEvent(endEvent, "aclrtEventElapsedTime", &b)) return e;
@@ -223,6 +243,7 @@ aclError aclrtEventElapsedTime(float* ms, aclrtEvent startEvent, aclrtEvent endE
 
 aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtMalloc");
   if (aclError e = R().RequireContext("aclrtMalloc", nullptr)) return e;
   if (policy < ACL_MEM_MALLOC_HUGE_FIRST || policy > ACL_MEM_MALLOC_NORMAL_ONLY_P2P)
     return Fail(ACL_ERROR_INVALID_PARAM, "aclrtMalloc", "policy " + std::to_string(static_cast<int>(policy)) + " is not an aclrtMemMallocPolicy");
@@ -231,29 +252,34 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
 
 aclError aclrtFree(void* devPtr) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtFree");
   if (aclError e = R().RequireInit("aclrtFree")) return e;
   return R().memory.Release(MemKind::kDevice, devPtr, "aclrtFree");
 }
 
 aclError aclrtMallocHost(void** hostPtr, size_t size) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtMallocHost");
   if (aclError e = R().RequireContext("aclrtMallocHost", nullptr)) return e;
   return R().memory.Allocate(MemKind::kHost, size, hostPtr, "aclrtMallocHost");
 }
 
 aclError aclrtFreeHost(void* hostPtr) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtFreeHost");
   if (aclError e = R().RequireInit("aclrtFreeHost")) return e;
   return R().memory.Release(MemKind::kHost, hostPtr, "aclrtFreeHost");
 }
 
 aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtMemcpy");
   return Copy(dst, destMax, src, count, kind, "aclrtMemcpy");
 }
 
 aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind, aclrtStream stream) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtMemcpyAsync");
   Stream* s = nullptr;
   if (aclError e = R().FindStream(stream, "aclrtMemcpyAsync", &s)) return e;
   return Copy(dst, destMax, src, count, kind, "aclrtMemcpyAsync");
@@ -261,11 +287,13 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
 
 aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtMemset");
   return Set(devPtr, maxCount, value, count, "aclrtMemset");
 }
 
 aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtMemsetAsync");
   Stream* s = nullptr;
   if (aclError e = R().FindStream(stream, "aclrtMemsetAsync", &s)) return e;
   return Set(devPtr, maxCount, value, count, "aclrtMemsetAsync");
@@ -273,6 +301,7 @@ aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t c
 
 aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total) {
   auto l = Lock();
+  npu::acl::ApiTrace trace("aclrtGetMemInfo");
   if (aclError e = R().RequireContext("aclrtGetMemInfo", nullptr)) return e;
   if (!free || !total) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo", "free or total is null");
   // The simulated device's memory is the host's: its physical and available pages.

@@ -54,9 +54,17 @@ Models& Models::Get() {
 }
 
 Models::Loaded::~Loaded() {
-  for (auto& [k, r] : runs)
-    if (r.collector) (void)r.collector->Finish();
   if (fd >= 0) ::close(fd);
+}
+
+aclError Models::JoinCollection(prof::Collector& c, const char* call) {
+  for (auto& [id, m] : models_)
+    for (auto& [k, r] : m.runs) {
+      auto o = c.AddModel(*r.session, id);
+      if (!o.ok()) return Fail(ACL_ERROR_INVALID_PROFILING_CONFIG, call, o.status().message());
+      r.session->AddObserver(o.value());
+    }
+  return ACL_SUCCESS;
 }
 
 aclError Models::ProfileRun(uint32_t id, Loaded& m, size_t k, const char* call, Run** out) {
@@ -69,12 +77,10 @@ aclError Models::ProfileRun(uint32_t id, Loaded& m, size_t k, const char* call, 
   Run r;
   r.session = std::make_unique<Session>(std::move(s).value());
   if (!r.session->soc()) return Fail(ACL_ERROR_DESERIALIZE_MODEL, call, m.path + " names no SoC npukit simulates; convert it with atc --soc_version");
-  const prof::ProfilerConfig& p = Runtime::Get().profiler;
-  if (p.enabled) {
-    auto c = prof::Collector::Start(p, *r.session, "libascendcl " + m.name);
-    if (!c.ok()) return Fail(ACL_ERROR_INVALID_PROFILING_CONFIG, call, c.status().message());
-    r.collector = std::move(c).value();
-    r.session->AddObserver(r.collector.get());
+  if (prof::Collector* c = Runtime::Get().collector()) {  // acl.json's profiler section, or aclprofStart
+    auto o = c->AddModel(*r.session, id);
+    if (!o.ok()) return Fail(ACL_ERROR_INVALID_PROFILING_CONFIG, call, o.status().message());
+    r.session->AddObserver(o.value());
   }
   const debug::DumpConfig& dump = Runtime::Get().dump;
   if (dump.dump_data || dump.dump_debug) {
@@ -170,14 +176,8 @@ aclError Models::LoadMem(const void* bytes, size_t size, uint32_t* id) {
 aclError Models::Unload(uint32_t id) {
   auto it = models_.find(id);
   if (it == models_.end()) return Fail(ACL_ERROR_GE_EXEC_MODEL_ID_INVALID, "aclmdlUnload", "modelId " + std::to_string(id) + " is not a loaded model");
-  aclError e = ACL_SUCCESS;
-  for (auto& [k, r] : it->second.runs)
-    if (r.collector) {
-      if (Status s = r.collector->Finish(); !s.ok() && e == ACL_SUCCESS) e = Fail(ACL_ERROR_WRITE_FILE, "aclmdlUnload", "profiling data: " + s.message());
-      r.collector.reset();
-    }
   models_.erase(it);
-  return e;
+  return ACL_SUCCESS;
 }
 
 void Models::UnloadAll() { models_.clear(); }

@@ -54,6 +54,8 @@ class Models {
   // The work (feature map) and weight bytes of an .om, as aclmdlQuerySize reports them.
   aclError QuerySize(const std::string& path, size_t* work, size_t* weight);
   aclError Describe(uint32_t id, ModelIo* io, const char* call);
+  // Every loaded model's sessions join the collection `c` (aclprofStart: models loaded before it are profiled too).
+  aclError JoinCollection(prof::Collector& c, const char* call);
   // The dims of output `index` as the last execution gave them (a profile model's depend on its profile).
   std::optional<Shape> CurrentOutputDims(uint32_t id, size_t index) const;
   // A shape-profile model's selector: writes the profile's values into the dataset's buffer `index` (the input
@@ -69,7 +71,6 @@ class Models {
   // One shape profile's session (the only one of a static model) with the observers acl.json asked for.
   struct Run {
     std::unique_ptr<Session> session;
-    std::unique_ptr<prof::Collector> collector;   // acl.json's profiler section was on at load
     std::unique_ptr<debug::DumpObserver> dumper;  // ... its dump section
     std::unique_ptr<debug::DumpObserver> exception_dumper;  // ... its dump_scene lite_exception
   };

@@ -1,6 +1,8 @@
 #include "runtime.h"
 
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "base/file_io.h"
 #include "base/json.h"
@@ -45,15 +47,21 @@ aclError Runtime::Init(const char* config_path) {
   } else if (env.value().enabled && !profiler_config.enabled) {
     profiler_config = std::move(env).value();
   }
-  profiler = std::move(profiler_config);
   dump = std::move(dump_config);
   initialized_ = true;
+  if (profiler_config.enabled)
+    if (aclError e = StartCollection(profiler_config, "aclInit")) {
+      initialized_ = false;
+      return e;
+    }
   return ACL_SUCCESS;
 }
 
 aclError Runtime::Finalize() {
   if (!initialized_) return Fail(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize", "AscendCL is not initialized (aclFinalize ran already, or aclInit never did)");
   Models::Get().UnloadAll();
+  aclError e = collector_ ? StopCollection("aclFinalize") : ACL_SUCCESS;
+  collections_.clear();
   streams_.clear();
   events_.clear();
   contexts_.clear();
@@ -61,7 +69,35 @@ aclError Runtime::Finalize() {
   set_device_count_ = 0;
   current_context = nullptr;
   initialized_ = false;
+  return e;
+}
+
+aclError Runtime::StartCollection(const prof::ProfilerConfig& config, const char* call) {
+  if (collector_) return Fail(ACL_ERROR_PROF_ALREADY_RUN, call, "profiling runs already (acl.json's profiler section or aclprofStart)");
+  auto c = prof::Collector::Start(config, "libascendcl");
+  if (!c.ok()) return Fail(ACL_ERROR_INVALID_PROFILING_CONFIG, call, c.status().message());
+  collections_.push_back(std::move(c).value());
+  collector_ = collections_.back().get();
+  return Models::Get().JoinCollection(*collector_, call);
+}
+
+aclError Runtime::StopCollection(const char* call) {
+  if (!collector_) return Fail(ACL_ERROR_PROF_NOT_RUN, call, "no profiling runs (aclprofStart)");
+  prof::Collector* c = std::exchange(collector_, nullptr);
+  if (Status s = c->Finish(); !s.ok()) return Fail(ACL_ERROR_WRITE_FILE, call, "profiling data: " + s.message());
   return ACL_SUCCESS;
+}
+
+ApiTrace::ApiTrace(const char* name) : name_(name), begin_ns_(0) {
+  if (Runtime::Get().collector())
+    begin_ns_ = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+}
+
+ApiTrace::~ApiTrace() {
+  prof::Collector* c = Runtime::Get().collector();
+  if (!c || !begin_ns_) return;
+  const uint64_t end = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  c->RecordApi(name_, begin_ns_, end);
 }
 
 aclError Runtime::RequireInit(const char* call) const {

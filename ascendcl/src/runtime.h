@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "acl/acl_base.h"
 #include "memory.h"
@@ -56,16 +57,40 @@ class Runtime {
   aclError FindEvent(void* handle, const char* call, Event** out);
 
   MemoryBook memory;
-  // acl.json's profiler and dump sections, applied to every model loaded after aclInit, as msame applies them.
-  prof::ProfilerConfig profiler;
+  // acl.json's dump section, applied to every model loaded after aclInit, as msame applies it.
   debug::DumpConfig dump;
+
+  // Profiling: the running collection (acl.json's profiler section from aclInit to aclFinalize, or aclprofStart to
+  // aclprofStop), null when none runs. Every AscendCL call is recorded in it (ApiTrace).
+  prof::Collector* collector() const { return collector_; }
+  aclError StartCollection(const prof::ProfilerConfig& config, const char* call);
+  aclError StopCollection(const char* call);
+  std::string prof_output;  // aclprofInit's path
 
  private:
   bool initialized_ = false;
+  prof::Collector* collector_ = nullptr;
+  // Every collection of the process, kept until aclFinalize: stopped ones still own the observers of the sessions
+  // that were loaded while they ran.
+  std::vector<std::unique_ptr<prof::Collector>> collections_;
   int set_device_count_ = 0;  // aclrtSetDevice calls not yet reset
   std::map<Context*, std::unique_ptr<Context>> contexts_;
   std::map<Stream*, std::unique_ptr<Stream>> streams_;
   std::map<Event*, std::unique_ptr<Event>> events_;
+};
+
+// Records the AscendCL call it lives through in the running collection (declare it after the call takes the
+// runtime's lock: it records before the lock is released).
+class ApiTrace {
+ public:
+  explicit ApiTrace(const char* name);
+  ~ApiTrace();
+  ApiTrace(const ApiTrace&) = delete;
+  ApiTrace& operator=(const ApiTrace&) = delete;
+
+ private:
+  const char* name_;
+  uint64_t begin_ns_;
 };
 
 // The simulated NPU has one device.

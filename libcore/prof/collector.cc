@@ -151,16 +151,33 @@ void Collector::Api(raw::Level level, uint32_t type, uint64_t begin, uint64_t en
   Keep(api_->Append(a));
 }
 
-Result<std::unique_ptr<Collector>> Collector::Start(const ProfilerConfig& config, const Session& session, const std::string& app) {
-  if (!session.soc()) return Status::Error("E10001", "profiler", "switch=on", "the .onnx reference path has no simulated clock", "Profile an .om.");
+// A model's view of the collection: its streams' place on the device, its tasks' kinds, and where its
+// iterations sit on the device's timeline.
+class Collector::ModelObserver : public TaskObserver {
+ public:
+  ModelObserver(Collector& c, uint32_t id, uint16_t base) : model_id(id), stream_base(base), c_(c) {}
+  void AfterTask(const TaskEvent& e) override { c_.OnTask(*this, e); }
+  void AfterIteration(uint64_t iteration, double start_ns, double end_ns) override { c_.OnIteration(*this, iteration, start_ns, end_ns); }
+
+  const uint32_t model_id;
+  const uint16_t stream_base;  // the model's stream s is the device's stream_base + s
+  std::map<std::pair<uint32_t, uint32_t>, uint8_t> task_types;  // (stream, task) -> GeTaskType, from the load
+  // The session's clock maps to the device's by this offset (ns), set at each iteration's first task so that the
+  // iteration starts when the device is free (another model's work, or this model's last iteration, is done).
+  double offset_ns = 0;
+  int64_t iteration = -1;
+
+ private:
+  Collector& c_;
+};
+
+Collector::Collector() = default;
+Collector::~Collector() = default;
+
+Result<std::unique_ptr<Collector>> Collector::Start(const ProfilerConfig& config, const std::string& app) {
   std::unique_ptr<Collector> c(new Collector());
   c->config_ = config;
-  c->soc_ = session.soc();
-  const ProfPlatform& platform = PlatformOf(c->soc_->name);
-  c->stars_ = platform.stars;
-  c->split_cores_ = platform.split_cores;
-  c->aic_events_ = MetricEvents(config.aic_metrics, c->split_cores_ ? CoreKind::kAic : CoreKind::kAny);
-  if (c->split_cores_) c->aiv_events_ = MetricEvents(config.aic_metrics, CoreKind::kAiv);
+  c->app_ = app;
   c->thread_id_ = static_cast<uint32_t>(::getpid());
   auto now = std::chrono::system_clock::now();
   c->host_clock_ = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count());
@@ -185,15 +202,12 @@ Result<std::unique_ptr<Collector>> Collector::Start(const ProfilerConfig& config
   fs::create_directories(c->host_dir_, ec);
   if (!ec) fs::create_directories(c->device_dir_, ec);
   if (ec) return Status::Error("E13004", "profiler output", c->dir_, "cannot create the directory: " + ec.message());
-  auto writer = [&](const std::string& dir, const char* name) { return std::make_unique<SliceWriter>(dir, name, config.slice_bytes); };
-  c->device_log_ = writer(c->device_dir_, c->stars_ ? "stars_soc.data.0" : "hwts.data.0");
-  c->pmu_ = writer(c->device_dir_, c->stars_ ? "ffts_profile.data.0" : "aicore.data.0");
-  c->steps_ = writer(c->device_dir_, "ts_track.data.0");
-  c->api_ = writer(c->host_dir_, "unaging.api_event.data");
-  c->node_info_ = writer(c->host_dir_, "aging.compact.node_basic_info");
-  c->task_track_ = writer(c->host_dir_, "aging.compact.task_track");
-  c->tensor_info_ = writer(c->host_dir_, "aging.additional.tensor_info");
-  c->attr_info_ = writer(c->host_dir_, "aging.compact.node_attr_info");
+  auto writer = [&](const char* name) { return std::make_unique<SliceWriter>(c->host_dir_, name, config.slice_bytes); };
+  c->api_ = writer("unaging.api_event.data");
+  c->node_info_ = writer("aging.compact.node_basic_info");
+  c->task_track_ = writer("aging.compact.task_track");
+  c->tensor_info_ = writer("aging.additional.tensor_info");
+  c->attr_info_ = writer("aging.compact.node_attr_info");
   // The report types with fixed codes, named as prof_common.h's comments name them.
   for (auto [level, name, code] : {std::tuple{raw::Level::kModel, "execute", raw::kModelExecuteType}, std::tuple{raw::Level::kModel, "load", raw::kModelLoadType},
                                    std::tuple{raw::Level::kNode, "node_basic_info", raw::kNodeBasicInfoType},
@@ -201,8 +215,93 @@ Result<std::unique_ptr<Collector>> Collector::Start(const ProfilerConfig& config
                                    std::tuple{raw::Level::kNode, "launch", raw::kNodeLaunchType},
                                    std::tuple{raw::Level::kNode, "node_attr_info", raw::kNodeAttrInfoType}})
     c->types_[{static_cast<uint16_t>(level), name}] = code;
-  NPU_RETURN_IF_ERROR(c->WriteStatic(session, app));
   return c;
+}
+
+Result<std::unique_ptr<Collector>> Collector::Start(const ProfilerConfig& config, Session& session, const std::string& app) {
+  NPU_ASSIGN_OR_RETURN(auto c, Start(config, app));
+  NPU_ASSIGN_OR_RETURN(TaskObserver * o, c->AddModel(session, 0));
+  session.AddObserver(o);
+  return c;
+}
+
+void Collector::RecordApi(std::string_view name, uint64_t begin_ns, uint64_t end_ns) {
+  if (finished_ || !config_.acl_api) return;
+  Api(raw::Level::kAcl, TypeId(raw::Level::kAcl, std::string(name), raw::kAclModelBaseType), begin_ns, std::max(begin_ns, end_ns), 0);
+}
+
+Result<TaskObserver*> Collector::AddModel(const Session& session, uint32_t model_id) {
+  if (!session.soc()) return Status::Error("E10001", "profiler", "switch=on", "the .onnx reference path has no simulated clock", "Profile an .om.");
+  if (soc_ && session.soc()->name != soc_->name)
+    return Status::Error("E10001", "profiler", session.soc()->name,
+                         "this collection profiles the simulated " + soc_->name + "; a model for another SoC cannot join it",
+                         "Profile models of one SoC per process.");
+  uint16_t streams = 0;
+  for (const Task& t : session.model().tasks) streams = static_cast<uint16_t>(std::max<uint32_t>(streams, t.stream_id + 1));
+  auto m = std::make_unique<ModelObserver>(*this, model_id, next_stream_);
+  next_stream_ = static_cast<uint16_t>(next_stream_ + streams);
+  const uint64_t load_begin = HostTick();
+  for (const Task& t : session.model().tasks)
+    if (t.on_device()) NPU_RETURN_IF_ERROR(WriteNode(session, t, *m));
+  const uint64_t model_name = Hash(session.graph().name.empty() ? std::string("model") : session.graph().name);
+  Api(raw::Level::kModel, raw::kModelLoadType, load_begin, HostTick(), model_name);
+  if (!soc_) NPU_RETURN_IF_ERROR(StartDevice(session));
+  models_.push_back(std::move(m));
+  return static_cast<TaskObserver*>(models_.back().get());
+}
+
+// The first model's SoC is the device's: its record layouts, info.json, sample.json and PROFILING_ENABLE.
+Status Collector::StartDevice(const Session& session) {
+  soc_ = session.soc();
+  const SocSpec& soc = *soc_;
+  const ProfPlatform& platform = PlatformOf(soc.name);
+  stars_ = platform.stars;
+  split_cores_ = platform.split_cores;
+  aic_events_ = MetricEvents(config_.aic_metrics, split_cores_ ? CoreKind::kAic : CoreKind::kAny);
+  if (split_cores_) aiv_events_ = MetricEvents(config_.aic_metrics, CoreKind::kAiv);
+  auto writer = [&](const char* name) { return std::make_unique<SliceWriter>(device_dir_, name, config_.slice_bytes); };
+  device_log_ = writer(stars_ ? "stars_soc.data.0" : "hwts.data.0");
+  pmu_ = writer(stars_ ? "ffts_profile.data.0" : "aicore.data.0");
+  steps_ = writer("ts_track.data.0");
+  // The control tasks run on a stream of their own, past the first model's (as the runtime gives them one).
+  control_stream_ = next_stream_++;
+  // info.json as msprof writes it (a real one: tests/data/prof_raw/ascend910_prof2023/device_0/info.json.0): the
+  // fields its readers use (platform_version's chip code, rank_id, hostUid, DeviceInfo's core counts and clocks);
+  // npukit's own under "npukit" (the SoC's name and peaks, for profparse's roofline).
+  json device = {{"id", 0}, {"env_type", 3}, {"ai_core_num", soc.ai_cores}, {"aiv_num", soc.vector_cores},
+                 {"ai_cpu_core_num", soc.aicpu_cores}, {"hwts_frequency", std::to_string(static_cast<int>(kHwtsFrequencyMhz))},
+                 {"aic_frequency", std::to_string(static_cast<int>(soc.freq_mhz))},
+                 {"aiv_frequency", std::to_string(static_cast<int>(soc.freq_mhz))}};
+  double cube_peak = 2.0 * soc.cube_m * soc.cube_n * soc.cube_k * soc.ai_cores * soc.freq_mhz * 1e6;
+  const std::string host = HostName();
+  json info = {{"jobInfo", "NA"}, {"version", "1.0"}, {"hostname", host}, {"hostUid", std::to_string(std::hash<std::string>{}(host))},
+               {"devices", "0"}, {"platform_version", std::to_string(PlatformOf(soc.name).platform_version)},
+               {"pid", std::to_string(::getpid())}, {"pid_name", app_.substr(0, app_.find(' '))}, {"rank_id", 0},
+               {"DeviceInfo", json::array({device})}, {"CPU", json::array({{{"Id", 0}, {"Frequency", 1000}}})},
+               {"sysClockFreq", 1000}, {"hostCntvct", 0}, {"devCntvct", 0},
+               {"npukit", {{"record_layout", "msprof"}, {"soc_version", soc.name}, {"cube_peak_flops", cube_peak},
+                           {"memory_bandwidth_bytes_per_s", soc.memory_bandwidth_gbps * 1e9}, {"soc_origin", soc.origin}}}};
+  // Beside data/, as msprof lays the folder out (msprof-analyze finds a rank by device_*/info.json.*).
+  NPU_RETURN_IF_ERROR(WriteJsonFile(device_root_ + "/info.json.0", info));
+  NPU_RETURN_IF_ERROR(WriteJsonFile(host_root_ + "/info.json", info));
+  json sample = {{"ai_core_metrics", config_.aic_metrics}, {"ai_core_profiling_mode", "task-based"},
+                 {"ai_core_profiling_events", EventList(aic_events_)},
+                 {"task_time", config_.task_time ? "on" : "off"}, {"aicpu", config_.aicpu ? "on" : "off"},
+                 {"app", app_}, {"model_id", 0}};
+  if (split_cores_) {
+    sample["aiv_metrics"] = config_.aic_metrics;
+    sample["aiv_profiling_mode"] = "task-based";
+    sample["aiv_profiling_events"] = EventList(aiv_events_);
+  }
+  NPU_RETURN_IF_ERROR(WriteJsonFile(device_root_ + "/sample.json", sample));
+  // Device tick 0 is now: the simulated iterations come after the load.
+  epoch_ns_ = std::max(host_clock_, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch()).count()));
+  json start = {{"collectionTimeBegin", std::to_string(epoch_ns_ / 1000)}, {"clockMonotonicRaw", std::to_string(epoch_ns_)}};
+  NPU_RETURN_IF_ERROR(WriteJsonFile(device_root_ + "/start_info.0", start));
+  NPU_RETURN_IF_ERROR(WriteJsonFile(host_root_ + "/start_info", start));
+  ControlTask(std::string(raw::kProfilingEnable), epoch_ns_ - kControlLeadNs);  // done before the first iteration
+  return error_;
 }
 
 // One launch as GE and the runtime report it: a node-level launch call holding the node's records (written by
@@ -218,7 +317,7 @@ Status Collector::Launch(uint16_t stream, uint16_t task, const std::string& task
   return task_track_->Append(r);
 }
 
-Status Collector::WriteNode(const Session& session, const Task& t) {
+Status Collector::WriteNode(const Session& session, const Task& t, ModelObserver& m) {
   const Graph& g = session.graph();
   const Node& n = g.nodes[t.op_index];
   const SocSpec& soc = *session.soc();
@@ -229,7 +328,7 @@ Status Collector::WriteNode(const Session& session, const Task& t) {
     const TaskCost cost = EstimateTask(work, t.tiling, soc);
     type = DeviceTaskType(cost, soc);
   }
-  task_types_[{t.stream_id, t.task_id}] = static_cast<uint8_t>(type);
+  m.task_types[{t.stream_id, t.task_id}] = static_cast<uint8_t>(type);
   const uint64_t name = Hash(n.name), launch_begin = HostTick();
   auto header = [&](raw::Level level, uint32_t type_code, uint32_t len) {
     return raw::CompactHeader{raw::kMagic, static_cast<uint16_t>(level), type_code, thread_id_, len, HostTick()};
@@ -264,58 +363,9 @@ Status Collector::WriteNode(const Session& session, const Task& t) {
   const std::string_view runtime_type = aicpu ? raw::kKernelAiCpu
                                         : type == TaskType::kMixAic ? raw::kKernelMixAic
                                         : type == TaskType::kAiVectorCore ? raw::kKernelAiVec : raw::kKernelAiCore;
-  NPU_RETURN_IF_ERROR(Launch(static_cast<uint16_t>(t.stream_id), static_cast<uint16_t>(t.task_id), std::string(runtime_type), Hash(t.kernel_name)));
+  NPU_RETURN_IF_ERROR(Launch(static_cast<uint16_t>(m.stream_base + t.stream_id), static_cast<uint16_t>(t.task_id), std::string(runtime_type), Hash(t.kernel_name)));
   Api(raw::Level::kNode, raw::kNodeLaunchType, launch_begin, HostTick(), name);
   return Status::Ok();
-}
-
-Status Collector::WriteStatic(const Session& session, const std::string& app) {
-  const uint64_t load_begin = HostTick();
-  // The control tasks run on a stream of their own, past the model's (as the runtime gives them one).
-  for (const Task& t : session.model().tasks) {
-    control_stream_ = static_cast<uint16_t>(std::max<uint32_t>(control_stream_, t.stream_id + 1));
-    if (t.on_device()) NPU_RETURN_IF_ERROR(WriteNode(session, t));
-  }
-  const uint64_t model_name = Hash(session.graph().name.empty() ? std::string("model") : session.graph().name);
-  Api(raw::Level::kModel, raw::kModelLoadType, load_begin, HostTick(), model_name);
-  const SocSpec& soc = *session.soc();
-  // info.json as msprof writes it (a real one: tests/data/prof_raw/ascend910_prof2023/device_0/info.json.0): the
-  // fields its readers use (platform_version's chip code, rank_id, hostUid, DeviceInfo's core counts and clocks);
-  // npukit's own under "npukit" (the SoC's name and peaks, for profparse's roofline).
-  json device = {{"id", 0}, {"env_type", 3}, {"ai_core_num", soc.ai_cores}, {"aiv_num", soc.vector_cores},
-                 {"ai_cpu_core_num", soc.aicpu_cores}, {"hwts_frequency", std::to_string(static_cast<int>(kHwtsFrequencyMhz))},
-                 {"aic_frequency", std::to_string(static_cast<int>(soc.freq_mhz))},
-                 {"aiv_frequency", std::to_string(static_cast<int>(soc.freq_mhz))}};
-  double cube_peak = 2.0 * soc.cube_m * soc.cube_n * soc.cube_k * soc.ai_cores * soc.freq_mhz * 1e6;
-  const std::string host = HostName();
-  json info = {{"jobInfo", "NA"}, {"version", "1.0"}, {"hostname", host}, {"hostUid", std::to_string(std::hash<std::string>{}(host))},
-               {"devices", "0"}, {"platform_version", std::to_string(PlatformOf(soc.name).platform_version)},
-               {"pid", std::to_string(::getpid())}, {"pid_name", app.substr(0, app.find(' '))}, {"rank_id", 0},
-               {"DeviceInfo", json::array({device})}, {"CPU", json::array({{{"Id", 0}, {"Frequency", 1000}}})},
-               {"sysClockFreq", 1000}, {"hostCntvct", 0}, {"devCntvct", 0},
-               {"npukit", {{"record_layout", "msprof"}, {"soc_version", soc.name}, {"cube_peak_flops", cube_peak},
-                           {"memory_bandwidth_bytes_per_s", soc.memory_bandwidth_gbps * 1e9}, {"soc_origin", soc.origin}}}};
-  // Beside data/, as msprof lays the folder out (msprof-analyze finds a rank by device_*/info.json.*).
-  NPU_RETURN_IF_ERROR(WriteJsonFile(device_root_ + "/info.json.0", info));
-  NPU_RETURN_IF_ERROR(WriteJsonFile(host_root_ + "/info.json", info));
-  json sample = {{"ai_core_metrics", config_.aic_metrics}, {"ai_core_profiling_mode", "task-based"},
-                 {"ai_core_profiling_events", EventList(aic_events_)},
-                 {"task_time", config_.task_time ? "on" : "off"}, {"aicpu", config_.aicpu ? "on" : "off"},
-                 {"app", app}, {"model_id", 0}};
-  if (split_cores_) {
-    sample["aiv_metrics"] = config_.aic_metrics;
-    sample["aiv_profiling_mode"] = "task-based";
-    sample["aiv_profiling_events"] = EventList(aiv_events_);
-  }
-  NPU_RETURN_IF_ERROR(WriteJsonFile(device_root_ + "/sample.json", sample));
-  // Device tick 0 is now: the simulated iterations come after the load.
-  epoch_ns_ = std::max(host_clock_, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                        std::chrono::system_clock::now().time_since_epoch()).count()));
-  json start = {{"collectionTimeBegin", std::to_string(epoch_ns_ / 1000)}, {"clockMonotonicRaw", std::to_string(epoch_ns_)}};
-  NPU_RETURN_IF_ERROR(WriteJsonFile(device_root_ + "/start_info.0", start));
-  NPU_RETURN_IF_ERROR(WriteJsonFile(host_root_ + "/start_info", start));
-  ControlTask(std::string(raw::kProfilingEnable), epoch_ns_ - kControlLeadNs);  // done before the first iteration
-  return error_;
 }
 
 // PROFILING_ENABLE / DISABLE: the runtime's tasks that switch the device's collection on and off, 20 ns each on
@@ -427,42 +477,55 @@ void Collector::Pmu(uint16_t stream, uint16_t task, const TaskCost& cost, DType 
   }
 }
 
-void Collector::AfterTask(const TaskEvent& e) {
-  if (!error_.ok() || !e.timing || !e.task.on_device() || !config_.task_time) return;
+void Collector::OnTask(ModelObserver& m, const TaskEvent& e) {
+  if (!error_.ok() || finished_ || !e.timing || !e.task.on_device() || !config_.task_time) return;
+  if (static_cast<int64_t>(e.iteration) != m.iteration) {  // the iteration's first task: place it on the device
+    m.iteration = static_cast<int64_t>(e.iteration);
+    const double iteration_start = e.sim_start_ns - e.timing->start_ns;  // the session's clock when it began
+    m.offset_ns = std::max(0.0, device_free_ns_ - iteration_start);
+  }
   const bool aicpu = e.task.engine == Engine::kAiCpu;
   if (aicpu && !config_.aicpu) return;
-  const uint64_t start = epoch_ns_ + static_cast<uint64_t>(e.sim_start_ns);
+  const double at = m.offset_ns + e.sim_start_ns;
+  const uint64_t start = epoch_ns_ + static_cast<uint64_t>(at);
   // Truncate the absolute end, not the duration: the next task starts at exactly this instant (no 1-ns gaps).
-  const uint64_t end = epoch_ns_ + static_cast<uint64_t>(e.sim_start_ns + e.timing->duration_ns);
-  const uint16_t stream = static_cast<uint16_t>(e.task.stream_id), task = static_cast<uint16_t>(e.task.task_id);
-  auto known = task_types_.find({e.task.stream_id, e.task.task_id});
-  const uint8_t type = known != task_types_.end() ? known->second : static_cast<uint8_t>(aicpu ? TaskType::kAiCpu : TaskType::kAiCore);
+  const uint64_t end = epoch_ns_ + static_cast<uint64_t>(at + e.timing->duration_ns);
+  const uint16_t stream = static_cast<uint16_t>(m.stream_base + e.task.stream_id), task = static_cast<uint16_t>(e.task.task_id);
+  auto known = m.task_types.find({e.task.stream_id, e.task.task_id});
+  const uint8_t type = known != m.task_types.end() ? known->second : static_cast<uint8_t>(aicpu ? TaskType::kAiCpu : TaskType::kAiCore);
   const uint8_t sqe = aicpu ? raw::kSqeAiCpu : type == static_cast<uint8_t>(TaskType::kAiVectorCore) ? raw::kSqeAiv : raw::kSqeAiCore;
   DeviceTask(stream, task, sqe, start, end);
   if (!aicpu) Pmu(stream, task, e.timing->cost, e.timing->work.dtype, type);
 }
 
-void Collector::AfterIteration(uint64_t iteration, double start_ns, double end_ns) {
-  if (!error_.ok()) return;
-  const uint64_t start = epoch_ns_ + static_cast<uint64_t>(start_ns), end = epoch_ns_ + static_cast<uint64_t>(end_ns);
+void Collector::OnIteration(ModelObserver& m, uint64_t iteration, double start_ns, double end_ns) {
+  if (!error_.ok() || finished_) return;
+  if (static_cast<int64_t>(iteration) != m.iteration) {  // an iteration with no profiled task (task_time off)
+    m.iteration = static_cast<int64_t>(iteration);
+    m.offset_ns = std::max(0.0, device_free_ns_ - start_ns);
+  }
+  device_free_ns_ = std::max(device_free_ns_, m.offset_ns + end_ns);
+  const uint64_t start = epoch_ns_ + static_cast<uint64_t>(m.offset_ns + start_ns), end = epoch_ns_ + static_cast<uint64_t>(m.offset_ns + end_ns);
   for (auto [tag, ticks] : {std::pair{raw::kModelStartTag, start}, std::pair{raw::kModelEndTag, end}, std::pair{raw::kIterationEndTag, end}}) {
     raw::StepTraceRecord r{};
     r.ts_tag = raw::kStepTraceTag;
     r.timestamp = ticks;
     r.index_id = iteration + 1;
+    r.model_id = m.model_id;
     r.tag_id = tag;
     Keep(steps_->Append(r));
   }
-  // msame's run of the model: aclmdlExecute over GE's model execution, both on the calling thread.
+  // The model's execution: aclmdlExecute over GE's model execution, on the simulated device's clock.
   Api(raw::Level::kAcl, TypeId(raw::Level::kAcl, "aclmdlExecute", raw::kAclModelBaseType), start, end, 0);
   Api(raw::Level::kModel, raw::kModelExecuteType, start, end, iteration + 1);
-  last_end_ns_ = std::max(last_end_ns_, end);
 }
 
 Status Collector::Finish() {
-  ControlTask(std::string(raw::kProfilingDisable), std::max(last_end_ns_, epoch_ns_) + kControlLeadNs);
+  if (finished_) return error_;
+  finished_ = true;
+  if (soc_) ControlTask(std::string(raw::kProfilingDisable), epoch_ns_ + static_cast<uint64_t>(device_free_ns_) + kControlLeadNs);
   for (auto* w : {device_log_.get(), pmu_.get(), steps_.get(), api_.get(), node_info_.get(), task_track_.get(), tensor_info_.get(), attr_info_.get()})
-    Keep(w->Finish());
+    if (w) Keep(w->Finish());
   auto write_dictionary = [&](const char* name, const std::string& text) {
     SliceWriter w(host_dir_, name, config_.slice_bytes);
     Keep(w.Append(std::as_bytes(std::span(text.data(), text.size()))));
@@ -482,7 +545,7 @@ Status Collector::Finish() {
   auto end = std::chrono::system_clock::now();
   uint64_t end_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(end.time_since_epoch()).count());
   json end_info = {{"collectionTimeEnd", std::to_string(end_ns / 1000)}, {"clockMonotonicRaw", std::to_string(end_ns)}};
-  Keep(WriteJsonFile(device_root_ + "/end_info.0", end_info));
+  if (soc_) Keep(WriteJsonFile(device_root_ + "/end_info.0", end_info));
   Keep(WriteJsonFile(host_root_ + "/end_info", end_info));
   return error_;
 }

@@ -129,6 +129,38 @@ class Sample(unittest.TestCase):
         for name, a in dumps["acl"].items():
             self.assertEqual(a.tobytes(), dumps["msame"][name].tobytes(), name)
 
+    def test_the_profiling_api_profiles_models_loaded_before_its_start(self):
+        prof = os.path.join(WORK, "prof_api")
+        shutil.rmtree(prof, ignore_errors=True)
+        os.makedirs(prof)
+        code = f"""
+import acl, numpy as np
+acl.init(); acl.rt.set_device(0)
+mid, r = acl.mdl.load_from_file("tiny.om")          # loaded before the collection starts
+print(acl.prof.init("{prof}"))
+cfg = acl.prof.create_config([0], 1, 0, 0x1 | 0x2 | 0x4 | 0x8)
+print(acl.prof.stop(cfg))                             # not started: ACL_ERROR_PROF_NOT_RUN
+print(acl.prof.start(cfg), acl.prof.start(cfg))       # twice: ACL_ERROR_PROF_ALREADY_RUN
+desc = acl.mdl.create_desc(); acl.mdl.get_desc(desc, mid)
+ins, outs = acl.mdl.create_dataset(), acl.mdl.create_dataset()
+for i in range(acl.mdl.get_num_inputs(desc)):
+    n = acl.mdl.get_input_size_by_index(desc, i); p, r = acl.rt.malloc(n, 0); acl.mdl.add_dataset_buffer(ins, acl.create_data_buffer(p, n))
+n = acl.mdl.get_output_size_by_index(desc, 0); q, r = acl.rt.malloc(n, 0); acl.mdl.add_dataset_buffer(outs, acl.create_data_buffer(q, n))
+for _ in range(3):
+    acl.mdl.execute(mid, ins, outs)
+print(acl.prof.stop(cfg), acl.prof.destroy_config(cfg), acl.prof.finalize())
+"""
+        self.assertEqual(run([T.PY, "-c", code]).stdout.splitlines(), ["0", "100043", "0 100042", "0 0 0"])
+        (folder,) = glob.glob(f"{prof}/PROF_*")
+        run([PROFPARSE, "--export=on", f"--output={folder}", "--stamp=20260101000000"])
+        out = f"{folder}/mindstudio_profiler_output"
+        steps = read(glob.glob(f"{out}/step_trace_*.csv")[0]).splitlines()
+        self.assertEqual(len(steps) - 1, 3, "three executions")
+        api = read(glob.glob(f"{out}/api_statistic_*.csv")[0])
+        for call in ("acl,aclmdlExecute,", "acl,aclrtMalloc,", "acl,aclmdlGetDesc,"):
+            self.assertIn(call, api)
+        self.assertNotIn("aclmdlLoadFromFile", api, "it ran before the collection started")
+
     def test_errors_reach_the_program_with_their_message(self):
         p = self.sample("missing.om", "x.bin", "acl_err", ok=False)
         self.assertEqual(p.returncode, 1)

@@ -139,9 +139,7 @@ Result<std::unique_ptr<prof::Collector>> StartProfiler(const MsameOptions& o, Se
   }
   for (const auto& w : cfg.warnings) out << "[WARNING] " << w << "\n";
   if (!cfg.enabled) return std::unique_ptr<prof::Collector>();
-  NPU_ASSIGN_OR_RETURN(auto c, prof::Collector::Start(cfg, s, "msame --model=" + o.model));
-  s.AddObserver(c.get());
-  return c;
+  return prof::Collector::Start(cfg, s, "msame --model=" + o.model);
 }
 
 Status FinishProfiler(prof::Collector* c, std::ostream& out) {

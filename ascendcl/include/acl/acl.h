@@ -5,6 +5,7 @@
 
 #include "acl_base.h"
 #include "acl_mdl.h"
+#include "acl_prof.h"
 #include "acl_rt.h"
 
 #ifdef __cplusplus

@@ -48,6 +48,8 @@ static const int ACL_ERROR_MODEL_INPUT_NOT_MATCH = 100017;
 static const int ACL_ERROR_MODEL_OUTPUT_NOT_MATCH = 100018;
 static const int ACL_ERROR_MODEL_NOT_DYNAMIC = 100019;
 static const int ACL_ERROR_REPEAT_FINALIZE = 100037;
+static const int ACL_ERROR_PROF_ALREADY_RUN = 100042;
+static const int ACL_ERROR_PROF_NOT_RUN = 100043;
 
 /* Resources (acl_base.h). */
 static const int ACL_ERROR_BAD_ALLOC = 200000;
