@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstring>
 #include <tuple>
 
@@ -165,6 +166,14 @@ void BindMdl(py::module_& mdl) {
     size_t index = 0;
     const aclError ret = aclmdlGetInputIndexByName(As<const aclmdlDesc>(d), name.c_str(), &index);
     return std::make_tuple(index, ret);
+  });
+  mdl.def("get_dynamic_batch", [](Ptr d) {
+    aclmdlBatch b{};
+    const aclError ret = aclmdlGetDynamicBatch(As<const aclmdlDesc>(d), &b);
+    py::dict out;
+    out["batchCount"] = b.batchCount;
+    out["batch"] = std::vector<uint64_t>(b.batch, b.batch + std::min<size_t>(b.batchCount, ACL_MAX_BATCH_NUM));
+    return std::make_tuple(out, ret);
   });
   mdl.def("set_dynamic_batch_size", [](uint32_t id, Ptr ds, size_t index, uint64_t batch) {
     return aclmdlSetDynamicBatchSize(id, As<aclmdlDataset>(ds), index, batch);

@@ -170,6 +170,34 @@ aclError aclmdlGetCurOutputDims(const aclmdlDesc* modelDesc, size_t index, aclmd
   return ACL_SUCCESS;
 }
 
+// A static model has no batch or image-size choices: count 0, as CANN reports it.
+aclError aclmdlGetDynamicBatch(const aclmdlDesc* modelDesc, aclmdlBatch* batch) {
+  if (!Descs().Live(modelDesc) || !modelDesc->filled) return Fail(ACL_ERROR_INVALID_PARAM, "aclmdlGetDynamicBatch", "modelDesc is not a description aclmdlGetDesc filled");
+  if (!batch) return Fail(ACL_ERROR_INVALID_PARAM, "aclmdlGetDynamicBatch", "batch is null");
+  *batch = aclmdlBatch{};
+  const npu::ShapeProfiles& p = modelDesc->io.profiles;
+  if (p.kind != "batch") return ACL_SUCCESS;
+  for (const auto& v : p.values)
+    if (batch->batchCount < ACL_MAX_BATCH_NUM && !v.empty()) batch->batch[batch->batchCount++] = static_cast<uint64_t>(v[0]);
+  return ACL_SUCCESS;
+}
+
+aclError aclmdlGetDynamicHW(const aclmdlDesc* modelDesc, size_t index, aclmdlHW* hw) {
+  if (!Descs().Live(modelDesc) || !modelDesc->filled) return Fail(ACL_ERROR_INVALID_PARAM, "aclmdlGetDynamicHW", "modelDesc is not a description aclmdlGetDesc filled");
+  if (!hw) return Fail(ACL_ERROR_INVALID_PARAM, "aclmdlGetDynamicHW", "hw is null");
+  (void)index;  // every input of a model shares its image sizes
+  *hw = aclmdlHW{};
+  const npu::ShapeProfiles& p = modelDesc->io.profiles;
+  if (p.kind != "image_size") return ACL_SUCCESS;
+  for (const auto& v : p.values)
+    if (hw->hwCount < ACL_MAX_HW_NUM && v.size() == 2) {
+      hw->hw[hw->hwCount][0] = static_cast<uint64_t>(v[0]);
+      hw->hw[hw->hwCount][1] = static_cast<uint64_t>(v[1]);
+      ++hw->hwCount;
+    }
+  return ACL_SUCCESS;
+}
+
 aclError aclmdlSetDynamicBatchSize(uint32_t modelId, aclmdlDataset* dataset, size_t index, uint64_t batchSize) {
   auto l = Lock();
   npu::acl::ApiTrace trace("aclmdlSetDynamicBatchSize");

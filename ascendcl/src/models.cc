@@ -132,6 +132,7 @@ aclError Models::LoadSession(const std::string& path, const std::string& name, i
   for (int v : g.inputs) m.io.inputs.push_back(DescribeValue(g.values[v]));
   for (int v : g.outputs) m.io.outputs.push_back(DescribeValue(g.values[v]));
   m.profiles = s.model().profiles;
+  m.io.profiles = m.profiles;
   if (!m.profiles.empty()) {
     DescribeProfileInputs(m.profiles, g, m.io.inputs);
     // Every profile is loaded now, as GE loads them: an output buffer must hold the largest profile's output.

@@ -35,6 +35,7 @@ struct IoDesc {
 };
 struct ModelIo {
   std::vector<IoDesc> inputs, outputs;
+  ShapeProfiles profiles;  // a shape-profile model's (empty for a static one)
 };
 
 // A model's name in dump paths: its file's stem, as msame names it.

@@ -213,7 +213,8 @@ ok(acl.init(), "init"); ok(acl.rt.set_device(0), "set_device")
 mid, r = acl.mdl.load_from_file("tiny_dyn.om"); ok(r, "load")
 desc = acl.mdl.create_desc(); ok(acl.mdl.get_desc(desc, mid), "get_desc")
 sel, r = acl.mdl.get_input_index_by_name(desc, acl.ACL_DYNAMIC_TENSOR_NAME); ok(r, "index")
-print("dims", acl.mdl.get_input_dims(desc, 0)[0]["dims"], "size", acl.mdl.get_input_size_by_index(desc, 0))
+print("dims", acl.mdl.get_input_dims(desc, 0)[0]["dims"], "size", acl.mdl.get_input_size_by_index(desc, 0),
+      "batches", acl.mdl.get_dynamic_batch(desc)[0]["batch"])
 ins, outs = acl.mdl.create_dataset(), acl.mdl.create_dataset()
 for i in range(acl.mdl.get_num_inputs(desc)):
     size = acl.mdl.get_input_size_by_index(desc, i); p, r = acl.rt.malloc(size, 0); ok(r, "malloc")
@@ -233,7 +234,7 @@ h, r = acl.rt.malloc_host(n); ok(acl.rt.memcpy(h, n, p, n, 2), "d2h")
 open("dyn_out.bin", "wb").write(acl.util.ptr_to_bytes(h, n))
 """
         lines = run([T.PY, "-c", code]).stdout.splitlines()
-        self.assertEqual(lines[0], f"dims [-1, 3, 32, 32] size {4 * 3 * 32 * 32 * 4}", "the largest profile's bytes")
+        self.assertEqual(lines[0], f"dims [-1, 3, 32, 32] size {4 * 3 * 32 * 32 * 4} batches [1, 2, 4]", "the largest profile's bytes")
         self.assertEqual(lines[1], "unset 100000 True")
         self.assertEqual(lines[2], "batch 3 100000 True")
         self.assertEqual(lines[3], "cur [2, 10]")

@@ -19,6 +19,20 @@ extern "C" {
 typedef struct aclmdlDataset aclmdlDataset;
 typedef struct aclmdlDesc aclmdlDesc;
 
+#define ACL_MAX_BATCH_NUM 128
+#define ACL_MAX_HW_NUM 128
+
+/* The batch sizes / image sizes of a model converted with --dynamic_batch_size / --dynamic_image_size. */
+typedef struct aclmdlBatch {
+  size_t batchCount;
+  uint64_t batch[ACL_MAX_BATCH_NUM];
+} aclmdlBatch;
+
+typedef struct aclmdlHW {
+  size_t hwCount;
+  uint64_t hw[ACL_MAX_HW_NUM][2];
+} aclmdlHW;
+
 typedef struct aclmdlIODims {
   char name[ACL_MAX_TENSOR_NAME_LEN];
   size_t dimCount;
@@ -63,6 +77,8 @@ ACL_FUNC_VISIBILITY aclDataBuffer *aclmdlGetDatasetBuffer(const aclmdlDataset *d
 /* Shape profiles: write the profile into the dataset's buffer `index` (the ACL_DYNAMIC_TENSOR_NAME input);
  * the input buffers hold the largest profile, aclmdlGetCurOutputDims gives the dims the last execution had.
  * aclmdlSetInputDynamicDims: dims holds every input's dims in order (dimCount in all), as the profile has them. */
+ACL_FUNC_VISIBILITY aclError aclmdlGetDynamicBatch(const aclmdlDesc *modelDesc, aclmdlBatch *batch);
+ACL_FUNC_VISIBILITY aclError aclmdlGetDynamicHW(const aclmdlDesc *modelDesc, size_t index, aclmdlHW *hw);
 ACL_FUNC_VISIBILITY aclError aclmdlSetDynamicBatchSize(uint32_t modelId, aclmdlDataset *dataset, size_t index, uint64_t batchSize);
 ACL_FUNC_VISIBILITY aclError aclmdlSetDynamicHWSize(uint32_t modelId, aclmdlDataset *dataset, size_t index, uint64_t height, uint64_t width);
 ACL_FUNC_VISIBILITY aclError aclmdlSetInputDynamicDims(uint32_t modelId, aclmdlDataset *dataset, size_t index, const aclmdlIODims *dims);
