@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "caffe_net.pb.h"
+#include "frontend/convert_context.h"
 #include "frontend/graph_builder.h"
 #include "frontend/importer.h"
 
@@ -29,17 +30,18 @@ const LayerEntry* FindLayer(std::string_view type);
 // How many weight blobs a layer of this type takes from the caffemodel (min, max); nullopt for any.
 std::pair<int, int> BlobCount(const Layer& l);
 
-class Converter {
+// The Caffe side of the shared converter context (frontend/convert_context.h): layers, blobs and weight blobs.
+// Tensor names are blob names; an in-place layer rebinds its blob.
+class Converter : public ConvertContext {
  public:
-  explicit Converter(Graph& g) : b(g) {}
-  GraphBuilder b;
+  explicit Converter(Graph& g) : ConvertContext(g) {}
 
   // The current value of blob `name` (after in-place layers, the last writer's).
-  std::optional<int> Blob(const std::string& name) const;
+  std::optional<int> Blob(const std::string& name) const { return Bound(name); }
   int Bottom(const Layer& l, int j) const { return *Blob(l.bottom(j)); }
   // Binds top k of layer l (or a net input) to value v.
-  void Top(const Layer& l, int k, int v) { blobs_[l.top(k)] = v; }
-  void SetBlob(const std::string& name, int v) { blobs_[name] = v; }
+  void Top(const Layer& l, int k, int v) { BindName(l.top(k), v); }
+  void SetBlob(const std::string& name, int v) { BindName(name, v); }
   // The name a layer's node and its output take: the top's, or the layer's for an in-place layer (top ==
   // bottom), so every value keeps a name of its own.
   std::string OutName(const Layer& l) const;
@@ -48,17 +50,12 @@ class Converter {
   void SetWeights(std::map<std::string, std::vector<Tensor>> w) { weights_ = std::move(w); }
   const std::vector<Tensor>* Weights(const std::string& layer) const;
   int WeightValue(const Layer& l, int k, const std::string& suffix);  // blob k as a constant value
-  // Fused layers: a Scale that a BatchNorm took in binds its top to the BatchNorm's output.
-  void MarkFused(const std::string& layer) { fused_.insert(layer); }
-  bool IsFused(const std::string& layer) const { return fused_.count(layer) > 0; }
   // The layers (in order) reading blob `name` after layer index `after`, for look-ahead fusions.
   std::vector<const Layer*> Readers(const std::string& blob, const Layer& after) const;
   void SetLayers(std::vector<const Layer*> layers) { layers_ = std::move(layers); }
 
  private:
-  std::map<std::string, int> blobs_;
   std::map<std::string, std::vector<Tensor>> weights_;
-  std::set<std::string> fused_;
   std::vector<const Layer*> layers_;
 };
 

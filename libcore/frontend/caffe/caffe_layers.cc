@@ -11,12 +11,6 @@ namespace npu::caffe {
 
 // ---- Converter -------------------------------------------------------------------------------------------------
 
-std::optional<int> Converter::Blob(const std::string& name) const {
-  auto it = blobs_.find(name);
-  if (it == blobs_.end()) return std::nullopt;
-  return it->second;
-}
-
 std::string Converter::OutName(const Layer& l) const {
   bool in_place = l.top_size() > 0 && std::find(l.bottom().begin(), l.bottom().end(), l.top(0)) != l.bottom().end();
   return in_place || l.top_size() == 0 ? l.name() : l.top(0);

@@ -45,9 +45,7 @@ std::optional<DType> FromTfType(int t) {
 
 std::optional<int> Converter::Lookup(const std::string& tensor) const {
   auto [node, k] = ParseInputName(tensor);
-  auto it = values_.find(TensorName(node, k));
-  if (it == values_.end()) return std::nullopt;
-  return it->second;
+  return Bound(TensorName(node, k));
 }
 
 int Converter::In(const NodeDef& n, int j) {
@@ -90,13 +88,7 @@ const NodeDef* Converter::SoleReader(const std::string& name) const {
   return r;
 }
 
-std::optional<int64_t> Converter::RankOf(int v) const {
-  const Value& x = b.graph().values[v];
-  if (!x.has_shape) return std::nullopt;
-  return static_cast<int64_t>(x.shape.size());
-}
-
-void Converter::Bind(const NodeDef& n, int k, int v) { values_[TensorName(n.name(), k)] = v; }
+void Converter::Bind(const NodeDef& n, int k, int v) { BindName(TensorName(n.name(), k), v); }
 
 const AttrValue* Converter::Attr(const NodeDef& n, std::string_view key) const {
   const AttrValue* found = nullptr;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "frontend/convert_context.h"
 #include "frontend/graph_builder.h"
 #include "frontend/importer.h"
 #include "tf_graph.pb.h"
@@ -27,13 +28,13 @@ struct OpEntry {
 const OpEntry* FindOp(std::string_view tf_type);
 std::optional<std::string> KnownUnsupported(std::string_view tf_type);
 
-class Converter {
+// The TF side of the shared converter context (frontend/convert_context.h): a NodeDef's inputs, attrs and
+// neighbours. Tensor names are TF's "node:k".
+class Converter : public ConvertContext {
  public:
   Converter(Graph& g, const std::map<std::string, const npukit::tf::NodeDef*>& nodes, std::vector<std::span<const std::byte>> cuts,
             std::shared_ptr<const void> file)
-      : b(g), nodes_(nodes), cuts_(std::move(cuts)), file_(std::move(file)) {}
-
-  GraphBuilder b;
+      : ConvertContext(g), nodes_(nodes), cuts_(std::move(cuts)), file_(std::move(file)) {}
 
   // The value of the node's j-th data input (control inputs are gone by now). A node with fewer inputs than
   // its op reads is a broken model: the import fails (E10041) after the walk, and a stand-in value lets the
@@ -69,25 +70,12 @@ class Converter {
   void Consumed(const std::string& tensor, const npukit::tf::NodeDef* reader) { readers_[tensor].push_back(reader); }
   // The one node reading output 0 of `name` (through Identity-like ops too), or null.
   const npukit::tf::NodeDef* SoleReader(const std::string& name) const;
-  // A broken model (not an unsupported op): the import fails with this, after the walk.
-  void SetError(Status s) {
-    if (!error_) error_ = std::move(s);
-  }
-  const std::optional<Status>& error() const { return error_; }
-  // A BiasAdd whose bias a conv or matmul took in.
-  void MarkFused(const std::string& name) { fused_.insert(name); }
-  bool IsFused(const std::string& name) const { return fused_.count(name) > 0; }
-  // The rank of value v when the graph knows it at import (inputs and constants).
-  std::optional<int64_t> RankOf(int v) const;
 
  private:
   const std::map<std::string, const npukit::tf::NodeDef*>& nodes_;
   std::vector<std::span<const std::byte>> cuts_;
   std::shared_ptr<const void> file_;
-  std::map<std::string, int> values_;          // "node:k" -> value
   std::map<std::string, std::vector<const npukit::tf::NodeDef*>> readers_;  // "node:k" -> data readers
-  std::set<std::string> fused_;
-  std::optional<Status> error_;
   int missing_ = -1;  // the stand-in for inputs a node lacks
 };
 
