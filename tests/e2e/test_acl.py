@@ -87,6 +87,21 @@ class Sample(unittest.TestCase):
         self.assertEqual(got, want)
         self.assertIn(int(np.frombuffer(got, np.int32)[0]), range(6))  # an Atari action
 
+    def test_a_static_aipp_model_takes_the_image_as_the_device_does(self):
+        with open(os.path.join(WORK, "aipp.cfg"), "w") as f:
+            f.write("aipp_op {\n  aipp_mode: static\n  input_format: RGB888_U8\n  src_image_size_w: 40\n  src_image_size_h: 36\n"
+                    "  crop: true\n  load_start_pos_w: 4\n  load_start_pos_h: 2\n  crop_size_w: 32\n  crop_size_h: 32\n"
+                    "  mean_chn_0: 123\n  mean_chn_1: 117\n  mean_chn_2: 104\n"
+                    "  var_reci_chn_0: 0.0171\n  var_reci_chn_1: 0.0175\n  var_reci_chn_2: 0.0174\n}\n")
+        run([ATC, "--framework=5", f"--model={T.EXAMPLES}/tinynet.onnx", "--output=tiny_aipp", "--soc_version=Ascend310P3",
+             "--insert_op_conf=aipp.cfg"])
+        img = np.random.default_rng(3).integers(0, 256, (1, 36, 40, 3), dtype=np.uint8)
+        img.tofile(os.path.join(WORK, "img.bin"))
+        want, _ = msame_output("tiny_aipp.om", "img.bin", "out_aipp")
+        p = self.sample("tiny_aipp.om", "img.bin", "acl_aipp")  # the sample checks the input's size: uint8 HWC
+        self.assertEqual(read(os.path.join(WORK, "acl_aipp_0.bin"), "rb"), want)
+        self.assertIn("dims 1 10", p.stdout)
+
     def test_device_time_between_events_is_the_simulated_time(self):
         p = self.sample("tiny.om", "x.bin", "acl_time")
         acl_ms = float(re.search(r"device time ([0-9.]+) ms", p.stdout).group(1))
