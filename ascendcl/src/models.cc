@@ -104,7 +104,7 @@ namespace {
 
 // A profile model's inputs as AscendCL describes them: the dims --input_shape gave (-1 where the profile decides)
 // and the bytes of the largest profile, which a buffer must hold; the selector input's int64 values.
-void DescribeProfileInputs(const ShapeProfiles& p, const Graph& g, std::vector<IoDesc>& inputs) {
+void DescribeProfileInputs(const ShapeProfiles& p, std::vector<IoDesc>& inputs) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     IoDesc& d = inputs[i];
     if (d.name == kShapeDataInput) continue;
@@ -116,15 +116,14 @@ void DescribeProfileInputs(const ShapeProfiles& p, const Graph& g, std::vector<I
         if (name == d.name && NumElements(shape) > 0) most = std::max(most, static_cast<size_t>(NumElements(shape)) * DTypeSize(d.dtype));
     d.bytes = std::max(d.bytes, most);
   }
-  (void)g;
 }
 
 }  // namespace
 
 aclError Models::LoadSession(const std::string& path, const std::string& name, int fd, uint32_t* id, const char* call) {
-  if (!id) return Fail(ACL_ERROR_INVALID_PARAM, call, "modelId is null");
-  Loaded m;
+  Loaded m;  // owns fd from here: closed with the model, or now if the load fails
   m.path = path, m.name = name, m.fd = fd;
+  if (!id) return Fail(ACL_ERROR_INVALID_PARAM, call, "modelId is null");
   Run* run = nullptr;
   if (aclError e = ProfileRun(next_id_, m, 0, call, &run)) return e;
   const Session& s = *m.runs.at(0).session;
@@ -134,7 +133,7 @@ aclError Models::LoadSession(const std::string& path, const std::string& name, i
   m.profiles = s.model().profiles;
   m.io.profiles = m.profiles;
   if (!m.profiles.empty()) {
-    DescribeProfileInputs(m.profiles, g, m.io.inputs);
+    DescribeProfileInputs(m.profiles, m.io.inputs);
     // Every profile is loaded now, as GE loads them: an output buffer must hold the largest profile's output.
     for (size_t k = 1; k < m.profiles.values.size(); ++k) {
       Run* other = nullptr;
@@ -169,9 +168,7 @@ aclError Models::LoadMem(const void* bytes, size_t size, uint32_t* id) {
     }
     done += static_cast<size_t>(n);
   }
-  const aclError e = LoadSession("/proc/self/fd/" + std::to_string(fd), "model", fd, id, kCall);
-  if (e != ACL_SUCCESS) ::close(fd);
-  return e;
+  return LoadSession("/proc/self/fd/" + std::to_string(fd), "model", fd, id, kCall);  // it owns the fd now
 }
 
 aclError Models::Unload(uint32_t id) {
@@ -252,6 +249,52 @@ aclError Models::SetProfileDims(uint32_t id, aclmdlDataset* dataset, size_t inde
   return SetProfile(id, dataset, index, "dims", values, call);
 }
 
+namespace {
+
+// A model buffer: a live data buffer of at least `need` bytes in device memory.
+aclError CheckBuffer(const aclDataBuffer* b, const IoDesc& d, size_t need, const std::string& what, const char* call) {
+  if (!b) return Fail(ACL_ERROR_INVALID_PARAM, call, what + " (" + d.name + ") is a null buffer");
+  if (b->size < need)
+    return Fail(ACL_ERROR_INVALID_PARAM, call, what + " (" + d.name + ") has " + std::to_string(b->size) + " bytes, the model needs " +
+                                                   std::to_string(need) + " (aclmdlGet" + (what[0] == 'i' ? "Input" : "Output") + "SizeByIndex)");
+  return Runtime::Get().memory.RequireDevice(b->data, need, call, (what + " buffer").c_str());
+}
+
+// The profile a shape-profile model's selector input holds (aclmdlSetDynamicBatchSize and the like wrote it).
+aclError SelectProfile(const ModelIo& io, const ShapeProfiles& profiles, const aclmdlDataset* input, const char* call, size_t* profile) {
+  size_t sel = io.inputs.size();
+  for (size_t k = 0; k < io.inputs.size(); ++k)
+    if (io.inputs[k].name == kShapeDataInput) sel = k;
+  if (sel == io.inputs.size()) return Fail(ACL_ERROR_RT_INTERNAL_ERROR, call, "the profile model has no selector input");
+  if (aclError e = CheckBuffer(input->buffers[sel], io.inputs[sel], io.inputs[sel].bytes, "input " + std::to_string(sel), call)) return e;
+  std::vector<int64_t> values(io.inputs[sel].bytes / sizeof(int64_t));
+  std::memcpy(values.data(), input->buffers[sel]->data, io.inputs[sel].bytes);
+  auto k = profiles.Find(values, "the selector input " + std::string(kShapeDataInput));
+  if (!k.ok())
+    return Fail(ACL_ERROR_INVALID_PARAM, call, k.status().message() + "; set it with aclmdlSetDynamicBatchSize, aclmdlSetDynamicHWSize or aclmdlSetInputDynamicDims");
+  *profile = k.value();
+  return ACL_SUCCESS;
+}
+
+// The session's inputs over the device buffers: read in place when aligned for the dtype, else copied.
+aclError ViewInputs(const Graph& g, const aclmdlDataset* input, const char* call, std::vector<Tensor>& inputs) {
+  for (size_t k = 0; k < g.inputs.size() && k < input->buffers.size(); ++k) {
+    const IoDesc d = DescribeValue(g.values[g.inputs[k]]);  // this profile's dims
+    if (aclError e = CheckBuffer(input->buffers[k], d, d.bytes, "input " + std::to_string(k), call)) return e;
+    const void* data = input->buffers[k]->data;
+    if (reinterpret_cast<uintptr_t>(data) % DTypeSize(d.dtype) == 0) {
+      inputs.push_back(Tensor::View(d.dtype, d.dims, nullptr, data));
+    } else {
+      Tensor t = Tensor::Empty(d.dtype, d.dims);
+      std::memcpy(t.mutable_raw(), data, d.bytes);
+      inputs.push_back(std::move(t));
+    }
+  }
+  return ACL_SUCCESS;
+}
+
+}  // namespace
+
 aclError Models::Execute(uint32_t id, const aclmdlDataset* input, aclmdlDataset* output, Stream& stream, const char* call) {
   auto it = models_.find(id);
   if (it == models_.end()) return Fail(ACL_ERROR_GE_EXEC_MODEL_ID_INVALID, call, "modelId " + std::to_string(id) + " is not a loaded model");
@@ -263,51 +306,19 @@ aclError Models::Execute(uint32_t id, const aclmdlDataset* input, aclmdlDataset*
   if (output->buffers.size() != m.io.outputs.size())
     return Fail(ACL_ERROR_INVALID_PARAM, call, "the output dataset has " + std::to_string(output->buffers.size()) + " buffer(s), the model " +
                                                    std::to_string(m.io.outputs.size()) + " output(s)");
-  const MemoryBook& mem = Runtime::Get().memory;
-  auto check = [&](const aclDataBuffer* b, const IoDesc& d, size_t need, const std::string& what) -> aclError {
-    if (!b) return Fail(ACL_ERROR_INVALID_PARAM, call, what + " (" + d.name + ") is a null buffer");
-    if (b->size < need)
-      return Fail(ACL_ERROR_INVALID_PARAM, call, what + " (" + d.name + ") has " + std::to_string(b->size) + " bytes, the model needs " +
-                                                     std::to_string(need) + " (aclmdlGet" + (what[0] == 'i' ? "Input" : "Output") + "SizeByIndex)");
-    return mem.RequireDevice(b->data, need, call, (what + " buffer").c_str());
-  };
-  // A profile model runs the profile its selector input holds (aclmdlSetDynamicBatchSize and the like wrote it).
   size_t profile = 0;
-  if (!m.profiles.empty()) {
-    size_t sel = m.io.inputs.size();
-    for (size_t k = 0; k < m.io.inputs.size(); ++k)
-      if (m.io.inputs[k].name == kShapeDataInput) sel = k;
-    if (sel == m.io.inputs.size()) return Fail(ACL_ERROR_RT_INTERNAL_ERROR, call, "the profile model has no selector input");
-    if (aclError e = check(input->buffers[sel], m.io.inputs[sel], m.io.inputs[sel].bytes, "input " + std::to_string(sel))) return e;
-    std::vector<int64_t> values(m.io.inputs[sel].bytes / sizeof(int64_t));
-    std::memcpy(values.data(), input->buffers[sel]->data, m.io.inputs[sel].bytes);
-    auto k = m.profiles.Find(values, "the selector input " + std::string(kShapeDataInput));
-    if (!k.ok())
-      return Fail(ACL_ERROR_INVALID_PARAM, call, k.status().message() + "; set it with aclmdlSetDynamicBatchSize, aclmdlSetDynamicHWSize or aclmdlSetInputDynamicDims");
-    profile = k.value();
-  }
+  if (!m.profiles.empty())
+    if (aclError e = SelectProfile(m.io, m.profiles, input, call, &profile)) return e;
   Run* run = nullptr;
   if (aclError e = ProfileRun(id, m, profile, call, &run)) return e;
   Session& session = *run->session;
   const Graph& g = session.graph();
   std::vector<Tensor> inputs;
-  for (size_t k = 0; k < g.inputs.size() && k < m.io.inputs.size(); ++k) {
-    const IoDesc d = DescribeValue(g.values[g.inputs[k]]);  // this profile's dims
-    if (aclError e = check(input->buffers[k], d, d.bytes, "input " + std::to_string(k))) return e;
-    // The kernels read the device buffer in place when it is aligned for the dtype; else a copy.
-    const void* data = input->buffers[k]->data;
-    if (reinterpret_cast<uintptr_t>(data) % DTypeSize(d.dtype) == 0) {
-      inputs.push_back(Tensor::View(d.dtype, d.dims, nullptr, data));
-    } else {
-      Tensor t = Tensor::Empty(d.dtype, d.dims);
-      std::memcpy(t.mutable_raw(), data, d.bytes);
-      inputs.push_back(std::move(t));
-    }
-  }
+  if (aclError e = ViewInputs(g, input, call, inputs)) return e;
   std::vector<IoDesc> outs;
   for (size_t k = 0; k < g.outputs.size() && k < m.io.outputs.size(); ++k) {
     outs.push_back(DescribeValue(g.values[g.outputs[k]]));
-    if (aclError e = check(output->buffers[k], outs.back(), outs.back().bytes, "output " + std::to_string(k))) return e;
+    if (aclError e = CheckBuffer(output->buffers[k], outs.back(), outs.back().bytes, "output " + std::to_string(k), call)) return e;
   }
   const double before = session.simulated_ns();
   if (run->dumper) run->dumper->BeginStep(m.step, inputs);

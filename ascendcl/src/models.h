@@ -87,6 +87,8 @@ class Models {
     Loaded() = default;
     Loaded(Loaded&&) = default;
   };
+  // Loads `path` (profile 0, and every other profile of a shape-profile model). `fd` (or -1): the memfd behind a
+  // /proc/self/fd path, owned from here on.
   aclError LoadSession(const std::string& path, const std::string& name, int fd, uint32_t* id, const char* call);
   // Profile k's run of model `id`, loaded when first asked for; an error code recorded for `call` if it cannot be.
   aclError ProfileRun(uint32_t id, Loaded& m, size_t k, const char* call, Run** out);
