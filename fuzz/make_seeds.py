@@ -166,6 +166,7 @@ def main():
                 run(tools["atc"], f"--model={path}", "--framework=5", f"--output={work}/{name}_{mode}",
                     "--soc_version=Ascend310P3", f"--precision_mode={mode}", "--log=error")
                 put(out, "om_reader", f"{name}_{mode}.om", open(f"{work}/{name}_{mode}.om", "rb").read())
+                put(out, "acl_load", f"{name}_{mode}.om", open(f"{work}/{name}_{mode}.om", "rb").read())
 
         om = f"{work}/cnn_force_fp16.om"
         acl = {"dump": {"dump_path": f"{work}/dump", "dump_list": [], "dump_mode": "all"}}
@@ -195,6 +196,10 @@ def main():
         put(out, "prof_export", "resnet_like_910b.img", pack_dir(glob.glob(f"{work}/prof_910b/PROF_*")[0]))
         put(out, "acl_json", "profiler.json", json.dumps(prof))
         put(out, "acl_json", "both.json", json.dumps({**acl, **prof}))
+        # aclInit's configuration: the same file, read by libascendcl (dump, profiler, the exception dump).
+        for name, cfg in (("dump.json", acl), ("profiler.json", prof), ("both.json", {**acl, **prof}),
+                          ("exception.json", {"dump": {"dump_path": f"{work}/exc", "dump_scene": "lite_exception"}}), ("empty.json", {})):
+            put(out, "acl_init", name, json.dumps(cfg))
 
         os.makedirs(f"{work}/bank")  # a MatMul whose K does not fit L1: the built-in tiling leaves room for aoe
         x = np.random.default_rng(0).standard_normal((4096, 1024)).astype(np.float32)
@@ -268,6 +273,7 @@ def main():
                                                 "hwts.data.0.slice_0": hwts}))
     put(out, "hwts_log", "log_only.img", dir_image({"hwts.data.0.slice_0": hwts[:64 * 256]}))
     put(out, "om_reader", "cann_a3c_v1.om", open(f"{corpora}/om/a3c_pong_model.om", "rb").read())  # CANN's own format
+    put(out, "acl_load", "cann_a3c_v1.om", open(f"{corpora}/om/a3c_pong_model.om", "rb").read())
     for name in ("tf2onnx_regression", "tf2onnx_fc-layers"):
         put(out, "tf_import", name + ".pb", open(f"{corpora}/tf/{name}.pb", "rb").read())
     put(out, "tf_import", "nhwc_convs.pb", tf_conv_graph())
