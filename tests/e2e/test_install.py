@@ -75,6 +75,53 @@ class Installed(unittest.TestCase):
         with open(f"{w}/acl_out_0.bin", "rb") as a, open(msame_out, "rb") as b:
             self.assertEqual(a.read(), b.read())
 
+    def test_acl_samples_from_the_installed_prefix_print_torchs_top5(self):
+        """Ascend's quick-start flow against an installed npukit: `source set_env.sh`, build the C++ sample with its
+        own CMakeLists, run it and the pyACL sample on a resnet converted by atc (fp32, force_fp16, and static AIPP
+        fed a uint8 RGB image); each prints the top-5 torch gives on the same preprocessing."""
+        import numpy as np
+        import torch
+        import torchvision
+        prefix = f"{WORK}_acl/prefix"
+        w = f"{WORK}_acl/run"
+        shutil.rmtree(f"{WORK}_acl", ignore_errors=True)
+        os.makedirs(w)
+        run(["cmake", "--install", BUILD, "--prefix", prefix])
+        torch.manual_seed(0)
+        net = torchvision.models.resnet18().eval()
+        torch.onnx.export(net, torch.zeros(1, 3, 224, 224), f"{w}/resnet18.onnx", input_names=["input"], output_names=["logits"], opset_version=13)
+        mean = np.array([124, 116, 104], np.float32)                                      # AIPP's integer means
+        scale = np.array([1 / (0.229 * 255), 1 / (0.224 * 255), 1 / (0.225 * 255)], np.float32)  # its var_reci
+        with open(f"{w}/aipp.cfg", "w") as f:
+            f.write("aipp_op {\n  aipp_mode: static\n  input_format: RGB888_U8\n  src_image_size_w: 224\n  src_image_size_h: 224\n" +
+                    "".join(f"  mean_chn_{c}: {int(mean[c])}\n  var_reci_chn_{c}: {scale[c]:.8f}\n" for c in range(3)) + "}\n")
+        # An image whose top-5 is well separated in torch's fp32 logits (fp16 numerics move a logit by ~1e-3).
+        for seed in range(50):
+            img = np.random.default_rng(seed).integers(0, 256, (1, 224, 224, 3), dtype=np.uint8)
+            x = ((img.astype(np.float32) - mean) * scale).transpose(0, 3, 1, 2).copy()
+            with torch.no_grad():
+                logits = net(torch.from_numpy(x)).numpy().ravel()
+            top = np.argsort(-logits)[:6]
+            if np.min(-np.diff(logits[top])) > 0.02:
+                break
+        want = " ".join(str(int(c)) for c in top[:5])
+        np.save(f"{w}/x.npy", x)
+        x.tofile(f"{w}/x.bin")
+        np.save(f"{w}/img.npy", img)
+        img.tofile(f"{w}/img.bin")
+        env = {"PATH": "/usr/bin:/bin", "HOME": WORK, "ASCEND_PROCESS_LOG_PATH": f"{WORK}/log"}
+        script = (f"source {prefix}/set_env.sh && cd {w} && "
+                  f"cmake -S {SRC}/tests/acl/sample -B sample >/dev/null && cmake --build sample >/dev/null && "
+                  "atc --framework=5 --model=resnet18.onnx --output=r18_fp32 --soc_version=Ascend310P3 --precision_mode=must_keep_origin_dtype >/dev/null && "
+                  "atc --framework=5 --model=resnet18.onnx --output=r18_fp16 --soc_version=Ascend310P3 --precision_mode=force_fp16 >/dev/null && "
+                  "atc --framework=5 --model=resnet18.onnx --output=r18_aipp --soc_version=Ascend310P3 --insert_op_conf=aipp.cfg "
+                  "--precision_mode=must_keep_origin_dtype >/dev/null && "
+                  "for m in fp32 fp16; do sample/main r18_$m.om x.bin out_$m | grep top5; python3 "
+                  f"{SRC}/tests/acl/sample_py/classify.py r18_$m.om x.npy py_$m.npy | grep top5; done && "
+                  f"sample/main r18_aipp.om img.bin out_aipp | grep top5 && python3 {SRC}/tests/acl/sample_py/classify.py r18_aipp.om img.npy py_aipp.npy | grep top5")
+        lines = run(["bash", "-c", script], env).stdout.splitlines()
+        self.assertEqual(lines, [f"top5 {want}"] * 6, "C++ and pyACL, fp32, force_fp16 and AIPP: torch's top-5")
+
     def test_cpack_makes_a_deb_that_lists_its_dependencies(self):
         out = f"{WORK}_deb"
         shutil.rmtree(out, ignore_errors=True)

@@ -3,12 +3,15 @@
 // on the stream, copy the outputs back, release everything. It knows nothing of npukit.
 //
 // usage: main MODEL.om INPUT.bin OUT_PREFIX [acl.json] [--from-mem]
-//   writes OUT_PREFIX_<k>.bin per output and prints each output's dims and the device time between two events.
+//   writes OUT_PREFIX_<k>.bin per output and prints each output's dims, the top-5 classes of output 0 (as the
+//   samples print them) and the device time between two events.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -22,6 +25,22 @@
       std::exit(1);                                                                                   \
     }                                                                                                 \
   } while (0)
+
+// The five largest scores of a float or float16 output, best first.
+static std::vector<size_t> Top5(const void* data, size_t size, aclDataType type) {
+  std::vector<float> scores;
+  if (type == ACL_FLOAT16) {
+    for (size_t i = 0; i < size / 2; ++i) scores.push_back(aclFloat16ToFloat(static_cast<const aclFloat16*>(data)[i]));
+  } else if (type == ACL_FLOAT) {
+    scores.assign(static_cast<const float*>(data), static_cast<const float*>(data) + size / 4);
+  }
+  std::vector<size_t> order(scores.size());
+  std::iota(order.begin(), order.end(), 0);
+  const size_t k = std::min<size_t>(5, order.size());
+  std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+  order.resize(k);
+  return order;
+}
 
 static std::vector<char> ReadFile(const char* path) {
   std::ifstream f(path, std::ios::binary);
@@ -109,6 +128,11 @@ int main(int argc, char** argv) {
                 static_cast<int>(aclmdlGetOutputFormat(desc, i)));
     for (size_t d = 0; d < dims.dimCount; ++d) std::printf(" %lld", static_cast<long long>(dims.dims[d]));
     std::printf("\n");
+    if (i == 0) {
+      std::printf("top5");
+      for (size_t c : Top5(host, size, aclmdlGetOutputDataType(desc, 0))) std::printf(" %zu", c);
+      std::printf("\n");
+    }
     const std::string path = std::string(argv[3]) + "_" + std::to_string(i) + ".bin";
     std::ofstream(path, std::ios::binary).write(static_cast<const char*>(host), static_cast<std::streamsize>(size));
     CHECK(aclrtFreeHost(host));

@@ -62,6 +62,7 @@ def main(model_path, input_path, output_path):
     y = acl.util.ptr_to_numpy(host, tuple(dims["dims"]), np.dtype(dtype).num).copy()
     np.save(output_path, y)
     print("output", dims["name"], dims["dimCount"], dims["dims"], "top class", int(y.argmax()))
+    print("top5", " ".join(str(int(c)) for c in np.argsort(-y.astype(np.float32).ravel(), kind="stable")[:5]))
 
     check("acl.rt.free_host", acl.rt.free_host(host))
     for buffer in (in_buffer, out_buffer):
