@@ -211,6 +211,38 @@ print("bytes_to_ptr" in dir(acl.util))
         lines = run([T.PY, "-c", code]).stdout.splitlines()
         self.assertEqual(lines, ["100001", "0 0", "int 0", "0", "0", "0 [0.0, 1.0, 2.0, 3.0]", "b'npu'", "0 107000 True", "True"])
 
+    def test_two_streams_ordered_by_an_event(self):
+        code = """
+import acl, numpy as np
+acl.init(); acl.rt.set_device(0); ctx, r = acl.rt.create_context(0)
+mid, r = acl.mdl.load_from_file("tiny.om")
+desc = acl.mdl.create_desc(); acl.mdl.get_desc(desc, mid)
+x = np.load("x.npy")
+def dataset(size, data=None):
+    ds = acl.mdl.create_dataset(); p, r = acl.rt.malloc(size, 0)
+    if data is not None: acl.rt.memcpy(p, size, acl.util.numpy_to_ptr(data), size, 1)
+    acl.mdl.add_dataset_buffer(ds, acl.create_data_buffer(p, size)); return ds, p
+n_in, n_out = acl.mdl.get_input_size_by_index(desc, 0), acl.mdl.get_output_size_by_index(desc, 0)
+(in1, _), (in2, _) = dataset(n_in, x), dataset(n_in, x)
+(out1, o1), (out2, o2) = dataset(n_out), dataset(n_out)
+s1, r = acl.rt.create_stream(); s2, r = acl.rt.create_stream()
+start, r = acl.rt.create_event(); done1, r = acl.rt.create_event(); done2, r = acl.rt.create_event()
+acl.rt.record_event(start, s1)
+print(acl.mdl.execute_async(mid, in1, out1, s1), acl.rt.record_event(done1, s1))
+print(acl.rt.stream_wait_event(s2, done1))               # s2's work starts after s1's
+print(acl.mdl.execute_async(mid, in2, out2, s2), acl.rt.record_event(done2, s2))
+print(acl.rt.synchronize_stream(s1), acl.rt.synchronize_stream(s2))
+one, r = acl.rt.event_elapsed_time(start, done1); two, r = acl.rt.event_elapsed_time(start, done2)
+print(round(two / one, 6))                                # two executions, one after the other
+a = acl.util.ptr_to_bytes(o1, n_out); b = acl.util.ptr_to_bytes(o2, n_out)
+print(a == b, len(a))
+print(acl.rt.stream_wait_event(s2, 12345))                 # not an event
+"""
+        lines = run([T.PY, "-c", code]).stdout.splitlines()
+        self.assertEqual(lines[:5], ["0 0", "0", "0 0", "0 0", "2.0"])
+        self.assertEqual(lines[5], f"True {len(self.msame_bytes)}")
+        self.assertEqual(lines[6], "107000")
+
     def test_a_dynamic_batch_model_runs_the_batch_the_program_sets(self):
         run([ATC, "--framework=5", f"--model={T.EXAMPLES}/tinynet.onnx", "--output=tiny_dyn", "--soc_version=Ascend310P3",
              "--input_shape=image:-1,3,32,32", "--dynamic_batch_size=1,2,4"])
