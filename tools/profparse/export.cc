@@ -487,7 +487,7 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
     if (timeline.open() && a.level == static_cast<uint16_t>(prof::raw::Level::kAcl)) {
       timeline.Slice(timeline.CannPid(), 0, "AscendCL@" + a.name, a.begin, a.end - a.begin,
                      "\"Mode\":\"ACL_MODEL\",\"level\":\"acl\",\"connection_id\":" + std::to_string(connection));
-      if (iteration != kNoIteration) timeline.Flow(connection, 0, a.begin, iteration);
+      if (iteration != kNoIteration && LaunchesTheModel(a)) timeline.Flow(connection, 0, a.begin, iteration);
     }
   }
   TableWriter api_csv(out_dir, "api_statistic", stamp, {"Device_id", "Level", "API Name", "Time(us)", "Count", "Avg(us)", "Min(us)", "Max(us)", "Variance"}, fmt);

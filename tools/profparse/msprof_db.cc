@@ -171,7 +171,7 @@ Result<ExportResult> ExportDb(const std::string& prof_dir, const Options& o) {
   for (const ApiCall& a : p.apis) {
     const int64_t connection = connection_id++;
     const uint32_t iteration = p.IterationOf(a.begin);  // the host clock is the simulated device's (1 GHz ticks)
-    if (a.level == static_cast<uint16_t>(prof::raw::Level::kAcl) && iteration != kNoIteration) connection_of_iteration.emplace(iteration, connection);
+    if (LaunchesTheModel(a) && iteration != kNoIteration) connection_of_iteration.emplace(iteration, connection);
     const uint64_t global_tid = global_pid << 32 | a.thread;
     NPU_RETURN_IF_ERROR(db.Insert(api.get(), a.begin, a.end, static_cast<int>(a.level), global_tid, connection, strings.Id(a.name)));
   }

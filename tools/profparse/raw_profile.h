@@ -54,6 +54,12 @@ struct ApiCall {
   uint64_t begin = 0, end = 0;  // ns
 };
 
+// The AscendCL call that launched an iteration's device tasks (aclmdlExecute or its async form): where the
+// timeline's HostToDevice arrow and the db's connection id start. Other calls (aclrtMemcpy, ...) launch none.
+inline bool LaunchesTheModel(const ApiCall& a) {
+  return a.level == static_cast<uint16_t>(prof::raw::Level::kAcl) && a.name.starts_with("aclmdlExecute");
+}
+
 struct IterationSpan {
   uint32_t index = 0;  // 0-based
   uint64_t start = 0, end = 0;  // device ticks: the model's start and the iteration's end
