@@ -121,6 +121,13 @@ class Sample(unittest.TestCase):
         self.assertGreater(len(summary), 1)
         api = read(glob.glob(f"{folder}/mindstudio_profiler_output/api_statistic_*.csv")[0])
         self.assertIn("acl,aclmdlExecute", api)
+        self.assertIn("acl,aclrtMemcpy", api)  # every AscendCL call the program made
+        # One HostToDevice arrow, from the call that launched the model to its first task (not from aclrtMemcpy).
+        events = json.loads(read(glob.glob(f"{folder}/mindstudio_profiler_output/msprof_*.json")[0]))
+        starts = [e for e in events if e.get("cat") == "HostToDevice" and e["ph"] == "s"]
+        self.assertEqual(len(starts), 1)
+        launch = [e for e in events if e["ph"] == "X" and e["name"].startswith("AscendCL@") and e["ts"] == starts[0]["ts"]]
+        self.assertEqual([e["name"] for e in launch], ["AscendCL@aclmdlExecute"])
 
     def test_dumps_from_the_acl_json_of_aclinit_are_msames(self):
         dumps = {}
