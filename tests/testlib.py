@@ -38,6 +38,21 @@ def tool(build, name):
     return os.path.join(build, "tools", name, name)
 
 
+def sanitizer_env(build):
+    """What a process that loads an instrumented libascendcl needs in a `make check SANITIZE=1` build: the ASan
+    runtime preloaded (Python and the AscendCL samples are not instrumented themselves) and leak checks off (the
+    interpreter's own allocations). Empty in a normal build."""
+    try:
+        with open(os.path.join(build, "CMakeCache.txt")) as f:
+            if "NPUKIT_SANITIZE:BOOL=ON" not in f.read():
+                return {}
+    except OSError:
+        return {}
+    asan = subprocess.run(["g++", "-print-file-name=libasan.so"], capture_output=True, text=True).stdout.strip()
+    ubsan = subprocess.run(["g++", "-print-file-name=libubsan.so"], capture_output=True, text=True).stdout.strip()
+    return {"LD_PRELOAD": f"{asan} {ubsan}", "ASAN_OPTIONS": "detect_leaks=0"}
+
+
 def run(*args, cwd=None, env=None, input=None):
     """Runs a command (arguments turned into strings) and returns the CompletedProcess, text mode."""
     return subprocess.run([str(a) for a in args], capture_output=True, text=True, cwd=cwd, env=env, input=input,

@@ -27,7 +27,7 @@ TOOLKIT = f"{BUILD}/ascend-toolkit"
 # What a CANN user exports before building a sample (the samples' READMEs), pointing at npukit's toolkit.
 ENV = {**os.environ, "DDK_PATH": TOOLKIT, "NPU_HOST_LIB": f"{TOOLKIT}/runtime/lib64/stub",
        "LD_LIBRARY_PATH": f"{TOOLKIT}/runtime/lib64", "PYTHONPATH": f"{TOOLKIT}/python/site-packages",
-       "ASCEND_PROCESS_LOG_PATH": os.path.join(WORK, "log")}
+       "ASCEND_PROCESS_LOG_PATH": os.path.join(WORK, "log"), **T.sanitizer_env(BUILD)}
 SAMPLE = os.path.join(WORK, "sample_build", "main")
 A3C = os.path.join(T.DATA, "om", "a3c_pong_model.om")  # built by CANN's ATC (tests/data/om/README.md)
 

@@ -36,7 +36,7 @@ class Installed(unittest.TestCase):
             self.assertNotIn(BUILD, dyn, f"{t} has an RPATH into the build tree")
         for data in ("soc_specs/Ascend310P3.ini", "mixlist/ascend310p.json", "transplt/builtin_rules.json"):
             self.assertTrue(os.path.isfile(f"{moved}/share/npukit/{data}"), data)
-        env = {"PATH": f"{moved}/bin:/usr/bin:/bin", "HOME": WORK, "ASCEND_PROCESS_LOG_PATH": f"{WORK}/log"}
+        env = {"PATH": f"{moved}/bin:/usr/bin:/bin", "HOME": WORK, "ASCEND_PROCESS_LOG_PATH": f"{WORK}/log", **T.sanitizer_env(BUILD)}
         w = f"{WORK}/run"
         os.makedirs(w)
         shutil.copy(f"{SRC}/examples/tinynet.onnx", w)
@@ -109,7 +109,7 @@ class Installed(unittest.TestCase):
         x.tofile(f"{w}/x.bin")
         np.save(f"{w}/img.npy", img)
         img.tofile(f"{w}/img.bin")
-        env = {"PATH": "/usr/bin:/bin", "HOME": WORK, "ASCEND_PROCESS_LOG_PATH": f"{WORK}/log"}
+        env = {"PATH": "/usr/bin:/bin", "HOME": WORK, "ASCEND_PROCESS_LOG_PATH": f"{WORK}/log", **T.sanitizer_env(BUILD)}
         script = (f"source {prefix}/set_env.sh && cd {w} && "
                   f"cmake -S {SRC}/tests/acl/sample -B sample >/dev/null && cmake --build sample >/dev/null && "
                   "atc --framework=5 --model=resnet18.onnx --output=r18_fp32 --soc_version=Ascend310P3 --precision_mode=must_keep_origin_dtype >/dev/null && "
