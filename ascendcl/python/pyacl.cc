@@ -64,6 +64,10 @@ void BindRt(py::module_& rt) {
     return std::make_tuple(static_cast<int>(m), ret);
   });
   rt.def("synchronize_device", [] { return aclrtSynchronizeDevice(); });
+  rt.def("get_soc_name", [] {
+    const char* name = aclrtGetSocName();
+    return name ? std::string(name) : std::string();
+  });
   rt.def("create_context", [](int32_t id) {
     aclrtContext c = nullptr;
     const aclError ret = aclrtCreateContext(&c, id);

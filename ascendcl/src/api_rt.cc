@@ -106,7 +106,12 @@ aclError aclrtSynchronizeDevice(void) {
   return R().RequireContext("aclrtSynchronizeDevice", nullptr);  // work runs as it is issued: nothing is pending
 }
 
-const char* aclrtGetSocName(void) { return "npukit simulated NPU"; }
+// The chip the simulated device plays: the SoC of the last model loaded (null before any, as CANN's is when it
+// cannot tell).
+const char* aclrtGetSocName(void) {
+  auto l = Lock();
+  return R().soc_name.empty() ? nullptr : R().soc_name.c_str();
+}
 
 aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId) {
   auto l = Lock();

@@ -128,6 +128,7 @@ aclError Models::LoadSession(const std::string& path, const std::string& name, i
   if (aclError e = ProfileRun(next_id_, m, 0, call, &run)) return e;
   const Session& s = *m.runs.at(0).session;
   const Graph& g = s.graph();
+  Runtime::Get().soc_name = s.soc()->name;
   for (int v : g.inputs) m.io.inputs.push_back(DescribeValue(g.values[v]));
   for (int v : g.outputs) m.io.outputs.push_back(DescribeValue(g.values[v]));
   m.profiles = s.model().profiles;

@@ -66,6 +66,8 @@ class Runtime {
   aclError StartCollection(const prof::ProfilerConfig& config, const char* call);
   aclError StopCollection(const char* call);
   std::string prof_output;  // aclprofInit's path
+  // The simulated device's SoC: the chip the last loaded model was converted for (aclrtGetSocName).
+  std::string soc_name;
 
  private:
   bool initialized_ = false;
