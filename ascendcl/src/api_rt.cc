@@ -116,10 +116,7 @@ const char* aclrtGetSocName(void) {
 aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId) {
   auto l = Lock();
   npu::acl::ApiTrace trace("aclrtCreateContext");
-  Context* c = nullptr;
-  if (aclError e = R().CreateContext(deviceId, &c)) return e;
-  *context = c;
-  return ACL_SUCCESS;
+  return R().CreateContext(deviceId, context);
 }
 
 aclError aclrtDestroyContext(aclrtContext context) {
@@ -147,10 +144,7 @@ aclError aclrtGetCurrentContext(aclrtContext* context) {
 aclError aclrtCreateStream(aclrtStream* stream) {
   auto l = Lock();
   npu::acl::ApiTrace trace("aclrtCreateStream");
-  Stream* s = nullptr;
-  if (aclError e = R().CreateStream(&s)) return e;
-  *stream = s;
-  return ACL_SUCCESS;
+  return R().CreateStream(stream);
 }
 
 aclError aclrtDestroyStream(aclrtStream stream) {
@@ -170,10 +164,7 @@ aclError aclrtSynchronizeStream(aclrtStream stream) {
 aclError aclrtCreateEvent(aclrtEvent* event) {
   auto l = Lock();
   npu::acl::ApiTrace trace("aclrtCreateEvent");
-  Event* ev = nullptr;
-  if (aclError e = R().CreateEvent(&ev)) return e;
-  *event = ev;
-  return ACL_SUCCESS;
+  return R().CreateEvent(event);
 }
 
 aclError aclrtDestroyEvent(aclrtEvent event) {

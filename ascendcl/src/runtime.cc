@@ -144,7 +144,7 @@ aclError Runtime::ResetDevice(int32_t device) {
   return ACL_SUCCESS;
 }
 
-aclError Runtime::CreateContext(int32_t device, Context** out) {
+aclError Runtime::CreateContext(int32_t device, void** out) {
   if (aclError e = RequireInit("aclrtCreateContext")) return e;
   if (!out) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateContext", "context is null");
   if (device < 0 || device >= kDeviceCount)
@@ -152,8 +152,8 @@ aclError Runtime::CreateContext(int32_t device, Context** out) {
   auto c = std::make_unique<Context>();
   c->device = device;
   *out = c.get();
-  contexts_.emplace(c.get(), std::move(c));
-  current_context = *out;  // as CANN: the new context is the thread's current one
+  current_context = c.get();
+  contexts_.emplace(c.get(), std::move(c));  // as CANN: the new context is the thread's current one
   return ACL_SUCCESS;
 }
 
@@ -193,7 +193,7 @@ aclError Runtime::FindStream(void* handle, const char* call, Stream** out) {
   return ACL_SUCCESS;
 }
 
-aclError Runtime::CreateStream(Stream** out) {
+aclError Runtime::CreateStream(void** out) {
   Context* ctx = nullptr;
   if (aclError e = RequireContext("aclrtCreateStream", &ctx)) return e;
   if (!out) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateStream", "stream is null");
@@ -211,7 +211,7 @@ aclError Runtime::DestroyStream(void* handle) {
   return ACL_SUCCESS;
 }
 
-aclError Runtime::CreateEvent(Event** out) {
+aclError Runtime::CreateEvent(void** out) {
   if (aclError e = RequireContext("aclrtCreateEvent", nullptr)) return e;
   if (!out) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateEvent", "event is null");
   auto ev = std::make_unique<Event>();

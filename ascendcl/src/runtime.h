@@ -44,15 +44,15 @@ class Runtime {
 
   aclError SetDevice(int32_t device);
   aclError ResetDevice(int32_t device);
-  aclError CreateContext(int32_t device, Context** out);
+  aclError CreateContext(int32_t device, void** out);  // out: the caller's handle slot, checked here
   aclError DestroyContext(void* handle);
   aclError SetCurrentContext(void* handle);
   Context* current() const;
   // The stream a handle names (null: the current context's default stream); an error for another handle.
   aclError FindStream(void* handle, const char* call, Stream** out);
-  aclError CreateStream(Stream** out);
+  aclError CreateStream(void** out);
   aclError DestroyStream(void* handle);
-  aclError CreateEvent(Event** out);
+  aclError CreateEvent(void** out);
   aclError DestroyEvent(void* handle);
   aclError FindEvent(void* handle, const char* call, Event** out);
 

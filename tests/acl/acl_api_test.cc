@@ -98,6 +98,15 @@ TEST_F(Acl, CopiesMoveTheBytes) {
   EXPECT_EQ(aclrtFree(b), ACL_SUCCESS);
 }
 
+TEST_F(Acl, ANullHandleSlotIsAnErrorNotACrash) {
+  EXPECT_EQ(aclrtCreateContext(nullptr, 0), ACL_ERROR_INVALID_PARAM);
+  EXPECT_NE(Message().find("context is null"), std::string::npos) << Message();
+  EXPECT_EQ(aclrtCreateStream(nullptr), ACL_ERROR_INVALID_PARAM);
+  EXPECT_NE(Message().find("stream is null"), std::string::npos) << Message();
+  EXPECT_EQ(aclrtCreateEvent(nullptr), ACL_ERROR_INVALID_PARAM);
+  EXPECT_NE(Message().find("event is null"), std::string::npos) << Message();
+}
+
 TEST_F(Acl, HandlesAreValidatedAndDestroyedOnce) {
   aclrtStream s = nullptr;
   ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
