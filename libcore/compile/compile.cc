@@ -9,6 +9,7 @@
 #include "base/log.h"
 #include "base/version.h"
 #include "frontend/aipp/aipp.h"
+#include "frontend/import_fusion.h"
 #include "ir/ascend_types.h"
 #include "ir/op_schema.h"
 #include "kernels/registry.h"
@@ -68,9 +69,8 @@ Status ApplyFp16Inputs(Graph& g, const CompileConfig& c) {
   return Status::Ok();
 }
 
-Status Import(const CompileConfig& c, CompileState& s) {
-  NPU_ASSIGN_OR_RETURN(s.graph, c.importer->Import(c.model, c.import, &s.info));
-  s.warnings.insert(s.warnings.end(), s.info.warnings.begin(), s.info.warnings.end());
+// What an import leaves to the passes after it: the input format and fp16 inputs the user gave, and AIPP.
+Status ApplyUserInputs(const CompileConfig& c, CompileState& s) {
   NPU_RETURN_IF_ERROR(ApplyInputFormat(s.graph, c.input_format, !c.importer->input_format_fits_all()));
   NPU_RETURN_IF_ERROR(ApplyFp16Inputs(s.graph, c));
   for (const AippConfig& a : c.aipp) NPU_RETURN_IF_ERROR(InsertAipp(s.graph, a));
@@ -183,6 +183,18 @@ Status RunFusion(const CompileConfig& c, CompileState& s, CompileContext& ctx, F
   return pm.Run(s.graph);
 }
 
+// The framework model as an ir::Graph: the importer's translation, then the import fusions (frontend/
+// import_fusion.h), on every path, then what the user said about the inputs.
+Status Import(const CompileConfig& c, CompileState& s, CompileContext& ctx) {
+  NPU_ASSIGN_OR_RETURN(s.graph, c.importer->Import(c.model, c.import, &s.info));
+  s.warnings.insert(s.warnings.end(), s.info.warnings.begin(), s.info.warnings.end());
+  PassManager pm;
+  for (const ImportPass& p : ImportPasses()) pm.Add({std::string(p.name), p.run});
+  pm.SetAfterPass([&](std::string_view name, Graph& g) { return ctx.AfterPass(name, g); });
+  NPU_RETURN_IF_ERROR(pm.Run(s.graph));
+  return ApplyUserInputs(c, s);
+}
+
 template <Status (*F)(const CompileConfig&, CompileState&)>
 Status Plain(const CompileConfig& c, CompileState& s, CompileContext&) {
   return F(c, s);
@@ -206,7 +218,7 @@ struct CompilePass {
 
 // THE pass list. Names are what --dump_after and the logs use.
 const CompilePass kPasses[] = {
-    {pass::kImport, Plain<Import>, false, Always},
+    {pass::kImport, Import, false, Always},
     {pass::kQdqToAscendQuant, Plain<QdqToAscend>, false, NotReference},
     {pass::kFoldConstants, Plain<FoldConstants>, false, Always},
     {pass::kInferShapes, Plain<InferShapes>, false, Always},

@@ -37,6 +37,7 @@ const std::unordered_map<std::string_view, VectorOp>& VectorOps() {
       {"Concat", {0, false}}, {"Slice", {0, false}}, {"Split", {0, false}}, {"Gather", {0, false}}, {"ScatterND", {0, false}},
       {"Pad", {0, false}}, {"Expand", {0, false}}, {"Tile", {0, false}},
       {"TransData", {1, false}}, {"ConfusionTranspose", {1, false}},  // one vnchwconv/vtranspose pass per element
+      {"SpaceToBatchND", {0, false}}, {"BatchToSpaceND", {0, false}},  // block copies, as Pad and Tile
       {"ShuffleChannel", {1, false}},  // a transpose of (g, C/g) per pixel: one pass per element as ConfusionTranspose
       {"Aipp", {4, false}},  // swap, CSC (3 MACs), normalise per output element
   };

@@ -1,11 +1,10 @@
 // What every framework's converter shares while it translates a model op by op (TF's in frontend/tf, Caffe's in
-// frontend/caffe): the graph being built, the framework's tensor names bound to the values that hold them, the
-// ops a neighbour took in, and the first sign of a broken model. A framework's Converter derives from it and adds
+// frontend/caffe): the graph being built, the framework's tensor names bound to the values that hold them, and
+// the first sign of a broken model. A framework's Converter derives from it and adds
 // only how its own ops are read (TF's NodeDef attrs and inputs, Caffe's layers and weight blobs).
 #pragma once
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 
 #include "base/status.h"
@@ -25,10 +24,6 @@ class ConvertContext {
     return it == values_.end() ? std::nullopt : std::optional(it->second);
   }
   void BindName(const std::string& name, int v) { values_[name] = v; }
-  // An op a neighbour took in (a BiasAdd into its conv, a Scale into its BatchNorm): it binds its output to what
-  // it read and emits nothing.
-  void MarkFused(const std::string& op) { fused_.insert(op); }
-  bool IsFused(const std::string& op) const { return fused_.count(op) > 0; }
   // A broken model (not an unsupported op): the import fails with the first one, after the walk.
   void SetError(Status s) {
     if (!error_) error_ = std::move(s);
@@ -42,7 +37,6 @@ class ConvertContext {
 
  private:
   std::map<std::string, int> values_;
-  std::set<std::string> fused_;
   std::optional<Status> error_;
 };
 

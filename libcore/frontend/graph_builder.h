@@ -17,7 +17,10 @@ inline constexpr int kInternalOpset = 13;
 
 class GraphBuilder {
  public:
-  explicit GraphBuilder(Graph& g) : g_(g) {}
+  // Over an empty graph (an importer's) or one being mapped in place (GE's): new names avoid the nodes there.
+  explicit GraphBuilder(Graph& g) : g_(g) {
+    for (const Node& n : g.nodes) node_names_.insert(n.name);
+  }
   Graph& graph() { return g_; }
   const Graph& graph() const { return g_; }
 

@@ -380,6 +380,43 @@ Status PadKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+// SpaceToBatchND / BatchToSpaceND (NHWC, two block dims): batch (i0 * b1 + i1) * N + n of the blocked tensor
+// holds pixels (h * b0 + i0, w * b1 + i1) of image n, padded (to batch) or before the crop (to space). Each
+// pixel's channel row moves as one copy; a padding pixel is zeros.
+Status BlockBatchKernel(KernelContext& c, bool to_batch) {
+  const Tensor& x = c.in(0);
+  const auto b = c.node.attr_ints("block_shape"), p = c.node.attr_ints(to_batch ? "paddings" : "crops");
+  if (x.rank() != 4 || b.size() != 2 || p.size() != 4) return c.Fail("needs a 4-D NHWC input, 2 block sizes and 4 paddings or crops");
+  const Shape& s = x.shape();
+  const int64_t blocks = b[0] * b[1], C = s[3];
+  const Shape out = to_batch ? Shape{s[0] * blocks, (s[1] + p[0] + p[1]) / b[0], (s[2] + p[2] + p[3]) / b[1], C}
+                             : Shape{s[0] / blocks, s[1] * b[0] - p[0] - p[1], s[2] * b[1] - p[2] - p[3], C};
+  Tensor y = to_batch ? Tensor::Zeros(x.dtype(), out) : Tensor::Empty(x.dtype(), out);  // every image pixel is written
+  const size_t row = static_cast<size_t>(C) * DTypeSize(x.dtype());
+  const int64_t images = to_batch ? s[0] : out[0];
+  const int64_t H = to_batch ? out[1] : s[1], W = to_batch ? out[2] : s[2];  // the blocked tensor's
+  const int64_t img_h = to_batch ? s[1] : out[1], img_w = to_batch ? s[2] : out[2];
+  const std::byte* in = x.raw();
+  std::byte* dst = y.mutable_raw();
+  // (blocked batch, h, w) <-> (image, row, column) of the image, which starts at (-top, -left) of the padded grid.
+  c.pool.ParallelFor(static_cast<size_t>(blocks * images * H), 16, [&](size_t first, size_t end) {
+    for (size_t i = first; i < end; ++i) {
+      const int64_t bh = static_cast<int64_t>(i) / H, h = static_cast<int64_t>(i) % H;
+      const int64_t block = bh / images, n = bh % images, r = h * b[0] + block / b[1] - p[0];
+      if (r < 0 || r >= img_h) continue;
+      for (int64_t w = 0; w < W; ++w) {
+        const int64_t col = w * b[1] + block % b[1] - p[2];
+        if (col < 0 || col >= img_w) continue;
+        const int64_t blocked = (bh * H + h) * W + w, image = (n * img_h + r) * img_w + col;
+        if (to_batch) std::memcpy(dst + blocked * row, in + image * row, row);
+        else std::memcpy(dst + image * row, in + blocked * row, row);
+      }
+    }
+  });
+  c.outputs[0] = std::move(y);
+  return Status::Ok();
+}
+
 // DepthToSpace/SpaceToDepth as reshape + transpose + reshape.
 Status BlockRearrange(KernelContext& c, bool to_space) {
   const Tensor& x = c.in(0);
@@ -549,6 +586,8 @@ void RegisterShapeKernels() {
   RegisterKernel("Tile", TileKernel);
   RegisterKernel("Pad", PadKernel);
   RegisterKernel("DepthToSpace", [](KernelContext& c) { return BlockRearrange(c, true); });
+  RegisterKernel("SpaceToBatchND", [](KernelContext& c) { return BlockBatchKernel(c, true); });
+  RegisterKernel("BatchToSpaceND", [](KernelContext& c) { return BlockBatchKernel(c, false); });
   RegisterKernel("SpaceToDepth", [](KernelContext& c) { return BlockRearrange(c, false); });
   RegisterKernel("Shape", [](KernelContext& c) {
                c.outputs[0] = ShapeValue(c.node, c.in(0).shape());

@@ -379,6 +379,26 @@ void RegisterShapeSchemas() {
                  return c.Fail("needs rank >= 2 and channels divisible by group " + std::to_string(group));
                return SetShape(c, s);
              })));
+  // TF's SpaceToBatchND / BatchToSpaceND on NHWC data with two block dims (attrs block_shape [b0, b1] and
+  // paddings / crops [top, bottom, left, right], TF's [2, 2] row-major): spatial blocks to and from the batch.
+  RegisterSchema(gray("SpaceToBatchND", 1, 1, ShapeInfer([](InferContext& c) -> Status {
+               const Shape& s = c.in[0]->shape;
+               auto b = c.node.attr_ints("block_shape"), p = c.node.attr_ints("paddings");
+               if (s.size() != 4 || b.size() != 2 || p.size() != 4 || b[0] < 1 || b[1] < 1)
+                 return c.Fail("needs a 4-D NHWC input, 2 block sizes >= 1 and 4 paddings");
+               const int64_t h = s[1] + p[0] + p[1], w = s[2] + p[2] + p[3];
+               if (h % b[0] || w % b[1]) return c.Fail("the padded height and width must divide by the block sizes");
+               return SetShape(c, Shape{s[0] * b[0] * b[1], h / b[0], w / b[1], s[3]});
+             })));
+  RegisterSchema(gray("BatchToSpaceND", 1, 1, ShapeInfer([](InferContext& c) -> Status {
+               const Shape& s = c.in[0]->shape;
+               auto b = c.node.attr_ints("block_shape"), k = c.node.attr_ints("crops");
+               if (s.size() != 4 || b.size() != 2 || k.size() != 4 || b[0] < 1 || b[1] < 1 || s[0] % (b[0] * b[1]))
+                 return c.Fail("needs a 4-D NHWC input whose batch divides by the block sizes' product, and 4 crops");
+               const int64_t h = s[1] * b[0] - k[0] - k[1], w = s[2] * b[1] - k[2] - k[3];
+               if (h < 0 || w < 0) return c.Fail("the crops are larger than the image");
+               return SetShape(c, Shape{s[0] / (b[0] * b[1]), h, w, s[3]});
+             })));
   RegisterSchema(gray("Slice", 1, 5, ShapeInfer(InferSlice)));
   RegisterSchema(gray("Split", 1, 2, ShapeInfer(InferSplit), 1 << 16));
   RegisterSchema(gray("Concat", 1, 1 << 16, [](InferContext& c) -> Status {

@@ -213,6 +213,30 @@ class PerLayer(unittest.TestCase):
                     for g, r in zip(got, refs):
                         self.assertLess(rel_err(g, r), RTOL, f"{name} om={om}")
 
+    def test_batchnorm_takes_in_its_scale_on_both_paths(self):
+        """BatchNorm -> Scale is one BNInference on the reference path (its golden tensor under the Scale layer's name,
+        as msaccucmp pairs a fused op with its last original op) and in the .om; values match OpenCV DNN."""
+        rng = np.random.default_rng(5)
+        net = Net((1, 4, 5, 6))
+        net.layer("bn", "BatchNorm", ["data"], ["bn_out"], [rng.standard_normal(4).astype(np.float32), (rng.random(4) + 0.5).astype(np.float32),
+                                                           np.array([1.0], np.float32)])
+        net.layer("scale", "Scale", ["bn_out"], ["y"], [rng.standard_normal(4).astype(np.float32), rng.standard_normal(4).astype(np.float32)],
+                  scale_param=dict(bias_term=True))
+        proto, model = net.save("bn_scale")
+        x = rng.standard_normal((1, 4, 5, 6)).astype(np.float32)
+        (ref,), _ = opencv_run(proto, model, x)
+        np.save(os.path.join(WORK, "bn_scale_in.npy"), x)
+        json.dump({"dump": {"dump_path": "bn_golden", "dump_list": [], "dump_mode": "output"}}, open(os.path.join(WORK, "bn.json"), "w"))
+        shutil.rmtree(os.path.join(WORK, "bn_golden"), ignore_errors=True)
+        must(MSAME, "--model", proto, "--weight", model, "--input", "bn_scale_in.npy", "--acl_json_path", "bn.json", "--output", "bn_out", "--outfmt", "NPY")
+        self.assertLess(rel_err(outputs(os.path.join(WORK, "bn_out"))[0], ref), RTOL)
+        dumped = {os.path.basename(f).split(".")[0] for f in glob.glob(os.path.join(WORK, "bn_golden/**/*.npy"), recursive=True)} - {"data"}
+        self.assertEqual(dumped, {"scale"}, "one fused op, under the Scale layer's name")
+        self.assertLess(rel_err(npukit_run(proto, model, x, "bn_scale_om", True)[0], ref), RTOL)
+        must(ATC, "--mode=1", "--om=bn_scale_om.om", "--json=bn_scale.json")
+        types = [o["type"] for o in json.load(open(os.path.join(WORK, "bn_scale.json")))["graph"][0]["op"]]
+        self.assertEqual([t for t in types if t not in ("Data", "Const", "NetOutput", "TransData")], ["BNInference"])
+
     def test_v1_layers_form(self):
         """The deprecated `layers` form (enum types, other field numbers) is upgraded as Caffe does."""
         rng = np.random.default_rng(4)

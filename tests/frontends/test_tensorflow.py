@@ -264,6 +264,10 @@ def _conv_cases(rng):
             "SpaceToBatchND", "stb", [i, b.const("blk", np.array([2, 2], np.int32)), b.const("pad", np.array([[2, 3], [2, 2]], np.int32))]),
             b.const("w", rng.standard_normal(shape).astype(np.float32))], strides=[1, 1, 1, 1], padding="VALID"),
             b.const("blk2", np.array([2, 2], np.int32)), b.const("crops", np.array([[0, 1], [0, 0]], np.int32))])))
+    cases.append(("SpaceToBatchND_alone", x, lambda b, i: b.op("SpaceToBatchND", "y", [
+        i, b.const("blk", np.array([2, 3], np.int32)), b.const("pad", np.array([[1, 0], [1, 1]], np.int32))])))
+    cases.append(("BatchToSpaceND_alone", x, lambda b, i: b.op("BatchToSpaceND", "y", [
+        i, b.const("blk", np.array([1, 2], np.int32)), b.const("crops", np.array([[1, 2], [0, 3]], np.int32))])))
     x5 = rng.standard_normal((1, 5, 6, 7, 2)).astype(np.float32)
     cases.append(("Conv3D_NDHWC", x5, lambda b, i: b.op("Conv3D", "y", [i, b.const("w", rng.standard_normal((2, 3, 2, 2, 3)).astype(np.float32))],
                                                         strides=[1, 1, 2, 1, 1], padding="SAME", data_format="NDHWC")))
@@ -439,6 +443,59 @@ class Toolchain(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("E10016", r.stdout + r.stderr)
         self.assertIn("its Placeholders are: s", r.stdout + r.stderr)
+
+    def test_import_fusions_hold_on_both_paths(self):
+        """Pad -> Conv2D -> BiasAdd and MatMul -> BiasAdd are one op each, on the reference path (golden dumps) as
+        in the .om; a fused op's golden tensor is its last original op's, as msaccucmp pairs them; values match numpy."""
+        rng = np.random.default_rng(11)
+        b = tfgraph.Builder(pb2)
+        i = b.placeholder("x", np.float32, [1, 6, 7, 4])
+        pad = b.op("Pad", "pad", [i, b.const("p", np.array([[0, 0], [1, 2], [2, 1], [0, 0]], np.int32))])
+        conv = b.op("Conv2D", "conv", [pad, b.const("w", rng.standard_normal((3, 3, 4, 5)).astype(np.float32))], strides=[1, 1, 1, 1], padding="VALID")
+        ba = b.op("BiasAdd", "conv_bias", [conv, b.const("bias", rng.standard_normal(5).astype(np.float32))])
+        flat = b.op("Reshape", "flat", [b.op("Relu", "relu", [ba]), b.const("shape", np.array([1, -1], np.int32))])
+        mm = b.op("MatMul", "fc", [flat, b.const("fw", rng.standard_normal((7 * 8 * 5, 3)).astype(np.float32))])
+        b.op("BiasAdd", "y", [mm, b.const("fb", rng.standard_normal(3).astype(np.float32))])
+        model = b.save(os.path.join(WORK, "import_fusion.pb"))
+        x = rng.standard_normal((1, 6, 7, 4)).astype(np.float32)
+        (ref,) = tfgraph.evaluate(b.graph, {"x": x}, ["y"])
+        np.save(os.path.join(WORK, "import_fusion_in.npy"), x)
+        json.dump({"dump": {"dump_path": "if_golden", "dump_list": [], "dump_mode": "output"}}, open(os.path.join(WORK, "if.json"), "w"))
+        shutil.rmtree(os.path.join(WORK, "if_golden"), ignore_errors=True)
+        must(MSAME, "--model", model, "--input", "import_fusion_in.npy", "--acl_json_path", "if.json", "--output", "if_out", "--outfmt", "NPY")
+        self.assertLess(rel_err(outputs_of(os.path.join(WORK, "if_out"))[0], ref), RTOL)
+        dumped = {os.path.basename(f).split(".")[0] for f in glob.glob(os.path.join(WORK, "if_golden/**/*.npy"), recursive=True)}
+        self.assertTrue({"conv_bias", "y"} <= dumped, sorted(dumped))
+        self.assertFalse({"pad", "conv", "fc"} & dumped, f"the ops fused at import have no tensors of their own: {sorted(dumped)}")
+        got = om_run(model, {"x": x}, "import_fusion")
+        self.assertLess(rel_err(got[0], ref), RTOL)
+        js = os.path.join(WORK, "import_fusion.json")
+        must(ATC, "--mode=1", f"--om={os.path.join(WORK, 'import_fusion.om')}", f"--json={js}")
+        types = [op["type"] for op in T.model_ops(js)]
+        self.assertFalse({"Pad", "PadD", "BiasAdd", "Add"} & set(types), types)
+        self.assertEqual(types.count("Conv2D"), 1, types)
+
+    def test_atrous_conv_is_one_dilated_conv(self):
+        """SpaceToBatchND -> Conv2D -> BatchToSpaceND is one dilated Conv2D on both paths, named by all three."""
+        rng = np.random.default_rng(12)
+        b = tfgraph.Builder(pb2)
+        i = b.placeholder("x", np.float32, [1, 9, 10, 4])
+        stb = b.op("SpaceToBatchND", "stb", [i, b.const("blk", np.array([2, 2], np.int32)), b.const("pad", np.array([[2, 3], [2, 2]], np.int32))])
+        conv = b.op("Conv2D", "conv", [stb, b.const("w", rng.standard_normal((3, 3, 4, 5)).astype(np.float32))], strides=[1, 1, 1, 1], padding="VALID")
+        b.op("BatchToSpaceND", "y", [conv, b.const("blk2", np.array([2, 2], np.int32)), b.const("crops", np.array([[0, 1], [0, 0]], np.int32))])
+        model = b.save(os.path.join(WORK, "atrous.pb"))
+        x = rng.standard_normal((1, 9, 10, 4)).astype(np.float32)
+        (ref,) = tfgraph.evaluate(b.graph, {"x": x}, ["y"])
+        np.save(os.path.join(WORK, "atrous_in.npy"), x)
+        json.dump({"dump": {"dump_path": "atrous_golden", "dump_list": [], "dump_mode": "output"}}, open(os.path.join(WORK, "atrous.json"), "w"))
+        shutil.rmtree(os.path.join(WORK, "atrous_golden"), ignore_errors=True)
+        must(MSAME, "--model", model, "--input", "atrous_in.npy", "--acl_json_path", "atrous.json", "--output", "atrous_out", "--outfmt", "NPY")
+        self.assertLess(rel_err(outputs_of(os.path.join(WORK, "atrous_out"))[0], ref), RTOL)
+        dumped = {os.path.basename(f).split(".")[0] for f in glob.glob(os.path.join(WORK, "atrous_golden/**/*.npy"), recursive=True)}
+        self.assertFalse({"stb", "conv"} & dumped, sorted(dumped))
+        self.assertLess(rel_err(om_run(model, {"x": x}, "atrous")[0], ref), RTOL)
+        types = [t for t, _ in om_ops(os.path.join(WORK, "atrous.om"))]
+        self.assertFalse({"SpaceToBatchND", "BatchToSpaceND"} & set(types), types)
 
     def test_mode1_json_of_the_pb(self):
         must(ATC, "--mode=1", "--framework=3", f"--om={TF}/a3c_pong_model.pb", "--json=a3c_pb.json")

@@ -188,7 +188,8 @@ R Softmax(Converter& c, const Layer& l) {
 }
 
 // BatchNorm's blobs are (mean, variance, moving-average factor): the statistics are the first two divided by
-// the factor (0 when it is 0). A Scale layer that alone reads its output folds into it as gamma and beta.
+// the factor (0 when it is 0). The Scale layer after it becomes its gamma and beta in the import passes
+// (frontend/import_fusion.h).
 R BatchNorm(Converter& c, const Layer& l) {
   const auto& w = *c.Weights(l.name());
   if (w.size() < 2) return "BatchNorm needs mean and variance blobs";
@@ -203,22 +204,9 @@ R BatchNorm(Converter& c, const Layer& l) {
   }
   Tensor gamma = Tensor::Empty(DType::kF32, {ch}), beta = Tensor::Zeros(DType::kF32, {ch});
   std::fill_n(gamma.mutable_data<float>(), ch, 1.f);
-  std::vector<std::string> origin{l.name()};
-  const Layer* scale = nullptr;
-  if (auto readers = c.Readers(l.top(0), l); readers.size() == 1 && readers[0]->type() == "Scale" && readers[0]->bottom_size() == 1) {
-    const auto* sw = c.Weights(readers[0]->name());
-    if (sw && !sw->empty() && (*sw)[0].numel() == ch && readers[0]->scale_param().axis() == 1) {
-      scale = readers[0];
-      std::copy_n((*sw)[0].data<float>(), ch, gamma.mutable_data<float>());
-      if (readers[0]->scale_param().bias_term() && sw->size() > 1 && (*sw)[1].numel() == ch) std::copy_n((*sw)[1].data<float>(), ch, beta.mutable_data<float>());
-      c.MarkFused(scale->name());
-      origin.push_back(scale->name());
-    }
-  }
-  const std::string name = scale ? c.OutName(*scale) : c.OutName(l);
   std::vector<int> ins{c.Bottom(l, 0), c.b.Constant(l.name() + "/gamma", gamma), c.b.Constant(l.name() + "/beta", beta),
                        c.b.Constant(l.name() + "/mean", mean), c.b.Constant(l.name() + "/variance", var)};
-  int y = c.b.Add1(name, {"BatchNormalization", ins, {{"epsilon", l.batch_norm_param().eps()}}, "BNInference"}, origin);
+  int y = c.b.Add1(c.OutName(l), {"BatchNormalization", ins, {{"epsilon", l.batch_norm_param().eps()}}, "BNInference"}, {l.name()});
   c.Top(l, 0, y);
   return std::nullopt;
 }
@@ -226,10 +214,6 @@ R BatchNorm(Converter& c, const Layer& l) {
 // Scale / Bias: a per-channel (axis 1, one axis) factor or offset from the blobs or a second bottom.
 R ScaleBias(Converter& c, const Layer& l) {
   const bool is_scale = l.type() == "Scale";
-  if (is_scale && c.IsFused(l.name())) {  // folded into the BatchNorm before it
-    c.Top(l, 0, c.Bottom(l, 0));
-    return std::nullopt;
-  }
   int axis = is_scale ? l.scale_param().axis() : l.bias_param().axis(), axes = is_scale ? l.scale_param().num_axes() : l.bias_param().num_axes();
   if (axis != 1 || axes != 1) return "only axis 1 with num_axes 1 (a per-channel factor) is supported";
   const std::string name = c.OutName(l);

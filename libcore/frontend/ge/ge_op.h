@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "frontend/graph_builder.h"
 #include "frontend/importer.h"
 #include "ir/graph.h"
 #include "ir/graph_edit.h"
@@ -28,14 +29,16 @@ inline std::optional<std::array<int64_t, 2>> Spatial(const std::vector<int64_t>&
 }
 
 // A node being mapped: its GE attributes set aside in `ge`, the node's own rebuilt from them. A map function
-// returns why it cannot map the node, or "" when it did.
+// returns why it cannot map the node, or "" when it did. Nodes and constants it adds go through `b`, the
+// GraphBuilder every importer builds with.
 class GeOp {
  public:
-  GeOp(Graph& g, int index) : g(g), ge_type(g.nodes[static_cast<size_t>(index)].op_type), index_(index) {
+  GeOp(GraphBuilder& b, int index) : g(b.graph()), b(b), ge_type(g.nodes[static_cast<size_t>(index)].op_type), index_(index) {
     std::swap(ge.attrs, node().attrs);
     if (auto it = ge.attrs.find(kFrameworkLayoutAttr); it != ge.attrs.end()) node().attrs[kFrameworkLayoutAttr] = it->second;
   }
   Graph& g;
+  GraphBuilder& b;
   Node ge;  // the GE attributes, read with Node's accessors
   const std::string ge_type;  // the GE op type (the node's own becomes the kernel's)
 
@@ -83,39 +86,32 @@ class GeOp {
     return in(j).constant->ToInt64Vector();
   }
   // A constant input value in the shape `shape` (same elements): a new constant, so other readers keep theirs.
-  int Reshaped(int v, const Shape& shape) {
-    return AddConstant(g, UniqueValueName(g, g.values[v].name + "_nchw"), g.values[v].constant->Reshaped(shape));
-  }
+  int Reshaped(int v, const Shape& shape) { return b.Constant(g.values[v].name + "_nchw", g.values[v].constant->Reshaped(shape)); }
   // A new 1-D int64 constant (a kernel's pads, sizes, axes input) named after this node.
-  int Ints(std::string_view what, const std::vector<int64_t>& v) {
-    Tensor t = Tensor::Empty(DType::kI64, {static_cast<int64_t>(v.size())});
-    std::copy(v.begin(), v.end(), t.mutable_data<int64_t>());
-    return AddConstant(g, UniqueValueName(g, node().name + "/" + std::string(what)), std::move(t));
-  }
+  int Ints(std::string_view what, const std::vector<int64_t>& v) { return b.Int64s(node().name + "/" + std::string(what), v); }
   // A node inserted before this one: `type` of input j (and `more` inputs), whose output, of `shape` and input
-  // j's dtype, this node reads instead.
-  void InsertBefore(size_t j, std::string type, int opset, AttrMap attrs, std::vector<int> more, Shape shape) {
-    int x = node().inputs[j];
-    Node t = NewNode("_" + type + std::to_string(j), std::move(type), opset, std::move(attrs));
-    t.inputs = {x};
-    t.inputs.insert(t.inputs.end(), more.begin(), more.end());
-    int y = NewValue(t.name, g.values[x].dtype, std::move(shape));
-    t.outputs = {y};
-    AppendNode(g, std::move(t));  // SortTopologically puts it before its reader
+  // j's dtype, this node reads instead. The graph is sorted again after the mapping.
+  void InsertBefore(size_t j, std::string type, AttrMap attrs, std::vector<int> more, Shape shape) {
+    const int x = node().inputs[j];
+    const DType dtype = g.values[x].dtype;
+    more.insert(more.begin(), x);
+    const int y = Inserted("_" + type + std::to_string(j), type, std::move(attrs), std::move(more));
+    Described(y, dtype, std::move(shape));
     node().inputs[j] = y;
   }
   // A node inserted after this one: this node writes a new value of `shape` (output 0's dtype), which `type`
-  // (with `more` inputs) turns into output 0.
-  void InsertAfter(std::string type, int opset, AttrMap attrs, std::vector<int> more, Shape shape) {
-    int y = node().outputs[0];
-    Node t = NewNode("_" + type, std::move(type), opset, std::move(attrs));
-    int mid = NewValue(t.name, g.values[y].dtype, std::move(shape));
-    g.values[mid].producer = index_;
+  // (with `more` inputs) turns into output 0, so output 0's readers and name stay as they are.
+  void InsertAfter(std::string type, AttrMap attrs, std::vector<int> more, Shape shape) {
+    const int y = node().outputs[0];
+    more.insert(more.begin(), y);
+    const int mid = Inserted("_" + type, type, std::move(attrs), std::move(more));
+    const int after = g.values[mid].producer;
+    g.nodes[after].inputs[0] = mid;  // the two values trade places: this node writes mid, the new node y
+    g.nodes[after].outputs[0] = y;
+    g.values[y].producer = after;
     node().outputs[0] = mid;
-    t.inputs = {mid};
-    t.inputs.insert(t.inputs.end(), more.begin(), more.end());
-    t.outputs = {y};
-    g.values[y].producer = AppendNode(g, std::move(t));
+    g.values[mid].producer = index_;
+    Described(mid, g.values[y].dtype, std::move(shape));
   }
   // Keeps only output 0 (GE's LayerNorm and BatchNorm also give statistics npukit's kernels do not); a reason
   // when one of the others is read.
@@ -130,26 +126,19 @@ class GeOp {
   void TransposeInput(size_t j, const std::vector<int64_t>& perm) {
     Shape s;
     for (int64_t p : perm) s.push_back(in(j).shape[static_cast<size_t>(p)]);
-    InsertBefore(j, "Transpose", 13, {{"perm", perm}}, {}, std::move(s));
+    InsertBefore(j, "Transpose", {{"perm", perm}}, {}, std::move(s));
   }
 
  private:
-  Node NewNode(const std::string& suffix, std::string type, int opset, AttrMap attrs) {
-    Node t;
-    t.name = UniqueNodeName(g, node().name + suffix);
-    t.op_type = t.ascend_type = std::move(type);
-    t.opset = opset;
-    t.attrs = std::move(attrs);
-    t.original_names = node().original_names;  // a dump of it belongs to the same framework op
-    return t;
+  // A node of internal type `type` named after this one, whose dump belongs to the same framework op; its output.
+  int Inserted(const std::string& suffix, const std::string& type, AttrMap attrs, std::vector<int> inputs) {
+    return b.Add1(node().name + suffix, {type, std::move(inputs), std::move(attrs), type}, node().original_names);
   }
-  int NewValue(const std::string& name, DType dtype, Shape shape) {
-    int v = g.AddValue(UniqueValueName(g, name));
+  void Described(int v, DType dtype, Shape shape) {
     Value& val = g.values[v];
     val.dtype = dtype;
     val.has_shape = true;
     val.shape = std::move(shape);
-    return v;
   }
   int index_;
 };

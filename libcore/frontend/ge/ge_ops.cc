@@ -242,7 +242,7 @@ ConvertResult MapReshape(GeOp& c) {
   const Shape& s = c.out(0).shape;
   Tensor shape = Tensor::Empty(DType::kI64, {static_cast<int64_t>(s.size())});
   std::copy(s.begin(), s.end(), shape.mutable_data<int64_t>());
-  c.node().inputs = {c.node().inputs[0], AddConstant(c.g, UniqueValueName(c.g, c.node().name + "/shape"), std::move(shape))};
+  c.node().inputs = {c.node().inputs[0], c.b.Constant(c.node().name + "/shape", std::move(shape))};
   return {};
 }
 
@@ -509,6 +509,7 @@ bool IsGeBookkeepingOp(std::string_view type) { return std::find(std::begin(kBoo
 void MapGeOps(Graph& g, std::vector<UnsupportedNode>& unrunnable) {
   RegisterBuiltinSchemas();
   const size_t count = g.nodes.size();  // map functions may append Transposes, which need no mapping
+  GraphBuilder b(g);
   for (size_t k = 0; k < count; ++k) {
     const std::string type = g.nodes[k].op_type;
     const GeOpRow* row = nullptr;
@@ -525,7 +526,7 @@ void MapGeOps(Graph& g, std::vector<UnsupportedNode>& unrunnable) {
       unrunnable.push_back({g.nodes[k].name, type, "", 0, "it has no first input or no output"});
       continue;
     }
-    GeOp op(g, static_cast<int>(k));
+    GeOp op(b, static_cast<int>(k));
     op.node().op_type = std::string(row->op_type);
     op.node().opset = row->opset;
     ConvertResult why = row->map(op);

@@ -107,8 +107,8 @@ ConvertResult MapFullyConnection(GeOp& c) {
     c.node().inputs[2] = c.Reshaped(c.node().inputs[2], {n_out});
   }
   c.node().attrs["transB"] = int64_t{rows_are_outputs};
-  if (x.size() != 2) c.InsertBefore(0, "Reshape", 13, {}, {c.Ints("flat", {m, k})}, {m, k});
-  if (c.out(0).shape != Shape{m, n_out}) c.InsertAfter("Reshape", 13, {}, {c.Ints("shape", c.out(0).shape)}, {m, n_out});
+  if (x.size() != 2) c.InsertBefore(0, "Reshape", {}, {c.Ints("flat", {m, k})}, {m, k});
+  if (c.out(0).shape != Shape{m, n_out}) c.InsertAfter("Reshape", {}, {c.Ints("shape", c.out(0).shape)}, {m, n_out});
   return {};
 }
 
@@ -174,7 +174,7 @@ ConvertResult MapOneHot(GeOp& c) {
   const size_t size = DTypeSize(on_t.dtype());
   std::memcpy(values.mutable_raw(), off_t.raw(), size);
   std::memcpy(values.mutable_raw() + size, on_t.raw(), size);
-  const int v = AddConstant(c.g, UniqueValueName(c.g, c.node().name + "/values"), std::move(values));
+  const int v = c.b.Constant(c.node().name + "/values", std::move(values));
   c.node().inputs = {c.node().inputs[0], c.Ints("depth", {*depth}), v};
   c.node().attrs["axis"] = c.ge.attr_int("axis", -1);
   c.node().attrs["negative_is_off"] = int64_t{1};

@@ -55,7 +55,7 @@ ConvertResult MapPad(GeOp& c) {
     if (fill != 0.0f) {
       Tensor v = Tensor::Empty(DType::kF32, {});
       *v.mutable_data<float>() = fill;
-      value = AddConstant(c.g, UniqueValueName(c.g, c.node().name + "/constant_values"), std::move(v));
+      value = c.b.Constant(c.node().name + "/constant_values", std::move(v));
     }
   } else if (c.has_in(2)) {
     value = c.node().inputs[2];
@@ -140,7 +140,7 @@ ConvertResult MapStridedSlice(GeOp& c) {
   }
   if (NumElements(mid) != NumElements(c.out(0).shape)) return "the slice makes " + ShapeToString(mid) + ", not the output's " + ShapeToString(c.out(0).shape);
   c.node().inputs = {x, c.Ints("starts", starts), c.Ints("ends", ends), c.Ints("axes", axes), c.Ints("steps", steps)};
-  if (mid != c.out(0).shape) c.InsertAfter("Reshape", 13, {}, {c.Ints("shape", c.out(0).shape)}, mid);
+  if (mid != c.out(0).shape) c.InsertAfter("Reshape", {}, {c.Ints("shape", c.out(0).shape)}, mid);
   return {};
 }
 

@@ -12,7 +12,6 @@
 #include "base/file_io.h"
 #include "base/log.h"
 #include "base/text.h"
-#include "frontend/layout.h"
 #include "frontend/text_proto.h"
 #include "frontend/tf/tf_convert.h"
 #include "frontend/weight_cut.h"
@@ -275,7 +274,6 @@ Result<Graph> ImportTensorFlow(const std::string& path, const ImportOptions& opt
   if (!info->unsupported.empty()) return UnsupportedError(path, info->unsupported);
   NPU_RETURN_IF_ERROR(ApplyInputShapes(g, opts));
   NPU_RETURN_IF_ERROR(SelectOutputs(c, w, opts, c.b));
-  NPU_RETURN_IF_ERROR(CancelLayoutTransposes(g));
   g.RemoveDeadNodes();
   NPU_RETURN_IF_ERROR(g.Verify());
   NPU_LOG(kInfo, "TF", "imported " << path << ": " << gd.node_size() << " TensorFlow nodes -> " << g.nodes.size() << " nodes in "

@@ -49,11 +49,10 @@ int ToLast(Converter& c, const NodeDef& n, int v, bool last, size_t rank) {
 }
 
 // padding = SAME | VALID | EXPLICIT (explicit_paddings: a (begin, end) pair per dim of the data format).
-R PaddingAttrs(const Converter& c, const NodeDef& n, bool last, size_t rank, AttrMap& attrs, const std::vector<int64_t>& extra = {}) {
+R PaddingAttrs(const Converter& c, const NodeDef& n, bool last, size_t rank, AttrMap& attrs) {
   std::string padding = c.AttrString(n, "padding", "VALID");
   std::vector<int64_t> pads(2 * (rank - 2), 0);
   if (padding == "SAME") {
-    if (!extra.empty()) return Fail("a Pad before a SAME-padded op is not folded");
     attrs["auto_pad"] = std::string("SAME_UPPER");  // TF puts the odd pixel at the end
     return std::nullopt;
   }
@@ -68,7 +67,6 @@ R PaddingAttrs(const Converter& c, const NodeDef& n, bool last, size_t rank, Att
   } else if (padding != "VALID") {
     return Fail("padding '" + padding + "' is not SAME, VALID or EXPLICIT");
   }
-  for (size_t i = 0; i < extra.size() && i < pads.size(); ++i) pads[i] += extra[i];
   attrs["pads"] = pads;
   return std::nullopt;
 }
@@ -268,69 +266,15 @@ R NoOp(Converter&, const NodeDef&) { return std::nullopt; }
 
 // ---- convolution and pooling ---------------------------------------------------------------------------------
 
-// A Pad (zeros, no batch or channel padding) read only by this conv folds into the conv's pads.
-std::pair<int, std::vector<int64_t>> FoldPad(Converter& c, const NodeDef& n, bool last, size_t rank) {
-  const NodeDef* pad = c.Producer(n, 0);
-  if (!pad || (pad->op() != "Pad" && pad->op() != "PadV2") || c.Readers(pad->name()) != 1 || c.AttrString(n, "padding") == "SAME")
-    return {c.In(n, 0), {}};
-  auto p = c.IntsIn(*pad, 1);
-  if (!p || p->size() != 2 * rank) return {c.In(n, 0), {}};
-  if (pad->op() == "PadV2") {
-    const Tensor* v = c.ConstIn(*pad, 2);
-    if (!v || v->numel() != 1 || v->ToDoubleVector()[0] != 0.0) return {c.In(n, 0), {}};
-  }
-  size_t cdim = last ? rank - 1 : 1;
-  if ((*p)[0] || (*p)[1] || (*p)[2 * cdim] || (*p)[2 * cdim + 1]) return {c.In(n, 0), {}};
-  std::vector<int64_t> pads(2 * (rank - 2));
-  for (size_t d = 0; d + 2 < rank; ++d) {
-    size_t at = last ? d + 1 : d + 2;
-    pads[d] = (*p)[2 * at];
-    pads[d + rank - 2] = (*p)[2 * at + 1];
-  }
-  return {c.In(*pad, 0), pads};
-}
-
-// The BiasAdd that only reads this op's output is fused into it (CANN's AABiasaddConvFusion /
-// MatMulBiasAddFusionPass): its bias becomes the op's bias input and its name joins the op's.
-int FusedBias(Converter& c, const NodeDef& n, std::vector<std::string>& origin) {
-  const NodeDef* reader = c.SoleReader(n.name());
-  if (!reader || reader->op() != "BiasAdd" || reader->input_size() < 2) return -1;
-  const Tensor* bias = c.ConstIn(*reader, 1);
-  if (!bias || bias->rank() != 1 || ChannelsLast(c, *reader) != (n.op() == "MatMul" || ChannelsLast(c, n))) return -1;
-  c.MarkFused(reader->name());
-  origin.push_back(reader->name());
-  return c.In(*reader, 1);
-}
-
-// TF 1's atrous convolution: SpaceToBatchND(block b, paddings) -> VALID Conv2D -> BatchToSpaceND(b, crops) is
-// one convolution with dilation b whose padding is paddings - crops (each crop removes an output row that a
-// padding row made). Found from either end; the two ND ops compute nothing of their own then.
-struct Atrous {
-  const NodeDef* space_to_batch;
-  const NodeDef* batch_to_space;
-  std::vector<int64_t> dilations, pads;  // pads: top, left, bottom, right
-};
-
-std::optional<Atrous> MatchAtrous(Converter& c, const NodeDef& conv) {
-  if ((conv.op() != "Conv2D" && conv.op() != "DepthwiseConv2dNative") || !ChannelsLast(c, conv) || c.AttrString(conv, "padding") != "VALID") return std::nullopt;
-  const NodeDef* stb = c.Producer(conv, 0);
-  const NodeDef* bts = c.SoleReader(conv.name());
-  if (!stb || !bts || stb->op() != "SpaceToBatchND" || bts->op() != "BatchToSpaceND" || c.Readers(stb->name()) != 1) return std::nullopt;
-  auto block = c.IntsIn(*stb, 1), paddings = c.IntsIn(*stb, 2), block2 = c.IntsIn(*bts, 1), crops = c.IntsIn(*bts, 2);
-  if (!block || !paddings || !block2 || !crops || block->size() != 2 || *block != *block2 || paddings->size() != 4 || crops->size() != 4) return std::nullopt;
-  for (int64_t d : c.AttrInts(conv, "dilations"))
-    if (d != 1) return std::nullopt;
-  Atrous a{stb, bts, *block, {(*paddings)[0] - (*crops)[0], (*paddings)[2] - (*crops)[2], (*paddings)[1] - (*crops)[1], (*paddings)[3] - (*crops)[3]}};
-  for (int64_t p : a.pads)
-    if (p < 0) return std::nullopt;
-  return a;
-}
-
-// SpaceToBatchND / BatchToSpaceND: only as the two ends of an atrous convolution.
+// SpaceToBatchND / BatchToSpaceND with two block dims on NHWC data. The import passes make the pair around a VALID
+// conv (TF 1's atrous convolution) one dilated conv (frontend/import_fusion.h).
 R SpaceBatchNd(Converter& c, const NodeDef& n) {
-  const NodeDef* conv = n.op() == "SpaceToBatchND" ? c.SoleReader(n.name()) : c.Producer(n, 0);
-  if (!conv || !MatchAtrous(c, *conv)) return Fail("only as the two ends of an atrous (dilated) Conv2D or DepthwiseConv2dNative");
-  c.Bind(n, 0, c.In(n, 0));  // the conv takes the ND op's place (see Conv)
+  const bool to_batch = n.op() == "SpaceToBatchND";
+  auto block = c.IntsIn(n, 1), pads = c.IntsIn(n, 2);
+  if (!block || !pads || block->size() != 2 || pads->size() != 4 || c.RankOf(c.In(n, 0)).value_or(4) != 4)
+    return Fail("only two block dims of a 4-D input, with block_shape and " + std::string(to_batch ? "paddings" : "crops") + " constant");
+  AttrMap attrs{{"block_shape", *block}, {to_batch ? "paddings" : "crops", *pads}};
+  c.Bind(n, 0, c.b.Add1(n.name(), {std::string(n.op()), {c.In(n, 0)}, attrs, std::string(n.op())}, {n.name()}));
   return std::nullopt;
 }
 
@@ -341,17 +285,8 @@ R Conv(Converter& c, const NodeDef& n) {
   const Tensor* filter_value = c.ConstIn(n, 1);
   if (!filter_value || filter_value->rank() != static_cast<int64_t>(rank)) return Fail("the filter must be a constant of rank " + std::to_string(rank));
   const Shape w = filter_value->shape();  // a copy: adding values below moves the constants
-  auto [x, extra] = FoldPad(c, n, last, rank);
   AttrMap attrs{{"strides", Spatial(c.AttrInts(n, "strides"), last, rank, 1)}, {"dilations", Spatial(c.AttrInts(n, "dilations"), last, rank, 1)}};
-  if (auto bad = PaddingAttrs(c, n, last, rank, attrs, extra)) return bad;
-  std::vector<std::string> origin{n.name()};
-  const auto atrous = MatchAtrous(c, n);
-  if (atrous) {
-    x = c.In(*atrous->space_to_batch, 0);
-    attrs["dilations"] = atrous->dilations;
-    attrs["pads"] = atrous->pads;
-    origin = {atrous->space_to_batch->name(), n.name(), atrous->batch_to_space->name()};
-  }
+  if (auto bad = PaddingAttrs(c, n, last, rank, attrs)) return bad;
   // TF filters are [spatial..., in, out] (depthwise: [h, w, in, multiplier]); npukit's are [out, in/group, spatial...].
   int filter;
   if (depthwise) {
@@ -362,11 +297,8 @@ R Conv(Converter& c, const NodeDef& n) {
   } else {
     filter = c.b.Transpose(n.name() + "/filter", c.In(n, 1), is3d ? std::vector<int64_t>{4, 3, 0, 1, 2} : std::vector<int64_t>{3, 2, 0, 1}, {n.name()});
   }
-  if (const NodeDef* pad = c.Producer(n, 0); !extra.empty() && pad) origin.insert(origin.begin(), pad->name());
-  int bias = atrous ? -1 : FusedBias(c, n, origin);
-  std::vector<int> ins{ToFirst(c, n, x, last, rank), filter};
-  if (bias >= 0) ins.push_back(bias);
-  int y = c.b.Add1(n.name(), {"Conv", ins, attrs, depthwise ? "DepthwiseConv2D" : std::string(n.op())}, origin);
+  std::vector<int> ins{ToFirst(c, n, c.In(n, 0), last, rank), filter};
+  int y = c.b.Add1(n.name(), {"Conv", ins, attrs, depthwise ? "DepthwiseConv2D" : std::string(n.op())}, {n.name()});
   c.Bind(n, 0, ToLast(c, n, y, last, rank));
   return std::nullopt;
 }
@@ -394,10 +326,8 @@ R ConvBackpropInput(Converter& c, const NodeDef& n) {
   }
   int filter = c.b.Transpose(n.name() + "/filter", c.In(n, 1), {3, 2, 0, 1}, {n.name()});
   AttrMap attrs{{"strides", strides}, {"dilations", dil}, {"pads", pads}, {"output_padding", out_pad}};
-  std::vector<std::string> origin{n.name()};
   std::vector<int> ins{ToFirst(c, n, c.In(n, 2), last, 4), filter};
-  if (int bias = FusedBias(c, n, origin); bias >= 0) ins.push_back(bias);
-  int y = c.b.Add1(n.name(), {"ConvTranspose", ins, attrs, "Conv2DBackpropInput"}, origin);
+  int y = c.b.Add1(n.name(), {"ConvTranspose", ins, attrs, "Conv2DBackpropInput"}, {n.name()});
   c.Bind(n, 0, ToLast(c, n, y, last, 4));
   return std::nullopt;
 }
@@ -414,17 +344,19 @@ R Pool(Converter& c, const NodeDef& n) {
   return std::nullopt;
 }
 
+// The import passes fold a BiasAdd into the conv or matmul before it (frontend/import_fusion.h).
 R BiasAdd(Converter& c, const NodeDef& n) {
-  if (c.IsFused(n.name())) {  // its bias went into the conv or matmul before it
-    c.Bind(n, 0, c.In(n, 0));
-    return std::nullopt;
-  }
   int bias = c.In(n, 1);
   if (!ChannelsLast(c, n)) {  // NCHW: the bias runs along dim 1
     int64_t rank = c.RankOf(c.In(n, 0)).value_or(4);  // NCHW data is 4-D unless the graph says otherwise
     std::vector<int64_t> shape(static_cast<size_t>(std::max<int64_t>(rank - 1, 1)), 1);
-    shape[0] = -1;
-    bias = c.b.Add1(n.name() + "/bias_nchw", {"Reshape", {bias, c.b.Int64s(n.name() + "/bias_shape", shape)}}, {n.name()});
+    if (const Tensor* t = c.ConstIn(n, 1); t && t->rank() == 1) {  // a constant stays one, for the import passes
+      shape[0] = t->numel();
+      bias = c.b.Constant(n.name() + "/bias_nchw", t->Reshaped(shape));
+    } else {
+      shape[0] = -1;
+      bias = c.b.Add1(n.name() + "/bias_nchw", {"Reshape", {bias, c.b.Int64s(n.name() + "/bias_shape", shape)}}, {n.name()});
+    }
   }
   c.Bind(n, 0, c.b.Add1(n.name(), {"Add", {c.In(n, 0), bias}, {}, "BiasAdd"}, {n.name()}));
   return std::nullopt;
@@ -446,11 +378,8 @@ R FusedBatchNorm(Converter& c, const NodeDef& n) {
 // ---- matmul ----------------------------------------------------------------------------------------------------
 
 R MatMul(Converter& c, const NodeDef& n) {
-  std::vector<std::string> origin{n.name()};
-  std::vector<int> ins{c.In(n, 0), c.In(n, 1)};
-  if (int bias = FusedBias(c, n, origin); bias >= 0) ins.push_back(bias);
   AttrMap attrs{{"transA", int64_t{c.AttrBool(n, "transpose_a", false)}}, {"transB", int64_t{c.AttrBool(n, "transpose_b", false)}}};
-  c.Bind(n, 0, c.b.Add1(n.name(), {"Gemm", ins, attrs, "MatMulV2"}, origin));
+  c.Bind(n, 0, c.b.Add1(n.name(), {"Gemm", {c.In(n, 0), c.In(n, 1)}, attrs, "MatMulV2"}, {n.name()}));
   return std::nullopt;
 }
 
