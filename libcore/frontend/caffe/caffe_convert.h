@@ -50,13 +50,9 @@ class Converter : public ConvertContext {
   void SetWeights(std::map<std::string, std::vector<Tensor>> w) { weights_ = std::move(w); }
   const std::vector<Tensor>* Weights(const std::string& layer) const;
   int WeightValue(const Layer& l, int k, const std::string& suffix);  // blob k as a constant value
-  // The layers (in order) reading blob `name` after layer index `after`, for look-ahead fusions.
-  std::vector<const Layer*> Readers(const std::string& blob, const Layer& after) const;
-  void SetLayers(std::vector<const Layer*> layers) { layers_ = std::move(layers); }
 
  private:
   std::map<std::string, std::vector<Tensor>> weights_;
-  std::vector<const Layer*> layers_;
 };
 
 }  // namespace npu::caffe

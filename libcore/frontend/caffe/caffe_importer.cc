@@ -267,7 +267,6 @@ Result<Graph> ImportCaffe(const std::string& path, const ImportOptions& opts, Mo
   c.SetWeights(std::move(weights));
   std::vector<const LayerParameter*> order;
   for (const auto& l : layers) order.push_back(&l);
-  c.SetLayers(order);
   NPU_RETURN_IF_ERROR(AddInputs(c, net, layers, opts));
   for (const LayerParameter* l : order) {
     for (const auto& b : l->bottom())

@@ -25,16 +25,6 @@ int Converter::WeightValue(const Layer& l, int k, const std::string& suffix) {
   return b.Constant(l.name() + "/" + suffix, (*Weights(l.name()))[static_cast<size_t>(k)]);
 }
 
-std::vector<const Layer*> Converter::Readers(const std::string& blob, const Layer& after) const {
-  std::vector<const Layer*> out;
-  auto it = std::find(layers_.begin(), layers_.end(), &after);
-  for (++it; it != layers_.end(); ++it) {
-    if (std::find((*it)->bottom().begin(), (*it)->bottom().end(), blob) != (*it)->bottom().end()) out.push_back(*it);
-    if (std::find((*it)->top().begin(), (*it)->top().end(), blob) != (*it)->top().end()) break;  // rewritten from here on
-  }
-  return out;
-}
-
 namespace {
 
 using R = ConvertResult;

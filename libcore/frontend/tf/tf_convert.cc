@@ -69,23 +69,9 @@ std::optional<std::vector<int64_t>> Converter::IntsIn(const NodeDef& n, int j) c
   return t->ToInt64Vector();
 }
 
-const NodeDef* Converter::Producer(const NodeDef& n, int j) const {
-  if (j >= n.input_size()) return nullptr;
-  auto it = nodes_.find(ParseInputName(n.input(j)).first);
-  return it == nodes_.end() ? nullptr : it->second;
-}
-
 int Converter::Readers(const std::string& name, int k) const {
   auto it = readers_.find(TensorName(name, k));
   return it == readers_.end() ? 0 : static_cast<int>(it->second.size());
-}
-
-const NodeDef* Converter::SoleReader(const std::string& name) const {
-  auto it = readers_.find(TensorName(name, 0));
-  if (it == readers_.end() || it->second.size() != 1) return nullptr;
-  const NodeDef* r = it->second[0];
-  if (r->op() == "Identity" || r->op() == "StopGradient" || r->op() == "Snapshot") return SoleReader(r->name());
-  return r;
 }
 
 void Converter::Bind(const NodeDef& n, int k, int v) { BindName(TensorName(n.name(), k), v); }

@@ -28,13 +28,12 @@ struct OpEntry {
 const OpEntry* FindOp(std::string_view tf_type);
 std::optional<std::string> KnownUnsupported(std::string_view tf_type);
 
-// The TF side of the shared converter context (frontend/convert_context.h): a NodeDef's inputs, attrs and
-// neighbours. Tensor names are TF's "node:k".
+// The TF side of the shared converter context (frontend/convert_context.h): a NodeDef's inputs and attrs, and
+// how many nodes read each output. Tensor names are TF's "node:k".
 class Converter : public ConvertContext {
  public:
-  Converter(Graph& g, const std::map<std::string, const npukit::tf::NodeDef*>& nodes, std::vector<std::span<const std::byte>> cuts,
-            std::shared_ptr<const void> file)
-      : ConvertContext(g), nodes_(nodes), cuts_(std::move(cuts)), file_(std::move(file)) {}
+  Converter(Graph& g, std::vector<std::span<const std::byte>> cuts, std::shared_ptr<const void> file)
+      : ConvertContext(g), cuts_(std::move(cuts)), file_(std::move(file)) {}
 
   // The value of the node's j-th data input (control inputs are gone by now). A node with fewer inputs than
   // its op reads is a broken model: the import fails (E10041) after the walk, and a stand-in value lets the
@@ -45,8 +44,6 @@ class Converter : public ConvertContext {
   // (any GraphBuilder call) may move it, so read what you need first.
   const Tensor* ConstIn(const npukit::tf::NodeDef& n, int j) const;
   std::optional<std::vector<int64_t>> IntsIn(const npukit::tf::NodeDef& n, int j) const;
-  // The TF node producing input j, if any (for look-behind fusions such as Pad -> Conv2D).
-  const npukit::tf::NodeDef* Producer(const npukit::tf::NodeDef& n, int j) const;
   // How many data inputs of other nodes read output k of node `name`.
   int Readers(const std::string& name, int k = 0) const;
 
@@ -68,11 +65,8 @@ class Converter : public ConvertContext {
 
   // Data edges, registered before conversion: `reader` reads `tensor` ("node:k").
   void Consumed(const std::string& tensor, const npukit::tf::NodeDef* reader) { readers_[tensor].push_back(reader); }
-  // The one node reading output 0 of `name` (through Identity-like ops too), or null.
-  const npukit::tf::NodeDef* SoleReader(const std::string& name) const;
 
  private:
-  const std::map<std::string, const npukit::tf::NodeDef*>& nodes_;
   std::vector<std::span<const std::byte>> cuts_;
   std::shared_ptr<const void> file_;
   std::map<std::string, std::vector<const npukit::tf::NodeDef*>> readers_;  // "node:k" -> data readers

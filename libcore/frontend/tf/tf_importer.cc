@@ -261,7 +261,7 @@ Result<Graph> ImportTensorFlow(const std::string& path, const ImportOptions& opt
 
   Graph g;
   g.name = "graph";
-  tf::Converter c(g, w.by_name, std::move(p.cuts), p.file);
+  tf::Converter c(g, std::move(p.cuts), p.file);
   for (const NodeDef* n : w.order)
     for (const std::string& in : n->input()) c.Consumed(tf::TensorName(tf::ParseInputName(in).first, tf::ParseInputName(in).second), n);
   for (const NodeDef* n : w.order) {
