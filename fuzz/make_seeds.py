@@ -200,6 +200,10 @@ def main():
         for name, cfg in (("dump.json", acl), ("profiler.json", prof), ("both.json", {**acl, **prof}),
                           ("exception.json", {"dump": {"dump_path": f"{work}/exc", "dump_scene": "lite_exception"}}), ("empty.json", {})):
             put(out, "acl_init", name, json.dumps(cfg))
+        # The aclprofGetOp* readers: two op records as a subscription writes them (ascendcl/src/subscribe.h).
+        def op_record(model, start, end, op_type, name):
+            return struct.pack("<IIQQ65s257s6x", 0x504F504E, model, start, end, op_type.encode(), name.encode())
+        put(out, "acl_op_info", "two_ops.bin", op_record(1, 0, 1500, "Conv2D", "conv1") + op_record(1, 1500, 1800, "Relu", "relu1"))
 
         os.makedirs(f"{work}/bank")  # a MatMul whose K does not fit L1: the built-in tiling leaves room for aoe
         x = np.random.default_rng(0).standard_normal((4096, 1024)).astype(np.float32)

@@ -224,6 +224,38 @@ void BindProf(py::module_& prof) {
   prof.def("destroy_config", [](Ptr c) { return aclprofDestroyConfig(As<const aclprofConfig>(c)); });
   prof.def("start", [](Ptr c) { return aclprofStart(As<const aclprofConfig>(c)); });
   prof.def("stop", [](Ptr c) { return aclprofStop(As<const aclprofConfig>(c)); });
+  // Subscription: pyACL passes the pipe's write end as an int.
+  prof.def("create_subscribe_config", [](int8_t time_info, int metrics, int fd) {
+    return Int(aclprofCreateSubscribeConfig(time_info, static_cast<aclprofAicoreMetrics>(metrics), &fd));
+  });
+  prof.def("destroy_subscribe_config", [](Ptr c) { return aclprofDestroySubscribeConfig(As<const aclprofSubscribeConfig>(c)); });
+  prof.def("model_subscribe", [](uint32_t id, Ptr c) { return aclprofModelSubscribe(id, As<const aclprofSubscribeConfig>(c)); });
+  prof.def("model_unsubscribe", [](uint32_t id) { return aclprofModelUnSubscribe(id); });
+  prof.def("get_op_desc_size", [] {
+    size_t n = 0;
+    const aclError ret = aclprofGetOpDescSize(&n);
+    return std::make_tuple(n, ret);
+  });
+  prof.def("get_op_num", [](Ptr info, size_t len) {
+    uint32_t n = 0;
+    const aclError ret = aclprofGetOpNum(As<const void>(info), len, &n);
+    return std::make_tuple(n, ret);
+  });
+  // The _v2 forms size the string themselves; the plain ones take the caller's length, as pyACL's do.
+  auto text = [](aclError (*get)(const void*, size_t, uint32_t, char*, size_t), Ptr info, size_t len, uint32_t i, size_t cap) {
+    std::string out(cap, '\0');
+    const aclError ret = get(As<const void>(info), len, i, out.data(), cap);
+    out.resize(ret == ACL_SUCCESS ? std::strlen(out.c_str()) : 0);
+    return std::make_tuple(out, ret);
+  };
+  prof.def("get_op_type", [text](Ptr info, size_t len, uint32_t i, size_t cap) { return text(aclprofGetOpType, info, len, i, cap); });
+  prof.def("get_op_name", [text](Ptr info, size_t len, uint32_t i, size_t cap) { return text(aclprofGetOpName, info, len, i, cap); });
+  prof.def("get_op_type_v2", [text](Ptr info, size_t len, uint32_t i) { return text(aclprofGetOpType, info, len, i, ACL_PROF_MAX_OP_TYPE_LEN); });
+  prof.def("get_op_name_v2", [text](Ptr info, size_t len, uint32_t i) { return text(aclprofGetOpName, info, len, i, ACL_PROF_MAX_OP_NAME_LEN); });
+  prof.def("get_op_start", [](Ptr info, size_t len, uint32_t i) { return aclprofGetOpStart(As<const void>(info), len, i); });
+  prof.def("get_op_end", [](Ptr info, size_t len, uint32_t i) { return aclprofGetOpEnd(As<const void>(info), len, i); });
+  prof.def("get_op_duration", [](Ptr info, size_t len, uint32_t i) { return aclprofGetOpDuration(As<const void>(info), len, i); });
+  prof.def("get_model_id", [](Ptr info, size_t len, uint32_t i) { return aclprofGetModelId(As<const void>(info), len, i); });
 }
 
 void BindUtil(py::module_& util) {

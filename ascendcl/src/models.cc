@@ -67,6 +67,26 @@ aclError Models::JoinCollection(prof::Collector& c, const char* call) {
   return ACL_SUCCESS;
 }
 
+aclError Models::Subscribe(uint32_t id, int fd, const char* call) {
+  auto it = models_.find(id);
+  if (it == models_.end()) return Fail(ACL_ERROR_INVALID_MODEL_ID, call, "modelId " + std::to_string(id) + " is not a loaded model");
+  Loaded& m = it->second;
+  if (m.subscriber) return Fail(ACL_ERROR_PROF_ALREADY_RUN, call, "model " + std::to_string(id) + " is subscribed already; aclprofModelUnSubscribe it first");
+  m.subscriber = std::make_unique<OpSubscriber>(id, fd);
+  for (auto& [k, r] : m.runs) r.session->AddObserver(m.subscriber.get());
+  return ACL_SUCCESS;
+}
+
+aclError Models::Unsubscribe(uint32_t id, const char* call) {
+  auto it = models_.find(id);
+  if (it == models_.end()) return Fail(ACL_ERROR_INVALID_MODEL_ID, call, "modelId " + std::to_string(id) + " is not a loaded model");
+  Loaded& m = it->second;
+  if (!m.subscriber) return Fail(ACL_ERROR_PROF_NOT_RUN, call, "model " + std::to_string(id) + " is not subscribed (aclprofModelSubscribe)");
+  for (auto& [k, r] : m.runs) r.session->RemoveObserver(m.subscriber.get());
+  m.subscriber.reset();
+  return ACL_SUCCESS;
+}
+
 aclError Models::ProfileRun(uint32_t id, Loaded& m, size_t k, const char* call, Run** out) {
   if (auto it = m.runs.find(k); it != m.runs.end()) {
     *out = &it->second;
@@ -82,6 +102,7 @@ aclError Models::ProfileRun(uint32_t id, Loaded& m, size_t k, const char* call, 
     if (!o.ok()) return Fail(ACL_ERROR_INVALID_PROFILING_CONFIG, call, o.status().message());
     r.session->AddObserver(o.value());
   }
+  if (m.subscriber) r.session->AddObserver(m.subscriber.get());
   const debug::DumpConfig& dump = Runtime::Get().dump;
   if (dump.dump_data || dump.dump_debug) {
     const auto mode = dump.dump_debug ? debug::DumpObserver::kOverflow : debug::DumpObserver::kOpDump;
@@ -335,6 +356,7 @@ aclError Models::Execute(uint32_t id, const aclmdlDataset* input, aclmdlDataset*
     return Fail(ACL_ERROR_GE_PARAM_INVALID, call, s.message());
   }
   if (run->dumper && !run->dumper->status().ok()) return Fail(ACL_ERROR_WRITE_FILE, call, "dump: " + run->dumper->status().message());
+  if (m.subscriber && !m.subscriber->error().empty()) return Fail(ACL_ERROR_WRITE_FILE, call, "aclprofModelSubscribe: " + m.subscriber->error());
   stream.clock_ns += session.simulated_ns() - before;
   m.current = profile;
   for (size_t k = 0; k < outputs.size() && k < outs.size(); ++k) {

@@ -11,6 +11,7 @@
 #include "debug/dump_observer.h"
 #include "prof/collector.h"
 #include "runtime/runtime.h"
+#include "subscribe.h"
 
 // The C interface's opaque types.
 struct aclDataBuffer {
@@ -65,6 +66,9 @@ class Models {
                       const char* call);
   // aclmdlSetInputDynamicDims: `dims` holds every input's dims in order; the profile's values are those at the -1s.
   aclError SetProfileDims(uint32_t id, aclmdlDataset* dataset, size_t index, const std::vector<int64_t>& dims, const char* call);
+  // aclprofModelSubscribe / UnSubscribe: every execution of model `id` writes its op records to `fd`.
+  aclError Subscribe(uint32_t id, int fd, const char* call);
+  aclError Unsubscribe(uint32_t id, const char* call);
   // Runs model `id` on `stream` (its simulated clock advances by the iteration's time).
   aclError Execute(uint32_t id, const aclmdlDataset* input, aclmdlDataset* output, Stream& stream, const char* call);
 
@@ -83,6 +87,7 @@ class Models {
     std::map<size_t, Run> runs;  // by profile; profile 0 at load, the others when first selected
     size_t current = 0;          // the profile of the last execution
     uint64_t step = 0;           // executions so far (dump_step counts them)
+    std::unique_ptr<OpSubscriber> subscriber;  // aclprofModelSubscribe's, on every run
     ~Loaded();
     Loaded() = default;
     Loaded(Loaded&&) = default;

@@ -53,6 +53,7 @@ class Session {
   const Graph& graph() const { return model_.graph; }
   const ExecContext& exec() const { return exec_; }
   void AddObserver(TaskObserver* o) { observers_.push_back(o); }
+  void RemoveObserver(TaskObserver* o) { std::erase(observers_, o); }
   // Overflow detection on: fp32 results are scanned for Inf/NaN too (fp16/bf16 ones always are).
   void TrackFloatStatus(bool on) { exec_.track_status = on; }
 

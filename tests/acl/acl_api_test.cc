@@ -156,6 +156,34 @@ TEST_F(Acl, ModelCallsCheckIdsAndFiles) {
   EXPECT_EQ(aclmdlDestroyDataset(out), ACL_SUCCESS);
 }
 
+TEST_F(Acl, SubscriptionChecksItsConfigModelAndBuffers) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  EXPECT_EQ(aclprofCreateSubscribeConfig(2, ACL_AICORE_NONE, &fds[1]), nullptr) << "timeInfoSwitch is 0 or 1";
+  EXPECT_EQ(aclprofCreateSubscribeConfig(1, ACL_AICORE_NONE, nullptr), nullptr);
+  aclprofSubscribeConfig* cfg = aclprofCreateSubscribeConfig(1, ACL_AICORE_PIPE_UTILIZATION, &fds[1]);
+  ASSERT_NE(cfg, nullptr) << Message();
+  EXPECT_EQ(aclprofModelSubscribe(42, cfg), ACL_ERROR_INVALID_MODEL_ID);
+  EXPECT_NE(Message().find("42"), std::string::npos);
+  EXPECT_EQ(aclprofModelUnSubscribe(42), ACL_ERROR_INVALID_MODEL_ID);
+  size_t size = 0;
+  ASSERT_EQ(aclprofGetOpDescSize(&size), ACL_SUCCESS);
+  std::string junk(2 * size, 'x');
+  uint32_t n = 7;
+  EXPECT_EQ(aclprofGetOpNum(junk.data(), junk.size(), &n), ACL_ERROR_INVALID_PARAM) << "bytes that are not records";
+  EXPECT_EQ(aclprofGetOpNum(junk.data(), size + 1, &n), ACL_ERROR_INVALID_PARAM) << "not a whole number of records";
+  EXPECT_EQ(aclprofGetOpNum(nullptr, size, &n), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(n, 7u) << "untouched on failure";
+  EXPECT_EQ(aclprofGetOpStart(junk.data(), junk.size(), 5), 0u);
+  EXPECT_NE(Message().find("past the 2"), std::string::npos) << Message();
+  char name[4];
+  EXPECT_EQ(aclprofGetOpName(junk.data(), junk.size(), 0, name, sizeof name), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(aclprofDestroySubscribeConfig(cfg), ACL_SUCCESS);
+  EXPECT_EQ(aclprofDestroySubscribeConfig(cfg), ACL_ERROR_INVALID_PARAM);
+  ::close(fds[0]);
+  ::close(fds[1]);
+}
+
 TEST(AclBase, Float16AndTypeSizes) {
   EXPECT_EQ(aclFloatToFloat16(1.0f), 0x3C00);
   EXPECT_EQ(aclFloat16ToFloat(0xC000), -2.0f);

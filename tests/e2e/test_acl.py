@@ -183,6 +183,58 @@ print(acl.prof.stop(cfg), acl.prof.destroy_config(cfg), acl.prof.finalize())
             self.assertIn(call, api)
         self.assertNotIn("aclmdlLoadFromFile", api, "it ran before the collection started")
 
+    def test_a_subscribed_model_writes_its_ops_to_the_pipe(self):
+        """aclprofModelSubscribe: one record per task of each execution through the user's pipe, decoded with the
+        aclprofGetOp* readers: the .om's ops, back to back on the simulated clock, ending at msame's simulated time."""
+        code = """
+import acl, json, os, numpy as np
+acl.init(); acl.rt.set_device(0)
+mid, r = acl.mdl.load_from_file("tiny.om")
+rfd, wfd = os.pipe()
+os.set_blocking(rfd, False)
+cfg = acl.prof.create_subscribe_config(1, 1, wfd)
+print(acl.prof.model_subscribe(99, cfg), acl.prof.model_unsubscribe(mid))   # no such model; not subscribed
+print(acl.prof.model_subscribe(mid, cfg), acl.prof.model_subscribe(mid, cfg))  # twice: ACL_ERROR_PROF_ALREADY_RUN
+desc = acl.mdl.create_desc(); acl.mdl.get_desc(desc, mid)
+ins, outs = acl.mdl.create_dataset(), acl.mdl.create_dataset()
+n = acl.mdl.get_input_size_by_index(desc, 0); p, r = acl.rt.malloc(n, 0); acl.mdl.add_dataset_buffer(ins, acl.create_data_buffer(p, n))
+x = np.fromfile("x.bin", np.uint8); acl.rt.memcpy(p, n, acl.util.numpy_to_ptr(x), n, 1)
+n = acl.mdl.get_output_size_by_index(desc, 0); q, r = acl.rt.malloc(n, 0); acl.mdl.add_dataset_buffer(outs, acl.create_data_buffer(q, n))
+acl.mdl.execute(mid, ins, outs)
+size, r = acl.prof.get_op_desc_size()
+data = np.frombuffer(os.read(rfd, 1 << 16), np.uint8).copy()
+ptr, length = acl.util.numpy_to_ptr(data), data.size
+count, r = acl.prof.get_op_num(ptr, length)
+ops = [dict(name=acl.prof.get_op_name_v2(ptr, length, i)[0], type=acl.prof.get_op_type_v2(ptr, length, i)[0],
+            start=acl.prof.get_op_start(ptr, length, i), end=acl.prof.get_op_end(ptr, length, i),
+            us=acl.prof.get_op_duration(ptr, length, i), model=acl.prof.get_model_id(ptr, length, i)) for i in range(count)]
+print(json.dumps(dict(size=size, length=length, ops=ops)))
+print(acl.prof.get_op_num(ptr, 5)[1], acl.prof.get_op_start(ptr, length, count))  # not whole records; past the end
+print(acl.prof.model_unsubscribe(mid), acl.prof.destroy_subscribe_config(cfg))
+acl.mdl.execute(mid, ins, outs)
+try:
+    os.read(rfd, 1 << 16); print("written after unsubscribe")
+except BlockingIOError:
+    print("nothing after unsubscribe")
+"""
+        lines = run([T.PY, "-c", code]).stdout.splitlines()
+        self.assertEqual(lines[0:2], ["100011 100043", "0 100042"])
+        got = json.loads(lines[2])
+        self.assertEqual(got["length"] % got["size"], 0)
+        ops = got["ops"]
+        self.assertEqual(len(ops), got["length"] // got["size"])
+        run([ATC, "--mode=1", "--om=tiny.om", "--json=tiny_sub.json"])
+        tasks = [op["name"] for op in T.model_ops(os.path.join(WORK, "tiny_sub.json"))]
+        self.assertEqual(sorted(o["name"] for o in ops), sorted(tasks))
+        for o in ops:
+            self.assertGreaterEqual(o["end"], o["start"], o)
+            self.assertEqual(o["us"], (o["end"] - o["start"]) // 1000)
+            self.assertEqual(o["model"], 1)
+            self.assertTrue(o["type"], o)
+        sim_ms = float(re.search(r"Simulated NPU time: ([0-9.]+) ms", self.msame_log).group(1))
+        self.assertAlmostEqual(max(o["end"] for o in ops) / 1e6, sim_ms, delta=1e-3)
+        self.assertEqual(lines[3:], ["100000 0", "0 0", "nothing after unsubscribe"])
+
     def test_errors_reach_the_program_with_their_message(self):
         p = self.sample("missing.om", "x.bin", "acl_err", ok=False)
         self.assertEqual(p.returncode, 1)
