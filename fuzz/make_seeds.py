@@ -263,6 +263,12 @@ def main():
     put(out, "aipp_config", "yuv.cfg", "aipp_op {\n  aipp_mode: static\n  input_format: YUV420SP_U8\n  csc_switch: true\n"
         "  matrix_r0c0: 256\n  matrix_r1c1: -88\n  input_bias_1: 128\n  rbuv_swap_switch: false\n}\n"
         "aipp_op {\n  related_input_rank: 1\n  input_format: YUV400_U8\n}\n")
+    put(out, "aipp_config", "dynamic.cfg", "aipp_op {\n  aipp_mode: dynamic\n  max_src_image_size: 30000\n}\n")
+    # Dynamic AIPP's block (ir/aipp_config.h: AippDynamicCommon, then one AippDynamicImage per image) for the
+    # target's batch of 2 into 3x8x8: RGB888 10x9 images, each cropped 8x8 at (1, 1), with a mean and a scale.
+    common = struct.pack("<IIiii4b9i3i3i", 0x50504941, 2, 3, 10, 9, 0, 0, 0, 0, *[0] * 9, 0, 0, 0, 0, 0, 0)
+    image = struct.pack("<4b8i4i4f4f", 1, 0, 0, 0, 1, 1, 8, 8, 0, 0, 0, 0, 100, 110, 120, 0, 0, 0, 0, 0, 0.02, 0.02, 0.02, 1.0)
+    put(out, "aipp_dynamic", "rgb_batch2.bin", common + image * 2)
 
     for i, spec in enumerate(["x:1,3,224,224", "a:1,128;b:1,128", "x:-1,3,-1,-1", "x:1~8,3,224,224;y:1,-1",
                               "input_ids:16,128", ":1", "x:1,,2"]):

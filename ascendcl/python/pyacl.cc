@@ -213,6 +213,53 @@ void BindMdl(py::module_& mdl) {
   });
 }
 
+// Dynamic AIPP's parameter set, as pyACL names its calls.
+void BindAipp(py::module_& mdl) {
+  mdl.def("create_aipp", [](uint64_t batch) { return Int(aclmdlCreateAIPP(batch)); });
+  mdl.def("destroy_aipp", [](Ptr a) { return aclmdlDestroyAIPP(As<const aclmdlAIPP>(a)); });
+  mdl.def("get_aipp_data_size", [](uint64_t batch) {
+    size_t size = 0;
+    const aclError ret = aclmdlGetAippDataSize(batch, &size);
+    return std::make_tuple(size, ret);
+  });
+  mdl.def("set_aipp_input_format", [](Ptr a, int f) { return aclmdlSetAIPPInputFormat(As<aclmdlAIPP>(a), static_cast<aclAippInputFormat>(f)); });
+  mdl.def("set_aipp_csc_params", [](Ptr a, int8_t on, int16_t m00, int16_t m01, int16_t m02, int16_t m10, int16_t m11, int16_t m12, int16_t m20, int16_t m21,
+                                    int16_t m22, uint8_t o0, uint8_t o1, uint8_t o2, uint8_t i0, uint8_t i1, uint8_t i2) {
+    return aclmdlSetAIPPCscParams(As<aclmdlAIPP>(a), on, m00, m01, m02, m10, m11, m12, m20, m21, m22, o0, o1, o2, i0, i1, i2);
+  });
+  mdl.def("set_aipp_rbuv_swap_switch", [](Ptr a, int8_t on) { return aclmdlSetAIPPRbuvSwapSwitch(As<aclmdlAIPP>(a), on); });
+  mdl.def("set_aipp_ax_swap_switch", [](Ptr a, int8_t on) { return aclmdlSetAIPPAxSwapSwitch(As<aclmdlAIPP>(a), on); });
+  mdl.def("set_aipp_src_image_size", [](Ptr a, int32_t w, int32_t h) { return aclmdlSetAIPPSrcImageSize(As<aclmdlAIPP>(a), w, h); });
+  mdl.def("set_aipp_scf_params", [](Ptr a, int8_t on, int32_t iw, int32_t ih, int32_t ow, int32_t oh, uint64_t b) {
+    return aclmdlSetAIPPScfParams(As<aclmdlAIPP>(a), on, iw, ih, ow, oh, b);
+  });
+  mdl.def("set_aipp_crop_params", [](Ptr a, int8_t on, int32_t x, int32_t y, int32_t w, int32_t h, uint64_t b) {
+    return aclmdlSetAIPPCropParams(As<aclmdlAIPP>(a), on, x, y, w, h, b);
+  });
+  mdl.def("set_aipp_padding_params", [](Ptr a, int8_t on, int32_t top, int32_t bottom, int32_t left, int32_t right, uint64_t b) {
+    return aclmdlSetAIPPPaddingParams(As<aclmdlAIPP>(a), on, top, bottom, left, right, b);
+  });
+  mdl.def("set_aipp_dtc_pixel_mean", [](Ptr a, int16_t c0, int16_t c1, int16_t c2, int16_t c3, uint64_t b) {
+    return aclmdlSetAIPPDtcPixelMean(As<aclmdlAIPP>(a), c0, c1, c2, c3, b);
+  });
+  mdl.def("set_aipp_dtc_pixel_min", [](Ptr a, float c0, float c1, float c2, float c3, uint64_t b) {
+    return aclmdlSetAIPPDtcPixelMin(As<aclmdlAIPP>(a), c0, c1, c2, c3, b);
+  });
+  mdl.def("set_aipp_pixel_var_reci", [](Ptr a, float c0, float c1, float c2, float c3, uint64_t b) {
+    return aclmdlSetAIPPPixelVarReci(As<aclmdlAIPP>(a), c0, c1, c2, c3, b);
+  });
+  mdl.def("set_input_aipp", [](uint32_t id, Ptr ds, size_t index, Ptr a) { return aclmdlSetInputAIPP(id, As<aclmdlDataset>(ds), index, As<const aclmdlAIPP>(a)); });
+  mdl.def("set_aipp_by_input_index", [](uint32_t id, Ptr ds, size_t index, Ptr a) {
+    return aclmdlSetAIPPByInputIndex(id, As<aclmdlDataset>(ds), index, As<const aclmdlAIPP>(a));
+  });
+  mdl.def("get_aipp_type", [](uint32_t id, size_t index) {
+    aclmdlInputAippType type = ACL_DATA_WITHOUT_AIPP;
+    size_t attached = 0;
+    const aclError ret = aclmdlGetAippType(id, index, &type, &attached);
+    return std::make_tuple(static_cast<int>(type), attached, ret);
+  });
+}
+
 void BindProf(py::module_& prof) {
   prof.def("init", [](const std::string& path) { return aclprofInit(path.c_str(), path.size()); });
   prof.def("finalize", [] { return aclprofFinalize(); });
@@ -299,6 +346,7 @@ PYBIND11_MODULE(acl, m) {
   BindRt(rt);
   py::module_ mdl = m.def_submodule("mdl", "offline models");
   BindMdl(mdl);
+  BindAipp(mdl);
   py::module_ prof = m.def_submodule("prof", "profiling into a PROF folder");
   BindProf(prof);
   py::module_ util = m.def_submodule("util", "pointers, numpy arrays and bytes");

@@ -16,7 +16,14 @@ using npu::acl::Runtime;
 
 namespace npu::acl {
 Handles<aclDataBuffer>& DataBuffers();  // api_base.cc
+
+Handles<aclmdlDataset>& Datasets() {
+  static auto* h = new Handles<aclmdlDataset>();
+  return *h;
+}
 }  // namespace npu::acl
+
+using npu::acl::Datasets;
 
 namespace {
 
@@ -24,10 +31,6 @@ std::unique_lock<std::mutex> Lock() { return std::unique_lock(Runtime::Get().mu)
 
 npu::acl::Handles<aclmdlDesc>& Descs() {
   static auto* h = new npu::acl::Handles<aclmdlDesc>();
-  return *h;
-}
-npu::acl::Handles<aclmdlDataset>& Datasets() {
-  static auto* h = new npu::acl::Handles<aclmdlDataset>();
   return *h;
 }
 

@@ -3,11 +3,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
 #include "base/file_io.h"
 #include "base/log.h"
+#include "ir/aipp_config.h"
 #include "errors.h"
 #include "memory.h"
 #include "runtime.h"
@@ -139,7 +141,59 @@ void DescribeProfileInputs(const ShapeProfiles& p, std::vector<IoDesc>& inputs) 
   }
 }
 
+// Which inputs feed an Aipp node, statically or with parameters at run time, and which holds those parameters.
+void MarkAippInputs(const Graph& g, std::vector<IoDesc>& inputs) {
+  for (const Node& n : g.nodes) {
+    if (n.op_type != "Aipp" || n.inputs.empty()) continue;
+    for (size_t k = 0; k < g.inputs.size() && k < inputs.size(); ++k) {
+      if (g.inputs[k] == n.inputs[0]) inputs[k].aipp = n.inputs.size() > 1 ? ACL_DATA_WITH_DYNAMIC_AIPP : ACL_DATA_WITH_STATIC_AIPP;
+      if (n.inputs.size() > 1 && g.inputs[k] == n.inputs[1]) inputs[k].aipp = ACL_DYNAMIC_AIPP_NODE;
+    }
+  }
+}
+
 }  // namespace
+
+aclError Models::AippType(uint32_t id, size_t index, aclmdlInputAippType* type, size_t* attached, const char* call) const {
+  auto it = models_.find(id);
+  if (it == models_.end()) return Fail(ACL_ERROR_GE_EXEC_MODEL_ID_INVALID, call, "modelId " + std::to_string(id) + " is not a loaded model");
+  const std::vector<IoDesc>& ins = it->second.io.inputs;
+  if (!type || !attached) return Fail(ACL_ERROR_INVALID_PARAM, call, "type or dynamicAttachedDataIndex is null");
+  if (index >= ins.size()) return Fail(ACL_ERROR_INVALID_PARAM, call, "index " + std::to_string(index) + " is past the model's " + std::to_string(ins.size()) + " input(s)");
+  *type = ins[index].aipp;
+  *attached = ACL_INVALID_NODE_INDEX;
+  if (*type == ACL_DATA_WITH_DYNAMIC_AIPP)
+    for (size_t k = 0; k < ins.size(); ++k)
+      if (ins[k].aipp == ACL_DYNAMIC_AIPP_NODE) *attached = k;
+  return ACL_SUCCESS;
+}
+
+aclError Models::SetAippParams(uint32_t id, aclmdlDataset* dataset, size_t index, bool data_index, uint64_t batch, std::span<const std::byte> block,
+                               const char* call) {
+  aclmdlInputAippType type = ACL_DATA_WITHOUT_AIPP;
+  size_t attached = ACL_INVALID_NODE_INDEX;
+  if (aclError e = AippType(id, index, &type, &attached, call)) return e;
+  const std::vector<IoDesc>& ins = models_.at(id).io.inputs;
+  if (data_index) {
+    if (type != ACL_DATA_WITH_DYNAMIC_AIPP) return Fail(ACL_ERROR_INVALID_PARAM, call, "input " + std::to_string(index) + " takes no dynamic AIPP (aclmdlGetAippType)");
+    index = attached;
+  } else if (type != ACL_DYNAMIC_AIPP_NODE) {
+    return Fail(ACL_ERROR_INVALID_PARAM, call, "index " + std::to_string(index) + " is not the input " + kDynamicAippInput +
+                                                   " (aclmdlGetInputIndexByName(desc, ACL_DYNAMIC_AIPP_NAME, &index)); the model " +
+                                                   (std::any_of(ins.begin(), ins.end(), [](const IoDesc& d) { return d.aipp == ACL_DYNAMIC_AIPP_NODE; })
+                                                        ? "has one" : "was not converted with aipp_mode: dynamic"));
+  }
+  if (AippDynamicSize(batch) != ins[index].bytes)
+    return Fail(ACL_ERROR_INVALID_PARAM, call, "the parameters are for a batch of " + std::to_string(batch) + "; the model's input takes " +
+                                                   std::to_string(ins[index].bytes) + " bytes of them (aclmdlGetAippDataSize of its batch)");
+  if (!dataset || index >= dataset->buffers.size() || !dataset->buffers[index])
+    return Fail(ACL_ERROR_INVALID_PARAM, call, "the dataset has no buffer at index " + std::to_string(index));
+  aclDataBuffer* b = dataset->buffers[index];
+  if (b->size < block.size()) return Fail(ACL_ERROR_INVALID_PARAM, call, "the buffer at index " + std::to_string(index) + " holds " + std::to_string(b->size) + " bytes, the parameters " + std::to_string(block.size()));
+  if (aclError e = Runtime::Get().memory.RequireDevice(b->data, block.size(), call, "the dynamic AIPP buffer")) return e;
+  std::memcpy(b->data, block.data(), block.size());
+  return ACL_SUCCESS;
+}
 
 aclError Models::LoadSession(const std::string& path, const std::string& name, int fd, uint32_t* id, const char* call) {
   Loaded m;  // owns fd from here: closed with the model, or now if the load fails
@@ -152,6 +206,7 @@ aclError Models::LoadSession(const std::string& path, const std::string& name, i
   Runtime::Get().soc_name = s.soc()->name;
   for (int v : g.inputs) m.io.inputs.push_back(DescribeValue(g.values[v]));
   for (int v : g.outputs) m.io.outputs.push_back(DescribeValue(g.values[v]));
+  MarkAippInputs(g, m.io.inputs);
   m.profiles = s.model().profiles;
   m.io.profiles = m.profiles;
   if (!m.profiles.empty()) {

@@ -3,6 +3,7 @@
 #pragma once
 #include <map>
 #include <optional>
+#include <span>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +30,7 @@ struct Stream;
 // One input or output as the device sees it: the shape and format atc gave it on the device, its bytes.
 struct IoDesc {
   std::string name;
+  aclmdlInputAippType aipp = ACL_DATA_WITHOUT_AIPP;  // inputs: what AIPP the input feeds (aclmdlGetAippType)
   DType dtype = DType::kF32;
   Format format = Format::kND;
   Shape dims;
@@ -69,6 +71,11 @@ class Models {
   // aclprofModelSubscribe / UnSubscribe: every execution of model `id` writes its op records to `fd`.
   aclError Subscribe(uint32_t id, int fd, const char* call);
   aclError Unsubscribe(uint32_t id, const char* call);
+  // aclmdlSetInputAIPP: writes the dynamic AIPP parameters `block` into the dataset's buffer `index`, which must be
+  // the model's kDynamicAippInput (`data_index`: the image input's index instead, aclmdlSetAIPPByInputIndex).
+  aclError SetAippParams(uint32_t id, aclmdlDataset* dataset, size_t index, bool data_index, uint64_t batch, std::span<const std::byte> block,
+                         const char* call);
+  aclError AippType(uint32_t id, size_t index, aclmdlInputAippType* type, size_t* attached, const char* call) const;
   // Runs model `id` on `stream` (its simulated clock advances by the iteration's time).
   aclError Execute(uint32_t id, const aclmdlDataset* input, aclmdlDataset* output, Stream& stream, const char* call);
 

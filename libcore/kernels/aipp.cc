@@ -1,5 +1,6 @@
 // The Aipp op (frontend/aipp/aipp.h): raw uint8 image -> the model's float NCHW input, pixel by pixel in the
-// order the AIPP unit works: crop, channel swaps, colour space conversion, normalisation, padding.
+// order the AIPP unit works: crop, channel swaps, colour space conversion, normalisation, padding. Dynamic AIPP
+// reads each image's parameters from its second input (ir/aipp_config.h).
 #include <algorithm>
 
 #include "ir/aipp_config.h"
@@ -46,24 +47,35 @@ std::array<float, 4> Convert(const AippConfig& c, std::array<int64_t, 4> p) {
   return f;
 }
 
+// Image n of the batch (its source pixels at `img`) into the C x H x W planes at `y`.
+void RenderImage(const AippConfig& c, const uint8_t* img, float* y) {
+  const int64_t C = c.output[1], H = c.output[2], W = c.output[3];
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t w = 0; w < W; ++w) {
+      int64_t sy = h - c.pad_top, sx = w - c.pad_left;
+      bool inside = sy >= 0 && sy < c.crop_h && sx >= 0 && sx < c.crop_w;
+      std::array<float, 4> v{c.padding_value, c.padding_value, c.padding_value, c.padding_value};
+      if (inside) v = Convert(c, Pixel(c, img, c.crop_y + sy, c.crop_x + sx));
+      for (int64_t ch = 0; ch < C; ++ch) y[(ch * H + h) * W + w] = v[ch];
+    }
+}
+
 Status AippKernel(KernelContext& ctx) {
-  AippConfig c = AippFromAttrs(ctx.node);
+  const AippConfig c = AippFromAttrs(ctx.node);
   const Tensor& raw = ctx.in(0);
   if (raw.dtype() != DType::kU8 || c.output.size() != 4) return ctx.Fail("expects a uint8 image and a 4-D output");
-  int64_t N = c.output[0], C = c.output[1], H = c.output[2], W = c.output[3];
-  int64_t image_bytes = NumElements(raw.shape()) / std::max<int64_t>(N, 1);
+  const int64_t N = c.output[0], plane = c.output[1] * c.output[2] * c.output[3];
+  const int64_t image_bytes = NumElements(raw.shape()) / std::max<int64_t>(N, 1);
+  if (c.dynamic && (!ctx.has(1) || image_bytes != c.max_src_image_size)) return ctx.Fail("expects the image slots and the dynamic AIPP parameters");
   Tensor out = Tensor::Empty(DType::kF32, c.output);
-  float* y = out.mutable_data<float>();
   for (int64_t n = 0; n < N; ++n) {
-    const uint8_t* img = raw.data<uint8_t>() + n * image_bytes;
-    for (int64_t h = 0; h < H; ++h)
-      for (int64_t w = 0; w < W; ++w) {
-        int64_t sy = h - c.pad_top, sx = w - c.pad_left;
-        bool inside = sy >= 0 && sy < c.crop_h && sx >= 0 && sx < c.crop_w;
-        std::array<float, 4> v{c.padding_value, c.padding_value, c.padding_value, c.padding_value};
-        if (inside) v = Convert(c, Pixel(c, img, c.crop_y + sy, c.crop_x + sx));
-        for (int64_t ch = 0; ch < C; ++ch) y[((n * C + ch) * H + h) * W + w] = v[ch];
-      }
+    AippConfig image = c;
+    if (c.dynamic) {  // this image's parameters, checked against the block, the slot and the model input
+      auto d = AippFromDynamic(ctx.in(1).bytes(), n, c.output, image_bytes);
+      if (!d.ok()) return d.status();
+      image = std::move(d).value();
+    }
+    RenderImage(image, raw.data<uint8_t>() + n * image_bytes, out.mutable_data<float>() + n * plane);
   }
   ctx.outputs[0] = std::move(out);
   return Status::Ok();

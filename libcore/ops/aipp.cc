@@ -12,6 +12,7 @@ Status InferAipp(InferContext& c) {
 
 }  // namespace
 
-void RegisterAippSchemas() { RegisterSchema({"Aipp", 1, 1, 1, 1, Engine::kVector, InferAipp}); }
+// Input 1: dynamic AIPP's parameters (ir/aipp_config.h).
+void RegisterAippSchemas() { RegisterSchema({"Aipp", 1, 2, 1, 1, Engine::kVector, InferAipp}); }
 
 }  // namespace npu

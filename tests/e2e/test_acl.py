@@ -102,6 +102,69 @@ class Sample(unittest.TestCase):
         self.assertEqual(read(os.path.join(WORK, "acl_aipp_0.bin"), "rb"), want)
         self.assertIn("dims 1 10", p.stdout)
 
+    def test_a_dynamic_aipp_model_takes_its_parameters_from_the_setters(self):
+        """aipp_mode: dynamic: the static test's parameters given at run time through pyACL's setters give the static
+        model's output byte for byte (two images, each its own crop); bad parameters are refused with their reason."""
+        with open(os.path.join(WORK, "aipp_dyn.cfg"), "w") as f:
+            f.write("aipp_op {\n  aipp_mode: dynamic\n  related_input_rank: 0\n  max_src_image_size: 6000\n}\n")
+        run([ATC, "--framework=5", f"--model={T.EXAMPLES}/tinynet.onnx", "--output=tiny_dyn", "--soc_version=Ascend310P3",
+             "--insert_op_conf=aipp_dyn.cfg", "--input_shape=image:2,3,32,32"])
+        with open(os.path.join(WORK, "aipp2.cfg"), "w") as f:
+            f.write("aipp_op {\n  aipp_mode: static\n  input_format: RGB888_U8\n  src_image_size_w: 40\n  src_image_size_h: 36\n"
+                    "  crop: true\n  load_start_pos_w: 4\n  load_start_pos_h: 2\n  crop_size_w: 32\n  crop_size_h: 32\n"
+                    "  mean_chn_0: 123\n  mean_chn_1: 117\n  mean_chn_2: 104\n"
+                    "  var_reci_chn_0: 0.0171\n  var_reci_chn_1: 0.0175\n  var_reci_chn_2: 0.0174\n}\n")
+        run([ATC, "--framework=5", f"--model={T.EXAMPLES}/tinynet.onnx", "--output=tiny_aipp2", "--soc_version=Ascend310P3",
+             "--insert_op_conf=aipp2.cfg", "--input_shape=image:2,3,32,32"])
+        imgs = np.random.default_rng(4).integers(0, 256, (2, 36, 40, 3), dtype=np.uint8)
+        imgs.tofile(os.path.join(WORK, "imgs.bin"))
+        want, _ = msame_output("tiny_aipp2.om", "imgs.bin", "out_aipp2")
+        code = """
+import acl, numpy as np
+acl.init(); acl.rt.set_device(0)
+mid, r = acl.mdl.load_from_file("tiny_dyn.om")
+desc = acl.mdl.create_desc(); acl.mdl.get_desc(desc, mid)
+aipp_index, r = acl.mdl.get_input_index_by_name(desc, "ascend_dynamic_aipp_data")
+print(aipp_index, acl.mdl.get_aipp_type(mid, 0), acl.mdl.get_aipp_type(mid, aipp_index))
+ins, outs = acl.mdl.create_dataset(), acl.mdl.create_dataset()
+slots = np.zeros((2, 6000), np.uint8); slots[:, :36 * 40 * 3] = np.fromfile("imgs.bin", np.uint8).reshape(2, -1)
+bufs = []
+for i in range(acl.mdl.get_num_inputs(desc)):
+    n = acl.mdl.get_input_size_by_index(desc, i); p, r = acl.rt.malloc(n, 0); bufs.append(p)
+    acl.mdl.add_dataset_buffer(ins, acl.create_data_buffer(p, n))
+acl.rt.memcpy(bufs[0], slots.nbytes, acl.util.numpy_to_ptr(slots), slots.nbytes, 1)
+n = acl.mdl.get_output_size_by_index(desc, 0); q, r = acl.rt.malloc(n, 0); acl.mdl.add_dataset_buffer(outs, acl.create_data_buffer(q, n))
+print(acl.mdl.execute(mid, ins, outs))                               # no parameters set yet
+a = acl.mdl.create_aipp(2)
+print(acl.mdl.set_input_aipp(mid, ins, aipp_index, a))              # no input format yet
+print(acl.mdl.set_aipp_input_format(a, 3), acl.mdl.set_aipp_src_image_size(a, 40, 36), acl.mdl.set_aipp_csc_params(a, 0, *[0] * 15))
+print(acl.mdl.set_aipp_scf_params(a, 1, 40, 36, 32, 32, 0), acl.mdl.set_aipp_padding_params(a, 1, 40, 0, 0, 0, 0))  # resize; padding > 32
+for b in range(2):
+    acl.mdl.set_aipp_crop_params(a, 1, 4, 2, 32, 32, b)
+    acl.mdl.set_aipp_dtc_pixel_mean(a, 123, 117, 104, 0, b)
+    acl.mdl.set_aipp_pixel_var_reci(a, 0.0171, 0.0175, 0.0174, 1.0, b)
+print(acl.mdl.set_aipp_crop_params(a, 1, 4, 2, 32, 32, 2))          # batch index past the set
+print(acl.mdl.set_input_aipp(mid, ins, 0, a), acl.mdl.set_aipp_by_input_index(mid, ins, 0, a))
+print(acl.mdl.execute(mid, ins, outs))
+y = np.zeros(n // 4, np.float32); acl.rt.memcpy(acl.util.numpy_to_ptr(y), n, q, n, 2)
+y.tofile("dyn_out.bin")
+acl.mdl.set_aipp_crop_params(a, 1, 10, 2, 32, 32, 1)                # image 1's crop leaves the 40-wide image
+print(acl.mdl.set_input_aipp(mid, ins, aipp_index, a), acl.mdl.execute(mid, ins, outs))
+print(acl.get_recent_err_msg())
+print(acl.mdl.destroy_aipp(a), acl.mdl.destroy_aipp(a))
+"""
+        lines = run([T.PY, "-c", code]).stdout.splitlines()
+        self.assertEqual(lines[0], "1 (2, 1, 0) (3, 4294967295, 0)", "image input: dynamic AIPP attached at 1; input 1: the parameters")
+        self.assertNotEqual(lines[1], "0", "executing before the parameters are set fails")
+        self.assertEqual(lines[2:6], ["100000", "0 0 0", "100000 100000", "100000"])
+        self.assertEqual(lines[6], "100000 0", "index 0 is the image, not the parameters' input; by input index it is")
+        self.assertEqual(lines[7], "0")
+        self.assertEqual(read(os.path.join(WORK, "dyn_out.bin"), "rb"), want)
+        self.assertEqual(lines[8].split()[0], "0")
+        self.assertNotEqual(lines[8].split()[1], "0")
+        self.assertIn("image 1's crop leaves the 40x36 source image", "\n".join(lines[9:-1]))
+        self.assertEqual(lines[-1], "0 100000")
+
     def test_device_time_between_events_is_the_simulated_time(self):
         p = self.sample("tiny.om", "x.bin", "acl_time")
         acl_ms = float(re.search(r"device time ([0-9.]+) ms", p.stdout).group(1))

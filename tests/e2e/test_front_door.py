@@ -266,6 +266,11 @@ class Aipp(unittest.TestCase):
             self.assertIn("E10052", r.stdout, line)
             self.assertIn(field, r.stdout.split("E10052")[1], line)
             self.assertFalse(os.path.exists(os.path.join(WORK, "bad_aipp.om")), line)
+        for cfg, field in (("aipp_op {\n  aipp_mode: dynamic\n}\n", "max_src_image_size"),
+                           (AIPP_RGB.replace("aipp_op {", "aipp_op {\n  max_src_image_size: 9000"), "max_src_image_size")):
+            r = self.convert("bad_aipp", cfg)
+            self.assertEqual(r.returncode, 1, cfg)
+            self.assertIn(field, r.stdout.split("E10052")[1], cfg)
         r = run(ATC, "--framework=5", "--model=mlp.onnx", "--output=bad_aipp", "--soc_version=Ascend310P3", "--input_format=ND",
                 "--insert_op_conf=bad_aipp.cfg", "--input_shape=x:-1,16", "--dynamic_dims=1;2")
         self.assertEqual(r.returncode, 1)

@@ -27,10 +27,26 @@ class Collector : public google::protobuf::io::ErrorCollector {
   }
 };
 
+// aipp_mode: dynamic holds where the image goes and how large it may be; the rest comes with each execution.
+Result<AippConfig> DynamicFromParams(const Params& p, const std::string& path, const std::string& at) {
+  const google::protobuf::Descriptor* d = p.GetDescriptor();
+  for (const char* field : {"input_format", "src_image_size_w", "src_image_size_h", "crop", "padding", "csc_switch", "mean_chn_0"})
+    if (p.GetReflection()->HasField(p, d->FindFieldByName(field)))
+      return Bad(path, at + "aipp_mode", std::string("dynamic takes ") + field + " at run time (aclmdlSetInputAIPP), not from the config",
+                 "Leave only related_input_rank and max_src_image_size in a dynamic aipp_op, or make it static.");
+  if (p.max_src_image_size() == 0) return Bad(path, at + "max_src_image_size", "is required in dynamic mode: the bytes of the largest source image");
+  AippConfig c;
+  c.dynamic = true;
+  c.related_input_rank = p.related_input_rank();
+  c.max_src_image_size = p.max_src_image_size();
+  return c;
+}
+
 Result<AippConfig> FromParams(const Params& p, const std::string& path, int index) {
   std::string at = "aipp_op #" + std::to_string(index + 1) + " ";
-  if (p.aipp_mode() != Params::static_)
-    return Bad(path, at + "aipp_mode", p.has_aipp_mode() ? "dynamic AIPP is not supported" : "is required (static)");
+  if (p.aipp_mode() == Params::dynamic) return DynamicFromParams(p, path, at);
+  if (p.aipp_mode() != Params::static_) return Bad(path, at + "aipp_mode", "is required (static or dynamic)");
+  if (p.has_max_src_image_size()) return Bad(path, at + "max_src_image_size", "belongs to dynamic mode");
   if (!p.has_input_format()) return Bad(path, at + "input_format", "is required");
   AippConfig c;
   c.input_format = Params::InputFormat_Name(p.input_format());
@@ -62,6 +78,51 @@ Result<AippConfig> FromParams(const Params& p, const std::string& path, int inde
   for (int64_t v : {c.src_h, c.src_w, c.crop_y, c.crop_x, c.crop_h, c.crop_w, c.pad_top, c.pad_bottom, c.pad_left, c.pad_right})
     if (v < 0) return Bad(path, at + "sizes", "sizes and positions must not be negative");
   return c;
+}
+
+// The Aipp node in front of input related_input_rank: the float input becomes its output and a new uint8 input
+// takes the name (dynamic: one slot of max_src_image_size bytes per image, and the parameters' input at the end).
+Status InsertAippNode(Graph& g, const AippConfig& c, bool nhwc) {
+  const int in = g.inputs[static_cast<size_t>(c.related_input_rank)];
+  const std::string name = g.values[in].name;
+  g.RenameValue(in, UniqueValueName(g, name + "_aipp"));
+  auto add_input = [&g](const std::string& value, Shape shape) {
+    int v = g.AddValue(value);
+    g.values[v].dtype = DType::kU8;
+    g.values[v].shape = std::move(shape);
+    g.values[v].has_shape = true;
+    return v;
+  };
+  const int raw = add_input(name, c.dynamic ? Shape{c.output[0], c.max_src_image_size} : c.InputShape());
+  if (!c.dynamic) g.values[raw].layout = "NHWC";
+  g.inputs[static_cast<size_t>(c.related_input_rank)] = raw;
+  Node n;
+  n.name = UniqueNodeName(g, "aipp_" + name);
+  n.op_type = n.ascend_type = "Aipp";
+  n.inputs = {raw};
+  if (c.dynamic) {
+    if (g.FindValue(kDynamicAippInput) >= 0) return Bad(c.source, "aipp_mode", "one input of a model can take dynamic AIPP");
+    n.inputs.push_back(add_input(kDynamicAippInput, {static_cast<int64_t>(AippDynamicSize(static_cast<uint64_t>(c.output[0])))}));
+    g.inputs.push_back(n.inputs.back());
+  }
+  n.outputs = {in};
+  AippToAttrs(c, g.values[in].dtype, n.attrs);
+  if (nhwc) {
+    int nchw = g.AddValue(UniqueValueName(g, name + "_aipp_nchw"));
+    n.outputs = {nchw};
+    Node t;
+    t.name = UniqueNodeName(g, n.name + "/to_nhwc");
+    t.op_type = "Transpose";
+    t.inputs = {nchw};
+    t.outputs = {in};
+    t.attrs = {{"perm", std::vector<int64_t>{0, 2, 3, 1}}, {kLayoutTransposeAttr, int64_t{1}}};
+    AppendNode(g, std::move(n));
+    AppendNode(g, std::move(t));
+    NPU_RETURN_IF_ERROR(SortTopologically(g));
+    return CancelLayoutTransposes(g);
+  }
+  AppendNode(g, std::move(n));
+  return SortTopologically(g);
 }
 
 }  // namespace
@@ -98,6 +159,7 @@ Status InsertAipp(Graph& g, AippConfig c) {
   // model's own transpose to channels-first then cancels (frontend/layout.h).
   const bool nhwc = v.layout == "NHWC";
   c.output = nhwc ? Shape{v.shape[0], v.shape[3], v.shape[1], v.shape[2]} : v.shape;
+  if (c.dynamic) return InsertAippNode(g, c, nhwc);
   int64_t C = c.output[1], H = c.output[2], W = c.output[3];
   int64_t channels = c.input_format == "YUV400_U8" ? 1 : 3;
   if (C != channels)
@@ -119,37 +181,7 @@ Status InsertAipp(Graph& g, AippConfig c) {
                std::to_string(c.crop_w) + "x" + std::to_string(c.crop_h) + " (after padding " + std::to_string(c.crop_w + c.pad_left + c.pad_right) + "x" +
                    std::to_string(c.crop_h + c.pad_top + c.pad_bottom) + ") does not make the model input's " + std::to_string(W) + "x" + std::to_string(H),
                "Crop (or size) the image to the model's H and W minus the padding; resize is not supported.");
-  // The float input becomes the Aipp node's output; a new uint8 input takes its name.
-  std::string name = v.name;
-  g.RenameValue(in, UniqueValueName(g, name + "_aipp"));
-  int raw = g.AddValue(name);
-  g.values[raw].dtype = DType::kU8;
-  g.values[raw].shape = c.InputShape();
-  g.values[raw].has_shape = true;
-  g.values[raw].layout = "NHWC";
-  g.inputs[c.related_input_rank] = raw;
-  Node n;
-  n.name = UniqueNodeName(g, "aipp_" + name);
-  n.op_type = n.ascend_type = "Aipp";
-  n.inputs = {raw};
-  n.outputs = {in};
-  AippToAttrs(c, g.values[in].dtype, n.attrs);
-  if (nhwc) {
-    int nchw = g.AddValue(UniqueValueName(g, name + "_aipp_nchw"));
-    n.outputs = {nchw};
-    Node t;
-    t.name = UniqueNodeName(g, n.name + "/to_nhwc");
-    t.op_type = "Transpose";
-    t.inputs = {nchw};
-    t.outputs = {in};
-    t.attrs = {{"perm", std::vector<int64_t>{0, 2, 3, 1}}, {kLayoutTransposeAttr, int64_t{1}}};
-    AppendNode(g, std::move(n));
-    AppendNode(g, std::move(t));
-    NPU_RETURN_IF_ERROR(SortTopologically(g));
-    return CancelLayoutTransposes(g);
-  }
-  AppendNode(g, std::move(n));
-  return SortTopologically(g);
+  return InsertAippNode(g, c, nhwc);
 }
 
 }  // namespace npu
