@@ -370,9 +370,8 @@ Status ConvTransposeKernel(KernelContext& c) {
 }  // namespace
 
 void RegisterConvKernels() {
-  RegisterKernel("Conv", [](KernelContext& c) { return WithWidenedHalves(c, ConvKernel); });
-  KernelRegistry::Get().TakeChannelsLast("Conv");
-  RegisterKernel("ConvTranspose", [](KernelContext& c) { return WithWidenedHalves(c, ConvTransposeKernel); });
+  RegisterKernel("Conv", {.fn = ConvKernel, .halves = Halves::kWiden, .channels_last = true});
+  RegisterKernel("ConvTranspose", {.fn = ConvTransposeKernel, .halves = Halves::kWiden});
 }
 
 }  // namespace npu

@@ -134,7 +134,7 @@ Status OneHotKernel(KernelContext& c) {
 }  // namespace
 
 void RegisterDetectionKernels() {
-  RegisterKernel("BatchMultiClassNonMaxSuppression", [](KernelContext& c) { return WithWidenedHalves(c, NmsKernel); });
+  RegisterKernel("BatchMultiClassNonMaxSuppression", {.fn = NmsKernel, .halves = Halves::kWiden});
   RegisterKernel("OneHot", OneHotKernel);
 }
 

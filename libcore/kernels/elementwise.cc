@@ -84,7 +84,7 @@ void ApplyBulk(const Bulk& bulk, InF in, OutF out) {
 
 template <UnaryTypes kTypes, class Make, class MakeBulk = NoBulk>
 void RegisterUnary(const char* name, Make make, MakeBulk make_bulk = {}) {
-  RegisterInPlaceForm(name, [make, make_bulk](const Node& n) -> InPlaceFn {
+  auto in_place = [make, make_bulk](const Node& n) -> InPlaceFn {
     return [f = make(n), bulk = make_bulk(n)](std::span<float> x) {
       if constexpr (!std::is_same_v<MakeBulk, NoBulk>) {
         const auto n = static_cast<Eigen::Index>(x.size());
@@ -93,41 +93,39 @@ void RegisterUnary(const char* name, Make make, MakeBulk make_bulk = {}) {
         for (float& v : x) v = static_cast<float>(f(v));
       }
     };
-  });
-  KernelRegistry::Get().TakeChannelsLast(name);  // elementwise: the result keeps the input's memory order
-  RegisterKernel(name,
-             [make, make_bulk](KernelContext& ctx) {
-               return WithWidenedHalves(ctx, [&](KernelContext& c) {
-                 const Tensor& x = c.in(0);
-                 auto f = make(c.node);
-                 Tensor y = Tensor::EmptyLike(x.dtype(), x);
-                 bool supported = true;
-                 bool ok = DispatchAll(x.dtype(), [&](auto tag) {
-                   using T = decltype(tag);
-                   constexpr bool floating = std::is_floating_point_v<T>;
-                   constexpr bool is_signed = std::is_signed_v<T> && !std::is_same_v<T, bool>;
-                   if constexpr (!std::is_same_v<MakeBulk, NoBulk> && std::is_same_v<T, float>) {
-                     auto bulk = make_bulk(c.node);
-                     const float* in = x.data<float>();
-                     float* out = y.mutable_data<float>();
-                     c.pool.ParallelFor(static_cast<size_t>(x.numel()), kElementwiseGrain, [&](size_t b, size_t e) {
-                       auto n = static_cast<Eigen::Index>(e - b);
-                       ApplyBulk(bulk, InF(in + b, n), OutF(out + b, n));
-                     });
-                   } else if constexpr (floating || (kTypes == UnaryTypes::kSigned && is_signed) ||
-                                        (kTypes == UnaryTypes::kAll && !std::is_same_v<T, bool>)) {
-                     MapUnary(c.pool, x.data<T>(), y.mutable_data<T>(), x.numel(), [&](T v) { return f(v); });
-                   } else {
-                     supported = false;
-                   }
-                 });
-                 if (!ok || !supported) {
-                   return c.Fail("dtype " + std::string(DTypeName(x.dtype())) + " is not supported");
-                 }
-                 c.outputs[0] = std::move(y);
-                 return Status::Ok();
-               });
-             });
+  };
+  auto kernel = [make, make_bulk](KernelContext& c) {
+    const Tensor& x = c.in(0);
+    auto f = make(c.node);
+    Tensor y = Tensor::EmptyLike(x.dtype(), x);
+    bool supported = true;
+    bool ok = DispatchAll(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      constexpr bool floating = std::is_floating_point_v<T>;
+      constexpr bool is_signed = std::is_signed_v<T> && !std::is_same_v<T, bool>;
+      if constexpr (!std::is_same_v<MakeBulk, NoBulk> && std::is_same_v<T, float>) {
+        auto bulk = make_bulk(c.node);
+        const float* in = x.data<float>();
+        float* out = y.mutable_data<float>();
+        c.pool.ParallelFor(static_cast<size_t>(x.numel()), kElementwiseGrain, [&](size_t b, size_t e) {
+          auto n = static_cast<Eigen::Index>(e - b);
+          ApplyBulk(bulk, InF(in + b, n), OutF(out + b, n));
+        });
+      } else if constexpr (floating || (kTypes == UnaryTypes::kSigned && is_signed) ||
+                           (kTypes == UnaryTypes::kAll && !std::is_same_v<T, bool>)) {
+        MapUnary(c.pool, x.data<T>(), y.mutable_data<T>(), x.numel(), [&](T v) { return f(v); });
+      } else {
+        supported = false;
+      }
+    });
+    if (!ok || !supported) {
+      return c.Fail("dtype " + std::string(DTypeName(x.dtype())) + " is not supported");
+    }
+    c.outputs[0] = std::move(y);
+    return Status::Ok();
+  };
+  // Elementwise: the result keeps the input's memory order.
+  RegisterKernel(name, {.fn = kernel, .halves = Halves::kWiden, .channels_last = true, .in_place = in_place});
 }
 
 void RegisterUnaryOps() {
@@ -265,61 +263,57 @@ Status BinaryKernel(KernelContext& c, const Tensor& a, const Tensor& b, F f) {
 
 template <UnaryTypes kTypes, class F>
 void RegisterBinary(const char* name, F f) {
-  KernelRegistry::Get().TakeChannelsLast(name);  // see BinaryKernel
-  RegisterKernel(name, [f](KernelContext& ctx) {
-    return WithWidenedHalves(ctx, [&](KernelContext& c) { return BinaryKernel<kTypes>(c, c.in(0), c.in(1), f); });
-  });
+  RegisterKernel(name, {.fn = [f](KernelContext& c) { return BinaryKernel<kTypes>(c, c.in(0), c.in(1), f); },
+                        .halves = Halves::kWiden,
+                        .channels_last = true});  // see BinaryKernel
 }
 
 // Variadic ops fold pairwise; broadcasting is associative for these.
 template <class F>
 void RegisterVariadic(const char* name, F f, bool mean = false) {
-  KernelRegistry::Get().TakeChannelsLast(name);  // pairwise BinaryKernel
-  RegisterKernel(name, [f, mean](KernelContext& ctx) {
-    return WithWidenedHalves(ctx, [&](KernelContext& c) {
-      Tensor acc = c.in(0);
-      for (size_t i = 1; i < c.inputs.size(); ++i) {
-        NPU_RETURN_IF_ERROR(BinaryKernel<UnaryTypes::kAll>(c, acc, c.in(i), f));
-        acc = std::move(c.outputs[0]);
-      }
-      if (mean) {
-        Tensor out = Tensor::EmptyLike(acc.dtype(), acc);
-        double k = static_cast<double>(c.inputs.size());
-        if (!DispatchFloat(acc.dtype(), [&](auto tag) {
-              using T = decltype(tag);
-              MapUnary(c.pool, acc.data<T>(), out.mutable_data<T>(), acc.numel(), [k](T v) { return T(v / k); });
-            }))
-          return c.Fail("Mean supports float types only");
-        acc = std::move(out);
-      } else if (c.inputs.size() == 1) {
-        acc = acc.Clone();
-      }
-      c.outputs[0] = std::move(acc);
-      return Status::Ok();
-    });
-  });
+  auto kernel = [f, mean](KernelContext& c) {
+    Tensor acc = c.in(0);
+    for (size_t i = 1; i < c.inputs.size(); ++i) {
+      NPU_RETURN_IF_ERROR(BinaryKernel<UnaryTypes::kAll>(c, acc, c.in(i), f));
+      acc = std::move(c.outputs[0]);
+    }
+    if (mean) {
+      Tensor out = Tensor::EmptyLike(acc.dtype(), acc);
+      double k = static_cast<double>(c.inputs.size());
+      if (!DispatchFloat(acc.dtype(), [&](auto tag) {
+            using T = decltype(tag);
+            MapUnary(c.pool, acc.data<T>(), out.mutable_data<T>(), acc.numel(), [k](T v) { return T(v / k); });
+          }))
+        return c.Fail("Mean supports float types only");
+      acc = std::move(out);
+    } else if (c.inputs.size() == 1) {
+      acc = acc.Clone();
+    }
+    c.outputs[0] = std::move(acc);
+    return Status::Ok();
+  };
+  RegisterKernel(name, {.fn = kernel, .halves = Halves::kWiden, .channels_last = true});  // pairwise BinaryKernel
 }
 
 // Comparison and logic ops produce bool.
 template <bool kLogical, class F>
 void RegisterCompare(const char* name, F f) {
-  RegisterKernel(name, [f](KernelContext& ctx) {
-    return WithWidenedHalves(ctx, [&](KernelContext& c) {
-      const Tensor &a = c.in(0), &b = c.in(1);
-      if (a.dtype() != b.dtype()) return c.Fail("input dtypes differ");
-      Shape s;
-      NPU_RETURN_IF_ERROR(OutShape(c, a, b, s));
-      Tensor out = Tensor::Empty(DType::kBool, s);
-      bool ok = DispatchAll(a.dtype(), [&](auto tag) {
-        using T = decltype(tag);
-        if constexpr (kLogical) MapBinary<uint8_t, uint8_t>(c.pool, a, b, out, f);
-        else MapBinary<T, bool>(c.pool, a, b, out, f);
-      });
-      if (!ok) return c.Fail("dtype not supported");
-      c.outputs[0] = std::move(out);
-      return Status::Ok();
+  auto kernel = [f](KernelContext& c) {
+    const Tensor &a = c.in(0), &b = c.in(1);
+    if (a.dtype() != b.dtype()) return c.Fail("input dtypes differ");
+    Shape s;
+    NPU_RETURN_IF_ERROR(OutShape(c, a, b, s));
+    Tensor out = Tensor::Empty(DType::kBool, s);
+    bool ok = DispatchAll(a.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (kLogical) MapBinary<uint8_t, uint8_t>(c.pool, a, b, out, f);
+      else MapBinary<T, bool>(c.pool, a, b, out, f);
     });
-  });
+    if (!ok) return c.Fail("dtype not supported");
+    c.outputs[0] = std::move(out);
+    return Status::Ok();
+  };
+  RegisterKernel(name, {.fn = kernel, .halves = Halves::kWiden});
 }
 
 Status PowKernel(KernelContext& c) {
@@ -405,31 +399,29 @@ InPlaceFn ClipInPlace(const Node& n) {
   };
 }
 
-Status ClipKernel(KernelContext& ctx) {
-  return WithWidenedHalves(ctx, [](KernelContext& c) {
-    const Tensor& x = c.in(0);
-    Tensor y = Tensor::EmptyLike(x.dtype(), x);
-    bool ok = DispatchAll(x.dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      if constexpr (!std::is_same_v<T, bool>) {
-        T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
-        if (c.node.opset < 11) {
-          lo = static_cast<T>(c.node.attr_float("min", -3.402823e38f));
-          hi = static_cast<T>(c.node.attr_float("max", 3.402823e38f));
-        }
-        if (c.has(1)) lo = c.in(1).data<T>()[0];
-        if (c.has(2)) hi = c.in(2).data<T>()[0];
-        MapUnary(c.pool, x.data<T>(), y.mutable_data<T>(), x.numel(), [lo, hi](T v) {
-          const T clipped = std::min(hi, std::max(lo, v));
-          if constexpr (std::is_floating_point_v<T>) return v != v ? v : clipped;  // NaN stays (a select: vectorises)
-          else return clipped;
-        });
+Status ClipKernel(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  Tensor y = Tensor::EmptyLike(x.dtype(), x);
+  bool ok = DispatchAll(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>) {
+      T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
+      if (c.node.opset < 11) {
+        lo = static_cast<T>(c.node.attr_float("min", -3.402823e38f));
+        hi = static_cast<T>(c.node.attr_float("max", 3.402823e38f));
       }
-    });
-    if (!ok) return c.Fail("dtype not supported");
-    c.outputs[0] = std::move(y);
-    return Status::Ok();
+      if (c.has(1)) lo = c.in(1).data<T>()[0];
+      if (c.has(2)) hi = c.in(2).data<T>()[0];
+      MapUnary(c.pool, x.data<T>(), y.mutable_data<T>(), x.numel(), [lo, hi](T v) {
+        const T clipped = std::min(hi, std::max(lo, v));
+        if constexpr (std::is_floating_point_v<T>) return v != v ? v : clipped;  // NaN stays (a select: vectorises)
+        else return clipped;
+      });
+    }
   });
+  if (!ok) return c.Fail("dtype not supported");
+  c.outputs[0] = std::move(y);
+  return Status::Ok();
 }
 
 Status NotKernel(KernelContext& c) {
@@ -474,24 +466,22 @@ void RegisterElementwiseKernels() {
     if constexpr (std::is_integral_v<decltype(a)>) return b == 0 ? decltype(a)(0) : decltype(a)(a / b);
     else return a / b;
   });
-  RegisterKernel("Mod", [](KernelContext& ctx) {
-    return WithWidenedHalves(ctx, [](KernelContext& c) {
-      bool fmod = c.node.attr_int("fmod", 0) != 0;  // fmod: sign of the dividend (C); else of the divisor (Python)
-      return BinaryKernel<UnaryTypes::kAll>(c, c.in(0), c.in(1), [fmod](auto a, auto b) {
-        using T = decltype(a);
-        T r;
-        if constexpr (std::is_integral_v<T>) {
-          if (b == 0) return T(0);
-          r = T(a % b);
-        } else {
-          r = T(std::fmod(a, b));
-        }
-        return (!fmod && r != 0 && ((r < 0) != (b < 0))) ? T(r + b) : r;
-      });
+  RegisterKernel("Mod", {.fn = [](KernelContext& c) {
+    bool fmod = c.node.attr_int("fmod", 0) != 0;  // fmod: sign of the dividend (C); else of the divisor (Python)
+    return BinaryKernel<UnaryTypes::kAll>(c, c.in(0), c.in(1), [fmod](auto a, auto b) {
+      using T = decltype(a);
+      T r;
+      if constexpr (std::is_integral_v<T>) {
+        if (b == 0) return T(0);
+        r = T(a % b);
+      } else {
+        r = T(std::fmod(a, b));
+      }
+      return (!fmod && r != 0 && ((r < 0) != (b < 0))) ? T(r + b) : r;
     });
-  });
-  RegisterKernel("Pow", [](KernelContext& ctx) { return WithWidenedHalves(ctx, PowKernel); });
-  RegisterKernel("PRelu", [](KernelContext& ctx) { return WithWidenedHalves(ctx, PReluKernel); });
+  }, .halves = Halves::kWiden});
+  RegisterKernel("Pow", {.fn = PowKernel, .halves = Halves::kWiden});
+  RegisterKernel("PRelu", {.fn = PReluKernel, .halves = Halves::kWiden});
   RegisterVariadic("Max", [](auto a, auto b) {
     if constexpr (std::is_floating_point_v<decltype(a)>)
       if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<decltype(a)>::quiet_NaN();
@@ -514,9 +504,9 @@ void RegisterElementwiseKernels() {
   RegisterCompare<true>("Xor", [](uint8_t a, uint8_t b) { return uint8_t((a != 0) != (b != 0)); });
   RegisterKernel("Not", NotKernel);
   RegisterKernel("Where", [](KernelContext& ctx) { return WhereKernel(ctx); });
-  RegisterKernel("Clip", ClipKernel);
-  KernelRegistry::Get().TakeChannelsLast("Clip");  // elementwise (its bounds are scalars): keeps the input's order
-  RegisterInPlaceForm("Clip", ClipInPlace);
+  // Elementwise (its bounds are scalars): keeps the input's order.
+  RegisterKernel("Clip", {.fn = ClipKernel, .halves = Halves::kWiden, .channels_last = true, .in_place = ClipInPlace});
+
   RegisterKernel("Cast",
              [](KernelContext& c) {
                auto to = DTypeFromGe(static_cast<int32_t>(c.node.attr_int("to", 0)));

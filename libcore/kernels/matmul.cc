@@ -338,10 +338,10 @@ Status EinsumKernel(KernelContext& c) {
 }  // namespace
 
 void RegisterMatMulKernels() {
-  RegisterKernel("MatMul", [](KernelContext& c) { return WithWidenedHalves(c, MatMulKernel); });
-  RegisterKernel("MatMulBias", [](KernelContext& c) { return WithWidenedHalves(c, MatMulBiasKernel); });
-  RegisterKernel("Gemm", [](KernelContext& c) { return WithWidenedHalves(c, GemmKernel); });
-  RegisterKernel("Einsum", [](KernelContext& c) { return WithWidenedHalves(c, EinsumKernel); });
+  RegisterKernel("MatMul", {.fn = MatMulKernel, .halves = Halves::kWiden});
+  RegisterKernel("MatMulBias", {.fn = MatMulBiasKernel, .halves = Halves::kWiden});
+  RegisterKernel("Gemm", {.fn = GemmKernel, .halves = Halves::kWiden});
+  RegisterKernel("Einsum", {.fn = EinsumKernel, .halves = Halves::kWiden});
 }
 
 }  // namespace npu

@@ -266,14 +266,14 @@ Status SoftmaxKernel(KernelContext& c) {
 }  // namespace
 
 void RegisterNormKernels() {
-  RegisterKernel("BatchNormalization", [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<BatchNormKernel<float>, BatchNormKernel<double>>); });
-  KernelRegistry::Get().TakeChannelsLast("BatchNormalization");  // see BatchNormKernel
-  RegisterKernel("InstanceNormalization", [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<InstanceNormKernel<float>, InstanceNormKernel<double>>); });
-  RegisterKernel("LRN", [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<LrnKernel<float>, LrnKernel<double>>); });
-  RegisterKernel("LayerNormalization", [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<LayerNormKernel<float>, LayerNormKernel<double>>); });
-  RegisterKernel("Softmax", [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<SoftmaxKernel<SoftmaxKind::kSoftmax, float>, SoftmaxKernel<SoftmaxKind::kSoftmax, double>>); });
-  RegisterKernel("LogSoftmax", [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<SoftmaxKernel<SoftmaxKind::kLogSoftmax, float>, SoftmaxKernel<SoftmaxKind::kLogSoftmax, double>>); });
-  RegisterKernel("Hardmax", [](KernelContext& c) { return WithWidenedHalves(c, ByFloatType<SoftmaxKernel<SoftmaxKind::kHardmax, float>, SoftmaxKernel<SoftmaxKind::kHardmax, double>>); });
+  // BatchNormKernel takes channels-last data as it comes.
+  RegisterKernel("BatchNormalization", {.fn = ByFloatType<BatchNormKernel<float>, BatchNormKernel<double>>, .halves = Halves::kWiden, .channels_last = true});
+  RegisterKernel("InstanceNormalization", {.fn = ByFloatType<InstanceNormKernel<float>, InstanceNormKernel<double>>, .halves = Halves::kWiden});
+  RegisterKernel("LRN", {.fn = ByFloatType<LrnKernel<float>, LrnKernel<double>>, .halves = Halves::kWiden});
+  RegisterKernel("LayerNormalization", {.fn = ByFloatType<LayerNormKernel<float>, LayerNormKernel<double>>, .halves = Halves::kWiden});
+  RegisterKernel("Softmax", {.fn = ByFloatType<SoftmaxKernel<SoftmaxKind::kSoftmax, float>, SoftmaxKernel<SoftmaxKind::kSoftmax, double>>, .halves = Halves::kWiden});
+  RegisterKernel("LogSoftmax", {.fn = ByFloatType<SoftmaxKernel<SoftmaxKind::kLogSoftmax, float>, SoftmaxKernel<SoftmaxKind::kLogSoftmax, double>>, .halves = Halves::kWiden});
+  RegisterKernel("Hardmax", {.fn = ByFloatType<SoftmaxKernel<SoftmaxKind::kHardmax, float>, SoftmaxKernel<SoftmaxKind::kHardmax, double>>, .halves = Halves::kWiden});
 }
 
 }  // namespace npu

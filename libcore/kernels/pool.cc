@@ -308,14 +308,12 @@ Status MaxPoolKernel(KernelContext& c) {
 }  // namespace
 
 void RegisterPoolKernels() {
-  RegisterKernel("MaxPool", MaxPoolKernel);
-  RegisterKernel("AveragePool", [](KernelContext& c) { return WithWidenedHalves(c, PoolKernel<PoolKind::kAverage>); });
-  RegisterKernel("GlobalAveragePool", [](KernelContext& c) { return WithWidenedHalves(c, GlobalPoolKernel<PoolKind::kAverage>); });
-  RegisterKernel("GlobalMaxPool", [](KernelContext& c) { return WithWidenedHalves(c, GlobalPoolKernel<PoolKind::kMax>); });
-  KernelRegistry::Get().TakeChannelsLast("MaxPool");  // see PoolCompute
-  KernelRegistry::Get().TakeChannelsLast("AveragePool");
-  KernelRegistry::Get().TakeChannelsLast("GlobalAveragePool");
-  KernelRegistry::Get().TakeChannelsLast("GlobalMaxPool");
+  // Every pool takes channels-last data as it comes (see PoolCompute). MaxPool widens halves itself: it also pools
+  // int8/uint8, through fp32.
+  RegisterKernel("MaxPool", {.fn = MaxPoolKernel, .channels_last = true});
+  RegisterKernel("AveragePool", {.fn = PoolKernel<PoolKind::kAverage>, .halves = Halves::kWiden, .channels_last = true});
+  RegisterKernel("GlobalAveragePool", {.fn = GlobalPoolKernel<PoolKind::kAverage>, .halves = Halves::kWiden, .channels_last = true});
+  RegisterKernel("GlobalMaxPool", {.fn = GlobalPoolKernel<PoolKind::kMax>, .halves = Halves::kWiden, .channels_last = true});
 }
 
 }  // namespace npu

@@ -369,12 +369,11 @@ Status QuantizeDualOutput(const Node& n, std::vector<Tensor>& outputs, DType sto
 }
 
 void RegisterQuantKernels() {
-  RegisterKernel("AscendQuant", AscendQuant);
-  RegisterKernel("AscendDequant", AscendDequant);
-  RegisterKernel("AscendRequant", AscendRequant);
-  RegisterKernel("AscendAntiQuant", AscendAntiQuant);
   // Elementwise, with per-channel scales found in either memory order (ForEachScaleRun): the result keeps the input's.
-  for (const char* type : {"AscendQuant", "AscendDequant", "AscendRequant", "AscendAntiQuant"}) KernelRegistry::Get().TakeChannelsLast(type);
+  RegisterKernel("AscendQuant", {.fn = AscendQuant, .channels_last = true});
+  RegisterKernel("AscendDequant", {.fn = AscendDequant, .channels_last = true});
+  RegisterKernel("AscendRequant", {.fn = AscendRequant, .channels_last = true});
+  RegisterKernel("AscendAntiQuant", {.fn = AscendAntiQuant, .channels_last = true});
   RegisterKernel("QuantizeLinear", QuantizeLinear);
   RegisterKernel("DequantizeLinear", DequantizeLinear);
 }

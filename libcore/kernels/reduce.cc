@@ -187,7 +187,7 @@ Status CumSumKernel(KernelContext& c) {
 
 template <Reduce kOp>
 void RegisterReduce(const char* name) {
-  RegisterKernel(name, [](KernelContext& c) { return WithWidenedHalves(c, ReduceKernel<kOp>); });
+  RegisterKernel(name, {.fn = ReduceKernel<kOp>, .halves = Halves::kWiden});
 }
 
 }  // namespace
@@ -203,10 +203,10 @@ void RegisterReduceKernels() {
   RegisterReduce<Reduce::kSumSquare>("ReduceSumSquare");
   RegisterReduce<Reduce::kLogSum>("ReduceLogSum");
   RegisterReduce<Reduce::kLogSumExp>("ReduceLogSumExp");
-  RegisterKernel("ArgMax", [](KernelContext& c) { return WithWidenedHalves(c, ArgKernel<true>); });
-  RegisterKernel("ArgMin", [](KernelContext& c) { return WithWidenedHalves(c, ArgKernel<false>); });
-  RegisterKernel("TopK", [](KernelContext& c) { return WithWidenedHalves(c, TopKKernel); });
-  RegisterKernel("CumSum", [](KernelContext& c) { return WithWidenedHalves(c, CumSumKernel); });
+  RegisterKernel("ArgMax", {.fn = ArgKernel<true>, .halves = Halves::kWiden});
+  RegisterKernel("ArgMin", {.fn = ArgKernel<false>, .halves = Halves::kWiden});
+  RegisterKernel("TopK", {.fn = TopKKernel, .halves = Halves::kWiden});
+  RegisterKernel("CumSum", {.fn = CumSumKernel, .halves = Halves::kWiden});
 }
 
 }  // namespace npu

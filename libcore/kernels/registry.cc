@@ -1,13 +1,8 @@
 #include "kernels/registry.h"
 
-#include <algorithm>
 #include <mutex>
-#include <optional>
 
-#include "kernels/channels_last.h"
 #include "kernels/families.h"
-#include "kernels/kernel_util.h"
-#include "kernels/quant.h"
 #include "ops/schemas.h"
 
 namespace npu {
@@ -25,43 +20,25 @@ KernelRegistry& KernelRegistry::Get() {
   return r;
 }
 
-void KernelRegistry::Register(std::string_view type, KernelFn fn) {
-  for (auto& [t, f] : kernels_)
-    if (t == type) {
-      f = std::move(fn);
-      return;
-    }
-  kernels_.emplace_back(std::string(type), std::move(fn));
-}
+void KernelRegistry::Register(std::string_view type, KernelDef def) { kernels_[std::string(type)] = std::move(def); }
 
-const KernelFn* KernelRegistry::Find(std::string_view type) const {
-  for (const auto& [t, f] : kernels_)
-    if (t == type) return &f;
-  return nullptr;
+const KernelDef* KernelRegistry::Find(std::string_view type) const {
+  auto it = kernels_.find(std::string(type));
+  return it == kernels_.end() ? nullptr : &it->second;
 }
 
 bool KernelRegistry::TakesChannelsLast(std::string_view type) const {
-  return std::find(channels_last_.begin(), channels_last_.end(), type) != channels_last_.end();
+  const KernelDef* d = Find(type);
+  return d && d->channels_last;
 }
 
-namespace {
-std::vector<std::pair<std::string, std::function<InPlaceFn(const Node&)>>>& InPlaceForms() {
-  static std::vector<std::pair<std::string, std::function<InPlaceFn(const Node&)>>> forms;
-  return forms;
-}
-}  // namespace
-
-void RegisterInPlaceForm(std::string_view type, std::function<InPlaceFn(const Node&)> make) {
-  InPlaceForms().emplace_back(std::string(type), std::move(make));
+InPlaceFn KernelRegistry::InPlaceForm(const Node& op) const {
+  const KernelDef* d = Find(op.op_type);
+  return d && d->in_place ? d->in_place(op) : InPlaceFn{};
 }
 
-InPlaceFn FindInPlaceForm(const Node& op) {
-  for (const auto& [type, make] : InPlaceForms())
-    if (type == op.op_type) return make(op);
-  return {};
-}
-
-void RegisterKernel(std::string_view type, KernelFn kernel) { KernelRegistry::Get().Register(type, std::move(kernel)); }
+void RegisterKernel(std::string_view type, KernelFn kernel) { KernelRegistry::Get().Register(type, {.fn = std::move(kernel)}); }
+void RegisterKernel(std::string_view type, KernelDef def) { KernelRegistry::Get().Register(type, std::move(def)); }
 
 void RegisterBuiltinOps() {
   static std::once_flag once;
@@ -80,129 +57,6 @@ void RegisterBuiltinOps() {
     RegisterRnnKernels();
     RegisterDetectionKernels();
   });
-}
-
-namespace {
-
-// The absorbed activation as a node of its own.
-Node EpilogueNode(const Node& fused) {
-  Node act;
-  act.name = fused.name;
-  act.op_type = fused.attr_string(kEpilogueOp);
-  act.opset = static_cast<int>(fused.attr_int(kEpilogueOpset, 13));
-  act.inputs = {fused.outputs.at(0)};
-  act.outputs = {fused.outputs.at(0)};
-  constexpr std::string_view prefix = kEpilogueAttrPrefix;
-  for (const auto& [k, v] : fused.attrs)
-    if (k.rfind(prefix, 0) == 0) act.attrs[k.substr(prefix.size())] = v;
-  return act;
-}
-
-}  // namespace
-
-Status RunKernel(const Node& node, std::vector<Tensor> inputs, std::vector<Tensor>& outputs, ThreadPool& pool) {
-  static const ExecContext reference;
-  return RunKernel(node, std::move(inputs), outputs, pool, reference, nullptr);
-}
-
-PreparedKernel PrepareKernel(const Node& node) {
-  PreparedKernel k;
-  k.fn = KernelRegistry::Get().Find(node.op_type);
-  if (node.has_attr(kEpilogueResidualInput)) k.residual_at = node.attr_int(kEpilogueResidualInput, 0);
-  if (node.has_attr(kEpilogueOp)) {
-    k.act = EpilogueNode(node);
-    k.in_place = FindInPlaceForm(*k.act);
-  }
-  return k;
-}
-
-Status RunKernel(const Node& node, std::vector<Tensor> inputs, std::vector<Tensor>& outputs, ThreadPool& pool,
-                 const ExecContext& exec, FloatStatus* status, KernelRunOptions options) {
-  return RunPrepared(node, PrepareKernel(node), std::move(inputs), outputs, pool, exec, status, options);
-}
-
-Status RunPrepared(const Node& node, const PreparedKernel& kernel, std::vector<Tensor> inputs, std::vector<Tensor>& outputs, ThreadPool& pool,
-                   const ExecContext& exec, FloatStatus* status, KernelRunOptions options) {
-  if (!kernel.fn) return Status::Error("E16002", "node", node.name, "no kernel registered for op type " + node.op_type);
-  Tensor residual;
-  if (kernel.residual_at) {
-    const int64_t at = *kernel.residual_at;
-    if (at <= 0 || at >= static_cast<int64_t>(inputs.size())) return Status::Error("EH0002", "node", node.name, "the residual input index is out of range");
-    residual = inputs[static_cast<size_t>(at)];
-    inputs.resize(static_cast<size_t>(at));
-  }
-  KernelContext ctx{node, std::move(inputs), {}, pool, exec, {}, {}, false, {}, false, options};
-  ctx.outputs.resize(node.outputs.size());
-  // The residual and the activation go inside the kernel only where that cannot change a value: fp32 inputs
-  // and an fp32 residual (with 16-bit ones the kernel's result is rounded before they see it).
-  bool all_f32 = std::all_of(ctx.inputs.begin(), ctx.inputs.end(), [](const Tensor& t) { return !t.defined() || t.dtype() == DType::kF32; });
-  DType residual_dtype = IsHalfLike(options.residual_dtype) ? options.residual_dtype : residual.dtype();
-  if (residual.defined() && all_f32 && residual_dtype == DType::kF32) ctx.residual = residual;
-  if (kernel.act && all_f32 && (!residual.defined() || ctx.residual.defined())) ctx.epilogue = kernel.in_place;
-  if (Status s = (*kernel.fn)(ctx); !s.ok()) {
-    // A helper's error (a shape check, an allocation) names no node: say which one failed.
-    if (!s.param().ends_with(" node")) s.with_context("in " + node.op_type + " node '" + node.name + "'");
-    return s;
-  }
-  if (ctx.epilogue_applied && residual.defined() && !ctx.residual_applied)
-    return Status::Error("EH0002", "node", node.name, "internal error: the kernel applied the activation before the residual");
-  outputs = std::move(ctx.outputs);
-  if (status && ctx.status.any()) *status = ctx.status;
-  if (residual.defined() && !ctx.residual_applied) NPU_RETURN_IF_ERROR(AddResidual(node, outputs, residual, residual_dtype, pool, exec, status));
-  if (kernel.act && !ctx.epilogue_applied) NPU_RETURN_IF_ERROR(RunEpilogue(*kernel.act, kernel.in_place, outputs, pool, exec, status));
-  if (node.has_attr(kDualQuantOutput)) return QuantizeDualOutput(node, outputs, options.output_dtype, pool, exec, status);
-  return Status::Ok();
-}
-
-// UB fusion with a residual. The cube's fp32 result reaches the UB in the residual's dtype (L0C -> UB
-// converts), and the vector unit adds in that dtype: a 16-bit residual means the result rounds to 16 bits
-// first, then the sum rounds again (in the runtime). An fp32 residual adds exactly.
-Status AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor& residual, DType residual_dtype, ThreadPool& pool,
-                   const ExecContext& exec, FloatStatus* status) {
-  Tensor result = std::move(outputs[0]), other = residual;
-  if (IsHalfLike(residual_dtype)) {
-    result = RoundToDTypeValues(std::move(result), residual_dtype, exec, status);  // in place when it may
-    other = ToF32(residual);  // a no-op when the runtime holds it in fp32 already
-  }
-  // Into the result itself where nothing else holds it and the two lie alike: the Add kernel's arithmetic
-  // (one fp32 add per element) without a new tensor per fused op.
-  if (result.sole_owner() && result.dtype() == DType::kF32 && other.dtype() == DType::kF32 && result.shape() == other.shape() &&
-      result.channels_last == other.channels_last) {
-    float* y = result.mutable_data<float>();
-    const float* r = other.data<float>();
-    pool.ParallelFor(static_cast<size_t>(result.numel()), static_cast<size_t>(kElementwiseGrain), [&](size_t b, size_t e) {
-      for (size_t i = b; i < e; ++i) y[i] += r[i];
-    });
-    outputs[0] = std::move(result);
-    return Status::Ok();
-  }
-  Node add;
-  add.name = fused.name;
-  add.op_type = "Add";
-  add.opset = 14;
-  add.inputs = {fused.outputs.at(0), fused.outputs.at(0)};
-  add.outputs = {fused.outputs.at(0)};
-  std::vector<Tensor> out;
-  NPU_RETURN_IF_ERROR(RunKernel(add, {result, other}, out, pool, exec, status));
-  outputs[0] = std::move(out[0]);
-  return Status::Ok();
-}
-
-// UB fusion: the absorbed elementwise op (`act`, see EpilogueNode) runs on the fused op's result before it
-// leaves the core (in fp32, so the pair rounds once), through that op's own kernel.
-Status RunEpilogue(const Node& act, const InPlaceFn& in_place, std::vector<Tensor>& outputs, ThreadPool& pool, const ExecContext& exec,
-                   FloatStatus* status) {
-  if (in_place && outputs[0].dtype() == DType::kF32 && outputs[0].sole_owner()) {  // elementwise: in the result's memory order, in place
-    float* p = outputs[0].mutable_data<float>();
-    pool.ParallelFor(static_cast<size_t>(outputs[0].numel()), kElementwiseGrain, [&](size_t b, size_t e) { in_place({p + b, e - b}); });
-    return Status::Ok();
-  }
-  std::vector<Tensor> out;
-  // The result may be channels-last (a conv's); an activation kernel that does not take that order reads (N, C, H, W).
-  Tensor x = KernelRegistry::Get().TakesChannelsLast(act.op_type) ? outputs[0] : ToChannelsFirst(outputs[0], pool);
-  NPU_RETURN_IF_ERROR(RunKernel(act, {std::move(x)}, out, pool, exec, status));
-  outputs[0] = std::move(out[0]);
-  return Status::Ok();
 }
 
 }  // namespace npu

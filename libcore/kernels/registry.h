@@ -1,13 +1,16 @@
-// Kernel registry: op type -> function computing the op's outputs on the host (fp32 reference numerics;
-// other dtypes where ONNX defines them). The ops' schemas register apart (ops/schemas.h), as ONNX Runtime keeps
-// ONNX's schemas apart from its execution providers: importers and inference need no kernel.
+// Kernel registry: op type -> one KernelDef, the function computing the op's outputs on the host (fp32 reference
+// numerics; other dtypes where ONNX defines them) and how the runtime calls it. The ops' schemas register apart
+// (ops/schemas.h), as ONNX Runtime keeps ONNX's schemas apart from its execution providers: importers and
+// inference need no kernel. Running a node (RunKernel and the fused epilogue and residual) is run_kernel.cc's.
 #pragma once
 #include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
@@ -23,8 +26,6 @@ namespace npu {
 // fused activation (UB fusion's epilogue) runs inside the kernel that makes the values, while they are
 // still in cache, instead of as a second pass over the whole tensor.
 using InPlaceFn = std::function<void(std::span<float>)>;
-void RegisterInPlaceForm(std::string_view type, std::function<InPlaceFn(const Node&)> make);
-InPlaceFn FindInPlaceForm(const Node& op);  // empty when the op type has none
 
 // What a kernel keeps between runs of one task of a session (one per task): primitives built and weights
 // reordered once, for the input shapes the kernel saw last.
@@ -69,18 +70,30 @@ struct KernelContext {
 using KernelFn = std::function<Status(KernelContext&)>;
 inline constexpr std::string_view kTaskFaultCode = "EH0003";
 
+// How a kernel takes fp16/bf16 inputs.
+enum class Halves {
+  kNative,  // as they are: it computes in them, only moves bytes, or decides per call (then it calls WithWidenedHalves)
+  kWiden,   // widened to fp32 and its outputs narrowed back under the context's overflow mode (WithWidenedHalves)
+};
+
+// Everything the runtime knows of an op type's kernel, registered once (ONNX Runtime's KernelDefBuilder).
+struct KernelDef {
+  KernelFn fn;
+  Halves halves = Halves::kNative;
+  bool channels_last = false;  // takes channels-last inputs as they come (channels_last.h); else they are converted
+  std::function<InPlaceFn(const Node&)> in_place = {};  // its form as a fused epilogue (elementwise ops), when it has one
+};
+
 class KernelRegistry {
  public:
   static KernelRegistry& Get();
-  void Register(std::string_view type, KernelFn fn);
-  const KernelFn* Find(std::string_view type) const;
-  // Op types whose kernels take channels-last inputs (see channels_last.h); the runtime converts for the rest.
-  void TakeChannelsLast(std::string_view type) { channels_last_.emplace_back(type); }
+  void Register(std::string_view type, KernelDef def);  // a later registration of the type replaces the earlier
+  const KernelDef* Find(std::string_view type) const;   // null when the type has no kernel; stable while the process runs
   bool TakesChannelsLast(std::string_view type) const;
+  InPlaceFn InPlaceForm(const Node& op) const;  // empty when the op type has none
 
  private:
-  std::deque<std::pair<std::string, KernelFn>> kernels_;  // a deque: Find's pointers stay valid as more register
-  std::vector<std::string> channels_last_;
+  std::unordered_map<std::string, KernelDef> kernels_;  // node-based: Find's pointers stay valid as more register
 };
 
 // UB fusion's epilogue and fused residual: see kEpilogueOp and kEpilogueResidualInput in ir/node_attrs.h.
@@ -91,15 +104,17 @@ Status AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor
 Status RunEpilogue(const Node& act, const InPlaceFn& in_place, std::vector<Tensor>& outputs, ThreadPool& pool, const ExecContext& exec,
                    FloatStatus* status);
 
-// Registers the kernel of an op type (what each family file does per op; its schema is ops/'s).
+// Registers the kernel of an op type (what each family file does per op; its schema is ops/'s): a plain function
+// (Halves::kNative, channels-first inputs, no in-place form), or the whole definition.
 void RegisterKernel(std::string_view type, KernelFn kernel);
+void RegisterKernel(std::string_view type, KernelDef def);
 // Registers every built-in op: the schemas (ops/schemas.h) and the kernels. Idempotent; tools call it once.
 void RegisterBuiltinOps();
 
 // What running a node needs from its op type and attributes: found once per task by a session (a kernel
 // lookup and an epilogue node per run were a tenth of a small net's time), per call by RunKernel.
 struct PreparedKernel {
-  const KernelFn* fn = nullptr;  // null: no kernel registered for the op type (an error when run)
+  const KernelDef* def = nullptr;  // null: no kernel registered for the op type (an error when run)
   std::optional<int64_t> residual_at;  // a fused residual's input index (kEpilogueResidualInput)
   std::optional<Node> act;  // the fused activation as a node of its own (kEpilogueOp)
   InPlaceFn in_place;  // act's in-place form, when it has one

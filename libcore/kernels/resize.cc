@@ -199,7 +199,7 @@ Status ResizeKernel(KernelContext& c) {
 }  // namespace
 
 void RegisterResizeKernels() {
-  for (const char* name : {"Resize", "Upsample"}) RegisterKernel(name, [](KernelContext& c) { return WithWidenedHalves(c, ResizeKernel); });
+  for (const char* name : {"Resize", "Upsample"}) RegisterKernel(name, {.fn = ResizeKernel, .halves = Halves::kWiden});
 }
 
 }  // namespace npu

@@ -247,7 +247,7 @@ Status RnnKernel(KernelContext& c) {
 }  // namespace
 
 void RegisterRnnKernels() {
-  for (const char* op : {"LSTM", "GRU", "RNN"}) RegisterKernel(op, [](KernelContext& c) { return WithWidenedHalves(c, RnnKernel); });
+  for (const char* op : {"LSTM", "GRU", "RNN"}) RegisterKernel(op, {.fn = RnnKernel, .halves = Halves::kWiden});
 }
 
 }  // namespace npu

@@ -533,16 +533,14 @@ void RegisterShapeKernels() {
     c.outputs[0] = c.in(0);
     return Status::Ok();
   };
-  RegisterKernel("Identity", pass_through);
-  RegisterKernel("TransData", [pass_through](KernelContext& c) {
+  RegisterKernel("Identity", {.fn = pass_through, .channels_last = true});
+  RegisterKernel("TransData", {.fn = [pass_through](KernelContext& c) {
     if (!c.node.has_attr("perm")) return pass_through(c);
     // A TransData that took in a layout Transpose (NHWC <-> NCHW, passes/formats.cc) also permutes its origin dims.
     Tensor x = c.in(0).channels_last ? ToChannelsFirst(c.in(0), c.pool) : c.in(0);
     c.outputs[0] = TransposeTensor(x, c.node.attr_ints("perm"), c.pool);
     return Status::Ok();
-  });
-  KernelRegistry::Get().TakeChannelsLast("Identity");
-  KernelRegistry::Get().TakeChannelsLast("TransData");
+  }, .channels_last = true});
   RegisterKernel("Dropout", [](KernelContext& c) {  // inference: identity, mask all true
                NPU_RETURN_IF_ERROR(ReshapeLike(c, c.in(0).shape()));
                if (c.outputs.size() > 1) {
@@ -561,8 +559,7 @@ void RegisterShapeKernels() {
                NPU_ASSIGN_OR_RETURN(Shape s, UnsqueezeShape(c.node, c.in(0).shape(), c.has(1) ? &c.in(1) : nullptr));
                return ReshapeLike(c, s);
              });
-  RegisterKernel("Transpose", TransposeKernel);
-  KernelRegistry::Get().TakeChannelsLast("Transpose");  // see TransposeKernel
+  RegisterKernel("Transpose", {.fn = TransposeKernel, .channels_last = true});  // see TransposeKernel
   RegisterKernel("ConfusionTranspose", [](KernelContext& c) -> Status {
                NPU_ASSIGN_OR_RETURN(Shape out, ConfusionTransposeShape(c.node, c.in(0).shape()));
                auto perm = c.node.attr_ints("perm");
@@ -570,13 +567,10 @@ void RegisterShapeKernels() {
                else c.outputs[0] = TransposeTensor(c.in(0).Reshaped(c.node.attr_ints("shape")), perm, c.pool);
                return Status::Ok();
              });
-  RegisterKernel("Slice", SliceKernel);
-  KernelRegistry::Get().TakeChannelsLast("Slice");  // see SliceKernel
-  RegisterKernel("ShuffleChannel", ShuffleChannelKernel);
-  KernelRegistry::Get().TakeChannelsLast("ShuffleChannel");
+  RegisterKernel("Slice", {.fn = SliceKernel, .channels_last = true});  // see SliceKernel
+  RegisterKernel("ShuffleChannel", {.fn = ShuffleChannelKernel, .channels_last = true});
   RegisterKernel("Split", SplitKernel);
-  RegisterKernel("Concat", ConcatKernel);
-  KernelRegistry::Get().TakeChannelsLast("Concat");  // see ConcatKernel
+  RegisterKernel("Concat", {.fn = ConcatKernel, .channels_last = true});  // see ConcatKernel
   RegisterKernel("Gather", GatherKernel);
   RegisterKernel("Expand", ExpandKernel);
   RegisterKernel("ScatterND", [](KernelContext& c) {
