@@ -23,7 +23,7 @@ KernelRegistry& KernelRegistry::Get() {
 void KernelRegistry::Register(std::string_view type, KernelDef def) { kernels_[std::string(type)] = std::move(def); }
 
 const KernelDef* KernelRegistry::Find(std::string_view type) const {
-  auto it = kernels_.find(std::string(type));
+  auto it = kernels_.find(type);
   return it == kernels_.end() ? nullptr : &it->second;
 }
 

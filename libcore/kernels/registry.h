@@ -93,7 +93,11 @@ class KernelRegistry {
   InPlaceFn InPlaceForm(const Node& op) const;  // empty when the op type has none
 
  private:
-  std::unordered_map<std::string, KernelDef> kernels_;  // node-based: Find's pointers stay valid as more register
+  struct NameHash {  // looks a string_view up without making a string
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, KernelDef, NameHash, std::equal_to<>> kernels_;  // node-based: Find's pointers stay valid
 };
 
 // UB fusion's epilogue and fused residual: see kEpilogueOp and kEpilogueResidualInput in ir/node_attrs.h.
