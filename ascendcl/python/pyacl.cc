@@ -203,6 +203,9 @@ void BindMdl(py::module_& mdl) {
   mdl.def("get_dataset_num_buffers", [](Ptr ds) { return aclmdlGetDatasetNumBuffers(As<const aclmdlDataset>(ds)); });
   mdl.def("get_dataset_buffer", [](Ptr ds, size_t i) { return Int(aclmdlGetDatasetBuffer(As<const aclmdlDataset>(ds), i)); });
   // The model runs without the interpreter lock: other Python threads go on meanwhile.
+  mdl.def("init_dump", [] { return aclmdlInitDump(); });
+  mdl.def("set_dump", [](const std::string& path) { return aclmdlSetDump(path.c_str()); });
+  mdl.def("finalize_dump", [] { return aclmdlFinalizeDump(); });
   mdl.def("execute", [](uint32_t id, Ptr in, Ptr out) {
     py::gil_scoped_release release;
     return aclmdlExecute(id, As<const aclmdlDataset>(in), As<aclmdlDataset>(out));

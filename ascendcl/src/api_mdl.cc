@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "acl/acl.h"
+#include "base/log.h"
+#include "debug/dump_config.h"
 #include "errors.h"
 #include "handles.h"
 #include "models.h"
@@ -301,6 +303,43 @@ aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset* input, aclmdl
     for (const aclDataBuffer* b : d->buffers)
       if (!npu::acl::DataBuffers().Live(b)) return Fail(ACL_ERROR_INVALID_PARAM, call, "a dataset holds a data buffer that was destroyed");
   return Models::Get().Execute(modelId, input, output, *s, call);
+}
+
+// The dump API: models loaded between aclmdlSetDump and aclmdlFinalizeDump dump as aclInit's dump section would make
+// them; the file is the same JSON (its dump section).
+aclError aclmdlInitDump() {
+  auto l = Lock();
+  Runtime& rt = Runtime::Get();
+  if (aclError e = rt.RequireInit("aclmdlInitDump")) return e;
+  if (rt.dump_api) return Fail(ACL_ERROR_REPEAT_INITIALIZE, "aclmdlInitDump", "the dump API is initialized already; call aclmdlFinalizeDump first");
+  rt.dump_api = true;
+  return ACL_SUCCESS;
+}
+
+aclError aclmdlSetDump(const char* dumpCfgPath) {
+  constexpr const char* kCall = "aclmdlSetDump";
+  auto l = Lock();
+  Runtime& rt = Runtime::Get();
+  if (aclError e = rt.RequireInit(kCall)) return e;
+  if (rt.dump_from_init) return Fail(ACL_ERROR_DUMP_ALREADY_RUN, kCall, "aclInit's configuration set the dump already; configure it in one place");
+  if (!rt.dump_api) return Fail(ACL_ERROR_DUMP_NOT_RUN, kCall, "call aclmdlInitDump first");
+  if (!dumpCfgPath) return Fail(ACL_ERROR_INVALID_PARAM, kCall, "dumpCfgPath is null");
+  auto d = npu::debug::ParseDumpConfig(dumpCfgPath);
+  if (!d.ok()) return Fail(ACL_ERROR_INVALID_DUMP_CONFIG, kCall, d.status().message());
+  for (const std::string& w : d.value().warnings) npu::log::Write(npu::log::Level::kWarning, "ACL", std::string(kCall) + ": " + dumpCfgPath + ": " + w);
+  rt.dump = std::move(d).value();
+  return ACL_SUCCESS;
+}
+
+aclError aclmdlFinalizeDump() {
+  auto l = Lock();
+  Runtime& rt = Runtime::Get();
+  if (aclError e = rt.RequireInit("aclmdlFinalizeDump")) return e;
+  if (!rt.dump_api) return Fail(ACL_ERROR_DUMP_NOT_RUN, "aclmdlFinalizeDump", "call aclmdlInitDump first");
+  rt.dump_api = false;
+  rt.dump = {};
+  Models::Get().StopDumps();
+  return ACL_SUCCESS;
 }
 
 }  // extern "C"

@@ -73,7 +73,7 @@ aclError Models::Subscribe(uint32_t id, int fd, const char* call) {
   auto it = models_.find(id);
   if (it == models_.end()) return Fail(ACL_ERROR_INVALID_MODEL_ID, call, "modelId " + std::to_string(id) + " is not a loaded model");
   Loaded& m = it->second;
-  if (m.subscriber) return Fail(ACL_ERROR_PROF_ALREADY_RUN, call, "model " + std::to_string(id) + " is subscribed already; aclprofModelUnSubscribe it first");
+  if (m.subscriber) return Fail(ACL_ERROR_PROF_REPEAT_SUBSCRIBE, call, "model " + std::to_string(id) + " is subscribed already; aclprofModelUnSubscribe it first");
   m.subscriber = std::make_unique<OpSubscriber>(id, fd);
   for (auto& [k, r] : m.runs) r.session->AddObserver(m.subscriber.get());
   return ACL_SUCCESS;
@@ -153,6 +153,17 @@ void MarkAippInputs(const Graph& g, std::vector<IoDesc>& inputs) {
 }
 
 }  // namespace
+
+void Models::StopDumps() {
+  for (auto& [id, m] : models_)
+    for (auto& [k, r] : m.runs) {
+      for (auto* d : {r.dumper.get(), r.exception_dumper.get()})
+        if (d) r.session->RemoveObserver(d);
+      r.dumper.reset();
+      r.exception_dumper.reset();
+      r.session->TrackFloatStatus(false);
+    }
+}
 
 aclError Models::AippType(uint32_t id, size_t index, aclmdlInputAippType* type, size_t* attached, const char* call) const {
   auto it = models_.find(id);

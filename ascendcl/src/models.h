@@ -55,6 +55,8 @@ class Models {
   aclError LoadMem(const void* bytes, size_t size, uint32_t* id);
   aclError Unload(uint32_t id);
   void UnloadAll();
+  // aclmdlFinalizeDump: loaded models stop dumping (their dump observers leave their sessions).
+  void StopDumps();
   // The work (feature map) and weight bytes of an .om, as aclmdlQuerySize reports them.
   aclError QuerySize(const std::string& path, size_t* work, size_t* weight);
   aclError Describe(uint32_t id, ModelIo* io, const char* call);

@@ -48,6 +48,8 @@ aclError Runtime::Init(const char* config_path) {
     profiler_config = std::move(env).value();
   }
   dump = std::move(dump_config);
+  dump_from_init = dump.dump_data || dump.dump_debug || dump.exception;
+  dump_api = false;
   initialized_ = true;
   if (profiler_config.enabled)
     if (aclError e = StartCollection(profiler_config, "aclInit")) {

@@ -57,8 +57,10 @@ class Runtime {
   aclError FindEvent(void* handle, const char* call, Event** out);
 
   MemoryBook memory;
-  // acl.json's dump section, applied to every model loaded after aclInit, as msame applies it.
+  // acl.json's dump section, applied to every model loaded after aclInit, as msame applies it; or aclmdlSetDump's.
   debug::DumpConfig dump;
+  bool dump_from_init = false;  // aclInit's config had a dump section: aclmdlSetDump may not replace it
+  bool dump_api = false;        // between aclmdlInitDump and aclmdlFinalizeDump
 
   // Profiling: the running collection (acl.json's profiler section from aclInit to aclFinalize, or aclprofStart to
   // aclprofStop), null when none runs. Every AscendCL call is recorded in it (ApiTrace).

@@ -214,6 +214,49 @@ print(acl.mdl.destroy_aipp(a), acl.mdl.destroy_aipp(a))
         for name, a in dumps["acl"].items():
             self.assertEqual(a.tobytes(), dumps["msame"][name].tobytes(), name)
 
+    def test_the_dump_api_dumps_what_the_acl_json_dumps(self):
+        """aclmdlInitDump / SetDump / FinalizeDump: a model loaded after SetDump dumps the tensors aclInit's dump
+        section gives (msame's), byte for byte; after FinalizeDump it dumps nothing; misuse returns CANN's codes."""
+        path = os.path.join(WORK, "dump_api")
+        shutil.rmtree(path, ignore_errors=True)
+        with open(os.path.join(WORK, "dump_api.json"), "w") as f:
+            json.dump({"dump": {"dump_path": path, "dump_list": [], "dump_mode": "all"}}, f)
+        code = """
+import acl, glob, numpy as np
+acl.init(); acl.rt.set_device(0)
+print(acl.mdl.set_dump("dump_api.json"), acl.mdl.finalize_dump())   # before aclmdlInitDump: ACL_ERROR_DUMP_NOT_RUN
+print(acl.mdl.init_dump(), acl.mdl.init_dump(), acl.mdl.set_dump("no_such.json"), acl.mdl.set_dump("dump_api.json"))
+mid, r = acl.mdl.load_from_file("tiny.om")
+desc = acl.mdl.create_desc(); acl.mdl.get_desc(desc, mid)
+ins, outs = acl.mdl.create_dataset(), acl.mdl.create_dataset()
+n = acl.mdl.get_input_size_by_index(desc, 0); p, r = acl.rt.malloc(n, 0); acl.mdl.add_dataset_buffer(ins, acl.create_data_buffer(p, n))
+x = np.fromfile("x.bin", np.uint8); acl.rt.memcpy(p, n, acl.util.numpy_to_ptr(x), n, 1)
+n = acl.mdl.get_output_size_by_index(desc, 0); q, r = acl.rt.malloc(n, 0); acl.mdl.add_dataset_buffer(outs, acl.create_data_buffer(q, n))
+acl.mdl.execute(mid, ins, outs)
+files = len(glob.glob("dump_api/**/*.*", recursive=True))
+print(acl.mdl.finalize_dump())
+acl.mdl.execute(mid, ins, outs)
+print(files > 10, len(glob.glob("dump_api/**/*.*", recursive=True)) == files)
+"""
+        self.assertEqual(run([T.PY, "-c", code]).stdout.splitlines(), ["100045 100045", "0 100002 100009 0", "0", "True True"])
+        shutil.rmtree(os.path.join(WORK, "dump_init"), ignore_errors=True)
+        with open(os.path.join(WORK, "dump_init.json"), "w") as f:
+            json.dump({"dump": {"dump_path": os.path.join(WORK, "dump_init"), "dump_list": [], "dump_mode": "all"}}, f)
+        code = 'import acl\nacl.init("dump_init.json")\nprint(acl.mdl.init_dump(), acl.mdl.set_dump("dump_api.json"))\n'
+        self.assertEqual(run([T.PY, "-c", code]).stdout.split(), ["0", "100044"], "aclInit set the dump already")
+        run([MSAME, "--model=tiny.om", "--input=x.npy", "--acl_json_path=dump_init.json", "--output=out_dump_init"])
+        dumps = []
+        for folder in (path, os.path.join(WORK, "dump_init")):
+            (step,) = glob.glob(f"{folder}/*/0/tiny/1/0")
+            npy = folder + "_npy"
+            shutil.rmtree(npy, ignore_errors=True)
+            run([f"{BUILD}/tools/msaccucmp/msaccucmp", "convert", "-d", step, "-out", npy, "-t", "npy"])
+            dumps.append({re.sub(r"\.\d{10,}\.", ".", os.path.basename(p)): np.load(p) for p in glob.glob(f"{npy}/*.npy")})
+        got, want = dumps
+        self.assertEqual(sorted(got), sorted(want))
+        for name, a in got.items():
+            self.assertEqual(a.tobytes(), want[name].tobytes(), name)
+
     def test_the_profiling_api_profiles_models_loaded_before_its_start(self):
         prof = os.path.join(WORK, "prof_api")
         shutil.rmtree(prof, ignore_errors=True)
@@ -257,7 +300,7 @@ rfd, wfd = os.pipe()
 os.set_blocking(rfd, False)
 cfg = acl.prof.create_subscribe_config(1, 1, wfd)
 print(acl.prof.model_subscribe(99, cfg), acl.prof.model_unsubscribe(mid))   # no such model; not subscribed
-print(acl.prof.model_subscribe(mid, cfg), acl.prof.model_subscribe(mid, cfg))  # twice: ACL_ERROR_PROF_ALREADY_RUN
+print(acl.prof.model_subscribe(mid, cfg), acl.prof.model_subscribe(mid, cfg))  # twice: ACL_ERROR_PROF_REPEAT_SUBSCRIBE
 desc = acl.mdl.create_desc(); acl.mdl.get_desc(desc, mid)
 ins, outs = acl.mdl.create_dataset(), acl.mdl.create_dataset()
 n = acl.mdl.get_input_size_by_index(desc, 0); p, r = acl.rt.malloc(n, 0); acl.mdl.add_dataset_buffer(ins, acl.create_data_buffer(p, n))
@@ -281,7 +324,7 @@ except BlockingIOError:
     print("nothing after unsubscribe")
 """
         lines = run([T.PY, "-c", code]).stdout.splitlines()
-        self.assertEqual(lines[0:2], ["100011 100043", "0 100042"])
+        self.assertEqual(lines[0:2], ["100011 100043", "0 148046"])
         got = json.loads(lines[2])
         self.assertEqual(got["length"] % got["size"], 0)
         ops = got["ops"]

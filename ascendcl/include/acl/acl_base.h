@@ -50,6 +50,9 @@ static const int ACL_ERROR_MODEL_NOT_DYNAMIC = 100019;
 static const int ACL_ERROR_REPEAT_FINALIZE = 100037;
 static const int ACL_ERROR_PROF_ALREADY_RUN = 100042;
 static const int ACL_ERROR_PROF_NOT_RUN = 100043;
+static const int ACL_ERROR_DUMP_ALREADY_RUN = 100044;
+static const int ACL_ERROR_DUMP_NOT_RUN = 100045;
+static const int ACL_ERROR_PROF_REPEAT_SUBSCRIBE = 148046;
 
 /* Resources (acl_base.h). */
 static const int ACL_ERROR_BAD_ALLOC = 200000;

@@ -87,6 +87,12 @@ ACL_FUNC_VISIBILITY aclError aclmdlSetInputDynamicDims(uint32_t modelId, aclmdlD
 ACL_FUNC_VISIBILITY aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset *input, aclmdlDataset *output);
 ACL_FUNC_VISIBILITY aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset *input, aclmdlDataset *output, aclrtStream stream);
 
+/* The dump API (the older form of aclInit's dump section): models loaded after aclmdlSetDump(path) dump as the
+ * dump section of that JSON file says, until aclmdlFinalizeDump. Not with a dump section in aclInit's file. */
+ACL_FUNC_VISIBILITY aclError aclmdlInitDump();
+ACL_FUNC_VISIBILITY aclError aclmdlSetDump(const char *dumpCfgPath);
+ACL_FUNC_VISIBILITY aclError aclmdlFinalizeDump();
+
 /* Dynamic AIPP: a model converted with aipp_mode: dynamic (max_src_image_size bytes per image) takes its AIPP
  * parameters in the input named ACL_DYNAMIC_AIPP_NAME. Create a parameter set for the model's batch, set it, and
  * write it into that input's buffer with aclmdlSetInputAIPP before each aclmdlExecute that changes them. npukit's
