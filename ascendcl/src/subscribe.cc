@@ -1,10 +1,13 @@
 #include "subscribe.h"
 
+#include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "ir/node_attrs.h"
@@ -71,20 +74,66 @@ void OpSubscriber::AfterTask(const TaskEvent& e) {
 }
 
 void OpSubscriber::AfterIteration(uint64_t, double, double) {
-  const char* p = reinterpret_cast<const char*>(pending_.data());
-  size_t left = pending_.size() * sizeof(OpRecord);
-  SigpipeHeld held;
-  while (left > 0 && error_.empty()) {
-    const ssize_t n = ::write(fd_, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      error_ = std::string("writing op records to fd ") + std::to_string(fd_) + ": " + std::strerror(errno);
-      break;
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
+  const auto* bytes = reinterpret_cast<const std::byte*>(pending_.data());
+  {
+    std::lock_guard lock(mu_);
+    if (error_.empty()) queue_.insert(queue_.end(), bytes, bytes + pending_.size() * sizeof(OpRecord));
   }
   pending_.clear();
+  wake_.notify_one();
+}
+
+OpSubscriber::OpSubscriber(uint32_t model_id, int fd) : model_id_(model_id), fd_(fd), writer_([this] { WriteLoop(); }) {}
+
+OpSubscriber::~OpSubscriber() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  writer_.join();
+}
+
+std::string OpSubscriber::error() const {
+  std::lock_guard lock(mu_);
+  return error_;
+}
+
+// Writes only when poll says the pipe takes PIPE_BUF bytes, whole records of at most PIPE_BUF at a time: such a write
+// never blocks (so the loop keeps seeing `stopping_`) and is atomic, so a reader never sees part of a record.
+void OpSubscriber::WriteLoop() {
+  constexpr int kPollMs = 50;
+  constexpr auto kFlushTime = std::chrono::seconds(3);
+  std::chrono::steady_clock::time_point give_up{};
+  std::vector<std::byte> chunk(PIPE_BUF / sizeof(OpRecord) * sizeof(OpRecord));
+  for (;;) {
+    size_t n = 0;
+    {
+      std::unique_lock lock(mu_);
+      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_ && give_up == std::chrono::steady_clock::time_point{}) give_up = std::chrono::steady_clock::now() + kFlushTime;
+      if (queue_.empty() || (stopping_ && std::chrono::steady_clock::now() > give_up)) return;
+      n = std::min(queue_.size(), chunk.size());
+      std::copy_n(queue_.begin(), n, chunk.begin());
+    }
+    pollfd p{fd_, POLLOUT, 0};
+    if (::poll(&p, 1, kPollMs) <= 0) continue;  // the reader has not made room yet
+    ssize_t written = -1;
+    int err = 0;
+    {
+      SigpipeHeld held;
+      if (p.revents & POLLOUT) written = ::write(fd_, chunk.data(), n);
+      err = errno;  // before the guard's sigtimedwait sets it
+    }
+    if (written < 0 && err == EINTR) continue;
+    std::lock_guard lock(mu_);
+    if (written <= 0) {
+      error_ = "writing op records to fd " + std::to_string(fd_) + ": " + ((p.revents & POLLOUT) ? std::strerror(err) : "the pipe's reader is gone");
+      queue_.clear();
+      return;
+    }
+    queue_.erase(queue_.begin(), queue_.begin() + written);
+  }
 }
 
 }  // namespace npu::acl
