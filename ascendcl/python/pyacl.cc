@@ -255,6 +255,22 @@ void BindAipp(py::module_& mdl) {
   mdl.def("set_aipp_by_input_index", [](uint32_t id, Ptr ds, size_t index, Ptr a) {
     return aclmdlSetAIPPByInputIndex(id, As<aclmdlDataset>(ds), index, As<const aclmdlAIPP>(a));
   });
+  // pyACL's form: the aclAippInfo fields as a dict (outDims[0] as src_dims / aipp_out_dims lists).
+  mdl.def("get_first_aipp_info", [](uint32_t id, size_t index) {
+    aclAippInfo a{};
+    const aclError ret = aclmdlGetFirstAippInfo(id, index, &a);
+    py::dict d;
+    if (ret != ACL_SUCCESS) return std::make_tuple(d, ret);
+    d["inputFormat"] = static_cast<int>(a.inputFormat), d["srcImageSizeW"] = a.srcImageSizeW, d["srcImageSizeH"] = a.srcImageSizeH;
+    d["cropSwitch"] = a.cropSwitch, d["loadStartPosW"] = a.loadStartPosW, d["loadStartPosH"] = a.loadStartPosH;
+    d["cropSizeW"] = a.cropSizeW, d["cropSizeH"] = a.cropSizeH, d["paddingSwitch"] = a.paddingSwitch, d["cscSwitch"] = a.cscSwitch;
+    d["meanChn"] = std::vector<int32_t>{a.meanChn0, a.meanChn1, a.meanChn2, a.meanChn3};
+    d["varReciChn"] = std::vector<float>{a.varReciChn0, a.varReciChn1, a.varReciChn2, a.varReciChn3};
+    auto dims = [](const aclmdlIODims& x) { return std::vector<int64_t>(x.dims, x.dims + x.dimCount); };
+    d["src_dims"] = dims(a.outDims[0].srcDims), d["aipp_out_dims"] = dims(a.outDims[0].aippOutdims);
+    d["srcSize"] = a.outDims[0].srcSize, d["aippOutSize"] = a.outDims[0].aippOutSize;
+    return std::make_tuple(d, ret);
+  });
   mdl.def("get_aipp_type", [](uint32_t id, size_t index) {
     aclmdlInputAippType type = ACL_DATA_WITHOUT_AIPP;
     size_t attached = 0;

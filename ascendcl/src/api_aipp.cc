@@ -70,6 +70,45 @@ aclError WriteParams(uint32_t modelId, aclmdlDataset* dataset, size_t index, con
   return npu::acl::Models::Get().SetAippParams(modelId, dataset, index, data_index, a->images.size(), block, call);
 }
 
+void FillDims(const npu::Value& v, aclmdlIODims& d, size_t& bytes) {
+  std::memset(&d, 0, sizeof d);
+  std::strncpy(d.name, v.name.c_str(), sizeof d.name - 1);
+  d.dimCount = std::min(v.shape.size(), static_cast<size_t>(ACL_MAX_DIM_CNT));
+  std::copy_n(v.shape.begin(), d.dimCount, d.dims);
+  bytes = static_cast<size_t>(std::max<int64_t>(npu::NumElements(v.shape), 0)) * npu::DTypeSize(v.dtype);
+}
+
+// The static config as aclAippInfo holds it; `in` is the image input, `out` what the Aipp node writes.
+void FillAippInfo(const npu::AippConfig& c, const npu::Value& in, const npu::Value& out, aclAippInfo& a) {
+  std::memset(&a, 0, sizeof a);
+  for (int32_t f = ACL_YUV420SP_U8; f <= ACL_YUV400_U8; ++f)
+    if (npu::AippInputFormatName(f) == c.input_format) a.inputFormat = static_cast<aclAippInputFormat>(f);
+  a.srcImageSizeW = static_cast<int32_t>(c.src_w), a.srcImageSizeH = static_cast<int32_t>(c.src_h);
+  // The node keeps the crop window, not the switch: a window smaller than the image is a crop.
+  a.cropSwitch = c.crop_x || c.crop_y || c.crop_w != c.src_w || c.crop_h != c.src_h;
+  a.loadStartPosW = static_cast<int32_t>(c.crop_x), a.loadStartPosH = static_cast<int32_t>(c.crop_y);
+  a.cropSizeW = static_cast<int32_t>(c.crop_w), a.cropSizeH = static_cast<int32_t>(c.crop_h);
+  a.paddingSwitch = c.pad_top || c.pad_bottom || c.pad_left || c.pad_right;
+  a.leftPaddingSize = static_cast<int32_t>(c.pad_left), a.rightPaddingSize = static_cast<int32_t>(c.pad_right);
+  a.topPaddingSize = static_cast<int32_t>(c.pad_top), a.bottomPaddingSize = static_cast<int32_t>(c.pad_bottom);
+  a.cscSwitch = c.csc, a.rbuvSwapSwitch = c.rbuv_swap, a.axSwapSwitch = c.ax_swap;
+  int32_t* matrix[] = {&a.matrixR0C0, &a.matrixR0C1, &a.matrixR0C2, &a.matrixR1C0, &a.matrixR1C1, &a.matrixR1C2, &a.matrixR2C0, &a.matrixR2C1, &a.matrixR2C2};
+  for (size_t i = 0; i < 9; ++i) *matrix[i] = static_cast<int32_t>(c.matrix[i]);
+  int32_t* out_bias[] = {&a.outputBias0, &a.outputBias1, &a.outputBias2};
+  int32_t* in_bias[] = {&a.inputBias0, &a.inputBias1, &a.inputBias2};
+  for (size_t i = 0; i < 3; ++i) *out_bias[i] = static_cast<int32_t>(c.output_bias[i]), *in_bias[i] = static_cast<int32_t>(c.input_bias[i]);
+  int32_t* mean[] = {&a.meanChn0, &a.meanChn1, &a.meanChn2, &a.meanChn3};
+  float* min[] = {&a.minChn0, &a.minChn1, &a.minChn2, &a.minChn3};
+  float* reci[] = {&a.varReciChn0, &a.varReciChn1, &a.varReciChn2, &a.varReciChn3};
+  for (size_t i = 0; i < 4; ++i) *mean[i] = static_cast<int32_t>(c.mean[i]), *min[i] = c.min[i], *reci[i] = c.var_reci[i];
+  a.srcFormat = ACL_FORMAT_NHWC;  // the image comes as N, H, W, C bytes
+  a.srcDatatype = ACL_UINT8;
+  a.srcDimNum = in.shape.size();
+  a.shapeCount = 1;  // the model's one shape (shape-profile models report their first)
+  FillDims(in, a.outDims[0].srcDims, a.outDims[0].srcSize);
+  FillDims(out, a.outDims[0].aippOutdims, a.outDims[0].aippOutSize);
+}
+
 }  // namespace
 
 extern "C" {
@@ -226,6 +265,18 @@ aclError aclmdlGetAippType(uint32_t modelId, size_t index, aclmdlInputAippType* 
   auto l = std::unique_lock(npu::acl::Runtime::Get().mu);
   if (aclError e = npu::acl::Runtime::Get().RequireInit("aclmdlGetAippType")) return e;
   return npu::acl::Models::Get().AippType(modelId, index, type, dynamicAttachedDataIndex, "aclmdlGetAippType");
+}
+
+aclError aclmdlGetFirstAippInfo(uint32_t modelId, size_t index, aclAippInfo* aippInfo) {
+  constexpr const char* kCall = "aclmdlGetFirstAippInfo";
+  auto l = std::unique_lock(npu::acl::Runtime::Get().mu);
+  if (aclError e = npu::acl::Runtime::Get().RequireInit(kCall)) return e;
+  if (!aippInfo) return Fail(ACL_ERROR_INVALID_PARAM, kCall, "aippInfo is null");
+  const npu::Graph* g = nullptr;
+  const npu::Node* node = nullptr;
+  if (aclError e = npu::acl::Models::Get().StaticAippOf(modelId, index, &node, &g, kCall)) return e;
+  FillAippInfo(npu::AippFromAttrs(*node), g->values[node->inputs[0]], g->values[node->outputs[0]], *aippInfo);
+  return ACL_SUCCESS;
 }
 
 }  // extern "C"

@@ -179,6 +179,22 @@ aclError Models::AippType(uint32_t id, size_t index, aclmdlInputAippType* type, 
   return ACL_SUCCESS;
 }
 
+aclError Models::StaticAippOf(uint32_t id, size_t index, const Node** node, const Graph** graph, const char* call) const {
+  auto it = models_.find(id);
+  if (it == models_.end()) return Fail(ACL_ERROR_GE_EXEC_MODEL_ID_INVALID, call, "modelId " + std::to_string(id) + " is not a loaded model");
+  const Graph& g = it->second.runs.at(0).session->graph();
+  if (index >= g.inputs.size()) return Fail(ACL_ERROR_INVALID_PARAM, call, "index " + std::to_string(index) + " is past the model's " + std::to_string(g.inputs.size()) + " input(s)");
+  for (const Node& n : g.nodes)
+    if (n.op_type == "Aipp" && !n.inputs.empty() && n.inputs[0] == g.inputs[index]) {
+      if (n.inputs.size() > 1)
+        return Fail(ACL_ERROR_GE_AIPP_NOT_EXIST, call, "input " + std::to_string(index) + " takes dynamic AIPP: its parameters are the program's (aclmdlSetInputAIPP)");
+      *node = &n;
+      *graph = &g;
+      return ACL_SUCCESS;
+    }
+  return Fail(ACL_ERROR_GE_AIPP_NOT_EXIST, call, "input " + std::to_string(index) + " has no AIPP (atc --insert_op_conf)");
+}
+
 aclError Models::SetAippParams(uint32_t id, aclmdlDataset* dataset, size_t index, bool data_index, uint64_t batch, std::span<const std::byte> block,
                                const char* call) {
   aclmdlInputAippType type = ACL_DATA_WITHOUT_AIPP;

@@ -78,6 +78,8 @@ class Models {
   aclError SetAippParams(uint32_t id, aclmdlDataset* dataset, size_t index, bool data_index, uint64_t batch, std::span<const std::byte> block,
                          const char* call);
   aclError AippType(uint32_t id, size_t index, aclmdlInputAippType* type, size_t* attached, const char* call) const;
+  // The static Aipp node reading input `index` of model `id`, in profile 0's graph.
+  aclError StaticAippOf(uint32_t id, size_t index, const Node** node, const Graph** graph, const char* call) const;
   // Runs model `id` on `stream` (its simulated clock advances by the iteration's time).
   aclError Execute(uint32_t id, const aclmdlDataset* input, aclmdlDataset* output, Stream& stream, const char* call);
 

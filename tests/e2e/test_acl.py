@@ -164,6 +164,25 @@ print(acl.mdl.destroy_aipp(a), acl.mdl.destroy_aipp(a))
         self.assertNotEqual(lines[8].split()[1], "0")
         self.assertIn("image 1's crop leaves the 40x36 source image", "\n".join(lines[9:-1]))
         self.assertEqual(lines[-1], "0 100000")
+        code = """
+import acl, json
+acl.init(); acl.rt.set_device(0)
+ids = {m: acl.mdl.load_from_file(m + ".om")[0] for m in ("tiny_aipp2", "tiny_dyn", "tiny")}
+info, ret = acl.mdl.get_first_aipp_info(ids["tiny_aipp2"], 0)
+print(ret, json.dumps(info))
+print(acl.mdl.get_first_aipp_info(ids["tiny_dyn"], 0)[1], acl.mdl.get_first_aipp_info(ids["tiny"], 0)[1], acl.mdl.get_first_aipp_info(99, 0)[1])
+"""
+        lines = run([T.PY, "-c", code]).stdout.splitlines()
+        ret, info = lines[0].split(" ", 1)
+        info = json.loads(info)
+        self.assertEqual(ret, "0")
+        self.assertEqual((info["inputFormat"], info["srcImageSizeW"], info["srcImageSizeH"]), (3, 40, 36), "RGB888_U8, as aipp2.cfg says")
+        self.assertEqual((info["cropSwitch"], info["loadStartPosW"], info["loadStartPosH"], info["cropSizeW"], info["cropSizeH"]), (1, 4, 2, 32, 32))
+        self.assertEqual(info["meanChn"][:3], [123, 117, 104])
+        self.assertAlmostEqual(info["varReciChn"][0], 0.0171, places=6)
+        self.assertEqual((info["src_dims"], info["aipp_out_dims"]), ([2, 36, 40, 3], [2, 3, 32, 32]))
+        self.assertEqual(info["srcSize"], 2 * 36 * 40 * 3)
+        self.assertEqual(lines[1], "145015 145015 145003", "dynamic AIPP and no AIPP: ACL_ERROR_GE_AIPP_NOT_EXIST; no such model")
 
     def test_device_time_between_events_is_the_simulated_time(self):
         p = self.sample("tiny.om", "x.bin", "acl_time")

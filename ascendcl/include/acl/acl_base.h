@@ -86,6 +86,7 @@ static const int ACL_ERROR_GE_PARAM_INVALID = 145000;
 static const int ACL_ERROR_GE_EXEC_NOT_INIT = 145001;
 static const int ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID = 145002;
 static const int ACL_ERROR_GE_EXEC_MODEL_ID_INVALID = 145003;
+static const int ACL_ERROR_GE_AIPP_NOT_EXIST = 145015;
 
 typedef enum {
   ACL_DT_UNDEFINED = -1,
