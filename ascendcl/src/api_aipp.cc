@@ -3,6 +3,7 @@
 // The setters check the ranges CANN documents for them: CSC matrix [-32677, 32676], source image sides [1, 4096],
 // paddings [0, 32], means [0, 255], mins [0, 255], variance reciprocals [-65504, 65504].
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <tuple>
 #include <utility>
@@ -54,6 +55,18 @@ npu::AippDynamicImage* Image(aclmdlAIPP* a, uint64_t batchIndex, const char* cal
   if (batchIndex >= a->images.size())
     return Fail(ACL_ERROR_INVALID_PARAM, call, "batchIndex " + std::to_string(batchIndex) + " is past the set's batch of " + std::to_string(a->images.size())), nullptr;
   return &a->images[batchIndex];
+}
+
+// One value per channel into image `batchIndex`'s `field`, each checked against [lo, hi] first.
+template <typename T, typename Field>
+aclError SetChannels(aclmdlAIPP* a, uint64_t batchIndex, const char* call, const char* what, std::array<T, 4> values, T lo, T hi,
+                     Field npu::AippDynamicImage::*field) {
+  npu::AippDynamicImage* im = Image(a, batchIndex, call);
+  if (!im) return ACL_ERROR_INVALID_PARAM;
+  for (T v : values)
+    if (aclError e = InRange<T>(call, what, v, lo, hi)) return e;
+  std::copy(values.begin(), values.end(), im->*field);
+  return ACL_SUCCESS;
 }
 
 aclError WriteParams(uint32_t modelId, aclmdlDataset* dataset, size_t index, const aclmdlAIPP* a, bool data_index, const char* call) {
@@ -221,36 +234,18 @@ aclError aclmdlSetAIPPPaddingParams(aclmdlAIPP* aippParmsSet, int8_t paddingSwit
 }
 
 aclError aclmdlSetAIPPDtcPixelMean(aclmdlAIPP* aippParmsSet, int16_t mean0, int16_t mean1, int16_t mean2, int16_t mean3, uint64_t batchIndex) {
-  constexpr const char* kCall = "aclmdlSetAIPPDtcPixelMean";
-  npu::AippDynamicImage* im = Image(aippParmsSet, batchIndex, kCall);
-  if (!im) return ACL_ERROR_INVALID_PARAM;
-  const int16_t mean[4] = {mean0, mean1, mean2, mean3};
-  for (int16_t v : mean)
-    if (aclError e = InRange<int64_t>(kCall, "a channel mean", v, 0, kPixelMax)) return e;
-  std::copy(std::begin(mean), std::end(mean), im->mean);
-  return ACL_SUCCESS;
+  return SetChannels<int64_t>(aippParmsSet, batchIndex, "aclmdlSetAIPPDtcPixelMean", "a channel mean", {mean0, mean1, mean2, mean3}, 0, kPixelMax,
+                              &npu::AippDynamicImage::mean);
 }
 
 aclError aclmdlSetAIPPDtcPixelMin(aclmdlAIPP* aippParmsSet, float min0, float min1, float min2, float min3, uint64_t batchIndex) {
-  constexpr const char* kCall = "aclmdlSetAIPPDtcPixelMin";
-  npu::AippDynamicImage* im = Image(aippParmsSet, batchIndex, kCall);
-  if (!im) return ACL_ERROR_INVALID_PARAM;
-  const float min[4] = {min0, min1, min2, min3};
-  for (float v : min)
-    if (aclError e = InRange<float>(kCall, "a channel min", v, 0.0f, static_cast<float>(kPixelMax))) return e;
-  std::copy(std::begin(min), std::end(min), im->min);
-  return ACL_SUCCESS;
+  return SetChannels<float>(aippParmsSet, batchIndex, "aclmdlSetAIPPDtcPixelMin", "a channel min", {min0, min1, min2, min3}, 0.0f,
+                            static_cast<float>(kPixelMax), &npu::AippDynamicImage::min);
 }
 
 aclError aclmdlSetAIPPPixelVarReci(aclmdlAIPP* aippParmsSet, float reci0, float reci1, float reci2, float reci3, uint64_t batchIndex) {
-  constexpr const char* kCall = "aclmdlSetAIPPPixelVarReci";
-  npu::AippDynamicImage* im = Image(aippParmsSet, batchIndex, kCall);
-  if (!im) return ACL_ERROR_INVALID_PARAM;
-  const float reci[4] = {reci0, reci1, reci2, reci3};
-  for (float v : reci)
-    if (aclError e = InRange<float>(kCall, "a channel variance reciprocal", v, -kVarReciLimit, kVarReciLimit)) return e;
-  std::copy(std::begin(reci), std::end(reci), im->var_reci);
-  return ACL_SUCCESS;
+  return SetChannels<float>(aippParmsSet, batchIndex, "aclmdlSetAIPPPixelVarReci", "a channel variance reciprocal", {reci0, reci1, reci2, reci3},
+                            -kVarReciLimit, kVarReciLimit, &npu::AippDynamicImage::var_reci);
 }
 
 aclError aclmdlSetInputAIPP(uint32_t modelId, aclmdlDataset* dataset, size_t index, const aclmdlAIPP* aippParmsSet) {

@@ -52,6 +52,16 @@ std::optional<npu::acl::OpRecord> Record(const void* info, size_t len, uint32_t 
   return r;
 }
 
+// The bytes (with the NUL) of the string field `field` picks from record `index`.
+template <class Field>
+aclError FieldLength(const void* info, size_t len, uint32_t index, size_t* out, const char* call, Field field) {
+  auto r = Record(info, len, index, call);
+  if (!r) return ACL_ERROR_INVALID_PARAM;
+  if (!out) return Fail(ACL_ERROR_INVALID_PARAM, call, "the length pointer is null");
+  *out = std::strlen(field(*r)) + 1;
+  return ACL_SUCCESS;
+}
+
 // Copies a record's string field into the caller's buffer of `cap` bytes (the NUL included).
 aclError CopyField(const char* field, char* out, size_t cap, const char* call, const char* what) {
   const size_t need = std::strlen(field) + 1;
@@ -161,11 +171,7 @@ aclError aclprofGetOpNum(const void* opInfo, size_t opInfoLen, uint32_t* opNumbe
 }
 
 aclError aclprofGetOpTypeLen(const void* opInfo, size_t opInfoLen, uint32_t index, size_t* opTypeLen) {
-  auto r = Record(opInfo, opInfoLen, index, "aclprofGetOpTypeLen");
-  if (!r) return ACL_ERROR_INVALID_PARAM;
-  if (!opTypeLen) return Fail(ACL_ERROR_INVALID_PARAM, "aclprofGetOpTypeLen", "opTypeLen is null");
-  *opTypeLen = std::strlen(r->type) + 1;
-  return ACL_SUCCESS;
+  return FieldLength(opInfo, opInfoLen, index, opTypeLen, "aclprofGetOpTypeLen", [](const npu::acl::OpRecord& r) { return r.type; });
 }
 
 aclError aclprofGetOpType(const void* opInfo, size_t opInfoLen, uint32_t index, char* opType, size_t opTypeLen) {
@@ -174,11 +180,7 @@ aclError aclprofGetOpType(const void* opInfo, size_t opInfoLen, uint32_t index, 
 }
 
 aclError aclprofGetOpNameLen(const void* opInfo, size_t opInfoLen, uint32_t index, size_t* opNameLen) {
-  auto r = Record(opInfo, opInfoLen, index, "aclprofGetOpNameLen");
-  if (!r) return ACL_ERROR_INVALID_PARAM;
-  if (!opNameLen) return Fail(ACL_ERROR_INVALID_PARAM, "aclprofGetOpNameLen", "opNameLen is null");
-  *opNameLen = std::strlen(r->name) + 1;
-  return ACL_SUCCESS;
+  return FieldLength(opInfo, opInfoLen, index, opNameLen, "aclprofGetOpNameLen", [](const npu::acl::OpRecord& r) { return r.name; });
 }
 
 aclError aclprofGetOpName(const void* opInfo, size_t opInfoLen, uint32_t index, char* opName, size_t opNameLen) {

@@ -31,6 +31,13 @@ ENV = {**os.environ, "DDK_PATH": TOOLKIT, "NPU_HOST_LIB": f"{TOOLKIT}/runtime/li
 SAMPLE = os.path.join(WORK, "sample_build", "main")
 A3C = os.path.join(T.DATA, "om", "a3c_pong_model.om")  # built by CANN's ATC (tests/data/om/README.md)
 
+# A 40x36 RGB image cropped to tinynet's 32x32 and normalised: the static AIPP tests' config, and what the dynamic
+# AIPP test gives through the setters.
+AIPP_RGB_CROP = ("aipp_op {\n  aipp_mode: static\n  input_format: RGB888_U8\n  src_image_size_w: 40\n  src_image_size_h: 36\n"
+                 "  crop: true\n  load_start_pos_w: 4\n  load_start_pos_h: 2\n  crop_size_w: 32\n  crop_size_h: 32\n"
+                 "  mean_chn_0: 123\n  mean_chn_1: 117\n  mean_chn_2: 104\n"
+                 "  var_reci_chn_0: 0.0171\n  var_reci_chn_1: 0.0175\n  var_reci_chn_2: 0.0174\n}\n")
+
 
 def read(path, mode="r"):
     with open(path, mode) as f:
@@ -89,10 +96,7 @@ class Sample(unittest.TestCase):
 
     def test_a_static_aipp_model_takes_the_image_as_the_device_does(self):
         with open(os.path.join(WORK, "aipp.cfg"), "w") as f:
-            f.write("aipp_op {\n  aipp_mode: static\n  input_format: RGB888_U8\n  src_image_size_w: 40\n  src_image_size_h: 36\n"
-                    "  crop: true\n  load_start_pos_w: 4\n  load_start_pos_h: 2\n  crop_size_w: 32\n  crop_size_h: 32\n"
-                    "  mean_chn_0: 123\n  mean_chn_1: 117\n  mean_chn_2: 104\n"
-                    "  var_reci_chn_0: 0.0171\n  var_reci_chn_1: 0.0175\n  var_reci_chn_2: 0.0174\n}\n")
+            f.write(AIPP_RGB_CROP)
         run([ATC, "--framework=5", f"--model={T.EXAMPLES}/tinynet.onnx", "--output=tiny_aipp", "--soc_version=Ascend310P3",
              "--insert_op_conf=aipp.cfg"])
         img = np.random.default_rng(3).integers(0, 256, (1, 36, 40, 3), dtype=np.uint8)
@@ -110,10 +114,7 @@ class Sample(unittest.TestCase):
         run([ATC, "--framework=5", f"--model={T.EXAMPLES}/tinynet.onnx", "--output=tiny_dyn", "--soc_version=Ascend310P3",
              "--insert_op_conf=aipp_dyn.cfg", "--input_shape=image:2,3,32,32"])
         with open(os.path.join(WORK, "aipp2.cfg"), "w") as f:
-            f.write("aipp_op {\n  aipp_mode: static\n  input_format: RGB888_U8\n  src_image_size_w: 40\n  src_image_size_h: 36\n"
-                    "  crop: true\n  load_start_pos_w: 4\n  load_start_pos_h: 2\n  crop_size_w: 32\n  crop_size_h: 32\n"
-                    "  mean_chn_0: 123\n  mean_chn_1: 117\n  mean_chn_2: 104\n"
-                    "  var_reci_chn_0: 0.0171\n  var_reci_chn_1: 0.0175\n  var_reci_chn_2: 0.0174\n}\n")
+            f.write(AIPP_RGB_CROP)
         run([ATC, "--framework=5", f"--model={T.EXAMPLES}/tinynet.onnx", "--output=tiny_aipp2", "--soc_version=Ascend310P3",
              "--insert_op_conf=aipp2.cfg", "--input_shape=image:2,3,32,32"])
         imgs = np.random.default_rng(4).integers(0, 256, (2, 36, 40, 3), dtype=np.uint8)

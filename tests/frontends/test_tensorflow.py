@@ -82,6 +82,17 @@ def om_ops(om):
     return [(op["type"], op["name"]) for op in T.model_ops(js)]
 
 
+def golden_run(model, x, tag):
+    """msame's reference path on `model` with a golden dump of every op's output: the output and the dumped names."""
+    np.save(os.path.join(WORK, f"{tag}_in.npy"), x)
+    with open(os.path.join(WORK, f"{tag}.json"), "w") as f:
+        json.dump({"dump": {"dump_path": f"{tag}_golden", "dump_list": [], "dump_mode": "output"}}, f)
+    shutil.rmtree(os.path.join(WORK, f"{tag}_golden"), ignore_errors=True)
+    must(MSAME, "--model", model, "--input", f"{tag}_in.npy", "--acl_json_path", f"{tag}.json", "--output", f"{tag}_out", "--outfmt", "NPY")
+    dumped = {os.path.basename(f).split(".")[0] for f in glob.glob(os.path.join(WORK, f"{tag}_golden/**/*.npy"), recursive=True)}
+    return outputs_of(os.path.join(WORK, f"{tag}_out"))[0], dumped
+
+
 # ---- a protobuf wire reader for the real .om (ge_formats.md: header, partition table, ModelDef) ----------------
 
 def _varint(b, i):
@@ -459,12 +470,8 @@ class Toolchain(unittest.TestCase):
         model = b.save(os.path.join(WORK, "import_fusion.pb"))
         x = rng.standard_normal((1, 6, 7, 4)).astype(np.float32)
         (ref,) = tfgraph.evaluate(b.graph, {"x": x}, ["y"])
-        np.save(os.path.join(WORK, "import_fusion_in.npy"), x)
-        json.dump({"dump": {"dump_path": "if_golden", "dump_list": [], "dump_mode": "output"}}, open(os.path.join(WORK, "if.json"), "w"))
-        shutil.rmtree(os.path.join(WORK, "if_golden"), ignore_errors=True)
-        must(MSAME, "--model", model, "--input", "import_fusion_in.npy", "--acl_json_path", "if.json", "--output", "if_out", "--outfmt", "NPY")
-        self.assertLess(rel_err(outputs_of(os.path.join(WORK, "if_out"))[0], ref), RTOL)
-        dumped = {os.path.basename(f).split(".")[0] for f in glob.glob(os.path.join(WORK, "if_golden/**/*.npy"), recursive=True)}
+        y, dumped = golden_run(model, x, "import_fusion")
+        self.assertLess(rel_err(y, ref), RTOL)
         self.assertTrue({"conv_bias", "y"} <= dumped, sorted(dumped))
         self.assertFalse({"pad", "conv", "fc"} & dumped, f"the ops fused at import have no tensors of their own: {sorted(dumped)}")
         got = om_run(model, {"x": x}, "import_fusion")
@@ -486,12 +493,8 @@ class Toolchain(unittest.TestCase):
         model = b.save(os.path.join(WORK, "atrous.pb"))
         x = rng.standard_normal((1, 9, 10, 4)).astype(np.float32)
         (ref,) = tfgraph.evaluate(b.graph, {"x": x}, ["y"])
-        np.save(os.path.join(WORK, "atrous_in.npy"), x)
-        json.dump({"dump": {"dump_path": "atrous_golden", "dump_list": [], "dump_mode": "output"}}, open(os.path.join(WORK, "atrous.json"), "w"))
-        shutil.rmtree(os.path.join(WORK, "atrous_golden"), ignore_errors=True)
-        must(MSAME, "--model", model, "--input", "atrous_in.npy", "--acl_json_path", "atrous.json", "--output", "atrous_out", "--outfmt", "NPY")
-        self.assertLess(rel_err(outputs_of(os.path.join(WORK, "atrous_out"))[0], ref), RTOL)
-        dumped = {os.path.basename(f).split(".")[0] for f in glob.glob(os.path.join(WORK, "atrous_golden/**/*.npy"), recursive=True)}
+        y, dumped = golden_run(model, x, "atrous")
+        self.assertLess(rel_err(y, ref), RTOL)
         self.assertFalse({"stb", "conv"} & dumped, sorted(dumped))
         self.assertLess(rel_err(om_run(model, {"x": x}, "atrous")[0], ref), RTOL)
         types = [t for t, _ in om_ops(os.path.join(WORK, "atrous.om"))]
