@@ -202,6 +202,8 @@ void BindMdl(py::module_& mdl) {
   });
   mdl.def("get_dataset_num_buffers", [](Ptr ds) { return aclmdlGetDatasetNumBuffers(As<const aclmdlDataset>(ds)); });
   mdl.def("get_dataset_buffer", [](Ptr ds, size_t i) { return Int(aclmdlGetDatasetBuffer(As<const aclmdlDataset>(ds), i)); });
+  mdl.def("set_dataset_tensor_desc", [](Ptr ds, Ptr desc, size_t i) { return aclmdlSetDatasetTensorDesc(As<aclmdlDataset>(ds), As<aclTensorDesc>(desc), i); });
+  mdl.def("get_dataset_tensor_desc", [](Ptr ds, size_t i) { return Int(aclmdlGetDatasetTensorDesc(As<const aclmdlDataset>(ds), i)); });
   // The model runs without the interpreter lock: other Python threads go on meanwhile.
   mdl.def("init_dump", [] { return aclmdlInitDump(); });
   mdl.def("set_dump", [](const std::string& path) { return aclmdlSetDump(path.c_str()); });
@@ -359,6 +361,20 @@ PYBIND11_MODULE(acl, m) {
   m.def("get_data_buffer_addr", [](Ptr b) { return Int(aclGetDataBufferAddr(As<const aclDataBuffer>(b))); });
   m.def("get_data_buffer_size", [](Ptr b) { return aclGetDataBufferSizeV2(As<const aclDataBuffer>(b)); });
   m.def("get_data_buffer_size_v2", [](Ptr b) { return aclGetDataBufferSizeV2(As<const aclDataBuffer>(b)); });
+  m.def("create_tensor_desc", [](int dtype, const std::vector<int64_t>& dims, int format) {
+    return Int(aclCreateTensorDesc(static_cast<aclDataType>(dtype), static_cast<int>(dims.size()), dims.data(), static_cast<aclFormat>(format)));
+  });
+  m.def("destroy_tensor_desc", [](Ptr d) { aclDestroyTensorDesc(As<const aclTensorDesc>(d)); });
+  m.def("get_tensor_desc_type", [](Ptr d) { return static_cast<int>(aclGetTensorDescType(As<const aclTensorDesc>(d))); });
+  m.def("get_tensor_desc_format", [](Ptr d) { return static_cast<int>(aclGetTensorDescFormat(As<const aclTensorDesc>(d))); });
+  m.def("get_tensor_desc_size", [](Ptr d) { return aclGetTensorDescSize(As<const aclTensorDesc>(d)); });
+  m.def("get_tensor_desc_element_count", [](Ptr d) { return aclGetTensorDescElementCount(As<const aclTensorDesc>(d)); });
+  m.def("get_tensor_desc_num_dims", [](Ptr d) { return aclGetTensorDescNumDims(As<const aclTensorDesc>(d)); });
+  m.def("get_tensor_desc_dim_v2", [](Ptr d, size_t index) {
+    int64_t dim = -1;
+    const aclError ret = aclGetTensorDescDimV2(As<const aclTensorDesc>(d), index, &dim);
+    return std::make_tuple(dim, ret);
+  });
   m.def("float16_to_float", [](uint16_t v) { return aclFloat16ToFloat(v); });
   m.def("float_to_float16", [](float v) { return aclFloatToFloat16(v); });
   py::module_ rt = m.def_submodule("rt", "devices, contexts, streams, events and memory");

@@ -272,7 +272,9 @@ aclError aclmdlGetOutputIndexByName(const aclmdlDesc* modelDesc, const char* nam
 aclmdlDataset* aclmdlCreateDataset(void) { return Datasets().Make(aclmdlDataset{}); }
 
 aclError aclmdlDestroyDataset(const aclmdlDataset* dataset) {
-  if (!Datasets().Destroy(dataset)) return Fail(ACL_ERROR_INVALID_PARAM, "aclmdlDestroyDataset", "dataset is not a live dataset (aclmdlCreateDataset)");
+  if (!Datasets().Live(dataset)) return Fail(ACL_ERROR_INVALID_PARAM, "aclmdlDestroyDataset", "dataset is not a live dataset (aclmdlCreateDataset)");
+  for (const auto& [index, desc] : dataset->descs) npu::acl::TensorDescs().Destroy(desc);
+  Datasets().Destroy(dataset);
   return ACL_SUCCESS;
 }
 
@@ -325,7 +327,7 @@ aclError aclmdlSetDump(const char* dumpCfgPath) {
   if (!rt.dump_api) return Fail(ACL_ERROR_DUMP_NOT_RUN, kCall, "call aclmdlInitDump first");
   if (!dumpCfgPath) return Fail(ACL_ERROR_INVALID_PARAM, kCall, "dumpCfgPath is null");
   auto d = npu::debug::ParseDumpConfig(dumpCfgPath);
-  if (!d.ok()) return Fail(ACL_ERROR_INVALID_DUMP_CONFIG, kCall, d.status().message());
+  if (!d.ok()) return Fail(ACL_ERROR_INVALID_DUMP_CONFIG, kCall, d.status());
   for (const std::string& w : d.value().warnings) npu::log::Write(npu::log::Level::kWarning, "ACL", std::string(kCall) + ": " + dumpCfgPath + ": " + w);
   rt.dump = std::move(d).value();
   return ACL_SUCCESS;

@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "ir/aipp_config.h"
 #include "errors.h"
+#include "handles.h"
 #include "memory.h"
 #include "runtime.h"
 
@@ -45,7 +46,7 @@ IoDesc DescribeValue(const Value& v) {
 // A loader error as AscendCL reports it: a missing file is a bad path; anything else a model it cannot read.
 aclError LoadFailure(const Status& s, const std::string& path, const char* call) {
   if (!FileExists(path)) return Fail(ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID, call, "modelPath " + path + ": no such file");
-  return Fail(ACL_ERROR_DESERIALIZE_MODEL, call, s.message());
+  return Fail(ACL_ERROR_DESERIALIZE_MODEL, call, s);
 }
 
 }  // namespace
@@ -63,7 +64,7 @@ aclError Models::JoinCollection(prof::Collector& c, const char* call) {
   for (auto& [id, m] : models_)
     for (auto& [k, r] : m.runs) {
       auto o = c.AddModel(*r.session, id);
-      if (!o.ok()) return Fail(ACL_ERROR_INVALID_PROFILING_CONFIG, call, o.status().message());
+      if (!o.ok()) return Fail(ACL_ERROR_INVALID_PROFILING_CONFIG, call, o.status());
       r.session->AddObserver(o.value());
     }
   return ACL_SUCCESS;
@@ -98,10 +99,17 @@ aclError Models::ProfileRun(uint32_t id, Loaded& m, size_t k, const char* call, 
   if (!s.ok()) return LoadFailure(s.status(), m.path, call);
   Run r;
   r.session = std::make_unique<Session>(std::move(s).value());
-  if (!r.session->soc()) return Fail(ACL_ERROR_DESERIALIZE_MODEL, call, m.path + " names no SoC npukit simulates; convert it with atc --soc_version");
+  if (!r.session->soc())
+    return Fail(ACL_ERROR_DESERIALIZE_MODEL, call, Status::Error("E10003", "--om", m.path, "the model names no SoC npukit simulates", "Convert it with atc --soc_version."));
+  if (const auto& soc = Runtime::Get().simulated_soc) {
+    r.session->SetSoc(soc);
+    if (r.session->retiled())
+      log::Write(log::Level::kWarning, "ACL", std::to_string(r.session->retiled()) + " task tiling(s) of " + m.name + " do not fit " + soc->name +
+                                                  "; re-tiled with the built-in heuristic");
+  }
   if (prof::Collector* c = Runtime::Get().collector()) {  // acl.json's profiler section, or aclprofStart
     auto o = c->AddModel(*r.session, id);
-    if (!o.ok()) return Fail(ACL_ERROR_INVALID_PROFILING_CONFIG, call, o.status().message());
+    if (!o.ok()) return Fail(ACL_ERROR_INVALID_PROFILING_CONFIG, call, o.status());
     r.session->AddObserver(o.value());
   }
   if (m.subscriber) r.session->AddObserver(m.subscriber.get());
@@ -111,6 +119,8 @@ aclError Models::ProfileRun(uint32_t id, Loaded& m, size_t k, const char* call, 
     r.dumper = std::make_unique<debug::DumpObserver>(dump, r.session->graph(), debug::DumpRoot(dump.path, "0", m.name, id), m.name, mode);
     for (const std::string& l : r.dumper->unknown_layers)
       log::Write(log::Level::kWarning, "ACL", call + std::string(": dump_list layer ") + l + " is not an op of model " + m.name);
+    if (!dump.dump_debug && !dump.EntryFor(m.name))
+      log::Write(log::Level::kWarning, "ACL", call + std::string(": dump_list names no entry for model ") + m.name + "; nothing is dumped");
     r.session->AddObserver(r.dumper.get());
     r.session->TrackFloatStatus(dump.dump_debug);
   }
@@ -284,6 +294,36 @@ aclError Models::Unload(uint32_t id) {
 
 void Models::UnloadAll() { models_.clear(); }
 
+const Session* Models::SessionOf(uint32_t id, size_t profile) const {
+  auto it = models_.find(id);
+  if (it == models_.end()) return nullptr;
+  auto run = it->second.runs.find(profile);
+  return run == it->second.runs.end() ? nullptr : run->second.session.get();
+}
+
+aclError Models::SetStep(uint32_t id, uint64_t step, const char* call) {
+  auto it = models_.find(id);
+  if (it == models_.end()) return Fail(ACL_ERROR_GE_EXEC_MODEL_ID_INVALID, call, "modelId " + std::to_string(id) + " is not a loaded model");
+  it->second.step = step;
+  return ACL_SUCCESS;
+}
+
+DumpTally Models::Tally(uint32_t id) const {
+  DumpTally t;
+  auto it = models_.find(id);
+  if (it == models_.end()) return t;
+  const debug::DumpConfig& dump = Runtime::Get().dump;
+  t.on = dump.dump_data || dump.dump_debug;
+  t.overflow = dump.dump_debug;
+  t.path = dump.path;
+  for (const auto& [k, r] : it->second.runs)
+    if (r.dumper) {
+      t.files += r.dumper->files_written();
+      t.overflows += r.dumper->overflows();
+    }
+  return t;
+}
+
 aclError Models::QuerySize(const std::string& path, size_t* work, size_t* weight) {
   constexpr const char* kCall = "aclmdlQuerySize";
   if (!work || !weight) return Fail(ACL_ERROR_INVALID_PARAM, kCall, "workSize or weightSize is null");
@@ -328,7 +368,7 @@ aclError Models::SetProfile(uint32_t id, aclmdlDataset* dataset, size_t index, c
   if (!dataset || index >= dataset->buffers.size() || !dataset->buffers[index])
     return Fail(ACL_ERROR_INVALID_PARAM, call, "the dataset has no buffer at index " + std::to_string(index));
   auto k = m.profiles.Find(given, call);
-  if (!k.ok()) return Fail(ACL_ERROR_INVALID_PARAM, call, k.status().message());
+  if (!k.ok()) return Fail(ACL_ERROR_INVALID_PARAM, call, k.status());
   const std::vector<int64_t>& values = m.profiles.values[k.value()];
   const size_t bytes = values.size() * sizeof(int64_t);
   aclDataBuffer* b = dataset->buffers[index];
@@ -375,15 +415,39 @@ aclError SelectProfile(const ModelIo& io, const ShapeProfiles& profiles, const a
   std::memcpy(values.data(), input->buffers[sel]->data, io.inputs[sel].bytes);
   auto k = profiles.Find(values, "the selector input " + std::string(kShapeDataInput));
   if (!k.ok())
-    return Fail(ACL_ERROR_INVALID_PARAM, call, k.status().message() + "; set it with aclmdlSetDynamicBatchSize, aclmdlSetDynamicHWSize or aclmdlSetInputDynamicDims");
+    return Fail(ACL_ERROR_INVALID_PARAM, call, k.status(), "set it with aclmdlSetDynamicBatchSize, aclmdlSetDynamicHWSize or aclmdlSetInputDynamicDims");
   *profile = k.value();
   return ACL_SUCCESS;
 }
 
+// A dynamic-shape input's dims, from the description the program gave it (aclmdlSetDatasetTensorDesc): of the
+// model's rank and data type, equal to the model's dims where those are known.
+aclError GivenDims(const aclmdlDataset* input, size_t k, IoDesc& d, const char* call) {
+  auto it = input->descs.find(k);
+  const std::string what = "input " + std::to_string(k) + " (" + d.name + ") has the dynamic dims " + ShapeToString(d.dims);
+  if (it == input->descs.end() || !TensorDescs().Live(it->second))
+    return Fail(ACL_ERROR_INVALID_PARAM, call, Status::Error("EH0001", "input", d.name, what, "Give its dims with aclmdlSetDatasetTensorDesc(input, desc, " + std::to_string(k) + ")."));
+  const aclTensorDesc& given = *it->second;
+  bool fits = given.dims.size() == d.dims.size() && given.dtype == AclDataType(d.dtype);
+  for (size_t i = 0; fits && i < d.dims.size(); ++i) fits = given.dims[i] > 0 && (d.dims[i] < 0 || d.dims[i] == given.dims[i]);
+  if (!fits)
+    return Fail(ACL_ERROR_INVALID_PARAM, call, Status::Error("EH0001", "input", d.name, what + "; its description gives " + ShapeToString(given.dims) + " of data type " + std::to_string(given.dtype)));
+  d.dims = given.dims;
+  d.bytes = static_cast<size_t>(NumElements(d.dims)) * DTypeSize(d.dtype);
+  return ACL_SUCCESS;
+}
+
+bool IsDynamic(const Shape& dims) { return std::any_of(dims.begin(), dims.end(), [](int64_t x) { return x < 0; }); }
+
+// An output buffer the program left empty (nullptr, 0) for the runtime to allocate.
+bool LeftEmpty(const aclDataBuffer* b) { return b && !b->data && b->size == 0; }
+
 // The session's inputs over the device buffers: read in place when aligned for the dtype, else copied.
 aclError ViewInputs(const Graph& g, const aclmdlDataset* input, const char* call, std::vector<Tensor>& inputs) {
   for (size_t k = 0; k < g.inputs.size() && k < input->buffers.size(); ++k) {
-    const IoDesc d = DescribeValue(g.values[g.inputs[k]]);  // this profile's dims
+    IoDesc d = DescribeValue(g.values[g.inputs[k]]);  // this profile's dims
+    if (IsDynamic(d.dims))
+      if (aclError e = GivenDims(input, k, d, call)) return e;
     if (aclError e = CheckBuffer(input->buffers[k], d, d.bytes, "input " + std::to_string(k), call)) return e;
     const void* data = input->buffers[k]->data;
     if (reinterpret_cast<uintptr_t>(data) % DTypeSize(d.dtype) == 0) {
@@ -422,7 +486,8 @@ aclError Models::Execute(uint32_t id, const aclmdlDataset* input, aclmdlDataset*
   std::vector<IoDesc> outs;
   for (size_t k = 0; k < g.outputs.size() && k < m.io.outputs.size(); ++k) {
     outs.push_back(DescribeValue(g.values[g.outputs[k]]));
-    if (aclError e = CheckBuffer(output->buffers[k], outs.back(), outs.back().bytes, "output " + std::to_string(k), call)) return e;
+    if (!LeftEmpty(output->buffers[k]))  // a dynamic output's size is known after the run
+      if (aclError e = CheckBuffer(output->buffers[k], outs.back(), outs.back().bytes, "output " + std::to_string(k), call)) return e;
   }
   const double before = session.simulated_ns();
   if (run->dumper) run->dumper->BeginStep(m.step, inputs);
@@ -432,22 +497,34 @@ aclError Models::Execute(uint32_t id, const aclmdlDataset* input, aclmdlDataset*
     if (const Task* t = session.faulted_task()) {  // the device's exception, as the runtime reports it
       std::string where;
       if (run->exception_dumper && run->exception_dumper->files_written())
-        where = "; the exception dump of its inputs is in " + Runtime::Get().dump.ExceptionPath() + "/0";
-      return Fail(t->engine == Engine::kAiCpu ? ACL_ERROR_RT_AICPU_EXCEPTION : ACL_ERROR_RT_AICORE_EXCEPTION, call, s.message() + where);
+        where = "the exception dump of its inputs is in " + Runtime::Get().dump.ExceptionPath() + "/0";
+      return Fail(t->engine == Engine::kAiCpu ? ACL_ERROR_RT_AICPU_EXCEPTION : ACL_ERROR_RT_AICORE_EXCEPTION, call, s, where);
     }
-    return Fail(ACL_ERROR_GE_PARAM_INVALID, call, s.message());
+    return Fail(ACL_ERROR_GE_PARAM_INVALID, call, s);
   }
-  if (run->dumper && !run->dumper->status().ok()) return Fail(ACL_ERROR_WRITE_FILE, call, "dump: " + run->dumper->status().message());
+  if (run->dumper && !run->dumper->status().ok()) return Fail(ACL_ERROR_WRITE_FILE, call, run->dumper->status());
   if (m.subscriber && !m.subscriber->error().empty()) return Fail(ACL_ERROR_WRITE_FILE, call, "aclprofModelSubscribe: " + m.subscriber->error());
   stream.clock_ns += session.simulated_ns() - before;
   m.current = profile;
-  for (size_t k = 0; k < outputs.size() && k < outs.size(); ++k) {
-    const std::span<const std::byte> bytes = outputs[k].bytes();
-    if (bytes.size() != outs[k].bytes)
-      return Fail(ACL_ERROR_RT_INTERNAL_ERROR, call, "output " + std::to_string(k) + " came out with " + std::to_string(bytes.size()) + " bytes, the model declares " +
-                                                         std::to_string(outs[k].bytes));
-    std::memcpy(output->buffers[k]->data, bytes.data(), bytes.size());
+  for (size_t k = 0; k < outputs.size() && k < outs.size(); ++k)
+    if (aclError e = DeliverOutput(outputs[k], outs[k], k, *output, call)) return e;
+  return ACL_SUCCESS;
+}
+
+aclError Models::DeliverOutput(const Tensor& t, const IoDesc& declared, size_t k, aclmdlDataset& output, const char* call) {
+  const std::span<const std::byte> bytes = t.bytes();
+  aclDataBuffer* b = output.buffers[k];
+  if (!IsDynamic(declared.dims) && bytes.size() != declared.bytes)
+    return Fail(ACL_ERROR_RT_INTERNAL_ERROR, call, "output " + std::to_string(k) + " came out with " + std::to_string(bytes.size()) + " bytes, the model declares " +
+                                                       std::to_string(declared.bytes));
+  if (LeftEmpty(b)) {  // the runtime allocates it; the program frees it (aclrtFree)
+    if (aclError e = Runtime::Get().memory.Allocate(MemKind::kDevice, std::max<size_t>(1, bytes.size()), &b->data, call)) return e;
+    b->size = bytes.size();
+  } else if (aclError e = CheckBuffer(b, declared, bytes.size(), "output " + std::to_string(k), call)) {
+    return e;
   }
+  std::memcpy(b->data, bytes.data(), bytes.size());
+  SetDatasetDesc(output, k, aclTensorDesc{AclDataType(t.dtype()), t.shape(), static_cast<aclFormat>(declared.format)});
   return ACL_SUCCESS;
 }
 

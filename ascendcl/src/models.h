@@ -13,19 +13,33 @@
 #include "prof/collector.h"
 #include "runtime/runtime.h"
 #include "subscribe.h"
+#include "tool_hooks.h"
 
 // The C interface's opaque types.
 struct aclDataBuffer {
   void* data;
   size_t size;
 };
+struct aclTensorDesc {
+  aclDataType dtype = ACL_DT_UNDEFINED;
+  std::vector<int64_t> dims;
+  aclFormat format = ACL_FORMAT_UNDEFINED;
+};
 struct aclmdlDataset {
   std::vector<aclDataBuffer*> buffers;
+  // By buffer index: aclmdlSetDatasetTensorDesc's copies (inputs), or what the last execution made (outputs).
+  // Each is a live handle of TensorDescs(), destroyed with the dataset.
+  std::map<size_t, aclTensorDesc*> descs;
 };
 
 namespace npu::acl {
 
 struct Stream;
+template <typename T>
+class Handles;
+Handles<aclTensorDesc>& TensorDescs();  // api_tensor_desc.cc
+// Sets dataset's description `index` to a copy of `desc` (replacing and destroying the one before).
+void SetDatasetDesc(aclmdlDataset& dataset, size_t index, const aclTensorDesc& desc);
 
 // One input or output as the device sees it: the shape and format atc gave it on the device, its bytes.
 struct IoDesc {
@@ -80,6 +94,10 @@ class Models {
   aclError AippType(uint32_t id, size_t index, aclmdlInputAippType* type, size_t* attached, const char* call) const;
   // The static Aipp node reading input `index` of model `id`, in profile 0's graph.
   aclError StaticAippOf(uint32_t id, size_t index, const Node** node, const Graph** graph, const char* call) const;
+  // tool_hooks.h's view of a loaded model: a profile's session (null if none), the next dump step, the dump counts.
+  const Session* SessionOf(uint32_t id, size_t profile) const;
+  aclError SetStep(uint32_t id, uint64_t step, const char* call);
+  DumpTally Tally(uint32_t id) const;
   // Runs model `id` on `stream` (its simulated clock advances by the iteration's time).
   aclError Execute(uint32_t id, const aclmdlDataset* input, aclmdlDataset* output, Stream& stream, const char* call);
 
@@ -103,6 +121,8 @@ class Models {
     Loaded() = default;
     Loaded(Loaded&&) = default;
   };
+  // Copies output `k` of an execution into its buffer (allocating one the program left empty) and describes it.
+  static aclError DeliverOutput(const Tensor& t, const IoDesc& declared, size_t k, aclmdlDataset& output, const char* call);
   // Loads `path` (profile 0, and every other profile of a shape-profile model). `fd` (or -1): the memfd behind a
   // /proc/self/fd path, owned from here on.
   aclError LoadSession(const std::string& path, const std::string& name, int fd, uint32_t* id, const char* call);

@@ -1,5 +1,6 @@
 #include "runtime.h"
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -13,6 +14,17 @@
 namespace npu::acl {
 namespace {
 thread_local Context* current_context = nullptr;
+
+// The process's command line, which a collection records as its app (sample.json), as msprof records the
+// program it profiled.
+std::string CommandLine() {
+  auto text = ReadFileToString("/proc/self/cmdline");
+  if (!text.ok() || text.value().empty()) return "libascendcl";
+  std::string line = text.value();
+  if (line.back() == '\0') line.pop_back();
+  std::replace(line.begin(), line.end(), '\0', ' ');
+  return line;
+}
 }  // namespace
 
 Runtime& Runtime::Get() {
@@ -27,25 +39,27 @@ aclError Runtime::Init(const char* config_path) {
   if (config_path && *config_path) {
     if (!FileExists(config_path)) return Fail(ACL_ERROR_INVALID_FILE, "aclInit", std::string("configPath ") + config_path + ": no such file");
     auto text = ReadFileToString(config_path);
-    if (!text.ok()) return Fail(ACL_ERROR_INVALID_FILE, "aclInit", text.status().message());
+    if (!text.ok()) return Fail(ACL_ERROR_INVALID_FILE, "aclInit", text.status());
     const nlohmann::json j = ParseJson(text.value());
-    // An empty file is an empty configuration, as CANN reads it.
-    if (!text.value().empty() && (j.is_discarded() || !j.is_object()))
-      return Fail(ACL_ERROR_PARSE_FILE, "aclInit", std::string("configPath ") + config_path + " is not a JSON object; give {} or the dump and profiler sections");
-    if (!text.value().empty()) {
-      auto d = debug::ParseDumpConfig(config_path);
-      if (!d.ok()) return Fail(ACL_ERROR_INVALID_DUMP_CONFIG, "aclInit", d.status().message());
+    const bool malformed = j.is_discarded() || !j.is_object();
+    if (!text.value().empty()) {  // an empty file is an empty configuration, as CANN reads it
+      auto d = debug::ParseDumpConfig(config_path);  // its error says where the JSON breaks
+      if (!d.ok()) return Fail(malformed ? ACL_ERROR_PARSE_FILE : ACL_ERROR_INVALID_DUMP_CONFIG, "aclInit", d.status());
+      if (malformed)
+        return Fail(ACL_ERROR_PARSE_FILE, "aclInit", std::string("configPath ") + config_path + " is not a JSON object; give {} or the dump and profiler sections");
       for (const std::string& w : d.value().warnings) log::Write(log::Level::kWarning, "ACL", std::string("aclInit: ") + config_path + ": " + w);
       dump_config = std::move(d).value();
       auto p = prof::ParseProfilerConfig(config_path);
-      if (!p.ok()) return Fail(ACL_ERROR_INVALID_PROFILING_CONFIG, "aclInit", p.status().message());
+      if (!p.ok()) return Fail(ACL_ERROR_INVALID_PROFILING_CONFIG, "aclInit", p.status());
       profiler_config = std::move(p).value();
+      for (const std::string& w : profiler_config.warnings) log::Write(log::Level::kWarning, "ACL", std::string("aclInit: ") + config_path + ": " + w);
     }
   }
   if (auto env = prof::ProfilerConfigFromEnv(); !env.ok()) {
-    return Fail(ACL_ERROR_INVALID_PROFILING_CONFIG, "aclInit", env.status().message());
+    return Fail(ACL_ERROR_INVALID_PROFILING_CONFIG, "aclInit", env.status());
   } else if (env.value().enabled && !profiler_config.enabled) {
     profiler_config = std::move(env).value();
+    for (const std::string& w : profiler_config.warnings) log::Write(log::Level::kWarning, "ACL", "aclInit: PROFILING_OPTIONS: " + w);
   }
   dump = std::move(dump_config);
   dump_from_init = dump.dump_data || dump.dump_debug || dump.exception;
@@ -76,8 +90,8 @@ aclError Runtime::Finalize() {
 
 aclError Runtime::StartCollection(const prof::ProfilerConfig& config, const char* call) {
   if (collector_) return Fail(ACL_ERROR_PROF_ALREADY_RUN, call, "profiling runs already (acl.json's profiler section or aclprofStart)");
-  auto c = prof::Collector::Start(config, "libascendcl");
-  if (!c.ok()) return Fail(ACL_ERROR_INVALID_PROFILING_CONFIG, call, c.status().message());
+  auto c = prof::Collector::Start(config, CommandLine());
+  if (!c.ok()) return Fail(ACL_ERROR_INVALID_PROFILING_CONFIG, call, c.status());
   collections_.push_back(std::move(c).value());
   collector_ = collections_.back().get();
   return Models::Get().JoinCollection(*collector_, call);
@@ -86,7 +100,7 @@ aclError Runtime::StartCollection(const prof::ProfilerConfig& config, const char
 aclError Runtime::StopCollection(const char* call) {
   if (!collector_) return Fail(ACL_ERROR_PROF_NOT_RUN, call, "no profiling runs (aclprofStart)");
   prof::Collector* c = std::exchange(collector_, nullptr);
-  if (Status s = c->Finish(); !s.ok()) return Fail(ACL_ERROR_WRITE_FILE, call, "profiling data: " + s.message());
+  if (Status s = c->Finish(); !s.ok()) return Fail(ACL_ERROR_WRITE_FILE, call, s);
   return ACL_SUCCESS;
 }
 

@@ -13,6 +13,7 @@
 #include "memory.h"
 #include "debug/dump_config.h"
 #include "prof/collector.h"
+#include "soc/soc_spec.h"
 
 namespace npu::acl {
 
@@ -70,6 +71,8 @@ class Runtime {
   std::string prof_output;  // aclprofInit's path
   // The simulated device's SoC: the chip the last loaded model was converted for (aclrtGetSocName).
   std::string soc_name;
+  // The SoC models are simulated on instead of their own (tool_hooks.h's SimulateOn); null: their own.
+  std::shared_ptr<const SocSpec> simulated_soc;
 
  private:
   bool initialized_ = false;

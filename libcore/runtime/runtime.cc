@@ -194,6 +194,38 @@ void Session::WidenConstants() {
     if (g.values[i].constant && IsHalfLike(g.values[i].constant->dtype())) widened_[i] = ToF32(*g.values[i].constant);
 }
 
+Status Session::CheckInput(size_t k, const Tensor& t) const {
+  const Graph& g = model_.graph;
+  if (k >= g.inputs.size())
+    return Status::Error("EH0001", "--input", std::to_string(k + 1) + " file(s)", "the model has " + std::to_string(g.inputs.size()) + " input(s)");
+  const Value& v = g.values[g.inputs[k]];
+  const std::string which = "input " + std::to_string(k) + " (" + v.name + ")";
+  auto expected = [&](const Shape& want, std::string_view format) {
+    return Status::Error("EH0001", "--input", which,
+                         "got " + std::string(DTypeName(t.dtype())) + ShapeToString(t.shape()) + ", the model expects " + std::string(DTypeName(v.dtype)) +
+                             ShapeToString(want) + std::string(format));
+  };
+  if (v.device_format) {
+    if (t.dtype() != v.dtype || t.shape() != DeviceShapeOf(v)) return expected(DeviceShapeOf(v), " " + std::string(FormatName(*v.device_format)));
+    return Status::Ok();
+  }
+  bool dims_ok = !v.has_shape || v.shape.size() == t.shape().size();
+  for (size_t d = 0; dims_ok && v.has_shape && d < v.shape.size(); ++d) dims_ok = v.shape[d] < 0 || v.shape[d] == t.shape()[d];
+  if (t.dtype() != v.dtype || !dims_ok) return expected(v.shape, "");
+  for (const InputRange& r : model_.input_ranges) {
+    if (r.name != v.name || r.min.size() != t.shape().size()) continue;
+    for (size_t d = 0; d < r.min.size(); ++d)
+      if (t.shape()[d] < r.min[d] || (r.max[d] >= 0 && t.shape()[d] > r.max[d]))
+        return Status::Error("EH0001", "--input", which,
+                             "dim " + std::to_string(d) + " is " + std::to_string(t.shape()[d]) + ", outside the range " + std::to_string(r.min[d]) + "~" +
+                                 std::to_string(r.max[d]) + " the model was converted with", "Give an input within the --input_shape ranges (atc --mode=6 shows them).");
+  }
+  if (v.name == kShapeDataInput && !model_.profiles.empty() && t.ToInt64Vector() != model_.profiles.values[model_.profile])
+    return Status::Error("EH0001", "--input", std::string(kShapeDataInput),
+                         "it selects a profile other than the loaded one (" + model_.profiles.Describe(model_.profile) + ")");
+  return Status::Ok();
+}
+
 Status Session::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) {
   const Graph& g = model_.graph;
   faulted_.reset();
@@ -204,32 +236,12 @@ Status Session::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outp
   for (size_t i = 0; i < g.values.size(); ++i)
     if (g.values[i].constant) vals[i] = *g.values[i].constant;
   for (size_t k = 0; k < inputs.size(); ++k) {
+    NPU_RETURN_IF_ERROR(CheckInput(k, inputs[k]));
     const Value& v = g.values[g.inputs[k]];
     Tensor t = inputs[k];
     if (v.device_format) {  // handed over in the device layout (atc --is_input_adjust_hw_layout): kernels want the origin one
-      if (t.dtype() != v.dtype || t.shape() != DeviceShapeOf(v))
-        return Status::Error("EH0001", "--input", "input " + std::to_string(k) + " (" + v.name + ")",
-                             "got " + std::string(DTypeName(t.dtype())) + ShapeToString(t.shape()) + ", the model expects " + std::string(DTypeName(v.dtype)) +
-                                 ShapeToString(DeviceShapeOf(v)) + " " + std::string(FormatName(*v.device_format)));
       NPU_ASSIGN_OR_RETURN(t, FromDevice(t, *v.device_format, v.shape, v.device_groups));
     }
-    bool dims_ok = !v.has_shape || v.shape.size() == t.shape().size();
-    for (size_t d = 0; dims_ok && v.has_shape && d < v.shape.size(); ++d) dims_ok = v.shape[d] < 0 || v.shape[d] == t.shape()[d];
-    if (t.dtype() != v.dtype || !dims_ok)
-      return Status::Error("EH0001", "--input", "input " + std::to_string(k) + " (" + v.name + ")",
-                           "got " + std::string(DTypeName(t.dtype())) + ShapeToString(t.shape()) + ", the model expects " +
-                               std::string(DTypeName(v.dtype)) + ShapeToString(v.shape));
-    for (const InputRange& r : model_.input_ranges) {
-      if (r.name != v.name || r.min.size() != t.shape().size()) continue;
-      for (size_t d = 0; d < r.min.size(); ++d)
-        if (t.shape()[d] < r.min[d] || (r.max[d] >= 0 && t.shape()[d] > r.max[d]))
-          return Status::Error("EH0001", "--input", "input " + std::to_string(k) + " (" + v.name + ")",
-                               "dim " + std::to_string(d) + " is " + std::to_string(t.shape()[d]) + ", outside the range " + std::to_string(r.min[d]) + "~" +
-                                   std::to_string(r.max[d]) + " the model was converted with", "Give an input within the --input_shape ranges (atc --mode=6 shows them).");
-    }
-    if (v.name == kShapeDataInput && !model_.profiles.empty() && t.ToInt64Vector() != model_.profiles.values[model_.profile])
-      return Status::Error("EH0001", "--input", std::string(kShapeDataInput),
-                           "it selects a profile other than the loaded one (" + model_.profiles.Describe(model_.profile) + ")");
     vals[g.inputs[k]] = t;
   }
   for (size_t k = 0; k < model_.tasks.size(); ++k) NPU_RETURN_IF_ERROR(RunTask(k, vals));

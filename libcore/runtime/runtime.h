@@ -57,7 +57,10 @@ class Session {
   // Overflow detection on: fp32 results are scanned for Inf/NaN too (fp16/bf16 ones always are).
   void TrackFloatStatus(bool on) { exec_.track_status = on; }
 
-  // Checks the inputs against the model's (count, dtype, static dims) and runs every task in order.
+  // Input k as a caller gives it (in its device layout when atc adjusted it): the model's dtype, its static dims
+  // and the ranges it was converted with; a profile selector must select the loaded profile. EH0001 naming it.
+  Status CheckInput(size_t k, const Tensor& t) const;
+  // Checks the inputs (their count, and each with CheckInput) and runs every task in order.
   Status Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs);
   // Advances the simulated clock through one iteration without computing anything (observers see every
   // task with empty tensors): the timing of a model whose numbers are not needed.

@@ -132,6 +132,42 @@ TEST_F(Acl, HandlesAreValidatedAndDestroyedOnce) {
   EXPECT_EQ(aclrtDestroyEvent(e), ACL_ERROR_RT_PARAM_INVALID);
 }
 
+TEST_F(Acl, TensorDescriptionsAreCheckedAndCopiedIntoTheDataset) {
+  const int64_t dims[] = {2, 3, 5};
+  aclTensorDesc* d = aclCreateTensorDesc(ACL_FLOAT16, 3, dims, ACL_FORMAT_ND);
+  ASSERT_NE(d, nullptr) << Message();
+  EXPECT_EQ(aclGetTensorDescType(d), ACL_FLOAT16);
+  EXPECT_EQ(aclGetTensorDescFormat(d), ACL_FORMAT_ND);
+  EXPECT_EQ(aclGetTensorDescNumDims(d), 3u);
+  EXPECT_EQ(aclGetTensorDescElementCount(d), 30u);
+  EXPECT_EQ(aclGetTensorDescSize(d), 60u);
+  int64_t dim = 0;
+  EXPECT_EQ(aclGetTensorDescDimV2(d, 2, &dim), ACL_SUCCESS);
+  EXPECT_EQ(dim, 5);
+  EXPECT_EQ(aclGetTensorDescDimV2(d, 3, &dim), ACL_ERROR_INVALID_PARAM);
+  EXPECT_NE(Message().find("past the 3 dims"), std::string::npos);
+  EXPECT_EQ(aclGetTensorDescDimV2(d, 0, nullptr), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(aclCreateTensorDesc(ACL_FLOAT, 2, nullptr, ACL_FORMAT_ND), nullptr);
+  const int64_t bad[] = {4, -3};
+  EXPECT_EQ(aclCreateTensorDesc(ACL_FLOAT, 2, bad, ACL_FORMAT_ND), nullptr);
+  EXPECT_NE(Message().find("dims[1] is -3"), std::string::npos);
+
+  aclmdlDataset* set = aclmdlCreateDataset();
+  EXPECT_EQ(aclmdlSetDatasetTensorDesc(set, d, 0), ACL_ERROR_INVALID_PARAM) << "no buffer 0 yet";
+  aclDataBuffer* b = aclCreateDataBuffer(nullptr, 0);
+  ASSERT_EQ(aclmdlAddDatasetBuffer(set, b), ACL_SUCCESS);
+  EXPECT_EQ(aclmdlGetDatasetTensorDesc(set, 0), nullptr) << "none set";
+  ASSERT_EQ(aclmdlSetDatasetTensorDesc(set, d, 0), ACL_SUCCESS);
+  aclDestroyTensorDesc(d);  // the dataset holds its own copy
+  EXPECT_EQ(aclGetTensorDescNumDims(d), 0u) << "a destroyed description";
+  aclTensorDesc* kept = aclmdlGetDatasetTensorDesc(set, 0);
+  ASSERT_NE(kept, nullptr);
+  EXPECT_EQ(aclGetTensorDescElementCount(kept), 30u);
+  EXPECT_EQ(aclmdlDestroyDataset(set), ACL_SUCCESS);
+  EXPECT_EQ(aclGetTensorDescNumDims(kept), 0u) << "gone with its dataset";
+  EXPECT_EQ(aclDestroyDataBuffer(b), ACL_SUCCESS);
+}
+
 TEST_F(Acl, ModelCallsCheckIdsAndFiles) {
   uint32_t id = 0;
   EXPECT_EQ(aclmdlLoadFromFile("/no/such/model.om", &id), ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID);

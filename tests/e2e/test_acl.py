@@ -51,12 +51,25 @@ def run(cmd, ok=True):
     return p
 
 
-def msame_output(model, x_npy, name):
+def msame_output(model, x_npy, name, *flags):
     out = os.path.join(WORK, name)
     shutil.rmtree(out, ignore_errors=True)
-    p = run([MSAME, f"--model={model}", f"--input={x_npy}", f"--output={out}"])
+    p = run([MSAME, f"--model={model}", f"--input={x_npy}", f"--output={out}", *flags])
     (path,) = glob.glob(f"{out}/**/*output_0.bin", recursive=True)
     return read(path, "rb"), p.stdout
+
+
+def pyacl_loading(om):
+    """The start of a pyACL program: ok() to assert a call, AscendCL up with device 0, `om` loaded as mid and
+    described in desc."""
+    return f"""
+import acl, numpy as np
+def ok(r, what):
+    assert r == 0, (what, r, acl.get_recent_err_msg())
+ok(acl.init(), "init"); ok(acl.rt.set_device(0), "set_device")
+mid, r = acl.mdl.load_from_file("{om}"); ok(r, "load")
+desc = acl.mdl.create_desc(); ok(acl.mdl.get_desc(desc, mid), "get_desc")
+"""
 
 
 class Sample(unittest.TestCase):
@@ -441,17 +454,8 @@ print(acl.rt.stream_wait_event(s2, 12345))                 # not an event
              "--input_shape=image:-1,3,32,32", "--dynamic_batch_size=1,2,4"])
         x = np.random.default_rng(7).standard_normal((2, 3, 32, 32)).astype(np.float32)
         np.save(os.path.join(WORK, "x2.npy"), x)
-        out = os.path.join(WORK, "out_dyn")
-        shutil.rmtree(out, ignore_errors=True)
-        run([MSAME, "--model=tiny_dyn.om", "--input=x2.npy", "--dymBatch=2", f"--output={out}"])
-        (want,) = glob.glob(f"{out}/**/*output_0.bin", recursive=True)
-        code = """
-import acl, numpy as np, sys
-def ok(r, what):
-    assert r == 0, (what, r, acl.get_recent_err_msg())
-ok(acl.init(), "init"); ok(acl.rt.set_device(0), "set_device")
-mid, r = acl.mdl.load_from_file("tiny_dyn.om"); ok(r, "load")
-desc = acl.mdl.create_desc(); ok(acl.mdl.get_desc(desc, mid), "get_desc")
+        want, _ = msame_output("tiny_dyn.om", "x2.npy", "out_dyn", "--dymBatch=2")
+        code = pyacl_loading("tiny_dyn.om") + """
 sel, r = acl.mdl.get_input_index_by_name(desc, acl.ACL_DYNAMIC_TENSOR_NAME); ok(r, "index")
 print("soc", acl.rt.get_soc_name())
 print("dims", acl.mdl.get_input_dims(desc, 0)[0]["dims"], "size", acl.mdl.get_input_size_by_index(desc, 0),
@@ -480,7 +484,39 @@ open("dyn_out.bin", "wb").write(acl.util.ptr_to_bytes(h, n))
         self.assertEqual(lines[1], "unset 100000 True")
         self.assertEqual(lines[2], "batch 3 100000 True")
         self.assertEqual(lines[3], "cur [2, 10]")
-        self.assertEqual(read(os.path.join(WORK, "dyn_out.bin"), "rb"), read(want, "rb"))
+        self.assertEqual(read(os.path.join(WORK, "dyn_out.bin"), "rb"), want)
+
+    def test_a_dynamic_shape_model_takes_its_dims_from_a_tensor_description(self):
+        run([ATC, "--framework=5", f"--model={T.EXAMPLES}/tinynet.onnx", "--output=tiny_range", "--soc_version=Ascend310P3",
+             "--input_shape=image:1~4,3,32,32"])
+        x = np.random.default_rng(8).standard_normal((3, 3, 32, 32)).astype(np.float32)
+        np.save(os.path.join(WORK, "x3.npy"), x)
+        want, _ = msame_output("tiny_range.om", "x3.npy", "out_range")
+        code = pyacl_loading("tiny_range.om") + """
+print("sizes", acl.mdl.get_input_size_by_index(desc, 0), acl.mdl.get_output_size_by_index(desc, 0))
+x = np.load("x3.npy")
+ins, outs = acl.mdl.create_dataset(), acl.mdl.create_dataset()
+p, r = acl.rt.malloc(x.nbytes, 0); ok(acl.rt.memcpy(p, x.nbytes, acl.util.numpy_to_ptr(x), x.nbytes, 1), "memcpy")
+acl.mdl.add_dataset_buffer(ins, acl.create_data_buffer(p, x.nbytes))
+out = acl.create_data_buffer(0, 0)                      # left empty: the runtime allocates the output
+acl.mdl.add_dataset_buffer(outs, out)
+r = acl.mdl.execute(mid, ins, outs); print("no dims", r, "aclmdlSetDatasetTensorDesc" in acl.get_recent_err_msg())
+def given(dims):
+    d = acl.create_tensor_desc(acl.mdl.get_input_data_type(desc, 0), dims, acl.mdl.get_input_format(desc, 0))
+    ok(acl.mdl.set_dataset_tensor_desc(ins, d, 0), "set desc"); acl.destroy_tensor_desc(d)
+given([3, 3, 16, 16]); r = acl.mdl.execute(mid, ins, outs); print("16x16", r, "its description gives [3,3,16,16]" in acl.get_recent_err_msg())
+given([3, 3, 32, 32]); ok(acl.mdl.execute(mid, ins, outs), "execute")
+od = acl.mdl.get_dataset_tensor_desc(outs, 0)
+print("out", [acl.get_tensor_desc_dim_v2(od, i)[0] for i in range(acl.get_tensor_desc_num_dims(od))], acl.get_tensor_desc_size(od))
+n = acl.get_tensor_desc_size(od); dev = acl.get_data_buffer_addr(out)
+h, r = acl.rt.malloc_host(n); ok(acl.rt.memcpy(h, n, dev, n, 2), "d2h")
+open("range_out.bin", "wb").write(acl.util.ptr_to_bytes(h, n))
+ok(acl.rt.free(dev), "free the runtime's output"); ok(acl.update_data_buffer(out, 0, 0), "reset")
+print("again", acl.mdl.execute(mid, ins, outs))
+"""
+        lines = run([T.PY, "-c", code]).stdout.splitlines()
+        self.assertEqual(lines, ["sizes 0 0", "no dims 100000 True", "16x16 100000 True", "out [3, 10] 120", "again 0"])
+        self.assertEqual(read(os.path.join(WORK, "range_out.bin"), "rb"), want)
 
     def test_a_faulting_task_is_the_ai_core_exception_with_an_exception_dump(self):
         import onnx

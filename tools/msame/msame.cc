@@ -11,15 +11,12 @@
 #include "base/log.h"
 #include "base/shard.h"
 #include "dump/npy.h"
-#include "debug/dump_observer.h"
+#include "debug/dump_config.h"
+#include "runner.h"
 #include "compile/compile.h"
 #include "kernels/kernel_util.h"
-#include "prof/collector.h"
 
 namespace npu::msame {
-using debug::DumpConfig;
-using debug::DumpObserver;
-using debug::DumpRoot;
 using debug::ParseDumpConfig;
 namespace {
 
@@ -128,172 +125,110 @@ std::vector<Status> ValidateOptions(const MsameOptions& o) {
   return errs;
 }
 
-// acl.json's profiler section, else PROFILING_MODE/PROFILING_OPTIONS; null when profiling is off.
-Result<std::unique_ptr<prof::Collector>> StartProfiler(const MsameOptions& o, Session& s, std::ostream& out) {
-  prof::ProfilerConfig cfg;
-  if (!o.acl_json_path.empty()) {
-    NPU_ASSIGN_OR_RETURN(cfg, prof::ParseProfilerConfig(o.acl_json_path));
-  }
-  if (!cfg.enabled) {
-    NPU_ASSIGN_OR_RETURN(cfg, prof::ProfilerConfigFromEnv());
-  }
-  for (const auto& w : cfg.warnings) out << "[WARNING] " << w << "\n";
-  if (!cfg.enabled) return std::unique_ptr<prof::Collector>();
-  return prof::Collector::Start(cfg, s, "msame --model=" + o.model);
-}
-
-Status FinishProfiler(prof::Collector* c, std::ostream& out) {
-  if (!c) return Status::Ok();
-  NPU_RETURN_IF_ERROR(c->Finish());
-  if (log::ShowInfo()) out << "[INFO] profiling data written to " << c->dir() << "\n";
-  return Status::Ok();
-}
-
 // --sim_mode=timing: the simulated clock without the arithmetic (a batch sweep in seconds).
-int RunTimingOnly(const MsameOptions& o, Session& s, std::ostream& out) {
-  if (!s.timing()) {
-    cli::PrintError(out, Status::Error("E10001", "--sim_mode", "timing", "the model names no simulated SoC"));
-    return 1;
-  }
+int RunTimingOnly(const MsameOptions& o, const std::vector<std::string>& first_files, std::ostream& out) {
+  auto fail = [&](const Status& st) {
+    cli::PrintError(out, st);
+    return cli::kFailed;
+  };
+  if (!o.acl_json_path.empty())
+    if (auto dump = ParseDumpConfig(o.acl_json_path); !dump.ok()) return fail(dump.status());
+  auto session = OpenSession(o, first_files, out);
+  if (!session.ok()) return fail(session.status());
+  Session& s = session.value();
+  if (!s.timing()) return fail(Status::Error("E10001", "--sim_mode", "timing", "the model names no simulated SoC"));
   auto profiler = StartProfiler(o, s, out);
-  if (!profiler.ok()) {
-    cli::PrintError(out, profiler.status());
-    return 1;
-  }
+  if (!profiler.ok()) return fail(profiler.status());
   long loops = std::strtol(o.loop.c_str(), nullptr, 10);
   for (long l = 0; l < loops; ++l)
-    if (Status st = s.RunTiming(); !st.ok()) {
-      cli::PrintError(out, st);
-      return 1;
-    }
-  if (Status st = FinishProfiler(profiler.value().get(), out); !st.ok()) {
-    cli::PrintError(out, st);
-    return 1;
-  }
+    if (Status st = s.RunTiming(); !st.ok()) return fail(st);
+  if (Status st = FinishProfiler(profiler.value().get(), out); !st.ok()) return fail(st);
   out << FormatSimulatedTime(s.simulated_ns() / static_cast<double>(loops), BatchOf(s.graph()), *s.soc()) << DynamicNote(s.graph()) << "\n";
   if (log::ShowInfo()) out << "[INFO] msame run success\n";
   return 0;
 }
 
+// The input sets this run takes: all of them, or a shard's contiguous share of a folder batch; `first_step` is
+// the dump step of its first inference, numbered as in one whole run.
+Result<std::span<const InputSet>> MyShare(const MsameOptions& o, const std::vector<InputSet>& sets, const std::vector<std::string>& files,
+                                         long loops, uint64_t& first_step, std::ostream& out) {
+  first_step = 0;
+  if (o.shard.empty()) return std::span<const InputSet>(sets);
+  NPU_ASSIGN_OR_RETURN(Shard shard, ParseShard(o.shard, "--shard", {"E10001", "E10057"}));
+  if (files.empty() || !std::filesystem::is_directory(files[0]))
+    return Status::Error("E10001", "--shard", o.shard, "splits a batch, and --input names no folder", "Give --input DIR (one inference per file).");
+  const auto [begin, end] = ShardRange(shard, sets.size());
+  if (log::ShowInfo()) out << "[INFO] shard " << shard.k << "/" << shard.n << ": input files " << begin + 1 << ".." << end << " of " << sets.size() << "\n";
+  first_step = begin * static_cast<uint64_t>(loops);
+  return std::span<const InputSet>(sets).subspan(begin, end - begin);
+}
+
 int RunMsame(const MsameOptions& o, std::ostream& out) {
   if (!o.log.empty())
     if (auto l = log::ParseLevel(o.log)) log::SetLevel(*l);
-  auto fail = [&](const std::vector<Status>& errs) {
-    for (const auto& e : errs) cli::PrintError(out, e);
-    return 1;
+  auto fail = [&](const Status& st) {
+    cli::PrintError(out, st);
+    return cli::kFailed;
   };
   if (auto errs = ValidateOptions(o); !errs.empty()) {
-    fail(errs);
+    for (const auto& e : errs) cli::PrintError(out, e);
     return cli::ExitCodeFor(errs);
-  }
-  DumpConfig dump;
-  if (!o.acl_json_path.empty()) {
-    auto c = ParseDumpConfig(o.acl_json_path);
-    if (!c.ok()) return fail({c.status()});
-    dump = std::move(c).value();
-    for (const auto& w : dump.warnings) out << "[WARNING] " << o.acl_json_path << ": " << w << "\n";
   }
   std::vector<std::string> files;
   std::stringstream ss(o.input);
   for (std::string f; std::getline(ss, f, ',');)
     if (!f.empty()) files.push_back(f);
-  auto session = LoadModel(o.model, o.input_shape, o.weight);
-  std::string model_name = std::filesystem::path(o.model).stem().string();
-  auto sets = InputSets(files, model_name);
-  if (!sets.ok()) return fail({sets.status()});
-  if (!session.ok()) return fail({session.status()});
-  if (const ShapeProfiles& p = session.value().model().profiles; !p.empty()) {
-    auto k = ChooseProfile(o, p, sets.value()[0].files, session.value().graph());
-    if (!k.ok()) return fail({k.status()});
-    if (log::ShowInfo()) out << "[INFO] shape profile " << k.value() << ": " << p.Describe(k.value()) << "\n";
-    if (k.value() != 0) session = Session::FromOm(o.model, k.value());
-    if (!session.ok()) return fail({session.status()});
-  }
-  Session& s = session.value();
-  if (!o.soc_spec.empty()) {
-    auto soc = LoadSocSpecFile(o.soc_spec);
-    if (!soc.ok()) return fail({soc.status()});
-    s.SetSoc(std::make_shared<const SocSpec>(std::move(soc).value()));
-  }
-  if (s.retiled())
-    out << "[WARNING] " << s.retiled() << " task tiling(s) do not fit " << s.soc()->name << "; re-tiled with the built-in heuristic\n";
-  const Graph& g = s.graph();
-  if (o.sim_mode == "timing") return RunTimingOnly(o, s, out);
-  if (log::ShowInfo()) out << "[INFO] model " << o.model << " loaded: " << g.nodes.size() << " ops, " << g.inputs.size() << " input(s), "
-      << g.outputs.size() << " output(s)\n";
-
+  auto sets = InputSets(files, std::filesystem::path(o.model).stem().string());
+  if (!sets.ok()) return fail(sets.status());
+  if (o.sim_mode == "timing") return RunTimingOnly(o, sets.value()[0].files, out);
+  long loops = std::strtol(o.loop.c_str(), nullptr, 10);
+  uint64_t step = 0;
+  auto mine = MyShare(o, sets.value(), files, loops, step, out);
+  if (!mine.ok()) return fail(mine.status());
   if (!o.output.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(o.output, ec);
-    if (ec) return fail({Status::Error("E13004", "--output", o.output, "cannot create the directory: " + ec.message())});
+    if (ec) return fail(Status::Error("E13004", "--output", o.output, "cannot create the directory: " + ec.message()));
   }
-  std::unique_ptr<DumpObserver> exception_dumper;  // dump_scene lite_exception: a faulting task's inputs
-  if (dump.exception) {
-    exception_dumper = std::make_unique<DumpObserver>(dump, g, dump.ExceptionPath() + "/" + o.device, model_name, DumpObserver::kException);
-    s.AddObserver(exception_dumper.get());
-  }
-  std::unique_ptr<DumpObserver> dumper;
-  if (dump.dump_data || dump.dump_debug) {
-    auto mode = dump.dump_debug ? DumpObserver::kOverflow : IsReferenceModel(o.model) ? DumpObserver::kGolden : DumpObserver::kOpDump;
-    dumper = std::make_unique<DumpObserver>(dump, g, DumpRoot(dump.path, o.device, model_name), model_name, mode);
-    for (const auto& l : dumper->unknown_layers) out << "[WARNING] dump_list layer " << l << " is not an op of the model\n";
-    if (!dump.dump_debug && !dump.EntryFor(model_name))
-      out << "[WARNING] dump_list names no entry for model " << model_name << "; nothing is dumped\n";
-    s.AddObserver(dumper.get());
-    s.TrackFloatStatus(dump.dump_debug);
-  }
-  auto profiler = StartProfiler(o, s, out);
-  if (!profiler.ok()) return fail({profiler.status()});
-  long loops = std::strtol(o.loop.c_str(), nullptr, 10);
-  uint64_t step = 0;  // one per inference, over every input set (dump steps count them)
-  std::span<const InputSet> mine = sets.value();
-  if (!o.shard.empty()) {  // this shard's contiguous share of the batch; dump steps numbered as in one whole run
-    auto shard = ParseShard(o.shard, "--shard", {"E10001", "E10057"});
-    if (!shard.ok()) return fail({shard.status()});
-    if (files.empty() || !std::filesystem::is_directory(files[0]))
-      return fail({Status::Error("E10001", "--shard", o.shard, "splits a batch, and --input names no folder", "Give --input DIR (one inference per file).")});
-    const auto [begin, end] = ShardRange(shard.value(), mine.size());
-    if (log::ShowInfo())
-      out << "[INFO] shard " << shard.value().k << "/" << shard.value().n << ": input files " << begin + 1 << ".." << end << " of " << mine.size() << "\n";
-    mine = mine.subspan(begin, end - begin);
-    step = begin * static_cast<uint64_t>(loops);
-  }
+  auto runner = IsReferenceModel(o.model) ? OpenReferenceRunner(o, step, out) : OpenAclRunner(o, sets.value()[0].files, step, out);
+  if (!runner.ok()) return fail(runner.status());
+  Runner& r = *runner.value();
+  const Session& s = r.session();
+  const Graph& g = s.graph();
+  if (log::ShowInfo()) out << "[INFO] model " << o.model << " loaded: " << g.nodes.size() << " ops, " << g.inputs.size() << " input(s), "
+      << g.outputs.size() << " output(s)\n";
   std::vector<Tensor> outputs;
   double total = 0, first = 0;
   uint64_t runs = 0;
-  for (const InputSet& set : mine) {
+  for (const InputSet& set : mine.value()) {
     auto inputs = ReadInputSet(s, set);
-    if (!inputs.ok()) return fail({inputs.status()});
-    for (long l = 0; l < loops; ++l, ++step, ++runs) {
-      if (dumper) dumper->BeginStep(step, inputs.value());
+    if (!inputs.ok()) return fail(inputs.status());
+    for (long l = 0; l < loops; ++l, ++runs) {
       auto t0 = std::chrono::steady_clock::now();
-      Status st = s.Run(inputs.value(), outputs);
-      if (dumper && st.ok()) st = dumper->status();
+      Status st = r.Run(inputs.value(), outputs);
       double ms = log::MsSince(t0);
-      if (!st.ok()) return fail({st});
+      if (!st.ok()) return fail(st);
       if (runs == 0) first = ms;
       total += ms;
-      if (log::ShowInfo()) out << "[INFO] " << (mine.size() > 1 ? set.name + " " : "") << "loop " << l + 1 << " inference time: " << ms << " ms\n";
+      if (log::ShowInfo()) out << "[INFO] " << (mine.value().size() > 1 ? set.name + " " : "") << "loop " << l + 1 << " inference time: " << ms << " ms\n";
     }
     if (!o.output.empty())
       for (size_t i = 0; i < outputs.size(); ++i) {
         auto p = WriteOutput(o.output, set.name, i, outputs[i], o.outfmt);
-        if (!p.ok()) return fail({p.status()});
+        if (!p.ok()) return fail(p.status());
         if (log::ShowInfo()) out << "[INFO] output " << i << " " << DTypeName(outputs[i].dtype()) << ShapeToString(outputs[i].shape()) << " -> " << p.value() << "\n";
       }
   }
-  loops = static_cast<long>(runs);  // the averages below are over every inference
-  if (dumper && log::ShowInfo())
-    out << "[INFO] " << (dump.dump_debug ? std::to_string(dumper->overflows()) + " overflow(s), " : std::string()) << dumper->files_written()
-        << " dump file(s) under " << dump.path << "\n";
-  if (Status st = FinishProfiler(profiler.value().get(), out); !st.ok()) return fail({st});
+  // What the run timed on the simulated device, read before Finish releases the model.
+  const std::string simulated = runs && s.timing() ? FormatSimulatedTime(s.simulated_ns() / static_cast<double>(runs), BatchOf(g), *s.soc()) + DynamicNote(g) : "";
+  if (Status st = r.Finish(out); !st.ok()) return fail(st);
   if (runs == 0) {  // a shard of a batch smaller than the shard count
     if (log::ShowInfo()) out << "[INFO] this shard has no input files: nothing to run\n";
     return 0;
   }
-  out << "Inference average time: " << total / static_cast<double>(loops) << " ms\n";
-  if (loops > 1) out << "Inference average time without first time: " << (total - first) / static_cast<double>(loops - 1) << " ms\n";
-  if (s.timing()) out << FormatSimulatedTime(s.simulated_ns() / static_cast<double>(loops), BatchOf(g), *s.soc()) << DynamicNote(g) << "\n";
+  out << "Inference average time: " << total / static_cast<double>(runs) << " ms\n";
+  if (runs > 1) out << "Inference average time without first time: " << (total - first) / static_cast<double>(runs - 1) << " ms\n";
+  if (!simulated.empty()) out << simulated << "\n";
   if (log::ShowInfo()) out << "[INFO] msame run success\n";
   return 0;
 }

@@ -73,6 +73,10 @@ ACL_FUNC_VISIBILITY aclError aclmdlDestroyDataset(const aclmdlDataset *dataset);
 ACL_FUNC_VISIBILITY aclError aclmdlAddDatasetBuffer(aclmdlDataset *dataset, aclDataBuffer *dataBuffer);
 ACL_FUNC_VISIBILITY size_t aclmdlGetDatasetNumBuffers(const aclmdlDataset *dataset);
 ACL_FUNC_VISIBILITY aclDataBuffer *aclmdlGetDatasetBuffer(const aclmdlDataset *dataset, size_t index);
+/* The description of buffer `index` (copied into the dataset): a dynamic-shape input's dims. After aclmdlExecute
+ * the output dataset holds each output's description (its dims as this execution made them). */
+ACL_FUNC_VISIBILITY aclError aclmdlSetDatasetTensorDesc(aclmdlDataset *dataset, aclTensorDesc *tensorDesc, size_t index);
+ACL_FUNC_VISIBILITY aclTensorDesc *aclmdlGetDatasetTensorDesc(const aclmdlDataset *dataset, size_t index);
 
 /* Shape profiles: write the profile into the dataset's buffer `index` (the ACL_DYNAMIC_TENSOR_NAME input);
  * the input buffers hold the largest profile, aclmdlGetCurOutputDims gives the dims the last execution had.
@@ -83,7 +87,9 @@ ACL_FUNC_VISIBILITY aclError aclmdlSetDynamicBatchSize(uint32_t modelId, aclmdlD
 ACL_FUNC_VISIBILITY aclError aclmdlSetDynamicHWSize(uint32_t modelId, aclmdlDataset *dataset, size_t index, uint64_t height, uint64_t width);
 ACL_FUNC_VISIBILITY aclError aclmdlSetInputDynamicDims(uint32_t modelId, aclmdlDataset *dataset, size_t index, const aclmdlIODims *dims);
 
-/* Execution: inputs and outputs are device buffers of at least the model's sizes. */
+/* Execution: inputs and outputs are device buffers of at least the model's sizes. An output buffer made with
+ * aclCreateDataBuffer(nullptr, 0) is allocated by the runtime to the size the execution gives the output (a
+ * dynamic-shape model's); the program frees it with aclrtFree and resets the buffer with aclUpdateDataBuffer. */
 ACL_FUNC_VISIBILITY aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset *input, aclmdlDataset *output);
 ACL_FUNC_VISIBILITY aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset *input, aclmdlDataset *output, aclrtStream stream);
 
