@@ -140,8 +140,8 @@ void RegisterUnaryOps() {
   RegisterUnary<UnaryTypes::kFloat>("Sigmoid", plain([](auto x) { return 1 / (1 + std::exp(-x)); }),
                                     plain([](const auto& x) { return (1 + (-x).exp()).inverse(); }));
   // Swish, x * sigmoid(alpha * x) (ONNX opset 24; CANN's Swish op, attribute `scale`, as aclnnSwish documents
-  // it): the op SwishFusionPass makes of torch's SiLU (Sigmoid -> Mul). One pass over the tensor instead of
-  // two; at alpha 1 the fp32 arithmetic is the unfused pair's (x * 1 is exact): the Sigmoid above, one multiply.
+  // it), as GE and TF models carry it. torch's SiLU stays Sigmoid -> Mul: CANN documents no graph fusion of the
+  // pair. At alpha 1 the fp32 arithmetic is the pair's (x * 1 is exact): the Sigmoid above, one multiply.
   RegisterUnary<UnaryTypes::kFloat>(
       "Swish",
       [](const Node& n) {

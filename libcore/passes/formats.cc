@@ -108,7 +108,7 @@ class FormatAssigner {
     Format f = Current(n.inputs[c]);
     p.out = f;
     for (size_t j = 0; j < n.inputs.size(); ++j)
-      if (HasIn(n, j) && In(n, j).shape == In(n, c).shape) p.in[j] = f;
+      if (HasIn(n, j) && (In(n, j).shape == In(n, c).shape || ChannelVector(f, In(n, j).shape, In(n, c).shape))) p.in[j] = f;
     return p;
   }
 
@@ -174,11 +174,18 @@ class FormatAssigner {
       const Value& u = In(n, j);
       if (IsScalar(u) || u.shape == y) continue;
       // NZ broadcasts a row (rows dim 1) over every row of each fractal; nothing else broadcasts in a
-      // blocked layout.
+      // blocked layout but a channel vector over NC1HWC0's H and W.
       bool row = u.shape.size() < 2 || u.shape[u.shape.size() - 2] == 1;
-      if (!(f == Format::kFractalNZ && row && !u.shape.empty() && u.shape.back() == y.back())) return -1;
+      if (!(f == Format::kFractalNZ && row && !u.shape.empty() && u.shape.back() == y.back()) && !ChannelVector(f, u.shape, y)) return -1;
     }
     return c;
+  }
+
+  // A per-channel operand of an NC1HWC0 map, (N or 1, C, 1, 1): its C0 lanes line up with the map's in every
+  // pixel, so it broadcasts over H and W in NC1HWC0 too (an SE block's scale; CANN's Mul, Add and the other
+  // elementwise TBE ops declare NC1HWC0 with that broadcast).
+  static bool ChannelVector(Format f, const Shape& u, const Shape& y) {
+    return f == Format::kNC1HWC0 && u.size() == 4 && y.size() == 4 && u[1] == y[1] && u[2] == 1 && u[3] == 1 && (u[0] == 1 || u[0] == y[0]);
   }
 
   void Assign(size_t k) {

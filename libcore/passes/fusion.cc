@@ -335,20 +335,6 @@ std::vector<int> MatchPadIntoWindow(Graph& g, int k, const std::vector<bool>& de
   return {k, c};
 }
 
-// x * Sigmoid(x), as torch exports nn.SiLU (Sigmoid -> Mul), becomes the Swish op: one pass over the
-// activation instead of two, and one op a conv before it can take as its epilogue.
-std::vector<int> MatchSwish(Graph& g, int k, const std::vector<bool>& dead) {
-  Node& sig = g.nodes[k];
-  if (sig.op_type != "Sigmoid" || sig.inputs.size() != 1) return {};
-  int x = sig.inputs[0];
-  int mul = OnlyReader(g, sig.outputs[0], "Mul");
-  if (mul < 0 || dead[mul] || OtherInput(g.nodes[mul], sig.outputs[0]) != x) return {};
-  sig.op_type = sig.ascend_type = "Swish";
-  sig.opset = std::max(sig.opset, 24);
-  sig.attrs.clear();  // alpha defaults to 1
-  return {k, mul};
-}
-
 // ReduceMean(x) -> Sub -> Pow(2) -> ReduceMean -> Add(eps) -> Sqrt -> Div -> Mul(gamma) -> Add(beta) over the
 // last axis, as torch exports nn.LayerNorm below opset 17.
 std::vector<int> MatchLayerNorm(Graph& g, int k, const std::vector<bool>& dead) {
@@ -652,7 +638,6 @@ Status GeluONNXFusionPass(Graph& g) {
   });
 }
 Status HardSwishFusionPass(Graph& g) { return FuseAll(g, "HardSwishFusionPass", [&](int k, auto& d) { return MatchHardSwish(g, k, d); }); }
-Status SwishFusionPass(Graph& g) { return FuseAll(g, "SwishFusionPass", [&](int k, auto& d) { return MatchSwish(g, k, d); }); }
 Status ShuffleChannelFusionPass(Graph& g) {
   return FuseAll(g, "ShuffleChannelFusionPass", [&](int k, auto& d) { return MatchShuffleChannel(g, k, d); });
 }
@@ -719,7 +704,7 @@ Status BatchNormBnInferFusionPass(Graph& g) {
 // and TbeConvDequantVaddReluQuantFusionPass);
 // TbeConvElemwiseFusionPass is ours for CANN's conv + elementwise UB fusion, ReshapeTransposeFusionPass for
 // the Reshape/Transpose -> ConfusionTransposeD fusion, whose exact names the notes lack, HardSwishFusionPass
-// for torch's pre-opset-14 Hardswish (HardSigmoid + Mul), SwishFusionPass for its SiLU (Sigmoid + Mul) and
+// for torch's pre-opset-14 Hardswish (HardSigmoid + Mul) and
 // PadWindowFusionPass for a zero Pad taken into the Conv or AveragePool that reads it, ShuffleChannelFusionPass for
 // torch's channel shuffle (Reshape, Transpose, Reshape) as Ascend IR's ShuffleChannel.
 const std::vector<FusionPassInfo>& FusionPasses() {
@@ -730,7 +715,6 @@ const std::vector<FusionPassInfo>& FusionPasses() {
       {"MatMulBiasAddFusionPass", FusionKind::kGraph, MatMulBiasAddFusionPass},
       {"GeluONNXFusionPass", FusionKind::kGraph, GeluONNXFusionPass},
       {"HardSwishFusionPass", FusionKind::kGraph, HardSwishFusionPass},
-      {"SwishFusionPass", FusionKind::kGraph, SwishFusionPass},
       {"PadWindowFusionPass", FusionKind::kGraph, PadWindowFusionPass},
       {"LayerNormONNXFusionPass", FusionKind::kGraph, LayerNormONNXFusionPass},
       {"SoftmaxFusionPass", FusionKind::kGraph, SoftmaxFusionPass},

@@ -41,7 +41,6 @@ Status ConvBiasAddFusionPass(Graph& g);
 Status MatMulBiasAddFusionPass(Graph& g);
 Status GeluONNXFusionPass(Graph& g);
 Status HardSwishFusionPass(Graph& g);
-Status SwishFusionPass(Graph& g);
 Status PadWindowFusionPass(Graph& g);
 Status ShuffleChannelFusionPass(Graph& g);  // Reshape -> Transpose(1, 2) -> Reshape back -> ShuffleChannel  // a zero spatial Pad into the Conv / AveragePool reading it
 Status LayerNormONNXFusionPass(Graph& g);
