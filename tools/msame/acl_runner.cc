@@ -1,6 +1,7 @@
 // msame's .om path: the AscendCL calls CANN's msame makes (aclInit with the acl.json, a device, the model and its
 // datasets in device memory, aclmdlExecute), so dumps, overflow detection and profiling come from the library.
 #include <algorithm>
+#include <cstdint>
 #include <ostream>
 #include <utility>
 
@@ -45,8 +46,7 @@ class AclRunner : public Runner {
 };
 
 Status AclRunner::LoadModel(const std::string& path) {
-  if (Status st = Check(aclmdlLoadFromFile(path.c_str(), &model_id_)); !st.ok())
-    return st.param() == "--om" ? st.with_param("--model") : st;  // the reader's name for the file is atc's
+  if (Status st = Check(aclmdlLoadFromFile(path.c_str(), &model_id_)); !st.ok()) return WithModelFlag(st);
   loaded_ = true;
   desc_ = aclmdlCreateDesc();
   return Check(aclmdlGetDesc(desc_, model_id_));

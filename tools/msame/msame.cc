@@ -46,8 +46,7 @@ Result<Session> LoadModel(const std::string& path, const std::string& input_shap
   if (!IsReferenceModel(path)) {
     auto s = Session::FromOm(path);
     if (s.ok()) return s;
-    Status st = s.status();
-    return st.param() == "--om" ? st.with_param("--model") : st;  // the reader's name for the file is atc's
+    return WithModelFlag(s.status());
   }
   // The fp32 reference path: the framework graph, folded and inferred, no SoC.
   CompileFlags flags;

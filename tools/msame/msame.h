@@ -25,6 +25,8 @@ struct MsameOptions {
 
 constexpr const char* kVersion = NPUKIT_TOOL_VERSION("msame");
 
+// The .om reader names the model file by atc's flag, --om; msame's is --model.
+inline Status WithModelFlag(Status st) { return st.param() == "--om" ? st.with_param("--model") : st; }
 // Loads an .om, or imports an .onnx (with `input_shape` when given) and folds it (the golden reference path).
 Result<Session> LoadModel(const std::string& path, const std::string& input_shape = {}, const std::string& weight = {});
 // A framework model (.onnx, .pb, .pbtxt, .prototxt) that msame runs on the fp32 reference path.
