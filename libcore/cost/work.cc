@@ -74,28 +74,21 @@ void DescribeConv(const Graph& g, const Node& n, Work& w, bool transpose) {
   int64_t cin_g = std::max<int64_t>(cin / groups, 1), cout_g = std::max<int64_t>(cout / groups, 1);
   int64_t spatial = OriginElements(transpose ? x : y) / std::max<int64_t>(Dim(transpose ? x : y, 1), 1);  // N·H·W
   // The cube reads feature maps in NC1HWC0: input channels pad to C0 (16 for 16-bit types, 32 for int8), so
-  // a 3-channel image costs a 16-channel convolution (CANN's default, --enable_small_channel=0).
-  int64_t c0 = DTypeSize(x.dtype) == 1 ? 32 : 16;
-  int64_t cin_pad = (cin_g + c0 - 1) / c0 * c0;
+  // a 3-channel image costs a 16-channel convolution (CANN's default, --enable_small_channel=0). Groups run as
+  // the grouped weight's blocks (ir/device_format.h): one GEMM per block of `enlarge` groups, its input channels
+  // padded to C0 (depthwise: 16 groups per block, diagonal weights, mostly zeros).
+  int64_t c0 = CubeC0(DTypeSize(x.dtype));
+  const GroupBlocks blocks = GroupedWeightBlocks(groups, cin_g, cout_g, c0);
   w.m = spatial;
-  w.k = transpose ? cin_pad : cin_pad * window;
+  w.batch = blocks.blocks;
+  w.k = transpose ? blocks.cin : blocks.cin * window;
   // NC1HWC0_C04 (--enable_small_channel=1): the taps of 4 channels run along K together (FRACTAL_Z_C04), K padded
   // once to C0 instead of each tap's channels to C0: 48 instead of 144 for a 3x3 kernel.
   if (x.device_format == Format::kNC1HWC0_C04 && !transpose) w.k = (4 * window + c0 - 1) / c0 * c0;
-  w.n = transpose ? cout_g * window : cout_g;
-  w.batch = groups;
+  w.n = blocks.enlarge * cout_g * (transpose ? window : 1);
   w.flops = 2.0 * static_cast<double>(spatial) * static_cast<double>(cin_g * window) * static_cast<double>(cout_g * groups);
-  // Narrow groups (depthwise) share one C0-channel fractal: the cube packs C0/C groups per fractal, so
-  // they cost as few wide groups (diagonal weights, mostly zeros).
-  bool packed = groups > 1 && cin_g < c0 && cout_g < c0;
-  if (packed) {
-    int64_t pack = c0 / std::max(cin_g, cout_g);
-    w.batch = (groups + pack - 1) / pack;
-    w.k = (cin_g * pack + c0 - 1) / c0 * c0 * window;
-    w.n *= pack;
-  }
   // The feature map in GM: NC1HWC0 once atc assigned it (Bytes counts the padding), else as if it were.
-  w.a_bytes = x.device_format ? Bytes(x) : Bytes(x) / std::max<int64_t>(cin, 1) * (packed ? cin : cin_pad * groups);
+  w.a_bytes = x.device_format ? Bytes(x) : Bytes(x) / std::max<int64_t>(cin, 1) * blocks.blocks * blocks.cin;
   w.b_bytes = Bytes(wt);
 }
 

@@ -96,6 +96,21 @@ struct Geometry {
   }
 };
 
+}  // namespace
+
+GroupBlocks GroupedWeightBlocks(int64_t groups, int64_t cin_per_group, int64_t cout_per_group, int64_t c0) {
+  groups = std::max<int64_t>(groups, 1), cin_per_group = std::max<int64_t>(cin_per_group, 1), cout_per_group = std::max<int64_t>(cout_per_group, 1);
+  const int64_t fill_in = std::lcm(cin_per_group, c0) / cin_per_group, fill_out = std::lcm(cout_per_group, kFractalRows) / cout_per_group;
+  GroupBlocks b;
+  b.enlarge = std::min(std::lcm(fill_in, fill_out), groups);
+  b.blocks = CeilDiv(groups, b.enlarge);
+  b.cin = CeilDiv(b.enlarge * cin_per_group, c0) * c0;
+  b.cout = CeilDiv(b.enlarge * cout_per_group, kFractalRows) * kFractalRows;
+  return b;
+}
+
+namespace {
+
 Result<Geometry> Resolve(const DeviceLayout& l) {
   Geometry g;
   g.format = l.format;
@@ -128,12 +143,11 @@ Result<Geometry> Resolve(const DeviceLayout& l) {
       if (s[0] % groups) return Unfit(l, "has " + std::to_string(s[0]) + " output channels, not a multiple of " + std::to_string(groups) + " groups");
       g.n = s[0], g.c = s[1], g.hw = s[2] * s[3], g.groups = groups;
       g.cin_g = std::max<int64_t>(s[1], 1), g.cout_g = std::max<int64_t>(s[0] / groups, 1);
-      // e groups share one fractal column: enough to fill C0 input and 16 output channels, at most all.
-      int64_t fill_in = std::lcm(g.cin_g, g.c0) / g.cin_g, fill_out = std::lcm(g.cout_g, kFractalRows) / g.cout_g;
-      g.e = std::min({std::lcm(fill_in, fill_out), groups});
-      g.c1 = CeilDiv(g.e * g.cin_g, g.c0);
-      g.cout_opt = CeilDiv(g.e * g.cout_g, kFractalRows) * kFractalRows;
-      g.device = {CeilDiv(groups, g.e) * g.c1 * g.hw, g.cout_opt / kFractalRows, kFractalRows, g.c0};
+      const GroupBlocks blocks = GroupedWeightBlocks(groups, g.cin_g, g.cout_g, g.c0);
+      g.e = blocks.enlarge;
+      g.c1 = blocks.cin / g.c0;
+      g.cout_opt = blocks.cout;
+      g.device = {blocks.blocks * g.c1 * g.hw, g.cout_opt / kFractalRows, kFractalRows, g.c0};
       return g;
     }
     case Format::kFractalNZ: {

@@ -26,6 +26,15 @@ inline constexpr int64_t kFractalRows = 16;
 int64_t CubeC0(size_t elem_size);
 bool IsBlockedFormat(Format f);  // NC1HWC0, FRACTAL_Z, FRACTAL_NZ
 
+// How CANN lays out a grouped conv's weight (FRACTAL_Z with groups), and so how the cube runs the conv:
+// `enlarge` groups share one block, enough to fill C0 input and 16 output channels (at most all groups); the
+// conv is one GEMM per block, of `cin` (C0-aligned) input and `cout` (16-aligned) output channels, mostly zeros
+// off the block diagonal. groups = 1 is one block of the whole weight.
+struct GroupBlocks {
+  int64_t enlarge = 1, blocks = 1, cin = 0, cout = 0;
+};
+GroupBlocks GroupedWeightBlocks(int64_t groups, int64_t cin_per_group, int64_t cout_per_group, int64_t c0);
+
 // A device layout of a tensor whose origin (framework) shape is `origin`: NCHW for NC1HWC0 and FRACTAL_Z,
 // (..., rows, cols) for FRACTAL_NZ. `groups` > 1 selects grouped FRACTAL_Z.
 struct DeviceLayout {
