@@ -182,8 +182,8 @@ class FormatAssigner {
   }
 
   // A per-channel operand of an NC1HWC0 map, (N or 1, C, 1, 1): its C0 lanes line up with the map's in every
-  // pixel, so it broadcasts over H and W in NC1HWC0 too (an SE block's scale; CANN's Mul, Add and the other
-  // elementwise TBE ops declare NC1HWC0 with that broadcast).
+  // pixel, so it broadcasts over H and W in NC1HWC0 too (an SE block's scale). CANN's Mul selects NC1HWC0 for two
+  // 4-D NCHW operands of the same C whose N is equal or 1 (its op_select_format, rule 5).
   static bool ChannelVector(Format f, const Shape& u, const Shape& y) {
     return f == Format::kNC1HWC0 && u.size() == 4 && y.size() == 4 && u[1] == y[1] && u[2] == 1 && u[3] == 1 && (u[0] == 1 || u[0] == y[0]);
   }
