@@ -59,6 +59,16 @@ def msame_output(model, x_npy, name, *flags):
     return read(path, "rb"), p.stdout
 
 
+# pyACL lines that give model `mid` (tiny.om) its description `desc` and datasets `ins` (x.bin in device memory at
+# p) and `outs` (device memory at q).
+TINY_DATASETS = """desc = acl.mdl.create_desc(); acl.mdl.get_desc(desc, mid)
+ins, outs = acl.mdl.create_dataset(), acl.mdl.create_dataset()
+n = acl.mdl.get_input_size_by_index(desc, 0); p, r = acl.rt.malloc(n, 0); acl.mdl.add_dataset_buffer(ins, acl.create_data_buffer(p, n))
+x = np.fromfile("x.bin", np.uint8); acl.rt.memcpy(p, n, acl.util.numpy_to_ptr(x), n, 1)
+n = acl.mdl.get_output_size_by_index(desc, 0); q, r = acl.rt.malloc(n, 0); acl.mdl.add_dataset_buffer(outs, acl.create_data_buffer(q, n))
+"""
+
+
 def pyacl_loading(om):
     """The start of a pyACL program: ok() to assert a call, AscendCL up with device 0, `om` loaded as mid and
     described in desc."""
@@ -260,12 +270,7 @@ acl.init(); acl.rt.set_device(0)
 print(acl.mdl.set_dump("dump_api.json"), acl.mdl.finalize_dump())   # before aclmdlInitDump: ACL_ERROR_DUMP_NOT_RUN
 print(acl.mdl.init_dump(), acl.mdl.init_dump(), acl.mdl.set_dump("no_such.json"), acl.mdl.set_dump("dump_api.json"))
 mid, r = acl.mdl.load_from_file("tiny.om")
-desc = acl.mdl.create_desc(); acl.mdl.get_desc(desc, mid)
-ins, outs = acl.mdl.create_dataset(), acl.mdl.create_dataset()
-n = acl.mdl.get_input_size_by_index(desc, 0); p, r = acl.rt.malloc(n, 0); acl.mdl.add_dataset_buffer(ins, acl.create_data_buffer(p, n))
-x = np.fromfile("x.bin", np.uint8); acl.rt.memcpy(p, n, acl.util.numpy_to_ptr(x), n, 1)
-n = acl.mdl.get_output_size_by_index(desc, 0); q, r = acl.rt.malloc(n, 0); acl.mdl.add_dataset_buffer(outs, acl.create_data_buffer(q, n))
-acl.mdl.execute(mid, ins, outs)
+""" + TINY_DATASETS + """acl.mdl.execute(mid, ins, outs)
 files = len(glob.glob("dump_api/**/*.*", recursive=True))
 print(acl.mdl.finalize_dump())
 acl.mdl.execute(mid, ins, outs)
@@ -343,12 +348,7 @@ def drain(want=None, quiet=1.0):  # what the pipe gives until it stays quiet (or
 cfg = acl.prof.create_subscribe_config(1, 1, wfd)
 print(acl.prof.model_subscribe(99, cfg), acl.prof.model_unsubscribe(mid))   # no such model; not subscribed
 print(acl.prof.model_subscribe(mid, cfg), acl.prof.model_subscribe(mid, cfg))  # twice: ACL_ERROR_PROF_REPEAT_SUBSCRIBE
-desc = acl.mdl.create_desc(); acl.mdl.get_desc(desc, mid)
-ins, outs = acl.mdl.create_dataset(), acl.mdl.create_dataset()
-n = acl.mdl.get_input_size_by_index(desc, 0); p, r = acl.rt.malloc(n, 0); acl.mdl.add_dataset_buffer(ins, acl.create_data_buffer(p, n))
-x = np.fromfile("x.bin", np.uint8); acl.rt.memcpy(p, n, acl.util.numpy_to_ptr(x), n, 1)
-n = acl.mdl.get_output_size_by_index(desc, 0); q, r = acl.rt.malloc(n, 0); acl.mdl.add_dataset_buffer(outs, acl.create_data_buffer(q, n))
-acl.mdl.execute(mid, ins, outs)
+""" + TINY_DATASETS + """acl.mdl.execute(mid, ins, outs)
 size, r = acl.prof.get_op_desc_size()
 data = np.frombuffer(drain(), np.uint8).copy()
 ptr, length = acl.util.numpy_to_ptr(data), data.size

@@ -41,6 +41,7 @@ class AclRunner : public Runner {
   aclmdlDataset* input_ = nullptr;
   aclmdlDataset* output_ = nullptr;
   std::vector<void*> input_memory_, output_memory_;  // device memory of each buffer (null: the runtime allocates it)
+  std::vector<bool> dynamic_inputs_;  // inputs whose dims the model leaves open: each run gives them a tensor description
   size_t selector_ = SIZE_MAX;  // the selector input's index in a shape-profile model
   const Session* session_ = nullptr;
 };
@@ -58,6 +59,9 @@ Status AclRunner::CreateDatasets() {
   input_ = aclmdlCreateDataset();
   output_ = aclmdlCreateDataset();
   for (size_t i = 0; i < aclmdlGetNumInputs(desc_); ++i) {
+    aclmdlIODims dims{};
+    NPU_RETURN_IF_ERROR(Check(aclmdlGetInputDims(desc_, i, &dims)));
+    dynamic_inputs_.push_back(std::any_of(dims.dims, dims.dims + dims.dimCount, [](int64_t d) { return d < 0; }));
     const size_t bytes = std::max<size_t>(1, aclmdlGetInputSizeByIndex(desc_, i));  // a dynamic input's grows in Run
     void* p = nullptr;
     NPU_RETURN_IF_ERROR(Check(aclrtMalloc(&p, bytes, ACL_MEM_MALLOC_HUGE_FIRST)));
@@ -78,9 +82,7 @@ Status AclRunner::CreateDatasets() {
 Status AclRunner::PutInput(size_t i, const Tensor& t) {
   const std::span<const std::byte> bytes = t.bytes();
   aclDataBuffer* b = aclmdlGetDatasetBuffer(input_, i);
-  aclmdlIODims model_dims{};
-  NPU_RETURN_IF_ERROR(Check(aclmdlGetInputDims(desc_, i, &model_dims)));
-  if (std::any_of(model_dims.dims, model_dims.dims + model_dims.dimCount, [](int64_t d) { return d < 0; })) {
+  if (dynamic_inputs_[i]) {
     const Shape& shape = t.shape();
     aclTensorDesc* d = aclCreateTensorDesc(aclmdlGetInputDataType(desc_, i), static_cast<int>(shape.size()), shape.data(), aclmdlGetInputFormat(desc_, i));
     Status st = d ? Check(aclmdlSetDatasetTensorDesc(input_, d, i)) : acl::RecentStatus();
