@@ -1,6 +1,8 @@
 #include "kernels/channels_last.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <type_traits>
 
 #include "ir/dtype.h"
 
@@ -39,8 +41,45 @@ void Transpose(const T* src, T* dst, int64_t batches, int64_t rows, int64_t cols
   });
 }
 
+// The same transpose for a matrix of kRows rows, fixed at compile time: a net's image input (3 channels of
+// every pixel) turned channels-last. Each task interleaves kInterleaveCols columns from the kRows row pointers,
+// a loop GCC vectorises (vpermt2ps); the tiled loop above moves one element at a time, and the input's
+// transpose was 4.8% of mnasnet1_0's single-thread time.
+constexpr int64_t kInterleaveCols = 4096;
+constexpr int64_t kMaxInterleavedRows = 4;
+
+template <int kRows, class T>
+void InterleaveRows(const T* src, T* dst, int64_t batches, int64_t cols, ThreadPool& pool) {
+  const int64_t blocks = (cols + kInterleaveCols - 1) / kInterleaveCols;
+  pool.ParallelFor(static_cast<size_t>(batches * blocks), 1, [&](size_t b, size_t e) {
+    for (auto t = static_cast<int64_t>(b); t < static_cast<int64_t>(e); ++t) {
+      const int64_t batch = t / blocks, c0 = t % blocks * kInterleaveCols, c1 = std::min(cols, c0 + kInterleaveCols);
+      const T* __restrict row[kRows];
+      for (int r = 0; r < kRows; ++r) row[r] = src + (batch * kRows + r) * cols;
+      T* __restrict d = dst + batch * kRows * cols;
+      for (int64_t c = c0; c < c1; ++c)
+#pragma GCC unroll 4
+        for (int r = 0; r < kRows; ++r) d[c * kRows + r] = row[r][c];
+    }
+  });
+}
+
+// Elements moved as unsigned integers of their size: the vectoriser handles those, not byte-array structs.
+template <size_t kBytes>
+using Word = std::conditional_t<kBytes == 1, uint8_t, std::conditional_t<kBytes == 2, uint16_t, std::conditional_t<kBytes == 4, uint32_t, uint64_t>>>;
+
 template <size_t kBytes>
 void TransposeBytes(const Tensor& in, Tensor& out, int64_t batches, int64_t rows, int64_t cols, ThreadPool& pool) {
+  if (rows <= kMaxInterleavedRows) {
+    const auto* s = reinterpret_cast<const Word<kBytes>*>(in.raw());
+    auto* d = reinterpret_cast<Word<kBytes>*>(out.mutable_raw());
+    switch (rows) {
+      case 1: return InterleaveRows<1>(s, d, batches, cols, pool);
+      case 2: return InterleaveRows<2>(s, d, batches, cols, pool);
+      case 3: return InterleaveRows<3>(s, d, batches, cols, pool);
+      default: return InterleaveRows<4>(s, d, batches, cols, pool);
+    }
+  }
   using E = Elem<kBytes>;
   Transpose(reinterpret_cast<const E*>(in.raw()), reinterpret_cast<E*>(out.mutable_raw()), batches, rows, cols, pool);
 }

@@ -43,8 +43,9 @@ void ExpectSameBits(const Tensor& a, const Tensor& b) {
 }
 
 TEST(ChannelsLast, ConversionsRoundTripAndMapIndices) {
-  // Small, ragged in both row tiles and column blocks of the transpose, and an image-like 3-channel input.
-  for (const Shape& shape : std::vector<Shape>{{2, 5, 3, 4}, {2, 19, 17, 31}, {1, 3, 50, 60}}) {
+  // Small, ragged in both row tiles and column blocks of the transpose, and image-like inputs of 2 to 4 channels
+  // (interleaved, over more than one block of pixels and more than one image).
+  for (const Shape& shape : std::vector<Shape>{{2, 5, 3, 4}, {2, 19, 17, 31}, {1, 3, 50, 60}, {2, 2, 70, 70}, {2, 4, 9, 500}}) {
     Tensor x = Random(shape, 1);
     Tensor cl = ToChannelsLast(x, Pool());
     ASSERT_TRUE(cl.channels_last);
