@@ -95,35 +95,36 @@ void FloatToHalf(std::span<const float> in, std::span<uint16_t> out) {
 }
 
 size_t RoundToHalf(std::span<const float> in, std::span<float> out, float limit) {
-  size_t i = 0, n = in.size();
+  size_t i = 0, n = in.size(), first = n;
 #if defined(__AVX512F__)
   const __m512 lim = _mm512_set1_ps(limit);
   for (; i + 16 <= n; i += 16) {
     __m512 x = _mm512_loadu_ps(in.data() + i);
     __m512 r = _mm512_cvtph_ps(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
-    // Lanes not below the limit, NaN included (an unordered compare is true).
-    __mmask16 stop = _mm512_cmp_ps_mask(_mm512_abs_ps(x), lim, _CMP_NLT_UQ);
-    if (stop) {
-      const unsigned first = static_cast<unsigned>(__builtin_ctz(stop));
-      _mm512_mask_storeu_ps(out.data() + i, static_cast<__mmask16>((1u << first) - 1), r);
-      return i + first;
-    }
-    _mm512_storeu_ps(out.data() + i, r);
+    // Lanes not below the limit, NaN included (an unordered compare is true), keep their value.
+    __mmask16 kept = _mm512_cmp_ps_mask(_mm512_abs_ps(x), lim, _CMP_NLT_UQ);
+    _mm512_storeu_ps(out.data() + i, _mm512_mask_blend_ps(kept, r, x));
+    if (kept && first == n) first = i + static_cast<unsigned>(__builtin_ctz(kept));
   }
 #endif
   for (; i < n; ++i) {
-    if (!(std::fabs(in[i]) < limit)) return i;
-    out[i] = HalfToFloat(FloatToHalf(in[i]));
+    const float x = in[i];
+    const bool keep = !(std::fabs(x) < limit);
+    out[i] = keep ? x : HalfToFloat(FloatToHalf(x));
+    if (keep && first == n) first = i;
   }
-  return n;
+  return first;
 }
 
 size_t RoundToBF16(std::span<const float> in, std::span<float> out, float limit) {
+  size_t first = in.size();
   for (size_t i = 0; i < in.size(); ++i) {
-    if (!(std::fabs(in[i]) < limit)) return i;
-    out[i] = BF16ToFloat(FloatToBF16(in[i]));
+    const float x = in[i];
+    const bool keep = !(std::fabs(x) < limit);
+    out[i] = keep ? x : BF16ToFloat(FloatToBF16(x));
+    if (keep && first == in.size()) first = i;
   }
-  return in.size();
+  return first;
 }
 
 void BF16ToFloat(std::span<const uint16_t> in, std::span<float> out) {

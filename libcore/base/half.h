@@ -37,10 +37,10 @@ void FloatToHalf(std::span<const float> in, std::span<uint16_t> out);
 void BF16ToFloat(std::span<const uint16_t> in, std::span<float> out);
 void FloatToBF16(std::span<const float> in, std::span<uint16_t> out);
 // The fp16 / bf16 value nearest each element (round to nearest even), kept in fp32: FloatToHalf then
-// HalfToFloat in one pass, with no 16-bit copy. `out` may be `in`. Elements are rounded in order while
-// |in[i]| < `limit`: the index of the first that is not (NaN included) is returned, and it and those after
-// it are left unwritten; in.size() when every element was rounded. With the limit past which values round
-// to infinity, this is the rounding and the overflow check in one pass.
+// HalfToFloat in one pass, with no 16-bit copy. `out` may be `in`. An element whose magnitude is not below
+// `limit` (NaN included) is copied as it is; the index of the first such element is returned, in.size() when
+// there is none. With the limit past which values round to infinity, this is the rounding and the overflow
+// check in one pass, and the elements left to settle are those at or past the limit from the returned index on.
 size_t RoundToHalf(std::span<const float> in, std::span<float> out, float limit);
 size_t RoundToBF16(std::span<const float> in, std::span<float> out, float limit);
 

@@ -4,6 +4,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <atomic>
 #include <vector>
 
 #include "base/half.h"
@@ -81,6 +82,12 @@ ExecContext ExecContext::ForSoc(const SocSpec* soc, bool track_status) {
   return c;
 }
 
+void FloatStatus::Merge(const FloatStatus& other) {
+  out_of_range += other.out_of_range;
+  non_finite += other.non_finite;
+  if (other.first_output >= 0) Record(other.first_output, other.first_index, other.first_value);
+}
+
 void FloatStatus::Record(int output, int64_t index, float value) {
   if (first_output >= 0 && (output > first_output || (output == first_output && index >= first_index))) return;
   first_output = output;
@@ -114,6 +121,26 @@ Tensor NarrowFloat(const Tensor& f32, DType to, const ExecContext& ctx, FloatSta
   return out;
 }
 
+namespace {
+
+// The elements of one chunk that RoundToHalf/BF16 left as they were (at or past `limit`, NaN included),
+// from `from` on: each is recorded and given its 16-bit value (±inf, NaN) or, under saturation, ±max finite
+// (NaN -> 0). `base` is the chunk's first flat index.
+void SettleRounded(std::span<float> o, size_t from, int64_t base, float limit, DType to, const ExecContext& ctx, FloatStatus* st,
+                   int output) {
+  const float max_finite = Widen16(to, MaxFinite16(to));
+  for (size_t i = from; i < o.size(); ++i) {
+    const float v = o[i];
+    if (std::fabs(v) < limit) continue;
+    float r = Round16(to, v);
+    RecordException(st, to, output, base + static_cast<int64_t>(i), v);
+    if (ctx.saturate()) r = std::isnan(v) ? 0.0f : std::copysign(max_finite, v);
+    o[i] = r;
+  }
+}
+
+}  // namespace
+
 Tensor RoundToDTypeValues(Tensor f32, DType to, const ExecContext& ctx, FloatStatus* status, int output) {
   Tensor out = f32.sole_owner() ? f32 : Tensor::EmptyLike(DType::kF32, f32);
   auto n = static_cast<size_t>(f32.numel());
@@ -121,30 +148,23 @@ Tensor RoundToDTypeValues(Tensor f32, DType to, const ExecContext& ctx, FloatSta
   float* o = out.mutable_data<float>();
   auto round = to == DType::kF16 ? RoundToHalf : RoundToBF16;
   const float limit = RoundsToInfinity(to);
-  // Each chunk is rounded up to its first element that would round to Inf/NaN; from there on it is left
-  // unwritten (those inputs are needed to record and saturate them) and settled below, in order, on one
-  // thread. Results are almost always finite.
+  // Results are almost always finite. Where they are not (a net whose activations pass the fp16 range), each
+  // chunk settles its own elements past the limit into its own status, merged below in chunk order: the
+  // record keeps the first element, as one thread walking in order would.
   const size_t chunks = (n + kRoundGrain - 1) / kRoundGrain;
-  std::vector<size_t> settle_from(chunks, kRoundGrain);
+  std::vector<FloatStatus> chunk_status(status ? chunks : 0);
+  std::atomic<bool> settled = false;
   ThreadPool::Global().ParallelFor(chunks, 1, [&](size_t cb, size_t ce) {
     for (size_t c = cb; c < ce; ++c) {
       size_t b = c * kRoundGrain, len = std::min(kRoundGrain, n - b);
-      size_t done = round(std::span(in + b, len), std::span(o + b, len), limit);
-      if (done < len) settle_from[c] = done;
+      size_t first = round(std::span(in + b, len), std::span(o + b, len), limit);
+      if (first == len) continue;
+      SettleRounded(std::span(o + b, len), first, static_cast<int64_t>(b), limit, to, ctx, status ? &chunk_status[c] : nullptr, output);
+      settled.store(true, std::memory_order_relaxed);
     }
   });
-  const float max_finite = Widen16(to, MaxFinite16(to));
-  for (size_t c = 0; c < chunks; ++c) {
-    if (settle_from[c] == kRoundGrain) continue;
-    for (size_t i = c * kRoundGrain + settle_from[c]; i < std::min(n, (c + 1) * kRoundGrain); ++i) {
-      float v = in[i], r = Round16(to, v);
-      if (!std::isfinite(r)) {
-        RecordException(status, to, output, static_cast<int64_t>(i), v);
-        if (ctx.saturate()) r = std::isnan(v) ? 0.0f : std::copysign(max_finite, v);
-      }
-      o[i] = r;
-    }
-  }
+  if (settled && status)
+    for (const FloatStatus& s : chunk_status) status->Merge(s);
   return out;
 }
 

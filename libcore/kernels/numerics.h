@@ -28,6 +28,7 @@ struct FloatStatus {
 
   bool any() const { return out_of_range || non_finite; }
   void Record(int output, int64_t index, float value);
+  void Merge(const FloatStatus& other);  // another status of the same task: counts add, the first record stays
 };
 
 // Elements per parallel chunk of a 16-bit <-> fp32 conversion (memory-bound: big chunks).

@@ -141,8 +141,8 @@ void MapRun(int64_t count, const float* s, bool steps, Op op) {
 }
 
 // Rounds every element to its fp16 value in place, infinities and NaN included (a scale past the fp16 range
-// makes every product infinite). RoundToHalf takes finite values in one pass and stops at the first other one;
-// from there the conversions both ways, which take any value.
+// makes every product infinite). RoundToHalf rounds finite values in one pass and leaves the others as they
+// are; from the first of those on, the conversions both ways, which take any value.
 void RoundSpanToHalf(std::span<float> v) {
   constexpr float kNoLimit = std::numeric_limits<float>::infinity();
   constexpr size_t kBlock = 256;
