@@ -20,10 +20,11 @@ size_t RowsPerTask(int64_t row_elems) {
   return static_cast<size_t>(std::max<int64_t>(1, kElemsPerTask / std::max<int64_t>(1, row_elems)));
 }
 
-// Applies y = x * a[ch] + b[ch] over [N, C, inner].
+// Applies y = x * a[ch] + b[ch] over [N, C, inner]. A fused activation (`act`, fp32 only, may be null) runs on
+// each task's rows as soon as they are written (densenet's BatchNormalization + Relu: one pass, not two).
 template <class T>
-void ChannelAffine(ThreadPool& pool, const T* x, T* y, int64_t N, int64_t C, int64_t inner,
-                   const std::vector<T>& a, const std::vector<T>& b) {
+void ChannelAffine(ThreadPool& pool, const T* x, T* y, int64_t N, int64_t C, int64_t inner, const std::vector<T>& a,
+                   const std::vector<T>& b, const InPlaceFn* act) {
   pool.ParallelFor(static_cast<size_t>(N * C), RowsPerTask(inner), [&](size_t s, size_t e) {
     for (size_t nc = s; nc < e; ++nc) {
       T av = a[nc % C], bv = b[nc % C];
@@ -31,18 +32,23 @@ void ChannelAffine(ThreadPool& pool, const T* x, T* y, int64_t N, int64_t C, int
       T* yi = y + nc * inner;
       for (int64_t i = 0; i < inner; ++i) yi[i] = xi[i] * av + bv;
     }
+    if constexpr (std::is_same_v<T, float>)
+      if (act) (*act)({y + s * inner, (e - s) * static_cast<size_t>(inner)});
   });
 }
 
-// y = x * a[ch] + b[ch] over channels-last rows (C innermost).
+// y = x * a[ch] + b[ch] over channels-last rows (C innermost), `act` as in ChannelAffine.
 template <class T>
-void ChannelAffineLast(ThreadPool& pool, const T* x, T* y, int64_t rows, int64_t C, const std::vector<T>& a, const std::vector<T>& b) {
+void ChannelAffineLast(ThreadPool& pool, const T* x, T* y, int64_t rows, int64_t C, const std::vector<T>& a, const std::vector<T>& b,
+                       const InPlaceFn* act) {
   pool.ParallelFor(static_cast<size_t>(rows), RowsPerTask(C), [&](size_t s, size_t e) {
     for (size_t r = s; r < e; ++r) {
       const T* xi = x + r * C;
       T* yi = y + r * C;
       for (int64_t ch = 0; ch < C; ++ch) yi[ch] = xi[ch] * a[ch] + b[ch];
     }
+    if constexpr (std::is_same_v<T, float>)
+      if (act) (*act)({y + s * C, (e - s) * static_cast<size_t>(C)});
   });
 }
 
@@ -79,8 +85,10 @@ Status BatchNormKernel(KernelContext& c) {
     b[ch] = bias[ch] - use_mean[ch] * a[ch];
   }
   Tensor y = Tensor::EmptyLike(x.dtype(), x);
-  if (x.channels_last) ChannelAffineLast(c.pool, x.data<T>(), y.mutable_data<T>(), N * inner, C, a, b);
-  else ChannelAffine(c.pool, x.data<T>(), y.mutable_data<T>(), N, C, inner, a, b);
+  const InPlaceFn* act = std::is_same_v<T, float> && c.epilogue && !training && !c.residual.defined() ? &c.epilogue : nullptr;
+  c.epilogue_applied = act != nullptr;
+  if (x.channels_last) ChannelAffineLast(c.pool, x.data<T>(), y.mutable_data<T>(), N * inner, C, a, b, act);
+  else ChannelAffine(c.pool, x.data<T>(), y.mutable_data<T>(), N, C, inner, a, b, act);
   c.outputs[0] = std::move(y);
   if (training) {
     for (size_t k = 1; k < c.outputs.size() && k < 3; ++k) {

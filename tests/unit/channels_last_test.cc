@@ -257,6 +257,15 @@ TEST(ChannelsLast, ConcatAndBatchNormGiveTheChannelsFirstBits) {
   Tensor got = RunNode(MakeNode("BatchNormalization", 5), last);
   EXPECT_TRUE(got.channels_last);
   ExpectSameBits(ToChannelsFirst(got, Pool()), RunNode(MakeNode("BatchNormalization", 5), first));
+  // With a fused Relu, applied on each task's rows inside the kernel: the bits of the two ops, in either order,
+  // over enough rows for several tasks.
+  const Tensor wide = Random({2, 6, 40, 40}, 30, -1.0f, 1.0f);
+  first[0] = wide;
+  last[0] = ToChannelsLast(wide, Pool());
+  const Tensor want = RunNode(MakeNode("Relu", 1), {RunNode(MakeNode("BatchNormalization", 5), first)});
+  const Node fused = MakeNode("BatchNormalization", 5, {{kEpilogueOp, std::string("Relu")}});
+  ExpectSameBits(RunNode(fused, first), want);
+  ExpectSameBits(ToChannelsFirst(RunNode(fused, last), Pool()), want);
 }
 
 // Transpose, Slice and AveragePool of channels-last maps give the channels-first results; the two transposes
