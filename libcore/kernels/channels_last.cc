@@ -69,10 +69,10 @@ template <size_t kBytes>
 using Word = std::conditional_t<kBytes == 1, uint8_t, std::conditional_t<kBytes == 2, uint16_t, std::conditional_t<kBytes == 4, uint32_t, uint64_t>>>;
 
 template <size_t kBytes>
-void TransposeBytes(const Tensor& in, Tensor& out, int64_t batches, int64_t rows, int64_t cols, ThreadPool& pool) {
+void TransposeBytes(const std::byte* in, std::byte* out, int64_t batches, int64_t rows, int64_t cols, ThreadPool& pool) {
   if (rows <= kMaxInterleavedRows) {
-    const auto* s = reinterpret_cast<const Word<kBytes>*>(in.raw());
-    auto* d = reinterpret_cast<Word<kBytes>*>(out.mutable_raw());
+    const auto* s = reinterpret_cast<const Word<kBytes>*>(in);
+    auto* d = reinterpret_cast<Word<kBytes>*>(out);
     switch (rows) {
       case 1: return InterleaveRows<1>(s, d, batches, cols, pool);
       case 2: return InterleaveRows<2>(s, d, batches, cols, pool);
@@ -81,7 +81,7 @@ void TransposeBytes(const Tensor& in, Tensor& out, int64_t batches, int64_t rows
     }
   }
   using E = Elem<kBytes>;
-  Transpose(reinterpret_cast<const E*>(in.raw()), reinterpret_cast<E*>(out.mutable_raw()), batches, rows, cols, pool);
+  Transpose(reinterpret_cast<const E*>(in), reinterpret_cast<E*>(out), batches, rows, cols, pool);
 }
 
 Tensor Reordered(const Tensor& t, bool to_last, ThreadPool& pool) {
@@ -92,16 +92,20 @@ Tensor Reordered(const Tensor& t, bool to_last, ThreadPool& pool) {
   out.channels_last = to_last;
   // channels first -> last: each image is a C x HW matrix turned into HW x C; last -> first the reverse.
   const int64_t rows = to_last ? C : HW, cols = to_last ? HW : C;
-  switch (DTypeSize(t.dtype())) {
-    case 1: TransposeBytes<1>(t, out, N, rows, cols, pool); break;
-    case 2: TransposeBytes<2>(t, out, N, rows, cols, pool); break;
-    case 4: TransposeBytes<4>(t, out, N, rows, cols, pool); break;
-    default: TransposeBytes<8>(t, out, N, rows, cols, pool); break;
-  }
+  TransposeMatrices(t.raw(), out.mutable_raw(), DTypeSize(t.dtype()), N, rows, cols, pool);
   return out;
 }
 
 }  // namespace
+
+void TransposeMatrices(const std::byte* src, std::byte* dst, size_t elem_bytes, int64_t batches, int64_t rows, int64_t cols, ThreadPool& pool) {
+  switch (elem_bytes) {
+    case 1: return TransposeBytes<1>(src, dst, batches, rows, cols, pool);
+    case 2: return TransposeBytes<2>(src, dst, batches, rows, cols, pool);
+    case 4: return TransposeBytes<4>(src, dst, batches, rows, cols, pool);
+    default: return TransposeBytes<8>(src, dst, batches, rows, cols, pool);
+  }
+}
 
 bool OrdersDiffer(const Shape& s) { return s.size() == 4 && s[1] > 1 && s[2] * s[3] > 1; }
 

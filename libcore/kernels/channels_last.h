@@ -15,6 +15,9 @@ bool OrdersDiffer(const Shape& s);
 // The tensor in the other memory order (a copy), or itself when it already is in the wanted one.
 Tensor ToChannelsFirst(const Tensor& t, ThreadPool& pool);
 Tensor ToChannelsLast(const Tensor& t, ThreadPool& pool);
+// dst[b][j][i] = src[b][i][j] for `batches` row-major rows x cols matrices of `elem_bytes`-byte elements (1, 2, 4
+// or 8): the layout conversions above, and ShuffleChannel's permutation of each pixel's channel vector.
+void TransposeMatrices(const std::byte* src, std::byte* dst, size_t elem_bytes, int64_t batches, int64_t rows, int64_t cols, ThreadPool& pool);
 // The logical (N, C, H, W) flat index of the element at flat memory index `i` of a channels-last tensor.
 int64_t ChannelsFirstIndex(const Shape& s, int64_t i);
 

@@ -88,29 +88,19 @@ Status SliceKernel(KernelContext& c) {
 }
 
 // ShuffleChannel: output channel a*g + b is input channel b*(C/g) + a. Channels-last, each pixel's channel vector
-// is permuted in place of a transposed copy; channels-first, each output plane is one input plane.
+// is transposed as a g x C/g matrix; channels-first, each output plane is one input plane.
 Status ShuffleChannelKernel(KernelContext& c) {
   const Tensor& x = c.in(0);
   const int64_t group = c.node.attr_int("group", 1), C = x.shape()[1], per = C / group;
   const size_t es = DTypeSize(x.dtype());
   Tensor y = Tensor::Empty(x.dtype(), x.shape());
-  std::vector<int64_t> src(static_cast<size_t>(C));
-  for (int64_t a = 0; a < per; ++a)
-    for (int64_t b = 0; b < group; ++b) src[static_cast<size_t>(a * group + b)] = b * per + a;
   const std::byte* in = x.raw();
   std::byte* out = y.mutable_raw();
   if (x.channels_last && x.rank() == 4) {
+    // Each pixel's channel vector is a group x per matrix (channel b * per + a), shuffled into its transpose
+    // (channel a * group + b): shufflenet's group of 2 is a vectorised interleave of the two halves.
     const int64_t pixels = x.numel() / std::max<int64_t>(C, 1);
-    c.pool.ParallelFor(static_cast<size_t>(pixels), 64, [&](size_t b, size_t e) {
-      for (size_t px = b; px < e; ++px) {
-        const std::byte* row = in + px * C * es;
-        std::byte* dst = out + px * C * es;
-        if (es == 4)
-          for (int64_t o = 0; o < C; ++o) std::memcpy(dst + o * 4, row + src[static_cast<size_t>(o)] * 4, 4);
-        else
-          for (int64_t o = 0; o < C; ++o) std::memcpy(dst + o * es, row + src[static_cast<size_t>(o)] * es, es);
-      }
-    });
+    TransposeMatrices(in, out, es, pixels, group, per, c.pool);
     y.channels_last = true;
   } else {
     const int64_t N = x.shape()[0], plane = x.numel() / std::max<int64_t>(N * C, 1);
@@ -118,7 +108,8 @@ Status ShuffleChannelKernel(KernelContext& c) {
     c.pool.ParallelFor(static_cast<size_t>(N * C), 1, [&](size_t b, size_t e) {
       for (size_t i = b; i < e; ++i) {
         const int64_t n = static_cast<int64_t>(i) / C, o = static_cast<int64_t>(i) % C;
-        std::memcpy(out + i * bytes, in + (n * C + src[static_cast<size_t>(o)]) * bytes, bytes);
+        const int64_t from = o % group * per + o / group;  // o = a * group + b reads b * per + a
+        std::memcpy(out + i * bytes, in + (n * C + from) * bytes, bytes);
       }
     });
   }

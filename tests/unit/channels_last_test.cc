@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "kernels/channels_last.h"
+#include "kernels/kernel_util.h"
 #include "kernels/registry.h"
 #include "test_util.h"
 
@@ -266,6 +267,20 @@ TEST(ChannelsLast, ConcatAndBatchNormGiveTheChannelsFirstBits) {
   const Node fused = MakeNode("BatchNormalization", 5, {{kEpilogueOp, std::string("Relu")}});
   ExpectSameBits(RunNode(fused, first), want);
   ExpectSameBits(ToChannelsFirst(RunNode(fused, last), Pool()), want);
+}
+
+// ShuffleChannel on a channels-last map transposes each pixel's channels as a group x C/group matrix: groups
+// that interleave (up to 4) and that take the tiled transpose, 4- and 2-byte elements, the channels-first bits.
+TEST(ChannelsLast, ShuffleChannelOfEveryGroupGivesTheChannelsFirstBits) {
+  for (int64_t group : {2, 3, 5, 8}) {
+    const Tensor x = Random({2, group * 7, 5, 9}, 40 + static_cast<unsigned>(group));
+    const Node shuffle = MakeNode("ShuffleChannel", 1, {{"group", group}});
+    for (const Tensor& t : {x, FromF32(x, DType::kF16)}) {
+      const Tensor got = RunNode(shuffle, {ToChannelsLast(t, Pool())});
+      EXPECT_TRUE(got.channels_last);
+      ExpectSameBits(ToChannelsFirst(got, Pool()), RunNode(shuffle, {t}));
+    }
+  }
 }
 
 // Transpose, Slice and AveragePool of channels-last maps give the channels-first results; the two transposes
