@@ -32,10 +32,12 @@ Status InferGlobalPool(InferContext& c) {
 }  // namespace
 
 void RegisterPoolSchemas() {
-  RegisterSchema({"MaxPool", 1, 1, 1, 2, Engine::kVector, InferPool});
+  OpSchema max_pool{"MaxPool", 1, 1, 1, 2, Engine::kVector, InferPool}, global_max_pool{"GlobalMaxPool", 1, 1, 1, 1, Engine::kVector, InferGlobalPool};
+  max_pool.selects_values = global_max_pool.selects_values = true;  // a window's maximum, or -inf for an empty one
+  RegisterSchema(std::move(max_pool));
   RegisterSchema({"AveragePool", 1, 1, 1, 1, Engine::kVector, InferPool});
   RegisterSchema({"GlobalAveragePool", 1, 1, 1, 1, Engine::kVector, InferGlobalPool});
-  RegisterSchema({"GlobalMaxPool", 1, 1, 1, 1, Engine::kVector, InferGlobalPool});
+  RegisterSchema(std::move(global_max_pool));
 }
 
 }  // namespace npu

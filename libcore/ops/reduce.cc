@@ -61,7 +61,11 @@ Status InferArg(InferContext& c) {
 
 void RegisterReduceSchemas() {
   for (const char* name : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"})
-    RegisterSchema({name, 1, 2, 1, 1, Engine::kVector, InferReduce});
+  {
+    OpSchema s{name, 1, 2, 1, 1, Engine::kVector, InferReduce};
+    s.selects_values = std::string_view(name) == "ReduceMax" || std::string_view(name) == "ReduceMin";
+    RegisterSchema(std::move(s));
+  }
   RegisterSchema({"ArgMax", 1, 1, 1, 1, Engine::kVector, InferArg});
   RegisterSchema({"ArgMin", 1, 1, 1, 1, Engine::kVector, InferArg});
   RegisterSchema({"TopK", 1, 2, 2, 2, Engine::kAiCpu, [](InferContext& c) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <mutex>
 
+#include "ir/node_attrs.h"
 #include "kernels/channels_last.h"
 #include "kernels/kernel_util.h"
 #include "kernels/registry.h"
@@ -154,6 +155,25 @@ void Session::PlanLifetimes() {
   PlanTasks();
 }
 
+namespace {
+
+// A value-selecting op (OpSchema::selects_values) run as it is, with no fused activation, residual or requant, on
+// float inputs that all hold its float outputs' dtype: its results are values of that dtype already (a MaxPool
+// of fp16 values), so rounding them would be a pass that changes nothing.
+bool SelectsHeldValues(const Graph& g, const Node& n, const PreparedKernel& kernel) {
+  if (kernel.act || kernel.residual_at || n.has_attr(kDualQuantOutput)) return false;
+  std::optional<DType> held;
+  for (int o : n.outputs) {
+    if (o < 0 || !IsFloat(g.values[o].dtype)) continue;
+    if (held && *held != g.values[o].dtype) return false;
+    held = g.values[o].dtype;
+  }
+  if (!held || !IsHalfLike(*held)) return false;
+  return std::all_of(n.inputs.begin(), n.inputs.end(), [&](int i) { return i < 0 || !IsFloat(g.values[i].dtype) || g.values[i].dtype == *held; });
+}
+
+}  // namespace
+
 // Per task, what RunTask needs that the graph alone decides: the prepared kernel, the op's flags, and whether
 // it may hand its output 0 on channels-last (when every task reading it takes that order; the net's outputs
 // are converted at the end of Run).
@@ -168,6 +188,7 @@ void Session::PlanTasks() {
     p.kernel = PrepareKernel(n);
     p.takes_channels_last = KernelRegistry::Get().TakesChannelsLast(n.op_type);
     p.moves_bytes = schema && schema->moves_bytes;
+    p.result_is_rounded = schema && schema->selects_values && SelectsHeldValues(g, n, p.kernel);
     for (int i : n.inputs)
       if (i >= 0 && !p.takes_channels_last) takes[i] = 0;
   }
@@ -318,7 +339,7 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
     DType want = g.values[n.outputs[j]].dtype;
     if (!outs[j].defined() || outs[j].dtype() != DType::kF32) continue;
     if (IsHalfLike(want)) {
-      if (!moves_bytes) outs[j] = RoundToDTypeValues(std::move(outs[j]), want, exec_, &st, static_cast<int>(j));
+      if (!moves_bytes && !plan.result_is_rounded) outs[j] = RoundToDTypeValues(std::move(outs[j]), want, exec_, &st, static_cast<int>(j));
     } else if (exec_.soc) {
       SettleFloat32(outs[j], exec_, &st, static_cast<int>(j));
     }

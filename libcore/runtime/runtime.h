@@ -99,6 +99,7 @@ class Session {
     bool takes_channels_last = false;  // the kernel reads channels-last inputs (channels_last.h)
     bool channels_last_out = false;    // every reader of its output 0 takes channels-last tensors
     bool moves_bytes = false;          // the op only moves bytes (OpSchema::moves_bytes)
+    bool result_is_rounded = false;    // its 16-bit results are its inputs' values (see PlanTasks)
   };
   std::vector<TaskPlan> plans_;
   void PlanLifetimes();
