@@ -141,7 +141,7 @@ void SettleRounded(std::span<float> o, size_t from, int64_t base, float limit, D
 
 }  // namespace
 
-Tensor RoundToDTypeValues(Tensor f32, DType to, const ExecContext& ctx, FloatStatus* status, int output) {
+Tensor RoundToDTypeValues(Tensor f32, DType to, const ExecContext& ctx, FloatStatus* status, int output, const RoundedChunkFn* then) {
   Tensor out = f32.sole_owner() ? f32 : Tensor::EmptyLike(DType::kF32, f32);
   auto n = static_cast<size_t>(f32.numel());
   const float* in = f32.data<float>();
@@ -158,9 +158,11 @@ Tensor RoundToDTypeValues(Tensor f32, DType to, const ExecContext& ctx, FloatSta
     for (size_t c = cb; c < ce; ++c) {
       size_t b = c * kRoundGrain, len = std::min(kRoundGrain, n - b);
       size_t first = round(std::span(in + b, len), std::span(o + b, len), limit);
-      if (first == len) continue;
-      SettleRounded(std::span(o + b, len), first, static_cast<int64_t>(b), limit, to, ctx, status ? &chunk_status[c] : nullptr, output);
-      settled.store(true, std::memory_order_relaxed);
+      if (first < len) {
+        SettleRounded(std::span(o + b, len), first, static_cast<int64_t>(b), limit, to, ctx, status ? &chunk_status[c] : nullptr, output);
+        settled.store(true, std::memory_order_relaxed);
+      }
+      if (then) (*then)(std::span(o + b, len), b);
     }
   });
   if (settled && status)

@@ -2,6 +2,8 @@
 // status word a task raises, and the one helper that narrows fp32 results to fp16/bf16 (with saturation).
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <span>
 
 #include "ir/tensor.h"
 #include "soc/soc_spec.h"
@@ -46,7 +48,11 @@ bool ExceedsRange(float v, DType to);
 Tensor NarrowFloat(const Tensor& f32, DType to, const ExecContext& ctx, FloatStatus* status, int output = 0);
 // NarrowFloat's values, kept in fp32 (what ToF32(NarrowFloat(..)) gives, in one pass): the runtime holds a
 // 16-bit value this way between compute ops, which read fp32. Rounds in place when `f32` owns its bytes.
-Tensor RoundToDTypeValues(Tensor f32, DType to, const ExecContext& ctx, FloatStatus* status, int output = 0);
+// `then`, when given, runs on each chunk of the rounded result right after it is rounded, while the chunk is in
+// its thread's cache (the fused residual's add and activation): its arguments are the chunk and its first index.
+using RoundedChunkFn = std::function<void(std::span<float>, size_t)>;
+Tensor RoundToDTypeValues(Tensor f32, DType to, const ExecContext& ctx, FloatStatus* status, int output = 0,
+                          const RoundedChunkFn* then = nullptr);
 // Applies the overflow mode to an fp32 result: records Inf/NaN and, under saturation, replaces them
 // (±inf -> ±FLT_MAX, NaN -> 0; copies first when it must write). Only scans when the context needs it.
 void SettleFloat32(Tensor& t, const ExecContext& ctx, FloatStatus* status, int output = 0);

@@ -101,8 +101,10 @@ class KernelRegistry {
 };
 
 // UB fusion's epilogue and fused residual: see kEpilogueOp and kEpilogueResidualInput in ir/node_attrs.h.
-Status AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor& residual, DType residual_dtype, ThreadPool& pool,
-                   const ExecContext& exec, FloatStatus* status);
+// AddResidual may apply the activation's in-place form `act` (may be null) in the same pass; it returns whether
+// it did.
+Result<bool> AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor& residual, DType residual_dtype, ThreadPool& pool,
+                         const ExecContext& exec, FloatStatus* status, const InPlaceFn* act);
 // Runs a fused op's absorbed activation, `act` (built from the op's _epilogue attributes), on its output 0: in place
 // with `in_place` (its in-place form, when it has one) on an fp32 result nothing else holds, else as a kernel.
 Status RunEpilogue(const Node& act, const InPlaceFn& in_place, std::vector<Tensor>& outputs, ThreadPool& pool, const ExecContext& exec,

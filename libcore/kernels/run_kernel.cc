@@ -78,7 +78,11 @@ Status RunPrepared(const Node& node, const PreparedKernel& kernel, std::vector<T
     return Status::Error("EH0002", "node", node.name, "internal error: the kernel applied the activation before the residual");
   outputs = std::move(ctx.outputs);
   if (status && ctx.status.any()) *status = ctx.status;
-  if (residual.defined() && !ctx.residual_applied) NPU_RETURN_IF_ERROR(AddResidual(node, outputs, residual, residual_dtype, pool, exec, status));
+  if (residual.defined() && !ctx.residual_applied) {
+    const InPlaceFn* act = kernel.act && !ctx.epilogue_applied && kernel.in_place ? &kernel.in_place : nullptr;
+    NPU_ASSIGN_OR_RETURN(bool act_applied, AddResidual(node, outputs, residual, residual_dtype, pool, exec, status, act));
+    ctx.epilogue_applied |= act_applied;
+  }
   if (kernel.act && !ctx.epilogue_applied) NPU_RETURN_IF_ERROR(RunEpilogue(*kernel.act, kernel.in_place, outputs, pool, exec, status));
   if (node.has_attr(kDualQuantOutput)) return QuantizeDualOutput(node, outputs, options.output_dtype, pool, exec, status);
   return Status::Ok();
@@ -87,12 +91,23 @@ Status RunPrepared(const Node& node, const PreparedKernel& kernel, std::vector<T
 // UB fusion with a residual. The cube's fp32 result reaches the UB in the residual's dtype (L0C -> UB
 // converts), and the vector unit adds in that dtype: a 16-bit residual means the result rounds to 16 bits
 // first, then the sum rounds again (in the runtime). An fp32 residual adds exactly.
-Status AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor& residual, DType residual_dtype, ThreadPool& pool,
-                   const ExecContext& exec, FloatStatus* status) {
+Result<bool> AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor& residual, DType residual_dtype, ThreadPool& pool,
+                         const ExecContext& exec, FloatStatus* status, const InPlaceFn* act) {
   Tensor result = std::move(outputs[0]), other = residual;
   if (IsHalfLike(residual_dtype)) {
-    result = RoundToDTypeValues(std::move(result), residual_dtype, exec, status);  // in place when it may
     other = ToF32(residual);  // a no-op when the runtime holds it in fp32 already
+    if (result.dtype() == DType::kF32 && result.shape() == other.shape() && result.channels_last == other.channels_last) {
+      // One pass: each chunk is rounded, summed and given the activation while it is in cache (three passes
+      // over the map otherwise), in the same order per element, so the same bits.
+      const float* r = other.data<float>();
+      const RoundedChunkFn add = [&](std::span<float> y, size_t at) {
+        for (size_t i = 0; i < y.size(); ++i) y[i] += r[at + i];
+        if (act) (*act)(y);
+      };
+      outputs[0] = RoundToDTypeValues(std::move(result), residual_dtype, exec, status, 0, &add);  // in place when it may
+      return act != nullptr;
+    }
+    result = RoundToDTypeValues(std::move(result), residual_dtype, exec, status);
   }
   // Into the result itself where nothing else holds it and the two lie alike: the Add kernel's arithmetic
   // (one fp32 add per element) without a new tensor per fused op.
@@ -104,7 +119,7 @@ Status AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor
       for (size_t i = b; i < e; ++i) y[i] += r[i];
     });
     outputs[0] = std::move(result);
-    return Status::Ok();
+    return false;
   }
   Node add;
   add.name = fused.name;
@@ -115,7 +130,7 @@ Status AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor
   std::vector<Tensor> out;
   NPU_RETURN_IF_ERROR(RunKernel(add, {result, other}, out, pool, exec, status));
   outputs[0] = std::move(out[0]);
-  return Status::Ok();
+  return false;
 }
 
 // UB fusion: the absorbed elementwise op (`act`, see EpilogueNode) runs on the fused op's result before it

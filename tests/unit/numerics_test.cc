@@ -118,6 +118,39 @@ TEST(Numerics, FusedHalfResidualAddsToTheRoundedResult) {
   EXPECT_GT(changed_by_rounding, sum.numel() / 2);  // the rounding is there to see
 }
 
+// The same with the residual in the conv's channels-last order and a fused Relu, over several rounding chunks:
+// the rounding, the sum and the activation go in one pass per chunk and give the bits of the three in a row.
+TEST(Numerics, FusedHalfResidualAndReluInOnePassGiveTheStepwiseBits) {
+  RegisterBuiltinOps();
+  ExecContext ctx = ExecContext::ForSoc(FindSoc("Ascend910B1"), true);
+  Tensor x = Random({1, 8, 48, 48}, 11, -40, 40), w = Random({8, 8, 3, 3}, 12);
+  Tensor r = RoundToDTypeValues(Random({1, 8, 48, 48}, 13, -4, 4), DType::kF16, ctx, nullptr);
+  ASSERT_GT(r.numel(), static_cast<int64_t>(kRoundGrain));
+  Node conv;
+  conv.name = "conv";
+  conv.op_type = "Conv";
+  conv.opset = 13;
+  conv.attrs = {{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  conv.inputs = {0, 1};
+  conv.outputs = {2};
+  std::vector<Tensor> plain;
+  ASSERT_TRUE(RunKernel(conv, {x, w}, plain, ThreadPool::Global()).ok());
+  const Tensor rounded = ToChannelsFirst(RoundToDTypeValues(plain[0], DType::kF16, ctx, nullptr), ThreadPool::Global());
+  Node fused = conv;
+  fused.attrs[kEpilogueResidualInput] = int64_t{3};
+  fused.attrs[kEpilogueOp] = std::string("Relu");
+  fused.inputs = {0, 1, -1, 3};
+  KernelRunOptions options;
+  options.residual_dtype = DType::kF16;
+  options.channels_last_out = true;
+  std::vector<Tensor> got;
+  FloatStatus st;
+  ASSERT_TRUE(RunKernel(fused, {x, w, Tensor(), ToChannelsLast(r, ThreadPool::Global())}, got, ThreadPool::Global(), ctx, &st, options).ok());
+  const Tensor out = ToChannelsFirst(got[0], ThreadPool::Global());
+  for (int64_t i = 0; i < out.numel(); ++i)
+    ASSERT_EQ(out.data<float>()[i], std::max(rounded.data<float>()[i] + r.data<float>()[i], 0.0f)) << "element " << i;
+}
+
 TEST(Numerics, ExceedsRangeIsAboutRoundingNotTheThreshold) {
   EXPECT_FALSE(ExceedsRange(65504.0f, DType::kF16));
   EXPECT_FALSE(ExceedsRange(65519.0f, DType::kF16));  // rounds down to 65504
