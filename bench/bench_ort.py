@@ -12,7 +12,7 @@ With `zoo`, the models are instead a zoo of other shapes of work (issues 40 and 
 channel shuffles, large kernels, windowed attention, a segmentation head and a GPT-2-style decoder block (causal
 attention, seq 256).
 
-usage: bench_ort.py BUILD_DIR [zoo] [THREADS...]"""
+usage: bench_ort.py BUILD_DIR [zoo] [THREADS...]   (NPUKIT_BENCH_ROUNDS: interleaved rounds per row, 3 by default)"""
 import json
 import os
 import statistics
@@ -31,7 +31,9 @@ ATC = os.path.join(BUILD, "tools/atc/atc")
 MSAME = os.path.join(BUILD, "tools/msame/msame")
 ORT_VERSION = "1.30.0"
 ORT_DIR = os.path.join(ROOT, ".deps", f"onnxruntime-node-{ORT_VERSION}")
-WARMUP, LOOPS, ROUNDS = 3, 15, 3
+WARMUP, LOOPS = 3, 15
+# Interleaved rounds per row; the median round (by msame's fp32 time) is printed. More on a noisy machine.
+ROUNDS = int(os.environ.get("NPUKIT_BENCH_ROUNDS", "3"))
 MODELS = {"resnet50": "input:1,3,224,224", "mobilenet_v3_large": "input:1,3,224,224",
           "efficientnet_b0": "input:1,3,224,224",
           "bert_base": "input_ids:1,128;attention_mask:1,128;token_type_ids:1,128"}
@@ -112,7 +114,7 @@ def run_all(module, work):
     subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests/e2e/export_calibration_models.py"), work, *MODELS], check=True)
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     print(f"msame vs ONNX Runtime {ORT_VERSION} (onnxruntime-node), batch 1, median of {LOOPS} in-process runs, "
-          f"best of {ROUNDS} interleaved rounds by median; {cpu}")
+          f"the median of {ROUNDS} interleaved rounds; {cpu}")
     print(f"{'model':20s} {'thr':>3s} {'msame fp32':>11s} {'ORT':>9s} {'ratio':>6s} {'fp16':>9s} {'ratio':>6s} "
           f"{'RSS msame':>10s} {'RSS ORT':>8s} {'ratio':>6s}")
     ratios = []  # (threads, fp32 / ORT, fp16 / ORT, model) per measured row
