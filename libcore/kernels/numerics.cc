@@ -170,6 +170,12 @@ Tensor RoundToDTypeValues(Tensor f32, DType to, const ExecContext& ctx, FloatSta
   return out;
 }
 
+void RoundValuesInPlace(std::span<float> v, DType to, const ExecContext& ctx) {
+  const float limit = RoundsToInfinity(to);
+  const size_t first = (to == DType::kF16 ? RoundToHalf : RoundToBF16)(v, v, limit);
+  if (first < v.size()) SettleRounded(v, first, 0, limit, to, ctx, nullptr, 0);
+}
+
 void SettleFloat32(Tensor& t, const ExecContext& ctx, FloatStatus* status, int output) {
   if (!ctx.saturate() && !ctx.track_status) return;
   auto n = static_cast<size_t>(t.numel());

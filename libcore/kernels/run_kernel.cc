@@ -88,6 +88,23 @@ Status RunPrepared(const Node& node, const PreparedKernel& kernel, std::vector<T
   return Status::Ok();
 }
 
+Tensor SigmoidTimesInput(const Tensor& x, const InPlaceFn& sigmoid, DType sigmoid_dtype, const ExecContext& exec, ThreadPool& pool) {
+  Tensor y = Tensor::EmptyLike(DType::kF32, x);
+  const float* in = x.data<float>();
+  float* out = y.mutable_data<float>();
+  const bool round = exec.soc && IsHalfLike(sigmoid_dtype);
+  // On the Sigmoid kernel's own chunks (its ParallelFor over the elements with this grain), so that Eigen's
+  // vectorised exp sees the same ranges, heads and tails as there.
+  pool.ParallelFor(static_cast<size_t>(x.numel()), kElementwiseGrain, [&](size_t b, size_t e) {
+    const std::span<float> s(out + b, e - b);
+    std::copy(in + b, in + e, s.begin());
+    sigmoid(s);
+    if (round) RoundValuesInPlace(s, sigmoid_dtype, exec);
+    for (size_t i = 0; i < s.size(); ++i) s[i] = in[b + i] * s[i];
+  });
+  return y;
+}
+
 // UB fusion with a residual. The cube's fp32 result reaches the UB in the residual's dtype (L0C -> UB
 // converts), and the vector unit adds in that dtype: a 16-bit residual means the result rounds to 16 bits
 // first, then the sum rounds again (in the runtime). An fp32 residual adds exactly.

@@ -196,6 +196,42 @@ void Session::PlanTasks() {
     const Node& n = g.nodes[model_.tasks[k].op_index];
     plans_[k].channels_last_out = !n.outputs.empty() && n.outputs[0] >= 0 && takes[n.outputs[0]];
   }
+  PlanSiluPairs();
+}
+
+// torch's SiLU stays two tasks on the device (CANN has no fusion of the pair; see kernels/elementwise.cc), and
+// their dumps show both. On the host, a Sigmoid whose only reader is the Mul right after it, of the Sigmoid's own
+// input and the same shape and dtype, runs inside that Mul (SigmoidTimesInput): one pass over the map instead of
+// two, the same bits. Only when no observer is attached (RunTask checks): observers see every task's tensors.
+void Session::PlanSiluPairs() {
+  const Graph& g = model_.graph;
+  std::vector<int> readers(g.values.size(), 0);
+  for (const Node& n : g.nodes)
+    for (int i : n.inputs)
+      if (i >= 0) ++readers[i];
+  for (int o : g.outputs) ++readers[o];
+  auto plain = [&](const Node& n, const TaskPlan& p) { return !p.kernel.act && !p.kernel.residual_at && !n.has_attr(kDualQuantOutput); };
+  auto same = [&](int a, int b) {
+    const Value &va = g.values[a], &vb = g.values[b];
+    return va.dtype == vb.dtype && va.has_shape && vb.has_shape && va.shape == vb.shape;
+  };
+  for (size_t k = 0; k + 1 < model_.tasks.size(); ++k) {
+    const Node& s = g.nodes[model_.tasks[k].op_index];
+    const Node& m = g.nodes[model_.tasks[k + 1].op_index];
+    if (s.op_type != "Sigmoid" || m.op_type != "Mul" || !plain(s, plans_[k]) || !plain(m, plans_[k + 1])) continue;
+    if (s.inputs.size() != 1 || s.outputs.size() != 1 || m.inputs.size() != 2 || m.outputs.size() != 1) continue;
+    const int x = s.inputs[0], sig = s.outputs[0], y = m.outputs[0];
+    const int x_at = m.inputs[0] == x && m.inputs[1] == sig ? 0 : m.inputs[1] == x && m.inputs[0] == sig ? 1 : -1;
+    if (x < 0 || sig < 0 || y < 0 || x_at < 0 || readers[sig] != 1 || !same(x, sig) || !same(sig, y)) continue;
+    const DType t = g.values[x].dtype;
+    if (t != DType::kF32 && !IsHalfLike(t)) continue;
+    InPlaceFn sigmoid = KernelRegistry::Get().InPlaceForm(s);
+    if (!sigmoid) continue;
+    plans_[k].runs_in_next = true;
+    plans_[k + 1].pair_sigmoid = std::move(sigmoid);
+    plans_[k + 1].pair_x = x_at;
+    ++k;  // the Mul is taken
+  }
 }
 
 bool Session::HeldInF32(const std::vector<Tensor>& vals, int v) const {
@@ -288,6 +324,7 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
   const Task& task = model_.tasks[k];
   const Node& n = g.nodes[task.op_index];
   const TaskPlan& plan = plans_[k];
+  if (plan.runs_in_next && observers_.empty()) return Status::Ok();  // computed by the next task (PlanSiluPairs)
   ThreadPool& pool = ThreadPool::Global();
   std::vector<Tensor> ins;
   ins.reserve(n.inputs.size());
@@ -321,7 +358,12 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
       compute[j] = widened_[n.inputs[j]].defined() ? widened_[n.inputs[j]] : ToF32(compute[j]);
   std::vector<Tensor> outs;
   FloatStatus st;
-  if (Status run = RunPrepared(n, plan.kernel, std::move(compute), outs, pool, exec_, &st, options); !run.ok()) {
+  const bool pair = plan.pair_sigmoid && observers_.empty();
+  if (pair) {
+    const DType sigmoid_dtype = g.values[n.inputs[static_cast<size_t>(1 - plan.pair_x)]].dtype;
+    outs.push_back(SigmoidTimesInput(compute[static_cast<size_t>(plan.pair_x)], plan.pair_sigmoid, sigmoid_dtype, exec_, pool));
+  }
+  if (Status run = pair ? Status::Ok() : RunPrepared(n, plan.kernel, std::move(compute), outs, pool, exec_, &st, options); !run.ok()) {
     if (run.code() != kTaskFaultCode) return run;
     // The device's exception: the runtime reports the op, the stream and the task.
     faulted_ = k;

@@ -100,10 +100,15 @@ class Session {
     bool channels_last_out = false;    // every reader of its output 0 takes channels-last tensors
     bool moves_bytes = false;          // the op only moves bytes (OpSchema::moves_bytes)
     bool result_is_rounded = false;    // its 16-bit results are its inputs' values (see PlanTasks)
+    // torch's SiLU (PlanSiluPairs): the Sigmoid task runs inside the Mul after it when nothing observes them.
+    bool runs_in_next = false;         // on the Sigmoid
+    InPlaceFn pair_sigmoid;            // on the Mul: the Sigmoid's in-place form; empty when not a pair
+    int pair_x = -1;                   // on the Mul: the input position of x
   };
   std::vector<TaskPlan> plans_;
   void PlanLifetimes();
   void PlanTasks();
+  void PlanSiluPairs();
   void WidenConstants();
   // A 16-bit value the runtime holds in fp32 (RunTask rounds compute results so), and that value as stored.
   bool HeldInF32(const std::vector<Tensor>& vals, int v) const;

@@ -151,6 +151,45 @@ TEST(Numerics, FusedHalfResidualAndReluInOnePassGiveTheStepwiseBits) {
     ASSERT_EQ(out.data<float>()[i], std::max(rounded.data<float>()[i] + r.data<float>()[i], 0.0f)) << "element " << i;
 }
 
+// torch's SiLU as the runtime runs it unobserved: one pass giving the bits of the Sigmoid kernel, its rounding
+// as its own task's result, and the Mul kernel. Over several chunks, a length that is no multiple of a vector, and
+// values the rounding must settle (NaN, infinities), in fp32 and at fp16 on an Inf/NaN and a saturating SoC.
+TEST(Numerics, SigmoidTimesInputGivesTheBitsOfTheTwoKernels) {
+  RegisterBuiltinOps();
+  Tensor x = Random({1, 7, 61, 83}, 21, -12, 12);  // 35,441 elements: three chunks of the Sigmoid kernel
+  float* p = x.mutable_data<float>();
+  p[5] = NAN;
+  p[30000] = INFINITY;
+  p[30001] = -INFINITY;
+  Node sigmoid;
+  sigmoid.name = "sigmoid";
+  sigmoid.op_type = "Sigmoid";
+  sigmoid.opset = 13;
+  sigmoid.inputs = {0};
+  sigmoid.outputs = {1};
+  Node mul = sigmoid;
+  mul.name = "mul";
+  mul.op_type = "Mul";
+  mul.inputs = {0, 1};
+  mul.outputs = {2};
+  const InPlaceFn in_place = KernelRegistry::Get().InPlaceForm(sigmoid);
+  ASSERT_TRUE(in_place);
+  for (const char* soc : {"", "Ascend910B1", "Ascend910A"}) {
+    const ExecContext ctx = *soc ? ExecContext::ForSoc(FindSoc(soc), false) : ExecContext{};
+    for (DType held : {DType::kF32, DType::kF16}) {
+      if (held == DType::kF16 && !*soc) continue;
+      const Tensor in = held == DType::kF16 ? RoundToDTypeValues(x, held, ctx, nullptr) : x;
+      std::vector<Tensor> s, y;
+      ASSERT_TRUE(RunKernel(sigmoid, {in}, s, ThreadPool::Global(), ctx, nullptr).ok());
+      if (held == DType::kF16) s[0] = RoundToDTypeValues(s[0], held, ctx, nullptr);
+      ASSERT_TRUE(RunKernel(mul, {in, s[0]}, y, ThreadPool::Global(), ctx, nullptr).ok());
+      const Tensor got = SigmoidTimesInput(in, in_place, held, ctx, ThreadPool::Global());
+      ASSERT_EQ(got.shape(), y[0].shape());
+      EXPECT_EQ(std::memcmp(got.data<float>(), y[0].data<float>(), static_cast<size_t>(got.numel()) * sizeof(float)), 0) << soc << " " << DTypeName(held);
+    }
+  }
+}
+
 TEST(Numerics, ExceedsRangeIsAboutRoundingNotTheThreshold) {
   EXPECT_FALSE(ExceedsRange(65504.0f, DType::kF16));
   EXPECT_FALSE(ExceedsRange(65519.0f, DType::kF16));  // rounds down to 65504
