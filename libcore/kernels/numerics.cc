@@ -4,7 +4,8 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
-#include <atomic>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 #include "base/half.h"
@@ -149,24 +150,27 @@ Tensor RoundToDTypeValues(Tensor f32, DType to, const ExecContext& ctx, FloatSta
   auto round = to == DType::kF16 ? RoundToHalf : RoundToBF16;
   const float limit = RoundsToInfinity(to);
   // Results are almost always finite. Where they are not (a net whose activations pass the fp16 range), each
-  // chunk settles its own elements past the limit into its own status, merged below in chunk order: the
-  // record keeps the first element, as one thread walking in order would.
+  // chunk settles its own elements past the limit into a status of its own; those are merged below in chunk
+  // order, so the record keeps the first element, as one thread walking in order would.
   const size_t chunks = (n + kRoundGrain - 1) / kRoundGrain;
-  std::vector<FloatStatus> chunk_status(status ? chunks : 0);
-  std::atomic<bool> settled = false;
+  std::mutex settled_lock;
+  std::vector<std::pair<size_t, FloatStatus>> settled;  // (chunk, its status), for the chunks that had any
   ThreadPool::Global().ParallelFor(chunks, 1, [&](size_t cb, size_t ce) {
     for (size_t c = cb; c < ce; ++c) {
       size_t b = c * kRoundGrain, len = std::min(kRoundGrain, n - b);
       size_t first = round(std::span(in + b, len), std::span(o + b, len), limit);
       if (first < len) {
-        SettleRounded(std::span(o + b, len), first, static_cast<int64_t>(b), limit, to, ctx, status ? &chunk_status[c] : nullptr, output);
-        settled.store(true, std::memory_order_relaxed);
+        FloatStatus chunk;
+        SettleRounded(std::span(o + b, len), first, static_cast<int64_t>(b), limit, to, ctx, &chunk, output);
+        std::lock_guard hold(settled_lock);
+        settled.emplace_back(c, chunk);
       }
       if (then) (*then)(std::span(o + b, len), b);
     }
   });
-  if (settled && status)
-    for (const FloatStatus& s : chunk_status) status->Merge(s);
+  std::sort(settled.begin(), settled.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [c, chunk] : settled)
+    if (status) status->Merge(chunk);
   return out;
 }
 

@@ -48,14 +48,14 @@ bool ExceedsRange(float v, DType to);
 Tensor NarrowFloat(const Tensor& f32, DType to, const ExecContext& ctx, FloatStatus* status, int output = 0);
 // NarrowFloat's values, kept in fp32 (what ToF32(NarrowFloat(..)) gives, in one pass): the runtime holds a
 // 16-bit value this way between compute ops, which read fp32. Rounds in place when `f32` owns its bytes.
-// RoundToDTypeValues on a span, in place, on the calling thread, recording nothing: for a value no task reports
-// (the first op of a pair the runtime runs as one, see kernels/registry.h SigmoidTimesInput).
-void RoundValuesInPlace(std::span<float> v, DType to, const ExecContext& ctx);
 // `then`, when given, runs on each chunk of the rounded result right after it is rounded, while the chunk is in
 // its thread's cache (the fused residual's add and activation): its arguments are the chunk and its first index.
 using RoundedChunkFn = std::function<void(std::span<float>, size_t)>;
 Tensor RoundToDTypeValues(Tensor f32, DType to, const ExecContext& ctx, FloatStatus* status, int output = 0,
                           const RoundedChunkFn* then = nullptr);
+// RoundToDTypeValues on a span, in place, on the calling thread, recording nothing: for a value no task reports
+// (the first op of a pair the runtime runs as one, see kernels/registry.h SigmoidTimesInput).
+void RoundValuesInPlace(std::span<float> v, DType to, const ExecContext& ctx);
 // Applies the overflow mode to an fp32 result: records Inf/NaN and, under saturation, replaces them
 // (±inf -> ±FLT_MAX, NaN -> 0; copies first when it must write). Only scans when the context needs it.
 void SettleFloat32(Tensor& t, const ExecContext& ctx, FloatStatus* status, int output = 0);
