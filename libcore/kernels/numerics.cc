@@ -161,16 +161,17 @@ Tensor RoundToDTypeValues(Tensor f32, DType to, const ExecContext& ctx, FloatSta
       size_t first = round(std::span(in + b, len), std::span(o + b, len), limit);
       if (first < len) {
         FloatStatus chunk;
-        SettleRounded(std::span(o + b, len), first, static_cast<int64_t>(b), limit, to, ctx, &chunk, output);
-        std::lock_guard hold(settled_lock);
-        settled.emplace_back(c, chunk);
+        SettleRounded(std::span(o + b, len), first, static_cast<int64_t>(b), limit, to, ctx, status ? &chunk : nullptr, output);
+        if (status) {
+          std::lock_guard hold(settled_lock);
+          settled.emplace_back(c, chunk);
+        }
       }
       if (then) (*then)(std::span(o + b, len), b);
     }
   });
   std::sort(settled.begin(), settled.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [c, chunk] : settled)
-    if (status) status->Merge(chunk);
+  for (const auto& [c, chunk] : settled) status->Merge(chunk);
   return out;
 }
 

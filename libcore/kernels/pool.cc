@@ -83,13 +83,9 @@ T WindowMax(const T* src, const Pool3& p, const AxisWindow& a0, const AxisWindow
 // together (16 lanes: 5% slower in the global pool).
 constexpr int64_t kPoolLanes = 32;
 
-// One window over a block of `width` channels: each channel's taps are taken in the tap order of the
-// channels-first loop, so the results are the same bits. Max takes the first tap as it is and later ones where
-// greater, as WindowMax does; average sums in fp64 and divides per window, as there. `kWidth` > 0 fixes the width
-// at compile time so that the loops vectorise with the accumulators in registers.
 // A full block's maximum over one window, as two 16-lane vectors held in registers: GCC 12 leaves the unrolled
 // per-lane form of this loop scalar (one vmaxss per channel), and the rolled form keeps its accumulators on the
-// stack (squeezenet1_1's MaxPools were 10% of its host time, then 7%). Same selection as PoolWindowBlock's.
+// stack (squeezenet1_1's MaxPools: 10% of its samples, 7% rolled, 5% so). Same selection as PoolWindowBlock's.
 typedef float Lanes16 __attribute__((vector_size(64), aligned(alignof(float))));
 static_assert(kPoolLanes == 2 * sizeof(Lanes16) / sizeof(float));
 
@@ -114,6 +110,10 @@ void MaxWindowFullBlock(const float* x, float* out, int64_t C, const Pool3& p, i
   std::memcpy(out + kPoolLanes / 2, &hi, sizeof hi);
 }
 
+// One window over a block of `width` channels: each channel's taps are taken in the tap order of the
+// channels-first loop, so the results are the same bits. Max takes the first tap as it is and later ones where
+// greater, as WindowMax does; average sums in fp64 and divides per window, as there. `kWidth` > 0 fixes the width
+// at compile time so that the loops vectorise with the accumulators in registers.
 template <PoolKind kKind, int64_t kWidth, class T>
 void PoolWindowBlock(const T* x, T* out, int64_t width, int64_t C, const Pool3& p, int64_t n, const AxisWindow& a1,
                      const AxisWindow& a2, bool include_pad) {

@@ -157,11 +157,14 @@ void Session::PlanLifetimes() {
 
 namespace {
 
-// A value-selecting op (OpSchema::selects_values) run as it is, with no fused activation, residual or requant, on
-// float inputs that all hold its float outputs' dtype: its results are values of that dtype already (a MaxPool
-// of fp16 values), so rounding them would be a pass that changes nothing.
+// The op runs as it is: no fused activation, residual or requant.
+bool RunsAsIs(const Node& n, const PreparedKernel& kernel) { return !kernel.act && !kernel.residual_at && !n.has_attr(kDualQuantOutput); }
+
+// A value-selecting op (OpSchema::selects_values) run as it is on float inputs that all hold its float outputs'
+// dtype: its results are values of that dtype already (a MaxPool of fp16 values), so rounding them would be a
+// pass that changes nothing.
 bool SelectsHeldValues(const Graph& g, const Node& n, const PreparedKernel& kernel) {
-  if (kernel.act || kernel.residual_at || n.has_attr(kDualQuantOutput)) return false;
+  if (!RunsAsIs(n, kernel)) return false;
   std::optional<DType> held;
   for (int o : n.outputs) {
     if (o < 0 || !IsFloat(g.values[o].dtype)) continue;
@@ -210,7 +213,6 @@ void Session::PlanSiluPairs() {
     for (int i : n.inputs)
       if (i >= 0) ++readers[i];
   for (int o : g.outputs) ++readers[o];
-  auto plain = [&](const Node& n, const TaskPlan& p) { return !p.kernel.act && !p.kernel.residual_at && !n.has_attr(kDualQuantOutput); };
   auto same = [&](int a, int b) {
     const Value &va = g.values[a], &vb = g.values[b];
     return va.dtype == vb.dtype && va.has_shape && vb.has_shape && va.shape == vb.shape;
@@ -218,7 +220,7 @@ void Session::PlanSiluPairs() {
   for (size_t k = 0; k + 1 < model_.tasks.size(); ++k) {
     const Node& s = g.nodes[model_.tasks[k].op_index];
     const Node& m = g.nodes[model_.tasks[k + 1].op_index];
-    if (s.op_type != "Sigmoid" || m.op_type != "Mul" || !plain(s, plans_[k]) || !plain(m, plans_[k + 1])) continue;
+    if (s.op_type != "Sigmoid" || m.op_type != "Mul" || !RunsAsIs(s, plans_[k].kernel) || !RunsAsIs(m, plans_[k + 1].kernel)) continue;
     if (s.inputs.size() != 1 || s.outputs.size() != 1 || m.inputs.size() != 2 || m.outputs.size() != 1) continue;
     const int x = s.inputs[0], sig = s.outputs[0], y = m.outputs[0];
     const int x_at = m.inputs[0] == x && m.inputs[1] == sig ? 0 : m.inputs[1] == x && m.inputs[0] == sig ? 1 : -1;
