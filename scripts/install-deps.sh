@@ -9,6 +9,7 @@ what=${1:-all}
 build_pkgs=(cmake g++ make ccache pkg-config libprotobuf-dev protobuf-compiler libonnx-dev
             libeigen3-dev libdnnl-dev ocl-icd-opencl-dev libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libhdf5-dev
             libtree-sitter-dev libxlsxwriter-dev libinih-dev libsqlite3-dev ca-certificates
+            libomp-dev  # LLVM's OpenMP runtime: cheaper fork and join than libgomp's (libcore/CMakeLists.txt)
             pybind11-dev python3-dev)  # pyACL, the Python module `acl` over libascendcl
 # python3-opencv: OpenCV DNN, the independent reference the TensorFlow and Caffe tests compare with.
 # dpkg-dev and file: cpack -G DEB reads the .deb's dependencies off the binaries (make package and its test).

@@ -18,14 +18,22 @@ int DefaultThreads() {
       if (int n = std::atoi(v); n > 0) return n;
   return std::max(1u, std::thread::hardware_concurrency());
 }
+
+// How long an idle OpenMP worker spins before it sleeps, in ms, unless KMP_BLOCKTIME says otherwise: long enough to
+// span the gaps between an inference's regions (microseconds), short enough that a worker does not hold a core long
+// after a burst of work ends (libomp's own default is 200 ms). A user's KMP_BLOCKTIME or OMP_WAIT_POLICY wins.
+// Set at load, before the runtime's first region reads the environment.
+constexpr const char* kIdleSpinMs = "1";
+[[maybe_unused]] const bool kIdleSpinSet = std::getenv("OMP_WAIT_POLICY") || setenv("KMP_BLOCKTIME", kIdleSpinMs, /*overwrite=*/0) == 0;
 }  // namespace
 
 // The loops run on OpenMP's threads, the same ones oneDNN's convolutions run on (kernels/conv_dnnl.cc): two
-// pools would each keep spinning threads between their own jobs and fight over the cores. libgomp keeps its
-// threads spinning briefly between parallel regions before they sleep (less when the cores are oversubscribed),
-// which is what hundreds of small loops per inference need. On a machine whose cores other jobs hold, that spin
-// makes every barrier wait for a time slice: set OMP_WAIT_POLICY=passive or GOMP_SPINCOUNT=1000 there
-// (the tests do). A build without OpenMP (clang's fuzz build) runs every loop on the calling thread.
+// pools would each keep spinning threads between their own jobs and fight over the cores. The runtime is LLVM's
+// libomp where installed (libcore/CMakeLists.txt says why), else libgomp. Both keep an idle worker spinning
+// briefly before it sleeps, which is what hundreds of small loops per inference need. On a machine whose cores
+// other jobs hold, that spin makes every barrier wait for a time slice: set OMP_WAIT_POLICY=passive there (the
+// tests set KMP_BLOCKTIME=0 and GOMP_SPINCOUNT=1000). A build without OpenMP (clang's fuzz build) runs every loop
+// on the calling thread.
 ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {}
 
 void ThreadPool::ParallelFor(size_t n, size_t grain, const std::function<void(size_t, size_t)>& fn) {

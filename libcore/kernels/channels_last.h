@@ -18,6 +18,10 @@ Tensor ToChannelsLast(const Tensor& t, ThreadPool& pool);
 // dst[b][j][i] = src[b][i][j] for `batches` row-major rows x cols matrices of `elem_bytes`-byte elements (1, 2, 4
 // or 8): the layout conversions above, and ShuffleChannel's permutation of each pixel's channel vector.
 void TransposeMatrices(const std::byte* src, std::byte* dst, size_t elem_bytes, int64_t batches, int64_t rows, int64_t cols, ThreadPool& pool);
+// The mean of each image's channel over its pixels, for a channels-last 4-D fp32/fp64 x, into y's N x C values (any
+// shape of that size and x's dtype): GlobalAveragePool's channels-last path, which ReduceMean over (H, W) shares
+// bit for bit (both add in pixel order in double). False, with y untouched, for any other x.
+bool MeanOverPixelsOfChannelsLast(const Tensor& x, Tensor& y, ThreadPool& pool);
 // The logical (N, C, H, W) flat index of the element at flat memory index `i` of a channels-last tensor.
 int64_t ChannelsFirstIndex(const Shape& s, int64_t i);
 

@@ -337,6 +337,15 @@ Status MaxPoolKernel(KernelContext& c) {
 
 }  // namespace
 
+bool MeanOverPixelsOfChannelsLast(const Tensor& x, Tensor& y, ThreadPool& pool) {
+  if (!x.channels_last || x.rank() != 4 || y.numel() != x.shape()[0] * x.shape()[1] || y.dtype() != x.dtype()) return false;
+  const int64_t N = x.shape()[0], C = x.shape()[1], HW = x.shape()[2] * x.shape()[3];
+  if (x.dtype() == DType::kF32) GlobalPoolChannelsLast<PoolKind::kAverage, float>(pool, x.data<float>(), y.mutable_data<float>(), N, C, HW);
+  else if (x.dtype() == DType::kF64) GlobalPoolChannelsLast<PoolKind::kAverage, double>(pool, x.data<double>(), y.mutable_data<double>(), N, C, HW);
+  else return false;
+  return true;
+}
+
 void RegisterPoolKernels() {
   // Every pool takes channels-last data as it comes (see PoolCompute). MaxPool widens halves itself: it also pools
   // int8/uint8, through fp32.

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "ir/node_attrs.h"
+#include "kernels/channels_last.h"
 #include "kernels/kernel_util.h"
 #include "ops/reduce.h"
 
@@ -51,11 +52,24 @@ T ReduceRow(const T* x, int64_t n) {
   else return static_cast<T>(acc);
 }
 
+// Whether `red` reduces exactly the pixels of an (N, C, H, W) tensor: torch's x.mean([2, 3]), a global average pool.
+bool ReducesPixelsOnly(const std::vector<bool>& red) { return red.size() == 4 && !red[0] && !red[1] && red[2] && red[3]; }
+
 template <Reduce kOp>
 Status ReduceKernel(KernelContext& c) {
-  const Tensor& x = c.in(0);
-  NPU_ASSIGN_OR_RETURN(auto red, ReducedAxes(c.node, x.rank(), AxesIsInput(c.node) && c.has(1) ? &c.in(1) : nullptr));
+  NPU_ASSIGN_OR_RETURN(auto red, ReducedAxes(c.node, c.in(0).rank(), AxesIsInput(c.node) && c.has(1) ? &c.in(1) : nullptr));
   bool keep = c.node.attr_int("keepdims", 1) != 0;
+  if (c.in(0).channels_last) {  // only ReduceMean is registered as taking channels-last maps (RegisterReduceKernels)
+    if (kOp == Reduce::kMean && ReducesPixelsOnly(red)) {
+      Tensor y = Tensor::Empty(c.in(0).dtype(), ReducedShape(c.in(0).shape(), red, keep));
+      if (MeanOverPixelsOfChannelsLast(c.in(0), y, c.pool)) {
+        c.outputs[0] = std::move(y);
+        return Status::Ok();
+      }
+    }
+    c.inputs[0] = ToChannelsFirst(c.in(0), c.pool);
+  }
+  const Tensor& x = c.in(0);
   std::vector<int64_t> perm;
   Shape kept;
   int64_t inner = 1;
@@ -185,9 +199,10 @@ Status CumSumKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+// ReduceMean takes channels-last maps: over (H, W) it is a global average pool, without converting the map first.
 template <Reduce kOp>
 void RegisterReduce(const char* name) {
-  RegisterKernel(name, {.fn = ReduceKernel<kOp>, .halves = Halves::kWiden});
+  RegisterKernel(name, {.fn = ReduceKernel<kOp>, .halves = Halves::kWiden, .channels_last = kOp == Reduce::kMean});
 }
 
 }  // namespace

@@ -219,6 +219,19 @@ TEST(ChannelsLast, ElementwiseBroadcastAndGlobalPoolGiveTheChannelsFirstBits) {
     ExpectSameBits(RunNode(MakeNode(op, 1), {xl}), RunNode(MakeNode(op, 1), {x}));
     ExpectSameBits(RunNode(MakeNode(op, 1), {ToChannelsLast(wide, Pool())}), RunNode(MakeNode(op, 1), {wide}));
   }
+  // ReduceMean over the pixels (torch's x.mean([2, 3])) is the global average pool; over other axes the map is
+  // converted first. Both give the channels-first bits, with and without keepdims, in fp32 and fp64.
+  const Tensor wide64 = CastTensor(Random({2, 37, 6, 5}, 20), DType::kF64);
+  for (const std::vector<int64_t>& axes : std::vector<std::vector<int64_t>>{{2, 3}, {-1, -2}, {1}, {1, 2, 3}, {0, 2, 3}, {3}})
+    for (int64_t keep : {0, 1})
+      for (const Tensor& t : {x, wide, wide64}) {
+        SCOPED_TRACE("ReduceMean over " + std::to_string(axes.size()) + " axes, from " + std::to_string(axes[0]) + ", keepdims " +
+                     std::to_string(keep) + " of " + ShapeToString(t.shape()));
+        const Node mean = MakeNode("ReduceMean", 1, {{"axes", axes}, {"keepdims", keep}});
+        Tensor got = RunNode(mean, {ToChannelsLast(t, Pool())});
+        EXPECT_FALSE(got.channels_last);
+        ExpectSameBits(got, RunNode(mean, {t}));
+      }
   const AttrMap window = {{"kernel_shape", std::vector<int64_t>{3, 2}}, {"strides", std::vector<int64_t>{2, 2}},
                           {"pads", std::vector<int64_t>{1, 0, 1, 1}}, {"ceil_mode", int64_t{1}}};
   for (const char* op : {"MaxPool", "AveragePool"}) {
