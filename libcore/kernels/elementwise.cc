@@ -128,6 +128,28 @@ void RegisterUnary(const char* name, Make make, MakeBulk make_bulk = {}) {
   RegisterKernel(name, {.fn = kernel, .halves = Halves::kWiden, .channels_last = true, .in_place = in_place});
 }
 
+// Sigmoid's fp32 values as an Eigen expression: the kernel, its in-place form and the SiLU pair's one pass
+// (SiluValues) all evaluate this one, so they give the same bits.
+template <class A>
+auto SigmoidOf(const A& x) {
+  return (1 + (-x).exp()).inverse();
+}
+
+}  // namespace
+
+void SigmoidValues(std::span<const float> x, std::span<float> y) {
+  const auto n = static_cast<Eigen::Index>(x.size());
+  OutF(y.data(), n) = SigmoidOf(InF(x.data(), n));
+}
+
+void SiluValues(std::span<const float> x, std::span<float> y) {
+  const auto n = static_cast<Eigen::Index>(x.size());
+  const InF in(x.data(), n);
+  OutF(y.data(), n) = in * SigmoidOf(in);  // per element the Sigmoid's value, then the Mul's product
+}
+
+namespace {
+
 void RegisterUnaryOps() {
   auto plain = [](auto fn) { return [fn](const Node&) { return fn; }; };
   RegisterUnary<UnaryTypes::kSigned>("Relu", plain([](auto x) { return x > 0 ? x : decltype(x)(0); }));
@@ -138,7 +160,7 @@ void RegisterUnaryOps() {
   }));
   RegisterUnary<UnaryTypes::kSigned>("Sign", plain([](auto x) { return decltype(x)((x > 0) - (x < 0)); }));
   RegisterUnary<UnaryTypes::kFloat>("Sigmoid", plain([](auto x) { return 1 / (1 + std::exp(-x)); }),
-                                    plain([](const auto& x) { return (1 + (-x).exp()).inverse(); }));
+                                    plain([](const auto& x) { return SigmoidOf(x); }));
   // Swish, x * sigmoid(alpha * x) (ONNX opset 24; CANN's Swish op, attribute `scale`, as aclnnSwish documents
   // it), as GE and TF models carry it. torch's SiLU stays Sigmoid -> Mul: CANN documents no graph fusion of the
   // pair. At alpha 1 the fp32 arithmetic is the pair's (x * 1 is exact): the Sigmoid above, one multiply.

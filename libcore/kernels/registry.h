@@ -111,11 +111,14 @@ Status RunEpilogue(const Node& act, const InPlaceFn& in_place, std::vector<Tenso
                    FloatStatus* status);
 
 // torch's SiLU, Sigmoid -> Mul(x, Sigmoid(x)), as the runtime runs the pair when nothing observes it: one pass
-// over x instead of two. Each chunk is the Sigmoid's kernel on the chunks that kernel uses (`sigmoid` is its
-// in-place form, so the same bits), rounded to `sigmoid_dtype` when that is a 16-bit dtype as its task's result
-// would be, then multiplied by x. `x` is fp32 (16-bit values widened); the result is the Mul's, before the
-// runtime rounds it.
-Tensor SigmoidTimesInput(const Tensor& x, const InPlaceFn& sigmoid, DType sigmoid_dtype, const ExecContext& exec, ThreadPool& pool);
+// over x instead of two. Each chunk is the Sigmoid's kernel on the chunks that kernel uses (so the same bits),
+// rounded to `sigmoid_dtype` when that is a 16-bit dtype as its task's result would be, then multiplied by x.
+// `x` is fp32 (16-bit values widened); the result is the Mul's, before the runtime rounds it.
+Tensor SigmoidTimesInput(const Tensor& x, DType sigmoid_dtype, const ExecContext& exec, ThreadPool& pool);
+// The Sigmoid kernel's fp32 values of a chunk (y may be x), and x * Sigmoid(x) in one pass with the bits of
+// SigmoidValues followed by the Mul (kernels/elementwise.cc).
+void SigmoidValues(std::span<const float> x, std::span<float> y);
+void SiluValues(std::span<const float> x, std::span<float> y);
 
 // Registers the kernel of an op type (what each family file does per op; its schema is ops/'s): a plain function
 // (Halves::kNative, channels-first inputs, no in-place form), or the whole definition.

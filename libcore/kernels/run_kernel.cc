@@ -88,18 +88,20 @@ Status RunPrepared(const Node& node, const PreparedKernel& kernel, std::vector<T
   return Status::Ok();
 }
 
-Tensor SigmoidTimesInput(const Tensor& x, const InPlaceFn& sigmoid, DType sigmoid_dtype, const ExecContext& exec, ThreadPool& pool) {
+Tensor SigmoidTimesInput(const Tensor& x, DType sigmoid_dtype, const ExecContext& exec, ThreadPool& pool) {
   Tensor y = Tensor::EmptyLike(DType::kF32, x);
   const float* in = x.data<float>();
   float* out = y.mutable_data<float>();
   const bool round = exec.soc && IsHalfLike(sigmoid_dtype);
-  // On the Sigmoid kernel's own chunks (its ParallelFor over the elements with this grain), so that Eigen's
-  // vectorised exp sees the same ranges, heads and tails as there.
+  // On the Sigmoid kernel's own chunks (its ParallelFor over the elements with this grain) and written to the
+  // same places, so that Eigen's vectorised exp sees the same ranges, heads and tails as there. Unrounded, the
+  // product is taken in the same pass (x read once); a rounded Sigmoid needs its values first.
   pool.ParallelFor(static_cast<size_t>(x.numel()), kElementwiseGrain, [&](size_t b, size_t e) {
+    const std::span<const float> xs(in + b, e - b);
     const std::span<float> s(out + b, e - b);
-    std::copy(in + b, in + e, s.begin());
-    sigmoid(s);
-    if (round) RoundValuesInPlace(s, sigmoid_dtype, exec);
+    if (!round) return SiluValues(xs, s);
+    SigmoidValues(xs, s);
+    RoundValuesInPlace(s, sigmoid_dtype, exec);
     for (size_t i = 0; i < s.size(); ++i) s[i] = in[b + i] * s[i];
   });
   return y;

@@ -227,10 +227,8 @@ void Session::PlanSiluPairs() {
     if (x < 0 || sig < 0 || y < 0 || x_at < 0 || readers[sig] != 1 || !same(x, sig) || !same(sig, y)) continue;
     const DType t = g.values[x].dtype;
     if (t != DType::kF32 && !IsHalfLike(t)) continue;
-    InPlaceFn sigmoid = KernelRegistry::Get().InPlaceForm(s);
-    if (!sigmoid) continue;
     plans_[k].runs_in_next = true;
-    plans_[k + 1].pair_sigmoid = std::move(sigmoid);
+    plans_[k + 1].pair_sigmoid = true;
     plans_[k + 1].pair_x = x_at;
     ++k;  // the Mul is taken
   }
@@ -363,7 +361,7 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
   const bool pair = plan.pair_sigmoid && observers_.empty();
   if (pair) {
     const DType sigmoid_dtype = g.values[n.inputs[static_cast<size_t>(1 - plan.pair_x)]].dtype;
-    outs.push_back(SigmoidTimesInput(compute[static_cast<size_t>(plan.pair_x)], plan.pair_sigmoid, sigmoid_dtype, exec_, pool));
+    outs.push_back(SigmoidTimesInput(compute[static_cast<size_t>(plan.pair_x)], sigmoid_dtype, exec_, pool));
   }
   if (Status run = pair ? Status::Ok() : RunPrepared(n, plan.kernel, std::move(compute), outs, pool, exec_, &st, options); !run.ok()) {
     if (run.code() != kTaskFaultCode) return run;

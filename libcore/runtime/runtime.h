@@ -102,7 +102,7 @@ class Session {
     bool result_is_rounded = false;    // its 16-bit results are its inputs' values (see PlanTasks)
     // torch's SiLU (PlanSiluPairs): the Sigmoid task runs inside the Mul after it when nothing observes them.
     bool runs_in_next = false;         // on the Sigmoid
-    InPlaceFn pair_sigmoid;            // on the Mul: the Sigmoid's in-place form; empty when not a pair
+    bool pair_sigmoid = false;         // on the Mul: it runs with the Sigmoid before it (SigmoidTimesInput)
     int pair_x = -1;                   // on the Mul: the input position of x
   };
   std::vector<TaskPlan> plans_;
