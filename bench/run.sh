@@ -9,4 +9,5 @@ build=${1:-build}
 /usr/bin/python3 "$(dirname "$0")/bench_msaccucmp.py" "$build"
 /usr/bin/python3 "$(dirname "$0")/bench_transplt.py" "$build"
 "$build/tests/cost_model_bench"
+"$build/tests/fork_join"
 /usr/bin/python3 "$(dirname "$0")/bench_profparse.py" "$build"
