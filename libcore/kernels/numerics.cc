@@ -175,10 +175,18 @@ Tensor RoundToDTypeValues(Tensor f32, DType to, const ExecContext& ctx, FloatSta
   return out;
 }
 
-void RoundValuesInPlace(std::span<float> v, DType to, const ExecContext& ctx) {
+namespace {
+void RoundSpanInPlace(std::span<float> v, DType to, const ExecContext& ctx, FloatStatus* status, int64_t at, int output) {
   const float limit = RoundsToInfinity(to);
   const size_t first = (to == DType::kF16 ? RoundToHalf : RoundToBF16)(v, v, limit);
-  if (first < v.size()) SettleRounded(v, first, 0, limit, to, ctx, nullptr, 0);
+  if (first < v.size()) SettleRounded(v, first, at, limit, to, ctx, status, output);
+}
+}  // namespace
+
+void RoundValuesInPlace(std::span<float> v, DType to, const ExecContext& ctx) { RoundSpanInPlace(v, to, ctx, nullptr, 0, 0); }
+
+void RoundValuesInPlace(std::span<float> v, DType to, const ExecContext& ctx, FloatStatus& status, int64_t at, int output) {
+  RoundSpanInPlace(v, to, ctx, &status, at, output);
 }
 
 void SettleFloat32(Tensor& t, const ExecContext& ctx, FloatStatus* status, int output) {

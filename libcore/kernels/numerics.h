@@ -56,6 +56,9 @@ Tensor RoundToDTypeValues(Tensor f32, DType to, const ExecContext& ctx, FloatSta
 // RoundToDTypeValues on a span, in place, on the calling thread, recording nothing: for a value no task reports
 // (the first op of a pair the runtime runs as one, see kernels/registry.h SigmoidTimesInput).
 void RoundValuesInPlace(std::span<float> v, DType to, const ExecContext& ctx);
+// The same on a chunk of a task's output `output` that starts at flat index `at`, recording its exceptions in
+// `status` as RoundToDTypeValues would (merge the chunks' statuses in index order).
+void RoundValuesInPlace(std::span<float> v, DType to, const ExecContext& ctx, FloatStatus& status, int64_t at, int output);
 // Applies the overflow mode to an fp32 result: records Inf/NaN and, under saturation, replaces them
 // (±inf -> ±FLT_MAX, NaN -> 0; copies first when it must write). Only scans when the context needs it.
 void SettleFloat32(Tensor& t, const ExecContext& ctx, FloatStatus* status, int output = 0);

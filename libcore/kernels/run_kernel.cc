@@ -1,7 +1,9 @@
 // Running one node's kernel: the definition's half-precision policy, and what UB fusion put around the kernel (a
 // fused residual, an absorbed activation, a dual quantised output), inside the kernel where that changes no value.
 #include <algorithm>
+#include <mutex>
 #include <optional>
+#include <vector>
 
 #include "kernels/channels_last.h"
 #include "kernels/kernel_util.h"
@@ -88,22 +90,39 @@ Status RunPrepared(const Node& node, const PreparedKernel& kernel, std::vector<T
   return Status::Ok();
 }
 
-Tensor SigmoidTimesInput(const Tensor& x, DType sigmoid_dtype, const ExecContext& exec, ThreadPool& pool) {
+Tensor SigmoidTimesInput(const Tensor& x, DType sigmoid_dtype, DType out_dtype, const ExecContext& exec, FloatStatus* status, ThreadPool& pool) {
   Tensor y = Tensor::EmptyLike(DType::kF32, x);
   const float* in = x.data<float>();
   float* out = y.mutable_data<float>();
   const bool round = exec.soc && IsHalfLike(sigmoid_dtype);
   // On the Sigmoid kernel's own chunks (its ParallelFor over the elements with this grain) and written to the
   // same places, so that Eigen's vectorised exp sees the same ranges, heads and tails as there. Unrounded, the
-  // product is taken in the same pass (x read once); a rounded Sigmoid needs its values first.
+  // product is taken in the same pass (x read once); a rounded Sigmoid needs its values first. A rounded product
+  // is rounded while the chunk is in cache; the chunks' exceptions are merged in index order, so the record keeps
+  // the first element as the runtime's pass would.
+  const bool round_out = exec.soc && IsHalfLike(out_dtype);
+  std::mutex lock;
+  std::vector<std::pair<size_t, FloatStatus>> settled;  // (first index, its status), for the chunks that had any
   pool.ParallelFor(static_cast<size_t>(x.numel()), kElementwiseGrain, [&](size_t b, size_t e) {
     const std::span<const float> xs(in + b, e - b);
     const std::span<float> s(out + b, e - b);
-    if (!round) return SiluValues(xs, s);
-    SigmoidValues(xs, s);
-    RoundValuesInPlace(s, sigmoid_dtype, exec);
-    for (size_t i = 0; i < s.size(); ++i) s[i] = in[b + i] * s[i];
+    if (!round) {
+      SiluValues(xs, s);
+    } else {
+      SigmoidValues(xs, s);
+      RoundValuesInPlace(s, sigmoid_dtype, exec);
+      for (size_t i = 0; i < s.size(); ++i) s[i] = in[b + i] * s[i];
+    }
+    if (!round_out) return;
+    FloatStatus chunk;
+    RoundValuesInPlace(s, out_dtype, exec, chunk, static_cast<int64_t>(b), 0);
+    if (status && chunk.any()) {
+      std::lock_guard hold(lock);
+      settled.emplace_back(b, chunk);
+    }
   });
+  std::sort(settled.begin(), settled.end(), [](const auto& l, const auto& r) { return l.first < r.first; });
+  for (const auto& [at, chunk] : settled) status->Merge(chunk);
   return y;
 }
 

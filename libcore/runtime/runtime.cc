@@ -361,7 +361,7 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
   const bool pair = plan.pair_sigmoid && observers_.empty();
   if (pair) {
     const DType sigmoid_dtype = g.values[n.inputs[static_cast<size_t>(1 - plan.pair_x)]].dtype;
-    outs.push_back(SigmoidTimesInput(compute[static_cast<size_t>(plan.pair_x)], sigmoid_dtype, exec_, pool));
+    outs.push_back(SigmoidTimesInput(compute[static_cast<size_t>(plan.pair_x)], sigmoid_dtype, g.values[n.outputs[0]].dtype, exec_, &st, pool));
   }
   if (Status run = pair ? Status::Ok() : RunPrepared(n, plan.kernel, std::move(compute), outs, pool, exec_, &st, options); !run.ok()) {
     if (run.code() != kTaskFaultCode) return run;
@@ -381,7 +381,7 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
     DType want = g.values[n.outputs[j]].dtype;
     if (!outs[j].defined() || outs[j].dtype() != DType::kF32) continue;
     if (IsHalfLike(want)) {
-      if (!moves_bytes && !plan.result_is_rounded) outs[j] = RoundToDTypeValues(std::move(outs[j]), want, exec_, &st, static_cast<int>(j));
+      if (!moves_bytes && !plan.result_is_rounded && !pair) outs[j] = RoundToDTypeValues(std::move(outs[j]), want, exec_, &st, static_cast<int>(j));
     } else if (exec_.soc) {
       SettleFloat32(outs[j], exec_, &st, static_cast<int>(j));
     }

@@ -152,8 +152,9 @@ TEST(Numerics, FusedHalfResidualAndReluInOnePassGiveTheStepwiseBits) {
 }
 
 // torch's SiLU as the runtime runs it unobserved: one pass giving the bits of the Sigmoid kernel, its rounding
-// as its own task's result, and the Mul kernel. Over several chunks, a length that is no multiple of a vector, and
-// values the rounding must settle (NaN, infinities), in fp32 and at fp16 on an Inf/NaN and a saturating SoC.
+// as its own task's result, the Mul kernel and the runtime's rounding of the Mul's result, with the same exception
+// record. Over several chunks, a length that is no multiple of a vector, and values the rounding must settle (NaN,
+// infinities), in fp32 and at fp16 on an Inf/NaN and a saturating SoC.
 TEST(Numerics, SigmoidTimesInputGivesTheBitsOfTheTwoKernels) {
   RegisterBuiltinOps();
   Tensor x = Random({1, 7, 61, 83}, 21, -12, 12);  // 35,441 elements: three chunks of the Sigmoid kernel
@@ -161,6 +162,7 @@ TEST(Numerics, SigmoidTimesInputGivesTheBitsOfTheTwoKernels) {
   p[5] = NAN;
   p[30000] = INFINITY;
   p[30001] = -INFINITY;
+  p[20001] = 1e5f;  // past fp16's range: infinity or 65504 once held in fp16
   Node sigmoid;
   sigmoid.name = "sigmoid";
   sigmoid.op_type = "Sigmoid";
@@ -181,9 +183,19 @@ TEST(Numerics, SigmoidTimesInputGivesTheBitsOfTheTwoKernels) {
       ASSERT_TRUE(RunKernel(sigmoid, {in}, s, ThreadPool::Global(), ctx, nullptr).ok());
       if (held == DType::kF16) s[0] = RoundToDTypeValues(s[0], held, ctx, nullptr);
       ASSERT_TRUE(RunKernel(mul, {in, s[0]}, y, ThreadPool::Global(), ctx, nullptr).ok());
-      const Tensor got = SigmoidTimesInput(in, held, ctx, ThreadPool::Global());
+      FloatStatus want_status, got_status;
+      if (held == DType::kF16) y[0] = RoundToDTypeValues(y[0], held, ctx, &want_status);
+      const Tensor got = SigmoidTimesInput(in, held, held, ctx, &got_status, ThreadPool::Global());
       ASSERT_EQ(got.shape(), y[0].shape());
       EXPECT_EQ(std::memcmp(got.data<float>(), y[0].data<float>(), static_cast<size_t>(got.numel()) * sizeof(float)), 0) << soc << " " << DTypeName(held);
+      EXPECT_EQ(got_status.out_of_range, want_status.out_of_range) << soc << " " << DTypeName(held);
+      EXPECT_EQ(got_status.non_finite, want_status.non_finite);
+      EXPECT_EQ(got_status.first_index, want_status.first_index);
+      EXPECT_EQ(got_status.first_output, want_status.first_output);
+      EXPECT_EQ(std::memcmp(&got_status.first_value, &want_status.first_value, sizeof(float)), 0);
+      // On the Inf/NaN SoC the held input keeps NaN and the infinities, whose products the record must hold (a
+      // saturating SoC held them as finite values, and a product of fp16 values cannot pass 65504).
+      if (held == DType::kF16 && !ctx.saturate()) EXPECT_TRUE(want_status.any()) << "the values must exercise the record";
     }
   }
 }
