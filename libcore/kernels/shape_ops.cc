@@ -117,6 +117,20 @@ Status ShuffleChannelKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+// Copies one run of a concatenation. Channels-last runs are short (a DenseNet layer's 32 channels are 128 bytes)
+// and there is one per input per pixel, so whole 64-byte blocks are copied inline rather than by a call per run
+// (squeezenet1_1 and densenet121: 1-3% faster in interleaved runs; the copy itself is bound by memory).
+void CopyRun(std::byte* dst, const std::byte* src, size_t bytes) {
+  constexpr size_t kBlock = 64;
+  size_t i = 0;
+  for (; i + kBlock <= bytes; i += kBlock) {
+    std::byte block[kBlock];
+    std::memcpy(block, src + i, kBlock);  // fixed sizes: the compiler emits vector moves, not calls
+    std::memcpy(dst + i, block, kBlock);
+  }
+  if (i < bytes) std::memcpy(dst + i, src + i, bytes - i);
+}
+
 // Concat in memory order: the output is `outer` rows, each the inputs' runs one after another. Feature maps that
 // come channels-last (a conv's) are concatenated as they are, on the axis's place in that order, so an Inception
 // or DenseNet block never converts its branches' layouts; each output row is written once, front to back.
@@ -147,7 +161,7 @@ Status ConcatKernel(KernelContext& c) {
     for (size_t o = b; o < e; ++o) {
       std::byte* dst = out + o * out_row;
       for (const auto& [src, run] : runs) {
-        std::memcpy(dst, src + o * run, run);
+        CopyRun(dst, src + o * run, run);
         dst += run;
       }
     }
