@@ -1,6 +1,6 @@
 // What one parallel loop costs beyond its work: ThreadPool::ParallelFor over as many one-element chunks as the
 // pool has threads, each doing nothing, timed over many calls. Every oneDNN primitive and every one of npukit's
-// parallel kernels pays this once per call, 50-150 times per inference of a small CNN.
+// parallel kernels pays this once per call, dozens to hundreds of times per inference.
 // Prints the OpenMP runtime the build links (libcore/CMakeLists.txt: LLVM's libomp where installed, else
 // libgomp; configure with -DNPUKIT_LIBOMP=OFF for libgomp) and the microseconds per loop, best of 5 rounds.
 // usage: fork_join [CALLS]   (NPUKIT_NUM_THREADS: the pool's size, the number of online CPUs by default)

@@ -113,8 +113,8 @@ Status RunEpilogue(const Node& act, const InPlaceFn& in_place, std::vector<Tenso
 // torch's SiLU, Sigmoid -> Mul(x, Sigmoid(x)), as the runtime runs the pair when nothing observes it: one pass
 // over x instead of two. Each chunk is the Sigmoid's kernel on the chunks that kernel uses (so the same bits),
 // rounded to `sigmoid_dtype` when that is a 16-bit dtype as its task's result would be, then multiplied by x.
-// `x` is fp32 (16-bit values widened). The result is the Mul's; with a 16-bit `out_dtype` on a SoC it is also
-// rounded to it in the same pass, its exceptions recorded in `status` as the runtime's rounding would (the
+// `x` is fp32 (16-bit values widened). The result is the Mul's; with a 16-bit `out_dtype` it is also rounded to
+// it in the same pass, its exceptions recorded in `status` as the runtime's rounding would (the
 // runtime then does not round it again).
 Tensor SigmoidTimesInput(const Tensor& x, DType sigmoid_dtype, DType out_dtype, const ExecContext& exec, FloatStatus* status, ThreadPool& pool);
 // The Sigmoid kernel's fp32 values of a chunk (y may be x), and x * Sigmoid(x) in one pass with the bits of

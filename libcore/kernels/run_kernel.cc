@@ -94,13 +94,13 @@ Tensor SigmoidTimesInput(const Tensor& x, DType sigmoid_dtype, DType out_dtype, 
   Tensor y = Tensor::EmptyLike(DType::kF32, x);
   const float* in = x.data<float>();
   float* out = y.mutable_data<float>();
-  const bool round = exec.soc && IsHalfLike(sigmoid_dtype);
+  const bool round = IsHalfLike(sigmoid_dtype);  // as the runtime rounds every 16-bit result, with or without a SoC
   // On the Sigmoid kernel's own chunks (its ParallelFor over the elements with this grain) and written to the
   // same places, so that Eigen's vectorised exp sees the same ranges, heads and tails as there. Unrounded, the
   // product is taken in the same pass (x read once); a rounded Sigmoid needs its values first. A rounded product
   // is rounded while the chunk is in cache; the chunks' exceptions are merged in index order, so the record keeps
   // the first element as the runtime's pass would.
-  const bool round_out = exec.soc && IsHalfLike(out_dtype);
+  const bool round_out = IsHalfLike(out_dtype);
   std::mutex lock;
   std::vector<std::pair<size_t, FloatStatus>> settled;  // (first index, its status), for the chunks that had any
   pool.ParallelFor(static_cast<size_t>(x.numel()), kElementwiseGrain, [&](size_t b, size_t e) {
