@@ -11,6 +11,8 @@
 #include <memory>
 #include <thread>
 
+#include <dlfcn.h>
+#include <omp.h>
 #include <unistd.h>
 
 #include "base/child.h"
@@ -100,6 +102,18 @@ TEST(ThreadPool, SpinningAndSleepingWorkersLoseNoJob) {
   long expected = 0;
   for (int round = 0; round < 200; ++round) expected += 4L * (1 + round % 37);
   EXPECT_EQ(total.load(), expected + 4L * 17 * 100 + 4L * 23 * 100);
+}
+
+// oneDNN's regions and the pool's loops run on one OpenMP runtime, so on one set of threads (libcore/CMakeLists.txt):
+// the entry point oneDNN calls (GOMP_parallel at version GOMP_4.0, found as the dynamic linker binds it) is defined
+// by the library whose OpenMP functions the pool calls. Two runtimes would each keep threads spinning on the cores.
+TEST(ThreadPool, OneDnnAndThePoolShareOneOpenMPRuntime) {
+  void* dnnl_entry = dlvsym(RTLD_DEFAULT, "GOMP_parallel", "GOMP_4.0");
+  ASSERT_NE(dnnl_entry, nullptr);
+  Dl_info theirs{}, ours{};
+  ASSERT_NE(dladdr(dnnl_entry, &theirs), 0);
+  ASSERT_NE(dladdr(reinterpret_cast<void*>(&omp_in_parallel), &ours), 0);
+  EXPECT_STREQ(theirs.dli_fname, ours.dli_fname);
 }
 
 // A fault in the child's work is the child's end, reported with its signal; the parent carries on. What the work
