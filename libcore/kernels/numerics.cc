@@ -153,8 +153,7 @@ Tensor RoundToDTypeValues(Tensor f32, DType to, const ExecContext& ctx, FloatSta
   // chunk settles its own elements past the limit into a status of its own; those are merged below in chunk
   // order, so the record keeps the first element, as one thread walking in order would.
   const size_t chunks = (n + kRoundGrain - 1) / kRoundGrain;
-  std::mutex settled_lock;
-  std::vector<std::pair<size_t, FloatStatus>> settled;  // (chunk, its status), for the chunks that had any
+  ChunkStatuses settled;  // the chunks that had any
   ThreadPool::Global().ParallelFor(chunks, 1, [&](size_t cb, size_t ce) {
     for (size_t c = cb; c < ce; ++c) {
       size_t b = c * kRoundGrain, len = std::min(kRoundGrain, n - b);
@@ -162,31 +161,29 @@ Tensor RoundToDTypeValues(Tensor f32, DType to, const ExecContext& ctx, FloatSta
       if (first < len) {
         FloatStatus chunk;
         SettleRounded(std::span(o + b, len), first, static_cast<int64_t>(b), limit, to, ctx, status ? &chunk : nullptr, output);
-        if (status) {
-          std::lock_guard hold(settled_lock);
-          settled.emplace_back(c, chunk);
-        }
+        if (status) settled.Add(b, chunk);
       }
       if (then) (*then)(std::span(o + b, len), b);
     }
   });
-  std::sort(settled.begin(), settled.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [c, chunk] : settled) status->Merge(chunk);
+  if (status) settled.MergeInto(*status);
   return out;
 }
 
-namespace {
-void RoundSpanInPlace(std::span<float> v, DType to, const ExecContext& ctx, FloatStatus* status, int64_t at, int output) {
+void RoundValuesInPlace(std::span<float> v, DType to, const ExecContext& ctx, FloatStatus* status, int64_t at, int output) {
   const float limit = RoundsToInfinity(to);
   const size_t first = (to == DType::kF16 ? RoundToHalf : RoundToBF16)(v, v, limit);
   if (first < v.size()) SettleRounded(v, first, at, limit, to, ctx, status, output);
 }
-}  // namespace
 
-void RoundValuesInPlace(std::span<float> v, DType to, const ExecContext& ctx) { RoundSpanInPlace(v, to, ctx, nullptr, 0, 0); }
+void ChunkStatuses::Add(size_t at, const FloatStatus& chunk) {
+  std::lock_guard hold(lock_);
+  chunks_.emplace_back(at, chunk);
+}
 
-void RoundValuesInPlace(std::span<float> v, DType to, const ExecContext& ctx, FloatStatus& status, int64_t at, int output) {
-  RoundSpanInPlace(v, to, ctx, &status, at, output);
+void ChunkStatuses::MergeInto(FloatStatus& status) {
+  std::sort(chunks_.begin(), chunks_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [at, chunk] : chunks_) status.Merge(chunk);
 }
 
 void SettleFloat32(Tensor& t, const ExecContext& ctx, FloatStatus* status, int output) {

@@ -3,7 +3,10 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <span>
+#include <utility>
+#include <vector>
 
 #include "ir/tensor.h"
 #include "soc/soc_spec.h"
@@ -53,12 +56,20 @@ Tensor NarrowFloat(const Tensor& f32, DType to, const ExecContext& ctx, FloatSta
 using RoundedChunkFn = std::function<void(std::span<float>, size_t)>;
 Tensor RoundToDTypeValues(Tensor f32, DType to, const ExecContext& ctx, FloatStatus* status, int output = 0,
                           const RoundedChunkFn* then = nullptr);
-// RoundToDTypeValues on a span, in place, on the calling thread, recording nothing: for a value no task reports
-// (the first op of a pair the runtime runs as one, see kernels/registry.h SigmoidTimesInput).
-void RoundValuesInPlace(std::span<float> v, DType to, const ExecContext& ctx);
-// The same on a chunk of a task's output `output` that starts at flat index `at`, recording its exceptions in
-// `status` as RoundToDTypeValues would (merge the chunks' statuses in index order).
-void RoundValuesInPlace(std::span<float> v, DType to, const ExecContext& ctx, FloatStatus& status, int64_t at, int output);
+// RoundToDTypeValues on a span, in place, on the calling thread: a chunk of output `output` that starts at flat
+// index `at`, its exceptions recorded in `status` when given (merge chunks with ChunkStatuses). Without a status,
+// for a value no task reports (the Sigmoid of the SiLU pair, see kernels/registry.h SigmoidTimesInput).
+void RoundValuesInPlace(std::span<float> v, DType to, const ExecContext& ctx, FloatStatus* status = nullptr, int64_t at = 0, int output = 0);
+// The exception records of chunks settled on several threads, merged in the order of their first indices, so that
+// the record keeps the first element, as one thread walking in order would.
+class ChunkStatuses {
+ public:
+  void Add(size_t at, const FloatStatus& chunk);  // from any thread
+  void MergeInto(FloatStatus& status);            // once the chunks are done
+ private:
+  std::mutex lock_;
+  std::vector<std::pair<size_t, FloatStatus>> chunks_;
+};
 // Applies the overflow mode to an fp32 result: records Inf/NaN and, under saturation, replaces them
 // (±inf -> ±FLT_MAX, NaN -> 0; copies first when it must write). Only scans when the context needs it.
 void SettleFloat32(Tensor& t, const ExecContext& ctx, FloatStatus* status, int output = 0);

@@ -1,9 +1,7 @@
 // Running one node's kernel: the definition's half-precision policy, and what UB fusion put around the kernel (a
 // fused residual, an absorbed activation, a dual quantised output), inside the kernel where that changes no value.
 #include <algorithm>
-#include <mutex>
 #include <optional>
-#include <vector>
 
 #include "kernels/channels_last.h"
 #include "kernels/kernel_util.h"
@@ -101,8 +99,7 @@ Tensor SigmoidTimesInput(const Tensor& x, DType sigmoid_dtype, DType out_dtype, 
   // is rounded while the chunk is in cache; the chunks' exceptions are merged in index order, so the record keeps
   // the first element as the runtime's pass would.
   const bool round_out = IsHalfLike(out_dtype);
-  std::mutex lock;
-  std::vector<std::pair<size_t, FloatStatus>> settled;  // (first index, its status), for the chunks that had any
+  ChunkStatuses settled;  // the chunks that had any
   pool.ParallelFor(static_cast<size_t>(x.numel()), kElementwiseGrain, [&](size_t b, size_t e) {
     const std::span<const float> xs(in + b, e - b);
     const std::span<float> s(out + b, e - b);
@@ -115,14 +112,10 @@ Tensor SigmoidTimesInput(const Tensor& x, DType sigmoid_dtype, DType out_dtype, 
     }
     if (!round_out) return;
     FloatStatus chunk;
-    RoundValuesInPlace(s, out_dtype, exec, chunk, static_cast<int64_t>(b), 0);
-    if (status && chunk.any()) {
-      std::lock_guard hold(lock);
-      settled.emplace_back(b, chunk);
-    }
+    RoundValuesInPlace(s, out_dtype, exec, &chunk, static_cast<int64_t>(b));
+    if (status && chunk.any()) settled.Add(b, chunk);
   });
-  std::sort(settled.begin(), settled.end(), [](const auto& l, const auto& r) { return l.first < r.first; });
-  for (const auto& [at, chunk] : settled) status->Merge(chunk);
+  if (status) settled.MergeInto(*status);
   return y;
 }
 
