@@ -17,16 +17,22 @@
 namespace npu {
 namespace {
 
+// `finish` (an fp32 result's 16-bit rounding, KernelContext::TakeChunkFinish) runs on each chunk of the result as
+// soon as it is written. These kernels leave a fused activation to its own pass (RunEpilogue): an activation with a
+// vectorised form (Eigen's exp) gives bits that depend on where its chunks begin and end, and those are RunEpilogue's.
+constexpr bool kTakeNoActivation = false;
 template <class T, class R, class F>
-void MapUnary(ThreadPool& pool, const T* in, R* out, int64_t n, F f) {
+void MapUnary(ThreadPool& pool, const T* in, R* out, int64_t n, F f, const ChunkFinish& finish = {}) {
   pool.ParallelFor(static_cast<size_t>(n), kElementwiseGrain, [&](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) out[i] = static_cast<R>(f(in[i]));
+    if constexpr (std::is_same_v<R, float>)
+      if (finish) finish({out + b, e - b}, b);
   });
 }
 
-// Runs out[i] = f(a[ia], b[ib]) over the broadcast of a and b.
+// Runs out[i] = f(a[ia], b[ib]) over the broadcast of a and b; `finish` as in MapUnary.
 template <class T, class R, class F>
-void MapBinary(ThreadPool& pool, const Tensor& a, const Tensor& b, Tensor& out, F f) {
+void MapBinary(ThreadPool& pool, const Tensor& a, const Tensor& b, Tensor& out, F f, const ChunkFinish& finish = {}) {
   BroadcastPlan p = MakeBroadcastPlan({&a.shape(), &b.shape()}, out.shape());
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
@@ -48,6 +54,8 @@ void MapBinary(ThreadPool& pool, const Tensor& a, const Tensor& b, Tensor& out, 
       else
         for (int64_t i = 0; i < inner; ++i) o[i] = static_cast<R>(f(x[0], y[0]));
     }
+    if constexpr (std::is_same_v<R, float>)
+      if (finish) finish({po + rb * inner, (re - rb) * static_cast<size_t>(inner)}, rb * static_cast<size_t>(inner));
   });
 }
 
@@ -107,13 +115,16 @@ void RegisterUnary(const char* name, Make make, MakeBulk make_bulk = {}) {
         auto bulk = make_bulk(c.node);
         const float* in = x.data<float>();
         float* out = y.mutable_data<float>();
+        const ChunkFinish finish = c.TakeChunkFinish(kTakeNoActivation);
         c.pool.ParallelFor(static_cast<size_t>(x.numel()), kElementwiseGrain, [&](size_t b, size_t e) {
           auto n = static_cast<Eigen::Index>(e - b);
           ApplyBulk(bulk, InF(in + b, n), OutF(out + b, n));
+          if (finish) finish({out + b, e - b}, b);
         });
       } else if constexpr (floating || (kTypes == UnaryTypes::kSigned && is_signed) ||
                            (kTypes == UnaryTypes::kAll && !std::is_same_v<T, bool>)) {
-        MapUnary(c.pool, x.data<T>(), y.mutable_data<T>(), x.numel(), [&](T v) { return f(v); });
+        const ChunkFinish finish = std::is_same_v<T, float> ? c.TakeChunkFinish(kTakeNoActivation) : ChunkFinish{};
+        MapUnary(c.pool, x.data<T>(), y.mutable_data<T>(), x.numel(), [&](T v) { return f(v); }, finish);
       } else {
         supported = false;
       }
@@ -257,7 +268,8 @@ std::optional<Tensor> NhwcView(const Tensor& t) {
 }
 
 template <UnaryTypes kTypes, class F>
-Status BinaryKernel(KernelContext& c, const Tensor& a, const Tensor& b, F f) {
+// `finish_output`: the result is the kernel's output 0, which may take the fused activation and 16-bit rounding.
+Status BinaryKernel(KernelContext& c, const Tensor& a, const Tensor& b, F f, bool finish_output = false) {
   if (a.dtype() != b.dtype()) return c.Fail("input dtypes differ: " + std::string(DTypeName(a.dtype())) + " vs " + std::string(DTypeName(b.dtype())));
   Shape s;
   NPU_RETURN_IF_ERROR(OutShape(c, a, b, s));
@@ -265,8 +277,8 @@ Status BinaryKernel(KernelContext& c, const Tensor& a, const Tensor& b, F f) {
     // Channels-last operands broadcast as (N, H, W, C) views, so per-channel scales (SE blocks) and
     // same-shape sums (residuals, SiLU) need no conversion; any other mix computes channels-first.
     std::optional<Tensor> va = NhwcView(a), vb = NhwcView(b);
-    if (!va || !vb) return BinaryKernel<kTypes>(c, ToChannelsFirst(a, c.pool), ToChannelsFirst(b, c.pool), f);
-    NPU_RETURN_IF_ERROR(BinaryKernel<kTypes>(c, *va, *vb, f));
+    if (!va || !vb) return BinaryKernel<kTypes>(c, ToChannelsFirst(a, c.pool), ToChannelsFirst(b, c.pool), f, finish_output);
+    NPU_RETURN_IF_ERROR(BinaryKernel<kTypes>(c, *va, *vb, f, finish_output));
     c.outputs[0] = c.outputs[0].Reshaped(s);
     c.outputs[0].channels_last = OrdersDiffer(s);
     return Status::Ok();
@@ -276,7 +288,7 @@ Status BinaryKernel(KernelContext& c, const Tensor& a, const Tensor& b, F f) {
   bool known = DispatchAll(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, bool> || (kTypes == UnaryTypes::kFloat && !std::is_floating_point_v<T>)) supported = false;
-    else MapBinary<T, T>(c.pool, a, b, out, f);
+    else MapBinary<T, T>(c.pool, a, b, out, f, std::is_same_v<T, float> && finish_output ? c.TakeChunkFinish(kTakeNoActivation) : ChunkFinish{});
   });
   if (!known || !supported) return c.Fail("dtype " + std::string(DTypeName(a.dtype())) + " is not supported");
   c.outputs[0] = std::move(out);
@@ -285,7 +297,7 @@ Status BinaryKernel(KernelContext& c, const Tensor& a, const Tensor& b, F f) {
 
 template <UnaryTypes kTypes, class F>
 void RegisterBinary(const char* name, F f) {
-  RegisterKernel(name, {.fn = [f](KernelContext& c) { return BinaryKernel<kTypes>(c, c.in(0), c.in(1), f); },
+  RegisterKernel(name, {.fn = [f](KernelContext& c) { return BinaryKernel<kTypes>(c, c.in(0), c.in(1), f, /*finish_output=*/true); },
                         .halves = Halves::kWiden,
                         .channels_last = true});  // see BinaryKernel
 }

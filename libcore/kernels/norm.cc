@@ -20,11 +20,12 @@ size_t RowsPerTask(int64_t row_elems) {
   return static_cast<size_t>(std::max<int64_t>(1, kElemsPerTask / std::max<int64_t>(1, row_elems)));
 }
 
-// Applies y = x * a[ch] + b[ch] over [N, C, inner]. A fused activation (`act`, fp32 only, may be null) runs on
-// each task's rows as soon as they are written (densenet's BatchNormalization + Relu: one pass, not two).
+// Applies y = x * a[ch] + b[ch] over [N, C, inner]. The fused activation and the 16-bit rounding (`finish`, fp32
+// only) run on each task's rows as soon as they are written (densenet's BatchNormalization + Relu at force_fp16:
+// one pass, not three).
 template <class T>
 void ChannelAffine(ThreadPool& pool, const T* x, T* y, int64_t N, int64_t C, int64_t inner, const std::vector<T>& a,
-                   const std::vector<T>& b, const InPlaceFn* act) {
+                   const std::vector<T>& b, const ChunkFinish& finish) {
   pool.ParallelFor(static_cast<size_t>(N * C), RowsPerTask(inner), [&](size_t s, size_t e) {
     for (size_t nc = s; nc < e; ++nc) {
       T av = a[nc % C], bv = b[nc % C];
@@ -33,14 +34,14 @@ void ChannelAffine(ThreadPool& pool, const T* x, T* y, int64_t N, int64_t C, int
       for (int64_t i = 0; i < inner; ++i) yi[i] = xi[i] * av + bv;
     }
     if constexpr (std::is_same_v<T, float>)
-      if (act) (*act)({y + s * inner, (e - s) * static_cast<size_t>(inner)});
+      if (finish) finish({y + s * inner, (e - s) * static_cast<size_t>(inner)}, s * static_cast<size_t>(inner));
   });
 }
 
-// y = x * a[ch] + b[ch] over channels-last rows (C innermost), `act` as in ChannelAffine.
+// y = x * a[ch] + b[ch] over channels-last rows (C innermost), `finish` as in ChannelAffine.
 template <class T>
 void ChannelAffineLast(ThreadPool& pool, const T* x, T* y, int64_t rows, int64_t C, const std::vector<T>& a, const std::vector<T>& b,
-                       const InPlaceFn* act) {
+                       const ChunkFinish& finish) {
   pool.ParallelFor(static_cast<size_t>(rows), RowsPerTask(C), [&](size_t s, size_t e) {
     for (size_t r = s; r < e; ++r) {
       const T* xi = x + r * C;
@@ -48,7 +49,7 @@ void ChannelAffineLast(ThreadPool& pool, const T* x, T* y, int64_t rows, int64_t
       for (int64_t ch = 0; ch < C; ++ch) yi[ch] = xi[ch] * a[ch] + b[ch];
     }
     if constexpr (std::is_same_v<T, float>)
-      if (act) (*act)({y + s * C, (e - s) * static_cast<size_t>(C)});
+      if (finish) finish({y + s * C, (e - s) * static_cast<size_t>(C)}, s * static_cast<size_t>(C));
   });
 }
 
@@ -85,10 +86,10 @@ Status BatchNormKernel(KernelContext& c) {
     b[ch] = bias[ch] - use_mean[ch] * a[ch];
   }
   Tensor y = Tensor::EmptyLike(x.dtype(), x);
-  const InPlaceFn* act = std::is_same_v<T, float> && c.epilogue && !training && !c.residual.defined() ? &c.epilogue : nullptr;
-  c.epilogue_applied = act != nullptr;
-  if (x.channels_last) ChannelAffineLast(c.pool, x.data<T>(), y.mutable_data<T>(), N * inner, C, a, b, act);
-  else ChannelAffine(c.pool, x.data<T>(), y.mutable_data<T>(), N, C, inner, a, b, act);
+  // Inference in fp32 finishes its rows as it writes them; the activation follows a fused residual, added later.
+  const ChunkFinish finish = std::is_same_v<T, float> && !training ? c.TakeChunkFinish(!c.residual.defined()) : ChunkFinish{};
+  if (x.channels_last) ChannelAffineLast(c.pool, x.data<T>(), y.mutable_data<T>(), N * inner, C, a, b, finish);
+  else ChannelAffine(c.pool, x.data<T>(), y.mutable_data<T>(), N, C, inner, a, b, finish);
   c.outputs[0] = std::move(y);
   if (training) {
     for (size_t k = 1; k < c.outputs.size() && k < 3; ++k) {

@@ -176,6 +176,12 @@ void RoundValuesInPlace(std::span<float> v, DType to, const ExecContext& ctx, Fl
   if (first < v.size()) SettleRounded(v, first, at, limit, to, ctx, status, output);
 }
 
+void ChunkRounding::Round(std::span<float> chunk, size_t at) {
+  FloatStatus st;
+  RoundValuesInPlace(chunk, to_, exec_, &st, static_cast<int64_t>(at));
+  if (st.any()) statuses_.Add(at, st);
+}
+
 void ChunkStatuses::Add(size_t at, const FloatStatus& chunk) {
   std::lock_guard hold(lock_);
   chunks_.emplace_back(at, chunk);

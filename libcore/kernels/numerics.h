@@ -70,6 +70,20 @@ class ChunkStatuses {
   std::mutex lock_;
   std::vector<std::pair<size_t, FloatStatus>> chunks_;
 };
+// The runtime's rounding of a task's 16-bit output 0 (RoundToDTypeValues), offered to the kernel that makes it: a
+// kernel writing its result chunk by chunk rounds each chunk while it is in cache, instead of the runtime passing
+// over the whole tensor again. The same values, and the exceptions merge in index order: the same record.
+class ChunkRounding {
+ public:
+  ChunkRounding(DType to, const ExecContext& exec) : to_(to), exec_(exec) {}
+  void Round(std::span<float> chunk, size_t at);  // output 0's elements [at, at + chunk.size()), from any thread
+  void MergeInto(FloatStatus& status) { statuses_.MergeInto(status); }
+
+ private:
+  DType to_;
+  const ExecContext& exec_;
+  ChunkStatuses statuses_;
+};
 // Applies the overflow mode to an fp32 result: records Inf/NaN and, under saturation, replaces them
 // (±inf -> ±FLT_MAX, NaN -> 0; copies first when it must write). Only scans when the context needs it.
 void SettleFloat32(Tensor& t, const ExecContext& ctx, FloatStatus* status, int output = 0);

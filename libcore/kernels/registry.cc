@@ -15,6 +15,24 @@ Status KernelContext::Fault(std::string reason) const {
   return Status::Error(kTaskFaultCode, node.op_type + " node", node.name, std::move(reason));
 }
 
+ChunkFinish KernelContext::TakeChunkFinish(bool take_act) {
+  ChunkFinish f;
+  if (take_act && epilogue) {
+    f.act = &epilogue;
+    epilogue_applied = true;
+  }
+  if (round_output && (f.act || !epilogue)) {  // the rounding comes last: not before an activation still to run
+    f.round = round_output;
+    output_rounded = true;
+  }
+  return f;
+}
+
+void ChunkFinish::operator()(std::span<float> chunk, size_t at) const {
+  if (act) (*act)(chunk);
+  if (round) round->Round(chunk, at);
+}
+
 KernelRegistry& KernelRegistry::Get() {
   static KernelRegistry r;
   return r;

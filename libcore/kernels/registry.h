@@ -39,6 +39,19 @@ struct KernelRunOptions {
   bool channels_last_out = false;  // every reader of output 0 takes a channels-last tensor (channels_last.h)
   DType residual_dtype = DType::kUndefined;  // a fused residual's dtype in the graph (it may come held in fp32)
   DType output_dtype = DType::kUndefined;    // output 0's dtype in the graph (a dual-output requant reads it as stored)
+  // Output 0's 16-bit dtype when the runtime rounds the task's result to it, which a kernel may do itself
+  // (KernelContext::TakeChunkFinish); then *output_rounded is set and the runtime's pass is skipped.
+  DType round_output_to = DType::kUndefined;
+  bool* output_rounded = nullptr;
+};
+
+// What a kernel that writes output 0 (fp32) chunk by chunk runs on each chunk right after writing it, while it is
+// in cache: the fused activation it took, then the runtime's 16-bit rounding it took. Empty: nothing.
+struct ChunkFinish {
+  const InPlaceFn* act = nullptr;
+  ChunkRounding* round = nullptr;
+  explicit operator bool() const { return act || round; }
+  void operator()(std::span<float> chunk, size_t at) const;  // `at`: the chunk's first flat index in output 0
 };
 
 struct KernelContext {
@@ -57,7 +70,15 @@ struct KernelContext {
   Tensor residual;
   bool residual_applied = false;
   KernelRunOptions options;
+  // The runtime's rounding of output 0 (options.round_output_to), offered when nothing runs on the result after
+  // the kernel; a kernel that took it (TakeChunkFinish) sets output_rounded.
+  ChunkRounding* round_output = nullptr;
+  bool output_rounded = false;
 
+  // For a kernel that writes output 0 in fp32 chunk by chunk: the fused activation (when `take_act` and one is
+  // offered) and after it the 16-bit rounding (when offered and no activation is left for later), to run on every
+  // chunk. Taking them commits the kernel to run the result on every element of output 0.
+  ChunkFinish TakeChunkFinish(bool take_act);
   bool has(size_t i) const { return i < inputs.size() && inputs[i].defined(); }
   const Tensor& in(size_t i) const { return inputs[i]; }
   Status Fail(std::string reason) const;  // EH0002 naming the node

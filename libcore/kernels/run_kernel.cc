@@ -67,6 +67,13 @@ Status RunPrepared(const Node& node, const PreparedKernel& kernel, std::vector<T
   DType residual_dtype = IsHalfLike(options.residual_dtype) ? options.residual_dtype : residual.dtype();
   if (residual.defined() && all_f32 && residual_dtype == DType::kF32) ctx.residual = residual;
   if (kernel.act && all_f32 && (!residual.defined() || ctx.residual.defined())) ctx.epilogue = kernel.in_place;
+  // The 16-bit rounding goes inside the kernel only where it comes last: no residual or dual output after the
+  // kernel, and the activation (if any) offered to the kernel too.
+  std::optional<ChunkRounding> rounding;
+  if (IsHalfLike(options.round_output_to) && all_f32 && !residual.defined() && !node.has_attr(kDualQuantOutput) && (!kernel.act || ctx.epilogue)) {
+    rounding.emplace(options.round_output_to, exec);
+    ctx.round_output = &*rounding;
+  }
   // The half-precision policy of the kernel's definition: one place, not one wrapper per registration.
   Status s = kernel.def->halves == Halves::kWiden ? WithWidenedHalves(ctx, kernel.def->fn) : kernel.def->fn(ctx);
   if (!s.ok()) {
@@ -76,8 +83,14 @@ Status RunPrepared(const Node& node, const PreparedKernel& kernel, std::vector<T
   }
   if (ctx.epilogue_applied && residual.defined() && !ctx.residual_applied)
     return Status::Error("EH0002", "node", node.name, "internal error: the kernel applied the activation before the residual");
+  if (ctx.output_rounded && kernel.act && !ctx.epilogue_applied)
+    return Status::Error("EH0002", "node", node.name, "internal error: the kernel rounded its result before the activation");
   outputs = std::move(ctx.outputs);
   if (status && ctx.status.any()) *status = ctx.status;
+  if (ctx.output_rounded) {
+    if (status) rounding->MergeInto(*status);
+    if (options.output_rounded) *options.output_rounded = true;
+  }
   if (residual.defined() && !ctx.residual_applied) {
     const InPlaceFn* act = kernel.act && !ctx.epilogue_applied && kernel.in_place ? &kernel.in_place : nullptr;
     NPU_ASSIGN_OR_RETURN(bool act_applied, AddResidual(node, outputs, residual, residual_dtype, pool, exec, status, act));

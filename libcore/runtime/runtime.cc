@@ -359,6 +359,13 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
   std::vector<Tensor> outs;
   FloatStatus st;
   const bool pair = plan.pair_sigmoid && observers_.empty();
+  // A 16-bit result is rounded below, or by the kernel as it writes it, where the kernel can (KernelRunOptions).
+  auto rounds = [&](size_t j) { return IsHalfLike(g.values[n.outputs[j]].dtype) && !moves_bytes && !plan.result_is_rounded && !pair; };
+  bool rounded_by_kernel = false;
+  if (!n.outputs.empty() && n.outputs[0] >= 0 && rounds(0)) {
+    options.round_output_to = g.values[n.outputs[0]].dtype;
+    options.output_rounded = &rounded_by_kernel;
+  }
   if (pair) {
     const DType sigmoid_dtype = g.values[n.inputs[static_cast<size_t>(1 - plan.pair_x)]].dtype;
     outs.push_back(SigmoidTimesInput(compute[static_cast<size_t>(plan.pair_x)], sigmoid_dtype, g.values[n.outputs[0]].dtype, exec_, &st, pool));
@@ -381,7 +388,7 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
     DType want = g.values[n.outputs[j]].dtype;
     if (!outs[j].defined() || outs[j].dtype() != DType::kF32) continue;
     if (IsHalfLike(want)) {
-      if (!moves_bytes && !plan.result_is_rounded && !pair) outs[j] = RoundToDTypeValues(std::move(outs[j]), want, exec_, &st, static_cast<int>(j));
+      if (rounds(j) && !(j == 0 && rounded_by_kernel)) outs[j] = RoundToDTypeValues(std::move(outs[j]), want, exec_, &st, static_cast<int>(j));
     } else if (exec_.soc) {
       SettleFloat32(outs[j], exec_, &st, static_cast<int>(j));
     }

@@ -200,6 +200,76 @@ TEST(Numerics, SigmoidTimesInputGivesTheBitsOfTheTwoKernels) {
   }
 }
 
+// A kernel offered the runtime's 16-bit rounding of its output (KernelRunOptions::round_output_to) rounds each chunk
+// as it writes it: the values and the exception record must be those of the runtime's own pass after the kernel,
+// for BatchNormalization (with and without its fused Relu), the unary and the broadcasting binary kernels, on
+// (N, C, H, W) and channels-last maps, with NaN, infinities and values past fp16's range among the inputs.
+TEST(Numerics, KernelsRoundTheirOutputAsTheRuntimeWould) {
+  RegisterBuiltinOps();
+  ThreadPool& pool = ThreadPool::Global();
+  Tensor x = Random({1, 7, 61, 83}, 31, -12, 12);  // 35,441 elements: several chunks of every kernel here
+  float* p = x.mutable_data<float>();
+  p[5] = NAN;
+  p[30000] = INFINITY;
+  p[20001] = 1e5f;
+  p[20002] = -7e4f;
+  const Tensor per_channel = Random({1, 7, 1, 1}, 32, -3, 3);
+  std::vector<Tensor> bn_params;
+  for (unsigned k = 0; k < 4; ++k) bn_params.push_back(Random({7}, 33 + k, k == 3 ? 0.5f : -2.0f, 2.0f));
+  auto node = [](const char* op, size_t inputs, AttrMap attrs = {}) {
+    Node n;
+    n.name = op;
+    n.op_type = op;
+    n.opset = 13;
+    n.attrs = std::move(attrs);
+    n.inputs.assign(inputs, 0);
+    n.outputs = {1};
+    return n;
+  };
+  struct Case {
+    Node op;
+    std::vector<Tensor> extra;  // the inputs after x
+  };
+  const std::vector<Case> cases = {
+      {node("BatchNormalization", 5), bn_params},
+      {node("BatchNormalization", 5, {{kEpilogueOp, std::string("Relu")}}), bn_params},
+      {node("Exp", 1), {}},
+      {node("Sigmoid", 1), {}},
+      {node("Add", 2), {per_channel}},
+      {node("Mul", 2), {x}},
+  };
+  for (const char* soc : {"", "Ascend910B1", "Ascend910A"}) {
+    const ExecContext ctx = *soc ? ExecContext::ForSoc(FindSoc(soc), false) : ExecContext{};
+    for (const Case& c : cases) {
+      for (bool last : {false, true}) {
+        std::vector<Tensor> ins = {last ? ToChannelsLast(x, pool) : x};
+        for (const Tensor& t : c.extra) ins.push_back(last && t.shape() == x.shape() ? ToChannelsLast(t, pool) : t);
+        std::vector<Tensor> want, got;
+        FloatStatus want_status, got_status;
+        KernelRunOptions plain{nullptr, last};
+        ASSERT_TRUE(RunKernel(c.op, ins, want, pool, ctx, &want_status, plain).ok());
+        want[0] = RoundToDTypeValues(want[0], DType::kF16, ctx, &want_status);
+        bool rounded = false;
+        KernelRunOptions offered = plain;
+        offered.round_output_to = DType::kF16;
+        offered.output_rounded = &rounded;
+        ASSERT_TRUE(RunKernel(c.op, ins, got, pool, ctx, &got_status, offered).ok());
+        const std::string what = std::string(soc) + " " + c.op.op_type + (c.op.has_attr(kEpilogueOp) ? "+Relu" : "") + (last ? " channels-last" : "");
+        EXPECT_TRUE(rounded) << what << ": the kernel did not take the rounding";
+        ASSERT_EQ(got[0].shape(), want[0].shape()) << what;
+        ASSERT_EQ(got[0].channels_last, want[0].channels_last) << what;
+        EXPECT_EQ(std::memcmp(got[0].raw(), want[0].raw(), want[0].nbytes()), 0) << what;
+        EXPECT_EQ(got_status.out_of_range, want_status.out_of_range) << what;
+        EXPECT_EQ(got_status.non_finite, want_status.non_finite) << what;
+        EXPECT_EQ(got_status.first_index, want_status.first_index) << what;
+        EXPECT_EQ(got_status.first_output, want_status.first_output) << what;
+        EXPECT_EQ(std::memcmp(&got_status.first_value, &want_status.first_value, sizeof(float)), 0) << what;
+        if (*soc && !ctx.saturate()) EXPECT_TRUE(want_status.any()) << what << ": the values must exercise the record";
+      }
+    }
+  }
+}
+
 TEST(Numerics, ExceedsRangeIsAboutRoundingNotTheThreshold) {
   EXPECT_FALSE(ExceedsRange(65504.0f, DType::kF16));
   EXPECT_FALSE(ExceedsRange(65519.0f, DType::kF16));  // rounds down to 65504
