@@ -17,10 +17,12 @@
 namespace npu {
 namespace {
 
-// `finish` (an fp32 result's 16-bit rounding, KernelContext::TakeChunkFinish) runs on each chunk of the result as
-// soon as it is written. These kernels leave a fused activation to its own pass (RunEpilogue): an activation with a
-// vectorised form (Eigen's exp) gives bits that depend on where its chunks begin and end, and those are RunEpilogue's.
+// These kernels take the runtime's 16-bit rounding of their result (KernelContext::TakeChunkFinish) but leave a fused
+// activation to its own pass (RunEpilogue): an activation with a vectorised form (Eigen's exp) gives bits that depend
+// on where its chunks begin and end, and those are RunEpilogue's.
 constexpr bool kTakeNoActivation = false;
+
+// `finish` runs on each chunk of an fp32 result as soon as it is written.
 template <class T, class R, class F>
 void MapUnary(ThreadPool& pool, const T* in, R* out, int64_t n, F f, const ChunkFinish& finish = {}) {
   pool.ParallelFor(static_cast<size_t>(n), kElementwiseGrain, [&](size_t b, size_t e) {
@@ -267,8 +269,8 @@ std::optional<Tensor> NhwcView(const Tensor& t) {
   return t.Reshaped({s[0], s[2], s[3], s[1]});
 }
 
+// `finish_output`: the result is the kernel's output 0, which may take the runtime's 16-bit rounding.
 template <UnaryTypes kTypes, class F>
-// `finish_output`: the result is the kernel's output 0, which may take the fused activation and 16-bit rounding.
 Status BinaryKernel(KernelContext& c, const Tensor& a, const Tensor& b, F f, bool finish_output = false) {
   if (a.dtype() != b.dtype()) return c.Fail("input dtypes differ: " + std::string(DTypeName(a.dtype())) + " vs " + std::string(DTypeName(b.dtype())));
   Shape s;

@@ -79,6 +79,7 @@ struct KernelContext {
   // offered) and after it the 16-bit rounding (when offered and no activation is left for later), to run on every
   // chunk. Taking them commits the kernel to run the result on every element of output 0.
   ChunkFinish TakeChunkFinish(bool take_act);
+
   bool has(size_t i) const { return i < inputs.size() && inputs[i].defined(); }
   const Tensor& in(size_t i) const { return inputs[i]; }
   Status Fail(std::string reason) const;  // EH0002 naming the node
