@@ -1,6 +1,7 @@
 #include "kernels/numerics.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -192,17 +193,35 @@ void ChunkStatuses::MergeInto(FloatStatus& status) {
   for (const auto& [at, chunk] : chunks_) status.Merge(chunk);
 }
 
+namespace {
+
+// Whether any of `v` is Inf or NaN (all exponent bits set): branch-free, so that the loop vectorises. An early exit
+// at the first one kept a saturating SoC's fp32 results on one scalar pass each (11% of inception_v3 on Ascend310P3).
+bool AnyNonFinite(std::span<const float> v) {
+  constexpr uint32_t kExponent = 0x7f800000u;
+  uint32_t found = 0;
+  for (float x : v) {
+    uint32_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    found |= static_cast<uint32_t>((bits & kExponent) == kExponent);
+  }
+  return found != 0;
+}
+
+}  // namespace
+
 void SettleFloat32(Tensor& t, const ExecContext& ctx, FloatStatus* status, int output) {
   if (!ctx.saturate() && !ctx.track_status) return;
   auto n = static_cast<size_t>(t.numel());
   const float* p = t.data<float>();
-  size_t first = n;
-  for (size_t i = 0; i < n; ++i)  // results are almost always finite: find the first exception, if any
-    if (!std::isfinite(p[i])) {
-      first = i;
-      break;
-    }
-  if (first == n) return;
+  // Results are almost always finite: look on every thread whether any element is not, before anything else.
+  std::atomic<bool> any{false};
+  ThreadPool::Global().ParallelFor(n, kRoundGrain, [&](size_t b, size_t e) {
+    if (AnyNonFinite({p + b, e - b})) any.store(true, std::memory_order_relaxed);
+  });
+  if (!any.load()) return;
+  size_t first = 0;
+  while (first < n && std::isfinite(p[first])) ++first;
   if (ctx.saturate()) t = t.Clone();  // the result may alias a producer's tensor
   float* w = t.mutable_data<float>();
   for (size_t i = first; i < n; ++i) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -266,6 +267,51 @@ TEST(Numerics, KernelsRoundTheirOutputAsTheRuntimeWould) {
         EXPECT_EQ(std::memcmp(&got_status.first_value, &want_status.first_value, sizeof(float)), 0) << what;
         if (*soc && !ctx.saturate()) EXPECT_TRUE(want_status.any()) << what << ": the values must exercise the record";
       }
+    }
+  }
+}
+
+// An fp32 result on a saturating SoC (or with overflow detection on) is scanned for Inf/NaN on all threads; the
+// record and the replacements must be those of one thread walking in order, wherever the values lie among the
+// chunks, and a result without any must come back as it was, its storage shared.
+TEST(Numerics, SettleFloat32FindsEveryNonFiniteValueInOrder) {
+  const Tensor x = Random({3, 5, 97, 89}, 41, -100, 100);  // 129,485 elements: several chunks on every thread
+  struct Where {
+    std::vector<std::pair<int64_t, float>> put;
+  };
+  const std::vector<Where> placements = {
+      {{}},
+      {{{129484, NAN}}},                                            // the last element only
+      {{{70000, INFINITY}, {5, -INFINITY}, {129000, NAN}}},        // the first one is not the first placed
+      {{{16383, NAN}, {16384, -INFINITY}, {65536, INFINITY}}},     // either side of a chunk boundary
+  };
+  for (const char* soc : {"Ascend910A", "Ascend910B1"}) {
+    const ExecContext ctx = ExecContext::ForSoc(FindSoc(soc), /*track_status=*/true);
+    for (const Where& w : placements) {
+      Tensor t = x.Clone();
+      for (auto [i, v] : w.put) t.mutable_data<float>()[i] = v;
+      const Tensor before = t.Clone();
+      Tensor settled = t;
+      FloatStatus st;
+      SettleFloat32(settled, ctx, &st);
+      // The reference: one walk in order.
+      FloatStatus want;
+      Tensor expect = before.Clone();
+      for (int64_t i = 0; i < expect.numel(); ++i) {
+        float& v = expect.mutable_data<float>()[i];
+        if (std::isfinite(v)) continue;
+        ++want.non_finite;
+        want.Record(0, i, v);
+        if (ctx.saturate()) v = std::isnan(v) ? 0.0f : std::copysign(FLT_MAX, v);
+      }
+      const std::string what = std::string(soc) + ", " + std::to_string(w.put.size()) + " placed";
+      EXPECT_EQ(st.non_finite, want.non_finite) << what;
+      EXPECT_EQ(st.first_index, want.first_index) << what;
+      EXPECT_EQ(st.first_output, want.first_output) << what;
+      EXPECT_EQ(std::memcmp(&st.first_value, &want.first_value, sizeof(float)), 0) << what;
+      EXPECT_EQ(std::memcmp(settled.raw(), expect.raw(), expect.nbytes()), 0) << what;
+      EXPECT_EQ(std::memcmp(t.raw(), before.raw(), before.nbytes()), 0) << what << ": the input tensor changed";
+      if (w.put.empty()) EXPECT_EQ(settled.raw(), t.raw()) << what << ": a finite result is not copied";
     }
   }
 }
