@@ -5,6 +5,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -126,19 +127,33 @@ Tensor NarrowFloat(const Tensor& f32, DType to, const ExecContext& ctx, FloatSta
 namespace {
 
 // The elements of one chunk that RoundToHalf/BF16 left as they were (at or past `limit`, NaN included),
-// from `from` on: each is recorded and given its 16-bit value (±inf, NaN) or, under saturation, ±max finite
-// (NaN -> 0). `base` is the chunk's first flat index.
+// from `from` on: each is counted and given its 16-bit value (±inf, NaN) or, under saturation, ±max finite
+// (NaN -> 0); the first, at `from`, is recorded. `base` is the chunk's first flat index.
 void SettleRounded(std::span<float> o, size_t from, int64_t base, float limit, DType to, const ExecContext& ctx, FloatStatus* st,
                    int output) {
-  const float max_finite = Widen16(to, MaxFinite16(to));
+  if (st) st->Record(output, base + static_cast<int64_t>(from), o[from]);  // nothing later in the chunk precedes it
+  // Branch-free, so that the loop vectorises: a net whose activations pass the range has such elements by the
+  // thousand. A finite value past the limit is out of range and rounds to ±inf, an infinity stays; under saturation
+  // both become ±max finite. NaNs are left to the walk below (their 16-bit payload is Round16's).
+  const float big = ctx.saturate() ? Widen16(to, MaxFinite16(to)) : std::numeric_limits<float>::infinity();
+  uint64_t out_of_range = 0, non_finite = 0, nans = 0;
   for (size_t i = from; i < o.size(); ++i) {
     const float v = o[i];
-    if (std::fabs(v) < limit) continue;
-    float r = Round16(to, v);
-    RecordException(st, to, output, base + static_cast<int64_t>(i), v);
-    if (ctx.saturate()) r = std::isnan(v) ? 0.0f : std::copysign(max_finite, v);
-    o[i] = r;
+    const bool past = !(std::fabs(v) < limit), finite = std::fabs(v) <= FLT_MAX, nan = v != v;
+    out_of_range += past && finite;
+    non_finite += past && !finite;
+    nans += nan;
+    o[i] = past && !nan ? std::copysign(big, v) : v;
   }
+  if (st) {
+    st->out_of_range += out_of_range;
+    st->non_finite += non_finite;
+  }
+  for (size_t i = from; nans > 0 && i < o.size(); ++i)
+    if (std::isnan(o[i])) {
+      o[i] = ctx.saturate() ? 0.0f : Round16(to, o[i]);
+      --nans;
+    }
 }
 
 }  // namespace
