@@ -111,8 +111,8 @@ Tensor SigmoidTimesInput(const Tensor& x, DType sigmoid_dtype, DType out_dtype, 
   // product is taken in the same pass (x read once); a rounded Sigmoid needs its values first. A rounded product
   // is rounded while the chunk is in cache; the chunks' exceptions are merged in index order, so the record keeps
   // the first element as the runtime's pass would.
-  const bool round_out = IsHalfLike(out_dtype);
-  ChunkStatuses settled;  // the chunks that had any
+  std::optional<ChunkRounding> round_out;
+  if (IsHalfLike(out_dtype)) round_out.emplace(out_dtype, exec);
   pool.ParallelFor(static_cast<size_t>(x.numel()), kElementwiseGrain, [&](size_t b, size_t e) {
     const std::span<const float> xs(in + b, e - b);
     const std::span<float> s(out + b, e - b);
@@ -123,12 +123,9 @@ Tensor SigmoidTimesInput(const Tensor& x, DType sigmoid_dtype, DType out_dtype, 
       RoundValuesInPlace(s, sigmoid_dtype, exec);
       for (size_t i = 0; i < s.size(); ++i) s[i] = in[b + i] * s[i];
     }
-    if (!round_out) return;
-    FloatStatus chunk;
-    RoundValuesInPlace(s, out_dtype, exec, &chunk, static_cast<int64_t>(b));
-    if (status && chunk.any()) settled.Add(b, chunk);
+    if (round_out) round_out->Round(s, b);
   });
-  if (status) settled.MergeInto(*status);
+  if (round_out && status) round_out->MergeInto(*status);
   return y;
 }
 

@@ -16,17 +16,6 @@ namespace {
 
 ThreadPool& Pool() { return ThreadPool::Global(); }
 
-Node MakeNode(const std::string& op, size_t inputs, AttrMap attrs = {}) {
-  Node n;
-  n.name = "n";
-  n.op_type = op;
-  n.opset = 13;
-  n.attrs = std::move(attrs);
-  n.inputs.assign(inputs, 0);
-  n.outputs = {0};
-  return n;
-}
-
 Tensor RunNode(const Node& n, std::vector<Tensor> ins, bool channels_last_out = false) {
   RegisterBuiltinOps();
   std::vector<Tensor> out;

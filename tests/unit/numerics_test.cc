@@ -217,27 +217,17 @@ TEST(Numerics, KernelsRoundTheirOutputAsTheRuntimeWould) {
   const Tensor per_channel = Random({1, 7, 1, 1}, 32, -3, 3);
   std::vector<Tensor> bn_params;
   for (unsigned k = 0; k < 4; ++k) bn_params.push_back(Random({7}, 33 + k, k == 3 ? 0.5f : -2.0f, 2.0f));
-  auto node = [](const char* op, size_t inputs, AttrMap attrs = {}) {
-    Node n;
-    n.name = op;
-    n.op_type = op;
-    n.opset = 13;
-    n.attrs = std::move(attrs);
-    n.inputs.assign(inputs, 0);
-    n.outputs = {1};
-    return n;
-  };
   struct Case {
     Node op;
     std::vector<Tensor> extra;  // the inputs after x
   };
   const std::vector<Case> cases = {
-      {node("BatchNormalization", 5), bn_params},
-      {node("BatchNormalization", 5, {{kEpilogueOp, std::string("Relu")}}), bn_params},
-      {node("Exp", 1), {}},
-      {node("Sigmoid", 1), {}},
-      {node("Add", 2), {per_channel}},
-      {node("Mul", 2), {x}},
+      {MakeNode("BatchNormalization", 5), bn_params},
+      {MakeNode("BatchNormalization", 5, {{kEpilogueOp, std::string("Relu")}}), bn_params},
+      {MakeNode("Exp", 1), {}},
+      {MakeNode("Sigmoid", 1), {}},
+      {MakeNode("Add", 2), {per_channel}},
+      {MakeNode("Mul", 2), {x}},
   };
   for (const char* soc : {"", "Ascend910B1", "Ascend910A"}) {
     const ExecContext ctx = *soc ? ExecContext::ForSoc(FindSoc(soc), false) : ExecContext{};

@@ -38,6 +38,18 @@ inline Tensor Random(Shape s, unsigned seed, float lo = -1, float hi = 1) {
   return t;
 }
 
+// A standalone node for running a kernel directly (RunKernel): `inputs` and one output, all value 0, opset 13.
+inline Node MakeNode(const std::string& op, size_t inputs, AttrMap attrs = {}) {
+  Node n;
+  n.name = "n";
+  n.op_type = op;
+  n.opset = 13;
+  n.attrs = std::move(attrs);
+  n.inputs.assign(inputs, 0);
+  n.outputs = {0};
+  return n;
+}
+
 // A small graph builder: values by name, nodes appended in order.
 struct Builder {
   Graph g;
