@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/channels_last.h"
+#include "kernels/conv_winograd.h"
 #include "kernels/dnnl_engine.h"
 
 namespace npu {
@@ -44,6 +45,7 @@ struct DnnlConv final : KernelState {
   ReorderedWeights weights;
   memory src, dst, bias, residual;
   std::unordered_map<int, memory> args;
+  std::unique_ptr<WinogradConv> winograd;  // set: the conv runs as Winograd bands instead (conv_winograd.h)
 };
 
 // Whether oneDNN's clip to [0, inf) gives our Relu's values (x > 0 ? x : +0) for NaN, -0 and the
@@ -97,6 +99,14 @@ bool SameBuild(const DnnlConv& d, const KernelContext& c) {
          d.has_residual == c.residual.defined() && d.has_epilogue == static_cast<bool>(c.epilogue) && d.threads == c.pool.size();
 }
 
+// The fused ops in the fused op's order: the residual (shaped as `dst`), then the activation.
+dnnl::post_ops PostOps(const DnnlConv& d, const memory::desc& dst) {
+  dnnl::post_ops ops;
+  if (d.has_residual) ops.append_binary(dnnl::algorithm::binary_add, dst);
+  if (d.activation) ops.append_eltwise(1.0f, d.activation->algorithm, d.activation->alpha, d.activation->beta);
+  return ops;
+}
+
 Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Conv2DShape>()>& geometry) {
   NPU_ASSIGN_OR_RETURN(d.shape, geometry());
   const Conv2DShape& s = d.shape;
@@ -117,11 +127,13 @@ Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Con
   const memory::desc src({s.N, s.C, s.H, s.W}, x_dt, Tag::nhwc), dst({s.N, s.M, s.OH, s.OW}, acc_dt, Tag::nhwc), bias({s.M}, acc_dt, Tag::a);
   memory::dims wdims = s.G == 1 ? memory::dims{s.M, s.C, s.KH, s.KW} : memory::dims{s.G, s.M / s.G, s.C / s.G, s.KH, s.KW};
   memory::desc any_w(wdims, x_dt, Tag::any);
+  if (!d.int8 && !d.has_residual && WinogradPays(s, d.threads)) {
+    d.winograd = WinogradConv::Build(s, d.threads, d.has_bias);
+    d.usable = static_cast<bool>(d.winograd);
+    if (d.usable) return Status::Ok();
+  }
   dnnl::primitive_attr attr;
-  dnnl::post_ops ops;  // in the fused op's order: the residual, then the activation
-  if (d.has_residual) ops.append_binary(dnnl::algorithm::binary_add, dst);
-  if (d.activation) ops.append_eltwise(1.0f, d.activation->algorithm, d.activation->alpha, d.activation->beta);
-  attr.set_post_ops(ops);
+  attr.set_post_ops(PostOps(d, dst));
   try {
     dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, any_w,
                                          d.has_bias ? bias : memory::desc(), dst, {s.SH, s.SW}, {s.DH - 1, s.DW - 1},
@@ -156,6 +168,19 @@ void ApplyEpilogue(KernelContext& c, Tensor& y) {
   c.epilogue_applied = true;
 }
 
+// What the Winograd bands run on their rows as they finish them: the fused activation, and the runtime's 16-bit
+// rounding when the result is returned in the order the bands wrote it (the rounding records the first
+// exception by its index in the result).
+ChunkFinish WinogradFinish(KernelContext& c, bool stays_channels_last) {
+  if (stays_channels_last) return c.TakeChunkFinish(true);
+  ChunkFinish f;
+  if (c.epilogue) {
+    f.act = &c.epilogue;
+    c.epilogue_applied = true;
+  }
+  return f;
+}
+
 }  // namespace
 
 Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShape>()>& geometry) try {
@@ -175,26 +200,32 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
   }
   if (!d->usable) return false;
   const Conv2DShape& s = d->shape;
-  dnnl::stream& st = DnnlStream();
-  d->weights.Update(c.in(1), st);
   Tensor x = ToChannelsLast(c.in(0), c.pool);
   Tensor y = Tensor::Empty(d->int8 ? DType::kI32 : DType::kF32, {s.N, s.M, s.OH, s.OW});
   y.channels_last = true;
-  d->src.set_data_handle(const_cast<std::byte*>(x.raw()));
-  d->dst.set_data_handle(y.mutable_raw());
-  if (d->has_bias) d->bias.set_data_handle(const_cast<std::byte*>(c.in(2).raw()));
   Tensor residual;
   if (d->has_residual) {
     residual = ToChannelsLast(c.residual, c.pool);
-    d->residual.set_data_handle(const_cast<std::byte*>(residual.raw()));
     c.residual_applied = true;
   }
-  d->prim.execute(st, d->args);
-  st.wait();
+  const bool stays_channels_last = c.options.channels_last_out || !OrdersDiffer(y.shape());
+  if (d->winograd) {
+    d->winograd->Run(x.data<float>(), c.in(1), d->has_bias ? c.in(2).data<float>() : nullptr, y.mutable_data<float>(),
+                     WinogradFinish(c, stays_channels_last), c.pool);
+  } else {
+    dnnl::stream& st = DnnlStream();
+    d->weights.Update(c.in(1), st);
+    d->src.set_data_handle(const_cast<std::byte*>(x.raw()));
+    d->dst.set_data_handle(y.mutable_raw());
+    if (d->has_bias) d->bias.set_data_handle(const_cast<std::byte*>(c.in(2).raw()));
+    if (d->has_residual) d->residual.set_data_handle(const_cast<std::byte*>(residual.raw()));
+    d->prim.execute(st, d->args);
+    st.wait();
+  }
   // y's channel is innermost (NHWC); not exact: the caller's integer GEMM is, at any size
   if (d->int8 && !FinishInt8Sums(y, c.has(2) ? &c.in(2) : nullptr, c.pool)) return false;
   if (d->activation) c.epilogue_applied = true;
-  else if (c.epilogue) ApplyEpilogue(c, y);
+  else if (c.epilogue && !c.epilogue_applied) ApplyEpilogue(c, y);
   if (!OrdersDiffer(y.shape())) y.channels_last = false;
   // An int8 conv's int32 result stays channels-last for its fused dequant/requant (ConvInt8 converts after it).
   c.outputs[0] = c.options.channels_last_out || d->int8 ? std::move(y) : ToChannelsFirst(y, c.pool);

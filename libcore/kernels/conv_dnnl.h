@@ -17,4 +17,9 @@ struct Conv2DShape {
 // `geometry` (from the node's attributes) is asked for only when the task's primitive is (re)built.
 Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShape>()>& geometry);
 
+// Whether RunDnnlConv computes an fp32 conv of this geometry by Winograd bands (conv_winograd.h) rather than the
+// direct kernel on `threads` threads: 3x3, stride 1, one group, bands large enough to pay. A fused residual and an
+// int8 conv stay with the direct kernel, as does a geometry oneDNN has no Winograd kernel for.
+bool WinogradPays(const Conv2DShape& s, int threads);
+
 }  // namespace npu

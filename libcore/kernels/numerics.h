@@ -84,6 +84,8 @@ class ChunkRounding {
   const ExecContext& exec_;
   ChunkStatuses statuses_;
 };
+// Whether any of `v` is Inf or NaN.
+bool AnyNonFinite(std::span<const float> v);
 // Applies the overflow mode to an fp32 result: records Inf/NaN and, under saturation, replaces them
 // (±inf -> ±FLT_MAX, NaN -> 0; copies first when it must write). Only scans when the context needs it.
 void SettleFloat32(Tensor& t, const ExecContext& ctx, FloatStatus* status, int output = 0);

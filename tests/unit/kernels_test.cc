@@ -1,9 +1,11 @@
 // Kernel checks against small hand-computed cases; the ONNX node tests cover the rest.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "ir/op_schema.h"
+#include "kernels/conv_dnnl.h"
 #include "kernels/registry.h"
 #include "test_util.h"
 
@@ -74,6 +76,97 @@ TEST(Kernels, ConvWithPaddingMatchesHandComputation) {
   std::vector<float> want = {4, 6, 4, 6, 9, 6, 4, 6, 4};
   ASSERT_EQ(y.shape(), (Shape{1, 1, 3, 3}));
   for (int i = 0; i < 9; ++i) EXPECT_FLOAT_EQ(y.data<float>()[i], want[i]);
+}
+
+// A 3x3 stride-1 conv in fp64, one output at a time, and each output's sum of |x| |w| over its window (the scale
+// of the rounding error any fp32 evaluation of it may make). pads: top, left, bottom, right.
+struct ExactConv {
+  std::vector<double> y, scale;
+};
+ExactConv ExactConv3x3(const Tensor& x, const Tensor& w, const Tensor* b, const std::vector<int64_t>& pads) {
+  const int64_t N = x.shape()[0], C = x.shape()[1], H = x.shape()[2], W = x.shape()[3], M = w.shape()[0];
+  const int64_t OH = H + pads[0] + pads[2] - 2, OW = W + pads[1] + pads[3] - 2;
+  ExactConv r{std::vector<double>(static_cast<size_t>(N * M * OH * OW)), std::vector<double>(static_cast<size_t>(N * M * OH * OW))};
+  const float *xp = x.data<float>(), *wp = w.data<float>();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double sum = b ? b->data<float>()[m] : 0.0, scale = std::abs(sum);
+          for (int64_t c = 0; c < C; ++c)
+            for (int64_t kh = 0; kh < 3; ++kh)
+              for (int64_t kw = 0; kw < 3; ++kw) {
+                const int64_t ih = oh + kh - pads[0], iw = ow + kw - pads[1];
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                const double p = static_cast<double>(xp[((n * C + c) * H + ih) * W + iw]) * wp[((m * C + c) * 3 + kh) * 3 + kw];
+                sum += p;
+                scale += std::abs(p);
+              }
+          const size_t i = static_cast<size_t>(((n * M + m) * OH + oh) * OW + ow);
+          r.y[i] = sum;
+          r.scale[i] = scale;
+        }
+  return r;
+}
+
+// The Winograd bands (conv_winograd.h) on 1-3 threads, with bias or without, batch 2, valid and asymmetric padding,
+// maps whose rows do not divide into whole tiles: every output within the transform's rounding of the exact sum
+// (a band reading the wrong rows or missing its padding is off by a whole product), and where an input is NaN or
+// infinite, the outputs the direct sum gives: NaN or the infinity exactly where a window holds one, finite elsewhere.
+TEST(Kernels, WinogradConvIsTheDirectSumWithinItsRounding) {
+  RegisterBuiltinOps();
+  struct Case {
+    Shape x;
+    int64_t M;
+    std::vector<int64_t> pads;
+    bool bias;
+    std::vector<int> threads;
+  };
+  const std::vector<Case> cases = {
+      {{1, 32, 60, 28}, 48, {1, 1, 1, 1}, true, {1, 2, 3}},
+      {{2, 32, 33, 33}, 48, {0, 0, 0, 0}, false, {1, 2}},
+      {{1, 16, 57, 41}, 32, {1, 0, 0, 1}, true, {1, 2, 3}},
+  };
+  unsigned seed = 50;
+  for (const Case& k : cases) {
+    Tensor x = Random(k.x, seed++), w = Random({k.M, k.x[1], 3, 3}, seed++), b = Random({k.M}, seed++);
+    for (bool non_finite : {false, true}) {
+      if (non_finite) {  // in different bands, one on a map's edge
+        float* p = x.mutable_data<float>();
+        p[5 * k.x[3] + 7] = NAN;
+        p[(k.x[1] - 1) * k.x[2] * k.x[3] + (k.x[2] - 2) * k.x[3] + k.x[3] - 1] = -INFINITY;
+      }
+      const ExactConv want = ExactConv3x3(x, w, k.bias ? &b : nullptr, k.pads);
+      Node conv = MakeNode("Conv", k.bias ? 3 : 2, {{"pads", k.pads}});
+      for (int threads : k.threads) {
+        const int64_t OH = k.x[2] + k.pads[0] + k.pads[2] - 2, OW = k.x[3] + k.pads[1] + k.pads[3] - 2;
+        const Conv2DShape geometry{k.x[0], k.x[1], k.x[2], k.x[3], k.M, 1, 3, 3, 1, 1, 1, 1, k.pads[0], k.pads[1], OH, OW};
+        ASSERT_TRUE(WinogradPays(geometry, threads)) << "the case must take the Winograd path";
+        ThreadPool pool(threads);
+        std::vector<Tensor> ins = {x, w};
+        if (k.bias) ins.push_back(b);
+        std::vector<Tensor> out;
+        ASSERT_TRUE(RunKernel(conv, ins, out, pool).ok());
+        ASSERT_EQ(out[0].numel(), static_cast<int64_t>(want.y.size()));
+        const float* got = out[0].data<float>();
+        double worst = 0;
+        int64_t non_finite_outputs = 0;
+        for (size_t i = 0; i < want.y.size(); ++i) {
+          if (!std::isfinite(want.y[i])) {
+            ++non_finite_outputs;
+            if (std::isnan(want.y[i])) EXPECT_TRUE(std::isnan(got[i])) << i;
+            else EXPECT_EQ(static_cast<double>(got[i]), want.y[i]) << i;
+            continue;
+          }
+          ASSERT_TRUE(std::isfinite(got[i])) << i << " threads " << threads;
+          worst = std::max(worst, std::abs(got[i] - want.y[i]) / want.scale[i]);
+        }
+        // fp32 has 2^-24 = 6e-8 per rounding; F(4x4, 3x3)'s transforms (entries up to 8 in magnitude) multiply it.
+        EXPECT_LT(worst, 5e-6) << "threads " << threads;
+        EXPECT_EQ(non_finite_outputs > 0, non_finite);
+      }
+    }
+  }
 }
 
 TEST(Kernels, DepthwiseConvUsesOneFilterPerChannel) {

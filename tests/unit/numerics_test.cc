@@ -204,7 +204,8 @@ TEST(Numerics, SigmoidTimesInputGivesTheBitsOfTheTwoKernels) {
 // A kernel offered the runtime's 16-bit rounding of its output (KernelRunOptions::round_output_to) rounds each chunk
 // as it writes it: the values and the exception record must be those of the runtime's own pass after the kernel,
 // for BatchNormalization (with and without its fused Relu), the unary and the broadcasting binary kernels, on
-// (N, C, H, W) and channels-last maps, with NaN, infinities and values past fp16's range among the inputs.
+// (N, C, H, W) and channels-last maps, and a Winograd conv's bands, with NaN, infinities and values past fp16's range
+// among the inputs.
 TEST(Numerics, KernelsRoundTheirOutputAsTheRuntimeWould) {
   RegisterBuiltinOps();
   ThreadPool& pool = ThreadPool::Global();
@@ -217,11 +218,23 @@ TEST(Numerics, KernelsRoundTheirOutputAsTheRuntimeWould) {
   const Tensor per_channel = Random({1, 7, 1, 1}, 32, -3, 3);
   std::vector<Tensor> bn_params;
   for (unsigned k = 0; k < 4; ++k) bn_params.push_back(Random({7}, 33 + k, k == 3 ? 0.5f : -2.0f, 2.0f));
+  // A conv that runs as Winograd bands (conv_winograd.h), whose bands round their rows when its result stays
+  // channels-last: 16 channels, the same special values.
+  Tensor x16 = Random({1, 16, 61, 83}, 37, -12, 12);
+  for (int64_t i : {5, 30000, 60001}) x16.mutable_data<float>()[i] = x.data<float>()[i % x.numel()];
+  x16.mutable_data<float>()[70000] = 1e5f;
+  const Tensor w16 = Random({32, 16, 3, 3}, 38), b16 = Random({32}, 39);
+  const AttrMap pads = {{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  AttrMap pads_relu = pads;
+  pads_relu.emplace(kEpilogueOp, std::string("Relu"));
   struct Case {
     Node op;
     std::vector<Tensor> extra;  // the inputs after x
+    Tensor x_instead;           // the input in place of x
   };
   const std::vector<Case> cases = {
+      {MakeNode("Conv", 3, pads), {w16, b16}, x16},
+      {MakeNode("Conv", 3, pads_relu), {w16, b16}, x16},
       {MakeNode("BatchNormalization", 5), bn_params},
       {MakeNode("BatchNormalization", 5, {{kEpilogueOp, std::string("Relu")}}), bn_params},
       {MakeNode("Exp", 1), {}},
@@ -233,7 +246,9 @@ TEST(Numerics, KernelsRoundTheirOutputAsTheRuntimeWould) {
     const ExecContext ctx = *soc ? ExecContext::ForSoc(FindSoc(soc), false) : ExecContext{};
     for (const Case& c : cases) {
       for (bool last : {false, true}) {
-        std::vector<Tensor> ins = {last ? ToChannelsLast(x, pool) : x};
+        const Tensor& in = c.x_instead.defined() ? c.x_instead : x;
+        if (c.op.op_type == "Conv" && !last) continue;  // a channels-first result is rounded by the runtime
+        std::vector<Tensor> ins = {last ? ToChannelsLast(in, pool) : in};
         for (const Tensor& t : c.extra) ins.push_back(last && t.shape() == x.shape() ? ToChannelsLast(t, pool) : t);
         std::vector<Tensor> want, got;
         FloatStatus want_status, got_status;

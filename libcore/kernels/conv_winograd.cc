@@ -1,0 +1,236 @@
+#include "kernels/conv_winograd.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+
+#include "kernels/numerics.h"
+
+namespace npu {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+constexpr auto kF32 = memory::data_type::f32;
+
+// Output rows per Winograd tile of oneDNN's F(4x4, 3x3) kernel (its F(2x2, 3x3) tiles divide it): bands start on a
+// tile boundary, so that no band computes a tile its neighbour also computes.
+constexpr int64_t kTileRows = 4;
+
+// WinogradPays's thresholds, from oneDNN's verbose times of each convolution inside whole nets (inception_v3,
+// googlenet, densenet121, squeezenet1_1) on 2 threads of an AMD EPYC (AVX-512), bands against the direct kernel.
+// What decides is the band's size in pixels: each band reads all the transformed weights (4x the plain ones), so a
+// band must have enough pixels to earn them back. Bands of 16 rows x 28 columns and more won (28x28 maps: 0.57-0.89
+// of the direct kernel's time; 56x56 and larger: 0.42-0.65); 16 x 25 and smaller lost (inception's 25x25 maps:
+// 1.1-1.2x; 14x14 maps, 8-row bands: 1.2-1.3x; 13x13: 1.3-1.8x). And a conv under 8M multiply-adds is mostly
+// transforms and copies.
+constexpr int64_t kMinBandPixels = 16 * 28;
+constexpr double kMinMacs = 8e6;
+
+// oneDNN's buffers are 64-byte aligned (a cache line, one AVX-512 vector).
+constexpr size_t kAlign = 64;
+size_t AlignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+// oneDNN's Winograd kernel reads and writes maps in 16-channel blocks, (1, C/16, H, W, 16): a pixel's channels
+// are C/16 runs of 16 floats (64 bytes), which our own loops move to and from channels-last order at the speed of
+// a copy. (oneDNN's reorder primitive took 0.7 ms for a 64-channel 53x109 band, ten times a copy's time.)
+constexpr int64_t kBlock = 16;
+void ToBlocked(const float* x, float* blk, int64_t pixels, int64_t c) {
+  for (int64_t p = 0; p < pixels; ++p)
+    for (int64_t b = 0; b < c / kBlock; ++b) std::memcpy(blk + (b * pixels + p) * kBlock, x + p * c + b * kBlock, kBlock * sizeof(float));
+}
+void FromBlocked(const float* blk, float* y, int64_t pixels, int64_t c) {
+  for (int64_t p = 0; p < pixels; ++p)
+    for (int64_t b = 0; b < c / kBlock; ++b) std::memcpy(y + p * c + b * kBlock, blk + (b * pixels + p) * kBlock, kBlock * sizeof(float));
+}
+
+// The calling thread's scratch for a band's blocked input and output and the primitive's own scratchpad. Per
+// thread rather than per conv: a net's convolutions would otherwise each hold maps' worth of it.
+std::byte* ThreadScratch(size_t bytes) {
+  thread_local std::unique_ptr<std::byte[]> buf;
+  thread_local size_t size = 0;
+  if (bytes + kAlign > size) {
+    size = bytes + kAlign;
+    buf = std::make_unique<std::byte[]>(size);
+  }
+  void* p = buf.get();
+  size_t space = size;
+  return static_cast<std::byte*>(std::align(kAlign, bytes, p, space));
+}
+
+// Builds oneDNN objects as one thread would run them: the band primitives run inside our parallel loop, where
+// oneDNN runs them on the calling thread, so they are planned for one.
+class OneThreadPlanning {
+ public:
+  OneThreadPlanning() : threads_(omp_get_max_threads()) { omp_set_num_threads(1); }
+  ~OneThreadPlanning() { omp_set_num_threads(threads_); }
+  OneThreadPlanning(const OneThreadPlanning&) = delete;
+  OneThreadPlanning& operator=(const OneThreadPlanning&) = delete;
+
+ private:
+  int threads_;
+};
+
+}  // namespace
+
+// A band computed by the direct kernel: where the Winograd result has an Inf or a NaN. The transform mixes each
+// input into a whole tile of outputs (a NaN input makes 4x4 outputs NaN, an Inf input NaNs where Inf - Inf meets),
+// while on the device, as in the direct sum, a non-finite input reaches only the outputs whose windows hold it; and
+// the transform's intermediate sums could overflow where the direct sum does not. Built the first time it is needed.
+struct WinogradConv::DirectBand {
+  dnnl::convolution_forward prim;
+  ReorderedWeights weights;
+  memory src, dst, bias;
+  std::unordered_map<int, memory> args;
+};
+
+struct WinogradConv::Band {
+  // Where its first input row and first output row start in an image, in elements, and its rows' elements of y.
+  int64_t x_offset = 0, y_offset = 0, y_band = 0;
+  dnnl::convolution_forward prim;
+  memory bias, src_blocked, dst_blocked, scratchpad;
+  int64_t in_pixels = 0, out_pixels = 0;  // the band's input rows x W, output rows x OW
+  memory::dims pad_begin, pad_end;        // its padding, as the primitive's
+  std::unique_ptr<DirectBand> direct;
+  size_t weights = 0;  // index into weights_
+  size_t src_bytes = 0, dst_bytes = 0, scratch_bytes = 0;
+  std::unordered_map<int, memory> args;
+};
+
+WinogradConv::WinogradConv() = default;
+WinogradConv::~WinogradConv() = default;
+
+bool WinogradPays(const Conv2DShape& s, int threads) {
+  if (s.KH != 3 || s.KW != 3 || s.SH != 1 || s.SW != 1 || s.DH != 1 || s.DW != 1 || s.G != 1) return false;
+  const int64_t rows = (s.OH + threads - 1) / std::max(threads, 1);
+  const double macs = static_cast<double>(s.N) * s.OH * s.OW * s.M * s.C * s.KH * s.KW;
+  return rows * s.OW >= kMinBandPixels && macs >= kMinMacs;
+}
+
+std::unique_ptr<WinogradConv> WinogradConv::Build(const Conv2DShape& s, int threads, bool has_bias) try {
+  const OneThreadPlanning planning;
+  auto conv = std::make_unique<WinogradConv>();
+  if (s.C % kBlock != 0 || s.M % kBlock != 0) return nullptr;  // the blocked layout's; oneDNN's kernel needs it too
+  conv->images_ = s.N;
+  conv->channels_ = s.C;
+  conv->out_channels_ = s.M;
+  conv->x_image_ = s.H * s.W * s.C;
+  conv->y_image_ = s.OH * s.OW * s.M;
+  conv->shape_ = s;
+  const int64_t per = (s.OH + threads - 1) / threads;
+  const int64_t band_rows = (per + kTileRows - 1) / kTileRows * kTileRows;
+  const memory::dims wdims{s.M, s.C, s.KH, s.KW};
+  const memory::desc bias({s.M}, kF32, Tag::a), plain_w(wdims, kF32, Tag::oihw);
+  std::vector<memory::desc> layouts;
+  for (int64_t r0 = 0; r0 < s.OH; r0 += band_rows) {
+    Band b;
+    const int64_t r1 = std::min(s.OH, r0 + band_rows);
+    // The input rows its windows cover, clipped to the map; what they would cover past it is padding.
+    const int64_t top = r0 - s.PT, bottom = r1 - 1 - s.PT + s.KH;  // [top, bottom) in input rows
+    const int64_t i0 = std::max<int64_t>(0, top), i1 = std::min(s.H, bottom);
+    const int64_t pad_top = i0 - top, pad_bottom = bottom - i1;
+    const int64_t pad_right = std::max<int64_t>(0, s.OW - 1 + s.KW - s.W - s.PL);
+    const memory::desc src({1, s.C, i1 - i0, s.W}, kF32, Tag::aBcd16b), dst({1, s.M, r1 - r0, s.OW}, kF32, Tag::aBcd16b);
+    dnnl::primitive_attr attr;  // no post-ops: the band's ChunkFinish runs our own activation on its rows
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // ThreadScratch's, so that bands may run at once
+    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_winograd, src,
+                                         memory::desc(wdims, kF32, Tag::any), has_bias ? bias : memory::desc(), dst,
+                                         {1, 1}, {pad_top, s.PL}, {pad_bottom, pad_right});
+    b.pad_begin = {pad_top, s.PL};
+    b.pad_end = {pad_bottom, pad_right};
+    dnnl::convolution_forward::primitive_desc pd(desc, attr, DnnlEngine());
+    if (IsReferenceImpl(pd)) return nullptr;
+    b.prim = dnnl::convolution_forward(pd);
+    b.x_offset = i0 * s.W * s.C;  // rows of the channels-last maps: W x C and OW x M elements
+    b.y_offset = r0 * s.OW * s.M;
+    b.y_band = (r1 - r0) * s.OW * s.M;
+    b.src_blocked = Unbound(src);
+    b.dst_blocked = Unbound(dst);
+    b.in_pixels = (i1 - i0) * s.W;
+    b.out_pixels = (r1 - r0) * s.OW;
+    b.scratchpad = Unbound(pd.scratchpad_desc());
+    b.src_bytes = AlignUp(src.get_size());
+    b.dst_bytes = AlignUp(dst.get_size());
+    b.scratch_bytes = AlignUp(pd.scratchpad_desc().get_size());
+    const auto same = std::find(layouts.begin(), layouts.end(), pd.weights_desc());
+    b.weights = static_cast<size_t>(same - layouts.begin());
+    if (same == layouts.end()) {
+      layouts.push_back(pd.weights_desc());
+      conv->weights_.emplace_back(pd.weights_desc(), plain_w);
+    }
+    b.args = {{DNNL_ARG_SRC, b.src_blocked}, {DNNL_ARG_WEIGHTS, conv->weights_[b.weights].memory()},
+              {DNNL_ARG_DST, b.dst_blocked}, {DNNL_ARG_SCRATCHPAD, b.scratchpad}};
+    if (has_bias) {
+      b.bias = Unbound(bias);
+      b.args.emplace(DNNL_ARG_BIAS, b.bias);
+    }
+    conv->bands_.push_back(std::move(b));
+  }
+  return conv;
+} catch (const dnnl::error&) {
+  return nullptr;  // no Winograd kernel for this geometry: the direct one serves
+}
+
+void WinogradConv::Run(const float* x, const Tensor& w, const float* bias, float* y, const ChunkFinish& finish, ThreadPool& pool) {
+  for (ReorderedWeights& rw : weights_) rw.Update(w, DnnlStream());
+  // One image at a time per band: a band's primitive is built for one image, so that its views are dense.
+  pool.ParallelFor(bands_.size(), 1, [&](size_t b0, size_t b1) {
+    dnnl::stream& st = DnnlStream();
+    for (size_t i = b0; i < b1; ++i) {
+      Band& b = bands_[i];
+      std::byte* scratch = ThreadScratch(b.src_bytes + b.dst_bytes + b.scratch_bytes);
+      b.src_blocked.set_data_handle(scratch);
+      b.dst_blocked.set_data_handle(scratch + b.src_bytes);
+      b.scratchpad.set_data_handle(scratch + b.src_bytes + b.dst_bytes);
+      if (bias) b.bias.set_data_handle(const_cast<float*>(bias));
+      for (int64_t n = 0; n < images_; ++n) {
+        const int64_t at = n * y_image_ + b.y_offset;
+        ToBlocked(x + n * x_image_ + b.x_offset, reinterpret_cast<float*>(scratch), b.in_pixels, channels_);
+        b.prim.execute(st, b.args);
+        st.wait();
+        FromBlocked(reinterpret_cast<const float*>(scratch + b.src_bytes), y + at, b.out_pixels, out_channels_);
+        if (AnyNonFinite({y + at, static_cast<size_t>(b.y_band)})) RunDirect(b, x + n * x_image_ + b.x_offset, w, bias, y + at, st);
+        if (finish) finish({y + at, static_cast<size_t>(b.y_band)}, static_cast<size_t>(at));
+      }
+    }
+  });
+}
+
+void WinogradConv::RunDirect(Band& b, const float* x, const Tensor& w, const float* bias, float* y, dnnl::stream& st) try {
+  const Conv2DShape& s = shape_;
+  if (!b.direct) {
+    const OneThreadPlanning planning;
+    auto d = std::make_unique<DirectBand>();
+    const memory::desc src({1, s.C, b.in_pixels / s.W, s.W}, kF32, Tag::nhwc), dst({1, s.M, b.out_pixels / s.OW, s.OW}, kF32, Tag::nhwc);
+    const memory::desc bias_desc({s.M}, kF32, Tag::a);
+    const memory::dims wdims{s.M, s.C, s.KH, s.KW};
+    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
+                                         memory::desc(wdims, kF32, Tag::any), bias ? bias_desc : memory::desc(), dst, {1, 1},
+                                         b.pad_begin, b.pad_end);
+    dnnl::convolution_forward::primitive_desc pd(desc, DnnlEngine());
+    d->prim = dnnl::convolution_forward(pd);
+    d->weights = ReorderedWeights(pd.weights_desc(), memory::desc(wdims, kF32, Tag::oihw));
+    d->src = Unbound(src);
+    d->dst = Unbound(dst);
+    d->args = {{DNNL_ARG_SRC, d->src}, {DNNL_ARG_WEIGHTS, d->weights.memory()}, {DNNL_ARG_DST, d->dst}};
+    if (bias) {
+      d->bias = Unbound(bias_desc);
+      d->args.emplace(DNNL_ARG_BIAS, d->bias);
+    }
+    b.direct = std::move(d);
+  }
+  DirectBand& d = *b.direct;
+  d.weights.Update(w, st);
+  d.src.set_data_handle(const_cast<float*>(x));
+  d.dst.set_data_handle(y);
+  if (bias) d.bias.set_data_handle(const_cast<float*>(bias));
+  d.prim.execute(st, d.args);
+  st.wait();
+} catch (const dnnl::error&) {
+  // No direct kernel for the band either (oneDNN has one for every 3x3 geometry): the Winograd result stands.
+}
+
+}  // namespace npu

@@ -1,0 +1,47 @@
+// 3x3 stride-1 fp32 convolutions by Winograd's minimal filtering (oneDNN 2.6's F(4x4, 3x3) kernel, or F(2x2, 3x3)
+// where it picks that), each thread computing its own band of output rows with a one-thread primitive. Included
+// only by conv_dnnl.cc.
+//
+// Why: per 4x4 outputs of a 3x3 window the transform does 36 multiplies where the direct kernel does 144. With the
+// transforms and the copies to and from oneDNN's 16-channel blocks it takes 0.42-0.65 of the direct (brgemm)
+// kernel's time on 56x56 and larger maps and 0.57-0.89 on 28x28 (conv_winograd.cc has the measurements and the
+// thresholds). oneDNN's own threading of it lost that on two threads for maps under 28x28 in a standalone timing,
+// so the threads split the output rows instead, each running a one-thread primitive.
+//
+// What it costs: the weights are held transformed, 36/9 = 4 times their size (each band's layout is one copy when
+// the bands' layouts agree, as they do for equal heights); and the result carries the transform's rounding: within
+// 1e-6 of each output's sum of |x| |w| where the direct sum is within 2e-7 (Kernels.WinogradConvIsTheDirectSumWithin
+// ItsRounding; its bound is 5e-6). Outputs in fp16 (4.9e-4 per ulp) are rounded from it as from the direct sum. A
+// band whose result holds an Inf or a NaN is computed again by the direct kernel (see DirectBand).
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "kernels/conv_dnnl.h"
+#include "kernels/dnnl_engine.h"
+
+namespace npu {
+
+class WinogradConv {
+ public:
+  // Null when oneDNN has no Winograd kernel for the geometry (channels not a multiple of 16, padding past 1...).
+  static std::unique_ptr<WinogradConv> Build(const Conv2DShape& s, int threads, bool has_bias);
+  // y = conv(x, w) + bias, x and y channels-last (N, H, W, C); each band runs `finish` on its rows of y (flat
+  // indices in y's memory order) as soon as it has written them.
+  void Run(const float* x, const Tensor& w, const float* bias, float* y, const ChunkFinish& finish, ThreadPool& pool);
+  WinogradConv();
+  ~WinogradConv();
+
+ private:
+  struct Band;
+  struct DirectBand;
+  // Recomputes band `b` of one image with the direct kernel (see DirectBand); x and y at the band's first rows.
+  void RunDirect(Band& b, const float* x, const Tensor& w, const float* bias, float* y, dnnl::stream& st);
+  std::vector<Band> bands_;
+  std::vector<ReorderedWeights> weights_;  // the bands' weights, one per distinct transformed layout
+  int64_t images_ = 0, x_image_ = 0, y_image_ = 0;  // the batch, and the elements of one image of x and of y
+  int64_t channels_ = 0, out_channels_ = 0;
+  Conv2DShape shape_{};
+};
+
+}  // namespace npu
