@@ -23,10 +23,10 @@ constexpr int64_t kTileRows = 4;
 // WinogradPays's thresholds, from oneDNN's verbose times of each convolution inside whole nets (inception_v3,
 // googlenet, densenet121, squeezenet1_1) on 2 threads of an AMD EPYC (AVX-512), bands against the direct kernel.
 // What decides is the band's size in pixels: each band reads all the transformed weights (4x the plain ones), so a
-// band must have enough pixels to earn them back. Bands of 16 rows x 28 columns and more won (28x28 maps: 0.57-0.89
-// of the direct kernel's time; 56x56 and larger: 0.42-0.65); 16 x 25 and smaller lost (inception's 25x25 maps:
-// 1.1-1.2x; 14x14 maps, 8-row bands: 1.2-1.3x; 13x13: 1.3-1.8x). And a conv under 8M multiply-adds is mostly
-// transforms and copies.
+// band must have enough pixels to earn them back. Bands of 16 rows x 28 columns and more won (28x28 maps: 0.57-0.90
+// of the direct kernel's time; 52x52 and larger: 0.31-0.68); 16 x 27 and smaller did not (squeezenet's 27x27: 1.0x,
+// inception's 25x25: 1.1-1.23x; 14x14 maps, 8-row bands: 0.97-1.27x; 13x13: 1.3-1.8x). And a conv under 8M
+// multiply-adds is mostly transforms and copies.
 constexpr int64_t kMinBandPixels = 16 * 28;
 constexpr double kMinMacs = 8e6;
 

@@ -3,14 +3,14 @@
 // only by conv_dnnl.cc.
 //
 // Why: per 4x4 outputs of a 3x3 window the transform does 36 multiplies where the direct kernel does 144. With the
-// transforms and the copies to and from oneDNN's 16-channel blocks it takes 0.42-0.65 of the direct (brgemm)
-// kernel's time on 56x56 and larger maps and 0.57-0.89 on 28x28 (conv_winograd.cc has the measurements and the
+// transforms and the copies to and from oneDNN's 16-channel blocks it takes 0.31-0.68 of the direct (brgemm)
+// kernel's time on 52x52 and larger maps and 0.57-0.90 on 28x28 (conv_winograd.cc has the measurements and the
 // thresholds). oneDNN's own threading of it lost that on two threads for maps under 28x28 in a standalone timing,
 // so the threads split the output rows instead, each running a one-thread primitive.
 //
 // What it costs: the weights are held transformed, 36/9 = 4 times their size (each band's layout is one copy when
 // the bands' layouts agree, as they do for equal heights); and the result carries the transform's rounding: within
-// 1e-6 of each output's sum of |x| |w| where the direct sum is within 2e-7 (Kernels.WinogradConvIsTheDirectSumWithin
+// 1e-6 of each output's sum of |x| |w| where the direct kernel is within 2.5e-7 (Kernels.WinogradConvIsTheDirectSumWithin
 // ItsRounding; its bound is 5e-6). Outputs in fp16 (4.9e-4 per ulp) are rounded from it as from the direct sum. A
 // band whose result holds an Inf or a NaN is computed again by the direct kernel (see DirectBand).
 #pragma once
