@@ -99,14 +99,6 @@ bool SameBuild(const DnnlConv& d, const KernelContext& c) {
          d.has_residual == c.residual.defined() && d.has_epilogue == static_cast<bool>(c.epilogue) && d.threads == c.pool.size();
 }
 
-// The fused ops in the fused op's order: the residual (shaped as `dst`), then the activation.
-dnnl::post_ops PostOps(const DnnlConv& d, const memory::desc& dst) {
-  dnnl::post_ops ops;
-  if (d.has_residual) ops.append_binary(dnnl::algorithm::binary_add, dst);
-  if (d.activation) ops.append_eltwise(1.0f, d.activation->algorithm, d.activation->alpha, d.activation->beta);
-  return ops;
-}
-
 Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Conv2DShape>()>& geometry) {
   NPU_ASSIGN_OR_RETURN(d.shape, geometry());
   const Conv2DShape& s = d.shape;
@@ -129,11 +121,17 @@ Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Con
   memory::desc any_w(wdims, x_dt, Tag::any);
   if (!d.int8 && !d.has_residual && WinogradPays(s, d.threads)) {
     d.winograd = WinogradConv::Build(s, d.threads, d.has_bias);
-    d.usable = static_cast<bool>(d.winograd);
-    if (d.usable) return Status::Ok();
+    if (d.winograd) {
+      d.activation.reset();  // the bands run the op's own activation on their rows
+      d.usable = true;
+      return Status::Ok();
+    }
   }
   dnnl::primitive_attr attr;
-  attr.set_post_ops(PostOps(d, dst));
+  dnnl::post_ops ops;  // in the fused op's order: the residual, then the activation
+  if (d.has_residual) ops.append_binary(dnnl::algorithm::binary_add, dst);
+  if (d.activation) ops.append_eltwise(1.0f, d.activation->algorithm, d.activation->alpha, d.activation->beta);
+  attr.set_post_ops(ops);
   try {
     dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, any_w,
                                          d.has_bias ? bias : memory::desc(), dst, {s.SH, s.SW}, {s.DH - 1, s.DW - 1},
