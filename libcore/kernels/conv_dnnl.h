@@ -21,5 +21,7 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
 // direct kernel on `threads` threads: 3x3, stride 1, one group, bands large enough to pay. A fused residual and an
 // int8 conv stay with the direct kernel, as does a geometry oneDNN has no Winograd kernel for.
 bool WinogradPays(const Conv2DShape& s, int threads);
+// Whether oneDNN has a Winograd kernel for the geometry's bands on this CPU (AVX-512 ones only, in 2.6).
+bool WinogradBuilds(const Conv2DShape& s, int threads);
 
 }  // namespace npu

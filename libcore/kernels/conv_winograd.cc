@@ -174,6 +174,8 @@ std::unique_ptr<WinogradConv> WinogradConv::Build(const Conv2DShape& s, int thre
   return nullptr;  // no Winograd kernel for this geometry: the direct one serves
 }
 
+bool WinogradBuilds(const Conv2DShape& s, int threads) { return WinogradConv::Build(s, threads, false) != nullptr; }
+
 void WinogradConv::Run(const float* x, const Tensor& w, const float* bias, float* y, const ChunkFinish& finish, ThreadPool& pool) {
   for (ReorderedWeights& rw : weights_) rw.Update(w, DnnlStream());
   // One image at a time per band: a band's primitive is built for one image, so that its views are dense.
