@@ -17,9 +17,10 @@ struct Conv2DShape {
 // `geometry` (from the node's attributes) is asked for only when the task's primitive is (re)built.
 Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShape>()>& geometry);
 
-// Whether RunDnnlConv computes an fp32 conv of this geometry by Winograd bands (conv_winograd.h) rather than the
-// direct kernel on `threads` threads: 3x3, stride 1, one group, bands large enough to pay. A fused residual and an
-// int8 conv stay with the direct kernel, as does a geometry oneDNN has no Winograd kernel for.
+// Whether RunDnnlConv computes an fp32 conv of this geometry by Winograd's transform (conv_winograd.h) rather than
+// the direct kernel on `threads` threads: 3x3, stride 1, one group, 8M+ multiply-adds, and bands large enough to pay
+// or 256+ channels in and out. A fused residual and an int8 conv stay with the direct kernel, as does a geometry
+// oneDNN has no Winograd kernel for.
 bool WinogradPays(const Conv2DShape& s, int threads);
 // Whether oneDNN has a Winograd kernel for the geometry's bands on this CPU (AVX-512 ones only, in 2.6).
 bool WinogradBuilds(const Conv2DShape& s, int threads);

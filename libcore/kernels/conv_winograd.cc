@@ -3,8 +3,10 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include "kernels/numerics.h"
@@ -29,6 +31,14 @@ constexpr int64_t kTileRows = 4;
 // multiply-adds is mostly transforms and copies.
 constexpr int64_t kMinBandPixels = 16 * 28;
 constexpr double kMinMacs = 8e6;
+// Where bands are too small, one primitive over the whole map on oneDNN's own threads still wins with 256+ input
+// and output channels on maps of 7x7 and larger (standalone, caches flushed before each run, 2 threads, its copies
+// included: 256->256 on 14x14 0.78-0.80 of the direct kernel's time, 512->512 on 14x14 0.61, on 7x7 0.79-0.89,
+// 384->384 on 13x13 0.66-0.80), and loses with fewer (128->128 on 14x14: 0.93-1.18, 192->192 on 17x17: 1.11).
+constexpr int64_t kWholeMapMinChannels = 256, kWholeMapMinSide = 7;
+
+// Elements per task of the whole-map mode's copies and finish.
+constexpr int64_t kCopyGrain = 1 << 14;
 
 // oneDNN's buffers are 64-byte aligned (a cache line, one AVX-512 vector).
 constexpr size_t kAlign = 64;
@@ -38,12 +48,13 @@ size_t AlignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 // are C/16 runs of 16 floats (64 bytes), which our own loops move to and from channels-last order at the speed of
 // a copy. (oneDNN's reorder primitive took 0.7 ms for a 64-channel 53x109 band, ten times a copy's time.)
 constexpr int64_t kBlock = 16;
-void ToBlocked(const float* x, float* blk, int64_t pixels, int64_t c) {
-  for (int64_t p = 0; p < pixels; ++p)
+// Pixels [p0, p1) of `pixels`.
+void ToBlocked(const float* x, float* blk, int64_t p0, int64_t p1, int64_t pixels, int64_t c) {
+  for (int64_t p = p0; p < p1; ++p)
     for (int64_t b = 0; b < c / kBlock; ++b) std::memcpy(blk + (b * pixels + p) * kBlock, x + p * c + b * kBlock, kBlock * sizeof(float));
 }
-void FromBlocked(const float* blk, float* y, int64_t pixels, int64_t c) {
-  for (int64_t p = 0; p < pixels; ++p)
+void FromBlocked(const float* blk, float* y, int64_t p0, int64_t p1, int64_t pixels, int64_t c) {
+  for (int64_t p = p0; p < p1; ++p)
     for (int64_t b = 0; b < c / kBlock; ++b) std::memcpy(y + p * c + b * kBlock, blk + (b * pixels + p) * kBlock, kBlock * sizeof(float));
 }
 
@@ -103,16 +114,28 @@ struct WinogradConv::Band {
 WinogradConv::WinogradConv() = default;
 WinogradConv::~WinogradConv() = default;
 
-bool WinogradPays(const Conv2DShape& s, int threads) {
-  if (s.KH != 3 || s.KW != 3 || s.SH != 1 || s.SW != 1 || s.DH != 1 || s.DW != 1 || s.G != 1) return false;
-  const int64_t rows = (s.OH + threads - 1) / std::max(threads, 1);
-  const double macs = static_cast<double>(s.N) * s.OH * s.OW * s.M * s.C * s.KH * s.KW;
-  return rows * s.OW >= kMinBandPixels && macs >= kMinMacs;
+namespace {
+
+bool Winograd3x3(const Conv2DShape& s) {
+  return s.KH == 3 && s.KW == 3 && s.SH == 1 && s.SW == 1 && s.DH == 1 && s.DW == 1 && s.G == 1 &&
+         static_cast<double>(s.N) * s.OH * s.OW * s.M * s.C * s.KH * s.KW >= kMinMacs;
 }
 
+bool BandsPay(const Conv2DShape& s, int threads) { return (s.OH + threads - 1) / threads * s.OW >= kMinBandPixels; }
+
+bool WholeMapPays(const Conv2DShape& s) {
+  return s.C >= kWholeMapMinChannels && s.M >= kWholeMapMinChannels && s.OH >= kWholeMapMinSide && s.OW >= kWholeMapMinSide;
+}
+
+}  // namespace
+
+bool WinogradPays(const Conv2DShape& s, int threads) { return Winograd3x3(s) && (BandsPay(s, threads) || WholeMapPays(s)); }
+
 std::unique_ptr<WinogradConv> WinogradConv::Build(const Conv2DShape& s, int threads, bool has_bias) try {
-  const OneThreadPlanning planning;
   auto conv = std::make_unique<WinogradConv>();
+  conv->whole_map_ = !BandsPay(s, threads);  // one band on oneDNN's threads
+  std::optional<OneThreadPlanning> planning;
+  if (!conv->whole_map_) planning.emplace();
   if (s.C % kBlock != 0 || s.M % kBlock != 0) return nullptr;  // the blocked layout's; oneDNN's kernel needs it too
   conv->images_ = s.N;
   conv->channels_ = s.C;
@@ -120,7 +143,7 @@ std::unique_ptr<WinogradConv> WinogradConv::Build(const Conv2DShape& s, int thre
   conv->x_image_ = s.H * s.W * s.C;
   conv->y_image_ = s.OH * s.OW * s.M;
   conv->shape_ = s;
-  const int64_t per = (s.OH + threads - 1) / threads;
+  const int64_t per = conv->whole_map_ ? s.OH : (s.OH + threads - 1) / threads;
   const int64_t band_rows = (per + kTileRows - 1) / kTileRows * kTileRows;
   const memory::dims wdims{s.M, s.C, s.KH, s.KW};
   const memory::desc bias({s.M}, kF32, Tag::a), plain_w(wdims, kF32, Tag::oihw);
@@ -178,27 +201,63 @@ bool WinogradBuilds(const Conv2DShape& s, int threads) { return WinogradConv::Bu
 
 void WinogradConv::Run(const float* x, const Tensor& w, const float* bias, float* y, const ChunkFinish& finish, ThreadPool& pool) {
   for (ReorderedWeights& rw : weights_) rw.Update(w, DnnlStream());
+  if (whole_map_) return RunWholeMap(x, w, bias, y, finish, pool);
   // One image at a time per band: a band's primitive is built for one image, so that its views are dense.
   pool.ParallelFor(bands_.size(), 1, [&](size_t b0, size_t b1) {
     dnnl::stream& st = DnnlStream();
     for (size_t i = b0; i < b1; ++i) {
       Band& b = bands_[i];
-      std::byte* scratch = ThreadScratch(b.src_bytes + b.dst_bytes + b.scratch_bytes);
-      b.src_blocked.set_data_handle(scratch);
-      b.dst_blocked.set_data_handle(scratch + b.src_bytes);
-      b.scratchpad.set_data_handle(scratch + b.src_bytes + b.dst_bytes);
-      if (bias) b.bias.set_data_handle(const_cast<float*>(bias));
+      std::byte* scratch = BindScratch(b, bias);
       for (int64_t n = 0; n < images_; ++n) {
         const int64_t at = n * y_image_ + b.y_offset;
-        ToBlocked(x + n * x_image_ + b.x_offset, reinterpret_cast<float*>(scratch), b.in_pixels, channels_);
+        ToBlocked(x + n * x_image_ + b.x_offset, reinterpret_cast<float*>(scratch), 0, b.in_pixels, b.in_pixels, channels_);
         b.prim.execute(st, b.args);
         st.wait();
-        FromBlocked(reinterpret_cast<const float*>(scratch + b.src_bytes), y + at, b.out_pixels, out_channels_);
+        FromBlocked(reinterpret_cast<const float*>(scratch + b.src_bytes), y + at, 0, b.out_pixels, b.out_pixels, out_channels_);
         if (AnyNonFinite({y + at, static_cast<size_t>(b.y_band)})) RunDirect(b, x + n * x_image_ + b.x_offset, w, bias, y + at, st);
         if (finish) finish({y + at, static_cast<size_t>(b.y_band)}, static_cast<size_t>(at));
       }
     }
   });
+}
+
+std::byte* WinogradConv::BindScratch(Band& b, const float* bias) {
+  std::byte* scratch = ThreadScratch(b.src_bytes + b.dst_bytes + b.scratch_bytes);
+  b.src_blocked.set_data_handle(scratch);
+  b.dst_blocked.set_data_handle(scratch + b.src_bytes);
+  b.scratchpad.set_data_handle(scratch + b.src_bytes + b.dst_bytes);
+  if (bias) b.bias.set_data_handle(const_cast<float*>(bias));
+  return scratch;
+}
+
+// The whole map as one band on oneDNN's threads, the copies and the finish on ours. A non-finite value anywhere
+// sends the map to the direct kernel before anything is finished, so that nothing is recorded twice.
+void WinogradConv::RunWholeMap(const float* x, const Tensor& w, const float* bias, float* y, const ChunkFinish& finish, ThreadPool& pool) {
+  Band& b = bands_[0];
+  dnnl::stream& st = DnnlStream();
+  std::byte* scratch = BindScratch(b, bias);
+  auto* blk_in = reinterpret_cast<float*>(scratch);
+  const auto* blk_out = reinterpret_cast<const float*>(scratch + b.src_bytes);
+  const auto grain = [](int64_t channels) { return static_cast<size_t>(std::max<int64_t>(1, kCopyGrain / channels)); };
+  for (int64_t n = 0; n < images_; ++n) {
+    const float* xn = x + n * x_image_;
+    float* yn = y + n * y_image_;
+    pool.ParallelFor(static_cast<size_t>(b.in_pixels), grain(channels_), [&](size_t p0, size_t p1) {
+      ToBlocked(xn, blk_in, static_cast<int64_t>(p0), static_cast<int64_t>(p1), b.in_pixels, channels_);
+    });
+    b.prim.execute(st, b.args);
+    st.wait();
+    std::atomic<bool> non_finite{false};
+    pool.ParallelFor(static_cast<size_t>(b.out_pixels), grain(out_channels_), [&](size_t p0, size_t p1) {
+      FromBlocked(blk_out, yn, static_cast<int64_t>(p0), static_cast<int64_t>(p1), b.out_pixels, out_channels_);
+      if (AnyNonFinite({yn + p0 * out_channels_, (p1 - p0) * out_channels_})) non_finite.store(true, std::memory_order_relaxed);
+    });
+    if (non_finite.load()) RunDirect(b, xn, w, bias, yn, st);
+    if (!finish) continue;
+    pool.ParallelFor(static_cast<size_t>(y_image_), static_cast<size_t>(kCopyGrain), [&](size_t e0, size_t e1) {
+      finish({yn + e0, e1 - e0}, static_cast<size_t>(n * y_image_) + e0);
+    });
+  }
 }
 
 void WinogradConv::RunDirect(Band& b, const float* x, const Tensor& w, const float* bias, float* y, dnnl::stream& st) try {

@@ -1,19 +1,22 @@
 // 3x3 stride-1 fp32 convolutions by Winograd's minimal filtering (oneDNN 2.6's F(4x4, 3x3) kernel, or F(2x2, 3x3)
-// where it picks that), each thread computing its own band of output rows with a one-thread primitive. Included
-// only by conv_dnnl.cc.
+// where it picks that). Included only by conv_dnnl.cc.
 //
 // Why: per 4x4 outputs of a 3x3 window the transform does 36 multiplies where the direct kernel does 144. With the
 // transforms and the copies to and from oneDNN's 16-channel blocks it takes 0.31-0.68 of the direct (brgemm)
 // kernel's time on 52x52 and larger maps and 0.57-0.90 on 28x28 (conv_winograd.cc has the measurements and the
-// thresholds). oneDNN's own threading of it lost that on two threads (1.07-3.7x the direct kernel's time on every
-// 7x7 and 14x14 shape with under 256 channels, standalone), so the threads split the output rows instead, each
-// running a one-thread primitive.
+// thresholds). Two forms:
+// - Bands: each thread computes its own band of output rows with a one-thread primitive. oneDNN's own threading of
+//   the kernel lost to the direct kernel on two threads (1.07-3.7x its time on every 7x7 and 14x14 shape with under
+//   256 channels, standalone), and a band must have pixels enough to earn back the transformed weights it reads.
+// - The whole map on oneDNN's threads, where bands would be too small but the channels are many (256+): 0.61-0.89
+//   of the direct kernel's time on 7x7-14x14 maps.
 //
 // What it costs: the weights are held transformed, 36/9 = 4 times their size (each band's layout is one copy when
 // the bands' layouts agree, as they do for equal heights); and the result carries the transform's rounding: within
-// 1e-6 of each output's sum of |x| |w| where the direct kernel is within 2.5e-7 (Kernels.WinogradConvIsTheDirectSumWithin
-// ItsRounding; its bound is 5e-6). Outputs in fp16 (4.9e-4 per ulp) are rounded from it as from the direct sum. A
-// band whose result holds an Inf or a NaN is computed again by the direct kernel (see DirectBand).
+// 1e-6 of each output's sum of |x| |w| where the direct kernel is within 2.5e-7
+// (Kernels.WinogradConvIsTheDirectSumWithinItsRounding; its bound is 5e-6). Outputs in fp16 (4.9e-4 per ulp) are
+// rounded from it as from the direct sum. A band whose result holds an Inf or a NaN is computed again by the direct
+// kernel (see DirectBand).
 #pragma once
 #include <memory>
 #include <vector>
@@ -36,6 +39,9 @@ class WinogradConv {
  private:
   struct Band;
   struct DirectBand;
+  void RunWholeMap(const float* x, const Tensor& w, const float* bias, float* y, const ChunkFinish& finish, ThreadPool& pool);
+  // Points the band's blocked maps and scratchpad at the calling thread's scratch, and its bias at `bias`.
+  std::byte* BindScratch(Band& b, const float* bias);
   // Recomputes band `b` of one image with the direct kernel (see DirectBand); x and y at the band's first rows.
   void RunDirect(Band& b, const float* x, const Tensor& w, const float* bias, float* y, dnnl::stream& st);
   std::vector<Band> bands_;
@@ -43,6 +49,7 @@ class WinogradConv {
   int64_t images_ = 0, x_image_ = 0, y_image_ = 0;  // the batch, and the elements of one image of x and of y
   int64_t channels_ = 0, out_channels_ = 0;
   Conv2DShape shape_{};
+  bool whole_map_ = false;  // one band over the map on oneDNN's threads, not a band per thread
 };
 
 }  // namespace npu

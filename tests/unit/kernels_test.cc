@@ -109,8 +109,8 @@ ExactConv ExactConv3x3(const Tensor& x, const Tensor& w, const Tensor* b, const 
   return r;
 }
 
-// The Winograd bands (conv_winograd.h) on 1-3 threads, with bias or without, batch 2, valid and asymmetric padding,
-// maps whose rows do not divide into whole tiles: every output within the transform's rounding of the exact sum
+// The Winograd bands (conv_winograd.h) on 1-3 threads, and the whole-map form, with bias or without, batch 2, valid
+// and asymmetric padding, maps whose rows do not divide into whole tiles: every output within the transform's rounding of the exact sum
 // (a band reading the wrong rows or missing its padding is off by a whole product), and where an input is NaN or
 // infinite, the outputs the direct sum gives: NaN or the infinity exactly where a window holds one, finite elsewhere.
 TEST(Kernels, WinogradConvIsTheDirectSumWithinItsRounding) {
@@ -126,6 +126,7 @@ TEST(Kernels, WinogradConvIsTheDirectSumWithinItsRounding) {
       {{1, 32, 60, 28}, 48, {1, 1, 1, 1}, true, {1, 2, 3}},
       {{2, 32, 33, 33}, 48, {0, 0, 0, 0}, false, {1, 2}},
       {{1, 16, 57, 41}, 32, {1, 0, 0, 1}, true, {1, 2, 3}},
+      {{1, 256, 14, 13}, 256, {1, 1, 1, 1}, true, {1, 2}},  // bands too small: the whole map on oneDNN's threads
   };
   unsigned seed = 50;
   for (const Case& k : cases) {
