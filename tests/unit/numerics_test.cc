@@ -204,8 +204,8 @@ TEST(Numerics, SigmoidTimesInputGivesTheBitsOfTheTwoKernels) {
 // A kernel offered the runtime's 16-bit rounding of its output (KernelRunOptions::round_output_to) rounds each chunk
 // as it writes it: the values and the exception record must be those of the runtime's own pass after the kernel,
 // for BatchNormalization (with and without its fused Relu), the unary and the broadcasting binary kernels, on
-// (N, C, H, W) and channels-last maps, and a Winograd conv's bands, with NaN, infinities and values past fp16's range
-// among the inputs.
+// (N, C, H, W) and channels-last maps, and Winograd convs (bands, and the whole map on oneDNN's threads), with NaN,
+// infinities and values past fp16's range among the inputs.
 TEST(Numerics, KernelsRoundTheirOutputAsTheRuntimeWould) {
   RegisterBuiltinOps();
   ThreadPool& pool = ThreadPool::Global();
@@ -227,6 +227,11 @@ TEST(Numerics, KernelsRoundTheirOutputAsTheRuntimeWould) {
   const AttrMap pads = {{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
   AttrMap pads_relu = pads;
   pads_relu.emplace(kEpilogueOp, std::string("Relu"));
+  // And one over the whole map on oneDNN's threads (256 channels on 14x14), with values past 65504 but all finite,
+  // so that it keeps the Winograd result.
+  Tensor x256 = Random({1, 256, 14, 14}, 40, -12, 12);
+  x256.mutable_data<float>()[1000] = 1e5f;
+  const Tensor w256 = Random({256, 256, 3, 3}, 41), b256 = Random({256}, 42);
   struct Case {
     Node op;
     std::vector<Tensor> extra;  // the inputs after x
@@ -235,6 +240,7 @@ TEST(Numerics, KernelsRoundTheirOutputAsTheRuntimeWould) {
   const std::vector<Case> cases = {
       {MakeNode("Conv", 3, pads), {w16, b16}, x16},
       {MakeNode("Conv", 3, pads_relu), {w16, b16}, x16},
+      {MakeNode("Conv", 3, pads_relu), {w256, b256}, x256},
       {MakeNode("BatchNormalization", 5), bn_params},
       {MakeNode("BatchNormalization", 5, {{kEpilogueOp, std::string("Relu")}}), bn_params},
       {MakeNode("Exp", 1), {}},
