@@ -72,6 +72,20 @@ std::byte* ThreadScratch(size_t bytes) {
   return static_cast<std::byte*>(std::align(kAlign, bytes, p, space));
 }
 
+// The geometries Winograd's F(m x m, 3x3) computes, with work enough to be worth the transforms.
+bool Winograd3x3(const Conv2DShape& s) {
+  return s.KH == 3 && s.KW == 3 && s.SH == 1 && s.SW == 1 && s.DH == 1 && s.DW == 1 && s.G == 1 &&
+         static_cast<double>(s.N) * s.OH * s.OW * s.M * s.C * s.KH * s.KW >= kMinMacs;
+}
+
+// Whether a band of rows per thread has pixels enough (the thresholds above).
+bool BandsPay(const Conv2DShape& s, int threads) { return (s.OH + threads - 1) / threads * s.OW >= kMinBandPixels; }
+
+// Whether the whole map on oneDNN's threads pays where bands do not.
+bool WholeMapPays(const Conv2DShape& s) {
+  return s.C >= kWholeMapMinChannels && s.M >= kWholeMapMinChannels && s.OH >= kWholeMapMinSide && s.OW >= kWholeMapMinSide;
+}
+
 // Builds oneDNN objects as one thread would run them: the band primitives run inside our parallel loop, where
 // oneDNN runs them on the calling thread, so they are planned for one.
 class OneThreadPlanning {
@@ -113,21 +127,6 @@ struct WinogradConv::Band {
 
 WinogradConv::WinogradConv() = default;
 WinogradConv::~WinogradConv() = default;
-
-namespace {
-
-bool Winograd3x3(const Conv2DShape& s) {
-  return s.KH == 3 && s.KW == 3 && s.SH == 1 && s.SW == 1 && s.DH == 1 && s.DW == 1 && s.G == 1 &&
-         static_cast<double>(s.N) * s.OH * s.OW * s.M * s.C * s.KH * s.KW >= kMinMacs;
-}
-
-bool BandsPay(const Conv2DShape& s, int threads) { return (s.OH + threads - 1) / threads * s.OW >= kMinBandPixels; }
-
-bool WholeMapPays(const Conv2DShape& s) {
-  return s.C >= kWholeMapMinChannels && s.M >= kWholeMapMinChannels && s.OH >= kWholeMapMinSide && s.OW >= kWholeMapMinSide;
-}
-
-}  // namespace
 
 bool WinogradPays(const Conv2DShape& s, int threads) { return Winograd3x3(s) && (BandsPay(s, threads) || WholeMapPays(s)); }
 
