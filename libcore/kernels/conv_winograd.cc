@@ -65,7 +65,7 @@ std::byte* ThreadScratch(size_t bytes) {
   thread_local size_t size = 0;
   if (bytes + kAlign > size) {
     size = bytes + kAlign;
-    buf = std::make_unique<std::byte[]>(size);
+    buf = std::make_unique_for_overwrite<std::byte[]>(size);
   }
   void* p = buf.get();
   size_t space = size;
@@ -136,11 +136,6 @@ std::unique_ptr<WinogradConv> WinogradConv::Build(const Conv2DShape& s, int thre
   std::optional<OneThreadPlanning> planning;
   if (!conv->whole_map_) planning.emplace();
   if (s.C % kBlock != 0 || s.M % kBlock != 0) return nullptr;  // the blocked layout's; oneDNN's kernel needs it too
-  conv->images_ = s.N;
-  conv->channels_ = s.C;
-  conv->out_channels_ = s.M;
-  conv->x_image_ = s.H * s.W * s.C;
-  conv->y_image_ = s.OH * s.OW * s.M;
   conv->shape_ = s;
   const int64_t per = conv->whole_map_ ? s.OH : (s.OH + threads - 1) / threads;
   const int64_t band_rows = (per + kTileRows - 1) / kTileRows * kTileRows;
@@ -207,13 +202,13 @@ void WinogradConv::Run(const float* x, const Tensor& w, const float* bias, float
     for (size_t i = b0; i < b1; ++i) {
       Band& b = bands_[i];
       std::byte* scratch = BindScratch(b, bias);
-      for (int64_t n = 0; n < images_; ++n) {
-        const int64_t at = n * y_image_ + b.y_offset;
-        ToBlocked(x + n * x_image_ + b.x_offset, reinterpret_cast<float*>(scratch), 0, b.in_pixels, b.in_pixels, channels_);
+      for (int64_t n = 0; n < shape_.N; ++n) {
+        const int64_t at = n * YImage() + b.y_offset;
+        ToBlocked(x + n * XImage() + b.x_offset, reinterpret_cast<float*>(scratch), 0, b.in_pixels, b.in_pixels, shape_.C);
         b.prim.execute(st, b.args);
         st.wait();
-        FromBlocked(reinterpret_cast<const float*>(scratch + b.src_bytes), y + at, 0, b.out_pixels, b.out_pixels, out_channels_);
-        if (AnyNonFinite({y + at, static_cast<size_t>(b.y_band)})) RunDirect(b, x + n * x_image_ + b.x_offset, w, bias, y + at, st);
+        FromBlocked(reinterpret_cast<const float*>(scratch + b.src_bytes), y + at, 0, b.out_pixels, b.out_pixels, shape_.M);
+        if (AnyNonFinite({y + at, static_cast<size_t>(b.y_band)})) RunDirect(b, x + n * XImage() + b.x_offset, w, bias, y + at, st);
         if (finish) finish({y + at, static_cast<size_t>(b.y_band)}, static_cast<size_t>(at));
       }
     }
@@ -238,23 +233,23 @@ void WinogradConv::RunWholeMap(const float* x, const Tensor& w, const float* bia
   auto* blk_in = reinterpret_cast<float*>(scratch);
   const auto* blk_out = reinterpret_cast<const float*>(scratch + b.src_bytes);
   const auto grain = [](int64_t channels) { return static_cast<size_t>(std::max<int64_t>(1, kCopyGrain / channels)); };
-  for (int64_t n = 0; n < images_; ++n) {
-    const float* xn = x + n * x_image_;
-    float* yn = y + n * y_image_;
-    pool.ParallelFor(static_cast<size_t>(b.in_pixels), grain(channels_), [&](size_t p0, size_t p1) {
-      ToBlocked(xn, blk_in, static_cast<int64_t>(p0), static_cast<int64_t>(p1), b.in_pixels, channels_);
+  for (int64_t n = 0; n < shape_.N; ++n) {
+    const float* xn = x + n * XImage();
+    float* yn = y + n * YImage();
+    pool.ParallelFor(static_cast<size_t>(b.in_pixels), grain(shape_.C), [&](size_t p0, size_t p1) {
+      ToBlocked(xn, blk_in, static_cast<int64_t>(p0), static_cast<int64_t>(p1), b.in_pixels, shape_.C);
     });
     b.prim.execute(st, b.args);
     st.wait();
     std::atomic<bool> non_finite{false};
-    pool.ParallelFor(static_cast<size_t>(b.out_pixels), grain(out_channels_), [&](size_t p0, size_t p1) {
-      FromBlocked(blk_out, yn, static_cast<int64_t>(p0), static_cast<int64_t>(p1), b.out_pixels, out_channels_);
-      if (AnyNonFinite({yn + p0 * out_channels_, (p1 - p0) * out_channels_})) non_finite.store(true, std::memory_order_relaxed);
+    pool.ParallelFor(static_cast<size_t>(b.out_pixels), grain(shape_.M), [&](size_t p0, size_t p1) {
+      FromBlocked(blk_out, yn, static_cast<int64_t>(p0), static_cast<int64_t>(p1), b.out_pixels, shape_.M);
+      if (AnyNonFinite({yn + p0 * shape_.M, (p1 - p0) * shape_.M})) non_finite.store(true, std::memory_order_relaxed);
     });
     if (non_finite.load()) RunDirect(b, xn, w, bias, yn, st);
     if (!finish) continue;
-    pool.ParallelFor(static_cast<size_t>(y_image_), static_cast<size_t>(kCopyGrain), [&](size_t e0, size_t e1) {
-      finish({yn + e0, e1 - e0}, static_cast<size_t>(n * y_image_) + e0);
+    pool.ParallelFor(static_cast<size_t>(YImage()), static_cast<size_t>(kCopyGrain), [&](size_t e0, size_t e1) {
+      finish({yn + e0, e1 - e0}, static_cast<size_t>(n * YImage()) + e0);
     });
   }
 }

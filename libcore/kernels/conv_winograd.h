@@ -46,9 +46,10 @@ class WinogradConv {
   void RunDirect(Band& b, const float* x, const Tensor& w, const float* bias, float* y, dnnl::stream& st);
   std::vector<Band> bands_;
   std::vector<ReorderedWeights> weights_;  // the bands' weights, one per distinct transformed layout
-  int64_t images_ = 0, x_image_ = 0, y_image_ = 0;  // the batch, and the elements of one image of x and of y
-  int64_t channels_ = 0, out_channels_ = 0;
   Conv2DShape shape_{};
+  // The elements of one image of x and of y (channels-last).
+  int64_t XImage() const { return shape_.H * shape_.W * shape_.C; }
+  int64_t YImage() const { return shape_.OH * shape_.OW * shape_.M; }
   bool whole_map_ = false;  // one band over the map on oneDNN's threads, not a band per thread
 };
 
