@@ -4,6 +4,8 @@
 // GCC 12 flags Eigen's AVX-512 reductions (their _mm512_undefined operands) as uninitialized: false positives.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
+// Eigen packet types (__m512 and the like) as template arguments: their alignment attributes do not matter there.
+#pragma GCC diagnostic ignored "-Wignored-attributes"
 #include <Eigen/Core>
 #include <cmath>
 #include <limits>
@@ -208,17 +210,46 @@ Status LayerNormKernel(KernelContext& c) {
 
 enum class SoftmaxKind { kSoftmax, kLogSoftmax, kHardmax };
 
-// Softmax over contiguous fp32 rows (attention scores): Eigen's SIMD exp (pexp, within 1-2 ulp of libm) where the
-// general loop below calls libm twice per element (8% of BERT-base's samples); the sum still accumulates in double.
+// Softmax over contiguous fp32 rows (attention scores) in Eigen's SIMD packets: the maximum, then exp(x - max)
+// (Eigen's pexp, within 1-2 ulp of libm) stored and summed in one pass, then the scale. A row's last partial
+// packet goes through a small buffer padded with -inf (whose exp adds 0). The sum stays in the packet's lanes in
+// fp32, as MLAS sums it: the per-row Eigen expressions this replaced summed in double through scalar conversions
+// and sent each row's tail to libm, 1.6-4.6x this time on swin_t's 49-wide and vit_b_16's 197-wide rows.
+void SoftmaxRowF32(const float* x, float* y, int64_t n) {
+  namespace ei = Eigen::internal;
+  using Packet = ei::packet_traits<float>::type;
+  constexpr int64_t kLanes = ei::unpacket_traits<Packet>::size;
+  const int64_t full = n / kLanes * kLanes, rest = n - full;
+  alignas(64) float tail[kLanes];
+  if (rest) {
+    std::fill(tail, tail + kLanes, -std::numeric_limits<float>::infinity());
+    std::copy(x + full, x + n, tail);
+  }
+  Packet top = ei::pset1<Packet>(-std::numeric_limits<float>::infinity());
+  for (int64_t i = 0; i < full; i += kLanes) top = ei::pmax(top, ei::ploadu<Packet>(x + i));
+  if (rest) top = ei::pmax(top, ei::pload<Packet>(tail));
+  const Packet row_max = ei::pset1<Packet>(ei::predux_max(top));
+  Packet sum = ei::pset1<Packet>(0.f);
+  for (int64_t i = 0; i < full; i += kLanes) {
+    const Packet e = ei::pexp(ei::psub(ei::ploadu<Packet>(x + i), row_max));
+    ei::pstoreu(y + i, e);
+    sum = ei::padd(sum, e);
+  }
+  if (rest) {
+    const Packet e = ei::pexp(ei::psub(ei::pload<Packet>(tail), row_max));
+    ei::pstore(tail, e);
+    std::copy(tail, tail + rest, y + full);
+    sum = ei::padd(sum, e);
+  }
+  const float inv = 1.f / ei::predux(sum);
+  const Packet scale = ei::pset1<Packet>(inv);
+  for (int64_t i = 0; i < full; i += kLanes) ei::pstoreu(y + i, ei::pmul(ei::ploadu<Packet>(y + i), scale));
+  for (int64_t i = full; i < n; ++i) y[i] *= inv;
+}
+
 void SoftmaxRowsF32(ThreadPool& pool, const float* x, float* y, int64_t rows, int64_t n) {
-  using Row = Eigen::Array<float, Eigen::Dynamic, 1>;
   pool.ParallelFor(static_cast<size_t>(rows), RowsPerTask(n), [&](size_t s, size_t e) {
-    for (size_t r = s; r < e; ++r) {
-      Eigen::Map<const Row> xr(x + r * n, n);
-      Eigen::Map<Row> yr(y + r * n, n);
-      yr = (xr - xr.maxCoeff()).exp();
-      yr *= static_cast<float>(1.0 / yr.cast<double>().sum());
-    }
+    for (size_t r = s; r < e; ++r) SoftmaxRowF32(x + r * n, y + r * n, n);
   });
 }
 

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <random>
 
 #include "ir/op_schema.h"
 #include "kernels/conv_dnnl.h"
@@ -188,6 +190,43 @@ TEST(Kernels, SoftmaxRowsSumToOne) {
     EXPECT_NEAR(s, 1.f, 1e-6);
   }
   EXPECT_NEAR(y.data<float>()[3], 1.f / 3, 1e-6);
+}
+
+// The fp32 row path works in SIMD packets with a padded tail: every width around the packet size, against a
+// double softmax (within a few ulp beyond the rounding of exp's argument); a -inf score (a masked position) gives exactly 0, and a row holding a NaN or +inf is all NaN.
+TEST(Kernels, SoftmaxRowsAreTheDoubleSoftmaxForEveryWidth) {
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<float> score(-30.f, 30.f);
+  for (int64_t n : {1, 3, 8, 15, 16, 17, 31, 33, 49, 197}) {
+    const int64_t rows = 5;
+    std::vector<float> x(static_cast<size_t>(rows * n));
+    for (float& v : x) v = score(gen);
+    if (n > 2) x[1] = -std::numeric_limits<float>::infinity();                      // row 0: one masked score
+    x[static_cast<size_t>(2 * n + n - 1)] = std::numeric_limits<float>::quiet_NaN();  // row 2: NaN in the tail
+    x[static_cast<size_t>(3 * n)] = std::numeric_limits<float>::infinity();         // row 3: +inf
+    auto y = RunOp("Softmax", {F32({rows, n}, x)})[0];
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* xr = x.data() + r * n;
+      const float* yr = y.data<float>() + r * n;
+      if (r == 2 || r == 3) {
+        for (int64_t i = 0; i < n; ++i) EXPECT_TRUE(std::isnan(yr[i])) << "n=" << n << " row " << r << " col " << i;
+        continue;
+      }
+      double top = -INFINITY, sum = 0;
+      for (int64_t i = 0; i < n; ++i) top = std::max<double>(top, xr[i]);
+      for (int64_t i = 0; i < n; ++i) sum += std::exp(double{xr[i]} - top);
+      for (int64_t i = 0; i < n; ++i) {
+        const double want = std::exp(double{xr[i]} - top) / sum;
+        if (std::isinf(xr[i])) {
+          EXPECT_EQ(yr[i], 0.f);
+          continue;
+        }
+        // exp's argument x - max is rounded to fp32 first: relative error up to |x - max| * 2^-24 from that alone
+        const double argument_error = std::abs(double{xr[i]} - top) * 0x1p-24;
+        EXPECT_NEAR(yr[i], want, want * (argument_error + 1e-6)) << "n=" << n << " row " << r << " col " << i;
+      }
+    }
+  }
 }
 
 TEST(Kernels, MaxPoolAndGemm) {
