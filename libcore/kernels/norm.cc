@@ -55,6 +55,52 @@ void ChannelAffineLast(ThreadPool& pool, const T* x, T* y, int64_t rows, int64_t
   });
 }
 
+// y = x * a[ch] + b[ch] where x is the channel concatenation of channels-last `pieces` (DenseNet's Concat before
+// each BatchNormalization): every pixel's run of each piece is read where it lies, so the concatenation is never
+// written and read back. The arithmetic and the chunks of ChannelAffineLast over the concatenated map.
+void ChannelAffineOfPieces(ThreadPool& pool, std::span<const Tensor> pieces, float* y, int64_t rows, int64_t C, const std::vector<float>& a,
+                           const std::vector<float>& b, const ChunkFinish& finish) {
+  pool.ParallelFor(static_cast<size_t>(rows), RowsPerTask(C), [&](size_t s, size_t e) {
+    for (size_t r = s; r < e; ++r) {
+      float* yi = y + r * C;
+      const float *ai = a.data(), *bi = b.data();
+      for (const Tensor& piece : pieces) {
+        const int64_t width = piece.shape()[1];
+        const float* xi = piece.data<float>() + r * width;
+        for (int64_t ch = 0; ch < width; ++ch) yi[ch] = xi[ch] * ai[ch] + bi[ch];
+        yi += width, ai += width, bi += width;
+      }
+    }
+    if (finish) finish({y + s * C, (e - s) * static_cast<size_t>(C)}, s * static_cast<size_t>(C));
+  });
+}
+
+// Inference's per-channel affine: a = scale / sqrt(var + eps), b = bias - mean * a.
+template <class T>
+void InferenceAffine(const T* scale, const T* bias, const T* mean, const T* var, double eps, std::vector<T>& a, std::vector<T>& b) {
+  for (size_t ch = 0; ch < a.size(); ++ch) {
+    a[ch] = scale[ch] / std::sqrt(var[ch] + eps);
+    b[ch] = bias[ch] - mean[ch] * a[ch];
+  }
+}
+
+// Inference on input 0 given as its Concat's pieces (KernelRunOptions::concat_pieces), fp32.
+Status BatchNormOfConcat(KernelContext& c) {
+  const std::span<const Tensor> pieces = c.options.concat_pieces;
+  Shape shape = pieces.front().shape();
+  shape[1] = 0;
+  for (const Tensor& piece : pieces) shape[1] += piece.shape()[1];
+  const int64_t C = shape[1];
+  std::vector<float> a(static_cast<size_t>(C)), b(static_cast<size_t>(C));
+  InferenceAffine(c.in(1).data<float>(), c.in(2).data<float>(), c.in(3).data<float>(), c.in(4).data<float>(), c.node.attr_float("epsilon", 1e-5f), a, b);
+  Tensor y = Tensor::Empty(DType::kF32, shape);
+  y.channels_last = OrdersDiffer(shape);
+  const ChunkFinish finish = c.TakeChunkFinish(!c.residual.defined());
+  ChannelAffineOfPieces(c.pool, pieces, y.mutable_data<float>(), NumElements(shape) / C, C, a, b, finish);
+  c.outputs[0] = std::move(y);
+  return Status::Ok();
+}
+
 template <class T>
 Status BatchNormKernel(KernelContext& c) {
   // Inference keeps a channels-last feature map as it is (a per-channel affine); training's statistics read (N, C, ...).
@@ -83,10 +129,7 @@ Status BatchNormKernel(KernelContext& c) {
     }
   }
   std::vector<T> a(C), b(C);
-  for (int64_t ch = 0; ch < C; ++ch) {
-    a[ch] = scale[ch] / std::sqrt(use_var[ch] + eps);
-    b[ch] = bias[ch] - use_mean[ch] * a[ch];
-  }
+  InferenceAffine(scale, bias, use_mean.data(), use_var.data(), eps, a, b);
   Tensor y = Tensor::EmptyLike(x.dtype(), x);
   // Inference in fp32 finishes its rows as it writes them; the activation follows a fused residual, added later.
   const ChunkFinish finish = std::is_same_v<T, float> && !training ? c.TakeChunkFinish(!c.residual.defined()) : ChunkFinish{};
@@ -307,7 +350,14 @@ Status SoftmaxKernel(KernelContext& c) {
 
 void RegisterNormKernels() {
   // BatchNormKernel takes channels-last data as it comes.
-  RegisterKernel("BatchNormalization", {.fn = ByFloatType<BatchNormKernel<float>, BatchNormKernel<double>>, .halves = Halves::kWiden, .channels_last = true});
+  RegisterKernel("BatchNormalization", {.fn =
+                                            [](KernelContext& c) {
+                                              if (!c.options.concat_pieces.empty()) return BatchNormOfConcat(c);
+                                              return ByFloatType<BatchNormKernel<float>, BatchNormKernel<double>>(c);
+                                            },
+                                        .halves = Halves::kWiden,
+                                        .channels_last = true,
+                                        .reads_concat_pieces = [](const Node& n) { return n.attr_int("training_mode", 0) == 0; }});
   RegisterKernel("InstanceNormalization", {.fn = ByFloatType<InstanceNormKernel<float>, InstanceNormKernel<double>>, .halves = Halves::kWiden});
   RegisterKernel("LRN", {.fn = ByFloatType<LrnKernel<float>, LrnKernel<double>>, .halves = Halves::kWiden});
   RegisterKernel("LayerNormalization", {.fn = ByFloatType<LayerNormKernel<float>, LayerNormKernel<double>>, .halves = Halves::kWiden});

@@ -43,6 +43,10 @@ struct KernelRunOptions {
   // (KernelContext::TakeChunkFinish); then *output_rounded is set and the runtime's pass is skipped.
   DType round_output_to = DType::kUndefined;
   bool* output_rounded = nullptr;
+  // Input 0 as the pieces of the channel Concat that made it, which the runtime left to this task
+  // (KernelDef::reads_concat_pieces): fp32 4-D maps in channels-last memory order, in concat order; input 0 itself
+  // is then undefined. Empty: input 0 is as given.
+  std::span<const Tensor> concat_pieces = {};
 };
 
 // What a kernel that writes output 0 (fp32) chunk by chunk runs on each chunk right after writing it, while it is
@@ -104,6 +108,9 @@ struct KernelDef {
   Halves halves = Halves::kNative;
   bool channels_last = false;  // takes channels-last inputs as they come (channels_last.h); else they are converted
   std::function<InPlaceFn(const Node&)> in_place = {};  // its form as a fused epilogue (elementwise ops), when it has one
+  // Whether a node of the type may read input 0 as the pieces of a channel Concat (KernelRunOptions::concat_pieces)
+  // rather than as one tensor; empty: never.
+  std::function<bool(const Node&)> reads_concat_pieces = {};
 };
 
 class KernelRegistry {

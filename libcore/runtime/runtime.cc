@@ -200,6 +200,57 @@ void Session::PlanTasks() {
     plans_[k].channels_last_out = !n.outputs.empty() && n.outputs[0] >= 0 && takes[n.outputs[0]];
   }
   PlanSiluPairs();
+  PlanConcatPairs();
+}
+
+namespace {
+
+// Per value: how many node inputs and graph outputs read it.
+std::vector<int> ReaderCounts(const Graph& g) {
+  std::vector<int> readers(g.values.size(), 0);
+  for (const Node& n : g.nodes)
+    for (int i : n.inputs)
+      if (i >= 0) ++readers[i];
+  for (int o : g.outputs) ++readers[o];
+  return readers;
+}
+
+// Concat's inputs as a reader may take them in place of its result (KernelRunOptions::concat_pieces): fp32
+// 4-D maps of one batch and size, each in channels-last memory order (a map of one channel or one pixel is in
+// both orders).
+bool ReadableAsPieces(std::span<const Tensor> ins) {
+  if (ins.empty()) return false;
+  const Shape& first = ins.front().shape();
+  return std::all_of(ins.begin(), ins.end(), [&](const Tensor& t) {
+    const Shape& s = t.shape();
+    return t.defined() && t.dtype() == DType::kF32 && s.size() == 4 && s[0] == first[0] && s[2] == first[2] && s[3] == first[3] &&
+           (t.channels_last || !OrdersDiffer(s));
+  });
+}
+
+}  // namespace
+
+// DenseNet concatenates every earlier map before each BatchNormalization: on the host a Concat whose only reader
+// is the task right after it, one that may take input 0 as the Concat's pieces (KernelDef::reads_concat_pieces),
+// is not written out; its reader reads the pieces where they lie (one pass over the maps instead of two). The
+// device runs both tasks and dumps show both, so only when no observer is attached (RunTask checks), and only on
+// the runs whose pieces suit (ReadableAsPieces); otherwise the Concat runs as it is.
+void Session::PlanConcatPairs() {
+  const Graph& g = model_.graph;
+  const std::vector<int> readers = ReaderCounts(g);
+  for (size_t k = 0; k + 1 < model_.tasks.size(); ++k) {
+    const Node& cat = g.nodes[model_.tasks[k].op_index];
+    const Node& next = g.nodes[model_.tasks[k + 1].op_index];
+    if (cat.op_type != "Concat" || plans_[k].runs_in_next || !RunsAsIs(cat, plans_[k].kernel) || cat.outputs.size() != 1) continue;
+    const int out = cat.outputs[0];
+    const KernelDef* def = plans_[k + 1].kernel.def;
+    if (out < 0 || readers[out] != 1 || next.inputs.empty() || next.inputs[0] != out || !def || !def->reads_concat_pieces || !def->reads_concat_pieces(next))
+      continue;
+    const Value& v = g.values[out];
+    if (!v.has_shape || v.shape.size() != 4 || NormalizeAxis(cat.attr_int("axis", 0), 4) != 1) continue;
+    plans_[k].concat_to_next = true;
+    plans_[k + 1].reads_concat = true;
+  }
 }
 
 // torch's SiLU stays two tasks on the device (CANN has no fusion of the pair; see kernels/elementwise.cc), and
@@ -208,11 +259,7 @@ void Session::PlanTasks() {
 // two, the same bits. Only when no observer is attached (RunTask checks): observers see every task's tensors.
 void Session::PlanSiluPairs() {
   const Graph& g = model_.graph;
-  std::vector<int> readers(g.values.size(), 0);
-  for (const Node& n : g.nodes)
-    for (int i : n.inputs)
-      if (i >= 0) ++readers[i];
-  for (int o : g.outputs) ++readers[o];
+  const std::vector<int> readers = ReaderCounts(g);
   auto same = [&](int a, int b) {
     const Value &va = g.values[a], &vb = g.values[b];
     return va.dtype == vb.dtype && va.has_shape && vb.has_shape && va.shape == vb.shape;
@@ -286,6 +333,7 @@ Status Session::CheckInput(size_t k, const Tensor& t) const {
 Status Session::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) {
   const Graph& g = model_.graph;
   faulted_.reset();
+  concats_read_in_place_ = 0;
   if (inputs.size() != g.inputs.size())
     return Status::Error("EH0001", "--input", std::to_string(inputs.size()) + " file(s)",
                          "the model has " + std::to_string(g.inputs.size()) + " input(s)");
@@ -334,6 +382,13 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
     if (i >= 0 && !plan.takes_channels_last) vals[i] = ToChannelsFirst(vals[i], pool);  // converted once, for every later reader
     ins.push_back(i >= 0 ? vals[i] : Tensor());
   }
+  if (plan.concat_to_next && observers_.empty() && ReadableAsPieces(ins)) {  // read by the next task (PlanConcatPairs)
+    concat_pieces_ = std::move(ins);
+    ++concats_read_in_place_;
+    return Status::Ok();
+  }
+  const std::vector<Tensor> pieces = plan.reads_concat ? std::exchange(concat_pieces_, {}) : std::vector<Tensor>{};
+  options.concat_pieces = pieces;
   // Observers (dumps, overflow records) see every tensor in (N, C, H, W) and in its own dtype.
   auto seen = [&](std::span<const Tensor> ts, const std::vector<int>& ids) {
     std::vector<Tensor> v(ts.begin(), ts.end());
@@ -393,7 +448,7 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
       SettleFloat32(outs[j], exec_, &st, static_cast<int>(j));
     }
   }
-  bool overflow = exec_.soc && (st.out_of_range || (st.non_finite && AllFinite(ins)));
+  bool overflow = exec_.soc && (st.out_of_range || (st.non_finite && AllFinite(ins) && AllFinite(pieces)));
   if (st.first_index >= 0 && st.first_output >= 0 && static_cast<size_t>(st.first_output) < outs.size() && outs[st.first_output].channels_last)
     st.first_index = ChannelsFirstIndex(outs[st.first_output].shape(), st.first_index);  // recorded in memory order
   if (!observers_.empty()) {

@@ -76,6 +76,8 @@ class Session {
   double simulated_ns() const { return clock_ns_; }  // simulated time since the session began
   // Tasks whose stored tiling the simulated chip cannot hold, re-tiled with the built-in heuristic.
   int retiled() const { return retiled_; }
+  // Concat tasks of the last Run that their reader read as pieces instead (PlanConcatPairs).
+  int concats_read_in_place() const { return concats_read_in_place_; }
 
  private:
   OmModel model_;
@@ -104,11 +106,17 @@ class Session {
     bool runs_in_next = false;         // on the Sigmoid
     bool pair_sigmoid = false;         // on the Mul: it runs with the Sigmoid before it (SigmoidTimesInput)
     int pair_x = -1;                   // on the Mul: the input position of x
+    // A channel Concat whose only reader is the next task, which may read it as its pieces (PlanConcatPairs).
+    bool concat_to_next = false;       // on the Concat
+    bool reads_concat = false;         // on its reader
   };
   std::vector<TaskPlan> plans_;
   void PlanLifetimes();
   void PlanTasks();
   void PlanSiluPairs();
+  void PlanConcatPairs();
+  std::vector<Tensor> concat_pieces_;  // a paired Concat's inputs, handed to the next task (RunTask)
+  int concats_read_in_place_ = 0;
   void WidenConstants();
   // A 16-bit value the runtime holds in fp32 (RunTask rounds compute results so), and that value as stored.
   bool HeldInF32(const std::vector<Tensor>& vals, int v) const;

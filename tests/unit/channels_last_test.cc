@@ -362,6 +362,54 @@ TEST(ChannelsLast, SessionResultsEqualOpByOpOnes) {
   ExpectClose(got, {want.begin(), want.end()}, 0);
 }
 
+// DenseNet's Concat -> BatchNormalization: unobserved, the BatchNormalization reads the Concat's pieces where they
+// lie (Session::PlanConcatPairs). The results are the bits of the two ops run one by one, and of a run with an
+// observer attached (which sees every task run); a piece in channels-first order (the graph input) and a Concat
+// with a second reader keep their Concat.
+TEST(ChannelsLast, ConcatReadAsPiecesGivesTheBitsOfTheConcat) {
+  Builder b;
+  int x = b.In("x", {1, 8, 7, 7});
+  auto conv = [&](int in, int64_t c_in, int64_t c_out, unsigned seed) {
+    return b.Op("Conv", {in, b.Const("w" + std::to_string(seed), Random({c_out, c_in, 3, 3}, seed)), b.Const("b" + std::to_string(seed), Random({c_out}, seed + 1))},
+                {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  };
+  auto batch_norm = [&](int in, int64_t c, unsigned seed) {
+    return b.Op("BatchNormalization", {in, b.Const("s" + std::to_string(seed), Random({c}, seed, 0.5f, 2)), b.Const("t" + std::to_string(seed), Random({c}, seed + 1)),
+                                       b.Const("m" + std::to_string(seed), Random({c}, seed + 2)), b.Const("v" + std::to_string(seed), Random({c}, seed + 3, 0.1f, 2))});
+  };
+  int a = conv(x, 8, 16, 30), one = conv(a, 16, 1, 32), c = conv(a, 16, 8, 34);
+  int dense = conv(batch_norm(b.Op("Concat", {a, one, c}, {{"axis", int64_t{1}}}), 25, 40), 25, 8, 44);  // paired
+  int with_input = batch_norm(b.Op("Concat", {dense, x}, {{"axis", int64_t{1}}}), 16, 50);          // x is channels-first
+  int shared = b.Op("Concat", {with_input, a}, {{"axis", int64_t{1}}});                               // also a graph output
+  Graph g = b.Done(batch_norm(shared, 32, 60));
+  g.outputs.push_back(shared);
+  Tensor in = Random({1, 8, 7, 7}, 70);
+  // Op by op in (N, C, H, W).
+  std::vector<Tensor> vals(g.values.size());
+  for (size_t i = 0; i < g.values.size(); ++i)
+    if (g.values[i].constant) vals[i] = *g.values[i].constant;
+  vals[x] = in;
+  for (const Node& n : g.nodes) {
+    std::vector<Tensor> ins, outs;
+    for (int i : n.inputs) ins.push_back(vals[i]);
+    ASSERT_TRUE(RunKernel(n, ins, outs, Pool()).ok());
+    vals[n.outputs[0]] = outs[0];
+  }
+  auto session = Session::FromGraph(g);
+  ASSERT_TRUE(session.ok());
+  std::vector<Tensor> unobserved, observed;
+  ASSERT_TRUE(session.value().Run({in}, unobserved).ok());
+  EXPECT_EQ(session.value().concats_read_in_place(), 1);
+  TaskObserver watcher;
+  session.value().AddObserver(&watcher);
+  ASSERT_TRUE(session.value().Run({in}, observed).ok());
+  EXPECT_EQ(session.value().concats_read_in_place(), 0);
+  for (size_t o = 0; o < g.outputs.size(); ++o) {
+    ExpectSameBits(unobserved[o], vals[g.outputs[o]]);
+    ExpectSameBits(unobserved[o], observed[o]);
+  }
+}
+
 // Weights that are a graph input (or computed) change between runs, possibly at a freed buffer's address: the
 // conv must not reuse the weights it reordered for the previous run.
 TEST(ChannelsLast, WeightsGivenPerRunAreReorderedEveryRun) {
