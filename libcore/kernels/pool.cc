@@ -154,11 +154,83 @@ void PoolWindowBlock(const T* x, T* out, int64_t width, int64_t C, const Pool3& 
 
 // Channels-last 2-D pooling (max without indices, or average): each output pixel in blocks of kPoolLanes
 // channels (a run of channels of any length did not vectorise: 4.5% of inception_v3's host time in AveragePool).
+// A stride-1 max pool (GoogLeNet's and Inception's pool branches) by rows: each input row's maxima over every
+// output column's window are made once and combined top-down for every output row whose window holds that row:
+// kw + kh taps per output instead of kw * kh. Within a row the leftmost, and across rows the topmost, of equal
+// maxima is kept: without NaNs that is the tap order's result, ties of -0 and +0 included. A NaN changes the
+// result by where it lies (the first tap's NaN stays, later ones are passed over), so a band whose input rows hold
+// one returns false and is done tap by tap.
+class MaxRowsBand {
+ public:
+  MaxRowsBand(const float* x, const Pool3& p, int64_t C, const std::vector<AxisWindow>& w1, const std::vector<AxisWindow>& w2)
+      : x_(x), p_(p), C_(C), w1_(w1), w2_(w2), slots_((p.k[1] - 1) * p.d[1] + 1), row_floats_(static_cast<int64_t>(w2.size()) * C),
+        rows_(static_cast<size_t>(slots_ * row_floats_)), held_(static_cast<size_t>(slots_), -1) {}
+
+  // Output rows [b, e) of the flattened (N, OH) into y; false when an input row they read holds a NaN.
+  bool Run(int64_t b, int64_t e, float* y) {
+    const auto OH = static_cast<int64_t>(w1_.size());
+    for (int64_t r = b; r < e; ++r) {
+      const int64_t n = r / OH;
+      const AxisWindow& a1 = w1_[static_cast<size_t>(r % OH)];
+      float* out = y + r * row_floats_;
+      if (a1.hi <= a1.lo) std::fill(out, out + row_floats_, -std::numeric_limits<float>::infinity());  // no tap
+      for (int64_t k1 = a1.lo; k1 < a1.hi; ++k1) {
+        const float* row = RowMaxima(n, a1.start + k1 * p_.d[1]);
+        if (!row) return false;
+        if (k1 == a1.lo) std::copy(row, row + row_floats_, out);
+        else
+          for (int64_t i = 0; i < row_floats_; ++i) out[i] = row[i] > out[i] ? row[i] : out[i];
+      }
+    }
+    return true;
+  }
+
+ private:
+  // Input row ih of image n, maximised over every output column's window; null when the row holds a NaN.
+  const float* RowMaxima(int64_t n, int64_t ih) {
+    const int64_t key = n * p_.in[1] + ih, slot = ih % slots_;
+    float* out = rows_.data() + slot * row_floats_;
+    if (held_[static_cast<size_t>(slot)] == key) return out;
+    const int64_t W = p_.in[2];
+    const float* src = x_ + key * W * C_;
+    int nan = 0;
+    for (int64_t i = 0; i < W * C_; ++i) nan |= src[i] != src[i];
+    if (nan) return nullptr;
+    for (const AxisWindow& a2 : w2_) {
+      if (a2.hi <= a2.lo) std::fill(out, out + C_, -std::numeric_limits<float>::infinity());
+      for (int64_t k2 = a2.lo; k2 < a2.hi; ++k2) {
+        const float* v = src + (a2.start + k2 * p_.d[2]) * C_;
+        if (k2 == a2.lo) std::copy(v, v + C_, out);
+        else
+          for (int64_t c = 0; c < C_; ++c) out[c] = v[c] > out[c] ? v[c] : out[c];
+      }
+      out += C_;
+    }
+    held_[static_cast<size_t>(slot)] = key;
+    return rows_.data() + slot * row_floats_;
+  }
+
+  const float* x_;
+  const Pool3& p_;
+  const int64_t C_;
+  const std::vector<AxisWindow>&w1_, &w2_;
+  const int64_t slots_, row_floats_;  // input rows a window spans; floats per row of maxima (OW * C)
+  std::vector<float> rows_;           // the maxima of the last `slots_` input rows, row ih in slot ih % slots_
+  std::vector<int64_t> held_;         // per slot: n * IH + ih of the row it holds, or -1
+};
+
 template <PoolKind kKind, class T>
 void PoolChannelsLast(ThreadPool& pool, const T* x, T* y, const Pool3& p, int64_t N, int64_t C, bool include_pad,
                       const std::vector<AxisWindow>& w1, const std::vector<AxisWindow>& w2) {
   const auto OH = static_cast<int64_t>(w1.size()), OW = static_cast<int64_t>(w2.size());
-  pool.ParallelFor(static_cast<size_t>(N * OH), 1, [&](size_t b, size_t e) {
+  // Stride-1 max pools by rows (MaxRowsBand), one band of rows per thread so that each input row's maxima serve
+  // every output row that reads them.
+  constexpr bool kByRows = kKind == PoolKind::kMax && std::is_same_v<T, float>;
+  const bool by_rows = kByRows && p.s[1] == 1 && p.k[1] > 1;
+  const size_t grain = by_rows ? static_cast<size_t>(N * OH + pool.size() - 1) / static_cast<size_t>(pool.size()) : 1;
+  pool.ParallelFor(static_cast<size_t>(N * OH), grain, [&](size_t b, size_t e) {
+    if constexpr (kByRows)
+      if (by_rows && MaxRowsBand(x, p, C, w1, w2).Run(static_cast<int64_t>(b), static_cast<int64_t>(e), y)) return;
     for (auto r = static_cast<int64_t>(b); r < static_cast<int64_t>(e); ++r) {
       const int64_t n = r / OH;
       const AxisWindow& a1 = w1[static_cast<size_t>(r % OH)];
