@@ -72,6 +72,14 @@ Tensor Tensor::Zeros(DType t, Shape shape) {
   return x;
 }
 
+Tensor Tensor::Part(Shape shape, size_t byte_offset) const {
+  const std::optional<size_t> size = ByteSize(shape, DTypeSize(dtype_));
+  if (!size || byte_offset > nbytes() || *size > nbytes() - byte_offset) return Tensor();
+  const std::byte* start = raw() + byte_offset;
+  if (reinterpret_cast<uintptr_t>(start) % kTensorAlign != 0) return Tensor();
+  return View(dtype_, std::move(shape), owner_, start);
+}
+
 Tensor Tensor::View(DType t, Shape shape, std::shared_ptr<const void> owner, const void* data) {
   Tensor x;
   x.dtype_ = t;

@@ -71,6 +71,9 @@ class Tensor {
 
   // Same bytes, new shape (numel must match); row-major (a channels-last tensor is converted before any reshape).
   Tensor Reshaped(Shape shape) const;
+  // The run of this tensor's bytes from `byte_offset` as a tensor of `shape`, sharing its storage (no copy);
+  // undefined when the run does not start on the 64-byte boundary every tensor's storage keeps, or does not fit.
+  Tensor Part(Shape shape, size_t byte_offset) const;
   // Deep copy into fresh storage.
   Tensor Clone() const;
   // Scalar/1-D integer tensor contents as int64 (any integer dtype).

@@ -89,6 +89,30 @@ void StridedCopy(ThreadPool& pool, const std::byte* src, int64_t offset, const s
   pool.ParallelFor(static_cast<size_t>(rows), std::max<int64_t>(1, 16384 / std::max<int64_t>(1, inner)), copy_rows);
 }
 
+// Whether the elements StridedCopy would select are one run of the source, in order: the strides of every dim
+// but size-1 ones are those of `shape` laid out row-major. Such a selection (q, k or v taken from a stacked qkv, a
+// split along the outermost axis) can be a view of the source (Tensor::Part) instead of a copy.
+bool OneRun(const std::vector<int64_t>& strides, const Shape& shape) {
+  int64_t expected = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] == 1) continue;
+    if (strides[d] != expected) return false;
+    expected *= shape[d];
+  }
+  return true;
+}
+
+// x's elements selected as StridedCopy selects them, as a tensor of `shape` (row-major in memory): a view when
+// they are one run on an aligned start, else a copy.
+Tensor Select(ThreadPool& pool, const Tensor& x, int64_t offset, const std::vector<int64_t>& strides, const Shape& memory_shape, Shape shape) {
+  const size_t es = DTypeSize(x.dtype());
+  if (OneRun(strides, memory_shape) && offset >= 0)
+    if (Tensor part = x.Part(shape, static_cast<size_t>(offset) * es); part.defined()) return part;
+  Tensor y = Tensor::Empty(x.dtype(), std::move(shape));
+  StridedCopy(pool, x.raw(), offset, strides, memory_shape, es, y.mutable_raw());
+  return y;
+}
+
 // ---- kernels ------------------------------------------------------------------------------------
 
 Status ReshapeLike(KernelContext& c, Shape s) {
@@ -126,8 +150,7 @@ Status SliceKernel(KernelContext& c) {
     strides[m] = st[m] * p.step[d];
     mout[m] = p.out[d];
   }
-  Tensor y = Tensor::Empty(x.dtype(), p.out);
-  StridedCopy(c.pool, x.raw(), off, strides, mout, DTypeSize(x.dtype()), y.mutable_raw());
+  Tensor y = Select(c.pool, x, off, strides, mout, p.out);
   y.channels_last = channels_last && OrdersDiffer(p.out);
   c.outputs[0] = std::move(y);
   return Status::Ok();
@@ -211,9 +234,7 @@ Status SplitKernel(KernelContext& c) {
   for (size_t k = 0; k < sizes.size(); ++k) {
     Shape os = x.shape();
     os[axis] = sizes[k];
-    Tensor y = Tensor::Empty(x.dtype(), os);
-    StridedCopy(c.pool, x.raw(), start * st[axis], st, os, DTypeSize(x.dtype()), y.mutable_raw());
-    c.outputs[k] = std::move(y);
+    c.outputs[k] = Select(c.pool, x, start * st[axis], st, os, os);
     start += sizes[k];
   }
   return Status::Ok();
@@ -232,6 +253,11 @@ Status GatherKernel(KernelContext& c) {
     if (i < 0) i += dim;
   }
   const size_t es = DTypeSize(x.dtype()), block = static_cast<size_t>(inner) * es;
+  if (outer == 1 && ids.size() == 1)  // one slab of x (Swin's q, k and v from its stacked qkv): a view where aligned
+    if (Tensor part = x.Part(os, static_cast<size_t>(ids[0]) * block); part.defined()) {
+      c.outputs[0] = std::move(part);
+      return Status::Ok();
+    }
   Tensor y = Tensor::Empty(x.dtype(), os);
   std::byte* out = y.mutable_raw();
   for (int64_t o = 0; o < outer; ++o)

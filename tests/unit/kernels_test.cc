@@ -229,6 +229,34 @@ TEST(Kernels, SoftmaxRowsAreTheDoubleSoftmaxForEveryWidth) {
   }
 }
 
+// A selection that is one aligned run of its input (a Gather of one slab, a Slice or Split along the outermost
+// axis) shares the input's storage; one that is not (a strided Slice, a run off the 64-byte boundary) is a copy.
+// Either way the values are the selected ones.
+TEST(Kernels, ContiguousSelectionsAreViewsOfTheirInput) {
+  Tensor x = Random({3, 4, 8}, 80);  // slabs of 32 floats: 128 bytes
+  auto shares = [&](const Tensor& y) { return y.raw() >= x.raw() && y.raw() < x.raw() + x.nbytes(); };
+  auto expect_elements = [&](const Tensor& y, int64_t from) {
+    for (int64_t i = 0; i < y.numel(); ++i) EXPECT_EQ(y.data<float>()[i], x.data<float>()[from + i]) << i;
+  };
+  const Tensor slab = RunOp("Gather", {x, I64({2}).Reshaped({})}, {{"axis", int64_t{0}}})[0];
+  EXPECT_EQ(slab.shape(), (Shape{4, 8}));
+  EXPECT_TRUE(shares(slab));
+  expect_elements(slab, 64);
+  const Tensor rows = RunOp("Slice", {x, I64({1}), I64({3}), I64({0})})[0];
+  EXPECT_TRUE(shares(rows));
+  expect_elements(rows, 32);
+  const auto parts = RunOp("Split", {x, I64({1, 2})}, {{"axis", int64_t{0}}}, 13, 2);
+  EXPECT_TRUE(shares(parts[0]) && shares(parts[1]));
+  expect_elements(parts[1], 32);
+  const Tensor strided = RunOp("Slice", {x, I64({2}), I64({6}), I64({2})})[0];  // columns 2..5 of every row
+  EXPECT_FALSE(shares(strided));
+  for (int64_t r = 0; r < 12; ++r)
+    for (int64_t j = 0; j < 4; ++j) EXPECT_EQ(strided.data<float>()[r * 4 + j], x.data<float>()[r * 8 + 2 + j]);
+  const Tensor off_boundary = RunOp("Gather", {x.Reshaped({12, 8}), I64({1}).Reshaped({})}, {{"axis", int64_t{0}}})[0];  // 32 bytes in
+  EXPECT_FALSE(shares(off_boundary));
+  expect_elements(off_boundary, 8);
+}
+
 TEST(Kernels, MaxPoolAndGemm) {
   auto p = RunOp("MaxPool", {F32({1, 1, 2, 2}, {1, 5, 3, 2})}, {{"kernel_shape", std::vector<int64_t>{2, 2}}})[0];
   EXPECT_FLOAT_EQ(p.data<float>()[0], 5);
