@@ -32,7 +32,9 @@ void MapUnary(ThreadPool& pool, const T* in, R* out, int64_t n, F f, const Chunk
   });
 }
 
-// Runs out[i] = f(a[ia], b[ib]) over the broadcast of a and b; `finish` as in MapUnary.
+// Runs out[i] = f(a[ia], b[ib]) over the broadcast of a and b; `finish` as in MapUnary. The work is the
+// plan's rows, each cut into pieces of at least kElementwiseGrain elements: a same-shape or scalar operation is
+// one row (a transformer's residual Add, its query scaling), which ran on one thread while the others waited.
 template <class T, class R, class F>
 void MapBinary(ThreadPool& pool, const Tensor& a, const Tensor& b, Tensor& out, F f, const ChunkFinish& finish = {}) {
   BroadcastPlan p = MakeBroadcastPlan({&a.shape(), &b.shape()}, out.shape());
@@ -40,24 +42,33 @@ void MapBinary(ThreadPool& pool, const Tensor& a, const Tensor& b, Tensor& out, 
   const T* pb = b.data<T>();
   R* po = out.mutable_data<R>();
   const int64_t inner = p.inner, sa = p.inner_stride[0], sb = p.inner_stride[1];
+  const int64_t pieces = std::max<int64_t>(1, inner / kElementwiseGrain), piece = (inner + pieces - 1) / pieces;
+  // Where piece q starts and ends in the output.
+  auto begin = [&](int64_t q) { return q / pieces * inner + std::min(inner, q % pieces * piece); };
+  auto end = [&](int64_t q) { return q / pieces * inner + std::min(inner, (q % pieces + 1) * piece); };
   size_t grain = static_cast<size_t>(std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, inner)));
-  pool.ParallelFor(static_cast<size_t>(p.outer), grain, [&](size_t rb, size_t re) {
-    BroadcastRowWalk rows(p, static_cast<int64_t>(rb));
-    for (size_t r = rb; r < re; ++r, rows.Next()) {
-      const T* x = pa + rows.offset(0);
-      const T* y = pb + rows.offset(1);
-      R* o = po + static_cast<int64_t>(r) * inner;
+  pool.ParallelFor(static_cast<size_t>(p.outer * pieces), grain, [&](size_t qb, size_t qe) {
+    BroadcastRowWalk rows(p, static_cast<int64_t>(qb) / pieces);
+    for (auto q = static_cast<int64_t>(qb); q < static_cast<int64_t>(qe); ++q) {
+      if (q != static_cast<int64_t>(qb) && q % pieces == 0) rows.Next();
+      const int64_t i0 = q % pieces * piece, n = end(q) - begin(q);
+      const T* x = pa + rows.offset(0) + i0 * sa;
+      const T* y = pb + rows.offset(1) + i0 * sb;
+      R* o = po + begin(q);
       if (sa == 1 && sb == 1)
-        for (int64_t i = 0; i < inner; ++i) o[i] = static_cast<R>(f(x[i], y[i]));
+        for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(f(x[i], y[i]));
       else if (sa == 1)
-        for (int64_t i = 0; i < inner; ++i) o[i] = static_cast<R>(f(x[i], y[0]));
+        for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(f(x[i], y[0]));
       else if (sb == 1)
-        for (int64_t i = 0; i < inner; ++i) o[i] = static_cast<R>(f(x[0], y[i]));
+        for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(f(x[0], y[i]));
       else
-        for (int64_t i = 0; i < inner; ++i) o[i] = static_cast<R>(f(x[0], y[0]));
+        for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(f(x[0], y[0]));
     }
     if constexpr (std::is_same_v<R, float>)
-      if (finish) finish({po + rb * inner, (re - rb) * static_cast<size_t>(inner)}, rb * static_cast<size_t>(inner));
+      if (finish) {
+        const int64_t from = begin(static_cast<int64_t>(qb)), to = end(static_cast<int64_t>(qe) - 1);
+        finish({po + from, static_cast<size_t>(to - from)}, static_cast<size_t>(from));
+      }
   });
 }
 

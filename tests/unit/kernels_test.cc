@@ -257,6 +257,30 @@ TEST(Kernels, ContiguousSelectionsAreViewsOfTheirInput) {
   expect_elements(off_boundary, 8);
 }
 
+// Broadcasting binary ops cut long rows into pieces across threads: rows of 50,001 elements (three pieces each),
+// several rows with a broadcast operand, a same-shape pair and a scalar, on 1 to 3 threads (so that a thread's
+// share starts and ends inside rows), against the element-by-element result.
+TEST(Kernels, BinaryOpsOverLongRowsGiveEveryElement) {
+  RegisterBuiltinOps();
+  const Tensor a = Random({3, 3, 50001}, 81), b = Random({3, 1, 50001}, 82), same = Random({3, 3, 50001}, 83);
+  const Tensor scalar = F32({}, {0.25f});
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    auto run = [&](const char* op, const Tensor& y) {
+      std::vector<Tensor> out;
+      EXPECT_TRUE(RunKernel(MakeNode(op, 2), {a, y}, out, pool).ok());
+      return out[0];
+    };
+    const Tensor sum = run("Add", b), product = run("Mul", same), quotient = run("Div", scalar);
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      const int64_t n = i / (3 * 50001), j = i % 50001;
+      ASSERT_EQ(sum.data<float>()[i], a.data<float>()[i] + b.data<float>()[n * 50001 + j]) << threads << " threads, " << i;
+      ASSERT_EQ(product.data<float>()[i], a.data<float>()[i] * same.data<float>()[i]) << threads << " threads, " << i;
+      ASSERT_EQ(quotient.data<float>()[i], a.data<float>()[i] / 0.25f) << threads << " threads, " << i;
+    }
+  }
+}
+
 TEST(Kernels, MaxPoolAndGemm) {
   auto p = RunOp("MaxPool", {F32({1, 1, 2, 2}, {1, 5, 3, 2})}, {{"kernel_shape", std::vector<int64_t>{2, 2}}})[0];
   EXPECT_FLOAT_EQ(p.data<float>()[0], 5);

@@ -247,6 +247,7 @@ TEST(Numerics, KernelsRoundTheirOutputAsTheRuntimeWould) {
       {MakeNode("Sigmoid", 1), {}},
       {MakeNode("Add", 2), {per_channel}},
       {MakeNode("Mul", 2), {x}},
+      {MakeNode("Div", 2), {Random({}, 43, 0.01f, 0.02f)}},  // one row of several pieces (MapBinary)
   };
   for (const char* soc : {"", "Ascend910B1", "Ascend910A"}) {
     const ExecContext ctx = *soc ? ExecContext::ForSoc(FindSoc(soc), false) : ExecContext{};
