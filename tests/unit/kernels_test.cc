@@ -55,6 +55,18 @@ TEST(Kernels, ConstantPadGrowsAndCropsEveryAxis) {
       }
 }
 
+// Pads of zero on every axis leave the input as it is, without a copy; one that grows and crops the same axis
+// (same shape) moves its values.
+TEST(Kernels, PadOfNothingIsTheInput) {
+  Tensor x = Random({2, 3, 4}, 8);
+  const Tensor same = RunOp("Pad", {x, I64({0, 0, 0, 0, 0, 0})})[0];
+  EXPECT_EQ(same.raw(), x.raw());
+  const Tensor shifted = RunOp("Pad", {x, I64({0, 0, 1, 0, 0, -1})})[0];
+  ASSERT_EQ(shifted.shape(), x.shape());
+  EXPECT_EQ(shifted.data<float>()[0], 0.f);
+  EXPECT_EQ(shifted.data<float>()[1], x.data<float>()[0]);
+}
+
 // An image resize (N and C kept) takes the row-wise path; the same resize with a leading unit axis takes the general
 // one. Both give the same bits, for every mode, and upsampling as well as downsampling.
 TEST(Kernels, ImageResizeMatchesTheGeneralPathBitForBit) {
