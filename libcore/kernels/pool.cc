@@ -154,9 +154,11 @@ void PoolWindowBlock(const T* x, T* out, int64_t width, int64_t C, const Pool3& 
 
 // Channels-last 2-D pooling (max without indices, or average): each output pixel in blocks of kPoolLanes
 // channels (a run of channels of any length did not vectorise: 4.5% of inception_v3's host time in AveragePool).
-// A stride-1 max pool (GoogLeNet's and Inception's pool branches) by rows: each input row's maxima over every
-// output column's window are made once and combined top-down for every output row whose window holds that row:
-// kw + kh taps per output instead of kw * kh. Within a row the leftmost, and across rows the topmost, of equal
+// A max pool whose windows overlap down the map (GoogLeNet's stride-1 pool branches, the 3x3 stride-2 pools of
+// most CNNs) by rows: each input row's maxima over every output column's window are made once and combined
+// top-down for every output row whose window holds that row: kw + kh taps per output instead of kw * kh at
+// stride 1 (the same count at stride 2, in plain loops over whole rows: googlenet's three 3x3 stride-2 pools
+// 0.34 -> 0.28 ms, interleaved). Within a row the leftmost, and across rows the topmost, of equal
 // maxima is kept: without NaNs that is the tap order's result, ties of -0 and +0 included. A NaN changes the
 // result by where it lies (the first tap's NaN stays, later ones are passed over), so a band whose input rows hold
 // one returns false and is done tap by tap.
@@ -223,10 +225,10 @@ template <PoolKind kKind, class T>
 void PoolChannelsLast(ThreadPool& pool, const T* x, T* y, const Pool3& p, int64_t N, int64_t C, bool include_pad,
                       const std::vector<AxisWindow>& w1, const std::vector<AxisWindow>& w2) {
   const auto OH = static_cast<int64_t>(w1.size()), OW = static_cast<int64_t>(w2.size());
-  // Stride-1 max pools by rows (MaxRowsBand), one band of rows per thread so that each input row's maxima serve
-  // every output row that reads them.
+  // Max pools by rows (MaxRowsBand), one band of rows per thread so that each input row's maxima serve every
+  // output row that reads them.
   constexpr bool kByRows = kKind == PoolKind::kMax && std::is_same_v<T, float>;
-  const bool by_rows = kByRows && p.s[1] == 1 && p.k[1] > 1;
+  const bool by_rows = kByRows && p.s[1] < p.k[1];  // windows overlap down the map: rows are shared
   const size_t grain = by_rows ? static_cast<size_t>(N * OH + pool.size() - 1) / static_cast<size_t>(pool.size()) : 1;
   pool.ParallelFor(static_cast<size_t>(N * OH), grain, [&](size_t b, size_t e) {
     if constexpr (kByRows)

@@ -334,6 +334,7 @@ Status Session::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outp
   const Graph& g = model_.graph;
   faulted_.reset();
   concats_read_in_place_ = 0;
+  concat_pieces_.clear();  // nothing a failed run left behind reaches this one's tasks
   if (inputs.size() != g.inputs.size())
     return Status::Error("EH0001", "--input", std::to_string(inputs.size()) + " file(s)",
                          "the model has " + std::to_string(g.inputs.size()) + " input(s)");

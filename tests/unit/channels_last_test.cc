@@ -335,10 +335,10 @@ TEST(ChannelsLast, MaxAndAveragePoolsOfWideMapsGiveTheChannelsFirstBits) {
   }
 }
 
-// Stride-1 max pools run by rows (each input row's maxima made once): over padded, clipped, dilated and
-// strided-across windows, on maps whose maxima are ties of -0 and +0, and with a NaN in one image (its rows are
-// done tap by tap), they give the channels-first bits, on one thread and on several.
-TEST(ChannelsLast, StrideOneMaxPoolsByRowsGiveTheChannelsFirstBits) {
+// Max pools whose windows overlap down the map run by rows (each input row's maxima made once): over padded,
+// clipped, dilated and strided windows, on maps whose maxima are ties of -0 and +0, and with a NaN in one image
+// (its rows are done tap by tap), they give the channels-first bits, on one thread and on several.
+TEST(ChannelsLast, MaxPoolsByRowsGiveTheChannelsFirstBits) {
   Tensor noise = Random({2, 48, 20, 13}, 33);
   Tensor zeros = Random({2, 48, 20, 13}, 34);
   for (float& v : std::span(zeros.mutable_data<float>(), static_cast<size_t>(zeros.numel())))
@@ -351,7 +351,8 @@ TEST(ChannelsLast, StrideOneMaxPoolsByRowsGiveTheChannelsFirstBits) {
   };
   const Case cases[] = {{{3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1},   // GoogLeNet's pool branch
                         {{3, 2}, {0, 1, 2, 0}, {1, 2}, {1, 1}, 1},   // asymmetric pads, strided across
-                        {{2, 3}, {1, 0, 0, 1}, {1, 1}, {3, 2}, 0}};  // dilated
+                        {{2, 3}, {1, 0, 0, 1}, {1, 1}, {3, 2}, 0},   // dilated
+                        {{3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1}, 1}};  // stride 2 down the map (rows shared by two)
   for (const Tensor* x : {&noise, &zeros, &with_nan}) {
     const Tensor x_last = ToChannelsLast(*x, Pool());
     for (const Case& c : cases) {
