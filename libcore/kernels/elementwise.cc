@@ -43,18 +43,19 @@ void MapBinary(ThreadPool& pool, const Tensor& a, const Tensor& b, Tensor& out, 
   R* po = out.mutable_data<R>();
   const int64_t inner = p.inner, sa = p.inner_stride[0], sb = p.inner_stride[1];
   const int64_t pieces = std::max<int64_t>(1, inner / kElementwiseGrain), piece = (inner + pieces - 1) / pieces;
-  // Where piece q starts and ends in the output.
+  // Where piece q starts and ends in the output (a task finishes the run from its first piece to its last).
   auto begin = [&](int64_t q) { return q / pieces * inner + std::min(inner, q % pieces * piece); };
   auto end = [&](int64_t q) { return q / pieces * inner + std::min(inner, (q % pieces + 1) * piece); };
   size_t grain = static_cast<size_t>(std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, inner)));
   pool.ParallelFor(static_cast<size_t>(p.outer * pieces), grain, [&](size_t qb, size_t qe) {
-    BroadcastRowWalk rows(p, static_cast<int64_t>(qb) / pieces);
-    for (auto q = static_cast<int64_t>(qb); q < static_cast<int64_t>(qe); ++q) {
-      if (q != static_cast<int64_t>(qb) && q % pieces == 0) rows.Next();
-      const int64_t i0 = q % pieces * piece, n = end(q) - begin(q);
+    int64_t row = static_cast<int64_t>(qb) / pieces, at = static_cast<int64_t>(qb) % pieces;  // piece `at` of `row`
+    BroadcastRowWalk rows(p, row);
+    for (auto q = static_cast<int64_t>(qb); q < static_cast<int64_t>(qe); ++q, ++at) {
+      if (at == pieces) at = 0, ++row, rows.Next();
+      const int64_t i0 = at * piece, n = std::min(inner, i0 + piece) - i0;
       const T* x = pa + rows.offset(0) + i0 * sa;
       const T* y = pb + rows.offset(1) + i0 * sb;
-      R* o = po + begin(q);
+      R* o = po + row * inner + i0;
       if (sa == 1 && sb == 1)
         for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(f(x[i], y[i]));
       else if (sa == 1)
