@@ -91,6 +91,9 @@ Status BatchNormOfConcat(KernelContext& c) {
   shape[1] = 0;
   for (const Tensor& piece : pieces) shape[1] += piece.shape()[1];
   const int64_t C = shape[1];
+  for (size_t i = 1; i <= 4; ++i)
+    if (c.in(i).dtype() != DType::kF32 || c.in(i).numel() != C)
+      return c.Fail("input " + std::to_string(i) + " must be fp32 with one value per channel (" + std::to_string(C) + ")");
   std::vector<float> a(static_cast<size_t>(C)), b(static_cast<size_t>(C));
   InferenceAffine(c.in(1).data<float>(), c.in(2).data<float>(), c.in(3).data<float>(), c.in(4).data<float>(), c.node.attr_float("epsilon", 1e-5f), a, b);
   Tensor y = Tensor::Empty(DType::kF32, shape);

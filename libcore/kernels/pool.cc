@@ -152,13 +152,11 @@ void PoolWindowBlock(const T* x, T* out, int64_t width, int64_t C, const Pool3& 
   }
 }
 
-// Channels-last 2-D pooling (max without indices, or average): each output pixel in blocks of kPoolLanes
-// channels (a run of channels of any length did not vectorise: 4.5% of inception_v3's host time in AveragePool).
 // A max pool whose windows overlap down the map (GoogLeNet's stride-1 pool branches, the 3x3 stride-2 pools of
 // most CNNs) by rows: each input row's maxima over every output column's window are made once and combined
 // top-down for every output row whose window holds that row: kw + kh taps per output instead of kw * kh at
 // stride 1 (the same count at stride 2, in plain loops over whole rows: googlenet's three 3x3 stride-2 pools
-// 0.34 -> 0.28 ms, interleaved). Within a row the leftmost, and across rows the topmost, of equal
+// 0.34 -> 0.28 ms by a per-task timer). Within a row the leftmost, and across rows the topmost, of equal
 // maxima is kept: without NaNs that is the tap order's result, ties of -0 and +0 included. A NaN changes the
 // result by where it lies (the first tap's NaN stays, later ones are passed over), so a band whose input rows hold
 // one returns false and is done tap by tap.
@@ -221,6 +219,8 @@ class MaxRowsBand {
   std::vector<int64_t> held_;         // per slot: n * IH + ih of the row it holds, or -1
 };
 
+// Channels-last 2-D pooling (max without indices, or average): each output pixel in blocks of kPoolLanes
+// channels (a run of channels of any length did not vectorise: 4.5% of inception_v3's host time in AveragePool).
 template <PoolKind kKind, class T>
 void PoolChannelsLast(ThreadPool& pool, const T* x, T* y, const Pool3& p, int64_t N, int64_t C, bool include_pad,
                       const std::vector<AxisWindow>& w1, const std::vector<AxisWindow>& w2) {
