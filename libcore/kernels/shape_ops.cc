@@ -32,40 +32,32 @@ constexpr size_t kShortRunBytes = 1024;
 
 // dst[i] = src[offset + sum_d idx_d * strides[d]] for every index of out_shape (strides in elements). Dims of size 1
 // are dropped and neighbours the source holds contiguously are merged, so the innermost run is as long as it can
-// be; each task walks its rows with an odometer rather than dividing out every row's index. (A transformer's head
-// split is bound by memory either way: swin_t's [64, 49, 3, 3, 32] permutation took as long before.)
+// be; each task walks its rows with a BroadcastRowWalk rather than dividing out every row's index. (A
+// transformer's head split is bound by memory either way: swin_t's [64, 49, 3, 3, 32] permutation took as long.)
 void StridedCopy(ThreadPool& pool, const std::byte* src, int64_t offset, const std::vector<int64_t>& strides,
                  const Shape& out_shape, size_t es, std::byte* dst) {
   const int64_t total = NumElements(out_shape);
   if (total <= 0) return;
-  Shape dims;
-  std::vector<int64_t> steps;
+  BroadcastPlan p;  // one input: the source, its strides on the merged dims
+  std::vector<int64_t>& steps = p.in_strides.emplace_back();
   for (size_t d = 0; d < out_shape.size(); ++d) {
     if (out_shape[d] == 1) continue;
-    if (!dims.empty() && steps.back() == strides[d] * out_shape[d]) {
-      dims.back() *= out_shape[d];
+    if (!p.out.empty() && steps.back() == strides[d] * out_shape[d]) {
+      p.out.back() *= out_shape[d];
       steps.back() = strides[d];
     } else {
-      dims.push_back(out_shape[d]);
+      p.out.push_back(out_shape[d]);
       steps.push_back(strides[d]);
     }
   }
-  if (dims.empty()) dims = {1}, steps = {0};
-  const auto outer = static_cast<int>(dims.size()) - 1;  // the dims that index rows: [0, outer)
-  const int64_t inner = dims.back(), inner_stride = steps.back(), rows = total / inner;
+  if (p.out.empty()) p.out = {1}, steps = {0};
+  const int64_t inner = p.out.back(), inner_stride = steps.back(), rows = total / inner;
   const size_t run_bytes = static_cast<size_t>(inner) * es;
   auto copy_rows = [&](size_t b, size_t e) {
-    std::vector<int64_t> idx(static_cast<size_t>(outer));
-    int64_t off = offset;
-    int64_t rest = static_cast<int64_t>(b);
-    for (int d = outer - 1; d >= 0; --d) {
-      idx[static_cast<size_t>(d)] = rest % dims[d];
-      rest /= dims[d];
-      off += idx[static_cast<size_t>(d)] * steps[d];
-    }
-    for (size_t row = b; row < e; ++row) {
+    BroadcastRowWalk walk(p, static_cast<int64_t>(b));
+    for (size_t row = b; row < e; ++row, walk.Next()) {
       std::byte* o = dst + row * run_bytes;
-      const std::byte* in = src + off * static_cast<int64_t>(es);
+      const std::byte* in = src + (offset + walk.offset(0)) * static_cast<int64_t>(es);
       if (inner_stride == 1) {
         if (run_bytes <= kShortRunBytes) CopyRun(o, in, run_bytes);
         else std::memcpy(o, in, run_bytes);
@@ -77,12 +69,6 @@ void StridedCopy(ThreadPool& pool, const std::byte* src, int64_t offset, const s
           case 2: for (int64_t i = 0; i < inner; ++i) std::memcpy(o + i * 2, in + i * hop, 2); break;
           default: for (int64_t i = 0; i < inner; ++i) std::memcpy(o + i * es, in + i * hop, es);
         }
-      }
-      for (int d = outer - 1; d >= 0; --d) {  // the next row's index
-        off += steps[d];
-        if (++idx[static_cast<size_t>(d)] < dims[d]) break;
-        off -= steps[d] * dims[d];
-        idx[static_cast<size_t>(d)] = 0;
       }
     }
   };

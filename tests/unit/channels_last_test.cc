@@ -32,6 +32,23 @@ void ExpectSameBits(const Tensor& a, const Tensor& b) {
   EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.nbytes()), 0);
 }
 
+// Every value of a one-input graph, its nodes run one by one on (N, C, H, W) tensors (RunKernel, as listed).
+std::vector<Tensor> OpByOp(const Graph& g, int x, const Tensor& in) {
+  std::vector<Tensor> vals(g.values.size());
+  for (size_t i = 0; i < g.values.size(); ++i)
+    if (g.values[i].constant) vals[i] = *g.values[i].constant;
+  vals[x] = in;
+  for (const Node& n : g.nodes) {
+    std::vector<Tensor> ins, outs;
+    for (int i : n.inputs) ins.push_back(vals[i]);
+    const Status s = RunKernel(n, ins, outs, Pool());
+    EXPECT_TRUE(s.ok()) << n.name << ": " << s.message();
+    if (!s.ok()) break;
+    vals[n.outputs[0]] = outs[0];
+  }
+  return vals;
+}
+
 TEST(ChannelsLast, ConversionsRoundTripAndMapIndices) {
   // Small, ragged in both row tiles and column blocks of the transpose, and image-like inputs of 2 to 4 channels
   // (interleaved, over more than one block of pixels and more than one image).
@@ -381,17 +398,7 @@ TEST(ChannelsLast, SessionResultsEqualOpByOpOnes) {
   int out = b.Op("Add", {se, b.Op("Transpose", {se}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}})});
   Graph g = b.Done(out);
   Tensor in = Random({1, 8, 7, 7}, 19);
-  // Op by op in (N, C, H, W): no kernel is offered channels-last output.
-  std::vector<Tensor> vals(g.values.size());
-  for (size_t i = 0; i < g.values.size(); ++i)
-    if (g.values[i].constant) vals[i] = *g.values[i].constant;
-  vals[x] = in;
-  for (const Node& n : g.nodes) {
-    std::vector<Tensor> ins, outs;
-    for (int i : n.inputs) ins.push_back(vals[i]);
-    ASSERT_TRUE(RunKernel(n, ins, outs, Pool()).ok());
-    vals[n.outputs[0]] = outs[0];
-  }
+  const std::vector<Tensor> vals = OpByOp(g, x, in);  // no kernel is offered channels-last output
   std::vector<float> got = Execute(g, {in});
   auto want = vals[out].span<float>();
   ExpectClose(got, {want.begin(), want.end()}, 0);
@@ -419,17 +426,7 @@ TEST(ChannelsLast, ConcatReadAsPiecesGivesTheBitsOfTheConcat) {
   Graph g = b.Done(batch_norm(shared, 32, 60));
   g.outputs.push_back(shared);
   Tensor in = Random({1, 8, 7, 7}, 70);
-  // Op by op in (N, C, H, W).
-  std::vector<Tensor> vals(g.values.size());
-  for (size_t i = 0; i < g.values.size(); ++i)
-    if (g.values[i].constant) vals[i] = *g.values[i].constant;
-  vals[x] = in;
-  for (const Node& n : g.nodes) {
-    std::vector<Tensor> ins, outs;
-    for (int i : n.inputs) ins.push_back(vals[i]);
-    ASSERT_TRUE(RunKernel(n, ins, outs, Pool()).ok());
-    vals[n.outputs[0]] = outs[0];
-  }
+  const std::vector<Tensor> vals = OpByOp(g, x, in);
   auto session = Session::FromGraph(g);
   ASSERT_TRUE(session.ok());
   std::vector<Tensor> unobserved, observed;
