@@ -104,6 +104,8 @@ Status MatMulKernel(KernelContext& c) {
     return ApplyFusedQuantization(c);
   }
   NPU_ASSIGN_OR_RETURN(bool done, RunDnnlMatMul(c, c.in(0), c.in(1), false, nullptr, c.outputs[0]));
+  if (done) return Status::Ok();
+  NPU_ASSIGN_OR_RETURN(done, RunDnnlBatchedMatMul(c, c.in(0), c.in(1), c.outputs[0]));
   return done ? Status::Ok() : MatMulTensors(c, c.in(0), c.in(1), c.outputs[0]);
 }
 

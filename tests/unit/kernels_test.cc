@@ -337,6 +337,30 @@ TEST(Kernels, MatrixProductsMatchADirectSum) {
   }
 }
 
+// Stacks of products of two activations (attention's Q x K^T and P x V, on oneDNN's batched matmul where the
+// stacks match, our own loop where a batch dim broadcasts): each matrix of the stack against a direct sum.
+TEST(Kernels, BatchedMatrixProductsMatchADirectSumPerMatrix) {
+  struct Case {
+    Shape a, b;
+  };
+  for (const Case& k : {Case{{12, 5, 64}, {12, 64, 7}}, Case{{2, 3, 17, 33}, {2, 3, 33, 1}}, Case{{3, 1, 9}, {3, 9, 130}},
+                        Case{{2, 1, 4, 6}, {3, 6, 5}}}) {
+    Tensor a = Random(k.a, 1), b = Random(k.b, 2);
+    const Tensor y = RunOp("MatMul", {a, b})[0];
+    const int64_t M = k.a[k.a.size() - 2], K = k.a.back(), N = k.b.back(), stack = y.numel() / (M * N);
+    ASSERT_EQ(y.shape().back(), N);
+    const int64_t a_stack = a.numel() / (M * K), b_stack = b.numel() / (K * N);
+    for (int64_t i = 0; i < stack; ++i) {  // the broadcast case: a's batch (2, 1) against b's 3, so a's matrix i / 3
+      const int64_t ai = a_stack == stack ? i : i / b_stack, bi = b_stack == stack ? i : i % b_stack;
+      Tensor am = Tensor::Empty(DType::kF32, {M, K}), bm = Tensor::Empty(DType::kF32, {K, N}), ym = Tensor::Empty(DType::kF32, {M, N});
+      std::copy_n(a.data<float>() + ai * M * K, M * K, am.mutable_data<float>());
+      std::copy_n(b.data<float>() + bi * K * N, K * N, bm.mutable_data<float>());
+      std::copy_n(y.data<float>() + i * M * N, M * N, ym.mutable_data<float>());
+      ExpectNear(ym, DirectProduct(am, bm, false, nullptr), 1e-5 * K);
+    }
+  }
+}
+
 // A right operand given per run (a graph input, or computed as attention's K^T is) may arrive at a freed
 // buffer's address: the product must not reuse what it reordered in an earlier run.
 TEST(Kernels, MatMulRightOperandsGivenPerRunAreReadEveryRun) {
