@@ -158,7 +158,7 @@ void PoolWindowBlock(const T* x, T* out, int64_t width, int64_t C, const Pool3& 
 // stride 1 (the same count at stride 2, in plain loops over whole rows: googlenet's three 3x3 stride-2 pools
 // 0.34 -> 0.28 ms by a per-task timer). Within a row the leftmost, and across rows the topmost, of equal
 // maxima is kept: without NaNs that is the tap order's result, ties of -0 and +0 included. A NaN changes the
-// result by where it lies (the first tap's NaN stays, later ones are passed over), so a band whose input rows hold
+// result by where it lies (the first tap's NaN stays, later ones are passed over), so a band whose windows read
 // one returns false and is done tap by tap.
 class MaxRowsBand {
  public:
@@ -166,7 +166,7 @@ class MaxRowsBand {
       : x_(x), p_(p), C_(C), w1_(w1), w2_(w2), slots_((p.k[1] - 1) * p.d[1] + 1), row_floats_(static_cast<int64_t>(w2.size()) * C),
         rows_(static_cast<size_t>(slots_ * row_floats_)), held_(static_cast<size_t>(slots_), -1) {}
 
-  // Output rows [b, e) of the flattened (N, OH) into y; false when an input row they read holds a NaN.
+  // Output rows [b, e) of the flattened (N, OH) into y; false when their windows read a NaN.
   bool Run(int64_t b, int64_t e, float* y) {
     const auto OH = static_cast<int64_t>(w1_.size());
     for (int64_t r = b; r < e; ++r) {
@@ -186,26 +186,33 @@ class MaxRowsBand {
   }
 
  private:
-  // Input row ih of image n, maximised over every output column's window; null when the row holds a NaN.
+  // Input row ih of image n, maximised over every output column's window; null when a window reads a NaN there.
   const float* RowMaxima(int64_t n, int64_t ih) {
     const int64_t key = n * p_.in[1] + ih, slot = ih % slots_;
     float* out = rows_.data() + slot * row_floats_;
     if (held_[static_cast<size_t>(slot)] == key) return out;
-    const int64_t W = p_.in[2];
-    const float* src = x_ + key * W * C_;
+    const float* src = x_ + key * p_.in[2] * C_;
+    // NaNs are looked for in the taps as they are read: a pass of its own over the row, the first to touch it,
+    // was 40% of the pool's samples (squeezenet1_1's 3x3 stride-2 pools 17% faster without it).
     int nan = 0;
-    for (int64_t i = 0; i < W * C_; ++i) nan |= src[i] != src[i];
-    if (nan) return nullptr;
     for (const AxisWindow& a2 : w2_) {
       if (a2.hi <= a2.lo) std::fill(out, out + C_, -std::numeric_limits<float>::infinity());
       for (int64_t k2 = a2.lo; k2 < a2.hi; ++k2) {
         const float* v = src + (a2.start + k2 * p_.d[2]) * C_;
-        if (k2 == a2.lo) std::copy(v, v + C_, out);
+        if (k2 == a2.lo)
+          for (int64_t c = 0; c < C_; ++c) {
+            nan |= v[c] != v[c];
+            out[c] = v[c];
+          }
         else
-          for (int64_t c = 0; c < C_; ++c) out[c] = v[c] > out[c] ? v[c] : out[c];
+          for (int64_t c = 0; c < C_; ++c) {
+            nan |= v[c] != v[c];
+            out[c] = v[c] > out[c] ? v[c] : out[c];
+          }
       }
       out += C_;
     }
+    if (nan) return nullptr;
     held_[static_cast<size_t>(slot)] = key;
     return rows_.data() + slot * row_floats_;
   }
