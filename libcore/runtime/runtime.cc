@@ -175,6 +175,20 @@ bool SelectsHeldValues(const Graph& g, const Node& n, const PreparedKernel& kern
   return std::all_of(n.inputs.begin(), n.inputs.end(), [&](int i) { return i < 0 || !IsFloat(g.values[i].dtype) || g.values[i].dtype == *held; });
 }
 
+// Whether op `n`, which only moves bytes, gives only values that earlier tasks computed (`from_task`, per value),
+// which RunTask has settled (SettleFloat32) already: then its own results need no scan. Not so for a value an
+// attribute brings in (Pad's or ConstantOfShape's `value`), nor for graph inputs and constants, never settled.
+bool MovesSettledValues(const Graph& g, const Node& n, const std::vector<char>& from_task) {
+  if (n.has_attr("value")) return false;
+  bool any_float = false;
+  for (int i : n.inputs) {
+    if (i < 0 || !IsFloat(g.values[i].dtype)) continue;
+    if (!from_task[i]) return false;
+    any_float = true;
+  }
+  return any_float;
+}
+
 }  // namespace
 
 // Per task, what RunTask needs that the graph alone decides: the prepared kernel, the op's flags, and whether
@@ -184,6 +198,7 @@ void Session::PlanTasks() {
   const Graph& g = model_.graph;
   plans_.assign(model_.tasks.size(), {});
   std::vector<char> takes(g.values.size(), 1);  // per value: every task reading it takes channels-last
+  std::vector<char> from_task(g.values.size(), 0);  // per value: an earlier task's result
   for (size_t k = 0; k < model_.tasks.size(); ++k) {
     const Node& n = g.nodes[model_.tasks[k].op_index];
     const OpSchema* schema = OpSchemaRegistry::Get().Find(n.op_type);
@@ -191,9 +206,12 @@ void Session::PlanTasks() {
     p.kernel = PrepareKernel(n);
     p.takes_channels_last = KernelRegistry::Get().TakesChannelsLast(n.op_type);
     p.moves_bytes = schema && schema->moves_bytes;
+    p.moves_settled_values = p.moves_bytes && MovesSettledValues(g, n, from_task);
     p.result_is_rounded = schema && schema->selects_values && SelectsHeldValues(g, n, p.kernel);
     for (int i : n.inputs)
       if (i >= 0 && !p.takes_channels_last) takes[i] = 0;
+    for (int o : n.outputs)
+      if (o >= 0) from_task[o] = 1;
   }
   for (size_t k = 0; k < model_.tasks.size(); ++k) {
     const Node& n = g.nodes[model_.tasks[k].op_index];
@@ -445,7 +463,7 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
     if (!outs[j].defined() || outs[j].dtype() != DType::kF32) continue;
     if (IsHalfLike(want)) {
       if (rounds(j) && !(j == 0 && rounded_by_kernel)) outs[j] = RoundToDTypeValues(std::move(outs[j]), want, exec_, &st, static_cast<int>(j));
-    } else if (exec_.soc) {
+    } else if (exec_.soc && !plan.moves_settled_values) {  // moved values were settled where they were computed
       SettleFloat32(outs[j], exec_, &st, static_cast<int>(j));
     }
   }

@@ -101,6 +101,7 @@ class Session {
     bool takes_channels_last = false;  // the kernel reads channels-last inputs (channels_last.h)
     bool channels_last_out = false;    // every reader of its output 0 takes channels-last tensors
     bool moves_bytes = false;          // the op only moves bytes (OpSchema::moves_bytes)
+    bool moves_settled_values = false; // ... and only earlier tasks' results (MovesSettledValues): no scan of its own
     bool result_is_rounded = false;    // its 16-bit results are its inputs' values (see PlanTasks)
     // torch's SiLU (PlanSiluPairs): the Sigmoid task runs inside the Mul after it when nothing observes them.
     bool runs_in_next = false;         // on the Sigmoid

@@ -158,8 +158,9 @@ TEST(Kernels, WinogradConvIsTheDirectSumWithinItsRounding) {
         const Conv2DShape geometry{k.x[0], k.x[1], k.x[2], k.x[3], k.M, 1, 3, 3, 1, 1, 1, 1, k.pads[0], k.pads[1], OH, OW};
         ASSERT_TRUE(WinogradPays(geometry, threads)) << "the case must take the Winograd path";
         // oneDNN 2.6 has Winograd kernels for AVX-512 only; elsewhere the direct kernel runs and is checked alike.
-        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
           ASSERT_TRUE(WinogradBuilds(geometry, threads)) << "oneDNN has no Winograd kernel for the case";
+        }
         ThreadPool pool(threads);
         std::vector<Tensor> ins = {x, w};
         if (k.bias) ins.push_back(b);
@@ -267,6 +268,20 @@ TEST(Kernels, ContiguousSelectionsAreViewsOfTheirInput) {
   const Tensor off_boundary = RunOp("Gather", {x.Reshaped({12, 8}), I64({1}).Reshaped({})}, {{"axis", int64_t{0}}})[0];  // 32 bytes in
   EXPECT_FALSE(shares(off_boundary));
   expect_elements(off_boundary, 8);
+}
+
+// A Transpose that moves only dims of extent 1 (a batch_first swap of a batch of one) is its input's bytes; one
+// that moves a longer dim past another is a copy in the new order.
+TEST(Kernels, TransposesOfUnitDimsAreViewsOfTheirInput) {
+  const Tensor x = Random({1, 5, 3}, 84);
+  const Tensor swapped = RunOp("Transpose", {x}, {{"perm", std::vector<int64_t>{1, 0, 2}}})[0];
+  EXPECT_EQ(swapped.shape(), (Shape{5, 1, 3}));
+  EXPECT_EQ(swapped.raw(), x.raw());
+  const Tensor moved = RunOp("Transpose", {x}, {{"perm", std::vector<int64_t>{0, 2, 1}}})[0];
+  ASSERT_EQ(moved.shape(), (Shape{1, 3, 5}));
+  EXPECT_NE(moved.raw(), x.raw());
+  for (int64_t i = 0; i < 5; ++i)
+    for (int64_t j = 0; j < 3; ++j) EXPECT_EQ(moved.data<float>()[j * 5 + i], x.data<float>()[i * 3 + j]);
 }
 
 // Broadcasting binary ops cut long rows into pieces across threads: rows of 50,001 elements (three pieces each),

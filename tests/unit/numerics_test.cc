@@ -328,6 +328,30 @@ TEST(Numerics, SettleFloat32FindsEveryNonFiniteValueInOrder) {
   }
 }
 
+// A task that only moves bytes of earlier tasks' results is not scanned again (they were settled where they were
+// computed); one that moves a graph input's bytes is, as that input was never settled. On a saturating SoC both
+// Reshapes below give FLT_MAX and 0 for the input's Inf and NaN.
+TEST(Numerics, MovedValuesAreSettledOnce) {
+  Builder bld;
+  const int x = bld.In("x", {2, 2}), shape = bld.Const("shape", I64({4}));
+  const int moved_input = bld.Op("Reshape", {x, shape});
+  const int moved_result = bld.Op("Reshape", {bld.Op("Relu", {x}), shape});
+  Graph g = bld.Done(moved_input);
+  g.outputs.push_back(moved_result);
+  auto session = Session::FromGraph(g);
+  ASSERT_TRUE(session.ok());
+  session.value().SetSoc(std::shared_ptr<const SocSpec>(FindSoc("Ascend910A"), [](const SocSpec*) {}));
+  ASSERT_TRUE(session.value().exec().saturate());
+  std::vector<Tensor> outs;
+  ASSERT_TRUE(session.value().Run({F32({2, 2}, {INFINITY, 1.f, NAN, 2.f})}, outs).ok());
+  for (const Tensor& y : outs) {
+    EXPECT_EQ(y.data<float>()[0], FLT_MAX);
+    EXPECT_EQ(y.data<float>()[1], 1.f);
+    EXPECT_EQ(y.data<float>()[2], 0.f);
+    EXPECT_EQ(y.data<float>()[3], 2.f);
+  }
+}
+
 TEST(Numerics, ExceedsRangeIsAboutRoundingNotTheThreshold) {
   EXPECT_FALSE(ExceedsRange(65504.0f, DType::kF16));
   EXPECT_FALSE(ExceedsRange(65519.0f, DType::kF16));  // rounds down to 65504
