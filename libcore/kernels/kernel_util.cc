@@ -48,6 +48,39 @@ std::vector<int64_t> Strides(const Shape& s) {
   return st;
 }
 
+std::optional<std::vector<int64_t>> ReshapedStrides(const Shape& from, const std::vector<int64_t>& strides, const Shape& to) {
+  if (NumElements(from) != NumElements(to) || NumElements(from) == 0) return std::nullopt;
+  Shape dims;  // `from` without its unit dims, which no element walk steps along
+  std::vector<int64_t> steps;
+  for (size_t d = 0; d < from.size(); ++d)
+    if (from[d] != 1) dims.push_back(from[d]), steps.push_back(strides[d]);
+  std::vector<int64_t> out(to.size(), 0);
+  size_t i = 0, j = 0;
+  while (j < to.size()) {
+    if (to[j] == 1) {  // a unit dim anywhere: no step along it
+      ++j;
+      continue;
+    }
+    // The shortest runs of dims [i, i1) and [j, j1) with the same count of elements.
+    size_t i1 = i + 1, j1 = j + 1;
+    int64_t have = dims[i], want = to[j];
+    while (have != want) {
+      if (have < want) have *= dims[i1++];
+      else want *= to[j1++];
+    }
+    for (size_t k = i; k + 1 < i1; ++k)  // merged dims must be evenly strided, one inside the other
+      if (steps[k] != steps[k + 1] * dims[k + 1]) return std::nullopt;
+    int64_t step = steps[i1 - 1];
+    for (size_t k = j1; k-- > j;) {
+      out[k] = step;
+      step *= to[k];
+    }
+    i = i1;
+    j = j1;
+  }
+  return out;
+}
+
 std::vector<int64_t> BroadcastStrides(const Shape& in, const Shape& out) {
   std::vector<int64_t> st(out.size(), 0);
   auto base = Strides(in);

@@ -59,6 +59,10 @@ Status WithWidenedHalves(KernelContext& c, const std::function<Status(KernelCont
 // Row-major strides of a shape, and strides for reading `in` broadcast to `out` (0 where broadcast).
 std::vector<int64_t> Strides(const Shape& s);
 std::vector<int64_t> BroadcastStrides(const Shape& in, const Shape& out);
+// Strides that walk the elements of a strided view of shape `from` (`strides`) in the same order as shape `to`:
+// a reshape without a copy, as numpy makes one. Nullopt when it needs a copy (dims it merges are not evenly
+// strided one inside the other), the element counts differ, or there are no elements.
+std::optional<std::vector<int64_t>> ReshapedStrides(const Shape& from, const std::vector<int64_t>& strides, const Shape& to);
 
 // Calls f(out_offset, in_offsets...) over all elements of `out`: the innermost dimension as a
 // contiguous run of length `inner` with per-input inner strides (0 or 1), so callers vectorise it.

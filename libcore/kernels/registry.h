@@ -34,6 +34,15 @@ struct KernelState {
 };
 
 // What the runtime offers a kernel beyond its inputs.
+// The elements of `base` that a strided selection (a Slice's) picks, as a tensor of `shape` would hold them:
+// element i of that tensor, at index (i_0, ..., i_n), is base's element offset + sum of i_d * strides[d].
+struct StridedSource {
+  Tensor base;
+  int64_t offset = 0;
+  std::vector<int64_t> strides;
+  Shape shape;
+};
+
 struct KernelRunOptions {
   std::unique_ptr<KernelState>* state = nullptr;  // this task's slot; null: the kernel keeps nothing
   bool channels_last_out = false;  // every reader of output 0 takes a channels-last tensor (channels_last.h)
@@ -47,6 +56,9 @@ struct KernelRunOptions {
   // (KernelDef::reads_concat_pieces): fp32 4-D maps in channels-last memory order, in concat order; input 0 itself
   // is then undefined. Empty: input 0 is as given.
   std::span<const Tensor> concat_pieces = {};
+  // Input 0 as the strided selection that would have been copied into it, which the runtime left to this task
+  // (KernelDef::reads_strided_input); input 0 itself is then undefined. Null: input 0 is as given.
+  const StridedSource* strided_input = nullptr;
 };
 
 // What a kernel that writes output 0 (fp32) chunk by chunk runs on each chunk right after writing it, while it is
@@ -111,6 +123,11 @@ struct KernelDef {
   // Whether a node of the type may read input 0 as the pieces of a channel Concat (KernelRunOptions::concat_pieces)
   // rather than as one tensor; empty: never.
   std::function<bool(const Node&)> reads_concat_pieces = {};
+  // Output 0 as a strided selection of input 0 (a Slice of a row's columns), for a reader that copies anyway to
+  // take in place of the copy; nullopt where this run's result is not one (or is a view already). Empty: never.
+  std::function<std::optional<StridedSource>(const Node&, std::span<const Tensor>)> strided_view = {};
+  // Whether a node of the type may read input 0 as a StridedSource (KernelRunOptions::strided_input); empty: never.
+  std::function<bool(const Node&)> reads_strided_input = {};
 };
 
 class KernelRegistry {

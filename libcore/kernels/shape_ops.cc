@@ -119,27 +119,74 @@ Shape ChannelsLastOrder(const Shape& s) { return {s[0], s[2], s[3], s[1]}; }
 
 // A channels-last feature map is sliced in its own memory order (a channel range is a run of every pixel's
 // channel vector), so a channel split such as ShuffleNet's keeps the order the convs around it want.
-Status SliceKernel(KernelContext& c) {
+// What a Slice of x selects, in x's memory order: the first element, the strides and the shape.
+Result<StridedSource> SliceSelection(const Node& node, std::span<const Tensor> inputs) {
   std::vector<const Tensor*> ins;
-  for (auto& t : c.inputs) ins.push_back(t.defined() ? &t : nullptr);
-  NPU_ASSIGN_OR_RETURN(SliceParams p, SliceFor(c.node, c.in(0).shape(), ins));
-  const Tensor& x = c.in(0);
+  for (auto& t : inputs) ins.push_back(t.defined() ? &t : nullptr);
+  const Tensor& x = inputs[0];
+  NPU_ASSIGN_OR_RETURN(SliceParams p, SliceFor(node, x.shape(), ins));
   const bool channels_last = x.channels_last && x.rank() == 4;
   const Shape ms = channels_last ? ChannelsLastOrder(x.shape()) : x.shape();
   auto st = Strides(ms);
-  int64_t off = 0;
-  std::vector<int64_t> strides(st.size());
-  Shape mout(st.size());
+  StridedSource sel{x, 0, std::vector<int64_t>(st.size()), Shape(st.size())};
   for (size_t m = 0; m < st.size(); ++m) {
     const size_t d = channels_last ? static_cast<size_t>(kChannelsLastDim[m]) : m;
-    off += p.start[d] * st[m];
-    strides[m] = st[m] * p.step[d];
-    mout[m] = p.out[d];
+    sel.offset += p.start[d] * st[m];
+    sel.strides[m] = st[m] * p.step[d];
+    sel.shape[m] = p.out[d];
   }
-  Tensor y = Select(c.pool, x, off, strides, mout, p.out);
-  y.channels_last = channels_last && OrdersDiffer(p.out);
+  return sel;
+}
+
+Status SliceKernel(KernelContext& c) {
+  NPU_ASSIGN_OR_RETURN(StridedSource sel, SliceSelection(c.node, c.inputs));
+  const Tensor& x = c.in(0);
+  const bool channels_last = x.channels_last && x.rank() == 4;
+  const Shape out = channels_last ? Shape{sel.shape[0], sel.shape[3], sel.shape[1], sel.shape[2]} : sel.shape;
+  Tensor y = Select(c.pool, x, sel.offset, sel.strides, sel.shape, out);
+  y.channels_last = channels_last && OrdersDiffer(out);
   c.outputs[0] = std::move(y);
   return Status::Ok();
+}
+
+// A Slice that would copy (its selection is not one run) of a plain tensor, as its reader may take it instead.
+std::optional<StridedSource> SliceAsStridedView(const Node& node, std::span<const Tensor> inputs) {
+  if (inputs.empty() || !inputs[0].defined() || (inputs[0].channels_last && inputs[0].rank() == 4)) return std::nullopt;
+  auto sel = SliceSelection(node, inputs);
+  if (!sel.ok() || OneRun(sel.value().strides, sel.value().shape)) return std::nullopt;
+  return std::move(sel).value();
+}
+
+// The elements of `src` in the order of a tensor of `shape` whose dim d walks src's dim perm[d], copied once.
+Tensor CopyPermuted(const StridedSource& src, const std::vector<int64_t>& perm, Shape shape, ThreadPool& pool) {
+  std::vector<int64_t> strides;
+  for (int64_t p : perm) strides.push_back(src.strides[static_cast<size_t>(p)]);
+  Tensor y = Tensor::Empty(src.base.dtype(), std::move(shape));
+  StridedCopy(pool, src.base.raw(), src.offset, strides, y.shape(), DTypeSize(y.dtype()), y.mutable_raw());
+  return y;
+}
+
+Tensor Materialize(const StridedSource& src, ThreadPool& pool) {
+  std::vector<int64_t> identity(src.shape.size());
+  for (size_t d = 0; d < identity.size(); ++d) identity[d] = static_cast<int64_t>(d);
+  return CopyPermuted(src, identity, src.shape, pool);
+}
+
+// A Transpose or ConfusionTranspose of a Slice the runtime left to it (KernelRunOptions::strided_input): one copy
+// from the Slice's source instead of two (vit_b_16's q, k and v, sliced from the in-projection and split into heads).
+// `reshape`: the shape its input is reshaped to before the transpose, or empty. False: the selection cannot be
+// reshaped so without a copy.
+bool TransposeSelection(KernelContext& c, const std::vector<int64_t>& reshape, const std::vector<int64_t>& perm, const Shape& out) {
+  StridedSource src = *c.options.strided_input;
+  if (!reshape.empty()) {
+    auto strides = ReshapedStrides(src.shape, src.strides, reshape);
+    if (!strides) return false;
+    src.strides = std::move(*strides);
+    src.shape = reshape;
+  }
+  if (perm.size() != src.shape.size()) return false;
+  c.outputs[0] = CopyPermuted(src, perm, out, c.pool);
+  return true;
 }
 
 // ShuffleChannel: output channel a*g + b is input channel b*(C/g) + a. Channels-last, each pixel's channel vector
@@ -562,6 +609,14 @@ Tensor TransposeTensor(const Tensor& x, const std::vector<int64_t>& perm, Thread
 // and Swin's blocks do before a LayerNorm) is its own bytes; (0, 3, 1, 2) back to (N, C, H, W) is the input's bytes
 // marked channels-last when every reader takes that order. Either way no copy is made.
 Status TransposeKernel(KernelContext& c) {
+  if (c.options.strided_input) {
+    const Shape& in = c.options.strided_input->shape;
+    auto perm = TransposePerm(c.node, in.size());
+    Shape out;
+    for (int64_t p : perm) out.push_back(in[static_cast<size_t>(p)]);
+    if (TransposeSelection(c, {}, perm, out)) return Status::Ok();
+    c.inputs[0] = Materialize(*c.options.strided_input, c.pool);
+  }
   const Tensor& x = c.in(0);
   auto perm = TransposePerm(c.node, x.shape().size());
   if (perm.size() != x.shape().size()) return c.Fail("perm length differs from the input rank");
@@ -579,6 +634,30 @@ Status TransposeKernel(KernelContext& c) {
     return Status::Ok();
   }
   c.outputs[0] = TransposeTensor(x, perm, c.pool);
+  return Status::Ok();
+}
+
+// A Reshape (to attr `shape`) and a Transpose (attr `perm`) in one op, or the Transpose first (transpose_first).
+Status ConfusionTransposeKernel(KernelContext& c) {
+  const auto perm = c.node.attr_ints("perm");
+  const bool transpose_first = c.node.attr_int("transpose_first", 0) != 0;
+  if (c.options.strided_input) {
+    NPU_ASSIGN_OR_RETURN(Shape out, ConfusionTransposeShape(c.node, c.options.strided_input->shape));
+    const std::vector<int64_t> reshape = transpose_first ? std::vector<int64_t>{} : c.node.attr_ints("shape");
+    Shape permuted = out;  // transpose_first: the permuted input, reshaped to `out` after the copy
+    if (transpose_first) {
+      permuted.clear();
+      for (int64_t p : perm) permuted.push_back(c.options.strided_input->shape[static_cast<size_t>(p)]);
+    }
+    if (TransposeSelection(c, reshape, perm, permuted)) {
+      c.outputs[0] = c.outputs[0].Reshaped(out);
+      return Status::Ok();
+    }
+    c.inputs[0] = Materialize(*c.options.strided_input, c.pool);
+  }
+  NPU_ASSIGN_OR_RETURN(Shape out, ConfusionTransposeShape(c.node, c.in(0).shape()));
+  if (transpose_first) c.outputs[0] = TransposeTensor(c.in(0), perm, c.pool).Reshaped(out);
+  else c.outputs[0] = TransposeTensor(c.in(0).Reshaped(c.node.attr_ints("shape")), perm, c.pool);
   return Status::Ok();
 }
 
@@ -616,15 +695,9 @@ void RegisterShapeKernels() {
                NPU_ASSIGN_OR_RETURN(Shape s, UnsqueezeShape(c.node, c.in(0).shape(), c.has(1) ? &c.in(1) : nullptr));
                return ReshapeLike(c, s);
              });
-  RegisterKernel("Transpose", {.fn = TransposeKernel, .channels_last = true});  // see TransposeKernel
-  RegisterKernel("ConfusionTranspose", [](KernelContext& c) -> Status {
-               NPU_ASSIGN_OR_RETURN(Shape out, ConfusionTransposeShape(c.node, c.in(0).shape()));
-               auto perm = c.node.attr_ints("perm");
-               if (c.node.attr_int("transpose_first", 0)) c.outputs[0] = TransposeTensor(c.in(0), perm, c.pool).Reshaped(out);
-               else c.outputs[0] = TransposeTensor(c.in(0).Reshaped(c.node.attr_ints("shape")), perm, c.pool);
-               return Status::Ok();
-             });
-  RegisterKernel("Slice", {.fn = SliceKernel, .channels_last = true});  // see SliceKernel
+  RegisterKernel("Transpose", {.fn = TransposeKernel, .channels_last = true, .reads_strided_input = [](const Node&) { return true; }});  // see TransposeKernel
+  RegisterKernel("ConfusionTranspose", {.fn = ConfusionTransposeKernel, .reads_strided_input = [](const Node&) { return true; }});
+  RegisterKernel("Slice", {.fn = SliceKernel, .channels_last = true, .strided_view = SliceAsStridedView});  // see SliceKernel
   RegisterKernel("ShuffleChannel", {.fn = ShuffleChannelKernel, .channels_last = true});
   RegisterKernel("Split", SplitKernel);
   RegisterKernel("Concat", {.fn = ConcatKernel, .channels_last = true});  // see ConcatKernel

@@ -219,6 +219,7 @@ void Session::PlanTasks() {
   }
   PlanSiluPairs();
   PlanConcatPairs();
+  PlanStridedViews();
 }
 
 namespace {
@@ -268,6 +269,35 @@ void Session::PlanConcatPairs() {
     if (!v.has_shape || v.shape.size() != 4 || NormalizeAxis(cat.attr_int("axis", 0), 4) != 1) continue;
     plans_[k].concat_to_next = true;
     plans_[k + 1].reads_concat = true;
+  }
+}
+
+// A transformer slices q, k and v out of its in-projection (columns of every row: a strided copy) and splits each
+// into heads (a Transpose, another copy). On the host a Slice whose only reader copies anyway
+// (KernelDef::reads_strided_input) is not copied out: the reader reads the selection where it lies
+// (KernelRunOptions::strided_input), one copy instead of two. Moved bytes are the same bits either way; the device
+// runs both tasks and dumps show both, so only when no observer is attached (RunTask checks), and only on the runs
+// whose selection is strided (KernelDef::strided_view); otherwise the Slice runs as it is.
+void Session::PlanStridedViews() {
+  const Graph& g = model_.graph;
+  const std::vector<int> readers = ReaderCounts(g);
+  std::vector<int> reader_task(g.values.size(), -1);
+  for (size_t k = 0; k < model_.tasks.size(); ++k)
+    for (int i : g.nodes[model_.tasks[k].op_index].inputs)
+      if (i >= 0) reader_task[i] = static_cast<int>(k);
+  for (size_t k = 0; k < model_.tasks.size(); ++k) {
+    const Node& n = g.nodes[model_.tasks[k].op_index];
+    const KernelDef* def = plans_[k].kernel.def;
+    if (!def || !def->strided_view || !RunsAsIs(n, plans_[k].kernel) || n.outputs.size() != 1 || n.outputs[0] < 0) continue;
+    const int out = n.outputs[0], r = reader_task[out];
+    if (readers[out] != 1 || r < 0 || plans_[r].reads_concat) continue;
+    const Node& reader = g.nodes[model_.tasks[r].op_index];
+    const KernelDef* rdef = plans_[r].kernel.def;
+    if (reader.inputs.empty() || reader.inputs[0] != out || !rdef || !rdef->reads_strided_input || !rdef->reads_strided_input(reader) ||
+        !RunsAsIs(reader, plans_[r].kernel))
+      continue;
+    plans_[k].view_to_reader = true;
+    plans_[r].reads_view = true;
   }
 }
 
@@ -352,7 +382,9 @@ Status Session::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outp
   const Graph& g = model_.graph;
   faulted_.reset();
   concats_read_in_place_ = 0;
+  views_read_in_place_ = 0;
   concat_pieces_.clear();  // nothing a failed run left behind reaches this one's tasks
+  views_.clear();
   if (inputs.size() != g.inputs.size())
     return Status::Error("EH0001", "--input", std::to_string(inputs.size()) + " file(s)",
                          "the model has " + std::to_string(g.inputs.size()) + " input(s)");
@@ -408,6 +440,19 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
   }
   const std::vector<Tensor> pieces = plan.reads_concat ? std::exchange(concat_pieces_, {}) : std::vector<Tensor>{};
   options.concat_pieces = pieces;
+  if (plan.view_to_reader && observers_.empty())  // read where it lies by its reader (PlanStridedViews)
+    if (auto view = plan.kernel.def->strided_view(n, ins)) {
+      views_[n.outputs[0]] = std::move(*view);
+      ++views_read_in_place_;
+      return Status::Ok();
+    }
+  std::optional<StridedSource> view;
+  if (plan.reads_view)
+    if (auto it = views_.find(n.inputs[0]); it != views_.end()) {
+      view = std::move(it->second);
+      views_.erase(it);
+      options.strided_input = &*view;
+    }
   // Observers (dumps, overflow records) see every tensor in (N, C, H, W) and in its own dtype.
   auto seen = [&](std::span<const Tensor> ts, const std::vector<int>& ids) {
     std::vector<Tensor> v(ts.begin(), ts.end());

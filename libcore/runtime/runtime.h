@@ -4,6 +4,7 @@
 #include "kernels/registry.h"
 #include <memory>
 #include <optional>
+#include <unordered_map>
 #include <span>
 #include <vector>
 
@@ -78,6 +79,8 @@ class Session {
   int retiled() const { return retiled_; }
   // Concat tasks of the last Run that their reader read as pieces instead (PlanConcatPairs).
   int concats_read_in_place() const { return concats_read_in_place_; }
+  // Slices of the last Run that their reader read where they lie instead (PlanStridedViews).
+  int views_read_in_place() const { return views_read_in_place_; }
 
  private:
   OmModel model_;
@@ -110,14 +113,20 @@ class Session {
     // A channel Concat whose only reader is the next task, which may read it as its pieces (PlanConcatPairs).
     bool concat_to_next = false;       // on the Concat
     bool reads_concat = false;         // on its reader
+    // A strided selection whose only reader copies anyway and may take it in place of a copy (PlanStridedViews).
+    bool view_to_reader = false;       // on the Slice
+    bool reads_view = false;           // on its reader
   };
   std::vector<TaskPlan> plans_;
   void PlanLifetimes();
   void PlanTasks();
   void PlanSiluPairs();
   void PlanConcatPairs();
+  void PlanStridedViews();
   std::vector<Tensor> concat_pieces_;  // a paired Concat's inputs, handed to the next task (RunTask)
   int concats_read_in_place_ = 0;
+  std::unordered_map<int, StridedSource> views_;  // per value: the selection a Slice left to its reader (RunTask)
+  int views_read_in_place_ = 0;
   void WidenConstants();
   // A 16-bit value the runtime holds in fp32 (RunTask rounds compute results so), and that value as stored.
   bool HeldInF32(const std::vector<Tensor>& vals, int v) const;

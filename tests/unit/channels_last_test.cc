@@ -442,6 +442,66 @@ TEST(ChannelsLast, ConcatReadAsPiecesGivesTheBitsOfTheConcat) {
   }
 }
 
+// A transformer's q, k and v: Slices of the in-projection's columns, each split into heads by a (Confusion)Transpose.
+// Unobserved, the Slice is not copied out and its reader copies from the Slice's source (Session::PlanStridedViews).
+// The results are the bits of the ops run one by one and of an observed run; a Slice with a second reader and one
+// that is a view already (rows) keep their copy or view, and a selection that cannot be reshaped without a copy
+// (columns of rows merged into one dim) is copied once more by its reader.
+TEST(ChannelsLast, SlicesReadInPlaceGiveTheBitsOfTheCopies) {
+  Builder b;
+  const int x = b.In("x", {6, 1, 48});
+  const int qkv = b.Op("Relu", {x});  // a task's result, as an in-projection's is
+  auto slice = [&](int in, int64_t start, int64_t end, int64_t axis) {
+    return b.Op("Slice", {in, b.Const("s" + std::to_string(start) + "_" + std::to_string(axis), I64({start})), b.Const("e" + std::to_string(end) + "_" + std::to_string(axis), I64({end})),
+                          b.Const("a" + std::to_string(axis), I64({axis}))});
+  };
+  auto heads = [&](int in, std::vector<int64_t> perm, int64_t transpose_first = 0, std::vector<int64_t> shape = {6, 4, 4}) {
+    return b.Op("ConfusionTranspose", {in}, {{"perm", perm}, {"shape", shape}, {"transpose_first", transpose_first}});
+  };
+  const int q = heads(slice(qkv, 0, 16, 2), {1, 0, 2});
+  const int k = heads(slice(qkv, 16, 32, 2), {1, 2, 0});
+  const int v = b.Op("Transpose", {slice(qkv, 32, 48, 2)}, {{"perm", std::vector<int64_t>{1, 0, 2}}});
+  const int first = heads(slice(qkv, 8, 24, 2), {2, 0, 1}, 1, {16, 6});       // transposed, then reshaped
+  const int merged = heads(slice(qkv, 4, 20, 2), {0}, 0, {96});               // rows of columns as one dim
+  const int shared = slice(qkv, 24, 40, 2);                                   // also a graph output
+  const int shared_heads = heads(shared, {1, 0, 2});
+  const int rows = b.Op("Transpose", {slice(qkv, 1, 4, 0)}, {{"perm", std::vector<int64_t>{1, 0, 2}}});  // a view
+  const int of_input = heads(slice(x, 0, 16, 2), {1, 0, 2});                  // never a task's result
+  Graph g = b.Done(q);
+  for (int o : {k, v, first, merged, shared, shared_heads, rows, of_input}) g.outputs.push_back(o);
+  const Tensor in = Random({6, 1, 48}, 71, -1, 1);
+  const std::vector<Tensor> vals = OpByOp(g, x, in);
+  auto session = Session::FromGraph(g);
+  ASSERT_TRUE(session.ok());
+  std::vector<Tensor> unobserved, observed;
+  ASSERT_TRUE(session.value().Run({in}, unobserved).ok());
+  EXPECT_EQ(session.value().views_read_in_place(), 6);  // q, k, v, first, merged, of_input
+  TaskObserver watcher;
+  session.value().AddObserver(&watcher);
+  ASSERT_TRUE(session.value().Run({in}, observed).ok());
+  EXPECT_EQ(session.value().views_read_in_place(), 0);
+  for (size_t o = 0; o < g.outputs.size(); ++o) {
+    ASSERT_EQ(unobserved[o].shape(), vals[g.outputs[o]].shape()) << "output " << o;
+    ExpectSameBits(unobserved[o], vals[g.outputs[o]]);
+    ExpectSameBits(unobserved[o], observed[o]);
+  }
+}
+
+// The strides that walk a strided view as another shape without a copy, as numpy reshapes one.
+TEST(ChannelsLast, ReshapedStridesSplitAndMergeOnlyEvenlyStridedDims) {
+  using V = std::vector<int64_t>;
+  EXPECT_EQ(ReshapedStrides({6, 1, 16}, {48, 48, 1}, {6, 4, 4}), V({48, 4, 1}));  // a head split of columns
+  EXPECT_EQ(ReshapedStrides({6, 16}, {48, 1}, {6, 2, 8}), V({48, 8, 1}));
+  EXPECT_EQ(ReshapedStrides({4, 6}, {6, 1}, {24}), V({1}));                       // contiguous dims merge
+  EXPECT_EQ(ReshapedStrides({4, 6}, {12, 2}, {2, 12}), V({24, 2}));               // evenly strided ones too
+  EXPECT_EQ(ReshapedStrides({6, 16}, {48, 1}, {96}), std::nullopt);               // rows of a slice do not
+  EXPECT_EQ(ReshapedStrides({6, 16}, {48, 1}, {3, 32}), std::nullopt);
+  EXPECT_EQ(ReshapedStrides({2, 3}, {3, 1}, {7}), std::nullopt);                  // another element count
+  const auto unit = ReshapedStrides({1, 5, 1}, {99, 2, 7}, {5, 1});
+  ASSERT_TRUE(unit.has_value());
+  EXPECT_EQ((*unit)[0], 2);
+}
+
 // Weights that are a graph input (or computed) change between runs, possibly at a freed buffer's address: the
 // conv must not reuse the weights it reordered for the previous run.
 TEST(ChannelsLast, WeightsGivenPerRunAreReorderedEveryRun) {
