@@ -152,6 +152,14 @@ void PoolWindowBlock(const T* x, T* out, int64_t width, int64_t C, const Pool3& 
   }
 }
 
+// A channels-last map's channels [at, at + channels), held apart: the whole map, or one piece of a channel Concat the
+// pool reads in place of the Concat's result (KernelRunOptions::concat_pieces).
+template <class T>
+struct ChannelRun {
+  const T* x;
+  int64_t channels, at;
+};
+
 // A max pool whose windows overlap down the map (GoogLeNet's stride-1 pool branches, the 3x3 stride-2 pools of
 // most CNNs) by rows: each input row's maxima over every output column's window are made once and combined
 // top-down for every output row whose window holds that row: kw + kh taps per output instead of kw * kh at
@@ -162,8 +170,8 @@ void PoolWindowBlock(const T* x, T* out, int64_t width, int64_t C, const Pool3& 
 // one returns false and is done tap by tap.
 class MaxRowsBand {
  public:
-  MaxRowsBand(const float* x, const Pool3& p, int64_t C, const std::vector<AxisWindow>& w1, const std::vector<AxisWindow>& w2)
-      : x_(x), p_(p), C_(C), w1_(w1), w2_(w2), slots_((p.k[1] - 1) * p.d[1] + 1), row_floats_(static_cast<int64_t>(w2.size()) * C),
+  MaxRowsBand(std::span<const ChannelRun<float>> runs, const Pool3& p, int64_t C, const std::vector<AxisWindow>& w1, const std::vector<AxisWindow>& w2)
+      : runs_(runs), p_(p), C_(C), w1_(w1), w2_(w2), slots_((p.k[1] - 1) * p.d[1] + 1), row_floats_(static_cast<int64_t>(w2.size()) * C),
         rows_(static_cast<size_t>(slots_ * row_floats_)), held_(static_cast<size_t>(slots_), -1) {}
 
   // Output rows [b, e) of the flattened (N, OH) into y; false when their windows read a NaN.
@@ -191,33 +199,37 @@ class MaxRowsBand {
     const int64_t key = n * p_.in[1] + ih, slot = ih % slots_;
     float* out = rows_.data() + slot * row_floats_;
     if (held_[static_cast<size_t>(slot)] == key) return out;
-    const float* src = x_ + key * p_.in[2] * C_;
     // NaNs are looked for in the taps as they are read: a pass of its own over the row, the first to touch it,
     // was 40% of the pool's samples (squeezenet1_1's 3x3 stride-2 pools 17% faster without it).
     int nan = 0;
-    for (const AxisWindow& a2 : w2_) {
-      if (a2.hi <= a2.lo) std::fill(out, out + C_, -std::numeric_limits<float>::infinity());
-      for (int64_t k2 = a2.lo; k2 < a2.hi; ++k2) {
-        const float* v = src + (a2.start + k2 * p_.d[2]) * C_;
-        if (k2 == a2.lo)
-          for (int64_t c = 0; c < C_; ++c) {
-            nan |= v[c] != v[c];
-            out[c] = v[c];
-          }
-        else
-          for (int64_t c = 0; c < C_; ++c) {
-            nan |= v[c] != v[c];
-            out[c] = v[c] > out[c] ? v[c] : out[c];
-          }
+    for (const ChannelRun<float>& run : runs_) {
+      const int64_t C = run.channels;
+      const float* src = run.x + key * p_.in[2] * C;
+      float* to = out + run.at;
+      for (const AxisWindow& a2 : w2_) {
+        if (a2.hi <= a2.lo) std::fill(to, to + C, -std::numeric_limits<float>::infinity());
+        for (int64_t k2 = a2.lo; k2 < a2.hi; ++k2) {
+          const float* v = src + (a2.start + k2 * p_.d[2]) * C;
+          if (k2 == a2.lo)
+            for (int64_t c = 0; c < C; ++c) {
+              nan |= v[c] != v[c];
+              to[c] = v[c];
+            }
+          else
+            for (int64_t c = 0; c < C; ++c) {
+              nan |= v[c] != v[c];
+              to[c] = v[c] > to[c] ? v[c] : to[c];
+            }
+        }
+        to += C_;
       }
-      out += C_;
     }
     if (nan) return nullptr;
     held_[static_cast<size_t>(slot)] = key;
     return rows_.data() + slot * row_floats_;
   }
 
-  const float* x_;
+  std::span<const ChannelRun<float>> runs_;
   const Pool3& p_;
   const int64_t C_;
   const std::vector<AxisWindow>&w1_, &w2_;
@@ -229,7 +241,7 @@ class MaxRowsBand {
 // Channels-last 2-D pooling (max without indices, or average): each output pixel in blocks of kPoolLanes
 // channels (a run of channels of any length did not vectorise: 4.5% of inception_v3's host time in AveragePool).
 template <PoolKind kKind, class T>
-void PoolChannelsLast(ThreadPool& pool, const T* x, T* y, const Pool3& p, int64_t N, int64_t C, bool include_pad,
+void PoolChannelsLast(ThreadPool& pool, std::span<const ChannelRun<T>> runs, T* y, const Pool3& p, int64_t N, int64_t C, bool include_pad,
                       const std::vector<AxisWindow>& w1, const std::vector<AxisWindow>& w2) {
   const auto OH = static_cast<int64_t>(w1.size()), OW = static_cast<int64_t>(w2.size());
   // Max pools by rows (MaxRowsBand), one band of rows per thread so that each input row's maxima serve every
@@ -239,19 +251,23 @@ void PoolChannelsLast(ThreadPool& pool, const T* x, T* y, const Pool3& p, int64_
   const size_t grain = by_rows ? static_cast<size_t>(N * OH + pool.size() - 1) / static_cast<size_t>(pool.size()) : 1;
   pool.ParallelFor(static_cast<size_t>(N * OH), grain, [&](size_t b, size_t e) {
     if constexpr (kByRows)
-      if (by_rows && MaxRowsBand(x, p, C, w1, w2).Run(static_cast<int64_t>(b), static_cast<int64_t>(e), y)) return;
+      if (by_rows && MaxRowsBand(runs, p, C, w1, w2).Run(static_cast<int64_t>(b), static_cast<int64_t>(e), y)) return;
     for (auto r = static_cast<int64_t>(b); r < static_cast<int64_t>(e); ++r) {
       const int64_t n = r / OH;
       const AxisWindow& a1 = w1[static_cast<size_t>(r % OH)];
-      T* out = y + r * OW * C;
-      for (int64_t ow = 0; ow < OW; ++ow, out += C) {
+      for (int64_t ow = 0; ow < OW; ++ow) {
         const AxisWindow& a2 = w2[static_cast<size_t>(ow)];
-        int64_t c0 = 0;
-        for (; c0 + kPoolLanes <= C; c0 += kPoolLanes) {
-          if constexpr (kKind == PoolKind::kMax && std::is_same_v<T, float>) MaxWindowFullBlock(x + c0, out + c0, C, p, n, a1, a2);
-          else PoolWindowBlock<kKind, kPoolLanes>(x + c0, out + c0, kPoolLanes, C, p, n, a1, a2, include_pad);
+        for (const ChannelRun<T>& run : runs) {
+          const T* x = run.x;
+          const int64_t Cr = run.channels;
+          T* out = y + (r * OW + ow) * C + run.at;
+          int64_t c0 = 0;
+          for (; c0 + kPoolLanes <= Cr; c0 += kPoolLanes) {
+            if constexpr (kKind == PoolKind::kMax && std::is_same_v<T, float>) MaxWindowFullBlock(x + c0, out + c0, Cr, p, n, a1, a2);
+            else PoolWindowBlock<kKind, kPoolLanes>(x + c0, out + c0, kPoolLanes, Cr, p, n, a1, a2, include_pad);
+          }
+          if (c0 < Cr) PoolWindowBlock<kKind, 0>(x + c0, out + c0, Cr - c0, Cr, p, n, a1, a2, include_pad);
         }
-        if (c0 < C) PoolWindowBlock<kKind, 0>(x + c0, out + c0, C - c0, C, p, n, a1, a2, include_pad);
       }
     }
   });
@@ -260,25 +276,36 @@ void PoolChannelsLast(ThreadPool& pool, const T* x, T* y, const Pool3& p, int64_
 template <PoolKind kKind, class T>
 Status PoolCompute(KernelContext& c) {
   const bool want_idx = kKind == PoolKind::kMax && c.outputs.size() > 1;
-  const bool channels_last = !want_idx && c.in(0).rank() == 4 && c.in(0).channels_last;
+  std::vector<ChannelRun<T>> runs;  // the channels-last input's channels: one run, or the pieces of a Concat
+  Shape xs;
+  for (const Tensor& piece : c.options.concat_pieces) {  // fp32 channels-last maps of one size (the runtime checks)
+    if (xs.empty()) xs = piece.shape(), xs[1] = 0;
+    runs.push_back({piece.data<T>(), piece.shape()[1], xs[1]});
+    xs[1] += piece.shape()[1];
+  }
+  const bool channels_last = !runs.empty() || (!want_idx && c.in(0).rank() == 4 && c.in(0).channels_last);
   if (!channels_last) c.inputs[0] = ToChannelsFirst(c.in(0), c.pool);
   const Tensor& x = c.in(0);
-  if (x.rank() < 3 || x.rank() > 5) return c.Fail("pooling needs 1 to 3 spatial dims");
-  Shape sp(x.shape().begin() + 2, x.shape().end());
+  if (runs.empty()) {
+    xs = x.shape();
+    if (channels_last) runs.push_back({x.data<T>(), xs[1], 0});
+  }
+  if (xs.size() < 3 || xs.size() > 5) return c.Fail("pooling needs 1 to 3 spatial dims");
+  Shape sp(xs.begin() + 2, xs.end());
   auto kernel = c.node.attr_ints("kernel_shape");
   NPU_ASSIGN_OR_RETURN(WindowGeometry g, ComputeWindow(c.node, sp, kernel, c.node.attr_int("ceil_mode", 0) != 0));
   Pool3 p = To3(g);
   bool include_pad = c.node.attr_int("count_include_pad", 0) != 0;
   bool col_major = c.node.attr_int("storage_order", 0) != 0;
-  const int64_t NC = x.shape()[0] * x.shape()[1];
+  const int64_t NC = xs[0] * xs[1];
   const int64_t in_sz = p.in[0] * p.in[1] * p.in[2], out_sz = p.out[0] * p.out[1] * p.out[2];
-  Shape os = {x.shape()[0], x.shape()[1]};
+  Shape os = {xs[0], xs[1]};
   os.insert(os.end(), g.out.begin(), g.out.end());
-  Tensor y = Tensor::Empty(x.dtype(), os);
+  Tensor y = Tensor::Empty(std::is_same_v<T, float> ? DType::kF32 : DType::kF64, os);  // pools compute in fp32 or fp64
   Tensor idx = want_idx ? Tensor::Empty(DType::kI64, os) : Tensor();
   const std::vector<AxisWindow> w0 = AxisWindows(p, 0), w1 = AxisWindows(p, 1), w2 = AxisWindows(p, 2);
   if (channels_last) {
-    PoolChannelsLast<kKind, T>(c.pool, x.data<T>(), y.mutable_data<T>(), p, x.shape()[0], x.shape()[1], include_pad, w1, w2);
+    PoolChannelsLast<kKind, T>(c.pool, runs, y.mutable_data<T>(), p, xs[0], xs[1], include_pad, w1, w2);
     y.channels_last = OrdersDiffer(os);
     c.outputs[0] = std::move(y);
     return Status::Ok();
@@ -408,6 +435,7 @@ Status GlobalPoolKernel(KernelContext& c) {
 
 // MaxPool is defined for int8/uint8 too: every such value is exact in fp32, so pool there and narrow back.
 Status MaxPoolKernel(KernelContext& c) {
+  if (!c.options.concat_pieces.empty()) return PoolCompute<PoolKind::kMax, float>(c);  // fp32 pieces (RunTask checks)
   DType t = c.in(0).dtype();
   if (t != DType::kI8 && t != DType::kU8) return WithWidenedHalves(c, PoolKernel<PoolKind::kMax>);
   c.inputs[0] = CastTensor(c.in(0), DType::kF32);
@@ -430,7 +458,12 @@ bool MeanOverPixelsOfChannelsLast(const Tensor& x, Tensor& y, ThreadPool& pool) 
 void RegisterPoolKernels() {
   // Every pool takes channels-last data as it comes (see PoolCompute). MaxPool widens halves itself: it also pools
   // int8/uint8, through fp32.
-  RegisterKernel("MaxPool", {.fn = MaxPoolKernel, .channels_last = true});
+  // A MaxPool of 2-D maps without Indices may read a channel Concat's pieces (GoogLeNet's and SqueezeNet's
+  // pools after a block) in place of its result.
+  auto pools_pieces = [](const Node& n) {
+    return n.attr_ints("kernel_shape").size() == 2 && (n.outputs.size() == 1 || n.outputs[1] < 0);
+  };
+  RegisterKernel("MaxPool", {.fn = MaxPoolKernel, .channels_last = true, .reads_concat_pieces = pools_pieces});
   RegisterKernel("AveragePool", {.fn = PoolKernel<PoolKind::kAverage>, .halves = Halves::kWiden, .channels_last = true});
   RegisterKernel("GlobalAveragePool", {.fn = GlobalPoolKernel<PoolKind::kAverage>, .halves = Halves::kWiden, .channels_last = true});
   RegisterKernel("GlobalMaxPool", {.fn = GlobalPoolKernel<PoolKind::kMax>, .halves = Halves::kWiden, .channels_last = true});

@@ -442,6 +442,45 @@ TEST(ChannelsLast, ConcatReadAsPiecesGivesTheBitsOfTheConcat) {
   }
 }
 
+// GoogLeNet's and SqueezeNet's blocks end in a channel Concat that a MaxPool reads: unobserved, the pool reads the
+// pieces where they lie, by rows (3x3 stride 2, windows overlapping down the map), by rows with NaNs in a piece
+// (their bands done tap by tap) and tap by tap (2x2 stride 2), with pieces of 40, 1 and 8 channels (whole and
+// partial lane blocks). The results are the bits of the ops run one by one and of an observed run.
+TEST(ChannelsLast, MaxPoolsOfConcatPiecesGiveTheBitsOfThePoolOfTheConcat) {
+  Builder b;
+  const int x = b.In("x", {1, 8, 9, 9});
+  auto conv = [&](int in, int64_t c_in, int64_t c_out, unsigned seed) {
+    return b.Op("Conv", {in, b.Const("w" + std::to_string(seed), Random({c_out, c_in, 1, 1}, seed)), b.Const("b" + std::to_string(seed), Random({c_out}, seed + 1))});
+  };
+  auto block = [&](unsigned seed, const char* one_channel_op) {
+    return b.Op("Concat", {conv(x, 8, 40, seed), b.Op(one_channel_op, {conv(x, 8, 1, seed + 2)}), conv(x, 8, 8, seed + 4)}, {{"axis", int64_t{1}}});
+  };
+  auto max_pool = [&](int in, int64_t k, int64_t stride) {
+    return b.Op("MaxPool", {in}, {{"kernel_shape", std::vector<int64_t>{k, k}}, {"strides", std::vector<int64_t>{stride, stride}}});
+  };
+  const int by_rows = max_pool(block(80, "Relu"), 3, 2), with_nan = max_pool(block(85, "Sqrt"), 3, 2), by_taps = max_pool(block(90, "Sqrt"), 2, 2);
+  Graph g = b.Done(by_rows);
+  g.outputs.push_back(with_nan);
+  g.outputs.push_back(by_taps);
+  Tensor in = Random({1, 8, 9, 9}, 72, -1, 1);  // Sqrt of a negative sum: NaNs in its one-channel pieces
+  const std::vector<Tensor> vals = OpByOp(g, x, in);
+  auto session = Session::FromGraph(g);
+  ASSERT_TRUE(session.ok());
+  std::vector<Tensor> unobserved, observed;
+  ASSERT_TRUE(session.value().Run({in}, unobserved).ok());
+  EXPECT_EQ(session.value().concats_read_in_place(), 3);
+  TaskObserver watcher;
+  session.value().AddObserver(&watcher);
+  ASSERT_TRUE(session.value().Run({in}, observed).ok());
+  int nans = 0;
+  for (size_t o = 0; o < g.outputs.size(); ++o) {
+    ExpectSameBits(unobserved[o], vals[g.outputs[o]]);
+    ExpectSameBits(unobserved[o], observed[o]);
+    for (float v : vals[g.outputs[o]].span<float>()) nans += std::isnan(v);
+  }
+  EXPECT_GT(nans, 0) << "the NaN case must be exercised";
+}
+
 // A transformer's q, k and v: Slices of the in-projection's columns, each split into heads by a (Confusion)Transpose.
 // Unobserved, the Slice is not copied out and its reader copies from the Slice's source (Session::PlanStridedViews).
 // The results are the bits of the ops run one by one and of an observed run; a Slice with a second reader and one
