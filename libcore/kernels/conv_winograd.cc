@@ -31,6 +31,10 @@ constexpr int64_t kTileRows = 4;
 // multiply-adds is mostly transforms and copies.
 constexpr int64_t kMinBandPixels = 16 * 28;
 constexpr double kMinMacs = 8e6;
+// And with few input channels the transforms outweigh the products: squeezenet1_1's 16 -> 64 expand convs on 55x55
+// took 0.23 ms in two bands against 0.165 for the direct kernel (oneDNN's verbose times), the net 3% slower
+// (interleaved runs, fp32 and force_fp16); 32 and more channels are the measured wins above.
+constexpr int64_t kMinBandChannels = 32;
 // Where bands are too small, one primitive over the whole map on oneDNN's own threads still wins with 256+ input
 // and output channels on maps of 7x7 and larger (standalone, caches flushed before each run, 2 threads, its copies
 // included: 256->256 on 14x14 0.78-0.80 of the direct kernel's time, 512->512 on 14x14 0.61, on 7x7 0.79-0.89,
@@ -78,8 +82,8 @@ bool Winograd3x3(const Conv2DShape& s) {
          static_cast<double>(s.N) * s.OH * s.OW * s.M * s.C * s.KH * s.KW >= kMinMacs;
 }
 
-// Whether a band of rows per thread has pixels enough (the thresholds above).
-bool BandsPay(const Conv2DShape& s, int threads) { return (s.OH + threads - 1) / threads * s.OW >= kMinBandPixels; }
+// Whether a band of rows per thread has pixels and channels enough (the thresholds above).
+bool BandsPay(const Conv2DShape& s, int threads) { return s.C >= kMinBandChannels && (s.OH + threads - 1) / threads * s.OW >= kMinBandPixels; }
 
 // Whether the whole map on oneDNN's threads pays where bands do not.
 bool WholeMapPays(const Conv2DShape& s) {
