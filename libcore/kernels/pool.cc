@@ -279,7 +279,10 @@ Status PoolCompute(KernelContext& c) {
   std::vector<ChannelRun<T>> runs;  // the channels-last input's channels: one run, or the pieces of a Concat
   Shape xs;
   for (const Tensor& piece : c.options.concat_pieces) {  // fp32 channels-last maps of one size (the runtime checks)
-    if (xs.empty()) xs = piece.shape(), xs[1] = 0;
+    if (xs.empty()) {
+      xs = piece.shape();
+      xs[1] = 0;
+    }
     runs.push_back({piece.data<T>(), piece.shape()[1], xs[1]});
     xs[1] += piece.shape()[1];
   }

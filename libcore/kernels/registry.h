@@ -33,7 +33,6 @@ struct KernelState {
   virtual ~KernelState() = default;
 };
 
-// What the runtime offers a kernel beyond its inputs.
 // The elements of `base` that a strided selection (a Slice's) picks, as a tensor of `shape` would hold them:
 // element i of that tensor, at index (i_0, ..., i_n), is base's element offset + sum of i_d * strides[d].
 struct StridedSource {
@@ -43,6 +42,7 @@ struct StridedSource {
   Shape shape;
 };
 
+// What the runtime offers a kernel beyond its inputs.
 struct KernelRunOptions {
   std::unique_ptr<KernelState>* state = nullptr;  // this task's slot; null: the kernel keeps nothing
   bool channels_last_out = false;  // every reader of output 0 takes a channels-last tensor (channels_last.h)

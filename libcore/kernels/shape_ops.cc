@@ -1,6 +1,7 @@
 // Data-movement and shape ops (their schemas and shape rules: ops/shape.cc). Most of them reduce to one strided copy (StridedCopy) with the right
 // strides: Transpose permutes them, Slice offsets and scales them, Expand zeroes them. Output shapes are
 // computed by the same functions in inference and in the kernel, so the two cannot disagree.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <numbers>
@@ -157,6 +158,11 @@ std::optional<StridedSource> SliceAsStridedView(const Node& node, std::span<cons
   return std::move(sel).value();
 }
 
+// Whether `perm` names each of `rank` dims.
+bool PermFits(const std::vector<int64_t>& perm, size_t rank) {
+  return perm.size() == rank && std::all_of(perm.begin(), perm.end(), [&](int64_t p) { return p >= 0 && p < static_cast<int64_t>(rank); });
+}
+
 // The elements of `src` in the order of a tensor of `shape` whose dim d walks src's dim perm[d], copied once.
 Tensor CopyPermuted(const StridedSource& src, const std::vector<int64_t>& perm, Shape shape, ThreadPool& pool) {
   std::vector<int64_t> strides;
@@ -184,7 +190,7 @@ bool TransposeSelection(KernelContext& c, const std::vector<int64_t>& reshape, c
     src.strides = std::move(*strides);
     src.shape = reshape;
   }
-  if (perm.size() != src.shape.size()) return false;
+  if (!PermFits(perm, src.shape.size())) return false;  // the copy's own path reports it
   c.outputs[0] = CopyPermuted(src, perm, out, c.pool);
   return true;
 }
@@ -612,9 +618,11 @@ Status TransposeKernel(KernelContext& c) {
   if (c.options.strided_input) {
     const Shape& in = c.options.strided_input->shape;
     auto perm = TransposePerm(c.node, in.size());
-    Shape out;
-    for (int64_t p : perm) out.push_back(in[static_cast<size_t>(p)]);
-    if (TransposeSelection(c, {}, perm, out)) return Status::Ok();
+    if (PermFits(perm, in.size())) {
+      Shape out;
+      for (int64_t p : perm) out.push_back(in[static_cast<size_t>(p)]);
+      if (TransposeSelection(c, {}, perm, out)) return Status::Ok();
+    }
     c.inputs[0] = Materialize(*c.options.strided_input, c.pool);
   }
   const Tensor& x = c.in(0);
@@ -645,9 +653,10 @@ Status ConfusionTransposeKernel(KernelContext& c) {
     NPU_ASSIGN_OR_RETURN(Shape out, ConfusionTransposeShape(c.node, c.options.strided_input->shape));
     const std::vector<int64_t> reshape = transpose_first ? std::vector<int64_t>{} : c.node.attr_ints("shape");
     Shape permuted = out;  // transpose_first: the permuted input, reshaped to `out` after the copy
-    if (transpose_first) {
+    const Shape& in = c.options.strided_input->shape;
+    if (transpose_first && PermFits(perm, in.size())) {
       permuted.clear();
-      for (int64_t p : perm) permuted.push_back(c.options.strided_input->shape[static_cast<size_t>(p)]);
+      for (int64_t p : perm) permuted.push_back(in[static_cast<size_t>(p)]);
     }
     if (TransposeSelection(c, reshape, perm, permuted)) {
       c.outputs[0] = c.outputs[0].Reshaped(out);

@@ -4,8 +4,8 @@
 #include "kernels/registry.h"
 #include <memory>
 #include <optional>
-#include <unordered_map>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
