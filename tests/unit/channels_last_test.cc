@@ -49,6 +49,31 @@ std::vector<Tensor> OpByOp(const Graph& g, int x, const Tensor& in) {
   return vals;
 }
 
+// A graph whose runtime reads some task's result in place of running it (PlanConcatPairs, PlanStridedViews): run on
+// `in` unobserved, `read_in_place` counts `expected` such reads, and none with an observer attached (which sees every
+// task run); every output is the bits of the op-by-op run and of the observed run. Returns the op-by-op values.
+std::vector<Tensor> ExpectReadsInPlaceKeepTheBits(const Graph& g, int x, const Tensor& in, int (Session::*read_in_place)() const, int expected) {
+  const std::vector<Tensor> vals = OpByOp(g, x, in);
+  auto session = Session::FromGraph(g);
+  EXPECT_TRUE(session.ok());
+  if (!session.ok()) return vals;
+  std::vector<Tensor> unobserved, observed;
+  EXPECT_TRUE(session.value().Run({in}, unobserved).ok());
+  EXPECT_EQ((session.value().*read_in_place)(), expected);
+  TaskObserver watcher;
+  session.value().AddObserver(&watcher);
+  EXPECT_TRUE(session.value().Run({in}, observed).ok());
+  EXPECT_EQ((session.value().*read_in_place)(), 0);
+  EXPECT_EQ(unobserved.size(), g.outputs.size());
+  EXPECT_EQ(observed.size(), g.outputs.size());
+  for (size_t o = 0; o < g.outputs.size() && o < unobserved.size() && o < observed.size(); ++o) {
+    SCOPED_TRACE("output " + std::to_string(o));
+    ExpectSameBits(unobserved[o], vals[g.outputs[o]]);
+    ExpectSameBits(unobserved[o], observed[o]);
+  }
+  return vals;
+}
+
 TEST(ChannelsLast, ConversionsRoundTripAndMapIndices) {
   // Small, ragged in both row tiles and column blocks of the transpose, and image-like inputs of 2 to 4 channels
   // (interleaved, over more than one block of pixels and more than one image).
@@ -425,21 +450,7 @@ TEST(ChannelsLast, ConcatReadAsPiecesGivesTheBitsOfTheConcat) {
   int shared = b.Op("Concat", {with_input, a}, {{"axis", int64_t{1}}});                               // also a graph output
   Graph g = b.Done(batch_norm(shared, 32, 60));
   g.outputs.push_back(shared);
-  Tensor in = Random({1, 8, 7, 7}, 70);
-  const std::vector<Tensor> vals = OpByOp(g, x, in);
-  auto session = Session::FromGraph(g);
-  ASSERT_TRUE(session.ok());
-  std::vector<Tensor> unobserved, observed;
-  ASSERT_TRUE(session.value().Run({in}, unobserved).ok());
-  EXPECT_EQ(session.value().concats_read_in_place(), 1);
-  TaskObserver watcher;
-  session.value().AddObserver(&watcher);
-  ASSERT_TRUE(session.value().Run({in}, observed).ok());
-  EXPECT_EQ(session.value().concats_read_in_place(), 0);
-  for (size_t o = 0; o < g.outputs.size(); ++o) {
-    ExpectSameBits(unobserved[o], vals[g.outputs[o]]);
-    ExpectSameBits(unobserved[o], observed[o]);
-  }
+  ExpectReadsInPlaceKeepTheBits(g, x, Random({1, 8, 7, 7}, 70), &Session::concats_read_in_place, 1);
 }
 
 // GoogLeNet's and SqueezeNet's blocks end in a channel Concat that a MaxPool reads: unobserved, the pool reads the
@@ -462,22 +473,11 @@ TEST(ChannelsLast, MaxPoolsOfConcatPiecesGiveTheBitsOfThePoolOfTheConcat) {
   Graph g = b.Done(by_rows);
   g.outputs.push_back(with_nan);
   g.outputs.push_back(by_taps);
-  Tensor in = Random({1, 8, 9, 9}, 72, -1, 1);  // Sqrt of a negative sum: NaNs in its one-channel pieces
-  const std::vector<Tensor> vals = OpByOp(g, x, in);
-  auto session = Session::FromGraph(g);
-  ASSERT_TRUE(session.ok());
-  std::vector<Tensor> unobserved, observed;
-  ASSERT_TRUE(session.value().Run({in}, unobserved).ok());
-  EXPECT_EQ(session.value().concats_read_in_place(), 3);
-  TaskObserver watcher;
-  session.value().AddObserver(&watcher);
-  ASSERT_TRUE(session.value().Run({in}, observed).ok());
+  const Tensor in = Random({1, 8, 9, 9}, 72, -1, 1);  // Sqrt of a negative sum: NaNs in its one-channel pieces
+  const std::vector<Tensor> vals = ExpectReadsInPlaceKeepTheBits(g, x, in, &Session::concats_read_in_place, 3);
   int nans = 0;
-  for (size_t o = 0; o < g.outputs.size(); ++o) {
-    ExpectSameBits(unobserved[o], vals[g.outputs[o]]);
-    ExpectSameBits(unobserved[o], observed[o]);
-    for (float v : vals[g.outputs[o]].span<float>()) nans += std::isnan(v);
-  }
+  for (int o : g.outputs)
+    for (float v : vals[o].span<float>()) nans += std::isnan(v);
   EXPECT_GT(nans, 0) << "the NaN case must be exercised";
 }
 
@@ -508,22 +508,8 @@ TEST(ChannelsLast, SlicesReadInPlaceGiveTheBitsOfTheCopies) {
   const int of_input = heads(slice(x, 0, 16, 2), {1, 0, 2});                  // never a task's result
   Graph g = b.Done(q);
   for (int o : {k, v, first, merged, shared, shared_heads, rows, of_input}) g.outputs.push_back(o);
-  const Tensor in = Random({6, 1, 48}, 71, -1, 1);
-  const std::vector<Tensor> vals = OpByOp(g, x, in);
-  auto session = Session::FromGraph(g);
-  ASSERT_TRUE(session.ok());
-  std::vector<Tensor> unobserved, observed;
-  ASSERT_TRUE(session.value().Run({in}, unobserved).ok());
-  EXPECT_EQ(session.value().views_read_in_place(), 6);  // q, k, v, first, merged, of_input
-  TaskObserver watcher;
-  session.value().AddObserver(&watcher);
-  ASSERT_TRUE(session.value().Run({in}, observed).ok());
-  EXPECT_EQ(session.value().views_read_in_place(), 0);
-  for (size_t o = 0; o < g.outputs.size(); ++o) {
-    ASSERT_EQ(unobserved[o].shape(), vals[g.outputs[o]].shape()) << "output " << o;
-    ExpectSameBits(unobserved[o], vals[g.outputs[o]]);
-    ExpectSameBits(unobserved[o], observed[o]);
-  }
+  // q, k, v, first, merged and of_input are read in place
+  ExpectReadsInPlaceKeepTheBits(g, x, Random({6, 1, 48}, 71, -1, 1), &Session::views_read_in_place, 6);
 }
 
 // The strides that walk a strided view as another shape without a copy, as numpy reshapes one.
