@@ -4,6 +4,8 @@
 // ops, Add/Mul with per-channel broadcasting and global pooling take it without a conversion; the runtime
 // converts it back for every other reader, for dumps and for the net's outputs.
 #pragma once
+#include <cstdint>
+
 #include "base/thread_pool.h"
 #include "ir/tensor.h"
 
@@ -15,6 +17,11 @@ bool OrdersDiffer(const Shape& s);
 // The tensor in the other memory order (a copy), or itself when it already is in the wanted one.
 Tensor ToChannelsFirst(const Tensor& t, ThreadPool& pool);
 Tensor ToChannelsLast(const Tensor& t, ThreadPool& pool);
+// One 8 x 8 block of 4-byte elements transposed: dst[j * dst_stride + i] = src[i * src_stride + j], in vector
+// registers (three rounds of two-vector shuffles) rather than element by element, which the compiler leaves
+// scalar for a strided side.
+constexpr int64_t kTransposeBlock = 8;
+void TransposeBlock8(const uint32_t* src, int64_t src_stride, uint32_t* dst, int64_t dst_stride);
 // dst[b][j][i] = src[b][i][j] for `batches` row-major rows x cols matrices of `elem_bytes`-byte elements (1, 2, 4
 // or 8): the layout conversions above, and ShuffleChannel's permutation of each pixel's channel vector.
 void TransposeMatrices(const std::byte* src, std::byte* dst, size_t elem_bytes, int64_t batches, int64_t rows, int64_t cols, ThreadPool& pool);
