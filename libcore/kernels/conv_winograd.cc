@@ -40,12 +40,14 @@ constexpr int64_t kMinBandChannels = 32;
 // included: 256->256 on 14x14 0.78-0.80 of the direct kernel's time, 512->512 on 14x14 0.61, on 7x7 0.79-0.89,
 // 384->384 on 13x13 0.66-0.80), and loses with fewer (128->128 on 14x14: 0.93-1.18, 192->192 on 17x17: 1.11).
 constexpr int64_t kWholeMapMinChannels = 256, kWholeMapMinSide = 7;
-// On maps of 28x28 and larger (whole F(4x4) tiles, 49 and more of them) it pays from 96 channels in and out:
-// per-task times inside whole nets, 2 threads, against the direct kernel: googlenet's 96->128 on 28x28
-// 0.45 -> 0.35-0.36 ms, 128->192 0.84 -> 0.59-0.62 ms; resnet50's four 128->128 on 28x28 1.71 -> 1.04 ms. Not
-// on inception_v3's 25x25 maps (whose tiles overhang the map): 64->96 1.04-1.09x the direct kernel's time,
-// 96->96 0.90-1.01x.
-constexpr int64_t kLargeMapMinChannels = 96, kLargeMapMinSide = 28;
+// On maps from 28x28 to 56x56 (whole F(4x4) tiles, 49 to 196 of them) it pays from 96 channels in and out, and
+// beats the bands too (per-task times inside whole nets, 2 threads): against the direct kernel, googlenet's 96->128
+// on 28x28 0.45 -> 0.35-0.36 ms, 128->192 0.84 -> 0.59-0.62 ms, resnet50's four 128->128 on 28x28 1.71 -> 1.04 ms;
+// against bands of rows, vgg16's 512->512 on 28x28 15.4 -> 8.7 ms, 256->512 4.0 -> 2.6, 256->256 on 56x56 8.6 ->
+// 7.9 (its 128->256 on 56x56 2.4 -> 2.6); googlenet's 96->128 0.42 -> 0.37, 128->192 0.89 -> 0.55. Bands keep
+// 112x112 maps (vgg16's 128->128: 4.9 against 5.9 ms whole). Not on inception_v3's 25x25 maps (whose tiles overhang
+// the map): 64->96 1.04-1.09x the direct kernel's time, 96->96 0.90-1.01x.
+constexpr int64_t kLargeMapMinChannels = 96, kLargeMapMinSide = 28, kLargeMapMaxPixels = 56 * 56;
 
 // Elements per task of the whole-map mode's copies and finish.
 constexpr int64_t kCopyGrain = 1 << 14;
@@ -88,14 +90,22 @@ bool Winograd3x3(const Conv2DShape& s) {
          static_cast<double>(s.N) * s.OH * s.OW * s.M * s.C * s.KH * s.KW >= kMinMacs;
 }
 
+// Output rows per band: the map's rows shared by the threads, rounded up to whole tiles (a 28-row map on two
+// threads: bands of 16 and 12 rows), or the whole map.
+int64_t BandRows(const Conv2DShape& s, int threads, bool whole_map) {
+  const int64_t per = whole_map ? s.OH : (s.OH + threads - 1) / threads;
+  return (per + kTileRows - 1) / kTileRows * kTileRows;
+}
+
 // Whether a band of rows per thread has pixels and channels enough (the thresholds above).
-bool BandsPay(const Conv2DShape& s, int threads) { return s.C >= kMinBandChannels && (s.OH + threads - 1) / threads * s.OW >= kMinBandPixels; }
+bool BandsPay(const Conv2DShape& s, int threads) {
+  return s.C >= kMinBandChannels && std::min(BandRows(s, threads, false), s.OH) * s.OW >= kMinBandPixels;
+}
 
 // Whether the whole map on oneDNN's threads pays where bands do not.
-bool WholeMapPays(const Conv2DShape& s) {
-  const auto all_from = [&](int64_t channels, int64_t side) { return s.C >= channels && s.M >= channels && s.OH >= side && s.OW >= side; };
-  return all_from(kWholeMapMinChannels, kWholeMapMinSide) || all_from(kLargeMapMinChannels, kLargeMapMinSide);
-}
+bool AllFrom(const Conv2DShape& s, int64_t channels, int64_t side) { return s.C >= channels && s.M >= channels && s.OH >= side && s.OW >= side; }
+bool LargeMapPays(const Conv2DShape& s) { return AllFrom(s, kLargeMapMinChannels, kLargeMapMinSide) && s.OH * s.OW <= kLargeMapMaxPixels; }
+bool WholeMapPays(const Conv2DShape& s) { return AllFrom(s, kWholeMapMinChannels, kWholeMapMinSide) || LargeMapPays(s); }
 
 // Builds oneDNN objects as one thread would run them: the band primitives run inside our parallel loop, where
 // oneDNN runs them on the calling thread, so they are planned for one.
@@ -143,13 +153,13 @@ bool WinogradPays(const Conv2DShape& s, int threads) { return Winograd3x3(s) && 
 
 std::unique_ptr<WinogradConv> WinogradConv::Build(const Conv2DShape& s, int threads, bool has_bias) try {
   auto conv = std::make_unique<WinogradConv>();
-  conv->whole_map_ = !BandsPay(s, threads);  // one band on oneDNN's threads
+  // One band on oneDNN's threads: on large maps with channels enough for it, and where bands are too small.
+  conv->whole_map_ = LargeMapPays(s) || !BandsPay(s, threads);
   std::optional<OneThreadPlanning> planning;
   if (!conv->whole_map_) planning.emplace();
   if (s.C % kBlock != 0 || s.M % kBlock != 0) return nullptr;  // the blocked layout's; oneDNN's kernel needs it too
   conv->shape_ = s;
-  const int64_t per = conv->whole_map_ ? s.OH : (s.OH + threads - 1) / threads;
-  const int64_t band_rows = (per + kTileRows - 1) / kTileRows * kTileRows;
+  const int64_t band_rows = BandRows(s, threads, conv->whole_map_);
   const memory::dims wdims{s.M, s.C, s.KH, s.KW};
   const memory::desc bias({s.M}, kF32, Tag::a), plain_w(wdims, kF32, Tag::oihw);
   std::vector<memory::desc> layouts;

@@ -142,7 +142,7 @@ TEST(Kernels, WinogradConvIsTheDirectSumWithinItsRounding) {
       {{2, 32, 33, 33}, 48, {0, 0, 0, 0}, false, {1, 2}},
       {{1, 32, 57, 41}, 16, {1, 0, 0, 1}, true, {1, 2, 3}},
       {{1, 256, 14, 13}, 256, {1, 1, 1, 1}, true, {1, 2}},  // bands too small: the whole map on oneDNN's threads
-      {{1, 96, 28, 28}, 96, {1, 1, 1, 1}, true, {1, 2}},    // one band on one thread; on two, the whole map (a large one)
+      {{1, 96, 28, 28}, 96, {1, 1, 1, 1}, true, {1, 2}},    // a large map: the whole map on any count of threads
   };
   unsigned seed = 50;
   for (const Case& k : cases) {
