@@ -43,7 +43,7 @@ void Transpose(const T* src, T* dst, int64_t batches, int64_t rows, int64_t cols
           c_done = c0 + (c1 - c0) / kTransposeBlock * kTransposeBlock;
           for (int64_t r = r0; r < r_done; r += kTransposeBlock)
             for (int64_t c = c0; c < c_done; c += kTransposeBlock)
-              TransposeBlock8(reinterpret_cast<const uint32_t*>(s + r * cols + c), cols, reinterpret_cast<uint32_t*>(d + c * rows + r), rows);
+              TransposeBlock8(reinterpret_cast<const std::byte*>(s + r * cols + c), cols, reinterpret_cast<std::byte*>(d + c * rows + r), rows);
         }
         for (int64_t c = c0; c < c1; ++c)
           for (int64_t r = c < c_done ? r_done : r0; r < r1; ++r) d[c * rows + r] = s[r * cols + c];
@@ -109,10 +109,11 @@ Tensor Reordered(const Tensor& t, bool to_last, ThreadPool& pool) {
 
 }  // namespace
 
-void TransposeBlock8(const uint32_t* src, int64_t src_stride, uint32_t* dst, int64_t dst_stride) {
+void TransposeBlock8(const std::byte* src, int64_t src_stride, std::byte* dst, int64_t dst_stride) {
   typedef uint32_t Row __attribute__((vector_size(32)));
+  constexpr int64_t kElem = sizeof(uint32_t);
   Row r[8], t[8];
-  for (int i = 0; i < 8; ++i) std::memcpy(&r[i], src + i * src_stride, sizeof(Row));
+  for (int i = 0; i < 8; ++i) std::memcpy(&r[i], src + i * src_stride * kElem, sizeof(Row));
   // Round 1: rows 2k and 2k+1 interleaved (columns 0-3, then 4-7, in pairs).
   for (int k = 0; k < 4; ++k) {
     t[2 * k] = __builtin_shuffle(r[2 * k], r[2 * k + 1], Row{0, 8, 1, 9, 2, 10, 3, 11});
@@ -131,7 +132,7 @@ void TransposeBlock8(const uint32_t* src, int64_t src_stride, uint32_t* dst, int
     t[2 * k] = __builtin_shuffle(r[k], r[k + 4], Row{0, 1, 2, 3, 8, 9, 10, 11});
     t[2 * k + 1] = __builtin_shuffle(r[k], r[k + 4], Row{4, 5, 6, 7, 12, 13, 14, 15});
   }
-  for (int j = 0; j < 8; ++j) std::memcpy(dst + j * dst_stride, &t[j], sizeof(Row));
+  for (int j = 0; j < 8; ++j) std::memcpy(dst + j * dst_stride * kElem, &t[j], sizeof(Row));
 }
 
 void TransposeMatrices(const std::byte* src, std::byte* dst, size_t elem_bytes, int64_t batches, int64_t rows, int64_t cols, ThreadPool& pool) {

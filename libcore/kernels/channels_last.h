@@ -17,11 +17,11 @@ bool OrdersDiffer(const Shape& s);
 // The tensor in the other memory order (a copy), or itself when it already is in the wanted one.
 Tensor ToChannelsFirst(const Tensor& t, ThreadPool& pool);
 Tensor ToChannelsLast(const Tensor& t, ThreadPool& pool);
-// One 8 x 8 block of 4-byte elements transposed: dst[j * dst_stride + i] = src[i * src_stride + j], in vector
-// registers (three rounds of two-vector shuffles) rather than element by element, which the compiler leaves
-// scalar for a strided side.
+// One 8 x 8 block of 4-byte elements transposed: element (j, i) of dst is element (i, j) of src, rows `dst_stride`
+// and `src_stride` elements apart (any alignment), in vector registers (three rounds of two-vector shuffles)
+// rather than element by element, which the compiler leaves scalar for a strided side.
 constexpr int64_t kTransposeBlock = 8;
-void TransposeBlock8(const uint32_t* src, int64_t src_stride, uint32_t* dst, int64_t dst_stride);
+void TransposeBlock8(const std::byte* src, int64_t src_stride, std::byte* dst, int64_t dst_stride);
 // dst[b][j][i] = src[b][i][j] for `batches` row-major rows x cols matrices of `elem_bytes`-byte elements (1, 2, 4
 // or 8): the layout conversions above, and ShuffleChannel's permutation of each pixel's channel vector.
 void TransposeMatrices(const std::byte* src, std::byte* dst, size_t elem_bytes, int64_t batches, int64_t rows, int64_t cols, ThreadPool& pool);

@@ -42,8 +42,9 @@ constexpr int64_t kCopyTaskElements = 16384;
 // copy is bound by that and takes as long as before.
 constexpr int64_t kTile = 16;
 
-template <class W>
-void CopyTransposedTiles(ThreadPool& pool, const BroadcastPlan& p, const W* src, int64_t offset, W* dst) {
+template <size_t kBytes>
+void CopyTransposedTiles(ThreadPool& pool, const BroadcastPlan& p, const std::byte* src, int64_t offset, std::byte* dst) {
+  constexpr auto es = static_cast<int64_t>(kBytes);
   const size_t n = p.out.size();
   const int64_t rows = p.out[n - 2], cols = p.out[n - 1], col_stride = p.in_strides[0][n - 1];
   const int64_t tiles = (rows + kTile - 1) / kTile, matrices = NumElements(p.out) / (rows * cols);
@@ -51,19 +52,19 @@ void CopyTransposedTiles(ThreadPool& pool, const BroadcastPlan& p, const W* src,
   pool.ParallelFor(static_cast<size_t>(matrices * tiles), grain, [&](size_t b, size_t e) {
     for (auto t = static_cast<int64_t>(b); t < static_cast<int64_t>(e); ++t) {
       const int64_t first_row = t / tiles * rows + t % tiles * kTile, height = std::min(kTile, rows - t % tiles * kTile);
-      const W* s = src + offset + BroadcastRowWalk(p, first_row).offset(0);  // the tile's rows are s[0], s[1], ...
-      W* d = dst + first_row * cols;
+      const std::byte* s = src + (offset + BroadcastRowWalk(p, first_row).offset(0)) * es;  // the tile's rows from s on
+      std::byte* d = dst + first_row * cols * es;
       for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
         const int64_t c1 = std::min(cols, c0 + kTile);
         int64_t r_done = 0, c_done = c0;  // the part whole 8 x 8 blocks cover, for 4-byte elements
-        if constexpr (sizeof(W) == 4) {
+        if constexpr (kBytes == 4) {
           r_done = height / kTransposeBlock * kTransposeBlock;
           c_done = c0 + (c1 - c0) / kTransposeBlock * kTransposeBlock;
           for (int64_t r = 0; r < r_done; r += kTransposeBlock)
-            for (int64_t c = c0; c < c_done; c += kTransposeBlock) TransposeBlock8(s + r + c * col_stride, col_stride, d + r * cols + c, cols);
+            for (int64_t c = c0; c < c_done; c += kTransposeBlock) TransposeBlock8(s + (r + c * col_stride) * es, col_stride, d + (r * cols + c) * es, cols);
         }
         for (int64_t r = 0; r < height; ++r)
-          for (int64_t c = r < r_done ? c_done : c0; c < c1; ++c) d[r * cols + c] = s[r + c * col_stride];
+          for (int64_t c = r < r_done ? c_done : c0; c < c1; ++c) std::memcpy(d + (r * cols + c) * es, s + (r + c * col_stride) * es, kBytes);
       }
     }
   });
@@ -93,9 +94,9 @@ void StridedCopy(ThreadPool& pool, const std::byte* src, int64_t offset, const s
   const int64_t inner = p.out.back(), inner_stride = steps.back(), rows = total / inner;
   if (inner_stride != 1 && p.out.size() >= 2 && steps[steps.size() - 2] == 1) {
     switch (es) {
-      case 4: return CopyTransposedTiles(pool, p, reinterpret_cast<const uint32_t*>(src), offset, reinterpret_cast<uint32_t*>(dst));
-      case 2: return CopyTransposedTiles(pool, p, reinterpret_cast<const uint16_t*>(src), offset, reinterpret_cast<uint16_t*>(dst));
-      case 8: return CopyTransposedTiles(pool, p, reinterpret_cast<const uint64_t*>(src), offset, reinterpret_cast<uint64_t*>(dst));
+      case 4: return CopyTransposedTiles<4>(pool, p, src, offset, dst);
+      case 2: return CopyTransposedTiles<2>(pool, p, src, offset, dst);
+      case 8: return CopyTransposedTiles<8>(pool, p, src, offset, dst);
       default: break;
     }
   }
