@@ -22,6 +22,48 @@ struct Elem {
   std::byte b[kBytes];
 };
 
+// One 8 x 8 block of 4-byte elements through vector registers: three rounds of two-vector shuffles.
+constexpr int64_t kTransposeBlock = 8;
+void TransposeBlock8(const std::byte* src, int64_t src_stride, std::byte* dst, int64_t dst_stride) {
+  typedef uint32_t Row __attribute__((vector_size(32)));
+  constexpr int64_t kElem = sizeof(uint32_t);
+  Row r[8], t[8];
+  for (int i = 0; i < 8; ++i) std::memcpy(&r[i], src + i * src_stride * kElem, sizeof(Row));
+  // Round 1: rows 2k and 2k+1 interleaved (columns 0-3, then 4-7, in pairs).
+  for (int k = 0; k < 4; ++k) {
+    t[2 * k] = __builtin_shuffle(r[2 * k], r[2 * k + 1], Row{0, 8, 1, 9, 2, 10, 3, 11});
+    t[2 * k + 1] = __builtin_shuffle(r[2 * k], r[2 * k + 1], Row{4, 12, 5, 13, 6, 14, 7, 15});
+  }
+  // Round 2: pairs of pairs: each vector holds two columns of four rows.
+  for (int h = 0; h < 2; ++h)
+    for (int k = 0; k < 2; ++k) {
+      const Row& a = t[4 * h + k];
+      const Row& b = t[4 * h + k + 2];
+      r[4 * h + 2 * k] = __builtin_shuffle(a, b, Row{0, 1, 8, 9, 2, 3, 10, 11});
+      r[4 * h + 2 * k + 1] = __builtin_shuffle(a, b, Row{4, 5, 12, 13, 6, 7, 14, 15});
+    }
+  // Round 3: the top four rows' half of a column pair joined to the bottom four's: whole columns.
+  for (int k = 0; k < 4; ++k) {
+    t[2 * k] = __builtin_shuffle(r[k], r[k + 4], Row{0, 1, 2, 3, 8, 9, 10, 11});
+    t[2 * k + 1] = __builtin_shuffle(r[k], r[k + 4], Row{4, 5, 6, 7, 12, 13, 14, 15});
+  }
+  for (int j = 0; j < 8; ++j) std::memcpy(dst + j * dst_stride * kElem, &t[j], sizeof(Row));
+}
+
+template <size_t kBytes>
+void TransposeRectOf(const std::byte* src, int64_t src_stride, std::byte* dst, int64_t dst_stride, int64_t h, int64_t w) {
+  constexpr auto es = static_cast<int64_t>(kBytes);
+  int64_t h_done = 0, w_done = 0;  // the part whole 8 x 8 blocks cover
+  if constexpr (kBytes == 4) {
+    h_done = h / kTransposeBlock * kTransposeBlock;
+    w_done = w / kTransposeBlock * kTransposeBlock;
+    for (int64_t i = 0; i < h_done; i += kTransposeBlock)
+      for (int64_t j = 0; j < w_done; j += kTransposeBlock) TransposeBlock8(src + (i * src_stride + j) * es, src_stride, dst + (j * dst_stride + i) * es, dst_stride);
+  }
+  for (int64_t j = 0; j < w; ++j)
+    for (int64_t i = j < w_done ? h_done : 0; i < h; ++i) std::memcpy(dst + (j * dst_stride + i) * es, src + (i * src_stride + j) * es, kBytes);
+}
+
 // dst[b][j][i] = src[b][i][j] for `batches` row-major rows x cols matrices; a task is one tile of rows by
 // kTaskCols columns of one matrix.
 template <class T>
@@ -35,19 +77,9 @@ void Transpose(const T* src, T* dst, int64_t batches, int64_t rows, int64_t cols
       const int64_t r1 = std::min(rows, r0 + kTile), c_end = std::min(cols, c_begin + kTaskCols);
       const T* s = src + batch * rows * cols;
       T* d = dst + batch * rows * cols;
-      for (int64_t c0 = c_begin; c0 < c_end; c0 += kTile) {
-        const int64_t c1 = std::min(c_end, c0 + kTile);
-        int64_t r_done = r0, c_done = c0;  // the part whole 8 x 8 blocks cover, for 4-byte elements
-        if constexpr (sizeof(T) == 4) {
-          r_done = r0 + (r1 - r0) / kTransposeBlock * kTransposeBlock;
-          c_done = c0 + (c1 - c0) / kTransposeBlock * kTransposeBlock;
-          for (int64_t r = r0; r < r_done; r += kTransposeBlock)
-            for (int64_t c = c0; c < c_done; c += kTransposeBlock)
-              TransposeBlock8(reinterpret_cast<const std::byte*>(s + r * cols + c), cols, reinterpret_cast<std::byte*>(d + c * rows + r), rows);
-        }
-        for (int64_t c = c0; c < c1; ++c)
-          for (int64_t r = c < c_done ? r_done : r0; r < r1; ++r) d[c * rows + r] = s[r * cols + c];
-      }
+      for (int64_t c0 = c_begin; c0 < c_end; c0 += kTile)
+        TransposeRect(reinterpret_cast<const std::byte*>(s + r0 * cols + c0), cols, reinterpret_cast<std::byte*>(d + c0 * rows + r0), rows, r1 - r0,
+                      std::min(c_end, c0 + kTile) - c0, sizeof(T));
     }
   });
 }
@@ -109,30 +141,13 @@ Tensor Reordered(const Tensor& t, bool to_last, ThreadPool& pool) {
 
 }  // namespace
 
-void TransposeBlock8(const std::byte* src, int64_t src_stride, std::byte* dst, int64_t dst_stride) {
-  typedef uint32_t Row __attribute__((vector_size(32)));
-  constexpr int64_t kElem = sizeof(uint32_t);
-  Row r[8], t[8];
-  for (int i = 0; i < 8; ++i) std::memcpy(&r[i], src + i * src_stride * kElem, sizeof(Row));
-  // Round 1: rows 2k and 2k+1 interleaved (columns 0-3, then 4-7, in pairs).
-  for (int k = 0; k < 4; ++k) {
-    t[2 * k] = __builtin_shuffle(r[2 * k], r[2 * k + 1], Row{0, 8, 1, 9, 2, 10, 3, 11});
-    t[2 * k + 1] = __builtin_shuffle(r[2 * k], r[2 * k + 1], Row{4, 12, 5, 13, 6, 14, 7, 15});
+void TransposeRect(const std::byte* src, int64_t src_stride, std::byte* dst, int64_t dst_stride, int64_t h, int64_t w, size_t elem_bytes) {
+  switch (elem_bytes) {
+    case 1: return TransposeRectOf<1>(src, src_stride, dst, dst_stride, h, w);
+    case 2: return TransposeRectOf<2>(src, src_stride, dst, dst_stride, h, w);
+    case 4: return TransposeRectOf<4>(src, src_stride, dst, dst_stride, h, w);
+    default: return TransposeRectOf<8>(src, src_stride, dst, dst_stride, h, w);
   }
-  // Round 2: pairs of pairs: each vector holds two columns of four rows.
-  for (int h = 0; h < 2; ++h)
-    for (int k = 0; k < 2; ++k) {
-      const Row& a = t[4 * h + k];
-      const Row& b = t[4 * h + k + 2];
-      r[4 * h + 2 * k] = __builtin_shuffle(a, b, Row{0, 1, 8, 9, 2, 3, 10, 11});
-      r[4 * h + 2 * k + 1] = __builtin_shuffle(a, b, Row{4, 5, 12, 13, 6, 7, 14, 15});
-    }
-  // Round 3: the top four rows' half of a column pair joined to the bottom four's: whole columns.
-  for (int k = 0; k < 4; ++k) {
-    t[2 * k] = __builtin_shuffle(r[k], r[k + 4], Row{0, 1, 2, 3, 8, 9, 10, 11});
-    t[2 * k + 1] = __builtin_shuffle(r[k], r[k + 4], Row{4, 5, 6, 7, 12, 13, 14, 15});
-  }
-  for (int j = 0; j < 8; ++j) std::memcpy(dst + j * dst_stride * kElem, &t[j], sizeof(Row));
 }
 
 void TransposeMatrices(const std::byte* src, std::byte* dst, size_t elem_bytes, int64_t batches, int64_t rows, int64_t cols, ThreadPool& pool) {

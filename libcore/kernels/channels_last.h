@@ -17,11 +17,11 @@ bool OrdersDiffer(const Shape& s);
 // The tensor in the other memory order (a copy), or itself when it already is in the wanted one.
 Tensor ToChannelsFirst(const Tensor& t, ThreadPool& pool);
 Tensor ToChannelsLast(const Tensor& t, ThreadPool& pool);
-// One 8 x 8 block of 4-byte elements transposed: element (j, i) of dst is element (i, j) of src, rows `dst_stride`
-// and `src_stride` elements apart (any alignment), in vector registers (three rounds of two-vector shuffles)
-// rather than element by element, which the compiler leaves scalar for a strided side.
-constexpr int64_t kTransposeBlock = 8;
-void TransposeBlock8(const std::byte* src, int64_t src_stride, std::byte* dst, int64_t dst_stride);
+// An h x w rectangle of `elem_bytes`-byte elements (1, 2, 4 or 8) transposed: element (j, i) of dst is element (i, j)
+// of src, their rows `dst_stride` and `src_stride` elements apart, at any alignment. 4-byte elements go in 8 x 8
+// blocks through vector registers (which the compiler does not do for a loop with a strided side), the rest and
+// the edges one by one. A tile of a larger transpose, sized to stay in cache.
+void TransposeRect(const std::byte* src, int64_t src_stride, std::byte* dst, int64_t dst_stride, int64_t h, int64_t w, size_t elem_bytes);
 // dst[b][j][i] = src[b][i][j] for `batches` row-major rows x cols matrices of `elem_bytes`-byte elements (1, 2, 4
 // or 8): the layout conversions above, and ShuffleChannel's permutation of each pixel's channel vector.
 void TransposeMatrices(const std::byte* src, std::byte* dst, size_t elem_bytes, int64_t batches, int64_t rows, int64_t cols, ThreadPool& pool);

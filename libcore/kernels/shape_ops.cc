@@ -37,14 +37,13 @@ constexpr int64_t kCopyTaskElements = 16384;
 // A copy whose innermost output dim gathers (a source stride other than 1) while the dim before it is contiguous
 // in the source: a batch of matrix transposes (a key's heads, [197, 2304] -> [12, 64, 197]; NCHW -> NHWC). Copied
 // in kTile x kTile tiles, whose kTile source lines serve kTile^2 outputs (a row at a time touches a new line per
-// element), 8 x 8 blocks of them in vector registers (TransposeBlock8). A model of one such Transpose, [197, 12,
+// element), 8 x 8 blocks of them in vector registers (TransposeRect). A model of one such Transpose, [197, 12,
 // 64] -> [12, 64, 197]: 0.15 -> 0.10 ms per msame inference; inside vit_b_16, whose key comes from memory, the
 // copy is bound by that and takes as long as before.
 constexpr int64_t kTile = 16;
 
-template <size_t kBytes>
-void CopyTransposedTiles(ThreadPool& pool, const BroadcastPlan& p, const std::byte* src, int64_t offset, std::byte* dst) {
-  constexpr auto es = static_cast<int64_t>(kBytes);
+void CopyTransposedTiles(ThreadPool& pool, const BroadcastPlan& p, const std::byte* src, int64_t offset, std::byte* dst, size_t elem_bytes) {
+  const auto es = static_cast<int64_t>(elem_bytes);
   const size_t n = p.out.size();
   const int64_t rows = p.out[n - 2], cols = p.out[n - 1], col_stride = p.in_strides[0][n - 1];
   const int64_t tiles = (rows + kTile - 1) / kTile, matrices = NumElements(p.out) / (rows * cols);
@@ -54,18 +53,8 @@ void CopyTransposedTiles(ThreadPool& pool, const BroadcastPlan& p, const std::by
       const int64_t first_row = t / tiles * rows + t % tiles * kTile, height = std::min(kTile, rows - t % tiles * kTile);
       const std::byte* s = src + (offset + BroadcastRowWalk(p, first_row).offset(0)) * es;  // the tile's rows from s on
       std::byte* d = dst + first_row * cols * es;
-      for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
-        const int64_t c1 = std::min(cols, c0 + kTile);
-        int64_t r_done = 0, c_done = c0;  // the part whole 8 x 8 blocks cover, for 4-byte elements
-        if constexpr (kBytes == 4) {
-          r_done = height / kTransposeBlock * kTransposeBlock;
-          c_done = c0 + (c1 - c0) / kTransposeBlock * kTransposeBlock;
-          for (int64_t r = 0; r < r_done; r += kTransposeBlock)
-            for (int64_t c = c0; c < c_done; c += kTransposeBlock) TransposeBlock8(s + (r + c * col_stride) * es, col_stride, d + (r * cols + c) * es, cols);
-        }
-        for (int64_t r = 0; r < height; ++r)
-          for (int64_t c = r < r_done ? c_done : c0; c < c1; ++c) std::memcpy(d + (r * cols + c) * es, s + (r + c * col_stride) * es, kBytes);
-      }
+      for (int64_t c0 = 0; c0 < cols; c0 += kTile)  // source rows c (col_stride apart) hold the tile's rows r side by side
+        TransposeRect(s + c0 * col_stride * es, col_stride, d + c0 * es, cols, std::min(cols, c0 + kTile) - c0, height, es);
     }
   });
 }
@@ -93,12 +82,7 @@ void StridedCopy(ThreadPool& pool, const std::byte* src, int64_t offset, const s
   if (p.out.empty()) p.out = {1}, steps = {0};
   const int64_t inner = p.out.back(), inner_stride = steps.back(), rows = total / inner;
   if (inner_stride != 1 && p.out.size() >= 2 && steps[steps.size() - 2] == 1) {
-    switch (es) {
-      case 4: return CopyTransposedTiles<4>(pool, p, src, offset, dst);
-      case 2: return CopyTransposedTiles<2>(pool, p, src, offset, dst);
-      case 8: return CopyTransposedTiles<8>(pool, p, src, offset, dst);
-      default: break;
-    }
+    if (es == 2 || es == 4 || es == 8) return CopyTransposedTiles(pool, p, src, offset, dst, es);
   }
   const size_t run_bytes = static_cast<size_t>(inner) * es;
   auto copy_rows = [&](size_t b, size_t e) {
