@@ -5,8 +5,9 @@ Per model (resnet50, mobilenet_v3_large, efficientnet_b0, a BERT-base encoder at
 thread count (1 and 2): msame on the fp32 path (atc --precision_mode=must_keep_origin_dtype) and with the NPU's
 fp16 numerics (force_fp16), and ONNX Runtime (onnxruntime-node from the npm registry: it ships the CPU
 library; Debian's nodejs runs it) with the same inputs and intra-op threads. Each side reports the median of
-its in-process inference times; the sides run interleaved, three rounds, and the median round counts. Peak
-RSS is each process's maximum resident set (rusage).
+its in-process inference times; the sides run interleaved, three rounds: a time is that side's median over the
+rounds, a ratio the median of the rounds' own ratios (msame and ONNX Runtime seconds apart, so that a drift of
+the machine's speed between rounds cancels). Peak RSS is each process's maximum resident set (rusage).
 
 With `zoo`, the models are instead a zoo of other shapes of work (issues 40 and 54): concat-heavy, grouped and depthwise,
 channel shuffles, large kernels, windowed attention, a segmentation head and a GPT-2-style decoder block (causal
@@ -32,7 +33,7 @@ MSAME = os.path.join(BUILD, "tools/msame/msame")
 ORT_VERSION = "1.30.0"
 ORT_DIR = os.path.join(ROOT, ".deps", f"onnxruntime-node-{ORT_VERSION}")
 WARMUP, LOOPS = 3, 15
-# Interleaved rounds per row; the median round (by msame's fp32 time) is printed. More on a noisy machine.
+# Interleaved rounds per row; the medians over them are printed. More on a noisy machine.
 ROUNDS = int(os.environ.get("NPUKIT_BENCH_ROUNDS", "3"))
 MODELS = {"resnet50": "input:1,3,224,224", "mobilenet_v3_large": "input:1,3,224,224",
           "efficientnet_b0": "input:1,3,224,224",
@@ -114,7 +115,7 @@ def run_all(module, work):
     subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests/e2e/export_calibration_models.py"), work, *MODELS], check=True)
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     print(f"msame vs ONNX Runtime {ORT_VERSION} (onnxruntime-node), batch 1, median of {LOOPS} in-process runs, "
-          f"the median of {ROUNDS} interleaved rounds; {cpu}")
+          f"the median of {ROUNDS} interleaved rounds (ratio: the median of the rounds' ratios); {cpu}")
     print(f"{'model':20s} {'thr':>3s} {'msame fp32':>11s} {'ORT':>9s} {'ratio':>6s} {'fp16':>9s} {'ratio':>6s} "
           f"{'RSS msame':>10s} {'RSS ORT':>8s} {'ratio':>6s}")
     ratios = []  # (threads, fp32 / ORT, fp16 / ORT, model) per measured row
@@ -138,9 +139,12 @@ def run_all(module, work):
                 ort, rss_ort = ort_once(module, onnx_path, spec, threads)
                 fp16, _ = msame_once(oms["force_fp16"] + ".om", inputs, threads)
                 rounds.append((fp32, ort, fp16, rss32, rss_ort))
-            fp32, ort, fp16, rss32, rss_ort = sorted(rounds)[len(rounds) // 2]
-            ratios.append((threads, fp32 / ort, fp16 / ort, model))
-            print(f"{model:20s} {threads:3d} {fp32:9.2f}ms {ort:7.2f}ms {fp32 / ort:5.2f}x {fp16:7.2f}ms {fp16 / ort:5.2f}x "
+            # Each side's time is its median over the rounds; a ratio is the median of the rounds' own ratios, each
+            # taken from runs seconds apart, so a drift of the machine's speed between rounds cancels out of it.
+            fp32, ort, fp16, rss32, rss_ort = (statistics.median(r[i] for r in rounds) for i in range(5))
+            r32, r16 = (statistics.median(r[i] / r[1] for r in rounds) for i in (0, 2))
+            ratios.append((threads, r32, r16, model))
+            print(f"{model:20s} {threads:3d} {fp32:9.2f}ms {ort:7.2f}ms {r32:5.2f}x {fp16:7.2f}ms {r16:5.2f}x "
                   f"{rss32:8.0f}MB {rss_ort:6.0f}MB {rss32 / rss_ort:5.2f}x", flush=True)
     if ZOO_RUN:
         for threads in THREADS:
