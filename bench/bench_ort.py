@@ -154,8 +154,8 @@ def run_all(module, work):
             for col, name, median_target, worst_target in ((1, "fp32", 0.9, 1.1), (2, "force_fp16", 1.0, 1.25)):
                 values = [r[col] for r in rows]
                 worst = max(rows, key=lambda r: r[col])
-                print(f"{threads} threads, {name}: median {statistics.median(values):.2f}x (target <= {median_target}x), "
-                      f"worst {worst[col]:.2f}x {worst[3]} (target <= {worst_target}x)")
+                print(f"{threads} threads, {name}: median {statistics.median(values):.3f}x (target <= {median_target}x), "
+                      f"worst {worst[col]:.3f}x {worst[3]} (target <= {worst_target}x)")
         print("targets (issue 54): median model <= 0.9x ONNX Runtime in fp32 and <= 1.0x with force_fp16; "
               "every model <= 1.1x / 1.25x")
         return
