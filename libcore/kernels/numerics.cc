@@ -51,21 +51,18 @@ void RecordException(FloatStatus* st, DType to, int output, int64_t index, float
 }
 
 // Finds non-finite 16-bit results (exponent all ones) after a bulk conversion and applies the mode.
-void Settle16(std::span<const std::byte> src, std::span<uint16_t> dst, DType to, const ExecContext& ctx, FloatStatus* st, int output) {
+// Whether a chunk of 16-bit values holds an exception (an all-ones exponent: Inf or NaN). Branch-free: it vectorises.
+bool HasException16(std::span<const uint16_t> v, uint16_t exp_mask) {
+  uint16_t fewest_clear = exp_mask;  // min over the chunk of the exponent bits that are not set: 0 = a hit
+  for (uint16_t x : v) fewest_clear = std::min(fewest_clear, static_cast<uint16_t>(~x & exp_mask));
+  return fewest_clear == 0;
+}
+
+// Walks dst from `start` (the first chunk holding an exception) and settles each exception: recorded, and under
+// saturation given the max finite value (NaN: 0).
+void Settle16(std::span<const std::byte> src, std::span<uint16_t> dst, size_t start, DType to, const ExecContext& ctx, FloatStatus* st,
+              int output) {
   const uint16_t exp_mask = to == DType::kF16 ? kHalfExpMask : kBF16ExpMask, max_finite = MaxFinite16(to);
-  // Results are almost always finite: find the first block holding an exception with a branch-free scan
-  // (it vectorises), and walk element by element only from there.
-  constexpr size_t kBlock = 256;
-  size_t start = dst.size();
-  for (size_t b = 0; b < dst.size(); b += kBlock) {
-    size_t e = std::min(dst.size(), b + kBlock);
-    uint16_t fewest_clear = exp_mask;  // min over the block of the exponent bits that are not set: 0 = a hit
-    for (size_t i = b; i < e; ++i) fewest_clear = std::min(fewest_clear, static_cast<uint16_t>(~dst[i] & exp_mask));
-    if (fewest_clear == 0) {
-      start = b;
-      break;
-    }
-  }
   for (size_t i = start; i < dst.size(); ++i) {
     if ((dst[i] & exp_mask) != exp_mask) continue;
     float v;
@@ -110,17 +107,27 @@ Tensor NarrowFloat(const Tensor& f32, DType to, const ExecContext& ctx, FloatSta
   auto narrow = [to](std::span<const float> from, std::span<uint16_t> into) {
     to == DType::kF16 ? FloatToHalf(from, into) : FloatToBF16(from, into);
   };
+  // Each chunk is looked through for exceptions right after it is written, while in cache (a pass of its own over
+  // the result after the conversion was a third of a network input's Cast to fp16: squeezenet1_1's 0.054 ms).
+  const uint16_t exp_mask = to == DType::kF16 ? kHalfExpMask : kBF16ExpMask;
+  std::atomic<size_t> first_hit{n};
   ThreadPool::Global().ParallelFor(n, kConvertGrain, [&](size_t b, size_t e) {
-    if (aligned) return narrow({reinterpret_cast<const float*>(in.data()) + b, e - b}, o.subspan(b, e - b));
-    constexpr size_t kBounce = 4096;
-    alignas(64) float buffer[kBounce];
-    for (size_t i = b; i < e; i += kBounce) {
-      const size_t m = std::min(kBounce, e - i);
-      std::memcpy(buffer, in.data() + i * sizeof(float), m * sizeof(float));
-      narrow({buffer, m}, o.subspan(i, m));
+    if (aligned) {
+      narrow({reinterpret_cast<const float*>(in.data()) + b, e - b}, o.subspan(b, e - b));
+    } else {
+      constexpr size_t kBounce = 4096;
+      alignas(64) float buffer[kBounce];
+      for (size_t i = b; i < e; i += kBounce) {
+        const size_t m = std::min(kBounce, e - i);
+        std::memcpy(buffer, in.data() + i * sizeof(float), m * sizeof(float));
+        narrow({buffer, m}, o.subspan(i, m));
+      }
     }
+    if (HasException16(o.subspan(b, e - b), exp_mask))
+      for (size_t seen = first_hit.load(); b < seen && !first_hit.compare_exchange_weak(seen, b);) {
+      }
   });
-  Settle16(in, o, to, ctx, status, output);
+  if (first_hit.load() < n) Settle16(in, o, first_hit.load(), to, ctx, status, output);
   return out;
 }
 
