@@ -50,7 +50,6 @@ void RecordException(FloatStatus* st, DType to, int output, int64_t index, float
   st->Record(output, index, v);
 }
 
-// Finds non-finite 16-bit results (exponent all ones) after a bulk conversion and applies the mode.
 // Whether a chunk of 16-bit values holds an exception (an all-ones exponent: Inf or NaN). Branch-free: it vectorises.
 bool HasException16(std::span<const uint16_t> v, uint16_t exp_mask) {
   uint16_t fewest_clear = exp_mask;  // min over the chunk of the exponent bits that are not set: 0 = a hit
@@ -58,8 +57,8 @@ bool HasException16(std::span<const uint16_t> v, uint16_t exp_mask) {
   return fewest_clear == 0;
 }
 
-// Walks dst from `start` (the first chunk holding an exception) and settles each exception: recorded, and under
-// saturation given the max finite value (NaN: 0).
+// Settles the non-finite 16-bit results of a bulk conversion from `start` (the first chunk holding one) on: each is
+// recorded, and under saturation given the max finite value (NaN: 0).
 void Settle16(std::span<const std::byte> src, std::span<uint16_t> dst, size_t start, DType to, const ExecContext& ctx, FloatStatus* st,
               int output) {
   const uint16_t exp_mask = to == DType::kF16 ? kHalfExpMask : kBF16ExpMask, max_finite = MaxFinite16(to);
