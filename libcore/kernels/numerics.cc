@@ -50,8 +50,12 @@ void RecordException(FloatStatus* st, DType to, int output, int64_t index, float
   st->Record(output, index, v);
 }
 
+// The exponent bits of a 16-bit float: all ones in an Inf or a NaN.
+uint16_t ExponentMask16(DType to) { return to == DType::kF16 ? kHalfExpMask : kBF16ExpMask; }
+
 // Whether a chunk of 16-bit values holds an exception (an all-ones exponent: Inf or NaN). Branch-free: it vectorises.
-bool HasException16(std::span<const uint16_t> v, uint16_t exp_mask) {
+bool HasException16(std::span<const uint16_t> v, DType to) {
+  const uint16_t exp_mask = ExponentMask16(to);
   uint16_t fewest_clear = exp_mask;  // min over the chunk of the exponent bits that are not set: 0 = a hit
   for (uint16_t x : v) fewest_clear = std::min(fewest_clear, static_cast<uint16_t>(~x & exp_mask));
   return fewest_clear == 0;
@@ -61,7 +65,7 @@ bool HasException16(std::span<const uint16_t> v, uint16_t exp_mask) {
 // recorded, and under saturation given the max finite value (NaN: 0).
 void Settle16(std::span<const std::byte> src, std::span<uint16_t> dst, size_t start, DType to, const ExecContext& ctx, FloatStatus* st,
               int output) {
-  const uint16_t exp_mask = to == DType::kF16 ? kHalfExpMask : kBF16ExpMask, max_finite = MaxFinite16(to);
+  const uint16_t exp_mask = ExponentMask16(to), max_finite = MaxFinite16(to);
   for (size_t i = start; i < dst.size(); ++i) {
     if ((dst[i] & exp_mask) != exp_mask) continue;
     float v;
@@ -108,8 +112,7 @@ Tensor NarrowFloat(const Tensor& f32, DType to, const ExecContext& ctx, FloatSta
   };
   // Each chunk is looked through for exceptions right after it is written, while in cache (a pass of its own over
   // the result after the conversion was a third of a network input's Cast to fp16: squeezenet1_1's 0.054 ms).
-  const uint16_t exp_mask = to == DType::kF16 ? kHalfExpMask : kBF16ExpMask;
-  std::atomic<size_t> first_hit{n};
+  std::atomic<size_t> first_hit{n};  // the lowest start of a chunk holding an exception, n: none
   ThreadPool::Global().ParallelFor(n, kConvertGrain, [&](size_t b, size_t e) {
     if (aligned) {
       narrow({reinterpret_cast<const float*>(in.data()) + b, e - b}, o.subspan(b, e - b));
@@ -122,9 +125,10 @@ Tensor NarrowFloat(const Tensor& f32, DType to, const ExecContext& ctx, FloatSta
         narrow({buffer, m}, o.subspan(i, m));
       }
     }
-    if (HasException16(o.subspan(b, e - b), exp_mask))
-      for (size_t seen = first_hit.load(); b < seen && !first_hit.compare_exchange_weak(seen, b);) {
-      }
+    if (!HasException16(o.subspan(b, e - b), to)) return;
+    size_t seen = first_hit.load();
+    while (b < seen && !first_hit.compare_exchange_weak(seen, b)) {  // a failed exchange reloads `seen`
+    }
   });
   if (first_hit.load() < n) Settle16(in, o, first_hit.load(), to, ctx, status, output);
   return out;

@@ -81,9 +81,8 @@ void StridedCopy(ThreadPool& pool, const std::byte* src, int64_t offset, const s
   }
   if (p.out.empty()) p.out = {1}, steps = {0};
   const int64_t inner = p.out.back(), inner_stride = steps.back(), rows = total / inner;
-  if (inner_stride != 1 && p.out.size() >= 2 && steps[steps.size() - 2] == 1) {
-    if (es == 2 || es == 4 || es == 8) return CopyTransposedTiles(pool, p, src, offset, dst, es);
-  }
+  const bool transposes = inner_stride != 1 && p.out.size() >= 2 && steps[steps.size() - 2] == 1;
+  if (transposes && (es == 2 || es == 4 || es == 8)) return CopyTransposedTiles(pool, p, src, offset, dst, es);
   const size_t run_bytes = static_cast<size_t>(inner) * es;
   auto copy_rows = [&](size_t b, size_t e) {
     BroadcastRowWalk walk(p, static_cast<int64_t>(b));
