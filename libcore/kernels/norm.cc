@@ -285,14 +285,22 @@ void SoftmaxRowF32(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < full; i += kLanes) top = ei::pmax(top, ei::ploadu<Packet>(x + i));
   if (rest) top = ei::pmax(top, ei::pload<Packet>(tail));
   const Packet row_max = ei::pset1<Packet>(ei::predux_max(top));
+  // exp's results below fp32's smallest normal are 0: Eigen's AVX-512 pexp gives 0 there, but its AVX2/SSE one
+  // clamps the argument at -88.7 and returns a denormal for anything lower, -inf too, where a masked score's
+  // weight must be exactly 0.
+  const Packet lowest_normal = ei::pset1<Packet>(std::log(std::numeric_limits<float>::min()));
+  auto exp_flushed = [&](const Packet& v) {
+    const Packet arg = ei::psub(v, row_max);
+    return ei::pandnot(ei::pexp(arg), ei::pcmp_lt(arg, lowest_normal));
+  };
   Packet sum = ei::pset1<Packet>(0.f);
   for (int64_t i = 0; i < full; i += kLanes) {
-    const Packet e = ei::pexp(ei::psub(ei::ploadu<Packet>(x + i), row_max));
+    const Packet e = exp_flushed(ei::ploadu<Packet>(x + i));
     ei::pstoreu(y + i, e);
     sum = ei::padd(sum, e);
   }
   if (rest) {
-    const Packet e = ei::pexp(ei::psub(ei::pload<Packet>(tail), row_max));
+    const Packet e = exp_flushed(ei::pload<Packet>(tail));
     ei::pstore(tail, e);
     std::copy(tail, tail + rest, y + full);
     sum = ei::padd(sum, e);
