@@ -2,7 +2,7 @@
 
 #include <cmath>
 #include <cstring>
-#if defined(__F16C__)
+#if defined(__F16C__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
@@ -94,6 +94,21 @@ void FloatToHalf(std::span<const float> in, std::span<uint16_t> out) {
   for (; i < n; ++i) out[i] = FloatToHalf(in[i]);
 }
 
+#if defined(__AVX2__)
+namespace {
+// Lanes whose value a rounding keeps: not below the limit in magnitude, NaN included (an unordered compare is true).
+__m256 KeptLanes(__m256 x, float limit) {
+  const __m256 magnitude = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+  return _mm256_cmp_ps(magnitude, _mm256_set1_ps(limit), _CMP_NLT_UQ);
+}
+
+void NoteFirstKept(__m256 kept, size_t at, size_t none, size_t& first) {
+  const int lanes = _mm256_movemask_ps(kept);
+  if (lanes && first == none) first = at + static_cast<unsigned>(__builtin_ctz(lanes));
+}
+}  // namespace
+#endif
+
 size_t RoundToHalf(std::span<const float> in, std::span<float> out, float limit) {
   size_t i = 0, n = in.size(), first = n;
 #if defined(__AVX512F__)
@@ -107,6 +122,15 @@ size_t RoundToHalf(std::span<const float> in, std::span<float> out, float limit)
     if (kept && first == n) first = i + static_cast<unsigned>(__builtin_ctz(kept));
   }
 #endif
+#if defined(__F16C__) && defined(__AVX2__)
+  for (; i + 8 <= n; i += 8) {
+    const __m256 x = _mm256_loadu_ps(in.data() + i);
+    const __m256 r = _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+    const __m256 kept = KeptLanes(x, limit);
+    _mm256_storeu_ps(out.data() + i, _mm256_blendv_ps(r, x, kept));
+    NoteFirstKept(kept, i, n, first);
+  }
+#endif
   for (; i < n; ++i) {
     const float x = in[i];
     const bool keep = !(std::fabs(x) < limit);
@@ -117,8 +141,22 @@ size_t RoundToHalf(std::span<const float> in, std::span<float> out, float limit)
 }
 
 size_t RoundToBF16(std::span<const float> in, std::span<float> out, float limit) {
-  size_t first = in.size();
-  for (size_t i = 0; i < in.size(); ++i) {
+  size_t i = 0, n = in.size(), first = n;
+#if defined(__AVX2__)
+  // The rounded lanes are finite (the others keep their value), so FloatToBF16's NaN case cannot arise: round
+  // to nearest even on the bits, then clear the low half.
+  const __m256i one = _mm256_set1_epi32(1), half_ulp = _mm256_set1_epi32(0x7fff), high = _mm256_set1_epi32(static_cast<int>(0xffff0000u));
+  for (; i + 8 <= n; i += 8) {
+    const __m256 x = _mm256_loadu_ps(in.data() + i);
+    const __m256i u = _mm256_castps_si256(x);
+    const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), one);
+    const __m256 r = _mm256_castsi256_ps(_mm256_and_si256(_mm256_add_epi32(_mm256_add_epi32(u, half_ulp), odd), high));
+    const __m256 kept = KeptLanes(x, limit);
+    _mm256_storeu_ps(out.data() + i, _mm256_blendv_ps(r, x, kept));
+    NoteFirstKept(kept, i, n, first);
+  }
+#endif
+  for (; i < n; ++i) {
     const float x = in[i];
     const bool keep = !(std::fabs(x) < limit);
     out[i] = keep ? x : BF16ToFloat(FloatToBF16(x));

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <random>
 #include <thread>
 
 #include <dlfcn.h>
@@ -64,6 +65,39 @@ TEST(Half, RoundTripsAndRounds) {
   for (int i = 0; i < 65536; ++i) ASSERT_EQ(back[i], FloatToHalf(mid[i])) << mid[i];
   EXPECT_EQ(FloatToBF16(1.0f), 0x3f80);
   EXPECT_EQ(BF16ToFloat(0x3f80), 1.0f);
+}
+
+// RoundToHalf and RoundToBF16 (SIMD blocks of 16 or 8 and a scalar tail) give every element the scalar round
+// trip below the limit and keep the others as they were, NaN and the infinities included, and return the first
+// kept index: random bit patterns (every exponent), values at fp16's edges and ties between bf16 neighbours.
+TEST(Half, RoundingInPlaceIsTheScalarRoundTrip) {
+  std::mt19937 gen(11);
+  std::vector<float> x(1003);  // not a multiple of any vector width
+  for (float& v : x) {
+    const uint32_t bits = gen();
+    std::memcpy(&v, &bits, sizeof v);
+  }
+  const float specials[] = {65504.0f, 65519.99f, 65520.0f, -65520.0f, std::ldexp(1.0f, -25), std::ldexp(3.0f, -26), -0.0f,
+                            INFINITY, -INFINITY, NAN, 1.0f + std::ldexp(1.0f, -8), 3.3895314e38f, 1.0f + std::ldexp(3.0f, -8)};
+  for (size_t k = 0; k < std::size(specials); ++k) x[100 + 7 * k] = specials[k];
+  for (float limit : {65504.0f, INFINITY}) {
+    for (size_t start : {size_t{0}, size_t{91}}) {  // the first kept element inside a block, or past the first ones
+      const std::span<const float> in = std::span<const float>(x).subspan(start);
+      std::vector<float> half(in.size()), bf16(in.size());
+      const size_t first_half = RoundToHalf(in, half, limit), first_bf16 = RoundToBF16(in, bf16, limit);
+      size_t want_first = in.size();
+      for (size_t i = 0; i < in.size(); ++i) {
+        const bool keep = !(std::fabs(in[i]) < limit);
+        if (keep && want_first == in.size()) want_first = i;
+        const float want_half = keep ? in[i] : HalfToFloat(FloatToHalf(in[i]));
+        const float want_bf16 = keep ? in[i] : BF16ToFloat(FloatToBF16(in[i]));
+        ASSERT_EQ(std::memcmp(&half[i], &want_half, sizeof(float)), 0) << i << " " << in[i];
+        ASSERT_EQ(std::memcmp(&bf16[i], &want_bf16, sizeof(float)), 0) << i << " " << in[i];
+      }
+      EXPECT_EQ(first_half, want_first);
+      EXPECT_EQ(first_bf16, want_first);
+    }
+  }
 }
 
 TEST(ThreadPool, CoversEveryIndexOnce) {
