@@ -34,6 +34,13 @@ struct DnnlMatMul final : KernelState {
   std::unordered_map<int, memory> args;
 };
 
+// Rows of the weights (N) from which the transposed layout pays, where oneDNN leaves the weights' layout plain
+// (its gemm:jit kernel, on CPUs without AVX-512; with AVX-512 its brgemm kernel asks for a blocked layout).
+// 2 threads of a Zen 3 EPYC, M = 49-256: gemm:jit packs long row-major rows slowly, the transposed (N, K) layout
+// took 0.53-0.72 of their time at N = 512, 1024, 1280, 1536, 2048, 3072 and 4096 (vit_b_16's 768 -> 3072
+// layer 10.0 -> 5.6 ms) and 0.94-1.03 at N = 640, 768, 1000 and 2304; at N = 96-384 it was up to 5% slower.
+constexpr int64_t kTransposedWeightsFromN = 512;
+
 // A batched product's operands are activations (attention's Q x K^T and P x V): nothing to reorder once, so
 // the primitive reads b in its plain layout, as the tensor holds it.
 void Build(DnnlMatMul& d, const Geometry& g) {
@@ -47,8 +54,12 @@ void Build(DnnlMatMul& d, const Geometry& g) {
   const memory::desc bias({1, g.N}, out_dt, Tag::ab);
   const memory::desc plain_b = desc_of(g.K, g.N, in_dt, g.b_transposed ? Tag::ba : Tag::ab, g.b_transposed ? Tag::acb : Tag::abc);
   try {
-    dnnl::matmul::desc desc(src, batched ? plain_b : memory::desc({g.K, g.N}, in_dt, Tag::any), g.has_bias ? bias : memory::desc(), dst);
-    dnnl::matmul::primitive_desc pd(desc, DnnlEngine());
+    auto primitive_for = [&](const memory::desc& weights) {
+      return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, g.has_bias ? bias : memory::desc(), dst), DnnlEngine());
+    };
+    dnnl::matmul::primitive_desc pd = primitive_for(batched ? plain_b : memory::desc({g.K, g.N}, in_dt, Tag::any));
+    if (!batched && !g.int8 && g.N >= kTransposedWeightsFromN && pd.weights_desc() == memory::desc({g.K, g.N}, in_dt, Tag::ab))
+      pd = primitive_for(memory::desc({g.K, g.N}, in_dt, Tag::ba));
     if (IsReferenceImpl(pd)) return;
     d.prim = dnnl::matmul(pd);
     if (!batched) d.weights = ReorderedWeights(pd.weights_desc(), plain_b);
