@@ -190,6 +190,57 @@ TEST(Kernels, WinogradConvIsTheDirectSumWithinItsRounding) {
   }
 }
 
+// Grouped convs with 2-4 channels per group, which oneDNN computes with neighbouring groups merged and zeros
+// between them (conv_dnnl.cc MergedGroups): every output within fp32's rounding of the exact grouped sum, and an Inf
+// or a NaN in one group's input reaches that group's outputs only (the zeros of the merged weights would carry
+// it to the others).
+TEST(Kernels, NarrowGroupedConvsKeepTheirGroupsApart) {
+  RegisterBuiltinOps();
+  struct Case {
+    int64_t C, M, G;
+  };
+  for (const Case& k : {Case{64, 64, 16}, Case{64, 128, 32}, Case{48, 48, 24}}) {
+    const int64_t H = 13, W = 11, in = k.C / k.G, out = k.M / k.G;
+    Tensor x = Random({1, k.C, H, W}, 61), w = Random({k.M, in, 3, 3}, 62), b = Random({k.M}, 63);
+    for (bool non_finite : {false, true}) {
+      const int64_t poisoned = 5;  // an input channel of group 5 / in
+      if (non_finite) {
+        x.mutable_data<float>()[(poisoned * H + 4) * W + 6] = NAN;
+        x.mutable_data<float>()[(poisoned * H + 9) * W + 2] = INFINITY;
+      }
+      const Tensor y = RunOp("Conv", {x, w, b}, {{"group", k.G}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}})[0];
+      ASSERT_EQ(y.shape(), (Shape{1, k.M, H, W}));
+      const float *xp = x.data<float>(), *wp = w.data<float>(), *got = y.data<float>();
+      for (int64_t m = 0; m < k.M; ++m) {
+        const int64_t g = m / out;
+        bool any_non_finite = false;
+        for (int64_t oh = 0; oh < H; ++oh)
+          for (int64_t ow = 0; ow < W; ++ow) {
+            double sum = b.data<float>()[m], scale = std::abs(sum);
+            for (int64_t c = 0; c < in; ++c)
+              for (int64_t kh = 0; kh < 3; ++kh)
+                for (int64_t kw = 0; kw < 3; ++kw) {
+                  const int64_t ih = oh + kh - 1, iw = ow + kw - 1;
+                  if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                  const double p = double{xp[((g * in + c) * H + ih) * W + iw]} * wp[((m * in + c) * 3 + kh) * 3 + kw];
+                  sum += p;
+                  scale += std::abs(p);
+                }
+            const float v = got[(m * H + oh) * W + ow];
+            if (!std::isfinite(sum)) {
+              any_non_finite = true;
+              EXPECT_FALSE(std::isfinite(v)) << "m " << m;
+              continue;
+            }
+            ASSERT_TRUE(std::isfinite(v)) << "C " << k.C << " G " << k.G << " output channel " << m << " (" << oh << ", " << ow << ")";
+            EXPECT_LE(std::abs(v - sum), scale * 1e-6) << "m " << m;
+          }
+        EXPECT_EQ(any_non_finite, non_finite && g == poisoned / in) << "output channel " << m;
+      }
+    }
+  }
+}
+
 TEST(Kernels, DepthwiseConvUsesOneFilterPerChannel) {
   auto y = RunOp("Conv", {F32({1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}), F32({2, 1, 1, 1}, {2, -1}), F32({2}, {0.5f, 0})},
                {{"group", int64_t{2}}})[0];
