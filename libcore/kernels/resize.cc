@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <span>
 #include <type_traits>
 
 #include "kernels/kernel_util.h"
@@ -104,23 +106,75 @@ bool IdentityDim(const std::vector<std::vector<Tap>>& taps, const std::vector<bo
   return true;
 }
 
-// The common image resize: (N, C) kept, H and W resized. Each output row sums its taps' rows, in the order and with
+// The taps of the W dim by column: tap j of output x at [j * ow + x]. An output with fewer taps than the most
+// (linear mode gives one where the position falls on an input) is padded with taps of weight 0 on its first
+// input: each adds 0 * v to a sum that is never -0 (it starts at +0), which changes nothing while v is finite.
+struct TapColumns {
+  size_t per = 0;
+  std::vector<int64_t> index;
+  std::vector<double> weight;
+};
+
+TapColumns ByColumn(const std::vector<std::vector<Tap>>& taps) {
+  const size_t ow = taps.size();
+  size_t per = 0;
+  for (const std::vector<Tap>& t : taps) per = std::max(per, t.size());
+  TapColumns c{per, std::vector<int64_t>(per * ow), std::vector<double>(per * ow, 0.0)};
+  for (size_t x = 0; x < ow; ++x)
+    for (size_t j = 0; j < per; ++j) c.index[j * ow + x] = taps[x][std::min(j, taps[x].size() - 1)].index;
+  for (size_t x = 0; x < ow; ++x)
+    for (size_t j = 0; j < taps[x].size(); ++j) c.weight[j * ow + x] = taps[x][j].weight;
+  return c;
+}
+
+template <class T>
+bool AllFinite(const T* v, int64_t n) {
+  if constexpr (std::is_floating_point_v<T>) return std::all_of(v, v + n, [](T x) { return std::isfinite(x); });
+  return true;
+}
+
+// One output row, every output's sum in the general loop's order (its H taps, within each its W taps), but
+// accumulated for the whole row tap by tap, so that the loop over the row's outputs is straight-line and vectorises.
+template <class T>
+void ResizeRowByColumns(const T* in, int64_t iw, const std::vector<Tap>& rows, const TapColumns& cols, std::span<double> acc, T* out) {
+  const size_t ow = acc.size();
+  std::fill(acc.begin(), acc.end(), 0.0);
+  for (const Tap& a : rows) {
+    const T* r = in + a.index * iw;
+    for (size_t j = 0; j < cols.per; ++j) {
+      const int64_t* index = cols.index.data() + j * ow;
+      const double* weight = cols.weight.data() + j * ow;
+      for (size_t x = 0; x < ow; ++x) acc[x] += a.weight * weight[x] * r[index[x]];
+    }
+  }
+  for (size_t x = 0; x < ow; ++x) out[x] = StoreAs<T>(acc[x]);
+}
+
+// The common image resize: (N, C) kept, H and W resized. Each output sums its taps' values in the order and with
 // the weights (w_h * w_w, fp64 sums) of the general loop below, so the result is the same bits; without its
-// per-element index arithmetic and allocation (an lraspp head's two upsamplings were 76% of the net's time).
+// per-element index arithmetic and allocation (an lraspp head's two upsamplings were 76% of the net's time), and
+// by whole rows with the W taps in columns over finite inputs (lraspp_mobilenet_v3_large's final 21 x 224 x 224 bilinear upsampling: the kernel's share of the net's samples 26% -> 18%, AVX2, 2 threads).
 template <class T>
 void ResizeSpatial2D(ThreadPool& pool, const T* src, T* dst, int64_t planes, int64_t ih, int64_t iw,
                      const std::vector<std::vector<Tap>>& th, const std::vector<std::vector<Tap>>& tw) {
   const auto oh = static_cast<int64_t>(th.size()), ow = static_cast<int64_t>(tw.size());
+  // By columns only over finite inputs: a padded tap's 0 * Inf would turn an infinite output into NaN.
+  const std::optional<TapColumns> columns = AllFinite(src, planes * ih * iw) && !tw.empty() ? std::optional(ByColumn(tw)) : std::nullopt;
   pool.ParallelFor(static_cast<size_t>(planes * oh), 16, [&](size_t b, size_t e) {
+    std::vector<double> acc(columns ? static_cast<size_t>(ow) : 0);
     for (size_t row = b; row < e; ++row) {
       const int64_t plane = static_cast<int64_t>(row) / oh, y = static_cast<int64_t>(row) % oh;
       const T* in = src + plane * ih * iw;
       T* out = dst + plane * oh * ow + y * ow;
+      if (columns) {
+        ResizeRowByColumns(in, iw, th[static_cast<size_t>(y)], *columns, acc, out);
+        continue;
+      }
       for (int64_t x = 0; x < ow; ++x) {
-        double acc = 0;
+        double acc_x = 0;
         for (const Tap& a : th[static_cast<size_t>(y)])
-          for (const Tap& t : tw[static_cast<size_t>(x)]) acc += a.weight * t.weight * in[a.index * iw + t.index];
-        out[x] = StoreAs<T>(acc);
+          for (const Tap& t : tw[static_cast<size_t>(x)]) acc_x += a.weight * t.weight * in[a.index * iw + t.index];
+        out[x] = StoreAs<T>(acc_x);
       }
     }
   });

@@ -69,19 +69,22 @@ TEST(Kernels, PadOfNothingIsTheInput) {
 }
 
 // An image resize (N and C kept) takes the row-wise path; the same resize with a leading unit axis takes the general
-// one. Both give the same bits, for every mode, and upsampling as well as downsampling.
+// one. Both give the same bits, for every mode, and upsampling as well as downsampling, with an infinite input too.
 TEST(Kernels, ImageResizeMatchesTheGeneralPathBitForBit) {
-  const Tensor x = Random({2, 3, 5, 7}, 11);
-  for (const char* mode : {"nearest", "linear", "cubic"})
-    for (float sh : {2.0f, 0.6f})
-      for (const char* ct : {"half_pixel", "align_corners", "asymmetric"}) {
-        AttrMap attrs = {{"mode", std::string(mode)}, {"coordinate_transformation_mode", std::string(ct)}};
-        Tensor scales4 = F32({4}, {1, 1, sh, 1.5f}), scales5 = F32({5}, {1, 1, 1, sh, 1.5f});
-        auto image = RunOp("Resize", {x, Tensor(), scales4}, attrs)[0];
-        auto general = RunOp("Resize", {x.Reshaped({1, 2, 3, 5, 7}), Tensor(), scales5}, attrs)[0];
-        ASSERT_EQ(image.numel(), general.numel());
-        EXPECT_EQ(std::memcmp(image.raw(), general.raw(), image.nbytes()), 0) << mode << " " << sh << " " << ct;
-      }
+  Tensor x = Random({2, 3, 5, 7}, 11);
+  for (bool finite : {true, false}) {  // then an infinity: the row-wise path's padded taps must not reach it
+    if (!finite) x.mutable_data<float>()[40] = INFINITY;
+    for (const char* mode : {"nearest", "linear", "cubic"})
+      for (float sh : {2.0f, 0.6f})
+        for (const char* ct : {"half_pixel", "align_corners", "asymmetric"}) {
+          AttrMap attrs = {{"mode", std::string(mode)}, {"coordinate_transformation_mode", std::string(ct)}};
+          Tensor scales4 = F32({4}, {1, 1, sh, 1.5f}), scales5 = F32({5}, {1, 1, 1, sh, 1.5f});
+          auto image = RunOp("Resize", {x, Tensor(), scales4}, attrs)[0];
+          auto general = RunOp("Resize", {x.Reshaped({1, 2, 3, 5, 7}), Tensor(), scales5}, attrs)[0];
+          ASSERT_EQ(image.numel(), general.numel());
+          EXPECT_EQ(std::memcmp(image.raw(), general.raw(), image.nbytes()), 0) << mode << " " << sh << " " << ct << " finite " << finite;
+        }
+  }
 }
 
 TEST(Kernels, ConvWithPaddingMatchesHandComputation) {
