@@ -246,6 +246,9 @@ Status ConvInt8(KernelContext& c) {
                          p.dil[1], p.dil[2], p.pad[1], p.pad[2], p.out[1], p.out[2]};
     };
     NPU_ASSIGN_OR_RETURN(bool done, RunDnnlConv(c, geometry));
+    if (!done) {
+      NPU_ASSIGN_OR_RETURN(done, RunSplitInt8Conv(c, geometry));
+    }
     if (done) {
       NPU_RETURN_IF_ERROR(ApplyFusedQuantization(c));  // in the conv's memory order: channels-last
       if (!c.options.channels_last_out) c.outputs[0] = ToChannelsFirst(c.outputs[0], c.pool);

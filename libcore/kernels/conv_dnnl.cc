@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "kernels/channels_last.h"
 #include "kernels/conv_winograd.h"
 #include "kernels/dnnl_engine.h"
+#include "kernels/kernel_util.h"
 #include "kernels/numerics.h"
 
 namespace npu {
@@ -242,7 +244,163 @@ ChunkFinish WinogradFinish(KernelContext& c, bool stays_channels_last) {
   return f;
 }
 
+// Split int8 weights (RunSplitInt8Conv): w = kSplit * hi + lo. Products of an int8 input with hi (|hi| <= 8) or
+// lo (<= 15) are at most 128 * 15; fp32 holds every integer below 2^24 (kExactInFp32), so any order of summing up
+// to kMaxSplitProducts of them is exact.
+constexpr int kSplit = 16;
+constexpr int64_t kExactInFp32 = int64_t{1} << 24;
+constexpr int64_t kMaxSplitProducts = kExactInFp32 / (128 * (kSplit - 1));
+
+// An fp32 conv primitive of `outputs` channels over an int8 conv's geometry, without bias, with its weights.
+struct FloatConv {
+  dnnl::convolution_forward prim;
+  ReorderedWeights weights;
+  Tensor w;  // the weights as floats, in the plain (G, outputs/G, C/G, KH, KW) order
+  memory src, dst;
+  std::unordered_map<int, memory> args;
+};
+
+// An int8 conv computed by fp32 convs: of the weights as they are where the input's magnitudes bound every sum
+// below 2^24, else of the split weights.
+struct SplitInt8Conv final : KernelState {
+  Shape x_shape, w_shape;
+  int threads = 0;
+  Conv2DShape shape{};
+  FloatConv whole, split;
+  int64_t max_abs_row = 0;  // the largest sum of |w| over one output's weights
+  Tensor x, sums;           // the input as floats and the fp32 sums: scratch kept between runs (fresh pages fault)
+  Tensor w_from;            // the weights tensor the two were made from (held: its storage cannot be reused meanwhile)
+};
+
+FloatConv BuildFloatConv(const Conv2DShape& s, int64_t outputs) {
+  const int64_t pb = std::max<int64_t>(0, (s.OH - 1) * s.SH + (s.KH - 1) * s.DH + 1 - s.H - s.PT);
+  const int64_t pr = std::max<int64_t>(0, (s.OW - 1) * s.SW + (s.KW - 1) * s.DW + 1 - s.W - s.PL);
+  const memory::desc src({s.N, s.C, s.H, s.W}, kF32, Tag::nhwc), dst({s.N, outputs, s.OH, s.OW}, kF32, Tag::nhwc);
+  const memory::dims wdims{s.G, outputs / s.G, s.C / s.G, s.KH, s.KW};
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
+                                       memory::desc(wdims, kF32, Tag::any), memory::desc(), dst, {s.SH, s.SW},
+                                       {s.DH - 1, s.DW - 1}, {s.PT, s.PL}, {pb, pr});
+  dnnl::convolution_forward::primitive_desc pd(desc, DnnlEngine());
+  FloatConv f;
+  if (IsReferenceImpl(pd)) return f;
+  f.prim = dnnl::convolution_forward(pd);
+  f.weights = ReorderedWeights(pd.weights_desc(), memory::desc(wdims, kF32, Tag::goihw));
+  f.src = Unbound(src);
+  f.dst = Unbound(dst);
+  f.args = {{DNNL_ARG_SRC, f.src}, {DNNL_ARG_WEIGHTS, f.weights.memory()}, {DNNL_ARG_DST, f.dst}};
+  return f;
+}
+
+// The int8 weights (M, C/G, KH, KW) as floats, whole, and split into (G, 2 M/G, C/G, KH, KW): each group's hi
+// parts, then its lo parts; and the largest sum of |w| over an output's weights.
+void MakeFloatWeights(SplitInt8Conv& d, const Tensor& w) {
+  const Conv2DShape& s = d.shape;
+  const int64_t out = s.M / s.G, row = s.C / s.G * s.KH * s.KW;
+  d.whole.w = Tensor::Empty(DType::kF32, {s.G, out, s.C / s.G, s.KH, s.KW});
+  d.split.w = Tensor::Empty(DType::kF32, {s.G, 2 * out, s.C / s.G, s.KH, s.KW});
+  const int8_t* from = w.data<int8_t>();
+  float* whole = d.whole.w.mutable_data<float>();
+  float* split = d.split.w.mutable_data<float>();
+  d.max_abs_row = 0;
+  for (int64_t m = 0; m < s.M; ++m) {
+    float* hi = split + ((m / out) * 2 * out + m % out) * row;
+    float* lo = hi + out * row;
+    int64_t abs_row = 0;
+    for (int64_t k = 0; k < row; ++k) {
+      const int v = from[m * row + k];
+      whole[m * row + k] = static_cast<float>(v);
+      hi[k] = static_cast<float>(v >> 4);  // floor(v / 16): an arithmetic shift
+      lo[k] = static_cast<float>(v & (kSplit - 1));
+      abs_row += std::abs(v);
+    }
+    d.max_abs_row = std::max(d.max_abs_row, abs_row);
+  }
+  d.w_from = w;
+}
+
+int MaxAbs(const Tensor& x8, ThreadPool& pool) {
+  const int8_t* p = x8.data<int8_t>();
+  std::atomic<int> found = 0;
+  pool.ParallelFor(static_cast<size_t>(x8.numel()), kElementwiseGrain, [&](size_t b, size_t e) {
+    int m = 0;
+    for (size_t i = b; i < e; ++i) m = std::max(m, std::abs(static_cast<int>(p[i])));
+    int seen = found.load();
+    while (m > seen && !found.compare_exchange_weak(seen, m)) {
+    }
+  });
+  return found.load();
+}
+
+// y = the int32 sum per output plus bias (added with the accumulator's two's complement wrap, as FinishInt8Sums
+// adds it). `f` holds each pixel's sums: M of them, or 2M when split (group by group, hi parts first).
+void JoinSums(const float* f, bool split, const int32_t* bias, int32_t* y, const Conv2DShape& s, ThreadPool& pool) {
+  const int64_t out = s.M / s.G, pixels = s.N * s.OH * s.OW, width = split ? 2 * s.M : s.M;
+  pool.ParallelFor(static_cast<size_t>(pixels), std::max<size_t>(1, kElementwiseGrain / static_cast<size_t>(width)), [&](size_t b, size_t e) {
+    for (auto px = static_cast<int64_t>(b); px < static_cast<int64_t>(e); ++px) {
+      const float* in = f + px * width;
+      int32_t* o = y + px * s.M;
+      if (split) {
+        for (int64_t g = 0; g < s.G; ++g, in += 2 * out, o += out)
+          for (int64_t j = 0; j < out; ++j) o[j] = kSplit * static_cast<int32_t>(in[j]) + static_cast<int32_t>(in[out + j]);
+      } else {
+        for (int64_t m = 0; m < s.M; ++m) o[m] = static_cast<int32_t>(in[m]);
+      }
+      if (bias)
+        for (int64_t m = 0; m < s.M; ++m) y[px * s.M + m] = static_cast<int32_t>(static_cast<uint32_t>(y[px * s.M + m]) + static_cast<uint32_t>(bias[m]));
+    }
+  });
+}
+
 }  // namespace
+
+Result<bool> RunSplitInt8Conv(KernelContext& c, const std::function<Result<Conv2DShape>()>& geometry) try {
+  if (c.in(0).dtype() != DType::kI8 || c.in(1).dtype() != DType::kI8 || (c.has(2) && c.in(2).dtype() != DType::kI32)) return false;
+  omp_set_num_threads(c.pool.size());
+  std::unique_ptr<KernelState> local;
+  std::unique_ptr<KernelState>& slot = c.options.state ? *c.options.state : local;
+  auto* d = dynamic_cast<SplitInt8Conv*>(slot.get());
+  if (!d || d->x_shape != c.in(0).shape() || d->w_shape != c.in(1).shape() || d->threads != c.pool.size()) {
+    NPU_ASSIGN_OR_RETURN(Conv2DShape s, geometry());
+    if (s.C / s.G * s.KH * s.KW > kMaxSplitProducts) return false;
+    slot = std::make_unique<SplitInt8Conv>();
+    d = static_cast<SplitInt8Conv*>(slot.get());
+    d->shape = s;
+    d->x_shape = c.in(0).shape();
+    d->w_shape = c.in(1).shape();
+    d->threads = c.pool.size();
+    d->whole = BuildFloatConv(s, s.M);
+    d->split = BuildFloatConv(s, 2 * s.M);
+  }
+  if (!d->whole.prim || !d->split.prim) return false;
+  const Conv2DShape& s = d->shape;
+  if (!(d->w_from.defined() && d->w_from.raw() == c.in(1).raw())) MakeFloatWeights(*d, c.in(1));
+  const Tensor x8 = ToChannelsLast(c.in(0), c.pool);
+  // Every partial sum is at most max|x| * sum|w| of its output: below 2^24, the weights as they are give exact sums.
+  const bool split = MaxAbs(x8, c.pool) * d->max_abs_row >= kExactInFp32;
+  FloatConv& f = split ? d->split : d->whole;
+  if (!d->x.defined()) {
+    d->x = Tensor::Empty(DType::kF32, x8.shape());
+    d->sums = Tensor::Empty(DType::kF32, {s.N, s.OH, s.OW, 2 * s.M});  // room for the split sums
+  }
+  Tensor& x = d->x;
+  const int8_t* from = x8.data<int8_t>();
+  float* to = x.mutable_data<float>();
+  c.pool.ParallelFor(static_cast<size_t>(x.numel()), kElementwiseGrain, [&](size_t b, size_t e) { std::copy(from + b, from + e, to + b); });
+  Tensor& sums = d->sums;
+  dnnl::stream& st = DnnlStream();
+  f.weights.Update(f.w, st);
+  f.src.set_data_handle(x.mutable_raw());
+  f.dst.set_data_handle(sums.mutable_raw());
+  f.prim.execute(st, f.args);
+  st.wait();
+  Tensor y = Tensor::Empty(DType::kI32, {s.N, s.M, s.OH, s.OW});
+  JoinSums(sums.data<float>(), split, c.has(2) ? c.in(2).data<int32_t>() : nullptr, y.mutable_data<int32_t>(), s, c.pool);
+  y.channels_last = OrdersDiffer(y.shape());
+  c.outputs[0] = std::move(y);
+  return true;
+} catch (const dnnl::error& e) {
+  return c.Fail(std::string("oneDNN failed: ") + e.what());
+}
 
 Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShape>()>& geometry) try {
   const bool int8 = c.in(0).dtype() == DType::kI8 && c.in(1).dtype() == DType::kI8 && (!c.has(2) || c.in(2).dtype() == DType::kI32);

@@ -17,6 +17,13 @@ struct Conv2DShape {
 // `geometry` (from the node's attributes) is asked for only when the task's primitive is (re)built.
 Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShape>()>& geometry);
 
+// An int8 conv (int8 x and weights, int32 bias) that RunDnnlConv declines (oneDNN's int8 products are not exact on
+// CPUs without VNNI, and it fuses no residual into them), as one fp32 conv, exactly: each weight split into 16 * hi + lo (hi in [-8, 7], lo in
+// [0, 15]), the two halves as twice the output channels, every partial sum an integer under 2^24. Writes the int32
+// sums plus bias into c.outputs[0], channels-last as RunDnnlConv's int8 result. False, with nothing written, where
+// the sums could pass 2^24 (more than 8738 products per output) or oneDNN has no direct kernel.
+Result<bool> RunSplitInt8Conv(KernelContext& c, const std::function<Result<Conv2DShape>()>& geometry);
+
 // Whether RunDnnlConv computes an fp32 conv of this geometry by Winograd's transform (conv_winograd.h) rather than
 // the direct kernel on `threads` threads: 3x3, stride 1, one group, 8M+ multiply-adds, and bands large enough to pay
 // or 256+ channels in and out. A fused residual and an int8 conv stay with the direct kernel, as does a geometry

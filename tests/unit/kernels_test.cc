@@ -244,6 +244,47 @@ TEST(Kernels, NarrowGroupedConvsKeepTheirGroupsApart) {
   }
 }
 
+// Int8 convs (int8 x and weights, an int32 bias) give the exact integer sums with the bias added in int32's two's
+// complement wrap, on every path: fp32 convs of the weights as they are (small sums), of the weights split into
+// 16 * hi + lo (sums past 2^24: 4608 products of up to 128 * 128), grouped, strided, and past 8738 products per
+// output, the integer GEMM.
+TEST(Kernels, Int8ConvsGiveTheExactIntegerSums) {
+  RegisterBuiltinOps();
+  struct Case {
+    int64_t C, M, G, H, stride;
+    int values;  // inputs and weights in [-values, values - 1]
+  };
+  std::mt19937 rng(71);
+  for (const Case& k : {Case{16, 24, 1, 9, 1, 128}, Case{512, 16, 1, 5, 1, 128}, Case{1024, 8, 2, 5, 2, 128}, Case{64, 32, 4, 8, 1, 8},
+                        Case{1024, 4, 1, 4, 1, 128}}) {
+    const int64_t in = k.C / k.G, out = k.M / k.G, OH = (k.H + 2 - 3) / k.stride + 1;
+    Tensor x = Tensor::Empty(DType::kI8, {1, k.C, k.H, k.H}), w = Tensor::Empty(DType::kI8, {k.M, in, 3, 3});
+    Tensor b = Tensor::Empty(DType::kI32, {k.M});
+    std::uniform_int_distribution<int> v(-k.values, k.values - 1);
+    for (int8_t& e : std::span(x.mutable_data<int8_t>(), static_cast<size_t>(x.numel()))) e = static_cast<int8_t>(v(rng));
+    for (int8_t& e : std::span(w.mutable_data<int8_t>(), static_cast<size_t>(w.numel()))) e = static_cast<int8_t>(v(rng));
+    for (int64_t m = 0; m < k.M; ++m) b.mutable_data<int32_t>()[m] = m == 0 ? std::numeric_limits<int32_t>::max() : static_cast<int32_t>(m * 1000 - 7000);
+    const Tensor y = RunOp("Conv", {x, w, b}, {{"group", k.G}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"strides", std::vector<int64_t>{k.stride, k.stride}}})[0];
+    ASSERT_EQ(y.dtype(), DType::kI32);
+    ASSERT_EQ(y.shape(), (Shape{1, k.M, OH, OH}));
+    const int8_t *xp = x.data<int8_t>(), *wp = w.data<int8_t>();
+    for (int64_t m = 0; m < k.M; ++m)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OH; ++ow) {
+          int64_t sum = 0;
+          for (int64_t c = 0; c < in; ++c)
+            for (int64_t kh = 0; kh < 3; ++kh)
+              for (int64_t kw = 0; kw < 3; ++kw) {
+                const int64_t ih = oh * k.stride + kh - 1, iw = ow * k.stride + kw - 1;
+                if (ih < 0 || ih >= k.H || iw < 0 || iw >= k.H) continue;
+                sum += int64_t{xp[((m / out * in + c) * k.H + ih) * k.H + iw]} * wp[((m * in + c) * 3 + kh) * 3 + kw];
+              }
+          const auto want = static_cast<int32_t>(static_cast<uint32_t>(sum) + static_cast<uint32_t>(b.data<int32_t>()[m]));
+          ASSERT_EQ(y.data<int32_t>()[(m * OH + oh) * OH + ow], want) << "C " << k.C << " G " << k.G << " m " << m << " (" << oh << ", " << ow << ")";
+        }
+  }
+}
+
 TEST(Kernels, DepthwiseConvUsesOneFilterPerChannel) {
   auto y = RunOp("Conv", {F32({1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}), F32({2, 1, 1, 1}, {2, -1}), F32({2}, {0.5f, 0})},
                {{"group", int64_t{2}}})[0];
