@@ -3,7 +3,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -14,7 +13,6 @@
 #include "kernels/channels_last.h"
 #include "kernels/conv_winograd.h"
 #include "kernels/dnnl_engine.h"
-#include "kernels/kernel_util.h"
 #include "kernels/numerics.h"
 
 namespace npu {
@@ -244,13 +242,6 @@ ChunkFinish WinogradFinish(KernelContext& c, bool stays_channels_last) {
   return f;
 }
 
-// Split int8 weights (RunSplitInt8Conv): w = kSplit * hi + lo. Products of an int8 input with hi (|hi| <= 8) or
-// lo (<= 15) are at most 128 * 15; fp32 holds every integer below 2^24 (kExactInFp32), so any order of summing up
-// to kMaxSplitProducts of them is exact.
-constexpr int kSplit = 16;
-constexpr int64_t kExactInFp32 = int64_t{1} << 24;
-constexpr int64_t kMaxSplitProducts = kExactInFp32 / (128 * (kSplit - 1));
-
 // An fp32 conv primitive of `outputs` channels over an int8 conv's geometry, without bias, with its weights.
 struct FloatConv {
   dnnl::convolution_forward prim;
@@ -309,46 +300,13 @@ void MakeFloatWeights(SplitInt8Conv& d, const Tensor& w) {
     for (int64_t k = 0; k < row; ++k) {
       const int v = from[m * row + k];
       whole[m * row + k] = static_cast<float>(v);
-      hi[k] = static_cast<float>(v >> 4);  // floor(v / 16): an arithmetic shift
-      lo[k] = static_cast<float>(v & (kSplit - 1));
+      hi[k] = SplitHigh(v);
+      lo[k] = SplitLow(v);
       abs_row += std::abs(v);
     }
     d.max_abs_row = std::max(d.max_abs_row, abs_row);
   }
   d.w_from = w;
-}
-
-int MaxAbs(const Tensor& x8, ThreadPool& pool) {
-  const int8_t* p = x8.data<int8_t>();
-  std::atomic<int> found = 0;
-  pool.ParallelFor(static_cast<size_t>(x8.numel()), kElementwiseGrain, [&](size_t b, size_t e) {
-    int m = 0;
-    for (size_t i = b; i < e; ++i) m = std::max(m, std::abs(static_cast<int>(p[i])));
-    int seen = found.load();
-    while (m > seen && !found.compare_exchange_weak(seen, m)) {
-    }
-  });
-  return found.load();
-}
-
-// y = the int32 sum per output plus bias (added with the accumulator's two's complement wrap, as FinishInt8Sums
-// adds it). `f` holds each pixel's sums: M of them, or 2M when split (group by group, hi parts first).
-void JoinSums(const float* f, bool split, const int32_t* bias, int32_t* y, const Conv2DShape& s, ThreadPool& pool) {
-  const int64_t out = s.M / s.G, pixels = s.N * s.OH * s.OW, width = split ? 2 * s.M : s.M;
-  pool.ParallelFor(static_cast<size_t>(pixels), std::max<size_t>(1, kElementwiseGrain / static_cast<size_t>(width)), [&](size_t b, size_t e) {
-    for (auto px = static_cast<int64_t>(b); px < static_cast<int64_t>(e); ++px) {
-      const float* in = f + px * width;
-      int32_t* o = y + px * s.M;
-      if (split) {
-        for (int64_t g = 0; g < s.G; ++g, in += 2 * out, o += out)
-          for (int64_t j = 0; j < out; ++j) o[j] = kSplit * static_cast<int32_t>(in[j]) + static_cast<int32_t>(in[out + j]);
-      } else {
-        for (int64_t m = 0; m < s.M; ++m) o[m] = static_cast<int32_t>(in[m]);
-      }
-      if (bias)
-        for (int64_t m = 0; m < s.M; ++m) y[px * s.M + m] = static_cast<int32_t>(static_cast<uint32_t>(y[px * s.M + m]) + static_cast<uint32_t>(bias[m]));
-    }
-  });
 }
 
 }  // namespace
@@ -376,16 +334,14 @@ Result<bool> RunSplitInt8Conv(KernelContext& c, const std::function<Result<Conv2
   if (!(d->w_from.defined() && d->w_from.raw() == c.in(1).raw())) MakeFloatWeights(*d, c.in(1));
   const Tensor x8 = ToChannelsLast(c.in(0), c.pool);
   // Every partial sum is at most max|x| * sum|w| of its output: below 2^24, the weights as they are give exact sums.
-  const bool split = MaxAbs(x8, c.pool) * d->max_abs_row >= kExactInFp32;
+  const bool split = MaxAbsInt8(x8, c.pool) * d->max_abs_row >= kExactInFp32;
   FloatConv& f = split ? d->split : d->whole;
   if (!d->x.defined()) {
     d->x = Tensor::Empty(DType::kF32, x8.shape());
     d->sums = Tensor::Empty(DType::kF32, {s.N, s.OH, s.OW, 2 * s.M});  // room for the split sums
   }
   Tensor& x = d->x;
-  const int8_t* from = x8.data<int8_t>();
-  float* to = x.mutable_data<float>();
-  c.pool.ParallelFor(static_cast<size_t>(x.numel()), kElementwiseGrain, [&](size_t b, size_t e) { std::copy(from + b, from + e, to + b); });
+  Int8ToFloat(x8, x, c.pool);
   Tensor& sums = d->sums;
   dnnl::stream& st = DnnlStream();
   f.weights.Update(f.w, st);
@@ -394,7 +350,8 @@ Result<bool> RunSplitInt8Conv(KernelContext& c, const std::function<Result<Conv2
   f.prim.execute(st, f.args);
   st.wait();
   Tensor y = Tensor::Empty(DType::kI32, {s.N, s.M, s.OH, s.OW});
-  JoinSums(sums.data<float>(), split, c.has(2) ? c.in(2).data<int32_t>() : nullptr, y.mutable_data<int32_t>(), s, c.pool);
+  JoinInt8Sums(sums.data<float>(), s.N * s.OH * s.OW, s.G, s.M / s.G, split, c.has(2) ? c.in(2).data<int32_t>() : nullptr,
+               y.mutable_data<int32_t>(), c.pool);
   y.channels_last = OrdersDiffer(y.shape());
   c.outputs[0] = std::move(y);
   return true;

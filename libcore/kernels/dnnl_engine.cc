@@ -46,7 +46,6 @@ bool ExactInt8Products() {
 }
 
 bool FinishInt8Sums(Tensor& y, const Tensor* bias, ThreadPool& pool) {
-  constexpr int32_t kExactInFp32 = 1 << 24;  // fp32 holds every integer up to 2^24
   const int64_t n = bias ? bias->numel() : 1;
   if (n == 0 || y.numel() % n != 0) return false;
   const int32_t* b = bias ? bias->data<int32_t>() : nullptr;
@@ -66,6 +65,47 @@ bool FinishInt8Sums(Tensor& y, const Tensor* bias, ThreadPool& pool) {
     if (hi >= kExactInFp32 || lo <= -kExactInFp32) exact = false;
   });
   return exact;
+}
+
+int MaxAbsInt8(const Tensor& t, ThreadPool& pool) {
+  const int8_t* p = t.data<int8_t>();
+  std::atomic<int> found = 0;
+  pool.ParallelFor(static_cast<size_t>(t.numel()), kElementwiseGrain, [&](size_t b, size_t e) {
+    int m = 0;
+    for (size_t i = b; i < e; ++i) m = std::max(m, std::abs(static_cast<int>(p[i])));
+    int seen = found.load();
+    while (m > seen && !found.compare_exchange_weak(seen, m)) {
+    }
+  });
+  return found.load();
+}
+
+void Int8ToFloat(const Tensor& from, Tensor& to, ThreadPool& pool) {
+  const int8_t* in = from.data<int8_t>();
+  float* out = to.mutable_data<float>();
+  pool.ParallelFor(static_cast<size_t>(from.numel()), kElementwiseGrain, [&](size_t b, size_t e) { std::copy(in + b, in + e, out + b); });
+}
+
+void JoinInt8Sums(const float* f, int64_t rows, int64_t groups, int64_t per_group, bool split, const int32_t* bias, int32_t* y,
+                  ThreadPool& pool) {
+  const int64_t columns = groups * per_group, width = split ? 2 * columns : columns;
+  pool.ParallelFor(static_cast<size_t>(rows), std::max<size_t>(1, kElementwiseGrain / static_cast<size_t>(width)), [&](size_t b, size_t e) {
+    for (auto r = static_cast<int64_t>(b); r < static_cast<int64_t>(e); ++r) {
+      const float* in = f + r * width;
+      int32_t* row = y + r * columns;
+      if (split) {
+        for (int64_t g = 0; g < groups; ++g) {
+          const float* hi = in + g * 2 * per_group;
+          for (int64_t j = 0; j < per_group; ++j)
+            row[g * per_group + j] = kInt8Split * static_cast<int32_t>(hi[j]) + static_cast<int32_t>(hi[per_group + j]);
+        }
+      } else {
+        for (int64_t j = 0; j < columns; ++j) row[j] = static_cast<int32_t>(in[j]);
+      }
+      if (bias)
+        for (int64_t j = 0; j < columns; ++j) row[j] = static_cast<int32_t>(static_cast<uint32_t>(row[j]) + static_cast<uint32_t>(bias[j]));
+    }
+  });
 }
 
 }  // namespace npu

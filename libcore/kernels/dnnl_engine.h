@@ -26,6 +26,28 @@ bool ExactInt8Products();
 // must be computed another way.
 bool FinishInt8Sums(Tensor& y, const Tensor* bias, ThreadPool& pool);
 
+// int8 products as exact fp32 ones, where oneDNN's int8 kernels are not (RunSplitInt8Conv, RunDnnlMatMul): fp32
+// holds every integer below kExactInFp32, so a sum of integer products is exact in any order while every partial
+// sum stays below it. The weights as they are where max|x| * sum|w| per output stays below it, else split as
+// kInt8Split * hi + lo (|hi| <= 8, 0 <= lo <= 15): products of at most 128 * 15, exact up to kMaxSplitProducts per
+// output.
+inline constexpr int kInt8Split = 16;
+inline constexpr int64_t kExactInFp32 = int64_t{1} << 24;
+inline constexpr int64_t kMaxSplitProducts = kExactInFp32 / (128 * (kInt8Split - 1));
+// The high and low parts of an int8 weight: v = kInt8Split * hi + lo.
+inline float SplitHigh(int v) { return static_cast<float>(v >> 4); }  // floor(v / 16): an arithmetic shift
+inline float SplitLow(int v) { return static_cast<float>(v & (kInt8Split - 1)); }
+// The largest |v| of an int8 tensor.
+int MaxAbsInt8(const Tensor& t, ThreadPool& pool);
+// `from` (int8) into `to` (fp32, as many elements), element by element.
+void Int8ToFloat(const Tensor& from, Tensor& to, ThreadPool& pool);
+// y (rows x groups * per_group int32) = each output's sum plus `bias` (optional, one per column; added with the
+// accumulator's two's complement wrap, as FinishInt8Sums adds it), from fp32 sums `f`: per row, the groups' outputs
+// in order, or, when `split`, per group its per_group hi sums then its per_group lo sums (kInt8Split * hi + lo).
+void JoinInt8Sums(const float* f, int64_t rows, int64_t groups, int64_t per_group, bool split, const int32_t* bias, int32_t* y,
+                  ThreadPool& pool);
+
+
 // oneDNN 2.6 answers some geometries only with its reference kernels (a few GFLOP/s): we take ours there.
 template <class PrimitiveDesc>
 bool IsReferenceImpl(const PrimitiveDesc& pd) {

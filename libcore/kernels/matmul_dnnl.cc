@@ -2,7 +2,9 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <unordered_map>
+#include <vector>
 
 #include "kernels/dnnl_engine.h"
 
@@ -89,11 +91,78 @@ DnnlMatMul* StateFor(KernelContext& c, std::unique_ptr<KernelState>& local, cons
   return d->usable ? d : nullptr;
 }
 
+// An int8 product (2-D int8 weights) computed by fp32 products, where oneDNN's int8 kernels are not exact: of the
+// weights as they are, or split into twice the columns (dnnl_engine.h kInt8Split), per run.
+struct SplitInt8MatMul final : KernelState {
+  Geometry geometry;        // the int8 product's
+  DnnlMatMul whole, split;  // fp32 products of N and 2N columns, weights reordered once
+  Tensor w_whole, w_split;  // the weights as floats, (K, N) and (K, 2N): the hi parts' columns, then the lo parts'
+  Tensor w_from;            // the int8 weights they were made from (held: its storage cannot be reused meanwhile)
+  int64_t max_abs_column = 0;  // the largest sum of |w| over one output's weights
+  Tensor a, sums;              // scratch kept between runs: a as floats, the fp32 sums
+};
+
+void MakeFloatWeights(SplitInt8MatMul& d, const Tensor& b) {
+  const Geometry& g = d.geometry;
+  d.w_whole = Tensor::Empty(DType::kF32, {g.K, g.N});
+  d.w_split = Tensor::Empty(DType::kF32, {g.K, 2 * g.N});
+  const int8_t* w = b.data<int8_t>();
+  float* whole = d.w_whole.mutable_data<float>();
+  float* split = d.w_split.mutable_data<float>();
+  std::vector<int64_t> abs_column(static_cast<size_t>(g.N), 0);
+  for (int64_t k = 0; k < g.K; ++k)
+    for (int64_t n = 0; n < g.N; ++n) {
+      const int v = g.b_transposed ? w[n * g.K + k] : w[k * g.N + n];
+      whole[k * g.N + n] = static_cast<float>(v);
+      split[k * 2 * g.N + n] = SplitHigh(v);
+      split[k * 2 * g.N + g.N + n] = SplitLow(v);
+      abs_column[static_cast<size_t>(n)] += std::abs(v);
+    }
+  d.max_abs_column = *std::max_element(abs_column.begin(), abs_column.end());
+  d.w_from = b;
+}
+
+// out (int32) = a x b + bias for int8 a and 2-D int8 b, exactly, by fp32 products. False where K is past
+// kMaxSplitProducts or oneDNN offers only its reference kernel.
+Result<bool> RunSplitInt8MatMul(KernelContext& c, const Tensor& a, const Tensor& b, const Geometry& g, const Tensor* bias, Tensor& out) {
+  if (g.K > kMaxSplitProducts) return false;
+  std::unique_ptr<KernelState> local;
+  std::unique_ptr<KernelState>& slot = c.options.state ? *c.options.state : local;
+  auto* d = dynamic_cast<SplitInt8MatMul*>(slot.get());
+  if (!d || d->geometry != g) {
+    slot = std::make_unique<SplitInt8MatMul>();
+    d = static_cast<SplitInt8MatMul*>(slot.get());
+    d->geometry = g;
+    Build(d->whole, {0, g.M, g.K, g.N, false, false, false, g.threads});
+    Build(d->split, {0, g.M, g.K, 2 * g.N, false, false, false, g.threads});
+  }
+  if (!d->whole.usable || !d->split.usable) return false;
+  if (!(d->w_from.defined() && d->w_from.raw() == b.raw())) MakeFloatWeights(*d, b);
+  const bool split = MaxAbsInt8(a, c.pool) * d->max_abs_column >= kExactInFp32;
+  DnnlMatMul& m = split ? d->split : d->whole;
+  if (!d->a.defined()) {
+    d->a = Tensor::Empty(DType::kF32, {g.M, g.K});
+    d->sums = Tensor::Empty(DType::kF32, {g.M, 2 * g.N});  // room for the split sums
+  }
+  Int8ToFloat(a, d->a, c.pool);
+  dnnl::stream& st = DnnlStream();
+  m.weights.Update(split ? d->w_split : d->w_whole, st);
+  m.src.set_data_handle(d->a.mutable_raw());
+  m.dst.set_data_handle(d->sums.mutable_raw());
+  m.prim.execute(st, m.args);
+  st.wait();
+  Shape out_shape = a.shape();
+  out_shape.back() = g.N;
+  out = Tensor::Empty(DType::kI32, out_shape);
+  JoinInt8Sums(d->sums.data<float>(), g.M, 1, g.N, split, bias ? bias->data<int32_t>() : nullptr, out.mutable_data<int32_t>(), c.pool);
+  return true;
+}
+
 }  // namespace
 
 Result<bool> RunDnnlMatMul(KernelContext& c, const Tensor& a, const Tensor& b, bool b_transposed, const Tensor* bias, Tensor& out) try {
   const bool int8 = a.dtype() == DType::kI8 && b.dtype() == DType::kI8;
-  if (int8 ? !ExactInt8Products() : a.dtype() != DType::kF32 || b.dtype() != DType::kF32) return false;
+  if (!int8 && (a.dtype() != DType::kF32 || b.dtype() != DType::kF32)) return false;
   if (a.rank() < 2 || b.rank() != 2) return false;
   const DType out_dtype = int8 ? DType::kI32 : DType::kF32;
   if (bias && (bias->dtype() != out_dtype || bias->numel() != (b_transposed ? b.shape()[0] : b.shape()[1]))) return false;
@@ -101,6 +170,7 @@ Result<bool> RunDnnlMatMul(KernelContext& c, const Tensor& a, const Tensor& b, b
   if ((b_transposed ? b.shape()[1] : b.shape()[0]) != K || M == 0 || N == 0 || K == 0) return false;
   omp_set_num_threads(c.pool.size());  // before building: the primitive plans its split for this count
   const Geometry g{0, M, K, N, b_transposed, bias != nullptr && !int8, int8, c.pool.size()};  // int8: the bias after (FinishInt8Sums)
+  if (int8 && !ExactInt8Products()) return RunSplitInt8MatMul(c, a, b, g, bias, out);
   std::unique_ptr<KernelState> local;
   DnnlMatMul* d = StateFor(c, local, g);
   if (!d) return false;

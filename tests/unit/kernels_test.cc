@@ -285,6 +285,39 @@ TEST(Kernels, Int8ConvsGiveTheExactIntegerSums) {
   }
 }
 
+// Int8 MatMul and Gemm (int8 operands, an int32 bias for Gemm, transposed weights) give the exact integer sums on
+// every path: small sums, sums past 2^24 (4096 products of up to 128 * 128), and past 8738 products.
+TEST(Kernels, Int8MatMulsGiveTheExactIntegerSums) {
+  RegisterBuiltinOps();
+  std::mt19937 rng(73);
+  struct Case {
+    int64_t M, K, N;
+    int values;  // operands in [-values, values - 1]
+  };
+  for (const Case& k : {Case{5, 64, 40, 8}, Case{7, 4096, 24, 128}, Case{3, 9000, 5, 128}}) {
+    Tensor a = Tensor::Empty(DType::kI8, {k.M, k.K}), b = Tensor::Empty(DType::kI8, {k.K, k.N}), bt = Tensor::Empty(DType::kI8, {k.N, k.K});
+    Tensor bias = Tensor::Empty(DType::kI32, {k.N});
+    std::uniform_int_distribution<int> v(-k.values, k.values - 1);
+    for (int8_t& e : std::span(a.mutable_data<int8_t>(), static_cast<size_t>(a.numel()))) e = static_cast<int8_t>(v(rng));
+    for (int8_t& e : std::span(b.mutable_data<int8_t>(), static_cast<size_t>(b.numel()))) e = static_cast<int8_t>(v(rng));
+    for (int64_t i = 0; i < k.K; ++i)
+      for (int64_t j = 0; j < k.N; ++j) bt.mutable_data<int8_t>()[j * k.K + i] = b.data<int8_t>()[i * k.N + j];
+    for (int64_t j = 0; j < k.N; ++j) bias.mutable_data<int32_t>()[j] = j == 0 ? std::numeric_limits<int32_t>::min() : static_cast<int32_t>(j * 77);
+    const Tensor product = RunOp("MatMul", {a, b})[0];
+    const Tensor gemm = RunOp("Gemm", {a, bt, bias}, {{"transB", int64_t{1}}})[0];
+    ASSERT_EQ(product.dtype(), DType::kI32);
+    ASSERT_EQ(gemm.dtype(), DType::kI32);
+    for (int64_t i = 0; i < k.M; ++i)
+      for (int64_t j = 0; j < k.N; ++j) {
+        int64_t sum = 0;
+        for (int64_t t = 0; t < k.K; ++t) sum += int64_t{a.data<int8_t>()[i * k.K + t]} * b.data<int8_t>()[t * k.N + j];
+        ASSERT_EQ(product.data<int32_t>()[i * k.N + j], static_cast<int32_t>(sum)) << "K " << k.K << " (" << i << ", " << j << ")";
+        const auto with_bias = static_cast<int32_t>(static_cast<uint32_t>(sum) + static_cast<uint32_t>(bias.data<int32_t>()[j]));
+        ASSERT_EQ(gemm.data<int32_t>()[i * k.N + j], with_bias) << "K " << k.K << " (" << i << ", " << j << ")";
+      }
+  }
+}
+
 TEST(Kernels, DepthwiseConvUsesOneFilterPerChannel) {
   auto y = RunOp("Conv", {F32({1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}), F32({2, 1, 1, 1}, {2, -1}), F32({2}, {0.5f, 0})},
                {{"group", int64_t{2}}})[0];
