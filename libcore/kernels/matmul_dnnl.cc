@@ -36,7 +36,7 @@ struct DnnlMatMul final : KernelState {
   std::unordered_map<int, memory> args;
 };
 
-// Rows of the weights (N) from which the transposed layout pays, where oneDNN leaves the weights' layout plain
+// Columns of the weights (N) from which the transposed layout pays, where oneDNN leaves the weights' layout plain
 // (its gemm:jit kernel, on CPUs without AVX-512; with AVX-512 its brgemm kernel asks for a blocked layout).
 // 2 threads of a Zen 3 EPYC, M = 49-256: gemm:jit packs long row-major rows slowly, the transposed (N, K) layout
 // took 0.53-0.72 of their time at N = 512, 1024, 1280, 1536, 2048, 3072 and 4096 (vit_b_16's 768 -> 3072
