@@ -315,13 +315,15 @@ Result<bool> RunSplitInt8Conv(KernelContext& c, const std::function<Result<Conv2
   if (c.in(0).dtype() != DType::kI8 || c.in(1).dtype() != DType::kI8 || (c.has(2) && c.in(2).dtype() != DType::kI32)) return false;
   omp_set_num_threads(c.pool.size());
   std::unique_ptr<KernelState> local;
-  std::unique_ptr<KernelState>& slot = c.options.state ? *c.options.state : local;
-  auto* d = dynamic_cast<SplitInt8Conv*>(slot.get());
+  std::unique_ptr<KernelState>* slot = c.options.state ? c.options.state : &local;
+  auto* d = dynamic_cast<SplitInt8Conv*>(slot->get());
+  // The task's state may be RunDnnlConv's (with VNNI, declined for sums past 2^24): it stays, this one is per run.
+  if (!d && *slot) slot = &local;
   if (!d || d->x_shape != c.in(0).shape() || d->w_shape != c.in(1).shape() || d->threads != c.pool.size()) {
     NPU_ASSIGN_OR_RETURN(Conv2DShape s, geometry());
     if (s.C / s.G * s.KH * s.KW > kMaxSplitProducts) return false;
-    slot = std::make_unique<SplitInt8Conv>();
-    d = static_cast<SplitInt8Conv*>(slot.get());
+    *slot = std::make_unique<SplitInt8Conv>();
+    d = static_cast<SplitInt8Conv*>(slot->get());
     d->shape = s;
     d->x_shape = c.in(0).shape();
     d->w_shape = c.in(1).shape();
