@@ -55,7 +55,86 @@ struct DnnlConv final : KernelState {
   ReorderedWeights exact_weights;
   std::unordered_map<int, memory> exact_args;
   std::unique_ptr<WinogradConv> winograd;  // set: the conv runs as Winograd bands instead (conv_winograd.h)
+  // The kernel cropped to the taps that read the input (see CropToLiveTaps): `shape` is the cropped conv's, and
+  // the weights are cropped from the tensor at `cropped_from` (held: its storage cannot be reused meanwhile).
+  int64_t first_row = 0, first_col = 0, full_kh = 0, full_kw = 0;
+  Tensor cropped, cropped_from;
 };
+
+// The kernel rows (or columns) that read the input for some output, as [first, first + count): a dilated
+// kernel's outer taps can fall in the padding for every output, where the direct kernels skip them anyway and
+// oneDNN's im2col path (its only one for large dilations on AVX2) multiplies zeros. deeplabv3's ASPP convs
+// (dilation 12, 24 and 36 on a 14 x 14 map) took 9-10 ms each on AVX2; with dilation 24 and 36 only the centre tap
+// reads the map, a 1 x 1 conv.
+struct LiveTaps {
+  int64_t first, count;
+};
+
+LiveTaps LiveKernelTaps(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation, int64_t pad) {
+  int64_t first = -1, last = -1;
+  for (int64_t t = 0; t < k; ++t) {
+    const int64_t at = t * dilation - pad;                             // the input index output 0 reads
+    const int64_t o = at >= 0 ? 0 : (-at + stride - 1) / stride;      // the first output reading at or past index 0
+    if (o < out && at + o * stride < in) {
+      if (first < 0) first = t;
+      last = t;
+    }
+  }
+  return first < 0 ? LiveTaps{0, k} : LiveTaps{first, last - first + 1};
+}
+
+// Whether a dim's output size is what oneDNN derives from the padding Build gives it (the least that reaches it,
+// never negative): a crop that leaves input rows unread past the last window must not grow the output.
+bool OutputFits(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation, int64_t pad) {
+  const int64_t extent = (k - 1) * dilation + 1, after = std::max<int64_t>(0, (out - 1) * stride + extent - in - pad);
+  return (in + pad + after - extent) / stride + 1 == out;
+}
+
+// The conv of the kernel cropped to its live taps (the output is the same): fewer taps, less padding before.
+void CropToLiveTaps(DnnlConv& d) {
+  Conv2DShape& s = d.shape;
+  d.full_kh = s.KH;
+  d.full_kw = s.KW;
+  const LiveTaps rows = LiveKernelTaps(s.H, s.OH, s.KH, s.SH, s.DH, s.PT), cols = LiveKernelTaps(s.W, s.OW, s.KW, s.SW, s.DW, s.PL);
+  if (s.PT >= rows.first * s.DH && OutputFits(s.H, s.OH, rows.count, s.SH, s.DH, s.PT - rows.first * s.DH)) {
+    d.first_row = rows.first;
+    s.KH = rows.count;
+    s.PT -= rows.first * s.DH;
+  }
+  if (s.PL >= cols.first * s.DW && OutputFits(s.W, s.OW, cols.count, s.SW, s.DW, s.PL - cols.first * s.DW)) {
+    d.first_col = cols.first;
+    s.KW = cols.count;
+    s.PL -= cols.first * s.DW;
+  }
+}
+
+bool Cropped(const DnnlConv& d) { return d.shape.KH < d.full_kh || d.shape.KW < d.full_kw; }
+
+// The weights (M, C/G, KH, KW), of any element size, cropped to the conv's live taps.
+Tensor CropWeights(const Tensor& w, const DnnlConv& d) {
+  const Conv2DShape& s = d.shape;
+  Tensor out = Tensor::Empty(w.dtype(), {w.shape()[0], w.shape()[1], s.KH, s.KW});
+  const size_t elem = DTypeSize(w.dtype());
+  const std::byte* from = w.raw();
+  std::byte* to = out.mutable_raw();
+  const int64_t filters = w.shape()[0] * w.shape()[1];
+  for (int64_t f = 0; f < filters; ++f)
+    for (int64_t kh = 0; kh < s.KH; ++kh) {
+      const int64_t src = (f * d.full_kh + d.first_row + kh) * d.full_kw + d.first_col, dst = (f * s.KH + kh) * s.KW;
+      std::memcpy(to + dst * elem, from + src * elem, static_cast<size_t>(s.KW) * elem);
+    }
+  return out;
+}
+
+// The weights the primitives read: the op's, or their crop.
+const Tensor& ConvWeights(DnnlConv& d, const Tensor& w) {
+  if (!Cropped(d)) return w;
+  if (!(d.cropped_from.defined() && d.cropped_from.raw() == w.raw())) {
+    d.cropped = CropWeights(w, d);
+    d.cropped_from = w;
+  }
+  return d.cropped;
+}
 
 // Whether oneDNN's clip to [0, inf) gives our Relu's values (x > 0 ? x : +0) for NaN, -0 and the
 // infinities, so that it can stand for a fused Relu. It does where its JIT takes max(x, 0) with the
@@ -146,6 +225,7 @@ bool SameBuild(const DnnlConv& d, const KernelContext& c) {
 
 Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Conv2DShape>()>& geometry) {
   NPU_ASSIGN_OR_RETURN(d.shape, geometry());
+  CropToLiveTaps(d);
   const Conv2DShape& s = d.shape;
   d.x_shape = c.in(0).shape();
   d.w_shape = c.in(1).shape();
@@ -387,8 +467,9 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
     c.residual_applied = true;
   }
   const bool stays_channels_last = c.options.channels_last_out || !OrdersDiffer(y.shape());
+  const Tensor& w = ConvWeights(*d, c.in(1));
   if (d->winograd) {
-    d->winograd->Run(x.data<float>(), c.in(1), d->has_bias ? c.in(2).data<float>() : nullptr, y.mutable_data<float>(),
+    d->winograd->Run(x.data<float>(), w, d->has_bias ? c.in(2).data<float>() : nullptr, y.mutable_data<float>(),
                      WinogradFinish(c, stays_channels_last), c.pool);
   } else {
     dnnl::stream& st = DnnlStream();
@@ -398,14 +479,14 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
     if (d->has_residual) d->residual.set_data_handle(const_cast<std::byte*>(residual.raw()));
     // Merged groups multiply the other groups' inputs by zeros: an Inf or a NaN would reach their outputs.
     if (d->merged > 1 && AnyNonFinite(std::span(x.data<float>(), static_cast<size_t>(x.numel())))) {
-      d->exact_weights.Update(c.in(1), st);
+      d->exact_weights.Update(w, st);
       d->exact.execute(st, d->exact_args);
     } else {
-      if (d->merged > 1 && !(d->expanded_from.defined() && d->expanded_from.raw() == c.in(1).raw())) {
-        d->block_diagonal = BlockDiagonal(c.in(1), s, d->merged);
-        d->expanded_from = c.in(1);
+      if (d->merged > 1 && !(d->expanded_from.defined() && d->expanded_from.raw() == w.raw())) {
+        d->block_diagonal = BlockDiagonal(w, s, d->merged);
+        d->expanded_from = w;
       }
-      d->weights.Update(d->merged > 1 ? d->block_diagonal : c.in(1), st);
+      d->weights.Update(d->merged > 1 ? d->block_diagonal : w, st);
       d->prim.execute(st, d->args);
     }
     st.wait();

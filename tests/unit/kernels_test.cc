@@ -318,6 +318,41 @@ TEST(Kernels, Int8MatMulsGiveTheExactIntegerSums) {
   }
 }
 
+// Dilated convs whose outer taps read only padding (deeplabv3's ASPP: dilation 24 and 36 on 14 x 14 maps) run with
+// the kernel cropped to the taps that read the map (conv_dnnl.cc CropToLiveTaps): every output within fp32's
+// rounding of the exact sum, with strides, rows and columns cropped differently, and kernels with no dead taps.
+TEST(Kernels, DilatedConvsWithTapsOnlyInThePaddingAreTheExactSum) {
+  RegisterBuiltinOps();
+  struct Case {
+    int64_t H, W, dh, dw, ph, pw, stride;
+  };
+  for (const Case& k : {Case{14, 14, 24, 24, 24, 24, 1}, Case{14, 14, 36, 12, 36, 12, 1}, Case{9, 9, 6, 6, 6, 6, 2}, Case{5, 11, 4, 1, 4, 1, 1},
+                        Case{6, 6, 7, 7, 7, 7, 1}}) {
+    const int64_t C = 16, M = 8;
+    const int64_t OH = (k.H + 2 * k.ph - 2 * k.dh - 1) / k.stride + 1, OW = (k.W + 2 * k.pw - 2 * k.dw - 1) / k.stride + 1;
+    const Tensor x = Random({1, C, k.H, k.W}, 81), w = Random({M, C, 3, 3}, 82), b = Random({M}, 83);
+    const Tensor y = RunOp("Conv", {x, w, b}, {{"dilations", std::vector<int64_t>{k.dh, k.dw}}, {"pads", std::vector<int64_t>{k.ph, k.pw, k.ph, k.pw}},
+                                               {"strides", std::vector<int64_t>{k.stride, k.stride}}})[0];
+    ASSERT_EQ(y.shape(), (Shape{1, M, OH, OW}));
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double sum = b.data<float>()[m], scale = std::abs(sum);
+          for (int64_t c = 0; c < C; ++c)
+            for (int64_t kh = 0; kh < 3; ++kh)
+              for (int64_t kw = 0; kw < 3; ++kw) {
+                const int64_t ih = oh * k.stride - k.ph + kh * k.dh, iw = ow * k.stride - k.pw + kw * k.dw;
+                if (ih < 0 || ih >= k.H || iw < 0 || iw >= k.W) continue;
+                const double p = double{x.data<float>()[(c * k.H + ih) * k.W + iw]} * w.data<float>()[((m * C + c) * 3 + kh) * 3 + kw];
+                sum += p;
+                scale += std::abs(p);
+              }
+          EXPECT_LE(std::abs(y.data<float>()[(m * OH + oh) * OW + ow] - sum), scale * 1e-6 + 1e-30)
+              << k.H << "x" << k.W << " dilation " << k.dh << "," << k.dw << " (" << m << ", " << oh << ", " << ow << ")";
+        }
+  }
+}
+
 TEST(Kernels, DepthwiseConvUsesOneFilterPerChannel) {
   auto y = RunOp("Conv", {F32({1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}), F32({2, 1, 1, 1}, {2, -1}), F32({2}, {0.5f, 0})},
                {{"group", int64_t{2}}})[0];
