@@ -83,11 +83,17 @@ LiveTaps LiveKernelTaps(int64_t in, int64_t out, int64_t k, int64_t stride, int6
   return first < 0 ? LiveTaps{0, k} : LiveTaps{first, last - first + 1};
 }
 
-// Whether a dim's output size is what oneDNN derives from the padding Build gives it (the least that reaches it,
-// never negative): a crop that leaves input rows unread past the last window must not grow the output.
+// A dim's padding at the bottom (or right) as oneDNN counts it: the least that yields the output size (its output
+// size rounds down, so windows never reach input rows past the last one), never negative.
+int64_t PadAfter(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation, int64_t pad) {
+  return std::max<int64_t>(0, (out - 1) * stride + (k - 1) * dilation + 1 - in - pad);
+}
+
+// Whether a dim's output size is what oneDNN derives from PadAfter's padding: a crop that leaves input rows unread
+// past the last window must not grow the output.
 bool OutputFits(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation, int64_t pad) {
-  const int64_t extent = (k - 1) * dilation + 1, after = std::max<int64_t>(0, (out - 1) * stride + extent - in - pad);
-  return (in + pad + after - extent) / stride + 1 == out;
+  const int64_t extent = (k - 1) * dilation + 1;
+  return (in + pad + PadAfter(in, out, k, stride, dilation, pad) - extent) / stride + 1 == out;
 }
 
 // The conv of the kernel cropped to its live taps (the output is the same): fewer taps, less padding before.
@@ -235,10 +241,7 @@ Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Con
   d.has_epilogue = static_cast<bool>(c.epilogue);
   d.activation = InPrimitiveActivation(c);
   d.threads = c.pool.size();
-  // Padding at the bottom and right as oneDNN counts it: the least that yields the output size (its output
-  // size rounds down, so windows never reach input rows past the last one).
-  const int64_t pb = std::max<int64_t>(0, (s.OH - 1) * s.SH + (s.KH - 1) * s.DH + 1 - s.H - s.PT);
-  const int64_t pr = std::max<int64_t>(0, (s.OW - 1) * s.SW + (s.KW - 1) * s.DW + 1 - s.W - s.PL);
+  const int64_t pb = PadAfter(s.H, s.OH, s.KH, s.SH, s.DH, s.PT), pr = PadAfter(s.W, s.OW, s.KW, s.SW, s.DW, s.PL);
   d.usable = false;
   const auto x_dt = d.int8 ? memory::data_type::s8 : kF32, acc_dt = d.int8 ? memory::data_type::s32 : kF32;
   const memory::desc src({s.N, s.C, s.H, s.W}, x_dt, Tag::nhwc), dst({s.N, s.M, s.OH, s.OW}, acc_dt, Tag::nhwc), bias({s.M}, acc_dt, Tag::a);
@@ -344,8 +347,7 @@ struct SplitInt8Conv final : KernelState {
 };
 
 FloatConv BuildFloatConv(const Conv2DShape& s, int64_t outputs) {
-  const int64_t pb = std::max<int64_t>(0, (s.OH - 1) * s.SH + (s.KH - 1) * s.DH + 1 - s.H - s.PT);
-  const int64_t pr = std::max<int64_t>(0, (s.OW - 1) * s.SW + (s.KW - 1) * s.DW + 1 - s.W - s.PL);
+  const int64_t pb = PadAfter(s.H, s.OH, s.KH, s.SH, s.DH, s.PT), pr = PadAfter(s.W, s.OW, s.KW, s.SW, s.DW, s.PL);
   const memory::desc src({s.N, s.C, s.H, s.W}, kF32, Tag::nhwc), dst({s.N, outputs, s.OH, s.OW}, kF32, Tag::nhwc);
   const memory::dims wdims{s.G, outputs / s.G, s.C / s.G, s.KH, s.KW};
   dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,

@@ -96,14 +96,18 @@ TEST(Kernels, ConvWithPaddingMatchesHandComputation) {
   for (int i = 0; i < 9; ++i) EXPECT_FLOAT_EQ(y.data<float>()[i], want[i]);
 }
 
-// A 3x3 stride-1 conv in fp64, one output at a time, and each output's sum of |x| |w| over its window (the scale
-// of the rounding error any fp32 evaluation of it may make). pads: top, left, bottom, right.
+// A 3x3 conv in fp64, one output at a time, and each output's sum of |x| |w| over its window (the scale of the
+// rounding error any fp32 evaluation of it may make). pads: top, left, bottom, right; w: (M, C / group, 3, 3).
 struct ExactConv {
   std::vector<double> y, scale;
 };
-ExactConv ExactConv3x3(const Tensor& x, const Tensor& w, const Tensor* b, const std::vector<int64_t>& pads) {
+struct ConvWindow {
+  int64_t group = 1, stride = 1, dh = 1, dw = 1;  // dh, dw: dilations
+};
+ExactConv ExactConv3x3(const Tensor& x, const Tensor& w, const Tensor* b, const std::vector<int64_t>& pads, ConvWindow k = {}) {
   const int64_t N = x.shape()[0], C = x.shape()[1], H = x.shape()[2], W = x.shape()[3], M = w.shape()[0];
-  const int64_t OH = H + pads[0] + pads[2] - 2, OW = W + pads[1] + pads[3] - 2;
+  const int64_t in = C / k.group, out = M / k.group;
+  const int64_t OH = (H + pads[0] + pads[2] - 2 * k.dh - 1) / k.stride + 1, OW = (W + pads[1] + pads[3] - 2 * k.dw - 1) / k.stride + 1;
   ExactConv r{std::vector<double>(static_cast<size_t>(N * M * OH * OW)), std::vector<double>(static_cast<size_t>(N * M * OH * OW))};
   const float *xp = x.data<float>(), *wp = w.data<float>();
   for (int64_t n = 0; n < N; ++n)
@@ -111,12 +115,12 @@ ExactConv ExactConv3x3(const Tensor& x, const Tensor& w, const Tensor* b, const 
       for (int64_t oh = 0; oh < OH; ++oh)
         for (int64_t ow = 0; ow < OW; ++ow) {
           double sum = b ? b->data<float>()[m] : 0.0, scale = std::abs(sum);
-          for (int64_t c = 0; c < C; ++c)
+          for (int64_t c = 0; c < in; ++c)
             for (int64_t kh = 0; kh < 3; ++kh)
               for (int64_t kw = 0; kw < 3; ++kw) {
-                const int64_t ih = oh + kh - pads[0], iw = ow + kw - pads[1];
+                const int64_t ih = oh * k.stride + kh * k.dh - pads[0], iw = ow * k.stride + kw * k.dw - pads[1];
                 if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                const double p = static_cast<double>(xp[((n * C + c) * H + ih) * W + iw]) * wp[((m * C + c) * 3 + kh) * 3 + kw];
+                const double p = static_cast<double>(xp[((n * C + m / out * in + c) * H + ih) * W + iw]) * wp[((m * in + c) * 3 + kh) * 3 + kw];
                 sum += p;
                 scale += std::abs(p);
               }
@@ -213,32 +217,21 @@ TEST(Kernels, NarrowGroupedConvsKeepTheirGroupsApart) {
       }
       const Tensor y = RunOp("Conv", {x, w, b}, {{"group", k.G}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}})[0];
       ASSERT_EQ(y.shape(), (Shape{1, k.M, H, W}));
-      const float *xp = x.data<float>(), *wp = w.data<float>(), *got = y.data<float>();
+      const ExactConv want = ExactConv3x3(x, w, &b, {1, 1, 1, 1}, {.group = k.G});
+      const float* got = y.data<float>();
       for (int64_t m = 0; m < k.M; ++m) {
-        const int64_t g = m / out;
         bool any_non_finite = false;
-        for (int64_t oh = 0; oh < H; ++oh)
-          for (int64_t ow = 0; ow < W; ++ow) {
-            double sum = b.data<float>()[m], scale = std::abs(sum);
-            for (int64_t c = 0; c < in; ++c)
-              for (int64_t kh = 0; kh < 3; ++kh)
-                for (int64_t kw = 0; kw < 3; ++kw) {
-                  const int64_t ih = oh + kh - 1, iw = ow + kw - 1;
-                  if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                  const double p = double{xp[((g * in + c) * H + ih) * W + iw]} * wp[((m * in + c) * 3 + kh) * 3 + kw];
-                  sum += p;
-                  scale += std::abs(p);
-                }
-            const float v = got[(m * H + oh) * W + ow];
-            if (!std::isfinite(sum)) {
-              any_non_finite = true;
-              EXPECT_FALSE(std::isfinite(v)) << "m " << m;
-              continue;
-            }
-            ASSERT_TRUE(std::isfinite(v)) << "C " << k.C << " G " << k.G << " output channel " << m << " (" << oh << ", " << ow << ")";
-            EXPECT_LE(std::abs(v - sum), scale * 1e-6) << "m " << m;
+        for (int64_t i = m * H * W; i < (m + 1) * H * W; ++i) {
+          const double sum = want.y[static_cast<size_t>(i)];
+          if (!std::isfinite(sum)) {
+            any_non_finite = true;
+            EXPECT_FALSE(std::isfinite(got[i])) << "m " << m;
+            continue;
           }
-        EXPECT_EQ(any_non_finite, non_finite && g == poisoned / in) << "output channel " << m;
+          ASSERT_TRUE(std::isfinite(got[i])) << "C " << k.C << " G " << k.G << " output " << i;
+          EXPECT_LE(std::abs(got[i] - sum), want.scale[static_cast<size_t>(i)] * 1e-6) << "m " << m;
+        }
+        EXPECT_EQ(any_non_finite, non_finite && m / out == poisoned / in) << "output channel " << m;
       }
     }
   }
@@ -334,22 +327,9 @@ TEST(Kernels, DilatedConvsWithTapsOnlyInThePaddingAreTheExactSum) {
     const Tensor y = RunOp("Conv", {x, w, b}, {{"dilations", std::vector<int64_t>{k.dh, k.dw}}, {"pads", std::vector<int64_t>{k.ph, k.pw, k.ph, k.pw}},
                                                {"strides", std::vector<int64_t>{k.stride, k.stride}}})[0];
     ASSERT_EQ(y.shape(), (Shape{1, M, OH, OW}));
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t oh = 0; oh < OH; ++oh)
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          double sum = b.data<float>()[m], scale = std::abs(sum);
-          for (int64_t c = 0; c < C; ++c)
-            for (int64_t kh = 0; kh < 3; ++kh)
-              for (int64_t kw = 0; kw < 3; ++kw) {
-                const int64_t ih = oh * k.stride - k.ph + kh * k.dh, iw = ow * k.stride - k.pw + kw * k.dw;
-                if (ih < 0 || ih >= k.H || iw < 0 || iw >= k.W) continue;
-                const double p = double{x.data<float>()[(c * k.H + ih) * k.W + iw]} * w.data<float>()[((m * C + c) * 3 + kh) * 3 + kw];
-                sum += p;
-                scale += std::abs(p);
-              }
-          EXPECT_LE(std::abs(y.data<float>()[(m * OH + oh) * OW + ow] - sum), scale * 1e-6 + 1e-30)
-              << k.H << "x" << k.W << " dilation " << k.dh << "," << k.dw << " (" << m << ", " << oh << ", " << ow << ")";
-        }
+    const ExactConv want = ExactConv3x3(x, w, &b, {k.ph, k.pw, k.ph, k.pw}, {.stride = k.stride, .dh = k.dh, .dw = k.dw});
+    for (size_t i = 0; i < want.y.size(); ++i)
+      EXPECT_LE(std::abs(y.data<float>()[i] - want.y[i]), want.scale[i] * 1e-6 + 1e-30) << k.H << "x" << k.W << " dilation " << k.dh << "," << k.dw << " output " << i;
   }
 }
 
