@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -12,6 +13,7 @@
 
 #include "kernels/channels_last.h"
 #include "kernels/conv_winograd.h"
+#include "kernels/conv_winograd_avx2.h"
 #include "kernels/dnnl_engine.h"
 #include "kernels/numerics.h"
 
@@ -55,6 +57,9 @@ struct DnnlConv final : KernelState {
   ReorderedWeights exact_weights;
   std::unordered_map<int, memory> exact_args;
   std::unique_ptr<WinogradConv> winograd;  // set: the conv runs as Winograd bands instead (conv_winograd.h)
+  // Set: the conv runs as npukit's own Winograd kernel (conv_winograd_avx2.h), and `prim` only where its result is
+  // not finite.
+  std::unique_ptr<Avx2WinogradConv> avx2_winograd;
   // The kernel cropped to the taps that read the input (see CropToLiveTaps): `shape` is the cropped conv's, and
   // the weights are cropped from the tensor at `cropped_from` (held: its storage cannot be reused meanwhile).
   int64_t first_row = 0, first_col = 0, full_kh = 0, full_kw = 0;
@@ -245,13 +250,18 @@ Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Con
   d.usable = false;
   const auto x_dt = d.int8 ? memory::data_type::s8 : kF32, acc_dt = d.int8 ? memory::data_type::s32 : kF32;
   const memory::desc src({s.N, s.C, s.H, s.W}, x_dt, Tag::nhwc), dst({s.N, s.M, s.OH, s.OW}, acc_dt, Tag::nhwc), bias({s.M}, acc_dt, Tag::a);
-  if (!d.int8 && !d.has_residual && WinogradPays(s, d.threads)) {
+  const bool winograd = !d.int8 && !d.has_residual && WinogradAllowed();
+  if (winograd && WinogradPays(s, d.threads)) {
     d.winograd = WinogradConv::Build(s, d.threads, d.has_bias);
     if (d.winograd) {
       d.activation.reset();  // the bands run the op's own activation on their rows
       d.usable = true;
       return Status::Ok();
     }
+  }
+  if (winograd && !d.winograd && Avx2WinogradPays(s, d.threads)) {
+    d.avx2_winograd = Avx2WinogradConv::Build(s, d.threads);
+    if (d.avx2_winograd) d.activation.reset();  // its tasks run the op's own activation on their rows, as the bands do
   }
   dnnl::primitive_attr attr;
   dnnl::post_ops ops;  // in the fused op's order: the residual, then the activation
@@ -443,6 +453,29 @@ Result<bool> RunSplitInt8Conv(KernelContext& c, const std::function<Result<Conv2
   return c.Fail(std::string("oneDNN failed: ") + e.what());
 }
 
+bool WinogradAllowed() {
+  const char* setting = std::getenv("NPUKIT_WINOGRAD");
+  return !(setting && std::string_view(setting) == "0");
+}
+
+// The ranges of y the AVX2 Winograd kernel left unfinished (their values not finite), from the direct kernel.
+void FinishByDirectKernel(DnnlConv& d, const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
+                          std::span<const std::pair<size_t, size_t>> ranges, const ChunkFinish& finish) {
+  Tensor direct = Tensor::Empty(DType::kF32, y.shape());
+  dnnl::stream& st = DnnlStream();
+  d.weights.Update(w, st);
+  d.src.set_data_handle(const_cast<std::byte*>(x.raw()));
+  d.dst.set_data_handle(direct.mutable_raw());
+  if (d.has_bias) d.bias.set_data_handle(const_cast<std::byte*>(bias->raw()));
+  d.prim.execute(st, d.args);
+  st.wait();
+  float* to = y.mutable_data<float>();
+  for (const auto& [begin, end] : ranges) {
+    std::copy(direct.data<float>() + begin, direct.data<float>() + end, to + begin);
+    if (finish) finish({to + begin, end - begin}, begin);
+  }
+}
+
 Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShape>()>& geometry) try {
   const bool int8 = c.in(0).dtype() == DType::kI8 && c.in(1).dtype() == DType::kI8 && (!c.has(2) || c.in(2).dtype() == DType::kI32);
   if (int8 && (!ExactInt8Products() || c.residual.defined())) return false;
@@ -473,6 +506,11 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
   if (d->winograd) {
     d->winograd->Run(x.data<float>(), w, d->has_bias ? c.in(2).data<float>() : nullptr, y.mutable_data<float>(),
                      WinogradFinish(c, stays_channels_last), c.pool);
+  } else if (d->avx2_winograd) {
+    const ChunkFinish finish = WinogradFinish(c, stays_channels_last);
+    const auto unfinished = d->avx2_winograd->Run(x.data<float>(), w, d->has_bias ? c.in(2).data<float>() : nullptr,
+                                                  y.mutable_data<float>(), finish, c.pool);
+    if (!unfinished.empty()) FinishByDirectKernel(*d, x, w, c.has(2) ? &c.in(2) : nullptr, y, unfinished, finish);
   } else {
     dnnl::stream& st = DnnlStream();
     d->src.set_data_handle(const_cast<std::byte*>(x.raw()));

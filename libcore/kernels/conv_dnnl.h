@@ -29,6 +29,13 @@ Result<bool> RunSplitInt8Conv(KernelContext& c, const std::function<Result<Conv2
 // or 256+ channels in and out. A fused residual and an int8 conv stay with the direct kernel, as does a geometry
 // oneDNN has no Winograd kernel for.
 bool WinogradPays(const Conv2DShape& s, int threads);
+// Whether RunDnnlConv computes an fp32 conv by npukit's own F(4x4, 3x3) kernel (conv_winograd_avx2.h), where
+// oneDNN's Winograd does not pay or does not build: on hosts with AVX2 and FMA and without AVX-512, for 3x3 stride-1
+// convs of channels in multiples of 8, with tiles enough and little of them past the map. The same exclusions as
+// WinogradPays's: int8, a fused residual.
+bool Avx2WinogradPays(const Conv2DShape& s, int threads);
+// False where NPUKIT_WINOGRAD=0 asks for every conv to be the direct sum (read at each primitive's build).
+bool WinogradAllowed();
 // Whether oneDNN has a Winograd kernel for the geometry's bands on this CPU (AVX-512 ones only, in 2.6).
 bool WinogradBuilds(const Conv2DShape& s, int threads);
 

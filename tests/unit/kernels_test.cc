@@ -135,6 +135,9 @@ ExactConv ExactConv3x3(const Tensor& x, const Tensor& w, const Tensor* b, const 
 // and asymmetric padding, maps whose rows do not divide into whole tiles: every output within the transform's rounding of the exact sum
 // (a band reading the wrong rows or missing its padding is off by a whole product), and where an input is NaN or
 // infinite, the outputs the direct sum gives: NaN or the infinity exactly where a window holds one, finite elsewhere.
+// On AVX2 hosts the same cases check npukit's own kernel (conv_winograd_avx2.h): its blocks of tiles across images,
+// its output channels split between tasks (64 channels on 14x14), a last panel of 8 channels (24), and its
+// non-finite tiles recomputed by the direct kernel.
 TEST(Kernels, WinogradConvIsTheDirectSumWithinItsRounding) {
   RegisterBuiltinOps();
   struct Case {
@@ -143,13 +146,17 @@ TEST(Kernels, WinogradConvIsTheDirectSumWithinItsRounding) {
     std::vector<int64_t> pads;
     bool bias;
     std::vector<int> threads;
+    bool avx2 = true;    // npukit's AVX2 kernel takes it (on hosts it is built for)
+    bool onednn = true;  // oneDNN's Winograd kernel takes it (AVX-512 hosts)
   };
   const std::vector<Case> cases = {
       {{1, 32, 60, 28}, 48, {1, 1, 1, 1}, true, {1, 2, 3}},
       {{2, 32, 33, 33}, 48, {0, 0, 0, 0}, false, {1, 2}},
       {{1, 32, 57, 41}, 16, {1, 0, 0, 1}, true, {1, 2, 3}},
-      {{1, 256, 14, 13}, 256, {1, 1, 1, 1}, true, {1, 2}},  // bands too small: the whole map on oneDNN's threads
-      {{1, 96, 28, 28}, 96, {1, 1, 1, 1}, true, {1, 2}},    // a large map: the whole map on any count of threads
+      {{1, 256, 14, 13}, 256, {1, 1, 1, 1}, true, {1, 2}, false},  // bands too small: the whole map on oneDNN's threads
+      {{1, 96, 28, 28}, 96, {1, 1, 1, 1}, true, {1, 2}},           // a large map: the whole map on any count of threads
+      {{1, 64, 14, 14}, 64, {1, 1, 1, 1}, true, {2, 3}, true, false},  // AVX2: tiles too few, channels split too
+      {{1, 32, 30, 30}, 24, {1, 1, 1, 1}, false, {2}, true, false},    // AVX2: a last panel of 8 channels
   };
   unsigned seed = 50;
   for (const Case& k : cases) {
@@ -165,10 +172,15 @@ TEST(Kernels, WinogradConvIsTheDirectSumWithinItsRounding) {
       for (int threads : k.threads) {
         const int64_t OH = k.x[2] + k.pads[0] + k.pads[2] - 2, OW = k.x[3] + k.pads[1] + k.pads[3] - 2;
         const Conv2DShape geometry{k.x[0], k.x[1], k.x[2], k.x[3], k.M, 1, 3, 3, 1, 1, 1, 1, k.pads[0], k.pads[1], OH, OW};
-        ASSERT_TRUE(WinogradPays(geometry, threads)) << "the case must take the Winograd path";
-        // oneDNN 2.6 has Winograd kernels for AVX-512 only; elsewhere the direct kernel runs and is checked alike.
+        // oneDNN 2.6 has Winograd kernels for AVX-512 only, npukit's own is built for AVX2 without AVX-512;
+        // elsewhere the direct kernel runs and is checked alike.
         if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
-          ASSERT_TRUE(WinogradBuilds(geometry, threads)) << "oneDNN has no Winograd kernel for the case";
+          if (k.onednn) {
+            ASSERT_TRUE(WinogradPays(geometry, threads)) << "the case must take the Winograd path";
+            ASSERT_TRUE(WinogradBuilds(geometry, threads)) << "oneDNN has no Winograd kernel for the case";
+          }
+        } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+          ASSERT_EQ(Avx2WinogradPays(geometry, threads), k.avx2) << "the case must take the AVX2 kernel, or not";
         }
         ThreadPool pool(threads);
         std::vector<Tensor> ins = {x, w};
@@ -194,6 +206,35 @@ TEST(Kernels, WinogradConvIsTheDirectSumWithinItsRounding) {
         EXPECT_EQ(non_finite_outputs > 0, non_finite);
       }
     }
+  }
+}
+
+// Finite inputs whose Winograd transform overflows where the direct sum does not (inputs near 1e37: the input
+// transform multiplies by up to 100, past fp32's 3.4e38): every output is the direct sum, with the fused Relu run
+// on the recomputed rows, on 1 and 2 threads. On AVX2 hosts npukit's kernel hands those rows to the direct one.
+TEST(Kernels, WinogradOverflowGivesTheDirectSum) {
+  RegisterBuiltinOps();
+  const int64_t C = 32, M = 32, H = 28, W = 28;
+  const Tensor x = Random({1, C, H, W}, 71, 1e37f, 3e37f), w = Random({M, C, 3, 3}, 72, -1e-3f, 1e-3f), b = Random({M}, 73);
+  const Conv2DShape geometry{1, C, H, W, M, 1, 3, 3, 1, 1, 1, 1, 1, 1, H, W};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !__builtin_cpu_supports("avx512f")) {
+    ASSERT_TRUE(Avx2WinogradPays(geometry, 2)) << "the case must take the AVX2 kernel";
+  }
+  const ExactConv want = ExactConv3x3(x, w, &b, {1, 1, 1, 1});
+  Node conv = MakeNode("Conv", 3, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {kEpilogueOp, std::string("Relu")}});
+  for (int threads : {1, 2}) {
+    ThreadPool pool(threads);
+    std::vector<Tensor> out;
+    ASSERT_TRUE(RunKernel(conv, {x, w, b}, out, pool).ok());
+    ASSERT_EQ(out[0].numel(), static_cast<int64_t>(want.y.size()));
+    const float* got = out[0].data<float>();
+    double worst = 0;
+    for (size_t i = 0; i < want.y.size(); ++i) {
+      ASSERT_TRUE(std::isfinite(want.y[i]));
+      ASSERT_TRUE(std::isfinite(got[i])) << i << " threads " << threads;
+      worst = std::max(worst, std::abs(got[i] - std::max(0.0, want.y[i])) / want.scale[i]);
+    }
+    EXPECT_LT(worst, 1e-6) << "threads " << threads;  // the direct kernel's rounding
   }
 }
 

@@ -208,10 +208,11 @@ Conv2DShape Conv3x3Geometry(const Tensor& x, const Tensor& w) {
   return {d[0], d[1], d[2], d[3], w.shape()[0], 1, 3, 3, 1, 1, 1, 1, 1, 1, d[2], d[3]};
 }
 
-// Whether a conv of that geometry runs as Winograd bands or over the whole map, the forms that round their rows.
+// Whether a conv of that geometry runs as Winograd bands or over the whole map (oneDNN's kernel, AVX-512), or as
+// npukit's AVX2 one: the forms that round their rows.
 bool ConvTakesRounding(const Tensor& x, const Tensor& w, int threads) {
   const Conv2DShape g = Conv3x3Geometry(x, w);
-  return WinogradPays(g, threads) && WinogradBuilds(g, threads);
+  return (WinogradPays(g, threads) && WinogradBuilds(g, threads)) || Avx2WinogradPays(g, threads);
 }
 
 // A kernel offered the runtime's 16-bit rounding of its output (KernelRunOptions::round_output_to) rounds each chunk
@@ -281,8 +282,9 @@ TEST(Numerics, KernelsRoundTheirOutputAsTheRuntimeWould) {
         offered.output_rounded = &rounded;
         ASSERT_TRUE(RunKernel(c.op, ins, got, pool, ctx, &got_status, offered).ok());
         const std::string what = std::string(soc) + " " + c.op.op_type + (c.op.has_attr(kEpilogueOp) ? "+Relu" : "") + (last ? " channels-last" : "");
-        // oneDNN 2.6 has Winograd kernels for AVX-512 only: elsewhere a conv runs the direct kernel, whose result
-        // the runtime rounds after it (as here), and the comparison below still holds.
+        // oneDNN 2.6 has Winograd kernels for AVX-512 only, npukit's own for AVX2 takes some geometries: elsewhere a
+        // conv runs the direct kernel, whose result the runtime rounds after it (as here), and the comparison below
+        // still holds.
         const bool takes_rounding = c.op.op_type != "Conv" || ConvTakesRounding(in, c.extra[0], pool.size());
         EXPECT_EQ(rounded, takes_rounding) << what << ": the kernel took the rounding, or did not, against its kind";
         if (!rounded) got[0] = RoundToDTypeValues(got[0], DType::kF16, ctx, &got_status);

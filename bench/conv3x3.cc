@@ -1,0 +1,99 @@
+// The 3x3 stride-1 convolutions of the zoo's nets (googlenet, densenet121, squeezenet1_1, inception_v3, resnet50),
+// each run as RunDnnlConv runs it in a net (channels-last in and out, bias, the task's state kept) and timed with
+// npukit's AVX2 Winograd kernel (conv_winograd_avx2.h) and with oneDNN's direct kernel, in interleaved rounds.
+// Prints per layer the two medians and their ratio: the measurements behind Avx2WinogradPays.
+// usage: conv3x3 [ROUNDS]   (NPUKIT_NUM_THREADS: the pool's size)
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "kernels/registry.h"
+#include "ops/schemas.h"
+
+namespace {
+
+struct Layer {
+  const char* net;
+  int64_t C, M, H, W, pad, N = 1;
+};
+
+npu::Tensor Random(npu::Shape s, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1, 1);
+  npu::Tensor t = npu::Tensor::Empty(npu::DType::kF32, std::move(s));
+  for (float& v : std::span(t.mutable_data<float>(), static_cast<size_t>(t.numel()))) v = d(rng);
+  return t;
+}
+
+// Milliseconds per run of the conv, median of `runs`, with the kernel path the environment selects when built.
+double Time(const npu::Node& node, const std::vector<npu::Tensor>& ins, bool winograd, int runs, npu::ThreadPool& pool) {
+  setenv("NPUKIT_WINOGRAD", winograd ? "1" : "0", 1);
+  std::unique_ptr<npu::KernelState> state;
+  npu::KernelRunOptions options;
+  options.state = &state;
+  options.channels_last_out = true;
+  const npu::ExecContext exec;
+  std::vector<double> ms;
+  for (int i = 0; i <= runs; ++i) {
+    std::vector<npu::Tensor> out;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!npu::RunKernel(node, ins, out, pool, exec, nullptr, options).ok()) std::exit(1);
+    if (i > 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+  return ms[ms.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int rounds = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
+  npu::RegisterBuiltinOps();
+  npu::ThreadPool& pool = npu::ThreadPool::Global();
+  const std::vector<Layer> layers = {
+      {"googlenet", 64, 192, 56, 56, 1},   {"googlenet", 128, 192, 28, 28, 1}, {"googlenet", 96, 128, 28, 28, 1},
+      {"googlenet", 32, 96, 28, 28, 1},    {"googlenet", 160, 320, 14, 14, 1}, {"googlenet", 144, 288, 14, 14, 1},
+      {"googlenet", 128, 256, 14, 14, 1},  {"googlenet", 112, 224, 14, 14, 1}, {"googlenet", 96, 208, 14, 14, 1},
+      {"googlenet", 192, 384, 7, 7, 1},    {"googlenet", 160, 320, 7, 7, 1},   {"densenet121", 128, 32, 56, 56, 1},
+      {"densenet121", 128, 32, 28, 28, 1}, {"densenet121", 128, 32, 14, 14, 1}, {"densenet121", 128, 32, 7, 7, 1},
+      {"squeezenet1_1", 16, 64, 55, 55, 1}, {"squeezenet1_1", 32, 128, 27, 27, 1}, {"squeezenet1_1", 48, 192, 13, 13, 1},
+      {"squeezenet1_1", 64, 256, 13, 13, 1}, {"inception_v3", 32, 32, 111, 111, 0}, {"inception_v3", 32, 64, 109, 109, 1},
+      {"inception_v3", 80, 192, 54, 54, 0}, {"inception_v3", 64, 96, 25, 25, 1}, {"inception_v3", 96, 96, 25, 25, 1},
+      {"inception_v3", 448, 384, 5, 5, 1}, {"resnet50", 64, 64, 56, 56, 1},    {"resnet50", 128, 128, 28, 28, 1},
+      {"resnet50", 256, 256, 14, 14, 1},   {"resnet50", 512, 512, 7, 7, 1},      {"googlenet", 16, 32, 28, 28, 1},
+      {"googlenet", 24, 64, 14, 14, 1},    {"googlenet", 32, 128, 14, 14, 1},  {"googlenet", 16, 48, 14, 14, 1},
+      {"resnet50 b4", 512, 512, 7, 7, 1, 4}, {"googlenet b4", 192, 384, 7, 7, 1, 4}, {"densenet b8", 128, 32, 7, 7, 1, 8},
+      {"resnet50 b8", 64, 64, 56, 56, 1, 8},
+  };
+  std::printf("%d threads, median of %d rounds\n%-14s %3s %5s %5s %4s %4s %10s %10s %6s\n", pool.size(), rounds, "net", "N", "C", "M", "H",
+              "W", "direct ms", "wino ms", "ratio");
+  unsigned seed = 1;
+  for (const Layer& l : layers) {
+    npu::Tensor x = Random({l.N, l.C, l.H, l.W}, seed++), w = Random({l.M, l.C, 3, 3}, seed++), b = Random({l.M}, seed++);
+    x.channels_last = true;  // as the nets hand it over; the values' order does not matter here
+    npu::Node node;
+    node.name = "conv";
+    node.op_type = "Conv";
+    node.opset = 13;
+    node.attrs["pads"] = std::vector<int64_t>{l.pad, l.pad, l.pad, l.pad};
+    node.inputs = {0, 1, 2};
+    node.outputs = {0};
+    std::vector<double> direct, wino;
+    for (int r = 0; r < rounds; ++r) {
+      direct.push_back(Time(node, {x, w, b}, false, 10, pool));
+      wino.push_back(Time(node, {x, w, b}, true, 10, pool));
+    }
+    std::sort(direct.begin(), direct.end());
+    std::sort(wino.begin(), wino.end());
+    const double d = direct[direct.size() / 2], v = wino[wino.size() / 2];
+    std::printf("%-14s %3lld %5lld %5lld %4lld %4lld %10.3f %10.3f %6.2f\n", l.net, static_cast<long long>(l.N), static_cast<long long>(l.C), static_cast<long long>(l.M),
+                static_cast<long long>(l.H), static_cast<long long>(l.W), d, v, v / d);
+  }
+}

@@ -1,0 +1,333 @@
+#include "kernels/conv_winograd_avx2.h"
+
+#include <algorithm>
+#include <array>
+#include <mutex>
+
+#include "kernels/numerics.h"
+
+// Built for AVX2 hosts without AVX-512, where oneDNN 2.6 has no Winograd kernel (with AVX-512 it has one).
+#if defined(__AVX2__) && defined(__FMA__) && !defined(__AVX512F__)
+#include <immintrin.h>
+#define NPUKIT_WINOGRAD_AVX2 1
+#endif
+
+namespace npu {
+
+#if NPUKIT_WINOGRAD_AVX2
+namespace {
+
+// F(4x4, 3x3) on the interpolation points 0, 1, -1, 2, -2 and infinity (Lavin and Gray, "Fast Algorithms for
+// Convolutional Neural Networks", CVPR 2016, section 4.2): 4 outputs from 6 inputs per dimension.
+constexpr int kOut = 4, kIn = 6, kTaps = 3;
+constexpr int kPoints = kIn * kIn;  // the transformed tile's 36 elements, one product each
+constexpr int kLanes = 8;           // floats per AVX2 register: the channel vector every loop works on
+
+// G, which takes 3 taps to 6 transformed ones (exact in double; the weights are transformed once).
+constexpr double kG[kIn][kTaps] = {{1.0 / 4, 0, 0},
+                                   {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                   {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                   {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                   {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                   {0, 0, 1}};
+
+// Bt's rows on 6 inputs (one dimension of V = Bt d B), by the common subexpressions of its rows:
+// [4 0 -5 0 1 0], [0 -4 -4 1 1 0], [0 4 -4 -1 1 0], [0 -2 -1 2 1 0], [0 2 -1 -2 1 0], [0 4 0 -5 0 1].
+inline void InputRows(const __m256 d[kIn], __m256 t[kIn]) {
+  const __m256 two = _mm256_set1_ps(2), four = _mm256_set1_ps(4), five = _mm256_set1_ps(5);
+  const __m256 a = _mm256_fnmadd_ps(four, d[2], d[4]);  // d4 - 4 d2
+  const __m256 b = _mm256_fnmadd_ps(four, d[1], d[3]);  // d3 - 4 d1
+  const __m256 c = _mm256_sub_ps(d[4], d[2]);
+  const __m256 e = _mm256_mul_ps(two, _mm256_sub_ps(d[3], d[1]));
+  t[0] = _mm256_fmadd_ps(four, d[0], _mm256_fnmadd_ps(five, d[2], d[4]));
+  t[1] = _mm256_add_ps(a, b);
+  t[2] = _mm256_sub_ps(a, b);
+  t[3] = _mm256_add_ps(c, e);
+  t[4] = _mm256_sub_ps(c, e);
+  t[5] = _mm256_fmadd_ps(four, d[1], _mm256_fnmadd_ps(five, d[3], d[5]));
+}
+
+// At's rows on 6 products (one dimension of Y = At M A): [1 1 1 1 1 0], [0 1 -1 2 -2 0], [0 1 1 4 4 0],
+// [0 1 -1 8 -8 1].
+inline void OutputRows(const __m256 m[kIn], __m256 o[kOut]) {
+  const __m256 s12 = _mm256_add_ps(m[1], m[2]), d12 = _mm256_sub_ps(m[1], m[2]);
+  const __m256 s34 = _mm256_add_ps(m[3], m[4]), d34 = _mm256_sub_ps(m[3], m[4]);
+  o[0] = _mm256_add_ps(_mm256_add_ps(m[0], s12), s34);
+  o[1] = _mm256_fmadd_ps(_mm256_set1_ps(2), d34, d12);
+  o[2] = _mm256_fmadd_ps(_mm256_set1_ps(4), s34, s12);
+  o[3] = _mm256_add_ps(_mm256_fmadd_ps(_mm256_set1_ps(8), d34, d12), m[5]);
+}
+
+// The product kernel: out[r][0..8P) = sum over c of v[r][c] u[c][0..8P), for R tiles (rows of v) and P panels of
+// 8 output channels (each panel (C, 8), the next `panel` floats on). 6 x 2 keeps 12 sums, 2 weight vectors and
+// a broadcast in the 16 registers, and its 12 multiply-adds per 8 loads keep the two FMA units busy.
+constexpr int kRows = 6, kPanels = 2;
+template <int R, int P>
+void Product(const float* v, int64_t ldv, const float* u, int64_t panel, int64_t channels, float* out, int64_t ldo) {
+  // The register loops unrolled (GCC at -O2 would keep the sums in memory).
+  __m256 acc[R][P];
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 2
+    for (int p = 0; p < P; ++p) acc[r][p] = _mm256_setzero_ps();
+  for (int64_t c = 0; c < channels; ++c) {
+    __m256 b[P];
+#pragma GCC unroll 2
+    for (int p = 0; p < P; ++p) b[p] = _mm256_loadu_ps(u + p * panel + c * kLanes);
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+      const __m256 a = _mm256_broadcast_ss(v + r * ldv + c);
+#pragma GCC unroll 2
+      for (int p = 0; p < P; ++p) acc[r][p] = _mm256_fmadd_ps(a, b[p], acc[r][p]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 2
+    for (int p = 0; p < P; ++p) _mm256_storeu_ps(out + r * ldo + p * kLanes, acc[r][p]);
+}
+
+using ProductFn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, float*, int64_t);
+template <int P>
+constexpr std::array<ProductFn, kRows + 1> kProducts = {nullptr,          Product<1, P>, Product<2, P>, Product<3, P>,
+                                                        Product<4, P>, Product<5, P>, Product<6, P>};
+
+// The transformed tiles and their products for one block of tiles: half of a Zen 3 core's 512 KiB of L2, and at
+// least two groups of 6 tiles. bench/conv3x3 over blocks of 128 KiB (6 tiles at least), 256 KiB (12), 512 KiB (12)
+// and 1 MiB (24): 256 KiB had the lowest or near-lowest time on most layers; larger blocks lost up to 1.6x on
+// 14x14 to 28x28 maps (fewer blocks to share between the threads, products read from L3).
+constexpr int64_t kBlockBytes = 256 << 10;
+constexpr int64_t kMinBlockTiles = 12, kMaxBlockTiles = 144;
+// Tasks per thread below which the output channels are split as well as the tiles: the pool deals tasks out as
+// threads come free, so a few per thread even out their times.
+constexpr int64_t kTasksPerThread = 2;
+// Elements per task of the pass that checks and finishes the result.
+constexpr size_t kFinishGrain = 1 << 14;
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Where the kernel pays: bench/conv3x3 (each 3x3 layer of googlenet, densenet121, squeezenet1_1, inception_v3 and
+// resnet50, channels-last with bias, interleaved medians, 2 threads of an AMD EPYC, Zen 3, AVX2) against oneDNN's
+// jit:avx2 direct kernel. It takes 0.33-0.5 of the direct kernel's time on maps of 28x28 and larger with 64+
+// channels each way, 0.5-0.8 with fewer (densenet's 128 -> 32, squeezenet's 16 -> 64) and on 14x14 with 96-160
+// channels (0.38-0.69; densenet's 128 -> 32 0.93). Below 16 tiles the transformed weights (4x the plain ones) are
+// read for too few outputs: 7x7 maps (4 tiles) 0.73-1.06, 5x5 1.58; batches of 7x7 maps pay again (4 x 7x7:
+// 0.46-0.54). And tiles that overhang the map compute outputs that are thrown away: 13x13 maps (16 tiles, 66% of
+// their outputs kept) 0.92-1.06 where 14x14 (77%) win. Convs under 4M multiply-adds stay direct: their times
+// (0.02-0.1 ms) are mostly the two parallel loops'.
+constexpr int64_t kMinTiles = 16;
+constexpr double kMinFilled = 0.75;
+constexpr double kMinMacs = 4e6;
+
+// The calling thread's scratch: a block's transformed tiles and products.
+float* ThreadScratch(size_t floats) {
+  thread_local std::vector<float> buf;
+  if (buf.size() < floats) buf.resize(floats);
+  return buf.data();
+}
+
+const float kZeros[kLanes] = {};
+
+}  // namespace
+
+bool Avx2WinogradPays(const Conv2DShape& s, int threads) {
+  if (s.KH != kTaps || s.KW != kTaps || s.SH != 1 || s.SW != 1 || s.DH != 1 || s.DW != 1 || s.G != 1) return false;
+  if (s.C % kLanes != 0 || s.M % kLanes != 0) return false;
+  const int64_t tiles = s.N * CeilDiv(s.OH, kOut) * CeilDiv(s.OW, kOut);
+  const double filled = static_cast<double>(s.N * s.OH * s.OW) / static_cast<double>(tiles * kOut * kOut);
+  return tiles >= kMinTiles && filled >= kMinFilled && static_cast<double>(s.N * s.OH * s.OW) * s.M * s.C * kTaps * kTaps >= kMinMacs;
+}
+
+struct Avx2WinogradConv::Plan {
+  Conv2DShape s{};
+  int64_t tiles_h = 0, tiles_w = 0;  // tiles per column and per row of an image
+  int64_t block = 0;                 // tiles per block
+  int64_t tile_blocks = 0;           // blocks over all images' tiles
+  int64_t panels_per_range = 0, panel_ranges = 0;  // the output channels' split, in panels of 8
+  std::vector<float> u;              // the transformed weights, (36, M / 8, C, 8)
+  Tensor u_from;                     // the weights tensor they were made from (held: its storage cannot be reused)
+};
+
+Avx2WinogradConv::Avx2WinogradConv() = default;
+Avx2WinogradConv::~Avx2WinogradConv() = default;
+
+std::unique_ptr<Avx2WinogradConv> Avx2WinogradConv::Build(const Conv2DShape& s, int threads) {
+  auto conv = std::make_unique<Avx2WinogradConv>();
+  conv->plan_ = std::make_unique<Plan>();
+  Plan& p = *conv->plan_;
+  p.s = s;
+  p.tiles_h = (s.OH + kOut - 1) / kOut;
+  p.tiles_w = (s.OW + kOut - 1) / kOut;
+  const int64_t tiles = s.N * p.tiles_h * p.tiles_w, panels = s.M / kLanes;
+  const int64_t per_tile = kPoints * (s.C + s.M) * static_cast<int64_t>(sizeof(float));
+  const int64_t most = std::clamp(kBlockBytes / per_tile, kMinBlockTiles, kMaxBlockTiles);
+  // Blocks of equal size in whole groups of rows for Product.
+  p.tile_blocks = CeilDiv(tiles, most);
+  p.block = CeilDiv(CeilDiv(tiles, p.tile_blocks), kRows) * kRows;
+  p.tile_blocks = CeilDiv(tiles, p.block);
+  // Where the blocks are too few to share between the threads evenly, the output channels are split too.
+  p.panel_ranges = std::clamp<int64_t>(CeilDiv(kTasksPerThread * threads, p.tile_blocks), 1, std::max<int64_t>(1, panels / kPanels));
+  p.panels_per_range = CeilDiv(CeilDiv(panels, p.panel_ranges), kPanels) * kPanels;
+  p.panel_ranges = CeilDiv(panels, p.panels_per_range);
+  return conv;
+}
+
+// U = G g Gt for every (output, input) channel pair, in double, laid out for Product: (36, M / 8, C, 8). Each loop
+// runs over the input channels with constant coefficients, so that it vectorises: googlenet's 3x3 weights took
+// 90 ms as scalar loops, once per session.
+void Avx2WinogradConv::TransformWeights(const Tensor& w, ThreadPool& pool) {
+  Plan& p = *plan_;
+  const int64_t C = p.s.C, M = p.s.M;
+  p.u.resize(static_cast<size_t>(kPoints * C * M));
+  const float* g = w.data<float>();
+  // By panels of 8 outputs: each panel's values share cache lines.
+  pool.ParallelFor(static_cast<size_t>(M / kLanes), 1, [&](size_t pn0, size_t pn1) {
+    std::vector<double> taps(static_cast<size_t>(kTaps * kTaps * C)), gk(static_cast<size_t>(kIn * kTaps * C));  // [tap][c], [i][b][c]
+    for (auto m = static_cast<int64_t>(pn0) * kLanes; m < static_cast<int64_t>(pn1) * kLanes; ++m) {
+      for (int64_t c = 0; c < C; ++c)
+        for (int k = 0; k < kTaps * kTaps; ++k) taps[static_cast<size_t>(k * C + c)] = g[(m * C + c) * kTaps * kTaps + k];
+      for (int i = 0; i < kIn; ++i)
+        for (int b = 0; b < kTaps; ++b) {
+          double* row = gk.data() + (i * kTaps + b) * C;
+          const double* t0 = taps.data() + b * C;
+          const double* t1 = t0 + kTaps * C;
+          const double* t2 = t1 + kTaps * C;
+          for (int64_t c = 0; c < C; ++c) row[c] = kG[i][0] * t0[c] + kG[i][1] * t1[c] + kG[i][2] * t2[c];
+        }
+      for (int i = 0; i < kIn; ++i)
+        for (int j = 0; j < kIn; ++j) {
+          float* to = p.u.data() + ((i * kIn + j) * (M / kLanes) + m / kLanes) * C * kLanes + m % kLanes;
+          const double* r0 = gk.data() + i * kTaps * C;
+          const double* r1 = r0 + C;
+          const double* r2 = r1 + C;
+          for (int64_t c = 0; c < C; ++c) to[c * kLanes] = static_cast<float>(kG[j][0] * r0[c] + kG[j][1] * r1[c] + kG[j][2] * r2[c]);
+        }
+    }
+  });
+  p.u_from = w;
+}
+
+namespace {
+
+// Where a block's tiles are: tile t of the block is tile first + t of the task's (image, row, column) order.
+struct TileAt {
+  int64_t n, ty, tx;
+};
+
+// V for one tile: its 6x6 inputs (zeros past the map) per 8 channels, into v[point][tile][c].
+void TransformInputTile(const Conv2DShape& s, const float* x, TileAt at, float* v, int64_t point_stride) {
+  const int64_t y0 = at.ty * kOut - s.PT, x0 = at.tx * kOut - s.PL;
+  const float* rows[kIn][kIn];
+  for (int r = 0; r < kIn; ++r)
+    for (int q = 0; q < kIn; ++q) {
+      const int64_t iy = y0 + r, ix = x0 + q;
+      rows[r][q] = iy >= 0 && iy < s.H && ix >= 0 && ix < s.W ? x + ((at.n * s.H + iy) * s.W + ix) * s.C : nullptr;
+    }
+  for (int64_t c = 0; c < s.C; c += kLanes) {
+    __m256 t[kIn][kIn];  // t[i][q]: Bt's row i over column q
+    for (int q = 0; q < kIn; ++q) {
+      __m256 d[kIn], col[kIn];
+      for (int r = 0; r < kIn; ++r) d[r] = _mm256_loadu_ps(rows[r][q] ? rows[r][q] + c : kZeros);
+      InputRows(d, col);
+      for (int i = 0; i < kIn; ++i) t[i][q] = col[i];
+    }
+    for (int i = 0; i < kIn; ++i) {
+      __m256 out[kIn];
+      InputRows(t[i], out);
+      for (int j = 0; j < kIn; ++j) _mm256_storeu_ps(v + (i * kIn + j) * point_stride + c, out[j]);
+    }
+  }
+}
+
+// Y for one tile's channels [ch0, ch1): At M A per 8 channels from m[point][tile][ch], plus the bias, its outputs
+// inside the map into y.
+void TransformOutputTile(const Conv2DShape& s, const float* m, int64_t point_stride, const float* bias, TileAt at,
+                         int64_t ch0, int64_t ch1, float* y) {
+  const int64_t oy0 = at.ty * kOut, ox0 = at.tx * kOut;
+  const int rows = static_cast<int>(std::min<int64_t>(kOut, s.OH - oy0)), cols = static_cast<int>(std::min<int64_t>(kOut, s.OW - ox0));
+  for (int64_t ch = ch0; ch < ch1; ch += kLanes) {
+    const __m256 b = bias ? _mm256_loadu_ps(bias + ch) : _mm256_setzero_ps();
+    __m256 t[kOut][kIn];  // t[k][j]: At's row k over column j
+    for (int j = 0; j < kIn; ++j) {
+      __m256 col[kIn], o[kOut];
+      for (int i = 0; i < kIn; ++i) col[i] = _mm256_loadu_ps(m + (i * kIn + j) * point_stride + ch);
+      OutputRows(col, o);
+      for (int k = 0; k < kOut; ++k) t[k][j] = o[k];
+    }
+    for (int k = 0; k < rows; ++k) {
+      __m256 o[kOut];
+      OutputRows(t[k], o);
+      float* row = y + ((at.n * s.OH + oy0 + k) * s.OW + ox0) * s.M + ch;
+      for (int l = 0; l < cols; ++l) _mm256_storeu_ps(row + l * s.M, _mm256_add_ps(o[l], b));
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::pair<size_t, size_t>> Avx2WinogradConv::Run(const float* x, const Tensor& w, const float* bias, float* y,
+                                                             const ChunkFinish& finish, ThreadPool& pool) {
+  if (!(plan_->u_from.defined() && plan_->u_from.raw() == w.raw())) TransformWeights(w, pool);
+  const Plan& p = *plan_;
+  const Conv2DShape& s = p.s;
+  const int64_t C = s.C, M = s.M, panels = M / kLanes;
+  const int64_t tiles = s.N * p.tiles_h * p.tiles_w;
+  const auto tile_at = [&](int64_t t) {
+    const int64_t row = t / p.tiles_w;
+    return TileAt{row / p.tiles_h, row % p.tiles_h, t % p.tiles_w};
+  };
+  // Task (i, j): the tiles of block i, the output channels of panel range j.
+  pool.ParallelFor(static_cast<size_t>(p.tile_blocks * p.panel_ranges), 1, [&](size_t task0, size_t task1) {
+    float* v = ThreadScratch(static_cast<size_t>(kPoints * p.block * (C + M)));
+    float* prod = v + kPoints * p.block * C;
+    for (size_t task = task0; task < task1; ++task) {
+      const int64_t b0 = static_cast<int64_t>(task) / p.panel_ranges * p.block, count = std::min(p.block, tiles - b0);
+      const int64_t pn0 = static_cast<int64_t>(task) % p.panel_ranges * p.panels_per_range;
+      const int64_t pn1 = std::min(panels, pn0 + p.panels_per_range);
+      for (int64_t t = 0; t < count; ++t) TransformInputTile(s, x, tile_at(b0 + t), v + t * C, p.block * C);
+      for (int point = 0; point < kPoints; ++point) {
+        const float* vp = v + point * p.block * C;
+        const float* up = p.u.data() + static_cast<size_t>(point * panels * C * kLanes);
+        float* mp = prod + point * p.block * M;
+        for (int64_t pn = pn0; pn < pn1; pn += kPanels) {
+          const auto& product = pn + 1 < pn1 ? kProducts<2> : kProducts<1>;
+          for (int64_t t = 0; t < count; t += kRows) {
+            const auto rows = static_cast<int>(std::min<int64_t>(kRows, count - t));
+            product[rows](vp + t * C, C, up + pn * C * kLanes, C * kLanes, C, mp + t * M + pn * kLanes, M);
+          }
+        }
+      }
+      for (int64_t t = 0; t < count; ++t)
+        TransformOutputTile(s, prod + t * M, p.block * M, bias, tile_at(b0 + t), pn0 * kLanes, pn1 * kLanes, y);
+    }
+  });
+  // The finish, once every task is done (a task's rows are not a range of y when the channels are split).
+  std::mutex unfinished_mu;
+  std::vector<std::pair<size_t, size_t>> unfinished;
+  const auto elems = static_cast<size_t>(s.N * s.OH * s.OW * M);
+  pool.ParallelFor(elems, kFinishGrain, [&](size_t e0, size_t e1) {
+    if (AnyNonFinite({y + e0, e1 - e0})) {
+      const std::lock_guard lock(unfinished_mu);
+      unfinished.emplace_back(e0, e1);
+    } else if (finish) {
+      finish({y + e0, e1 - e0}, e0);
+    }
+  });
+  return unfinished;
+}
+
+#else  // no AVX2 and FMA: the direct kernel serves
+
+bool Avx2WinogradPays(const Conv2DShape&, int) { return false; }  // no kernel for this CPU
+struct Avx2WinogradConv::Plan {};
+Avx2WinogradConv::Avx2WinogradConv() = default;
+Avx2WinogradConv::~Avx2WinogradConv() = default;
+std::unique_ptr<Avx2WinogradConv> Avx2WinogradConv::Build(const Conv2DShape&, int) { return nullptr; }
+void Avx2WinogradConv::TransformWeights(const Tensor&, ThreadPool&) {}
+std::vector<std::pair<size_t, size_t>> Avx2WinogradConv::Run(const float*, const Tensor&, const float*, float*, const ChunkFinish&, ThreadPool&) {
+  return {};
+}
+
+#endif
+
+}  // namespace npu
