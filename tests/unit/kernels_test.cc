@@ -76,14 +76,15 @@ TEST(Kernels, ImageResizeMatchesTheGeneralPathBitForBit) {
     if (!finite) x.mutable_data<float>()[40] = INFINITY;
     for (const char* mode : {"nearest", "linear", "cubic"})
       for (float sh : {2.0f, 0.6f})
-        for (const char* ct : {"half_pixel", "align_corners", "asymmetric"}) {
-          AttrMap attrs = {{"mode", std::string(mode)}, {"coordinate_transformation_mode", std::string(ct)}};
-          Tensor scales4 = F32({4}, {1, 1, sh, 1.5f}), scales5 = F32({5}, {1, 1, 1, sh, 1.5f});
-          auto image = RunOp("Resize", {x, Tensor(), scales4}, attrs)[0];
-          auto general = RunOp("Resize", {x.Reshaped({1, 2, 3, 5, 7}), Tensor(), scales5}, attrs)[0];
-          ASSERT_EQ(image.numel(), general.numel());
-          EXPECT_EQ(std::memcmp(image.raw(), general.raw(), image.nbytes()), 0) << mode << " " << sh << " " << ct << " finite " << finite;
-        }
+        for (float sw : {1.5f, 8.0f})  // W taps gathered per output, and read once per run of outputs
+          for (const char* ct : {"half_pixel", "align_corners", "asymmetric"}) {
+            AttrMap attrs = {{"mode", std::string(mode)}, {"coordinate_transformation_mode", std::string(ct)}};
+            Tensor scales4 = F32({4}, {1, 1, sh, sw}), scales5 = F32({5}, {1, 1, 1, sh, sw});
+            auto image = RunOp("Resize", {x, Tensor(), scales4}, attrs)[0];
+            auto general = RunOp("Resize", {x.Reshaped({1, 2, 3, 5, 7}), Tensor(), scales5}, attrs)[0];
+            ASSERT_EQ(image.numel(), general.numel());
+            EXPECT_EQ(std::memcmp(image.raw(), general.raw(), image.nbytes()), 0) << mode << " " << sh << " " << sw << " " << ct << " finite " << finite;
+          }
   }
 }
 
