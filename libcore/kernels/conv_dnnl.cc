@@ -250,8 +250,8 @@ Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Con
   d.usable = false;
   const auto x_dt = d.int8 ? memory::data_type::s8 : kF32, acc_dt = d.int8 ? memory::data_type::s32 : kF32;
   const memory::desc src({s.N, s.C, s.H, s.W}, x_dt, Tag::nhwc), dst({s.N, s.M, s.OH, s.OW}, acc_dt, Tag::nhwc), bias({s.M}, acc_dt, Tag::a);
-  const bool winograd = !d.int8 && !d.has_residual && WinogradAllowed();
-  if (winograd && WinogradPays(s, d.threads)) {
+  const bool winograd = !d.int8 && WinogradAllowed();
+  if (winograd && !d.has_residual && WinogradPays(s, d.threads)) {
     d.winograd = WinogradConv::Build(s, d.threads, d.has_bias);
     if (d.winograd) {
       d.activation.reset();  // the bands run the op's own activation on their rows
@@ -459,7 +459,7 @@ bool WinogradAllowed() {
 }
 
 // The ranges of y the AVX2 Winograd kernel left unfinished (their values not finite), from the direct kernel.
-void FinishByDirectKernel(DnnlConv& d, const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
+void FinishByDirectKernel(DnnlConv& d, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& residual, Tensor& y,
                           std::span<const std::pair<size_t, size_t>> ranges, const ChunkFinish& finish) {
   Tensor direct = Tensor::Empty(DType::kF32, y.shape());
   dnnl::stream& st = DnnlStream();
@@ -467,6 +467,7 @@ void FinishByDirectKernel(DnnlConv& d, const Tensor& x, const Tensor& w, const T
   d.src.set_data_handle(const_cast<std::byte*>(x.raw()));
   d.dst.set_data_handle(direct.mutable_raw());
   if (d.has_bias) d.bias.set_data_handle(const_cast<std::byte*>(bias->raw()));
+  if (d.has_residual) d.residual.set_data_handle(const_cast<std::byte*>(residual.raw()));
   d.prim.execute(st, d.args);
   st.wait();
   float* to = y.mutable_data<float>();
@@ -509,8 +510,8 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
   } else if (d->avx2_winograd) {
     const ChunkFinish finish = WinogradFinish(c, stays_channels_last);
     const auto unfinished = d->avx2_winograd->Run(x.data<float>(), w, d->has_bias ? c.in(2).data<float>() : nullptr,
-                                                  y.mutable_data<float>(), finish, c.pool);
-    if (!unfinished.empty()) FinishByDirectKernel(*d, x, w, c.has(2) ? &c.in(2) : nullptr, y, unfinished, finish);
+                                                  d->has_residual ? residual.data<float>() : nullptr, y.mutable_data<float>(), finish, c.pool);
+    if (!unfinished.empty()) FinishByDirectKernel(*d, x, w, c.has(2) ? &c.in(2) : nullptr, residual, y, unfinished, finish);
   } else {
     dnnl::stream& st = DnnlStream();
     d->src.set_data_handle(const_cast<std::byte*>(x.raw()));

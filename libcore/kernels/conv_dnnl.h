@@ -31,8 +31,8 @@ Result<bool> RunSplitInt8Conv(KernelContext& c, const std::function<Result<Conv2
 bool WinogradPays(const Conv2DShape& s, int threads);
 // Whether RunDnnlConv computes an fp32 conv by npukit's own F(4x4, 3x3) kernel (conv_winograd_avx2.h), where
 // oneDNN's Winograd does not pay or does not build: on hosts with AVX2 and FMA and without AVX-512, for 3x3 stride-1
-// convs of channels in multiples of 8, with tiles enough and little of them past the map. The same exclusions as
-// WinogradPays's: int8, a fused residual.
+// convs of channels in multiples of 8, with tiles enough and little of them past the map; not int8 ones. It adds a
+// fused residual, where oneDNN's Winograd kernel takes none.
 bool Avx2WinogradPays(const Conv2DShape& s, int threads);
 // False where NPUKIT_WINOGRAD=0 asks for every conv to be the direct sum (read at each primitive's build).
 bool WinogradAllowed();

@@ -239,10 +239,10 @@ void TransformInputTile(const Conv2DShape& s, const float* x, TileAt at, float* 
   }
 }
 
-// Y for one tile's channels [ch0, ch1): At M A per 8 channels from m[point][tile][ch], plus the bias, its outputs
-// inside the map into y.
-void TransformOutputTile(const Conv2DShape& s, const float* m, int64_t point_stride, const float* bias, TileAt at,
-                         int64_t ch0, int64_t ch1, float* y) {
+// Y for one tile's channels [ch0, ch1): At M A per 8 channels from m[point][tile][ch], plus the bias and the
+// residual, its outputs inside the map into y.
+void TransformOutputTile(const Conv2DShape& s, const float* m, int64_t point_stride, const float* bias, const float* residual,
+                         TileAt at, int64_t ch0, int64_t ch1, float* y) {
   const int64_t oy0 = at.ty * kOut, ox0 = at.tx * kOut;
   const int rows = static_cast<int>(std::min<int64_t>(kOut, s.OH - oy0)), cols = static_cast<int>(std::min<int64_t>(kOut, s.OW - ox0));
   for (int64_t ch = ch0; ch < ch1; ch += kLanes) {
@@ -257,16 +257,20 @@ void TransformOutputTile(const Conv2DShape& s, const float* m, int64_t point_str
     for (int k = 0; k < rows; ++k) {
       __m256 o[kOut];
       OutputRows(t[k], o);
-      float* row = y + ((at.n * s.OH + oy0 + k) * s.OW + ox0) * s.M + ch;
-      for (int l = 0; l < cols; ++l) _mm256_storeu_ps(row + l * s.M, _mm256_add_ps(o[l], b));
+      const int64_t at_row = ((at.n * s.OH + oy0 + k) * s.OW + ox0) * s.M + ch;
+      for (int l = 0; l < cols; ++l) {
+        __m256 v = _mm256_add_ps(o[l], b);  // in the direct kernel's order: the sum, its bias, then the residual
+        if (residual) v = _mm256_add_ps(v, _mm256_loadu_ps(residual + at_row + l * s.M));
+        _mm256_storeu_ps(y + at_row + l * s.M, v);
+      }
     }
   }
 }
 
 }  // namespace
 
-std::vector<std::pair<size_t, size_t>> Avx2WinogradConv::Run(const float* x, const Tensor& w, const float* bias, float* y,
-                                                             const ChunkFinish& finish, ThreadPool& pool) {
+std::vector<std::pair<size_t, size_t>> Avx2WinogradConv::Run(const float* x, const Tensor& w, const float* bias, const float* residual,
+                                                             float* y, const ChunkFinish& finish, ThreadPool& pool) {
   if (!(plan_->u_from.defined() && plan_->u_from.raw() == w.raw())) TransformWeights(w, pool);
   const Plan& p = *plan_;
   const Conv2DShape& s = p.s;
@@ -298,7 +302,7 @@ std::vector<std::pair<size_t, size_t>> Avx2WinogradConv::Run(const float* x, con
         }
       }
       for (int64_t t = 0; t < count; ++t)
-        TransformOutputTile(s, prod + t * M, p.block * M, bias, tile_at(b0 + t), pn0 * kLanes, pn1 * kLanes, y);
+        TransformOutputTile(s, prod + t * M, p.block * M, bias, residual, tile_at(b0 + t), pn0 * kLanes, pn1 * kLanes, y);
     }
   });
   // The finish, once every task is done (a task's rows are not a range of y when the channels are split).
@@ -324,7 +328,8 @@ Avx2WinogradConv::Avx2WinogradConv() = default;
 Avx2WinogradConv::~Avx2WinogradConv() = default;
 std::unique_ptr<Avx2WinogradConv> Avx2WinogradConv::Build(const Conv2DShape&, int) { return nullptr; }
 void Avx2WinogradConv::TransformWeights(const Tensor&, ThreadPool&) {}
-std::vector<std::pair<size_t, size_t>> Avx2WinogradConv::Run(const float*, const Tensor&, const float*, float*, const ChunkFinish&, ThreadPool&) {
+std::vector<std::pair<size_t, size_t>> Avx2WinogradConv::Run(const float*, const Tensor&, const float*, const float*, float*, const ChunkFinish&,
+                                                             ThreadPool&) {
   return {};
 }
 

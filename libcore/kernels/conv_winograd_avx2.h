@@ -26,10 +26,11 @@ class Avx2WinogradConv {
   // Null where the kernel is not built for this CPU (no AVX2 and FMA) or the geometry is not one it takes
   // (3x3, stride 1, no dilation, one group, channels in and out multiples of 8).
   static std::unique_ptr<Avx2WinogradConv> Build(const Conv2DShape& s, int threads);
-  // y = conv(x, w) + bias, x and y channels-last (N, H, W, C); `finish` runs on each task's rows of y (flat
-  // indices in y's memory order) once they are written. Returns the element ranges [begin, end) of y that hold
-  // a non-finite value: those were not finished, and the caller recomputes and finishes them.
-  std::vector<std::pair<size_t, size_t>> Run(const float* x, const Tensor& w, const float* bias, float* y,
+  // y = conv(x, w) + bias + residual (bias and residual may be null), x, y and the residual channels-last
+  // (N, H, W, C); then `finish` runs on y in chunks (flat indices in y's memory order). Returns the element ranges
+  // [begin, end) of y that hold a non-finite value: those were not finished, and the caller recomputes and
+  // finishes them.
+  std::vector<std::pair<size_t, size_t>> Run(const float* x, const Tensor& w, const float* bias, const float* residual, float* y,
                                              const ChunkFinish& finish, ThreadPool& pool);
   Avx2WinogradConv();
   ~Avx2WinogradConv();

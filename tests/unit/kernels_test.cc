@@ -239,6 +239,45 @@ TEST(Kernels, WinogradOverflowGivesTheDirectSum) {
   }
 }
 
+// A fused residual and activation on the Winograd path (on AVX2 hosts npukit's kernel adds the residual in its
+// output transform, where oneDNN's AVX-512 kernel takes none and the direct one runs): Relu(conv + bias + r) within
+// the transform's rounding, and an infinite residual's outputs (left to the direct kernel) Inf, or 0 after Relu.
+TEST(Kernels, WinogradAddsAFusedResidualBeforeTheActivation) {
+  RegisterBuiltinOps();
+  const int64_t C = 32, M = 40, H = 29, W = 30;
+  const Tensor x = Random({1, C, H, W}, 81), w = Random({M, C, 3, 3}, 82), b = Random({M}, 83);
+  Tensor r = Random({1, M, H, W}, 84, -4, 4);
+  const int64_t plus = 7 * H * W + 100, minus = 30 * H * W + 500;  // channels-first indices
+  r.mutable_data<float>()[plus] = INFINITY;
+  r.mutable_data<float>()[minus] = -INFINITY;
+  const Conv2DShape geometry{1, C, H, W, M, 1, 3, 3, 1, 1, 1, 1, 1, 1, H, W};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !__builtin_cpu_supports("avx512f")) {
+    ASSERT_TRUE(Avx2WinogradPays(geometry, 2)) << "the case must take the AVX2 kernel";
+  }
+  const ExactConv want = ExactConv3x3(x, w, &b, {1, 1, 1, 1});
+  Node conv = MakeNode("Conv", 4, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {kEpilogueOp, std::string("Relu")},
+                                   {kEpilogueResidualInput, int64_t{3}}});
+  for (int threads : {1, 2}) {
+    ThreadPool pool(threads);
+    std::vector<Tensor> out;
+    ASSERT_TRUE(RunKernel(conv, {x, w, b, r}, out, pool).ok());
+    ASSERT_EQ(out[0].numel(), static_cast<int64_t>(want.y.size()));
+    const Tensor& y = out[0];
+    ASSERT_FALSE(y.channels_last);
+    const float* got = y.data<float>();
+    double worst = 0;
+    for (size_t i = 0; i < want.y.size(); ++i) {
+      const double rv = r.data<float>()[i];
+      if (!std::isfinite(rv)) {
+        EXPECT_EQ(got[i], rv > 0 ? INFINITY : 0.0f) << i;
+        continue;
+      }
+      worst = std::max(worst, std::abs(got[i] - std::max(0.0, want.y[i] + rv)) / (want.scale[i] + std::abs(rv)));
+    }
+    EXPECT_LT(worst, 5e-6) << "threads " << threads;
+  }
+}
+
 // Grouped convs with 2-4 channels per group, which oneDNN computes with neighbouring groups merged and zeros
 // between them (conv_dnnl.cc MergedGroups): every output within fp32's rounding of the exact grouped sum, and an Inf
 // or a NaN in one group's input reaches that group's outputs only (the zeros of the merged weights would carry
