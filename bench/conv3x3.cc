@@ -1,7 +1,8 @@
 // The 3x3 stride-1 convolutions of the zoo's nets (googlenet, densenet121, squeezenet1_1, inception_v3, resnet50),
 // each run as RunDnnlConv runs it in a net (channels-last in and out, bias, the task's state kept) and timed with
-// npukit's AVX2 Winograd kernel (conv_winograd_avx2.h) and with oneDNN's direct kernel, in interleaved rounds.
-// Prints per layer the two medians and their ratio: the measurements behind Avx2WinogradPays.
+// Winograd allowed (npukit's AVX2 kernel, conv_winograd_avx2.h, or oneDNN's on AVX-512 hosts, where they take the
+// layer) and with NPUKIT_WINOGRAD=0 (oneDNN's direct kernel), in interleaved rounds. Prints per layer the two
+// medians and their ratio (1.00 where no Winograd kernel takes it): the measurements behind Avx2WinogradPays.
 // usage: conv3x3 [ROUNDS]   (NPUKIT_NUM_THREADS: the pool's size)
 #include <omp.h>
 

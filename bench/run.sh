@@ -10,4 +10,5 @@ build=${1:-build}
 /usr/bin/python3 "$(dirname "$0")/bench_transplt.py" "$build"
 "$build/tests/cost_model_bench"
 "$build/tests/fork_join"
+"$build/tests/conv3x3"
 /usr/bin/python3 "$(dirname "$0")/bench_profparse.py" "$build"

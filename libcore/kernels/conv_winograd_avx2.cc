@@ -4,6 +4,7 @@
 #include <array>
 #include <mutex>
 
+#include "base/file_io.h"
 #include "kernels/numerics.h"
 
 // Built for AVX2 hosts without AVX-512, where oneDNN 2.6 has no Winograd kernel (with AVX-512 it has one).
@@ -205,6 +206,9 @@ void Avx2WinogradConv::TransformWeights(const Tensor& w, ThreadPool& pool) {
     }
   });
   p.u_from = w;
+  // The transformed weights are what the products read: the plain ones need not stay resident beside them (pages
+  // of a mapped model file come back from it if the direct kernel ever needs them).
+  MappedFile::DropResidentPages(w.owner(), w.bytes());
 }
 
 namespace {
