@@ -1,8 +1,10 @@
 // The 3x3 stride-1 convolutions of the zoo's nets (googlenet, densenet121, squeezenet1_1, inception_v3, resnet50),
 // each run as RunDnnlConv runs it in a net (channels-last in and out, bias, the task's state kept) and timed with
-// Winograd allowed (npukit's AVX2 kernel, conv_winograd_avx2.h, or oneDNN's on AVX-512 hosts, where they take the
-// layer) and with NPUKIT_WINOGRAD=0 (oneDNN's direct kernel), in interleaved rounds. Prints per layer the two
-// medians and their ratio (1.00 where no Winograd kernel takes it): the measurements behind Avx2WinogradPays.
+// each NPUKIT_WINOGRAD setting in interleaved rounds: 0 (oneDNN's direct kernel), unset (the default choice:
+// npukit's AVX2 kernel, conv_winograd_avx2.h, or oneDNN's Winograd on AVX-512 hosts, where they pay), and npukit's
+// kernel forced to its 4x4 and 2x2 tilings (AVX2 hosts). Prints per layer the direct kernel's median and the others'
+// medians as ratios to it (1.00, within the noise, where the setting leaves the layer direct): the measurements
+// behind Avx2WinogradTiling.
 // usage: conv3x3 [ROUNDS]   (NPUKIT_NUM_THREADS: the pool's size)
 #include <omp.h>
 
@@ -33,9 +35,10 @@ npu::Tensor Random(npu::Shape s, unsigned seed) {
   return t;
 }
 
-// Milliseconds per run of the conv, median of `runs`, with the kernel path the environment selects when built.
-double Time(const npu::Node& node, const std::vector<npu::Tensor>& ins, bool winograd, int runs, npu::ThreadPool& pool) {
-  setenv("NPUKIT_WINOGRAD", winograd ? "1" : "0", 1);
+// Milliseconds per run of the conv, median of `runs`, with `setting` as NPUKIT_WINOGRAD (null: unset) when built.
+double Time(const npu::Node& node, const std::vector<npu::Tensor>& ins, const char* setting, int runs, npu::ThreadPool& pool) {
+  if (setting) setenv("NPUKIT_WINOGRAD", setting, 1);
+  else unsetenv("NPUKIT_WINOGRAD");
   std::unique_ptr<npu::KernelState> state;
   npu::KernelRunOptions options;
   options.state = &state;
@@ -73,8 +76,10 @@ int main(int argc, char** argv) {
       {"resnet50 b4", 512, 512, 7, 7, 1, 4}, {"googlenet b4", 192, 384, 7, 7, 1, 4}, {"densenet b8", 128, 32, 7, 7, 1, 8},
       {"resnet50 b8", 64, 64, 56, 56, 1, 8},
   };
-  std::printf("%d threads, median of %d rounds\n%-14s %3s %5s %5s %4s %4s %10s %10s %6s\n", pool.size(), rounds, "net", "N", "C", "M", "H",
-              "W", "direct ms", "wino ms", "ratio");
+  // The settings timed: the direct kernel, the default choice, and npukit's AVX2 kernel forced to each tiling.
+  const std::vector<const char*> settings = {"0", nullptr, "4x4", "2x2"};
+  std::printf("%d threads, median of %d rounds; ratios against the direct kernel\n%-14s %3s %5s %5s %4s %4s %10s %8s %8s %8s\n", pool.size(),
+              rounds, "net", "N", "C", "M", "H", "W", "direct ms", "default", "4x4", "2x2");
   unsigned seed = 1;
   for (const Layer& l : layers) {
     npu::Tensor x = Random({l.N, l.C, l.H, l.W}, seed++), w = Random({l.M, l.C, 3, 3}, seed++), b = Random({l.M}, seed++);
@@ -86,15 +91,16 @@ int main(int argc, char** argv) {
     node.attrs["pads"] = std::vector<int64_t>{l.pad, l.pad, l.pad, l.pad};
     node.inputs = {0, 1, 2};
     node.outputs = {0};
-    std::vector<double> direct, wino;
-    for (int r = 0; r < rounds; ++r) {
-      direct.push_back(Time(node, {x, w, b}, false, 10, pool));
-      wino.push_back(Time(node, {x, w, b}, true, 10, pool));
+    std::vector<std::vector<double>> ms(settings.size());
+    for (int r = 0; r < rounds; ++r)
+      for (size_t k = 0; k < settings.size(); ++k) ms[k].push_back(Time(node, {x, w, b}, settings[k], 10, pool));
+    std::vector<double> median;
+    for (std::vector<double>& m : ms) {
+      std::sort(m.begin(), m.end());
+      median.push_back(m[m.size() / 2]);
     }
-    std::sort(direct.begin(), direct.end());
-    std::sort(wino.begin(), wino.end());
-    const double d = direct[direct.size() / 2], v = wino[wino.size() / 2];
-    std::printf("%-14s %3lld %5lld %5lld %4lld %4lld %10.3f %10.3f %6.2f\n", l.net, static_cast<long long>(l.N), static_cast<long long>(l.C), static_cast<long long>(l.M),
-                static_cast<long long>(l.H), static_cast<long long>(l.W), d, v, v / d);
+    std::printf("%-14s %3lld %5lld %5lld %4lld %4lld %10.3f %8.2f %8.2f %8.2f\n", l.net, static_cast<long long>(l.N), static_cast<long long>(l.C),
+                static_cast<long long>(l.M), static_cast<long long>(l.H), static_cast<long long>(l.W), median[0], median[1] / median[0],
+                median[2] / median[0], median[3] / median[0]);
   }
 }

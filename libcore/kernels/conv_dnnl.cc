@@ -250,8 +250,9 @@ Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Con
   d.usable = false;
   const auto x_dt = d.int8 ? memory::data_type::s8 : kF32, acc_dt = d.int8 ? memory::data_type::s32 : kF32;
   const memory::desc src({s.N, s.C, s.H, s.W}, x_dt, Tag::nhwc), dst({s.N, s.M, s.OH, s.OW}, acc_dt, Tag::nhwc), bias({s.M}, acc_dt, Tag::a);
-  const bool winograd = !d.int8 && WinogradAllowed();
-  if (winograd && !d.has_residual && WinogradPays(s, d.threads)) {
+  const WinogradChoice choice = WinogradSetting();
+  const bool winograd = !d.int8 && choice != WinogradChoice::kNever;
+  if (winograd && choice == WinogradChoice::kWherePays && !d.has_residual && WinogradPays(s, d.threads)) {
     d.winograd = WinogradConv::Build(s, d.threads, d.has_bias);
     if (d.winograd) {
       d.activation.reset();  // the bands run the op's own activation on their rows
@@ -259,7 +260,7 @@ Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Con
       return Status::Ok();
     }
   }
-  if (winograd && !d.winograd && Avx2WinogradPays(s, d.threads)) {
+  if (winograd && !d.winograd && Avx2WinogradTiling(s) != 0) {
     d.avx2_winograd = Avx2WinogradConv::Build(s, d.threads);
     if (d.avx2_winograd) d.activation.reset();  // its tasks run the op's own activation on their rows, as the bands do
   }
@@ -453,9 +454,10 @@ Result<bool> RunSplitInt8Conv(KernelContext& c, const std::function<Result<Conv2
   return c.Fail(std::string("oneDNN failed: ") + e.what());
 }
 
-bool WinogradAllowed() {
+WinogradChoice WinogradSetting() {
   const char* setting = std::getenv("NPUKIT_WINOGRAD");
-  return !(setting && std::string_view(setting) == "0");
+  const std::string_view v = setting ? setting : "";
+  return v == "0" ? WinogradChoice::kNever : v == "4x4" ? WinogradChoice::kF4x4 : v == "2x2" ? WinogradChoice::kF2x2 : WinogradChoice::kWherePays;
 }
 
 // The ranges of y the AVX2 Winograd kernel left unfinished (their values not finite), from the direct kernel.

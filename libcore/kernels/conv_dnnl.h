@@ -29,13 +29,17 @@ Result<bool> RunSplitInt8Conv(KernelContext& c, const std::function<Result<Conv2
 // or 256+ channels in and out. A fused residual and an int8 conv stay with the direct kernel, as does a geometry
 // oneDNN has no Winograd kernel for.
 bool WinogradPays(const Conv2DShape& s, int threads);
-// Whether RunDnnlConv computes an fp32 conv by npukit's own F(4x4, 3x3) kernel (conv_winograd_avx2.h), where
-// oneDNN's Winograd does not pay or does not build: on hosts with AVX2 and FMA and without AVX-512, for 3x3 stride-1
-// convs of channels in multiples of 8, with tiles enough and little of them past the map; not int8 ones. It adds a
-// fused residual, where oneDNN's Winograd kernel takes none.
-bool Avx2WinogradPays(const Conv2DShape& s, int threads);
-// False where NPUKIT_WINOGRAD=0 asks for every conv to be the direct sum (read at each primitive's build).
-bool WinogradAllowed();
+// The tiling RunDnnlConv computes an fp32 conv with by npukit's own Winograd kernel (conv_winograd_avx2.h), where
+// oneDNN's does not pay or does not build: m for F(m x m, 3x3), 4 or 2, or 0 where the kernel does not take the conv.
+// On hosts with AVX2 and FMA and without AVX-512, for 3x3 stride-1 convs of channels in multiples of 8, with tiles
+// enough and little of them past the map; not int8 ones. It adds a fused residual, where oneDNN's Winograd kernel
+// takes none.
+int Avx2WinogradTiling(const Conv2DShape& s);
+// NPUKIT_WINOGRAD (read at each primitive's build): unset, each conv takes Winograd's transform where it pays; "0",
+// every conv is the direct sum; "4x4" or "2x2", npukit's AVX2 kernel takes that tiling for every conv it can (to
+// measure one against the other: bench/conv3x3).
+enum class WinogradChoice { kWherePays, kNever, kF4x4, kF2x2 };
+WinogradChoice WinogradSetting();
 // Whether oneDNN has a Winograd kernel for the geometry's bands on this CPU (AVX-512 ones only, in 2.6).
 bool WinogradBuilds(const Conv2DShape& s, int threads);
 

@@ -18,46 +18,62 @@ namespace npu {
 #if NPUKIT_WINOGRAD_AVX2
 namespace {
 
-// F(4x4, 3x3) on the interpolation points 0, 1, -1, 2, -2 and infinity (Lavin and Gray, "Fast Algorithms for
-// Convolutional Neural Networks", CVPR 2016, section 4.2): 4 outputs from 6 inputs per dimension.
-constexpr int kOut = 4, kIn = 6, kTaps = 3;
-constexpr int kPoints = kIn * kIn;  // the transformed tile's 36 elements, one product each
-constexpr int kLanes = 8;           // floats per AVX2 register: the channel vector every loop works on
+constexpr int kTaps = 3;
+constexpr int kLanes = 8;  // floats per AVX2 register: the channel vector every loop works on
 
-// G, which takes 3 taps to 6 transformed ones (exact in double; the weights are transformed once).
-constexpr double kG[kIn][kTaps] = {{1.0 / 4, 0, 0},
-                                   {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                   {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                   {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                   {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                                   {0, 0, 1}};
+// The two tilings, F(m x m, 3x3): m x m outputs from (m + 2) x (m + 2) inputs, with (m + 2)^2 products per channel
+// pair where the direct sum does 9 m^2 (Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks",
+// CVPR 2016, section 4). Each gives G (3 taps to m + 2 transformed ones; exact in double, the weights are transformed
+// once), and Bt's and At's rows on registers (one dimension of V = Bt d B and of Y = At M A).
+// F(4x4, 3x3), on the points 0, 1, -1, 2, -2 and infinity: 36 products per 16 outputs.
+struct F4x4 {
+  static constexpr int kOut = 4, kIn = 6;
+  static constexpr double kG[kIn][kTaps] = {{1.0 / 4, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                            {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+  // Bt: [4 0 -5 0 1 0], [0 -4 -4 1 1 0], [0 4 -4 -1 1 0], [0 -2 -1 2 1 0], [0 2 -1 -2 1 0], [0 4 0 -5 0 1], by the
+  // common subexpressions of its rows.
+  static void InputRows(const __m256 d[kIn], __m256 t[kIn]) {
+    const __m256 two = _mm256_set1_ps(2), four = _mm256_set1_ps(4), five = _mm256_set1_ps(5);
+    const __m256 a = _mm256_fnmadd_ps(four, d[2], d[4]);  // d4 - 4 d2
+    const __m256 b = _mm256_fnmadd_ps(four, d[1], d[3]);  // d3 - 4 d1
+    const __m256 c = _mm256_sub_ps(d[4], d[2]);
+    const __m256 e = _mm256_mul_ps(two, _mm256_sub_ps(d[3], d[1]));
+    t[0] = _mm256_fmadd_ps(four, d[0], _mm256_fnmadd_ps(five, d[2], d[4]));
+    t[1] = _mm256_add_ps(a, b);
+    t[2] = _mm256_sub_ps(a, b);
+    t[3] = _mm256_add_ps(c, e);
+    t[4] = _mm256_sub_ps(c, e);
+    t[5] = _mm256_fmadd_ps(four, d[1], _mm256_fnmadd_ps(five, d[3], d[5]));
+  }
+  // At: [1 1 1 1 1 0], [0 1 -1 2 -2 0], [0 1 1 4 4 0], [0 1 -1 8 -8 1].
+  static void OutputRows(const __m256 m[kIn], __m256 o[kOut]) {
+    const __m256 s12 = _mm256_add_ps(m[1], m[2]), d12 = _mm256_sub_ps(m[1], m[2]);
+    const __m256 s34 = _mm256_add_ps(m[3], m[4]), d34 = _mm256_sub_ps(m[3], m[4]);
+    o[0] = _mm256_add_ps(_mm256_add_ps(m[0], s12), s34);
+    o[1] = _mm256_fmadd_ps(_mm256_set1_ps(2), d34, d12);
+    o[2] = _mm256_fmadd_ps(_mm256_set1_ps(4), s34, s12);
+    o[3] = _mm256_add_ps(_mm256_fmadd_ps(_mm256_set1_ps(8), d34, d12), m[5]);
+  }
+};
 
-// Bt's rows on 6 inputs (one dimension of V = Bt d B), by the common subexpressions of its rows:
-// [4 0 -5 0 1 0], [0 -4 -4 1 1 0], [0 4 -4 -1 1 0], [0 -2 -1 2 1 0], [0 2 -1 -2 1 0], [0 4 0 -5 0 1].
-inline void InputRows(const __m256 d[kIn], __m256 t[kIn]) {
-  const __m256 two = _mm256_set1_ps(2), four = _mm256_set1_ps(4), five = _mm256_set1_ps(5);
-  const __m256 a = _mm256_fnmadd_ps(four, d[2], d[4]);  // d4 - 4 d2
-  const __m256 b = _mm256_fnmadd_ps(four, d[1], d[3]);  // d3 - 4 d1
-  const __m256 c = _mm256_sub_ps(d[4], d[2]);
-  const __m256 e = _mm256_mul_ps(two, _mm256_sub_ps(d[3], d[1]));
-  t[0] = _mm256_fmadd_ps(four, d[0], _mm256_fnmadd_ps(five, d[2], d[4]));
-  t[1] = _mm256_add_ps(a, b);
-  t[2] = _mm256_sub_ps(a, b);
-  t[3] = _mm256_add_ps(c, e);
-  t[4] = _mm256_sub_ps(c, e);
-  t[5] = _mm256_fmadd_ps(four, d[1], _mm256_fnmadd_ps(five, d[3], d[5]));
-}
-
-// At's rows on 6 products (one dimension of Y = At M A): [1 1 1 1 1 0], [0 1 -1 2 -2 0], [0 1 1 4 4 0],
-// [0 1 -1 8 -8 1].
-inline void OutputRows(const __m256 m[kIn], __m256 o[kOut]) {
-  const __m256 s12 = _mm256_add_ps(m[1], m[2]), d12 = _mm256_sub_ps(m[1], m[2]);
-  const __m256 s34 = _mm256_add_ps(m[3], m[4]), d34 = _mm256_sub_ps(m[3], m[4]);
-  o[0] = _mm256_add_ps(_mm256_add_ps(m[0], s12), s34);
-  o[1] = _mm256_fmadd_ps(_mm256_set1_ps(2), d34, d12);
-  o[2] = _mm256_fmadd_ps(_mm256_set1_ps(4), s34, s12);
-  o[3] = _mm256_add_ps(_mm256_fmadd_ps(_mm256_set1_ps(8), d34, d12), m[5]);
-}
+// F(2x2, 3x3), on the points 0, 1, -1 and infinity: 16 products per 4 outputs, with finer tiles (less of them past a
+// small map) and weights transformed to 16/9 of their size instead of 4 times.
+struct F2x2 {
+  static constexpr int kOut = 2, kIn = 4;
+  static constexpr double kG[kIn][kTaps] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  // Bt: [1 0 -1 0], [0 1 1 0], [0 -1 1 0], [0 1 0 -1].
+  static void InputRows(const __m256 d[kIn], __m256 t[kIn]) {
+    t[0] = _mm256_sub_ps(d[0], d[2]);
+    t[1] = _mm256_add_ps(d[1], d[2]);
+    t[2] = _mm256_sub_ps(d[2], d[1]);
+    t[3] = _mm256_sub_ps(d[1], d[3]);
+  }
+  // At: [1 1 1 0], [0 1 -1 -1].
+  static void OutputRows(const __m256 m[kIn], __m256 o[kOut]) {
+    o[0] = _mm256_add_ps(_mm256_add_ps(m[0], m[1]), m[2]);
+    o[1] = _mm256_sub_ps(_mm256_sub_ps(m[1], m[2]), m[3]);
+  }
+};
 
 // The product kernel: out[r][0..8P) = sum over c of v[r][c] u[c][0..8P), for R tiles (rows of v) and P panels of
 // 8 output channels (each panel (C, 8), the next `panel` floats on). 6 x 2 keeps 12 sums, 2 weight vectors and
@@ -109,13 +125,15 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Where the kernel pays: bench/conv3x3 (each 3x3 layer of googlenet, densenet121, squeezenet1_1, inception_v3 and
 // resnet50, channels-last with bias, interleaved medians, 2 threads of an AMD EPYC, Zen 3, AVX2) against oneDNN's
-// jit:avx2 direct kernel. It takes 0.33-0.5 of the direct kernel's time on maps of 28x28 and larger with 64+
-// channels each way, 0.5-0.8 with fewer (densenet's 128 -> 32, squeezenet's 16 -> 64) and on 14x14 with 96-160
-// channels (0.38-0.69; densenet's 128 -> 32 0.93). Below 16 tiles the transformed weights (4x the plain ones) are
-// read for too few outputs: 7x7 maps (4 tiles) 0.73-1.06, 5x5 1.58; batches of 7x7 maps pay again (4 x 7x7:
-// 0.46-0.54). And tiles that overhang the map compute outputs that are thrown away: 13x13 maps (16 tiles, 66% of
-// their outputs kept) 0.92-1.06 where 14x14 (77%) win. Convs under 4M multiply-adds stay direct: their times
-// (0.02-0.1 ms) are mostly the two parallel loops'.
+// jit:avx2 direct kernel. F(4x4) takes 0.3-0.5 of the direct kernel's time on maps of 25x25 and larger with 64+
+// channels each way, 0.5-0.75 with fewer (densenet's 128 -> 32, squeezenet's 16 -> 64), 0.5-0.56 on 14x14 with
+// 96-256 channels (densenet's 128 -> 32: 0.97; F(2x2): 0.83). Below 16 tiles the transformed weights (4x the plain
+// ones) are read for too few outputs: on 5x5 maps (4 tiles) 1.8; and tiles that overhang the map compute outputs
+// that are thrown away (13x13: 16 tiles, 66% of their outputs kept). There F(2x2) takes over: 13x13 maps (49 tiles,
+// 86% kept) 0.71-0.72 where F(4x4) ran 0.71-1.06 in different runs, 7x7 (16 tiles, 77%) 0.72-0.77 where F(4x4) ran
+// 0.74-1.06; on 5x5 (9 tiles) 0.91, left to the direct kernel. On maps of 25x25 and larger F(2x2) is 1.3-1.7x
+// F(4x4)'s time: four times the tiles' transforms per output. Convs under 4M multiply-adds stay direct: their
+// times (0.02-0.1 ms) are mostly the two parallel loops'.
 constexpr int64_t kMinTiles = 16;
 constexpr double kMinFilled = 0.75;
 constexpr double kMinMacs = 4e6;
@@ -129,23 +147,48 @@ float* ThreadScratch(size_t floats) {
 
 const float kZeros[kLanes] = {};
 
-}  // namespace
-
-bool Avx2WinogradPays(const Conv2DShape& s, int threads) {
-  if (s.KH != kTaps || s.KW != kTaps || s.SH != 1 || s.SW != 1 || s.DH != 1 || s.DW != 1 || s.G != 1) return false;
-  if (s.C % kLanes != 0 || s.M % kLanes != 0) return false;
-  const int64_t tiles = s.N * CeilDiv(s.OH, kOut) * CeilDiv(s.OW, kOut);
-  const double filled = static_cast<double>(s.N * s.OH * s.OW) / static_cast<double>(tiles * kOut * kOut);
-  return tiles >= kMinTiles && filled >= kMinFilled && static_cast<double>(s.N * s.OH * s.OW) * s.M * s.C * kTaps * kTaps >= kMinMacs;
+// The tiles of m x m outputs over the conv's output maps, and how much of them is inside the maps.
+struct Tiles {
+  int64_t h, w, count;
+  double filled;
+};
+Tiles TilesOf(const Conv2DShape& s, int m) {
+  const int64_t h = CeilDiv(s.OH, m), w = CeilDiv(s.OW, m), count = s.N * h * w;
+  return {h, w, count, static_cast<double>(s.N * s.OH * s.OW) / static_cast<double>(count * m * m)};
 }
 
-struct Avx2WinogradConv::Plan {
+bool TilingPays(const Conv2DShape& s, int m) {
+  const Tiles t = TilesOf(s, m);
+  return t.count >= kMinTiles && t.filled >= kMinFilled && static_cast<double>(s.N * s.OH * s.OW) * s.M * s.C * kTaps * kTaps >= kMinMacs;
+}
+
+// The tiling the conv runs with: F4x4::kOut, F2x2::kOut, or 0 where neither pays (or NPUKIT_WINOGRAD names one).
+int ChosenTiling(const Conv2DShape& s) {
+  if (s.KH != kTaps || s.KW != kTaps || s.SH != 1 || s.SW != 1 || s.DH != 1 || s.DW != 1 || s.G != 1) return 0;
+  if (s.C % kLanes != 0 || s.M % kLanes != 0) return 0;
+  switch (WinogradSetting()) {
+    case WinogradChoice::kNever: return 0;
+    case WinogradChoice::kF4x4: return F4x4::kOut;
+    case WinogradChoice::kF2x2: return F2x2::kOut;
+    case WinogradChoice::kWherePays: break;
+  }
+  if (TilingPays(s, F4x4::kOut)) return F4x4::kOut;
+  if (TilingPays(s, F2x2::kOut)) return F2x2::kOut;
+  return 0;
+}
+
+}  // namespace
+
+int Avx2WinogradTiling(const Conv2DShape& s) { return ChosenTiling(s); }
+
+struct Avx2WinogradPlan {
   Conv2DShape s{};
-  int64_t tiles_h = 0, tiles_w = 0;  // tiles per column and per row of an image
+  int tile = 0;                      // outputs per tile side: F4x4::kOut or F2x2::kOut
+  Tiles tiles{};
   int64_t block = 0;                 // tiles per block
   int64_t tile_blocks = 0;           // blocks over all images' tiles
   int64_t panels_per_range = 0, panel_ranges = 0;  // the output channels' split, in panels of 8
-  std::vector<float> u;              // the transformed weights, (36, M / 8, C, 8)
+  std::vector<float> u;              // the transformed weights, ((m + 2)^2, M / 8, C, 8)
   Tensor u_from;                     // the weights tensor they were made from (held: its storage cannot be reused)
 };
 
@@ -153,19 +196,21 @@ Avx2WinogradConv::Avx2WinogradConv() = default;
 Avx2WinogradConv::~Avx2WinogradConv() = default;
 
 std::unique_ptr<Avx2WinogradConv> Avx2WinogradConv::Build(const Conv2DShape& s, int threads) {
+  const int tile = ChosenTiling(s);
+  if (tile == 0) return nullptr;
   auto conv = std::make_unique<Avx2WinogradConv>();
-  conv->plan_ = std::make_unique<Plan>();
-  Plan& p = *conv->plan_;
+  conv->plan_ = std::make_unique<Avx2WinogradPlan>();
+  Avx2WinogradPlan& p = *conv->plan_;
   p.s = s;
-  p.tiles_h = (s.OH + kOut - 1) / kOut;
-  p.tiles_w = (s.OW + kOut - 1) / kOut;
-  const int64_t tiles = s.N * p.tiles_h * p.tiles_w, panels = s.M / kLanes;
-  const int64_t per_tile = kPoints * (s.C + s.M) * static_cast<int64_t>(sizeof(float));
+  p.tile = tile;
+  p.tiles = TilesOf(s, tile);
+  const int64_t panels = s.M / kLanes, points = (tile + 2) * (tile + 2);
+  const int64_t per_tile = points * (s.C + s.M) * static_cast<int64_t>(sizeof(float));
   const int64_t most = std::clamp(kBlockBytes / per_tile, kMinBlockTiles, kMaxBlockTiles);
   // Blocks of equal size in whole groups of rows for Product.
-  p.tile_blocks = CeilDiv(tiles, most);
-  p.block = CeilDiv(CeilDiv(tiles, p.tile_blocks), kRows) * kRows;
-  p.tile_blocks = CeilDiv(tiles, p.block);
+  p.tile_blocks = CeilDiv(p.tiles.count, most);
+  p.block = CeilDiv(CeilDiv(p.tiles.count, p.tile_blocks), kRows) * kRows;
+  p.tile_blocks = CeilDiv(p.tiles.count, p.block);
   // Where the blocks are too few to share between the threads evenly, the output channels are split too.
   p.panel_ranges = std::clamp<int64_t>(CeilDiv(kTasksPerThread * threads, p.tile_blocks), 1, std::max<int64_t>(1, panels / kPanels));
   p.panels_per_range = CeilDiv(CeilDiv(panels, p.panel_ranges), kPanels) * kPanels;
@@ -173,54 +218,52 @@ std::unique_ptr<Avx2WinogradConv> Avx2WinogradConv::Build(const Conv2DShape& s, 
   return conv;
 }
 
-// U = G g Gt for every (output, input) channel pair, in double, laid out for Product: (36, M / 8, C, 8). Each loop
-// runs over the input channels with constant coefficients, so that it vectorises: googlenet's 3x3 weights took
-// 90 ms as scalar loops, once per session.
-void Avx2WinogradConv::TransformWeights(const Tensor& w, ThreadPool& pool) {
-  Plan& p = *plan_;
-  const int64_t C = p.s.C, M = p.s.M;
-  p.u.resize(static_cast<size_t>(kPoints * C * M));
-  const float* g = w.data<float>();
+namespace {
+
+// U = G g Gt for every (output, input) channel pair, in double, laid out for Product: (points, M / 8, C, 8). Each
+// loop runs over the input channels with constant coefficients, so that it vectorises: googlenet's 3x3 weights
+// took 90 ms as scalar loops, once per session.
+template <class F>
+void TransformWeights(const Conv2DShape& s, const float* g, std::vector<float>& u, ThreadPool& pool) {
+  const int64_t C = s.C, M = s.M;
+  u.resize(static_cast<size_t>(F::kIn * F::kIn * C * M));
   // By panels of 8 outputs: each panel's values share cache lines.
   pool.ParallelFor(static_cast<size_t>(M / kLanes), 1, [&](size_t pn0, size_t pn1) {
-    std::vector<double> taps(static_cast<size_t>(kTaps * kTaps * C)), gk(static_cast<size_t>(kIn * kTaps * C));  // [tap][c], [i][b][c]
+    std::vector<double> taps(static_cast<size_t>(kTaps * kTaps * C)), gk(static_cast<size_t>(F::kIn * kTaps * C));  // [tap][c], [i][b][c]
     for (auto m = static_cast<int64_t>(pn0) * kLanes; m < static_cast<int64_t>(pn1) * kLanes; ++m) {
       for (int64_t c = 0; c < C; ++c)
         for (int k = 0; k < kTaps * kTaps; ++k) taps[static_cast<size_t>(k * C + c)] = g[(m * C + c) * kTaps * kTaps + k];
-      for (int i = 0; i < kIn; ++i)
+      for (int i = 0; i < F::kIn; ++i)
         for (int b = 0; b < kTaps; ++b) {
           double* row = gk.data() + (i * kTaps + b) * C;
           const double* t0 = taps.data() + b * C;
           const double* t1 = t0 + kTaps * C;
           const double* t2 = t1 + kTaps * C;
-          for (int64_t c = 0; c < C; ++c) row[c] = kG[i][0] * t0[c] + kG[i][1] * t1[c] + kG[i][2] * t2[c];
+          for (int64_t c = 0; c < C; ++c) row[c] = F::kG[i][0] * t0[c] + F::kG[i][1] * t1[c] + F::kG[i][2] * t2[c];
         }
-      for (int i = 0; i < kIn; ++i)
-        for (int j = 0; j < kIn; ++j) {
-          float* to = p.u.data() + ((i * kIn + j) * (M / kLanes) + m / kLanes) * C * kLanes + m % kLanes;
+      for (int i = 0; i < F::kIn; ++i)
+        for (int j = 0; j < F::kIn; ++j) {
+          float* to = u.data() + ((i * F::kIn + j) * (M / kLanes) + m / kLanes) * C * kLanes + m % kLanes;
           const double* r0 = gk.data() + i * kTaps * C;
           const double* r1 = r0 + C;
           const double* r2 = r1 + C;
-          for (int64_t c = 0; c < C; ++c) to[c * kLanes] = static_cast<float>(kG[j][0] * r0[c] + kG[j][1] * r1[c] + kG[j][2] * r2[c]);
+          for (int64_t c = 0; c < C; ++c)
+            to[c * kLanes] = static_cast<float>(F::kG[j][0] * r0[c] + F::kG[j][1] * r1[c] + F::kG[j][2] * r2[c]);
         }
     }
   });
-  p.u_from = w;
-  // The transformed weights are what the products read: the plain ones need not stay resident beside them (pages
-  // of a mapped model file come back from it if the direct kernel ever needs them).
-  MappedFile::DropResidentPages(w.owner(), w.bytes());
 }
-
-namespace {
 
 // Where a block's tiles are: tile t of the block is tile first + t of the task's (image, row, column) order.
 struct TileAt {
   int64_t n, ty, tx;
 };
 
-// V for one tile: its 6x6 inputs (zeros past the map) per 8 channels, into v[point][tile][c].
+// V for one tile: its inputs (zeros past the map) per 8 channels, into v[point][tile][c].
+template <class F>
 void TransformInputTile(const Conv2DShape& s, const float* x, TileAt at, float* v, int64_t point_stride) {
-  const int64_t y0 = at.ty * kOut - s.PT, x0 = at.tx * kOut - s.PL;
+  constexpr int kIn = F::kIn;
+  const int64_t y0 = at.ty * F::kOut - s.PT, x0 = at.tx * F::kOut - s.PL;
   const float* rows[kIn][kIn];
   for (int r = 0; r < kIn; ++r)
     for (int q = 0; q < kIn; ++q) {
@@ -232,12 +275,12 @@ void TransformInputTile(const Conv2DShape& s, const float* x, TileAt at, float* 
     for (int q = 0; q < kIn; ++q) {
       __m256 d[kIn], col[kIn];
       for (int r = 0; r < kIn; ++r) d[r] = _mm256_loadu_ps(rows[r][q] ? rows[r][q] + c : kZeros);
-      InputRows(d, col);
+      F::InputRows(d, col);
       for (int i = 0; i < kIn; ++i) t[i][q] = col[i];
     }
     for (int i = 0; i < kIn; ++i) {
       __m256 out[kIn];
-      InputRows(t[i], out);
+      F::InputRows(t[i], out);
       for (int j = 0; j < kIn; ++j) _mm256_storeu_ps(v + (i * kIn + j) * point_stride + c, out[j]);
     }
   }
@@ -245,8 +288,10 @@ void TransformInputTile(const Conv2DShape& s, const float* x, TileAt at, float* 
 
 // Y for one tile's channels [ch0, ch1): At M A per 8 channels from m[point][tile][ch], plus the bias and the
 // residual, its outputs inside the map into y.
+template <class F>
 void TransformOutputTile(const Conv2DShape& s, const float* m, int64_t point_stride, const float* bias, const float* residual,
                          TileAt at, int64_t ch0, int64_t ch1, float* y) {
+  constexpr int kIn = F::kIn, kOut = F::kOut;
   const int64_t oy0 = at.ty * kOut, ox0 = at.tx * kOut;
   const int rows = static_cast<int>(std::min<int64_t>(kOut, s.OH - oy0)), cols = static_cast<int>(std::min<int64_t>(kOut, s.OW - ox0));
   for (int64_t ch = ch0; ch < ch1; ch += kLanes) {
@@ -255,12 +300,12 @@ void TransformOutputTile(const Conv2DShape& s, const float* m, int64_t point_str
     for (int j = 0; j < kIn; ++j) {
       __m256 col[kIn], o[kOut];
       for (int i = 0; i < kIn; ++i) col[i] = _mm256_loadu_ps(m + (i * kIn + j) * point_stride + ch);
-      OutputRows(col, o);
+      F::OutputRows(col, o);
       for (int k = 0; k < kOut; ++k) t[k][j] = o[k];
     }
     for (int k = 0; k < rows; ++k) {
       __m256 o[kOut];
-      OutputRows(t[k], o);
+      F::OutputRows(t[k], o);
       const int64_t at_row = ((at.n * s.OH + oy0 + k) * s.OW + ox0) * s.M + ch;
       for (int l = 0; l < cols; ++l) {
         __m256 v = _mm256_add_ps(o[l], b);  // in the direct kernel's order: the sum, its bias, then the residual
@@ -271,28 +316,24 @@ void TransformOutputTile(const Conv2DShape& s, const float* m, int64_t point_str
   }
 }
 
-}  // namespace
-
-std::vector<std::pair<size_t, size_t>> Avx2WinogradConv::Run(const float* x, const Tensor& w, const float* bias, const float* residual,
-                                                             float* y, const ChunkFinish& finish, ThreadPool& pool) {
-  if (!(plan_->u_from.defined() && plan_->u_from.raw() == w.raw())) TransformWeights(w, pool);
-  const Plan& p = *plan_;
+// Every task's tiles through the three steps. Task (i, j): the tiles of block i, the output channels of panel range j.
+template <class F>
+void RunTasks(const Avx2WinogradPlan& p, const float* x, const float* bias, const float* residual, float* y, ThreadPool& pool) {
+  constexpr int kPoints = F::kIn * F::kIn;
   const Conv2DShape& s = p.s;
   const int64_t C = s.C, M = s.M, panels = M / kLanes;
-  const int64_t tiles = s.N * p.tiles_h * p.tiles_w;
   const auto tile_at = [&](int64_t t) {
-    const int64_t row = t / p.tiles_w;
-    return TileAt{row / p.tiles_h, row % p.tiles_h, t % p.tiles_w};
+    const int64_t row = t / p.tiles.w;
+    return TileAt{row / p.tiles.h, row % p.tiles.h, t % p.tiles.w};
   };
-  // Task (i, j): the tiles of block i, the output channels of panel range j.
   pool.ParallelFor(static_cast<size_t>(p.tile_blocks * p.panel_ranges), 1, [&](size_t task0, size_t task1) {
     float* v = ThreadScratch(static_cast<size_t>(kPoints * p.block * (C + M)));
     float* prod = v + kPoints * p.block * C;
     for (size_t task = task0; task < task1; ++task) {
-      const int64_t b0 = static_cast<int64_t>(task) / p.panel_ranges * p.block, count = std::min(p.block, tiles - b0);
+      const int64_t b0 = static_cast<int64_t>(task) / p.panel_ranges * p.block, count = std::min(p.block, p.tiles.count - b0);
       const int64_t pn0 = static_cast<int64_t>(task) % p.panel_ranges * p.panels_per_range;
       const int64_t pn1 = std::min(panels, pn0 + p.panels_per_range);
-      for (int64_t t = 0; t < count; ++t) TransformInputTile(s, x, tile_at(b0 + t), v + t * C, p.block * C);
+      for (int64_t t = 0; t < count; ++t) TransformInputTile<F>(s, x, tile_at(b0 + t), v + t * C, p.block * C);
       for (int point = 0; point < kPoints; ++point) {
         const float* vp = v + point * p.block * C;
         const float* up = p.u.data() + static_cast<size_t>(point * panels * C * kLanes);
@@ -306,13 +347,29 @@ std::vector<std::pair<size_t, size_t>> Avx2WinogradConv::Run(const float* x, con
         }
       }
       for (int64_t t = 0; t < count; ++t)
-        TransformOutputTile(s, prod + t * M, p.block * M, bias, residual, tile_at(b0 + t), pn0 * kLanes, pn1 * kLanes, y);
+        TransformOutputTile<F>(s, prod + t * M, p.block * M, bias, residual, tile_at(b0 + t), pn0 * kLanes, pn1 * kLanes, y);
     }
   });
+}
+
+}  // namespace
+
+std::vector<std::pair<size_t, size_t>> Avx2WinogradConv::Run(const float* x, const Tensor& w, const float* bias, const float* residual,
+                                                             float* y, const ChunkFinish& finish, ThreadPool& pool) {
+  Avx2WinogradPlan& p = *plan_;
+  const bool f4 = p.tile == F4x4::kOut;
+  if (!(p.u_from.defined() && p.u_from.raw() == w.raw())) {
+    (f4 ? TransformWeights<F4x4> : TransformWeights<F2x2>)(p.s, w.data<float>(), p.u, pool);
+    p.u_from = w;
+    // The transformed weights are what the products read: the plain ones need not stay resident beside them
+    // (pages of a mapped model file come back from it if the direct kernel ever needs them).
+    MappedFile::DropResidentPages(w.owner(), w.bytes());
+  }
+  (f4 ? RunTasks<F4x4> : RunTasks<F2x2>)(p, x, bias, residual, y, pool);
   // The finish, once every task is done (a task's rows are not a range of y when the channels are split).
   std::mutex unfinished_mu;
   std::vector<std::pair<size_t, size_t>> unfinished;
-  const auto elems = static_cast<size_t>(s.N * s.OH * s.OW * M);
+  const auto elems = static_cast<size_t>(p.s.N * p.s.OH * p.s.OW * p.s.M);
   pool.ParallelFor(elems, kFinishGrain, [&](size_t e0, size_t e1) {
     if (AnyNonFinite({y + e0, e1 - e0})) {
       const std::lock_guard lock(unfinished_mu);
@@ -326,12 +383,11 @@ std::vector<std::pair<size_t, size_t>> Avx2WinogradConv::Run(const float* x, con
 
 #else  // no AVX2 and FMA: the direct kernel serves
 
-bool Avx2WinogradPays(const Conv2DShape&, int) { return false; }  // no kernel for this CPU
-struct Avx2WinogradConv::Plan {};
+int Avx2WinogradTiling(const Conv2DShape&) { return 0; }  // no kernel for this CPU
+struct Avx2WinogradPlan {};
 Avx2WinogradConv::Avx2WinogradConv() = default;
 Avx2WinogradConv::~Avx2WinogradConv() = default;
 std::unique_ptr<Avx2WinogradConv> Avx2WinogradConv::Build(const Conv2DShape&, int) { return nullptr; }
-void Avx2WinogradConv::TransformWeights(const Tensor&, ThreadPool&) {}
 std::vector<std::pair<size_t, size_t>> Avx2WinogradConv::Run(const float*, const Tensor&, const float*, const float*, float*, const ChunkFinish&,
                                                              ThreadPool&) {
   return {};

@@ -21,6 +21,8 @@
 
 namespace npu {
 
+struct Avx2WinogradPlan;  // the geometry, tiling, work split and transformed weights (conv_winograd_avx2.cc)
+
 class Avx2WinogradConv {
  public:
   // Null where the kernel is not built for this CPU (no AVX2 and FMA) or the geometry is not one it takes
@@ -36,9 +38,7 @@ class Avx2WinogradConv {
   ~Avx2WinogradConv();
 
  private:
-  struct Plan;
-  void TransformWeights(const Tensor& w, ThreadPool& pool);
-  std::unique_ptr<Plan> plan_;
+  std::unique_ptr<Avx2WinogradPlan> plan_;
 };
 
 }  // namespace npu

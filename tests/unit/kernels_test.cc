@@ -136,9 +136,9 @@ ExactConv ExactConv3x3(const Tensor& x, const Tensor& w, const Tensor* b, const 
 // and asymmetric padding, maps whose rows do not divide into whole tiles: every output within the transform's rounding of the exact sum
 // (a band reading the wrong rows or missing its padding is off by a whole product), and where an input is NaN or
 // infinite, the outputs the direct sum gives: NaN or the infinity exactly where a window holds one, finite elsewhere.
-// On AVX2 hosts the same cases check npukit's own kernel (conv_winograd_avx2.h): its blocks of tiles across images,
-// its output channels split between tasks (64 channels on 14x14), a last panel of 8 channels (24), and its
-// non-finite tiles recomputed by the direct kernel.
+// On AVX2 hosts the same cases check npukit's own kernel (conv_winograd_avx2.h): both tilings, its blocks of tiles
+// across images, its output channels split between tasks (64 channels on 14x14), a last panel of 8 channels (24),
+// and its non-finite tiles recomputed by the direct kernel.
 TEST(Kernels, WinogradConvIsTheDirectSumWithinItsRounding) {
   RegisterBuiltinOps();
   struct Case {
@@ -147,17 +147,19 @@ TEST(Kernels, WinogradConvIsTheDirectSumWithinItsRounding) {
     std::vector<int64_t> pads;
     bool bias;
     std::vector<int> threads;
-    bool avx2 = true;    // npukit's AVX2 kernel takes it (on hosts it is built for)
+    int avx2 = 4;        // the tiling npukit's AVX2 kernel takes it with (on hosts it is built for; 0: none)
     bool onednn = true;  // oneDNN's Winograd kernel takes it (AVX-512 hosts)
   };
   const std::vector<Case> cases = {
       {{1, 32, 60, 28}, 48, {1, 1, 1, 1}, true, {1, 2, 3}},
       {{2, 32, 33, 33}, 48, {0, 0, 0, 0}, false, {1, 2}},
       {{1, 32, 57, 41}, 16, {1, 0, 0, 1}, true, {1, 2, 3}},
-      {{1, 256, 14, 13}, 256, {1, 1, 1, 1}, true, {1, 2}, false},  // bands too small: the whole map on oneDNN's threads
+      {{1, 256, 14, 13}, 256, {1, 1, 1, 1}, true, {1, 2}, 2},  // bands too small: the whole map on oneDNN's threads
       {{1, 96, 28, 28}, 96, {1, 1, 1, 1}, true, {1, 2}},           // a large map: the whole map on any count of threads
-      {{1, 64, 14, 14}, 64, {1, 1, 1, 1}, true, {2, 3}, true, false},  // AVX2: tiles too few, channels split too
-      {{1, 32, 30, 30}, 24, {1, 1, 1, 1}, false, {2}, true, false},    // AVX2: a last panel of 8 channels
+      {{1, 64, 14, 14}, 64, {1, 1, 1, 1}, true, {2, 3}, 4, false},  // AVX2: tiles too few, channels split too
+      {{1, 32, 30, 30}, 24, {1, 1, 1, 1}, false, {2}, 4, false},    // AVX2: a last panel of 8 channels
+      {{1, 128, 7, 7}, 128, {1, 1, 1, 1}, true, {1, 2}, 2, false},  // AVX2: F(2x2, 3x3), 16 tiles of a 7x7 map
+      {{1, 48, 13, 13}, 64, {1, 1, 1, 1}, false, {2}, 2, false},    // AVX2: F(2x2, 3x3), tiles past the map's edge
   };
   unsigned seed = 50;
   for (const Case& k : cases) {
@@ -181,7 +183,7 @@ TEST(Kernels, WinogradConvIsTheDirectSumWithinItsRounding) {
             ASSERT_TRUE(WinogradBuilds(geometry, threads)) << "oneDNN has no Winograd kernel for the case";
           }
         } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-          ASSERT_EQ(Avx2WinogradPays(geometry, threads), k.avx2) << "the case must take the AVX2 kernel, or not";
+          ASSERT_EQ(Avx2WinogradTiling(geometry), k.avx2) << "the case must take the AVX2 kernel's tiling, or not the kernel";
         }
         ThreadPool pool(threads);
         std::vector<Tensor> ins = {x, w};
@@ -219,7 +221,7 @@ TEST(Kernels, WinogradOverflowGivesTheDirectSum) {
   const Tensor x = Random({1, C, H, W}, 71, 1e37f, 3e37f), w = Random({M, C, 3, 3}, 72, -1e-3f, 1e-3f), b = Random({M}, 73);
   const Conv2DShape geometry{1, C, H, W, M, 1, 3, 3, 1, 1, 1, 1, 1, 1, H, W};
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !__builtin_cpu_supports("avx512f")) {
-    ASSERT_TRUE(Avx2WinogradPays(geometry, 2)) << "the case must take the AVX2 kernel";
+    ASSERT_EQ(Avx2WinogradTiling(geometry), 4) << "the case must take the AVX2 kernel";
   }
   const ExactConv want = ExactConv3x3(x, w, &b, {1, 1, 1, 1});
   Node conv = MakeNode("Conv", 3, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {kEpilogueOp, std::string("Relu")}});
@@ -252,7 +254,7 @@ TEST(Kernels, WinogradAddsAFusedResidualBeforeTheActivation) {
   r.mutable_data<float>()[minus] = -INFINITY;
   const Conv2DShape geometry{1, C, H, W, M, 1, 3, 3, 1, 1, 1, 1, 1, 1, H, W};
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !__builtin_cpu_supports("avx512f")) {
-    ASSERT_TRUE(Avx2WinogradPays(geometry, 2)) << "the case must take the AVX2 kernel";
+    ASSERT_EQ(Avx2WinogradTiling(geometry), 4) << "the case must take the AVX2 kernel";
   }
   const ExactConv want = ExactConv3x3(x, w, &b, {1, 1, 1, 1});
   Node conv = MakeNode("Conv", 4, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {kEpilogueOp, std::string("Relu")},
