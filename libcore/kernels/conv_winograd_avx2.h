@@ -1,14 +1,15 @@
-// 3x3 stride-1 fp32 convolutions by Winograd's F(4x4, 3x3) on hosts where oneDNN has no Winograd kernel
-// (oneDNN 2.6 has one for AVX-512 only; conv_winograd.h). Included only by conv_dnnl.cc.
+// 3x3 stride-1 fp32 convolutions by Winograd's F(4x4, 3x3), or F(2x2, 3x3) on small maps, on hosts where oneDNN
+// has no Winograd kernel (oneDNN 2.6 has one for AVX-512 only; conv_winograd.h). Included only by conv_dnnl.cc.
 //
 // Why: on AVX2 the direct kernels already run 3x3 layers near the FMA peak, so the only way to take less time is
 // fewer multiplies: per 4x4 outputs of a 3x3 window the transform does 36 where the direct kernel does 144.
 // How: tiles of 6x6 inputs (stride 4) are transformed per 8-channel vector (V = Bt d B), multiplied with the
 // transformed weights (U = G g Gt, made once per weights tensor) as 36 products of (tiles x C) by (C x M), and
-// transformed back (Y = At M A) with the bias added. Each task works on a block of tiles small enough for the
-// transformed tiles and products to stay in the core's L2 (conv_winograd_avx2.cc has the measurements).
+// transformed back (Y = At M A) with the bias and a fused residual added. Each task works on a block of tiles small
+// enough for the transformed tiles and products to stay in the core's L2 (conv_winograd_avx2.cc has the
+// measurements). F(2x2, 3x3) goes the same way with 4x4 tiles and 16 products.
 //
-// What it costs: the weights held transformed, 4 times their size; and the transform's rounding, within the
+// What it costs: the weights held transformed, 4 (F(2x2): 16/9) times their size; and the transform's rounding, within the
 // bound Kernels.WinogradConvIsTheDirectSumWithinItsRounding holds oneDNN's AVX-512 kernel to. An output whose
 // value is not finite (an Inf or a NaN input spreads over a whole tile; the transform's intermediate sums can
 // overflow where the direct sum does not) is left to the caller's direct kernel: see Run.
