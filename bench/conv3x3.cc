@@ -1,4 +1,5 @@
-// The 3x3 stride-1 convolutions of the zoo's nets (googlenet, densenet121, squeezenet1_1, inception_v3, resnet50),
+// The 3x3 stride-1 convolutions of the zoo's nets (googlenet, densenet121, squeezenet1_1, inception_v3, resnet50)
+// and inception_v3's 1x7 and 7x1 ones (on 12x12 maps from a 224x224 input, 17x17 from 299x299),
 // each run as RunDnnlConv runs it in a net (channels-last in and out, bias, the task's state kept) and timed with
 // each NPUKIT_WINOGRAD setting in interleaved rounds: 0 (oneDNN's direct kernel), unset (the default choice:
 // npukit's AVX2 kernel, conv_winograd_avx2.h, or oneDNN's Winograd on AVX-512 hosts, where they pay), and npukit's
@@ -24,7 +25,7 @@ namespace {
 
 struct Layer {
   const char* net;
-  int64_t C, M, H, W, pad, N = 1;
+  int64_t C, M, H, W, pad, N = 1, KH = 3, KW = 3;  // pad: on each side of a 3x3 kernel (1x7, 7x1: half the kernel)
 };
 
 npu::Tensor Random(npu::Shape s, unsigned seed) {
@@ -75,6 +76,9 @@ int main(int argc, char** argv) {
       {"googlenet", 24, 64, 14, 14, 1},    {"googlenet", 32, 128, 14, 14, 1},  {"googlenet", 16, 48, 14, 14, 1},
       {"resnet50 b4", 512, 512, 7, 7, 1, 4}, {"googlenet b4", 192, 384, 7, 7, 1, 4}, {"densenet b8", 128, 32, 7, 7, 1, 8},
       {"resnet50 b8", 64, 64, 56, 56, 1, 8},
+      {"inception 1x7", 192, 192, 12, 12, 0, 1, 1, 7}, {"inception 7x1", 192, 192, 12, 12, 0, 1, 7, 1},
+      {"inception 1x7", 128, 128, 12, 12, 0, 1, 1, 7}, {"inception 7x1", 160, 192, 12, 12, 0, 1, 7, 1},
+      {"inception 1x7", 192, 192, 17, 17, 0, 1, 1, 7}, {"inception 7x1", 128, 128, 17, 17, 0, 1, 7, 1},
   };
   // The settings timed: the direct kernel, the default choice, and npukit's AVX2 kernel forced to each tiling.
   const std::vector<const char*> settings = {"0", nullptr, "4x4", "2x2"};
@@ -82,13 +86,14 @@ int main(int argc, char** argv) {
               rounds, "net", "N", "C", "M", "H", "W", "direct ms", "default", "4x4", "2x2");
   unsigned seed = 1;
   for (const Layer& l : layers) {
-    npu::Tensor x = Random({l.N, l.C, l.H, l.W}, seed++), w = Random({l.M, l.C, 3, 3}, seed++), b = Random({l.M}, seed++);
+    npu::Tensor x = Random({l.N, l.C, l.H, l.W}, seed++), w = Random({l.M, l.C, l.KH, l.KW}, seed++), b = Random({l.M}, seed++);
     x.channels_last = true;  // as the nets hand it over; the values' order does not matter here
     npu::Node node;
     node.name = "conv";
     node.op_type = "Conv";
     node.opset = 13;
-    node.attrs["pads"] = std::vector<int64_t>{l.pad, l.pad, l.pad, l.pad};
+    const int64_t ph = l.KH == 3 ? l.pad : l.KH / 2, pw = l.KW == 3 ? l.pad : l.KW / 2;
+    node.attrs["pads"] = std::vector<int64_t>{ph, pw, ph, pw};
     node.inputs = {0, 1, 2};
     node.outputs = {0};
     std::vector<std::vector<double>> ms(settings.size());

@@ -260,7 +260,7 @@ Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Con
       return Status::Ok();
     }
   }
-  if (winograd && !d.winograd && Avx2WinogradTiling(s) != 0) {
+  if (winograd && !d.winograd && Avx2WinogradTiling(s) != WinogradTiling::kNone) {
     d.avx2_winograd = Avx2WinogradConv::Build(s, d.threads);
     if (d.avx2_winograd) d.activation.reset();  // its tasks run the op's own activation on their rows, as the bands do
   }

@@ -29,12 +29,14 @@ Result<bool> RunSplitInt8Conv(KernelContext& c, const std::function<Result<Conv2
 // or 256+ channels in and out. A fused residual and an int8 conv stay with the direct kernel, as does a geometry
 // oneDNN has no Winograd kernel for.
 bool WinogradPays(const Conv2DShape& s, int threads);
-// The tiling RunDnnlConv computes an fp32 conv with by npukit's own Winograd kernel (conv_winograd_avx2.h), where
-// oneDNN's does not pay or does not build: m for F(m x m, 3x3), 4 or 2, or 0 where the kernel does not take the conv.
-// On hosts with AVX2 and FMA and without AVX-512, for 3x3 stride-1 convs of channels in multiples of 8, with tiles
-// enough and little of them past the map; not int8 ones. It adds a fused residual, where oneDNN's Winograd kernel
-// takes none.
-int Avx2WinogradTiling(const Conv2DShape& s);
+// The tilings of npukit's own Winograd kernel (conv_winograd_avx2.h): F(4x4, 3x3), F(2x2, 3x3) for small maps,
+// and F(4, 7) along the rows of 1x7 kernels or the columns of 7x1 ones.
+enum class WinogradTiling { kNone, kF4x4, kF2x2, kF4Row, kF4Column };
+// The tiling RunDnnlConv computes an fp32 conv with by npukit's own Winograd kernel, where oneDNN's does not pay or
+// does not build, or kNone. On hosts with AVX2 and FMA and without AVX-512, for stride-1 convs of channels in
+// multiples of 8, with tiles enough and little of them past the map; not int8 ones. It adds a fused residual, where
+// oneDNN's Winograd kernel takes none.
+WinogradTiling Avx2WinogradTiling(const Conv2DShape& s);
 // NPUKIT_WINOGRAD (read at each primitive's build): unset, each conv takes Winograd's transform where it pays; "0",
 // every conv is the direct sum; "4x4" or "2x2", npukit's AVX2 kernel takes that tiling for every conv it can (to
 // measure one against the other: bench/conv3x3).

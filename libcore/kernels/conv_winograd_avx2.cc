@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <mutex>
 
 #include "base/file_io.h"
@@ -18,21 +19,24 @@ namespace npu {
 #if NPUKIT_WINOGRAD_AVX2
 namespace {
 
-constexpr int kTaps = 3;
 constexpr int kLanes = 8;  // floats per AVX2 register: the channel vector every loop works on
 
-// The two tilings, F(m x m, 3x3): m x m outputs from (m + 2) x (m + 2) inputs, with (m + 2)^2 products per channel
-// pair where the direct sum does 9 m^2 (Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks",
-// CVPR 2016, section 4). Each gives G (3 taps to m + 2 transformed ones; exact in double, the weights are transformed
-// once), and Bt's and At's rows on registers (one dimension of V = Bt d B and of Y = At M A).
-// F(4x4, 3x3), on the points 0, 1, -1, 2, -2 and infinity: 36 products per 16 outputs.
-struct F4x4 {
-  static constexpr int kOut = 4, kIn = 6;
-  static constexpr double kG[kIn][kTaps] = {{1.0 / 4, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                            {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+// Winograd's minimal filtering F(m, r): m outputs of an r-tap correlation from n = m + r - 1 inputs with n products
+// (Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks", CVPR 2016, section 4), one dimension at a
+// time: each 1-D transform gives G (r taps to n transformed ones; in double, the weights are transformed once) and
+// Bt's and At's rows on registers (V = Bt d, Y = At M).
+
+// F(4, 3) on the points 0, 1, -1, 2, -2 and infinity.
+struct F43 {
+  static constexpr int kOut = 4, kIn = 6, kTaps = 3;
+  static double G(int i, int a) {
+    static constexpr double g[kIn][kTaps] = {{1.0 / 4, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                             {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+    return g[i][a];
+  }
   // Bt: [4 0 -5 0 1 0], [0 -4 -4 1 1 0], [0 4 -4 -1 1 0], [0 -2 -1 2 1 0], [0 2 -1 -2 1 0], [0 4 0 -5 0 1], by the
   // common subexpressions of its rows.
-  static void InputRows(const __m256 d[kIn], __m256 t[kIn]) {
+  static void Input(const __m256 d[kIn], __m256 t[kIn]) {
     const __m256 two = _mm256_set1_ps(2), four = _mm256_set1_ps(4), five = _mm256_set1_ps(5);
     const __m256 a = _mm256_fnmadd_ps(four, d[2], d[4]);  // d4 - 4 d2
     const __m256 b = _mm256_fnmadd_ps(four, d[1], d[3]);  // d3 - 4 d1
@@ -46,7 +50,7 @@ struct F4x4 {
     t[5] = _mm256_fmadd_ps(four, d[1], _mm256_fnmadd_ps(five, d[3], d[5]));
   }
   // At: [1 1 1 1 1 0], [0 1 -1 2 -2 0], [0 1 1 4 4 0], [0 1 -1 8 -8 1].
-  static void OutputRows(const __m256 m[kIn], __m256 o[kOut]) {
+  static void Output(const __m256 m[kIn], __m256 o[kOut]) {
     const __m256 s12 = _mm256_add_ps(m[1], m[2]), d12 = _mm256_sub_ps(m[1], m[2]);
     const __m256 s34 = _mm256_add_ps(m[3], m[4]), d34 = _mm256_sub_ps(m[3], m[4]);
     o[0] = _mm256_add_ps(_mm256_add_ps(m[0], s12), s34);
@@ -56,24 +60,102 @@ struct F4x4 {
   }
 };
 
-// F(2x2, 3x3), on the points 0, 1, -1 and infinity: 16 products per 4 outputs, with finer tiles (less of them past a
-// small map) and weights transformed to 16/9 of their size instead of 4 times.
-struct F2x2 {
-  static constexpr int kOut = 2, kIn = 4;
-  static constexpr double kG[kIn][kTaps] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+// F(2, 3) on the points 0, 1, -1 and infinity.
+struct F23 {
+  static constexpr int kOut = 2, kIn = 4, kTaps = 3;
+  static double G(int i, int a) {
+    static constexpr double g[kIn][kTaps] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+    return g[i][a];
+  }
   // Bt: [1 0 -1 0], [0 1 1 0], [0 -1 1 0], [0 1 0 -1].
-  static void InputRows(const __m256 d[kIn], __m256 t[kIn]) {
+  static void Input(const __m256 d[kIn], __m256 t[kIn]) {
     t[0] = _mm256_sub_ps(d[0], d[2]);
     t[1] = _mm256_add_ps(d[1], d[2]);
     t[2] = _mm256_sub_ps(d[2], d[1]);
     t[3] = _mm256_sub_ps(d[1], d[3]);
   }
   // At: [1 1 1 0], [0 1 -1 -1].
-  static void OutputRows(const __m256 m[kIn], __m256 o[kOut]) {
+  static void Output(const __m256 m[kIn], __m256 o[kOut]) {
     o[0] = _mm256_add_ps(_mm256_add_ps(m[0], m[1]), m[2]);
     o[1] = _mm256_sub_ps(_mm256_sub_ps(m[1], m[2]), m[3]);
   }
 };
+
+// F(4, 7) on the points 0, 1, -1, 2, -2, 1/2, -1/2, 3/2, -3/2 and infinity (within 1.6e-6 of each output's sum of
+// |x| |w|, measured; with 3 and -3 instead of the halves, 3.8e-6). Its matrices come from the points (Toom-Cook):
+// At's column j holds the powers of point j; G's row j holds them over the product of point j's differences to the
+// others; Bt's row j holds the coefficients of the product of (x - p) over the other finite points. Infinity's
+// column of At and row of G pick the last output and the last tap, and its row of Bt holds the coefficients of the
+// product over all finite points.
+struct F47 {
+  static constexpr int kOut = 4, kIn = 10, kTaps = 7;
+  struct Matrices {
+    double g[kIn][kTaps];
+    float bt[kIn][kIn], at[kOut][kIn];
+  };
+  static const Matrices& Of() {
+    static const Matrices matrices = [] {
+      constexpr double p[kIn - 1] = {0, 1, -1, 2, -2, 0.5, -0.5, 1.5, -1.5};
+      Matrices r{};
+      // The coefficients of the product of (x - p[l]) over l != skip (skip = -1: over all).
+      const auto coefficients = [&](int skip) {
+        std::array<double, kIn> c{};
+        c[0] = 1;
+        for (int l = 0; l < kIn - 1; ++l) {
+          if (l == skip) continue;
+          for (int k = kIn - 1; k > 0; --k) c[k] = c[k - 1] - p[l] * c[k];
+          c[0] *= -p[l];
+        }
+        return c;
+      };
+      for (int j = 0; j < kIn; ++j) {
+        const bool infinity = j == kIn - 1;
+        double differences = 1;
+        for (int l = 0; l < kIn - 1; ++l)
+          if (!infinity && l != j) differences *= p[j] - p[l];
+        for (int a = 0; a < kTaps; ++a) r.g[j][a] = infinity ? (a == kTaps - 1 ? 1 : 0) : std::pow(p[j], a) / differences;
+        for (int i = 0; i < kOut; ++i) r.at[i][j] = static_cast<float>(infinity ? (i == kOut - 1 ? 1 : 0) : std::pow(p[j], i));
+        const std::array<double, kIn> c = coefficients(infinity ? -1 : j);
+        for (int k = 0; k < kIn; ++k) r.bt[j][k] = static_cast<float>(c[k]);
+      }
+      return r;
+    }();
+    return matrices;
+  }
+  static double G(int i, int a) { return Of().g[i][a]; }
+  static void Input(const __m256 d[kIn], __m256 t[kIn]) { Apply<kIn>(Of().bt, d, t); }
+  static void Output(const __m256 m[kIn], __m256 o[kOut]) { Apply<kOut>(Of().at, m, o); }
+  // out = rows x in, a matrix of constants over registers (its zeros skipped).
+  template <int kRowsOut>
+  static void Apply(const float (&rows)[kRowsOut][kIn], const __m256 in[kIn], __m256 out[kRowsOut]) {
+    for (int i = 0; i < kRowsOut; ++i) {
+      __m256 acc = _mm256_setzero_ps();
+      for (int k = 0; k < kIn; ++k)
+        if (rows[i][k] != 0) acc = _mm256_fmadd_ps(_mm256_set1_ps(rows[i][k]), in[k], acc);
+      out[i] = acc;
+    }
+  }
+};
+
+// The identity in one dimension: a kernel of one tap there.
+struct Unit {
+  static constexpr int kOut = 1, kIn = 1, kTaps = 1;
+  static double G(int, int) { return 1; }
+  static void Input(const __m256 d[1], __m256 t[1]) { t[0] = d[0]; }
+  static void Output(const __m256 m[1], __m256 o[1]) { o[0] = m[0]; }
+};
+
+// A tiling: H's transform along the rows, W's along the columns.
+template <class HTransform, class WTransform>
+struct Tiling {
+  using H = HTransform;
+  using W = WTransform;
+  static constexpr int kPoints = H::kIn * W::kIn;
+};
+using F4x4 = Tiling<F43, F43>;  // 3x3 kernels: 36 products per 16 outputs
+using F2x2 = Tiling<F23, F23>;  // 3x3 kernels on small maps: 16 per 4, finer tiles, weights 16/9 of their size
+using F4Row = Tiling<Unit, F47>;     // 1x7 kernels: 10 products per 4 outputs where the direct sum does 28
+using F4Column = Tiling<F47, Unit>;  // 7x1 kernels
 
 // The product kernel: out[r][0..8P) = sum over c of v[r][c] u[c][0..8P), for R tiles (rows of v) and P panels of
 // 8 output channels (each panel (C, 8), the next `panel` floats on). 6 x 2 keeps 12 sums, 2 weight vectors and
@@ -147,48 +229,84 @@ float* ThreadScratch(size_t floats) {
 
 const float kZeros[kLanes] = {};
 
-// The tiles of m x m outputs over the conv's output maps, and how much of them is inside the maps.
+// The tiles of oh x ow outputs over the conv's output maps, and how much of them is inside the maps.
 struct Tiles {
   int64_t h, w, count;
   double filled;
 };
-Tiles TilesOf(const Conv2DShape& s, int m) {
-  const int64_t h = CeilDiv(s.OH, m), w = CeilDiv(s.OW, m), count = s.N * h * w;
-  return {h, w, count, static_cast<double>(s.N * s.OH * s.OW) / static_cast<double>(count * m * m)};
+Tiles TilesOf(const Conv2DShape& s, int oh, int ow) {
+  const int64_t h = CeilDiv(s.OH, oh), w = CeilDiv(s.OW, ow), count = s.N * h * w;
+  return {h, w, count, static_cast<double>(s.N * s.OH * s.OW) / static_cast<double>(count * oh * ow)};
+}
+template <class F>
+Tiles TilesOf(const Conv2DShape& s) {
+  return TilesOf(s, F::H::kOut, F::W::kOut);
 }
 
-bool TilingPays(const Conv2DShape& s, int m) {
-  const Tiles t = TilesOf(s, m);
-  return t.count >= kMinTiles && t.filled >= kMinFilled && static_cast<double>(s.N * s.OH * s.OW) * s.M * s.C * kTaps * kTaps >= kMinMacs;
+template <class F>
+bool Takes(const Conv2DShape& s) {
+  return s.KH == F::H::kTaps && s.KW == F::W::kTaps;
 }
 
-// The tiling the conv runs with: F4x4::kOut, F2x2::kOut, or 0 where neither pays (or NPUKIT_WINOGRAD names one).
-int ChosenTiling(const Conv2DShape& s) {
-  if (s.KH != kTaps || s.KW != kTaps || s.SH != 1 || s.SW != 1 || s.DH != 1 || s.DW != 1 || s.G != 1) return 0;
-  if (s.C % kLanes != 0 || s.M % kLanes != 0) return 0;
+template <class F>
+bool Pays(const Conv2DShape& s) {
+  const Tiles t = TilesOf<F>(s);
+  return Takes<F>(s) && t.count >= kMinTiles && t.filled >= kMinFilled &&
+         static_cast<double>(s.N * s.OH * s.OW) * s.M * s.C * s.KH * s.KW >= kMinMacs;
+}
+
+// The tiling the conv runs with, or none where none pays (NPUKIT_WINOGRAD may name one for 3x3 kernels).
+WinogradTiling ChosenTiling(const Conv2DShape& s) {
+  if (s.SH != 1 || s.SW != 1 || s.DH != 1 || s.DW != 1 || s.G != 1) return WinogradTiling::kNone;
+  if (s.C % kLanes != 0 || s.M % kLanes != 0) return WinogradTiling::kNone;
   switch (WinogradSetting()) {
-    case WinogradChoice::kNever: return 0;
-    case WinogradChoice::kF4x4: return F4x4::kOut;
-    case WinogradChoice::kF2x2: return F2x2::kOut;
+    case WinogradChoice::kNever: return WinogradTiling::kNone;
+    case WinogradChoice::kF4x4: return Takes<F4x4>(s) ? WinogradTiling::kF4x4 : WinogradTiling::kNone;
+    case WinogradChoice::kF2x2: return Takes<F2x2>(s) ? WinogradTiling::kF2x2 : WinogradTiling::kNone;
     case WinogradChoice::kWherePays: break;
   }
-  if (TilingPays(s, F4x4::kOut)) return F4x4::kOut;
-  if (TilingPays(s, F2x2::kOut)) return F2x2::kOut;
+  if (Pays<F4x4>(s)) return WinogradTiling::kF4x4;
+  if (Pays<F2x2>(s)) return WinogradTiling::kF2x2;
+  if (Pays<F4Row>(s)) return WinogradTiling::kF4Row;
+  if (Pays<F4Column>(s)) return WinogradTiling::kF4Column;
+  return WinogradTiling::kNone;
+}
+
+// The points of a tiling's transformed tile.
+int PointsOf(WinogradTiling t) {
+  switch (t) {
+    case WinogradTiling::kF4x4: return F4x4::kPoints;
+    case WinogradTiling::kF2x2: return F2x2::kPoints;
+    case WinogradTiling::kF4Row: return F4Row::kPoints;
+    case WinogradTiling::kF4Column: return F4Column::kPoints;
+    case WinogradTiling::kNone: break;
+  }
   return 0;
+}
+
+Tiles TilesFor(const Conv2DShape& s, WinogradTiling t) {
+  switch (t) {
+    case WinogradTiling::kF4x4: return TilesOf<F4x4>(s);
+    case WinogradTiling::kF2x2: return TilesOf<F2x2>(s);
+    case WinogradTiling::kF4Row: return TilesOf<F4Row>(s);
+    case WinogradTiling::kF4Column: return TilesOf<F4Column>(s);
+    case WinogradTiling::kNone: break;
+  }
+  return {};
 }
 
 }  // namespace
 
-int Avx2WinogradTiling(const Conv2DShape& s) { return ChosenTiling(s); }
+WinogradTiling Avx2WinogradTiling(const Conv2DShape& s) { return ChosenTiling(s); }
 
 struct Avx2WinogradPlan {
   Conv2DShape s{};
-  int tile = 0;                      // outputs per tile side: F4x4::kOut or F2x2::kOut
+  WinogradTiling tiling = WinogradTiling::kNone;
   Tiles tiles{};
   int64_t block = 0;                 // tiles per block
   int64_t tile_blocks = 0;           // blocks over all images' tiles
   int64_t panels_per_range = 0, panel_ranges = 0;  // the output channels' split, in panels of 8
-  std::vector<float> u;              // the transformed weights, ((m + 2)^2, M / 8, C, 8)
+  std::vector<float> u;              // the transformed weights, (points, M / 8, C, 8)
   Tensor u_from;                     // the weights tensor they were made from (held: its storage cannot be reused)
 };
 
@@ -196,15 +314,15 @@ Avx2WinogradConv::Avx2WinogradConv() = default;
 Avx2WinogradConv::~Avx2WinogradConv() = default;
 
 std::unique_ptr<Avx2WinogradConv> Avx2WinogradConv::Build(const Conv2DShape& s, int threads) {
-  const int tile = ChosenTiling(s);
-  if (tile == 0) return nullptr;
+  const WinogradTiling tiling = ChosenTiling(s);
+  if (tiling == WinogradTiling::kNone) return nullptr;
   auto conv = std::make_unique<Avx2WinogradConv>();
   conv->plan_ = std::make_unique<Avx2WinogradPlan>();
   Avx2WinogradPlan& p = *conv->plan_;
   p.s = s;
-  p.tile = tile;
-  p.tiles = TilesOf(s, tile);
-  const int64_t panels = s.M / kLanes, points = (tile + 2) * (tile + 2);
+  p.tiling = tiling;
+  p.tiles = TilesFor(s, tiling);
+  const int64_t panels = s.M / kLanes, points = PointsOf(tiling);
   const int64_t per_tile = points * (s.C + s.M) * static_cast<int64_t>(sizeof(float));
   const int64_t most = std::clamp(kBlockBytes / per_tile, kMinBlockTiles, kMaxBlockTiles);
   // Blocks of equal size in whole groups of rows for Product.
@@ -220,35 +338,43 @@ std::unique_ptr<Avx2WinogradConv> Avx2WinogradConv::Build(const Conv2DShape& s, 
 
 namespace {
 
-// U = G g Gt for every (output, input) channel pair, in double, laid out for Product: (points, M / 8, C, 8). Each
+// U = GH g GWt for every (output, input) channel pair, in double, laid out for Product: (points, M / 8, C, 8). Each
 // loop runs over the input channels with constant coefficients, so that it vectorises: googlenet's 3x3 weights
 // took 90 ms as scalar loops, once per session.
 template <class F>
 void TransformWeights(const Conv2DShape& s, const float* g, std::vector<float>& u, ThreadPool& pool) {
+  using H = typename F::H;
+  using W = typename F::W;
+  constexpr int kh = H::kTaps, kw = W::kTaps, taps = kh * kw;
   const int64_t C = s.C, M = s.M;
-  u.resize(static_cast<size_t>(F::kIn * F::kIn * C * M));
+  u.resize(static_cast<size_t>(F::kPoints * C * M));
   // By panels of 8 outputs: each panel's values share cache lines.
   pool.ParallelFor(static_cast<size_t>(M / kLanes), 1, [&](size_t pn0, size_t pn1) {
-    std::vector<double> taps(static_cast<size_t>(kTaps * kTaps * C)), gk(static_cast<size_t>(F::kIn * kTaps * C));  // [tap][c], [i][b][c]
+    std::vector<double> tap(static_cast<size_t>(taps * C)), gk(static_cast<size_t>(H::kIn * kw * C));  // [a][b][c], [i][b][c]
     for (auto m = static_cast<int64_t>(pn0) * kLanes; m < static_cast<int64_t>(pn1) * kLanes; ++m) {
       for (int64_t c = 0; c < C; ++c)
-        for (int k = 0; k < kTaps * kTaps; ++k) taps[static_cast<size_t>(k * C + c)] = g[(m * C + c) * kTaps * kTaps + k];
-      for (int i = 0; i < F::kIn; ++i)
-        for (int b = 0; b < kTaps; ++b) {
-          double* row = gk.data() + (i * kTaps + b) * C;
-          const double* t0 = taps.data() + b * C;
-          const double* t1 = t0 + kTaps * C;
-          const double* t2 = t1 + kTaps * C;
-          for (int64_t c = 0; c < C; ++c) row[c] = F::kG[i][0] * t0[c] + F::kG[i][1] * t1[c] + F::kG[i][2] * t2[c];
+        for (int k = 0; k < taps; ++k) tap[static_cast<size_t>(k * C + c)] = g[(m * C + c) * taps + k];
+      for (int i = 0; i < H::kIn; ++i)
+        for (int b = 0; b < kw; ++b) {
+          double* row = gk.data() + (i * kw + b) * C;
+          std::fill(row, row + C, 0.0);
+          for (int a = 0; a < kh; ++a) {
+            const double coefficient = H::G(i, a);
+            const double* t = tap.data() + (a * kw + b) * C;
+            for (int64_t c = 0; c < C; ++c) row[c] += coefficient * t[c];
+          }
         }
-      for (int i = 0; i < F::kIn; ++i)
-        for (int j = 0; j < F::kIn; ++j) {
-          float* to = u.data() + ((i * F::kIn + j) * (M / kLanes) + m / kLanes) * C * kLanes + m % kLanes;
-          const double* r0 = gk.data() + i * kTaps * C;
-          const double* r1 = r0 + C;
-          const double* r2 = r1 + C;
-          for (int64_t c = 0; c < C; ++c)
-            to[c * kLanes] = static_cast<float>(F::kG[j][0] * r0[c] + F::kG[j][1] * r1[c] + F::kG[j][2] * r2[c]);
+      std::vector<double> sum(static_cast<size_t>(C));
+      for (int i = 0; i < H::kIn; ++i)
+        for (int j = 0; j < W::kIn; ++j) {
+          std::fill(sum.begin(), sum.end(), 0.0);
+          for (int b = 0; b < kw; ++b) {
+            const double coefficient = W::G(j, b);
+            const double* r = gk.data() + (i * kw + b) * C;
+            for (int64_t c = 0; c < C; ++c) sum[static_cast<size_t>(c)] += coefficient * r[c];
+          }
+          float* to = u.data() + ((i * W::kIn + j) * (M / kLanes) + m / kLanes) * C * kLanes + m % kLanes;
+          for (int64_t c = 0; c < C; ++c) to[c * kLanes] = static_cast<float>(sum[static_cast<size_t>(c)]);
         }
     }
   });
@@ -262,26 +388,27 @@ struct TileAt {
 // V for one tile: its inputs (zeros past the map) per 8 channels, into v[point][tile][c].
 template <class F>
 void TransformInputTile(const Conv2DShape& s, const float* x, TileAt at, float* v, int64_t point_stride) {
-  constexpr int kIn = F::kIn;
-  const int64_t y0 = at.ty * F::kOut - s.PT, x0 = at.tx * F::kOut - s.PL;
-  const float* rows[kIn][kIn];
-  for (int r = 0; r < kIn; ++r)
-    for (int q = 0; q < kIn; ++q) {
+  using H = typename F::H;
+  using W = typename F::W;
+  const int64_t y0 = at.ty * H::kOut - s.PT, x0 = at.tx * W::kOut - s.PL;
+  const float* rows[H::kIn][W::kIn];
+  for (int r = 0; r < H::kIn; ++r)
+    for (int q = 0; q < W::kIn; ++q) {
       const int64_t iy = y0 + r, ix = x0 + q;
       rows[r][q] = iy >= 0 && iy < s.H && ix >= 0 && ix < s.W ? x + ((at.n * s.H + iy) * s.W + ix) * s.C : nullptr;
     }
   for (int64_t c = 0; c < s.C; c += kLanes) {
-    __m256 t[kIn][kIn];  // t[i][q]: Bt's row i over column q
-    for (int q = 0; q < kIn; ++q) {
-      __m256 d[kIn], col[kIn];
-      for (int r = 0; r < kIn; ++r) d[r] = _mm256_loadu_ps(rows[r][q] ? rows[r][q] + c : kZeros);
-      F::InputRows(d, col);
-      for (int i = 0; i < kIn; ++i) t[i][q] = col[i];
+    __m256 t[H::kIn][W::kIn];  // t[i][q]: Bt's row i along H over column q
+    for (int q = 0; q < W::kIn; ++q) {
+      __m256 d[H::kIn], col[H::kIn];
+      for (int r = 0; r < H::kIn; ++r) d[r] = _mm256_loadu_ps(rows[r][q] ? rows[r][q] + c : kZeros);
+      H::Input(d, col);
+      for (int i = 0; i < H::kIn; ++i) t[i][q] = col[i];
     }
-    for (int i = 0; i < kIn; ++i) {
-      __m256 out[kIn];
-      F::InputRows(t[i], out);
-      for (int j = 0; j < kIn; ++j) _mm256_storeu_ps(v + (i * kIn + j) * point_stride + c, out[j]);
+    for (int i = 0; i < H::kIn; ++i) {
+      __m256 out[W::kIn];
+      W::Input(t[i], out);
+      for (int j = 0; j < W::kIn; ++j) _mm256_storeu_ps(v + (i * W::kIn + j) * point_stride + c, out[j]);
     }
   }
 }
@@ -291,21 +418,22 @@ void TransformInputTile(const Conv2DShape& s, const float* x, TileAt at, float* 
 template <class F>
 void TransformOutputTile(const Conv2DShape& s, const float* m, int64_t point_stride, const float* bias, const float* residual,
                          TileAt at, int64_t ch0, int64_t ch1, float* y) {
-  constexpr int kIn = F::kIn, kOut = F::kOut;
-  const int64_t oy0 = at.ty * kOut, ox0 = at.tx * kOut;
-  const int rows = static_cast<int>(std::min<int64_t>(kOut, s.OH - oy0)), cols = static_cast<int>(std::min<int64_t>(kOut, s.OW - ox0));
+  using H = typename F::H;
+  using W = typename F::W;
+  const int64_t oy0 = at.ty * H::kOut, ox0 = at.tx * W::kOut;
+  const int rows = static_cast<int>(std::min<int64_t>(H::kOut, s.OH - oy0)), cols = static_cast<int>(std::min<int64_t>(W::kOut, s.OW - ox0));
   for (int64_t ch = ch0; ch < ch1; ch += kLanes) {
     const __m256 b = bias ? _mm256_loadu_ps(bias + ch) : _mm256_setzero_ps();
-    __m256 t[kOut][kIn];  // t[k][j]: At's row k over column j
-    for (int j = 0; j < kIn; ++j) {
-      __m256 col[kIn], o[kOut];
-      for (int i = 0; i < kIn; ++i) col[i] = _mm256_loadu_ps(m + (i * kIn + j) * point_stride + ch);
-      F::OutputRows(col, o);
-      for (int k = 0; k < kOut; ++k) t[k][j] = o[k];
+    __m256 t[H::kOut][W::kIn];  // t[k][j]: At's row k along H over column j
+    for (int j = 0; j < W::kIn; ++j) {
+      __m256 col[H::kIn], o[H::kOut];
+      for (int i = 0; i < H::kIn; ++i) col[i] = _mm256_loadu_ps(m + (i * W::kIn + j) * point_stride + ch);
+      H::Output(col, o);
+      for (int k = 0; k < H::kOut; ++k) t[k][j] = o[k];
     }
     for (int k = 0; k < rows; ++k) {
-      __m256 o[kOut];
-      F::OutputRows(t[k], o);
+      __m256 o[W::kOut];
+      W::Output(t[k], o);
       const int64_t at_row = ((at.n * s.OH + oy0 + k) * s.OW + ox0) * s.M + ch;
       for (int l = 0; l < cols; ++l) {
         __m256 v = _mm256_add_ps(o[l], b);  // in the direct kernel's order: the sum, its bias, then the residual
@@ -319,7 +447,7 @@ void TransformOutputTile(const Conv2DShape& s, const float* m, int64_t point_str
 // Every task's tiles through the three steps. Task (i, j): the tiles of block i, the output channels of panel range j.
 template <class F>
 void RunTasks(const Avx2WinogradPlan& p, const float* x, const float* bias, const float* residual, float* y, ThreadPool& pool) {
-  constexpr int kPoints = F::kIn * F::kIn;
+  constexpr int kPoints = F::kPoints;
   const Conv2DShape& s = p.s;
   const int64_t C = s.C, M = s.M, panels = M / kLanes;
   const auto tile_at = [&](int64_t t) {
@@ -352,20 +480,31 @@ void RunTasks(const Avx2WinogradPlan& p, const float* x, const float* bias, cons
   });
 }
 
+// Calls fn with a value of the tiling's type.
+template <class Fn>
+void WithTiling(WinogradTiling t, Fn&& fn) {
+  switch (t) {
+    case WinogradTiling::kF4x4: return fn(F4x4{});
+    case WinogradTiling::kF2x2: return fn(F2x2{});
+    case WinogradTiling::kF4Row: return fn(F4Row{});
+    case WinogradTiling::kF4Column: return fn(F4Column{});
+    case WinogradTiling::kNone: return;
+  }
+}
+
 }  // namespace
 
 std::vector<std::pair<size_t, size_t>> Avx2WinogradConv::Run(const float* x, const Tensor& w, const float* bias, const float* residual,
                                                              float* y, const ChunkFinish& finish, ThreadPool& pool) {
   Avx2WinogradPlan& p = *plan_;
-  const bool f4 = p.tile == F4x4::kOut;
   if (!(p.u_from.defined() && p.u_from.raw() == w.raw())) {
-    (f4 ? TransformWeights<F4x4> : TransformWeights<F2x2>)(p.s, w.data<float>(), p.u, pool);
+    WithTiling(p.tiling, [&](auto f) { TransformWeights<decltype(f)>(p.s, w.data<float>(), p.u, pool); });
     p.u_from = w;
     // The transformed weights are what the products read: the plain ones need not stay resident beside them
     // (pages of a mapped model file come back from it if the direct kernel ever needs them).
     MappedFile::DropResidentPages(w.owner(), w.bytes());
   }
-  (f4 ? RunTasks<F4x4> : RunTasks<F2x2>)(p, x, bias, residual, y, pool);
+  WithTiling(p.tiling, [&](auto f) { RunTasks<decltype(f)>(p, x, bias, residual, y, pool); });
   // The finish, once every task is done (a task's rows are not a range of y when the channels are split).
   std::mutex unfinished_mu;
   std::vector<std::pair<size_t, size_t>> unfinished;
@@ -383,7 +522,7 @@ std::vector<std::pair<size_t, size_t>> Avx2WinogradConv::Run(const float* x, con
 
 #else  // no AVX2 and FMA: the direct kernel serves
 
-int Avx2WinogradTiling(const Conv2DShape&) { return 0; }  // no kernel for this CPU
+WinogradTiling Avx2WinogradTiling(const Conv2DShape&) { return WinogradTiling::kNone; }  // no kernel for this CPU
 struct Avx2WinogradPlan {};
 Avx2WinogradConv::Avx2WinogradConv() = default;
 Avx2WinogradConv::~Avx2WinogradConv() = default;

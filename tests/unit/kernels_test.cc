@@ -97,18 +97,19 @@ TEST(Kernels, ConvWithPaddingMatchesHandComputation) {
   for (int i = 0; i < 9; ++i) EXPECT_FLOAT_EQ(y.data<float>()[i], want[i]);
 }
 
-// A 3x3 conv in fp64, one output at a time, and each output's sum of |x| |w| over its window (the scale of the
-// rounding error any fp32 evaluation of it may make). pads: top, left, bottom, right; w: (M, C / group, 3, 3).
+// A conv in fp64, one output at a time, and each output's sum of |x| |w| over its window (the scale of the
+// rounding error any fp32 evaluation of it may make). pads: top, left, bottom, right; w: (M, C / group, KH, KW).
 struct ExactConv {
   std::vector<double> y, scale;
 };
 struct ConvWindow {
   int64_t group = 1, stride = 1, dh = 1, dw = 1;  // dh, dw: dilations
 };
-ExactConv ExactConv3x3(const Tensor& x, const Tensor& w, const Tensor* b, const std::vector<int64_t>& pads, ConvWindow k = {}) {
+ExactConv ExactConvSum(const Tensor& x, const Tensor& w, const Tensor* b, const std::vector<int64_t>& pads, ConvWindow k = {}) {
   const int64_t N = x.shape()[0], C = x.shape()[1], H = x.shape()[2], W = x.shape()[3], M = w.shape()[0];
+  const int64_t KH = w.shape()[2], KW = w.shape()[3];
   const int64_t in = C / k.group, out = M / k.group;
-  const int64_t OH = (H + pads[0] + pads[2] - 2 * k.dh - 1) / k.stride + 1, OW = (W + pads[1] + pads[3] - 2 * k.dw - 1) / k.stride + 1;
+  const int64_t OH = (H + pads[0] + pads[2] - (KH - 1) * k.dh - 1) / k.stride + 1, OW = (W + pads[1] + pads[3] - (KW - 1) * k.dw - 1) / k.stride + 1;
   ExactConv r{std::vector<double>(static_cast<size_t>(N * M * OH * OW)), std::vector<double>(static_cast<size_t>(N * M * OH * OW))};
   const float *xp = x.data<float>(), *wp = w.data<float>();
   for (int64_t n = 0; n < N; ++n)
@@ -117,11 +118,11 @@ ExactConv ExactConv3x3(const Tensor& x, const Tensor& w, const Tensor* b, const 
         for (int64_t ow = 0; ow < OW; ++ow) {
           double sum = b ? b->data<float>()[m] : 0.0, scale = std::abs(sum);
           for (int64_t c = 0; c < in; ++c)
-            for (int64_t kh = 0; kh < 3; ++kh)
-              for (int64_t kw = 0; kw < 3; ++kw) {
+            for (int64_t kh = 0; kh < KH; ++kh)
+              for (int64_t kw = 0; kw < KW; ++kw) {
                 const int64_t ih = oh * k.stride + kh * k.dh - pads[0], iw = ow * k.stride + kw * k.dw - pads[1];
                 if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                const double p = static_cast<double>(xp[((n * C + m / out * in + c) * H + ih) * W + iw]) * wp[((m * in + c) * 3 + kh) * 3 + kw];
+                const double p = static_cast<double>(xp[((n * C + m / out * in + c) * H + ih) * W + iw]) * wp[((m * in + c) * KH + kh) * KW + kw];
                 sum += p;
                 scale += std::abs(p);
               }
@@ -147,19 +148,19 @@ TEST(Kernels, WinogradConvIsTheDirectSumWithinItsRounding) {
     std::vector<int64_t> pads;
     bool bias;
     std::vector<int> threads;
-    int avx2 = 4;        // the tiling npukit's AVX2 kernel takes it with (on hosts it is built for; 0: none)
+    WinogradTiling avx2 = WinogradTiling::kF4x4;  // the tiling npukit's AVX2 kernel takes it with (on hosts it is built for)
     bool onednn = true;  // oneDNN's Winograd kernel takes it (AVX-512 hosts)
   };
   const std::vector<Case> cases = {
       {{1, 32, 60, 28}, 48, {1, 1, 1, 1}, true, {1, 2, 3}},
       {{2, 32, 33, 33}, 48, {0, 0, 0, 0}, false, {1, 2}},
       {{1, 32, 57, 41}, 16, {1, 0, 0, 1}, true, {1, 2, 3}},
-      {{1, 256, 14, 13}, 256, {1, 1, 1, 1}, true, {1, 2}, 2},  // bands too small: the whole map on oneDNN's threads
+      {{1, 256, 14, 13}, 256, {1, 1, 1, 1}, true, {1, 2}, WinogradTiling::kF2x2},  // bands too small: the whole map on oneDNN's threads
       {{1, 96, 28, 28}, 96, {1, 1, 1, 1}, true, {1, 2}},           // a large map: the whole map on any count of threads
-      {{1, 64, 14, 14}, 64, {1, 1, 1, 1}, true, {2, 3}, 4, false},  // AVX2: tiles too few, channels split too
-      {{1, 32, 30, 30}, 24, {1, 1, 1, 1}, false, {2}, 4, false},    // AVX2: a last panel of 8 channels
-      {{1, 128, 7, 7}, 128, {1, 1, 1, 1}, true, {1, 2}, 2, false},  // AVX2: F(2x2, 3x3), 16 tiles of a 7x7 map
-      {{1, 48, 13, 13}, 64, {1, 1, 1, 1}, false, {2}, 2, false},    // AVX2: F(2x2, 3x3), tiles past the map's edge
+      {{1, 64, 14, 14}, 64, {1, 1, 1, 1}, true, {2, 3}, WinogradTiling::kF4x4, false},  // AVX2: tiles too few, channels split too
+      {{1, 32, 30, 30}, 24, {1, 1, 1, 1}, false, {2}, WinogradTiling::kF4x4, false},    // AVX2: a last panel of 8 channels
+      {{1, 128, 7, 7}, 128, {1, 1, 1, 1}, true, {1, 2}, WinogradTiling::kF2x2, false},  // AVX2: F(2x2, 3x3), 16 tiles of a 7x7 map
+      {{1, 48, 13, 13}, 64, {1, 1, 1, 1}, false, {2}, WinogradTiling::kF2x2, false},    // AVX2: F(2x2, 3x3), tiles past the map's edge
   };
   unsigned seed = 50;
   for (const Case& k : cases) {
@@ -170,7 +171,7 @@ TEST(Kernels, WinogradConvIsTheDirectSumWithinItsRounding) {
         p[5 * k.x[3] + 7] = NAN;
         p[(k.x[1] - 1) * k.x[2] * k.x[3] + (k.x[2] - 2) * k.x[3] + k.x[3] - 1] = -INFINITY;
       }
-      const ExactConv want = ExactConv3x3(x, w, k.bias ? &b : nullptr, k.pads);
+      const ExactConv want = ExactConvSum(x, w, k.bias ? &b : nullptr, k.pads);
       Node conv = MakeNode("Conv", k.bias ? 3 : 2, {{"pads", k.pads}});
       for (int threads : k.threads) {
         const int64_t OH = k.x[2] + k.pads[0] + k.pads[2] - 2, OW = k.x[3] + k.pads[1] + k.pads[3] - 2;
@@ -212,6 +213,57 @@ TEST(Kernels, WinogradConvIsTheDirectSumWithinItsRounding) {
   }
 }
 
+// 1x7 and 7x1 convs (inception's factorised 7x7s), which npukit's AVX2 kernel computes by F(4, 7) along the rows
+// or the columns: every output within the transform's rounding of the exact sum, on maps whose rows divide into
+// whole tiles (12x12) and do not (17x17), with the padding on either side, on 1 and 2 threads; where an input is NaN
+// or infinite, the outputs the direct sum gives (NaN or the infinity exactly where a window holds one).
+TEST(Kernels, WinogradRowsAndColumnsAreTheDirectSum) {
+  RegisterBuiltinOps();
+  struct Case {
+    int64_t C, M, side, kh, kw;
+    WinogradTiling tiling;
+  };
+  unsigned seed = 90;
+  for (const Case& k : {Case{64, 64, 12, 1, 7, WinogradTiling::kF4Row}, Case{64, 64, 12, 7, 1, WinogradTiling::kF4Column},
+                        Case{64, 48, 17, 1, 7, WinogradTiling::kF4Row}, Case{48, 64, 17, 7, 1, WinogradTiling::kF4Column}}) {
+    const std::vector<int64_t> pads = {k.kh / 2, k.kw / 2, k.kh / 2, k.kw / 2};
+    Tensor x = Random({1, k.C, k.side, k.side}, seed++), w = Random({k.M, k.C, k.kh, k.kw}, seed++), b = Random({k.M}, seed++);
+    const Conv2DShape geometry{1, k.C, k.side, k.side, k.M, 1, k.kh, k.kw, 1, 1, 1, 1, pads[0], pads[1], k.side, k.side};
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !__builtin_cpu_supports("avx512f")) {
+      ASSERT_EQ(Avx2WinogradTiling(geometry), k.tiling) << "the case must take the AVX2 kernel's F(4, 7)";
+    }
+    for (bool non_finite : {false, true}) {
+      if (non_finite) {
+        x.mutable_data<float>()[3 * k.side + 5] = NAN;
+        x.mutable_data<float>()[(k.C - 1) * k.side * k.side + k.side * k.side - 2] = INFINITY;
+      }
+      const ExactConv want = ExactConvSum(x, w, &b, pads);
+      Node conv = MakeNode("Conv", 3, {{"pads", pads}});
+      for (int threads : {1, 2}) {
+        ThreadPool pool(threads);
+        std::vector<Tensor> out;
+        ASSERT_TRUE(RunKernel(conv, {x, w, b}, out, pool).ok());
+        ASSERT_EQ(out[0].numel(), static_cast<int64_t>(want.y.size()));
+        const float* got = out[0].data<float>();
+        double worst = 0;
+        int64_t non_finite_outputs = 0;
+        for (size_t i = 0; i < want.y.size(); ++i) {
+          if (!std::isfinite(want.y[i])) {
+            ++non_finite_outputs;
+            if (std::isnan(want.y[i])) EXPECT_TRUE(std::isnan(got[i])) << i;
+            else EXPECT_EQ(static_cast<double>(got[i]), want.y[i]) << i;
+            continue;
+          }
+          ASSERT_TRUE(std::isfinite(got[i])) << i << " threads " << threads;
+          worst = std::max(worst, std::abs(got[i] - want.y[i]) / want.scale[i]);
+        }
+        EXPECT_LT(worst, 5e-6) << k.kh << "x" << k.kw << " on " << k.side << ", threads " << threads;
+        EXPECT_EQ(non_finite_outputs > 0, non_finite);
+      }
+    }
+  }
+}
+
 // Finite inputs whose Winograd transform overflows where the direct sum does not (inputs near 1e37: the input
 // transform multiplies by up to 100, past fp32's 3.4e38): every output is the direct sum, with the fused Relu run
 // on the recomputed rows, on 1 and 2 threads. On AVX2 hosts npukit's kernel hands those rows to the direct one.
@@ -221,9 +273,9 @@ TEST(Kernels, WinogradOverflowGivesTheDirectSum) {
   const Tensor x = Random({1, C, H, W}, 71, 1e37f, 3e37f), w = Random({M, C, 3, 3}, 72, -1e-3f, 1e-3f), b = Random({M}, 73);
   const Conv2DShape geometry{1, C, H, W, M, 1, 3, 3, 1, 1, 1, 1, 1, 1, H, W};
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !__builtin_cpu_supports("avx512f")) {
-    ASSERT_EQ(Avx2WinogradTiling(geometry), 4) << "the case must take the AVX2 kernel";
+    ASSERT_EQ(Avx2WinogradTiling(geometry), WinogradTiling::kF4x4) << "the case must take the AVX2 kernel";
   }
-  const ExactConv want = ExactConv3x3(x, w, &b, {1, 1, 1, 1});
+  const ExactConv want = ExactConvSum(x, w, &b, {1, 1, 1, 1});
   Node conv = MakeNode("Conv", 3, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {kEpilogueOp, std::string("Relu")}});
   for (int threads : {1, 2}) {
     ThreadPool pool(threads);
@@ -254,9 +306,9 @@ TEST(Kernels, WinogradAddsAFusedResidualBeforeTheActivation) {
   r.mutable_data<float>()[minus] = -INFINITY;
   const Conv2DShape geometry{1, C, H, W, M, 1, 3, 3, 1, 1, 1, 1, 1, 1, H, W};
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !__builtin_cpu_supports("avx512f")) {
-    ASSERT_EQ(Avx2WinogradTiling(geometry), 4) << "the case must take the AVX2 kernel";
+    ASSERT_EQ(Avx2WinogradTiling(geometry), WinogradTiling::kF4x4) << "the case must take the AVX2 kernel";
   }
-  const ExactConv want = ExactConv3x3(x, w, &b, {1, 1, 1, 1});
+  const ExactConv want = ExactConvSum(x, w, &b, {1, 1, 1, 1});
   Node conv = MakeNode("Conv", 4, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {kEpilogueOp, std::string("Relu")},
                                    {kEpilogueResidualInput, int64_t{3}}});
   for (int threads : {1, 2}) {
@@ -300,7 +352,7 @@ TEST(Kernels, NarrowGroupedConvsKeepTheirGroupsApart) {
       }
       const Tensor y = RunOp("Conv", {x, w, b}, {{"group", k.G}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}})[0];
       ASSERT_EQ(y.shape(), (Shape{1, k.M, H, W}));
-      const ExactConv want = ExactConv3x3(x, w, &b, {1, 1, 1, 1}, {.group = k.G});
+      const ExactConv want = ExactConvSum(x, w, &b, {1, 1, 1, 1}, {.group = k.G});
       const float* got = y.data<float>();
       for (int64_t m = 0; m < k.M; ++m) {
         bool any_non_finite = false;
@@ -410,7 +462,7 @@ TEST(Kernels, DilatedConvsWithTapsOnlyInThePaddingAreTheExactSum) {
     const Tensor y = RunOp("Conv", {x, w, b}, {{"dilations", std::vector<int64_t>{k.dh, k.dw}}, {"pads", std::vector<int64_t>{k.ph, k.pw, k.ph, k.pw}},
                                                {"strides", std::vector<int64_t>{k.stride, k.stride}}})[0];
     ASSERT_EQ(y.shape(), (Shape{1, M, OH, OW}));
-    const ExactConv want = ExactConv3x3(x, w, &b, {k.ph, k.pw, k.ph, k.pw}, {.stride = k.stride, .dh = k.dh, .dw = k.dw});
+    const ExactConv want = ExactConvSum(x, w, &b, {k.ph, k.pw, k.ph, k.pw}, {.stride = k.stride, .dh = k.dh, .dw = k.dw});
     for (size_t i = 0; i < want.y.size(); ++i)
       EXPECT_LE(std::abs(y.data<float>()[i] - want.y[i]), want.scale[i] * 1e-6 + 1e-30) << k.H << "x" << k.W << " dilation " << k.dh << "," << k.dw << " output " << i;
   }

@@ -212,7 +212,7 @@ Conv2DShape Conv3x3Geometry(const Tensor& x, const Tensor& w) {
 // npukit's AVX2 one: the forms that round their rows.
 bool ConvTakesRounding(const Tensor& x, const Tensor& w, int threads) {
   const Conv2DShape g = Conv3x3Geometry(x, w);
-  return (WinogradPays(g, threads) && WinogradBuilds(g, threads)) || Avx2WinogradTiling(g) != 0;
+  return (WinogradPays(g, threads) && WinogradBuilds(g, threads)) || Avx2WinogradTiling(g) != WinogradTiling::kNone;
 }
 
 // A kernel offered the runtime's 16-bit rounding of its output (KernelRunOptions::round_output_to) rounds each chunk
