@@ -1,5 +1,6 @@
-// 3x3 stride-1 fp32 convolutions by Winograd's F(4x4, 3x3), or F(2x2, 3x3) on small maps, on hosts where oneDNN
-// has no Winograd kernel (oneDNN 2.6 has one for AVX-512 only; conv_winograd.h). Included only by conv_dnnl.cc.
+// Stride-1 fp32 convolutions by Winograd's minimal filtering on hosts where oneDNN has no Winograd kernel (oneDNN 2.6
+// has one for AVX-512 only; conv_winograd.h): 3x3 kernels by F(4x4, 3x3), or F(2x2, 3x3) on small maps, and 1x7
+// and 7x1 kernels by F(4, 7) along their one dimension. Included only by conv_dnnl.cc.
 //
 // Why: on AVX2 the direct kernels already run 3x3 layers near the FMA peak, so the only way to take less time is
 // fewer multiplies: per 4x4 outputs of a 3x3 window the transform does 36 where the direct kernel does 144.
@@ -7,7 +8,8 @@
 // transformed weights (U = G g Gt, made once per weights tensor) as 36 products of (tiles x C) by (C x M), and
 // transformed back (Y = At M A) with the bias and a fused residual added. Each task works on a block of tiles small
 // enough for the transformed tiles and products to stay in the core's L2 (conv_winograd_avx2.cc has the
-// measurements). F(2x2, 3x3) goes the same way with 4x4 tiles and 16 products.
+// measurements). F(2x2, 3x3) goes the same way with 4x4 tiles and 16 products, F(4, 7) with 1x10 (10x1) tiles and
+// 10 products per 4 outputs where the direct sum does 28.
 //
 // What it costs: the weights held transformed, 4 (F(2x2): 16/9) times their size; and the transform's rounding, within the
 // bound Kernels.WinogradConvIsTheDirectSumWithinItsRounding holds oneDNN's AVX-512 kernel to. An output whose
