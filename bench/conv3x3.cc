@@ -1,5 +1,5 @@
 // The 3x3 stride-1 convolutions of the zoo's nets (googlenet, densenet121, squeezenet1_1, inception_v3, resnet50)
-// and inception_v3's 1x7 and 7x1 ones (on 12x12 maps from a 224x224 input, 17x17 from 299x299),
+// and inception_v3's 1x7, 7x1, 1x3 and 3x1 ones (on 12x12 maps from a 224x224 input, 17x17 and 8x8 from 299x299),
 // each run as RunDnnlConv runs it in a net (channels-last in and out, bias, the task's state kept) and timed with
 // each NPUKIT_WINOGRAD setting in interleaved rounds: 0 (oneDNN's direct kernel), unset (the default choice:
 // npukit's AVX2 kernel, conv_winograd_avx2.h, or oneDNN's Winograd on AVX-512 hosts, where they pay), and npukit's
@@ -79,6 +79,8 @@ int main(int argc, char** argv) {
       {"inception 1x7", 192, 192, 12, 12, 0, 1, 1, 7}, {"inception 7x1", 192, 192, 12, 12, 0, 1, 7, 1},
       {"inception 1x7", 128, 128, 12, 12, 0, 1, 1, 7}, {"inception 7x1", 160, 192, 12, 12, 0, 1, 7, 1},
       {"inception 1x7", 192, 192, 17, 17, 0, 1, 1, 7}, {"inception 7x1", 128, 128, 17, 17, 0, 1, 7, 1},
+      {"inception 1x3", 384, 384, 8, 8, 0, 1, 1, 3},   {"inception 3x1", 384, 384, 8, 8, 0, 1, 3, 1},
+      {"inception", 448, 384, 8, 8, 1},
   };
   // The settings timed: the direct kernel, the default choice, and npukit's AVX2 kernel forced to each tiling.
   const std::vector<const char*> settings = {"0", nullptr, "4x4", "2x2"};
@@ -92,7 +94,7 @@ int main(int argc, char** argv) {
     node.name = "conv";
     node.op_type = "Conv";
     node.opset = 13;
-    const int64_t ph = l.KH == 3 ? l.pad : l.KH / 2, pw = l.KW == 3 ? l.pad : l.KW / 2;
+    const int64_t ph = l.KH == l.KW ? l.pad : l.KH / 2, pw = l.KH == l.KW ? l.pad : l.KW / 2;
     node.attrs["pads"] = std::vector<int64_t>{ph, pw, ph, pw};
     node.inputs = {0, 1, 2};
     node.outputs = {0};

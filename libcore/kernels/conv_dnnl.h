@@ -30,8 +30,8 @@ Result<bool> RunSplitInt8Conv(KernelContext& c, const std::function<Result<Conv2
 // oneDNN has no Winograd kernel for.
 bool WinogradPays(const Conv2DShape& s, int threads);
 // The tilings of npukit's own Winograd kernel (conv_winograd_avx2.h): F(4x4, 3x3), F(2x2, 3x3) for small maps,
-// and F(4, 7) along the rows of 1x7 kernels or the columns of 7x1 ones.
-enum class WinogradTiling { kNone, kF4x4, kF2x2, kF4Row, kF4Column };
+// F(4, 7) along the rows of 1x7 kernels or the columns of 7x1 ones, and F(4, 3) so for 1x3 and 3x1 kernels.
+enum class WinogradTiling { kNone, kF4x4, kF2x2, kRow7, kColumn7, kRow3, kColumn3 };
 // The tiling RunDnnlConv computes an fp32 conv with by npukit's own Winograd kernel, where oneDNN's does not pay or
 // does not build, or kNone. On hosts with AVX2 and FMA and without AVX-512, for stride-1 convs of channels in
 // multiples of 8, with tiles enough and little of them past the map; not int8 ones. It adds a fused residual, where

@@ -154,8 +154,24 @@ struct Tiling {
 };
 using F4x4 = Tiling<F43, F43>;  // 3x3 kernels: 36 products per 16 outputs
 using F2x2 = Tiling<F23, F23>;  // 3x3 kernels on small maps: 16 per 4, finer tiles, weights 16/9 of their size
-using F4Row = Tiling<Unit, F47>;     // 1x7 kernels: 10 products per 4 outputs where the direct sum does 28
-using F4Column = Tiling<F47, Unit>;  // 7x1 kernels
+using Row7 = Tiling<Unit, F47>;     // 1x7 kernels: 10 products per 4 outputs where the direct sum does 28
+using Column7 = Tiling<F47, Unit>;  // 7x1 kernels
+using Row3 = Tiling<Unit, F43>;     // 1x3 kernels: 6 products per 4 outputs where the direct sum does 12
+using Column3 = Tiling<F43, Unit>;  // 3x1 kernels
+
+// Calls fn with a value of the tiling's type.
+template <class Fn>
+void WithTiling(WinogradTiling t, Fn&& fn) {
+  switch (t) {
+    case WinogradTiling::kF4x4: return fn(F4x4{});
+    case WinogradTiling::kF2x2: return fn(F2x2{});
+    case WinogradTiling::kRow7: return fn(Row7{});
+    case WinogradTiling::kColumn7: return fn(Column7{});
+    case WinogradTiling::kRow3: return fn(Row3{});
+    case WinogradTiling::kColumn3: return fn(Column3{});
+    case WinogradTiling::kNone: return;
+  }
+}
 
 // The product kernel: out[r][0..8P) = sum over c of v[r][c] u[c][0..8P), for R tiles (rows of v) and P panels of
 // 8 output channels (each panel (C, 8), the next `panel` floats on). 6 x 2 keeps 12 sums, 2 weight vectors and
@@ -267,32 +283,24 @@ WinogradTiling ChosenTiling(const Conv2DShape& s) {
   }
   if (Pays<F4x4>(s)) return WinogradTiling::kF4x4;
   if (Pays<F2x2>(s)) return WinogradTiling::kF2x2;
-  if (Pays<F4Row>(s)) return WinogradTiling::kF4Row;
-  if (Pays<F4Column>(s)) return WinogradTiling::kF4Column;
+  for (WinogradTiling t : {WinogradTiling::kRow7, WinogradTiling::kColumn7, WinogradTiling::kRow3, WinogradTiling::kColumn3}) {
+    bool pays = false;
+    WithTiling(t, [&](auto f) { pays = Pays<decltype(f)>(s); });
+    if (pays) return t;
+  }
   return WinogradTiling::kNone;
 }
 
-// The points of a tiling's transformed tile.
+// The points of a tiling's transformed tile, and its tiles over the conv's maps.
 int PointsOf(WinogradTiling t) {
-  switch (t) {
-    case WinogradTiling::kF4x4: return F4x4::kPoints;
-    case WinogradTiling::kF2x2: return F2x2::kPoints;
-    case WinogradTiling::kF4Row: return F4Row::kPoints;
-    case WinogradTiling::kF4Column: return F4Column::kPoints;
-    case WinogradTiling::kNone: break;
-  }
-  return 0;
+  int points = 0;
+  WithTiling(t, [&](auto f) { points = decltype(f)::kPoints; });
+  return points;
 }
-
 Tiles TilesFor(const Conv2DShape& s, WinogradTiling t) {
-  switch (t) {
-    case WinogradTiling::kF4x4: return TilesOf<F4x4>(s);
-    case WinogradTiling::kF2x2: return TilesOf<F2x2>(s);
-    case WinogradTiling::kF4Row: return TilesOf<F4Row>(s);
-    case WinogradTiling::kF4Column: return TilesOf<F4Column>(s);
-    case WinogradTiling::kNone: break;
-  }
-  return {};
+  Tiles tiles{};
+  WithTiling(t, [&](auto f) { tiles = TilesOf<decltype(f)>(s); });
+  return tiles;
 }
 
 }  // namespace
@@ -478,18 +486,6 @@ void RunTasks(const Avx2WinogradPlan& p, const float* x, const float* bias, cons
         TransformOutputTile<F>(s, prod + t * M, p.block * M, bias, residual, tile_at(b0 + t), pn0 * kLanes, pn1 * kLanes, y);
     }
   });
-}
-
-// Calls fn with a value of the tiling's type.
-template <class Fn>
-void WithTiling(WinogradTiling t, Fn&& fn) {
-  switch (t) {
-    case WinogradTiling::kF4x4: return fn(F4x4{});
-    case WinogradTiling::kF2x2: return fn(F2x2{});
-    case WinogradTiling::kF4Row: return fn(F4Row{});
-    case WinogradTiling::kF4Column: return fn(F4Column{});
-    case WinogradTiling::kNone: return;
-  }
 }
 
 }  // namespace

@@ -213,9 +213,9 @@ TEST(Kernels, WinogradConvIsTheDirectSumWithinItsRounding) {
   }
 }
 
-// 1x7 and 7x1 convs (inception's factorised 7x7s), which npukit's AVX2 kernel computes by F(4, 7) along the rows
-// or the columns: every output within the transform's rounding of the exact sum, on maps whose rows divide into
-// whole tiles (12x12) and do not (17x17), with the padding on either side, on 1 and 2 threads; where an input is NaN
+// 1x7 and 7x1 convs (inception's factorised 7x7s), and 1x3 and 3x1 ones, which npukit's AVX2 kernel computes by
+// F(4, 7) or F(4, 3) along the rows or the columns: every output within the transform's rounding of the exact sum,
+// on maps whose rows divide into whole tiles (12x12, 16x16) and do not (17x17, 15x15), with the padding on either side, on 1 and 2 threads; where an input is NaN
 // or infinite, the outputs the direct sum gives (NaN or the infinity exactly where a window holds one).
 TEST(Kernels, WinogradRowsAndColumnsAreTheDirectSum) {
   RegisterBuiltinOps();
@@ -224,13 +224,14 @@ TEST(Kernels, WinogradRowsAndColumnsAreTheDirectSum) {
     WinogradTiling tiling;
   };
   unsigned seed = 90;
-  for (const Case& k : {Case{64, 64, 12, 1, 7, WinogradTiling::kF4Row}, Case{64, 64, 12, 7, 1, WinogradTiling::kF4Column},
-                        Case{64, 48, 17, 1, 7, WinogradTiling::kF4Row}, Case{48, 64, 17, 7, 1, WinogradTiling::kF4Column}}) {
+  for (const Case& k : {Case{64, 64, 12, 1, 7, WinogradTiling::kRow7}, Case{64, 64, 12, 7, 1, WinogradTiling::kColumn7},
+                        Case{64, 48, 17, 1, 7, WinogradTiling::kRow7}, Case{48, 64, 17, 7, 1, WinogradTiling::kColumn7},
+                        Case{96, 96, 16, 1, 3, WinogradTiling::kRow3}, Case{96, 80, 15, 3, 1, WinogradTiling::kColumn3}}) {
     const std::vector<int64_t> pads = {k.kh / 2, k.kw / 2, k.kh / 2, k.kw / 2};
     Tensor x = Random({1, k.C, k.side, k.side}, seed++), w = Random({k.M, k.C, k.kh, k.kw}, seed++), b = Random({k.M}, seed++);
     const Conv2DShape geometry{1, k.C, k.side, k.side, k.M, 1, k.kh, k.kw, 1, 1, 1, 1, pads[0], pads[1], k.side, k.side};
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !__builtin_cpu_supports("avx512f")) {
-      ASSERT_EQ(Avx2WinogradTiling(geometry), k.tiling) << "the case must take the AVX2 kernel's F(4, 7)";
+      ASSERT_EQ(Avx2WinogradTiling(geometry), k.tiling) << "the case must take the AVX2 kernel's tiling";
     }
     for (bool non_finite : {false, true}) {
       if (non_finite) {
