@@ -1,6 +1,6 @@
 // Stride-1 fp32 convolutions by Winograd's minimal filtering on hosts where oneDNN has no Winograd kernel (oneDNN 2.6
-// has one for AVX-512 only; conv_winograd.h): 3x3 kernels by F(4x4, 3x3), or F(2x2, 3x3) on small maps, and 1x7
-// and 7x1 kernels by F(4, 7) along their one dimension. Included only by conv_dnnl.cc.
+// has one for AVX-512 only; conv_winograd.h): 3x3 kernels by F(4x4, 3x3), or F(2x2, 3x3) on small maps, 1x7 and
+// 7x1 kernels by F(4, 7) along their one dimension, 1x3 and 3x1 ones by F(4, 3) so. Included only by conv_dnnl.cc.
 //
 // Why: on AVX2 the direct kernels already run 3x3 layers near the FMA peak, so the only way to take less time is
 // fewer multiplies: per 4x4 outputs of a 3x3 window the transform does 36 where the direct kernel does 144.
