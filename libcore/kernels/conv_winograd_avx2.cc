@@ -222,7 +222,7 @@ constexpr size_t kFinishGrain = 1 << 14;
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Where the kernel pays: bench/conv3x3 (each 3x3 layer of googlenet, densenet121, squeezenet1_1, inception_v3 and
-// resnet50, channels-last with bias, interleaved medians, 2 threads of an AMD EPYC, Zen 3, AVX2) against oneDNN's
+// resnet50, and inception_v3's 1x7, 7x1, 1x3 and 3x1 ones, channels-last with bias, interleaved medians, 2 threads of an AMD EPYC, Zen 3, AVX2) against oneDNN's
 // jit:avx2 direct kernel. F(4x4) takes 0.3-0.5 of the direct kernel's time on maps of 25x25 and larger with 64+
 // channels each way, 0.5-0.75 with fewer (densenet's 128 -> 32, squeezenet's 16 -> 64), 0.5-0.56 on 14x14 with
 // 96-256 channels (densenet's 128 -> 32: 0.97; F(2x2): 0.83). Below 16 tiles the transformed weights (4x the plain
@@ -230,8 +230,10 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // that are thrown away (13x13: 16 tiles, 66% of their outputs kept). There F(2x2) takes over: 13x13 maps (49 tiles,
 // 86% kept) 0.71-0.72 where F(4x4) ran 0.71-1.06 in different runs, 7x7 (16 tiles, 77%) 0.72-0.77 where F(4x4) ran
 // 0.74-1.06; on 5x5 (9 tiles) 0.91, left to the direct kernel. On maps of 25x25 and larger F(2x2) is 1.3-1.7x
-// F(4x4)'s time: four times the tiles' transforms per output. Convs under 4M multiply-adds stay direct: their
-// times (0.02-0.1 ms) are mostly the two parallel loops'.
+// F(4x4)'s time: four times the tiles' transforms per output. In one dimension, by the same rule: F(4, 7) on
+// inception_v3's 1x7 and 7x1 layers 0.55-0.72 on 12x12 maps, 0.57-0.81 on 17x17 (85% kept); F(4, 3) on its 1x3
+// and 3x1 layers on 8x8 maps 0.50-0.54. Convs under 4M multiply-adds stay direct: their times (0.02-0.1 ms) are
+// mostly the two parallel loops'.
 constexpr int64_t kMinTiles = 16;
 constexpr double kMinFilled = 0.75;
 constexpr double kMinMacs = 4e6;
@@ -281,9 +283,9 @@ WinogradTiling ChosenTiling(const Conv2DShape& s) {
     case WinogradChoice::kF2x2: return Takes<F2x2>(s) ? WinogradTiling::kF2x2 : WinogradTiling::kNone;
     case WinogradChoice::kWherePays: break;
   }
-  if (Pays<F4x4>(s)) return WinogradTiling::kF4x4;
-  if (Pays<F2x2>(s)) return WinogradTiling::kF2x2;
-  for (WinogradTiling t : {WinogradTiling::kRow7, WinogradTiling::kColumn7, WinogradTiling::kRow3, WinogradTiling::kColumn3}) {
+  // The first that pays: F(4x4) before F(2x2) (fewer products per output); each kernel shape takes one tiling.
+  for (WinogradTiling t : {WinogradTiling::kF4x4, WinogradTiling::kF2x2, WinogradTiling::kRow7, WinogradTiling::kColumn7,
+                           WinogradTiling::kRow3, WinogradTiling::kColumn3}) {
     bool pays = false;
     WithTiling(t, [&](auto f) { pays = Pays<decltype(f)>(s); });
     if (pays) return t;
