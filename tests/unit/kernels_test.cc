@@ -265,6 +265,36 @@ TEST(Kernels, WinogradRowsAndColumnsAreTheDirectSum) {
   }
 }
 
+// Convs whose windows tile the input (kernel == stride, ConvNeXt's downsampling), which run as one matrix product of
+// the gathered windows: the exact sum within fp32's rounding, with a bias, a fused residual and Relu, batch 2, a map
+// whose last column no window reads (13 wide), and a NaN input reaching only its own window's outputs.
+TEST(Kernels, PatchConvsAreTheDirectSum) {
+  RegisterBuiltinOps();
+  const int64_t N = 2, C = 16, M = 24, H = 12, W = 13, OH = 6, OW = 6;
+  Tensor x = Random({N, C, H, W}, 101), w = Random({M, C, 2, 2}, 102), b = Random({M}, 103), r = Random({N, M, OH, OW}, 104, -4, 4);
+  x.mutable_data<float>()[(C + 3) * H * W + 4 * W + 7] = NAN;  // image 1, channel 3: output (2, 3) of every channel
+  const ExactConv want = ExactConvSum(x, w, &b, {0, 0, 0, 0}, {.stride = 2});
+  Node conv = MakeNode("Conv", 4, {{"strides", std::vector<int64_t>{2, 2}}, {kEpilogueOp, std::string("Relu")},
+                                   {kEpilogueResidualInput, int64_t{3}}});
+  for (int threads : {1, 2}) {
+    ThreadPool pool(threads);
+    std::vector<Tensor> out;
+    ASSERT_TRUE(RunKernel(conv, {x, w, b, r}, out, pool).ok());
+    ASSERT_EQ(out[0].shape(), (Shape{N, M, OH, OW}));
+    const float* got = out[0].data<float>();
+    double worst = 0;
+    for (size_t i = 0; i < want.y.size(); ++i) {
+      const double rv = r.data<float>()[i];
+      if (std::isnan(want.y[i])) {
+        EXPECT_EQ(got[i], 0.0f) << i;  // Relu takes NaN to 0 (ChannelsLast.FusedResidualAndActivationComeInThatOrder)
+        continue;
+      }
+      worst = std::max(worst, std::abs(got[i] - std::max(0.0, want.y[i] + rv)) / (want.scale[i] + std::abs(rv)));
+    }
+    EXPECT_LT(worst, 1e-6) << "threads " << threads;
+  }
+}
+
 // Finite inputs whose Winograd transform overflows where the direct sum does not (inputs near 1e37: the input
 // transform multiplies by up to 100, past fp32's 3.4e38): every output is the direct sum, with the fused Relu run
 // on the recomputed rows, on 1 and 2 threads. On AVX2 hosts npukit's kernel hands those rows to the direct one.
