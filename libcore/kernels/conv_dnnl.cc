@@ -273,6 +273,30 @@ bool SameBuild(const DnnlConv& d, const KernelContext& c) {
          d.has_residual == c.residual.defined() && d.has_epilogue == static_cast<bool>(c.epilogue) && d.threads == c.pool.size();
 }
 
+// The primitive's memory objects without data, and its arguments; each run sets their handles (BindMaps; creating
+// them per run was 4% of a small net). `src` and `dst` are the maps as the primitive reads and writes them.
+void MakeArgs(DnnlConv& d, const memory::desc& src, const memory::desc& dst, const memory::desc& bias) {
+  d.src = Unbound(src);
+  d.dst = Unbound(dst);
+  d.args = {{DNNL_ARG_SRC, d.src}, {DNNL_ARG_WEIGHTS, d.weights.memory()}, {DNNL_ARG_DST, d.dst}};
+  if (d.has_bias) {
+    d.bias = Unbound(bias);
+    d.args.emplace(DNNL_ARG_BIAS, d.bias);
+  }
+  if (d.has_residual) {
+    d.residual = Unbound(dst);
+    d.args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, d.residual);
+  }
+}
+
+// Points the memory objects at one run's maps (bias and residual where the primitive takes them).
+void BindMaps(DnnlConv& d, const void* src, void* dst, const Tensor* bias, const Tensor& residual) {
+  d.src.set_data_handle(const_cast<void*>(src));
+  d.dst.set_data_handle(dst);
+  if (d.has_bias) d.bias.set_data_handle(const_cast<std::byte*>(bias->raw()));
+  if (d.has_residual) d.residual.set_data_handle(const_cast<std::byte*>(residual.raw()));
+}
+
 // The product PatchesPay takes the conv as: windows (pixels, KH KW C) x weights (KH KW C, M) + bias, with the
 // conv's post-ops on the (pixels, M) result.
 Status BuildPatches(DnnlConv& d, const dnnl::primitive_attr& attr, const memory::desc& rows) try {
@@ -285,17 +309,7 @@ Status BuildPatches(DnnlConv& d, const dnnl::primitive_attr& attr, const memory:
   d.patches = dnnl::matmul(pd);
   d.weights = ReorderedWeights(pd.weights_desc(), plain_w);
   d.windows = Tensor::Empty(DType::kF32, {pixels, depth});
-  d.src = Unbound(a);
-  d.dst = Unbound(rows);
-  d.args = {{DNNL_ARG_SRC, d.src}, {DNNL_ARG_WEIGHTS, d.weights.memory()}, {DNNL_ARG_DST, d.dst}};
-  if (d.has_bias) {
-    d.bias = Unbound(bias);
-    d.args.emplace(DNNL_ARG_BIAS, d.bias);
-  }
-  if (d.has_residual) {
-    d.residual = Unbound(rows);
-    d.args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, d.residual);
-  }
+  MakeArgs(d, a, rows, bias);
   d.usable = true;
   return Status::Ok();
 } catch (const dnnl::error&) {
@@ -369,18 +383,7 @@ Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Con
   } catch (const dnnl::error&) {
     return Status::Ok();  // a geometry oneDNN does not take: the caller's path
   }
-  // Memory objects without data; each run sets their handles (creating them per run was 4% of a small net).
-  d.src = Unbound(src);
-  d.dst = Unbound(dst);
-  d.args = {{DNNL_ARG_SRC, d.src}, {DNNL_ARG_WEIGHTS, d.weights.memory()}, {DNNL_ARG_DST, d.dst}};
-  if (d.has_bias) {
-    d.bias = Unbound(bias);
-    d.args.emplace(DNNL_ARG_BIAS, d.bias);
-  }
-  if (d.has_residual) {
-    d.residual = Unbound(dst);
-    d.args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, d.residual);
-  }
+  MakeArgs(d, src, dst, bias);
   if (d.merged > 1) {
     d.exact_args = d.args;  // the same maps: memory objects are handles
     d.exact_args[DNNL_ARG_WEIGHTS] = d.exact_weights.memory();
@@ -539,10 +542,7 @@ void FinishByDirectKernel(DnnlConv& d, const Tensor& x, const Tensor& w, const T
   Tensor direct = Tensor::Empty(DType::kF32, y.shape());
   dnnl::stream& st = DnnlStream();
   d.weights.Update(w, st);
-  d.src.set_data_handle(const_cast<std::byte*>(x.raw()));
-  d.dst.set_data_handle(direct.mutable_raw());
-  if (d.has_bias) d.bias.set_data_handle(const_cast<std::byte*>(bias->raw()));
-  if (d.has_residual) d.residual.set_data_handle(const_cast<std::byte*>(residual.raw()));
+  BindMaps(d, x.raw(), direct.mutable_raw(), bias, residual);
   d.prim.execute(st, d.args);
   st.wait();
   float* to = y.mutable_data<float>();
@@ -590,10 +590,7 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
     dnnl::stream& st = DnnlStream();
     d->weights.Update(d->patch_w, st);
     GatherWindows(x.data<float>(), s, d->windows.mutable_data<float>(), c.pool);
-    d->src.set_data_handle(d->windows.mutable_raw());
-    d->dst.set_data_handle(y.mutable_raw());
-    if (d->has_bias) d->bias.set_data_handle(const_cast<std::byte*>(c.in(2).raw()));
-    if (d->has_residual) d->residual.set_data_handle(const_cast<std::byte*>(residual.raw()));
+    BindMaps(*d, d->windows.raw(), y.mutable_raw(), c.has(2) ? &c.in(2) : nullptr, residual);
     d->patches->execute(st, d->args);
     st.wait();
   } else if (d->avx2_winograd) {
@@ -603,10 +600,7 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
     if (!unfinished.empty()) FinishByDirectKernel(*d, x, w, c.has(2) ? &c.in(2) : nullptr, residual, y, unfinished, finish);
   } else {
     dnnl::stream& st = DnnlStream();
-    d->src.set_data_handle(const_cast<std::byte*>(x.raw()));
-    d->dst.set_data_handle(y.mutable_raw());
-    if (d->has_bias) d->bias.set_data_handle(const_cast<std::byte*>(c.in(2).raw()));
-    if (d->has_residual) d->residual.set_data_handle(const_cast<std::byte*>(residual.raw()));
+    BindMaps(*d, x.raw(), y.mutable_raw(), c.has(2) ? &c.in(2) : nullptr, residual);
     // Merged groups multiply the other groups' inputs by zeros: an Inf or a NaN would reach their outputs.
     if (d->merged > 1 && AnyNonFinite(std::span(x.data<float>(), static_cast<size_t>(x.numel())))) {
       d->exact_weights.Update(w, st);

@@ -133,6 +133,28 @@ ExactConv ExactConvSum(const Tensor& x, const Tensor& w, const Tensor* b, const 
   return r;
 }
 
+// A conv's result y against the exact sums: NaN or the infinity exactly where the exact sum has one, every other
+// output finite and within `bound` of its sum of |x| |w| (the rounding's scale); and non-finite outputs present
+// exactly when the input held a non-finite value.
+void ExpectTheExactSum(const Tensor& y, const ExactConv& want, double bound, bool non_finite, const std::string& what) {
+  ASSERT_EQ(y.numel(), static_cast<int64_t>(want.y.size())) << what;
+  const float* got = y.data<float>();
+  double worst = 0;
+  int64_t non_finite_outputs = 0;
+  for (size_t i = 0; i < want.y.size(); ++i) {
+    if (!std::isfinite(want.y[i])) {
+      ++non_finite_outputs;
+      if (std::isnan(want.y[i])) EXPECT_TRUE(std::isnan(got[i])) << i << " " << what;
+      else EXPECT_EQ(static_cast<double>(got[i]), want.y[i]) << i << " " << what;
+      continue;
+    }
+    ASSERT_TRUE(std::isfinite(got[i])) << i << " " << what;
+    worst = std::max(worst, std::abs(got[i] - want.y[i]) / want.scale[i]);
+  }
+  EXPECT_LT(worst, bound) << what;
+  EXPECT_EQ(non_finite_outputs > 0, non_finite) << what;
+}
+
 // The Winograd bands (conv_winograd.h) on 1-3 threads, and the whole-map form, with bias or without, batch 2, valid
 // and asymmetric padding, maps whose rows do not divide into whole tiles: every output within the transform's rounding of the exact sum
 // (a band reading the wrong rows or missing its padding is off by a whole product), and where an input is NaN or
@@ -191,23 +213,8 @@ TEST(Kernels, WinogradConvIsTheDirectSumWithinItsRounding) {
         if (k.bias) ins.push_back(b);
         std::vector<Tensor> out;
         ASSERT_TRUE(RunKernel(conv, ins, out, pool).ok());
-        ASSERT_EQ(out[0].numel(), static_cast<int64_t>(want.y.size()));
-        const float* got = out[0].data<float>();
-        double worst = 0;
-        int64_t non_finite_outputs = 0;
-        for (size_t i = 0; i < want.y.size(); ++i) {
-          if (!std::isfinite(want.y[i])) {
-            ++non_finite_outputs;
-            if (std::isnan(want.y[i])) EXPECT_TRUE(std::isnan(got[i])) << i;
-            else EXPECT_EQ(static_cast<double>(got[i]), want.y[i]) << i;
-            continue;
-          }
-          ASSERT_TRUE(std::isfinite(got[i])) << i << " threads " << threads;
-          worst = std::max(worst, std::abs(got[i] - want.y[i]) / want.scale[i]);
-        }
         // fp32 has 2^-24 = 6e-8 per rounding; F(4x4, 3x3)'s transforms (entries up to 8 in magnitude) multiply it.
-        EXPECT_LT(worst, 5e-6) << "threads " << threads;
-        EXPECT_EQ(non_finite_outputs > 0, non_finite);
+        ExpectTheExactSum(out[0], want, 5e-6, non_finite, "threads " + std::to_string(threads));
       }
     }
   }
@@ -244,22 +251,8 @@ TEST(Kernels, WinogradRowsAndColumnsAreTheDirectSum) {
         ThreadPool pool(threads);
         std::vector<Tensor> out;
         ASSERT_TRUE(RunKernel(conv, {x, w, b}, out, pool).ok());
-        ASSERT_EQ(out[0].numel(), static_cast<int64_t>(want.y.size()));
-        const float* got = out[0].data<float>();
-        double worst = 0;
-        int64_t non_finite_outputs = 0;
-        for (size_t i = 0; i < want.y.size(); ++i) {
-          if (!std::isfinite(want.y[i])) {
-            ++non_finite_outputs;
-            if (std::isnan(want.y[i])) EXPECT_TRUE(std::isnan(got[i])) << i;
-            else EXPECT_EQ(static_cast<double>(got[i]), want.y[i]) << i;
-            continue;
-          }
-          ASSERT_TRUE(std::isfinite(got[i])) << i << " threads " << threads;
-          worst = std::max(worst, std::abs(got[i] - want.y[i]) / want.scale[i]);
-        }
-        EXPECT_LT(worst, 5e-6) << k.kh << "x" << k.kw << " on " << k.side << ", threads " << threads;
-        EXPECT_EQ(non_finite_outputs > 0, non_finite);
+        ExpectTheExactSum(out[0], want, 5e-6, non_finite,
+                          std::to_string(k.kh) + "x" + std::to_string(k.kw) + " on " + std::to_string(k.side) + ", threads " + std::to_string(threads));
       }
     }
   }
