@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/channels_last.h"
+#include "kernels/conv_edge_taps.h"
 #include "kernels/conv_winograd.h"
 #include "kernels/conv_winograd_avx2.h"
 #include "kernels/dnnl_engine.h"
@@ -60,6 +61,9 @@ struct DnnlConv final : KernelState {
   // Set: the conv runs as npukit's own Winograd kernel (conv_winograd_avx2.h), and `prim` only where its result is
   // not finite.
   std::unique_ptr<Avx2WinogradConv> avx2_winograd;
+  // Set: the conv's taps read the map for bands of outputs (conv_edge_taps.h); `prim` is the conv of the taps
+  // live for every output (the crop below), with the bias, and `edge_taps` adds the others' products after it.
+  std::unique_ptr<EdgeTaps> edge_taps;
   // Set: the conv's windows tile the input (see PatchesPay), and `prim` is unused: `patches` multiplies the gathered
   // windows (`windows`, pixels x KH KW C) by the weights as a (KH KW C, M) matrix (`patch_w`, made from the tensor
   // at `patch_from`, held: its storage cannot be reused meanwhile).
@@ -76,11 +80,7 @@ struct DnnlConv final : KernelState {
 // oneDNN's im2col path (its only one for large dilations on AVX2) multiplies zeros. deeplabv3's ASPP convs
 // (dilation 12, 24 and 36 on a 14 x 14 map) took 9-10 ms each on AVX2; with dilation 24 and 36 only the centre tap
 // reads the map, a 1 x 1 conv.
-struct LiveTaps {
-  int64_t first, count;
-};
-
-LiveTaps LiveKernelTaps(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation, int64_t pad) {
+TapRange LiveKernelTaps(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation, int64_t pad) {
   int64_t first = -1, last = -1;
   for (int64_t t = 0; t < k; ++t) {
     const int64_t at = t * dilation - pad;                             // the input index output 0 reads
@@ -90,7 +90,7 @@ LiveTaps LiveKernelTaps(int64_t in, int64_t out, int64_t k, int64_t stride, int6
       last = t;
     }
   }
-  return first < 0 ? LiveTaps{0, k} : LiveTaps{first, last - first + 1};
+  return first < 0 ? TapRange{0, k} : TapRange{first, last - first + 1};
 }
 
 // A dim's padding at the bottom (or right) as oneDNN counts it: the least that yields the output size (its output
@@ -106,12 +106,12 @@ bool OutputFits(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dila
   return (in + pad + PadAfter(in, out, k, stride, dilation, pad) - extent) / stride + 1 == out;
 }
 
-// The conv of the kernel cropped to its live taps (the output is the same): fewer taps, less padding before.
-void CropToLiveTaps(DnnlConv& d) {
+// The conv of the kernel cropped to taps [rows) x [cols) (the output is the same where those are all the taps that
+// read the map): fewer taps, less padding before. A dim stays whole where the crop would change its output size.
+void CropTo(DnnlConv& d, TapRange rows, TapRange cols) {
   Conv2DShape& s = d.shape;
   d.full_kh = s.KH;
   d.full_kw = s.KW;
-  const LiveTaps rows = LiveKernelTaps(s.H, s.OH, s.KH, s.SH, s.DH, s.PT), cols = LiveKernelTaps(s.W, s.OW, s.KW, s.SW, s.DW, s.PL);
   if (s.PT >= rows.first * s.DH && OutputFits(s.H, s.OH, rows.count, s.SH, s.DH, s.PT - rows.first * s.DH)) {
     d.first_row = rows.first;
     s.KH = rows.count;
@@ -122,6 +122,11 @@ void CropToLiveTaps(DnnlConv& d) {
     s.KW = cols.count;
     s.PL -= cols.first * s.DW;
   }
+}
+
+void CropToLiveTaps(DnnlConv& d) {
+  const Conv2DShape& s = d.shape;
+  CropTo(d, LiveKernelTaps(s.H, s.OH, s.KH, s.SH, s.DH, s.PT), LiveKernelTaps(s.W, s.OW, s.KW, s.SW, s.DW, s.PL));
 }
 
 bool Cropped(const DnnlConv& d) { return d.shape.KH < d.full_kh || d.shape.KW < d.full_kw; }
@@ -268,6 +273,41 @@ void GatherWindows(const float* x, const Conv2DShape& s, float* windows, ThreadP
   });
 }
 
+// Whether oneDNN runs the fp32 conv of shape `s` on its im2col path (as it does large dilations on AVX2).
+bool OnIm2col(const Conv2DShape& s) try {
+  const int64_t pb = PadAfter(s.H, s.OH, s.KH, s.SH, s.DH, s.PT), pr = PadAfter(s.W, s.OW, s.KW, s.SW, s.DW, s.PL);
+  const memory::desc src({s.N, s.C, s.H, s.W}, kF32, Tag::nhwc), dst({s.N, s.M, s.OH, s.OW}, kF32, Tag::nhwc);
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
+                                       memory::desc({s.M, s.C / s.G, s.KH, s.KW}, kF32, Tag::any), memory::desc(), dst, {s.SH, s.SW},
+                                       {s.DH - 1, s.DW - 1}, {s.PT, s.PL}, {pb, pr});
+  return GemmBased(dnnl::convolution_forward::primitive_desc(desc, DnnlEngine()));
+} catch (const dnnl::error&) {
+  return false;
+}
+
+// Crops the conv to its live taps, or, where its taps read the map for bands of outputs and oneDNN would multiply
+// the padding (its im2col path), to the taps live for every output with the others' bands in d.edge_taps.
+void CropKernel(DnnlConv& d) {
+  const Conv2DShape op_shape = d.shape;
+  CropToLiveTaps(d);
+  std::unique_ptr<EdgeTaps> edges = d.int8 ? nullptr : EdgeTaps::Plan(op_shape);
+  if (!edges || !OnIm2col(d.shape)) return;
+  d.shape = op_shape;
+  d.first_row = d.first_col = 0;
+  CropTo(d, edges->full_rows(), edges->full_cols());
+  if (d.first_row == edges->full_rows().first && d.shape.KH == edges->full_rows().count && d.first_col == edges->full_cols().first &&
+      d.shape.KW == edges->full_cols().count) {
+    d.edge_taps = std::move(edges);
+    return;
+  }
+  d.shape = op_shape;  // a crop oneDNN's padding cannot express: the live taps' conv after all
+  d.first_row = d.first_col = 0;
+  CropToLiveTaps(d);
+}
+
+// A fused residual goes into the primitive, unless taps' bands are added after it (then the runtime adds it).
+bool ResidualInPrimitive(const DnnlConv& d) { return d.has_residual && !d.edge_taps; }
+
 bool SameBuild(const DnnlConv& d, const KernelContext& c) {
   return d.int8 == (c.in(0).dtype() == DType::kI8) && d.x_shape == c.in(0).shape() && d.w_shape == c.in(1).shape() && d.has_bias == BiasInPrimitive(c) &&
          d.has_residual == c.residual.defined() && d.has_epilogue == static_cast<bool>(c.epilogue) && d.threads == c.pool.size();
@@ -283,7 +323,7 @@ void MakeArgs(DnnlConv& d, const memory::desc& src, const memory::desc& dst, con
     d.bias = Unbound(bias);
     d.args.emplace(DNNL_ARG_BIAS, d.bias);
   }
-  if (d.has_residual) {
+  if (ResidualInPrimitive(d)) {
     d.residual = Unbound(dst);
     d.args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, d.residual);
   }
@@ -294,7 +334,7 @@ void BindMaps(DnnlConv& d, const void* src, void* dst, const Tensor* bias, const
   d.src.set_data_handle(const_cast<void*>(src));
   d.dst.set_data_handle(dst);
   if (d.has_bias) d.bias.set_data_handle(const_cast<std::byte*>(bias->raw()));
-  if (d.has_residual) d.residual.set_data_handle(const_cast<std::byte*>(residual.raw()));
+  if (ResidualInPrimitive(d)) d.residual.set_data_handle(const_cast<std::byte*>(residual.raw()));
 }
 
 // The product PatchesPay takes the conv as: windows (pixels, KH KW C) x weights (KH KW C, M) + bias, with the
@@ -319,22 +359,23 @@ Status BuildPatches(DnnlConv& d, const dnnl::primitive_attr& attr, const memory:
 
 Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Conv2DShape>()>& geometry) {
   NPU_ASSIGN_OR_RETURN(d.shape, geometry());
-  CropToLiveTaps(d);
+  d.int8 = c.in(0).dtype() == DType::kI8;
+  CropKernel(d);
   const Conv2DShape& s = d.shape;
   d.x_shape = c.in(0).shape();
   d.w_shape = c.in(1).shape();
-  d.int8 = c.in(0).dtype() == DType::kI8;
   d.has_bias = BiasInPrimitive(c);
   d.has_residual = c.residual.defined();
   d.has_epilogue = static_cast<bool>(c.epilogue);
-  d.activation = InPrimitiveActivation(c);
+  // With taps' bands added after the primitive, the activation comes after them: the op's own pass.
+  if (!d.edge_taps) d.activation = InPrimitiveActivation(c);
   d.threads = c.pool.size();
   const int64_t pb = PadAfter(s.H, s.OH, s.KH, s.SH, s.DH, s.PT), pr = PadAfter(s.W, s.OW, s.KW, s.SW, s.DW, s.PL);
   d.usable = false;
   const auto x_dt = d.int8 ? memory::data_type::s8 : kF32, acc_dt = d.int8 ? memory::data_type::s32 : kF32;
   const memory::desc src({s.N, s.C, s.H, s.W}, x_dt, Tag::nhwc), dst({s.N, s.M, s.OH, s.OW}, acc_dt, Tag::nhwc), bias({s.M}, acc_dt, Tag::a);
   const WinogradChoice choice = WinogradSetting();
-  const bool winograd = !d.int8 && choice != WinogradChoice::kNever;
+  const bool winograd = !d.int8 && !d.edge_taps && choice != WinogradChoice::kNever;
   if (winograd && choice == WinogradChoice::kWherePays && !d.has_residual && WinogradPays(s, d.threads)) {
     d.winograd = WinogradConv::Build(s, d.threads, d.has_bias);
     if (d.winograd) {
@@ -347,12 +388,12 @@ Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Con
     d.avx2_winograd = Avx2WinogradConv::Build(s, d.threads);
     if (d.avx2_winograd) d.activation.reset();  // its tasks run the op's own activation on their rows, as the bands do
   }
-  const bool patches = !d.int8 && !d.avx2_winograd && PatchesPay(s);
+  const bool patches = !d.int8 && !d.avx2_winograd && !d.edge_taps && PatchesPay(s);
   dnnl::primitive_attr attr;
   dnnl::post_ops ops;  // in the fused op's order: the residual, then the activation
   const int64_t pixels = s.N * s.OH * s.OW;
   const memory::desc rows({pixels, s.M}, kF32, Tag::ab);  // the channels-last result as the product's
-  if (d.has_residual) ops.append_binary(dnnl::algorithm::binary_add, patches ? rows : dst);
+  if (ResidualInPrimitive(d)) ops.append_binary(dnnl::algorithm::binary_add, patches ? rows : dst);
   if (d.activation) ops.append_eltwise(1.0f, d.activation->algorithm, d.activation->alpha, d.activation->beta);
   attr.set_post_ops(ops);
   if (patches) return BuildPatches(d, attr, rows);
@@ -573,7 +614,7 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
   Tensor y = Tensor::Empty(d->int8 ? DType::kI32 : DType::kF32, {s.N, s.M, s.OH, s.OW});
   y.channels_last = true;
   Tensor residual;
-  if (d->has_residual) {
+  if (ResidualInPrimitive(*d)) {
     residual = ToChannelsLast(c.residual, c.pool);
     c.residual_applied = true;
   }
@@ -614,11 +655,12 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
       d->prim.execute(st, d->args);
     }
     st.wait();
+    if (d->edge_taps) d->edge_taps->Run(x.data<float>(), c.in(1), y.mutable_data<float>(), c.pool);
   }
   // y's channel is innermost (NHWC); not exact: the caller's integer GEMM is, at any size
   if (d->int8 && !FinishInt8Sums(y, c.has(2) ? &c.in(2) : nullptr, c.pool)) return false;
   if (d->activation) c.epilogue_applied = true;
-  else if (c.epilogue && !c.epilogue_applied) ApplyEpilogue(c, y);
+  else if (c.epilogue && !c.epilogue_applied && (!c.residual.defined() || c.residual_applied)) ApplyEpilogue(c, y);
   if (!OrdersDiffer(y.shape())) y.channels_last = false;
   // An int8 conv's int32 result stays channels-last for its fused dequant/requant (ConvInt8 converts after it).
   c.outputs[0] = c.options.channels_last_out || d->int8 ? std::move(y) : ToChannelsFirst(y, c.pool);

@@ -1,0 +1,55 @@
+// Convolutions whose kernel taps reach past the map for most outputs: dilated kernels on maps not much larger than
+// their dilation (deeplabv3's ASPP, 3x3 with dilation 12 on a 14x14 map). Included by conv_dnnl.cc and the kernel tests.
+//
+// Why: such a conv's taps are each live (read the map) for a band of outputs only: with dilation 12 on 14x14 the
+// centre tap for all 196 outputs, the others for 2 rows or columns of them, 18% of the taps' multiply-adds. oneDNN
+// 2.6 runs large dilations on AVX2 on its im2col path, which multiplies the padding too: 8.3 ms of
+// deeplabv3_mobilenet_v3_large's 17 ms, where ONNX Runtime, whose kernels skip the padding, took 1.3.
+// How: the taps live for every output (a rectangle of the kernel) stay a conv, cropped to them (the caller's
+// primitive, bias included); each other tap adds its products over its band of outputs, a (band pixels x C) by
+// (C x M) product per tap. The sum then runs tap by tap where the im2col product ran over all taps at once: the
+// same products, added in another order (Kernels.ConvTapsLiveOnBandsAreTheExactSum).
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "kernels/conv_dnnl.h"
+
+namespace npu {
+
+// A range of kernel taps [first, first + count) along one dim.
+struct TapRange {
+  int64_t first = 0, count = 0;
+};
+
+class EdgeTaps {
+ public:
+  // Null where the conv is not one of these: fp32 with one group, some taps live for every output, and the live
+  // (tap, output) pairs at most kMaxLiveShare of all of them.
+  static std::unique_ptr<EdgeTaps> Plan(const Conv2DShape& s);
+  // The kernel's taps live for every output: the caller's conv, cropped to them.
+  TapRange full_rows() const { return full_rows_; }
+  TapRange full_cols() const { return full_cols_; }
+  // Adds to y (channels-last, N OH OW M, holding the full taps' conv) each other tap's products over the outputs
+  // it reads the map for; x channels-last (N H W C), w the op's (M, C, KH, KW) weights.
+  void Run(const float* x, const Tensor& w, float* y, ThreadPool& pool);
+
+ private:
+  struct Tap {
+    int64_t ky, kx;              // in the op's kernel
+    int64_t row0, rows, col0, cols;  // its outputs: rows [row0, row0 + rows) x columns [col0, col0 + cols)
+    int64_t gathered_at;         // its inputs' first row in gathered_ (pixels of all images, C floats each)
+  };
+  explicit EdgeTaps(const Conv2DShape& s) : s_(s) {}
+  void MakeTapWeights(const Tensor& w);
+  void Gather(const float* x, ThreadPool& pool);
+
+  Conv2DShape s_;
+  TapRange full_rows_, full_cols_;
+  std::vector<Tap> taps_;
+  std::vector<float> gathered_;  // every tap's input pixels, in taps_ order
+  Tensor tap_weights_;           // (taps, C, M): tap t's weights as a (C, M) matrix
+  Tensor weights_from_;          // the tensor tap_weights_ came from (held: its storage cannot be reused meanwhile)
+};
+
+}  // namespace npu
