@@ -1,22 +1,32 @@
 #include "kernels/conv_edge_taps.h"
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <cstring>
+#include <unordered_map>
+
+#include "kernels/dnnl_engine.h"
 
 namespace npu {
+
+// One tap's product: its gathered inputs (pixels, C) by its weights (C, M), reordered once, into its sums.
+struct BandProduct {
+  dnnl::matmul prim;
+  ReorderedWeights weights;
+  dnnl::memory src, dst;
+  std::unordered_map<int, dnnl::memory> args;
+};
+
 namespace {
 
-// The share of (tap, output) pairs reading the map up to which the taps go by bands: the bands' products are
-// smaller and less regular than one conv's (deeplabv3's dilation-12 conv: 18%, 8.3 ms on oneDNN's im2col path,
-// 0.7 ms so). A 3x3 conv with padding 1 on a map of 4x4 or more reads it at 56% or more of its pairs, and stays
-// one conv.
-constexpr double kMaxLiveShare = 0.75;
-// Output channels per task of the products: the tasks split the channels, each adding every tap to them in the
-// same order, so no two write the same element and the sums do not depend on the thread count.
-constexpr int64_t kChannelsPerTask = 128;
-// Gathered input pixels per task.
-constexpr size_t kGatherGrain = 256;
+// The share of (tap, output) pairs reading the map up to which the taps go by bands, where oneDNN would take its
+// im2col path (which multiplies the padding too, at 45-60 GMAC/s on 2 Zen 3 cores). One-conv models, 2 threads,
+// im2col -> bands (ONNX Runtime, whose kernels skip the padding): 960 -> 256 dilation 12 on 14x14 (18% live) 8.9 ->
+// 1.2 ms (1.7), dilation 6 (51%) 8.3 -> 2.9 (3.9); 512 -> 256 dilation 24 on 65x65 (57%) -> 40-45 (45-50),
+// dilation 12 (77%) 100-110 -> 52-67 (56-57); 256 -> 256 dilation 4 on 28x28 (82%) 7.7-10 -> 5.9-6.5 (6.0-6.3).
+// Near 100% the bands are the whole map less a row or two: eight gathers and products instead of one.
+constexpr double kMaxLiveShare = 0.95;
+// Gathered (or added) pixels per task.
+constexpr size_t kPixelGrain = 256;
 
 int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
@@ -53,6 +63,10 @@ bool Inside(int64_t t, TapRange r) { return t >= r.first && t < r.first + r.coun
 
 }  // namespace
 
+EdgeTaps::EdgeTaps(const Conv2DShape& s) : s_(s) {}
+EdgeTaps::EdgeTaps(EdgeTaps&&) noexcept = default;
+EdgeTaps::~EdgeTaps() = default;
+
 std::unique_ptr<EdgeTaps> EdgeTaps::Plan(const Conv2DShape& s) {
   if (s.G != 1) return nullptr;
   const DimTaps rows = TapsAlong(s.H, s.OH, s.KH, s.SH, s.DH, s.PT), cols = TapsAlong(s.W, s.OW, s.KW, s.SW, s.DW, s.PL);
@@ -72,18 +86,41 @@ std::unique_ptr<EdgeTaps> EdgeTaps::Plan(const Conv2DShape& s) {
     }
   if (e->taps_.empty()) return nullptr;  // every live tap is live everywhere: a crop, no bands
   e->gathered_.resize(static_cast<size_t>(gathered * s.C));
-  return e;
+  e->sums_.resize(static_cast<size_t>(gathered * s.M));
+  return e->BuildProducts() ? std::move(e) : nullptr;
+}
+
+bool EdgeTaps::BuildProducts() try {
+  using dnnl::memory;
+  constexpr auto f32 = memory::data_type::f32;
+  for (const Tap& tap : taps_) {
+    const int64_t pixels = s_.N * tap.rows * tap.cols;
+    const memory::desc src({pixels, s_.C}, f32, memory::format_tag::ab), dst({pixels, s_.M}, f32, memory::format_tag::ab);
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, memory::desc({s_.C, s_.M}, f32, memory::format_tag::any), dst), DnnlEngine());
+    if (IsReferenceImpl(pd)) return false;
+    BandProduct& p = products_.emplace_back();
+    p.prim = dnnl::matmul(pd);
+    p.weights = ReorderedWeights(pd.weights_desc(), memory::desc({s_.C, s_.M}, f32, memory::format_tag::ab));
+    p.src = Unbound(src);
+    p.dst = Unbound(dst);
+    p.args = {{DNNL_ARG_SRC, p.src}, {DNNL_ARG_WEIGHTS, p.weights.memory()}, {DNNL_ARG_DST, p.dst}};
+  }
+  return true;
+} catch (const dnnl::error&) {
+  return false;  // a geometry oneDNN does not take
 }
 
 void EdgeTaps::MakeTapWeights(const Tensor& w) {
   const int64_t C = s_.C, M = s_.M;
-  tap_weights_ = Tensor::Empty(DType::kF32, {static_cast<int64_t>(taps_.size()), C, M});
   const float* from = w.data<float>();
-  float* to = tap_weights_.mutable_data<float>();
-  for (size_t t = 0; t < taps_.size(); ++t)
+  tap_weights_.clear();
+  for (const Tap& tap : taps_) {
+    Tensor t = Tensor::Empty(DType::kF32, {C, M});
+    float* to = t.mutable_data<float>();
     for (int64_t m = 0; m < M; ++m)
-      for (int64_t c = 0; c < C; ++c)
-        to[(static_cast<int64_t>(t) * C + c) * M + m] = from[((m * C + c) * s_.KH + taps_[t].ky) * s_.KW + taps_[t].kx];
+      for (int64_t c = 0; c < C; ++c) to[c * M + m] = from[((m * C + c) * s_.KH + tap.ky) * s_.KW + tap.kx];
+    tap_weights_.push_back(std::move(t));
+  }
   weights_from_ = w;
 }
 
@@ -91,7 +128,7 @@ void EdgeTaps::MakeTapWeights(const Tensor& w) {
 void EdgeTaps::Gather(const float* x, ThreadPool& pool) {
   const auto rows = static_cast<size_t>(gathered_.size() / static_cast<size_t>(s_.C));
   const size_t bytes = static_cast<size_t>(s_.C) * sizeof(float);
-  pool.ParallelFor(rows, kGatherGrain, [&](size_t first, size_t last) {
+  pool.ParallelFor(rows, kPixelGrain, [&](size_t first, size_t last) {
     size_t t = 0;
     for (size_t p = first; p < last; ++p) {
       while (t + 1 < taps_.size() && static_cast<int64_t>(p) >= taps_[t + 1].gathered_at) ++t;
@@ -104,32 +141,33 @@ void EdgeTaps::Gather(const float* x, ThreadPool& pool) {
   });
 }
 
-void EdgeTaps::Run(const float* x, const Tensor& w, float* y, ThreadPool& pool) {
-  using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  using Stride = Eigen::OuterStride<>;
-  if (!(weights_from_.defined() && weights_from_.raw() == w.raw())) MakeTapWeights(w);
-  Gather(x, pool);
-  const int64_t C = s_.C, M = s_.M, tasks = (M + kChannelsPerTask - 1) / kChannelsPerTask;
-  pool.ParallelFor(static_cast<size_t>(tasks), 1, [&](size_t first, size_t last) {
-    RowMat sums;
-    for (auto task = static_cast<int64_t>(first); task < static_cast<int64_t>(last); ++task) {
-      const int64_t m0 = task * kChannelsPerTask, mb = std::min(kChannelsPerTask, M - m0);
-      for (size_t t = 0; t < taps_.size(); ++t) {
-        const Tap& tap = taps_[t];
-        const int64_t pixels = s_.N * tap.rows * tap.cols;
-        Eigen::Map<const RowMat> in(&gathered_[static_cast<size_t>(tap.gathered_at * C)], pixels, C);
-        Eigen::Map<const RowMat, 0, Stride> weights(tap_weights_.data<float>() + static_cast<int64_t>(t) * C * M + m0, C, mb, Stride(M));
-        sums.noalias() = in * weights;
-        for (int64_t i = 0; i < pixels; ++i) {
-          const int64_t per_image = tap.rows * tap.cols, n = i / per_image;
-          const int64_t oy = tap.row0 + i % per_image / tap.cols, ox = tap.col0 + i % tap.cols;
-          float* out = y + ((n * s_.OH + oy) * s_.OW + ox) * M + m0;
-          const float* add = sums.data() + i * mb;
-          for (int64_t m = 0; m < mb; ++m) out[m] += add[m];
-        }
-      }
+// Adds the tap's sums to its band of y; its pixels are distinct, so the tasks write apart.
+void EdgeTaps::AddBand(const Tap& tap, float* y, ThreadPool& pool) const {
+  const int64_t per_image = tap.rows * tap.cols, M = s_.M;
+  pool.ParallelFor(static_cast<size_t>(s_.N * per_image), kPixelGrain, [&](size_t first, size_t last) {
+    for (auto i = static_cast<int64_t>(first); i < static_cast<int64_t>(last); ++i) {
+      const int64_t n = i / per_image, oy = tap.row0 + i % per_image / tap.cols, ox = tap.col0 + i % tap.cols;
+      float* out = y + ((n * s_.OH + oy) * s_.OW + ox) * M;
+      const float* add = &sums_[static_cast<size_t>((tap.gathered_at + i) * M)];
+      for (int64_t m = 0; m < M; ++m) out[m] += add[m];
     }
   });
+}
+
+void EdgeTaps::Run(const float* x, const Tensor& w, float* y, ThreadPool& pool) {
+  if (!(weights_from_.defined() && weights_from_.raw() == w.raw())) MakeTapWeights(w);
+  Gather(x, pool);
+  dnnl::stream& st = DnnlStream();
+  for (size_t t = 0; t < taps_.size(); ++t) {
+    BandProduct& p = products_[t];
+    p.weights.Update(tap_weights_[t], st);
+    p.src.set_data_handle(&gathered_[static_cast<size_t>(taps_[t].gathered_at * s_.C)]);
+    p.dst.set_data_handle(&sums_[static_cast<size_t>(taps_[t].gathered_at * s_.M)]);
+    p.prim.execute(st, p.args);
+  }
+  st.wait();
+  // Tap by tap, in one order: an output in two bands (a corner) gets their sums in that order on any thread count.
+  for (const Tap& tap : taps_) AddBand(tap, y, pool);
 }
 
 }  // namespace npu

@@ -1,14 +1,17 @@
-// Convolutions whose kernel taps reach past the map for most outputs: dilated kernels on maps not much larger than
-// their dilation (deeplabv3's ASPP, 3x3 with dilation 12 on a 14x14 map). Included by conv_dnnl.cc and the kernel tests.
+// Convolutions whose kernel taps reach past the map for some of the outputs, where oneDNN would multiply the padding:
+// dilated kernels on maps not much larger than their dilation (deeplabv3's ASPP, 3x3 with dilation 12 on a 14x14
+// map). Included by conv_dnnl.cc and the kernel tests.
 //
 // Why: such a conv's taps are each live (read the map) for a band of outputs only: with dilation 12 on 14x14 the
 // centre tap for all 196 outputs, the others for 2 rows or columns of them, 18% of the taps' multiply-adds. oneDNN
 // 2.6 runs large dilations on AVX2 on its im2col path, which multiplies the padding too: 8.3 ms of
-// deeplabv3_mobilenet_v3_large's 17 ms, where ONNX Runtime, whose kernels skip the padding, took 1.3.
+// deeplabv3_mobilenet_v3_large's 17 ms, where ONNX Runtime, whose kernels skip the padding, took 1.3. A dilation of
+// 4 on a 28x28 map (deeplabv3_resnet50's last stage) leaves 82% of the pairs live, and im2col still costs more.
 // How: the taps live for every output (a rectangle of the kernel) stay a conv, cropped to them (the caller's
 // primitive, bias included); each other tap adds its products over its band of outputs, a (band pixels x C) by
-// (C x M) product per tap. The sum then runs tap by tap where the im2col product ran over all taps at once: the
-// same products, added in another order (Kernels.ConvTapsLiveOnBandsAreTheExactSum).
+// (C x M) product per tap on oneDNN's matmul, added to the band tap by tap. The sum then runs tap by tap where the
+// im2col product ran over all taps at once: the same products, added in another order
+// (Kernels.ConvTapsLiveOnBandsAreTheExactSum).
 #pragma once
 #include <memory>
 #include <vector>
@@ -17,6 +20,8 @@
 
 namespace npu {
 
+struct BandProduct;  // one tap's product primitive and its weights (conv_edge_taps.cc)
+
 // A range of kernel taps [first, first + count) along one dim.
 struct TapRange {
   int64_t first = 0, count = 0;
@@ -24,15 +29,18 @@ struct TapRange {
 
 class EdgeTaps {
  public:
-  // Null where the conv is not one of these: fp32 with one group, some taps live for every output, and the live
-  // (tap, output) pairs at most kMaxLiveShare of all of them.
+  // Null where the conv is not one of these (fp32 with one group, some taps live for every output, and the live
+  // (tap, output) pairs at most kMaxLiveShare of all of them), or oneDNN offers only its reference kernel for a
+  // band's product.
   static std::unique_ptr<EdgeTaps> Plan(const Conv2DShape& s);
   // The kernel's taps live for every output: the caller's conv, cropped to them.
   TapRange full_rows() const { return full_rows_; }
   TapRange full_cols() const { return full_cols_; }
   // Adds to y (channels-last, N OH OW M, holding the full taps' conv) each other tap's products over the outputs
-  // it reads the map for; x channels-last (N H W C), w the op's (M, C, KH, KW) weights.
+  // it reads the map for; x channels-last (N H W C), w the op's (M, C, KH, KW) weights. Throws oneDNN's errors.
   void Run(const float* x, const Tensor& w, float* y, ThreadPool& pool);
+  EdgeTaps(EdgeTaps&&) noexcept;
+  ~EdgeTaps();
 
  private:
   struct Tap {
@@ -40,16 +48,20 @@ class EdgeTaps {
     int64_t row0, rows, col0, cols;  // its outputs: rows [row0, row0 + rows) x columns [col0, col0 + cols)
     int64_t gathered_at;         // its inputs' first row in gathered_ (pixels of all images, C floats each)
   };
-  explicit EdgeTaps(const Conv2DShape& s) : s_(s) {}
+  explicit EdgeTaps(const Conv2DShape& s);
+  bool BuildProducts();
   void MakeTapWeights(const Tensor& w);
   void Gather(const float* x, ThreadPool& pool);
+  void AddBand(const Tap& tap, float* y, ThreadPool& pool) const;
 
   Conv2DShape s_;
   TapRange full_rows_, full_cols_;
   std::vector<Tap> taps_;
-  std::vector<float> gathered_;  // every tap's input pixels, in taps_ order
-  Tensor tap_weights_;           // (taps, C, M): tap t's weights as a (C, M) matrix
-  Tensor weights_from_;          // the tensor tap_weights_ came from (held: its storage cannot be reused meanwhile)
+  std::vector<BandProduct> products_;  // one per tap, built on the first run
+  std::vector<float> gathered_;        // every tap's input pixels, in taps_ order
+  std::vector<float> sums_;            // every tap's products, in taps_ order
+  std::vector<Tensor> tap_weights_;    // tap t's weights as a (C, M) matrix
+  Tensor weights_from_;                // the tensor tap_weights_ came from (held: its storage cannot be reused meanwhile)
 };
 
 }  // namespace npu
