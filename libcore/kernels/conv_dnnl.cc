@@ -291,7 +291,7 @@ void CropKernel(DnnlConv& d) {
   const Conv2DShape op_shape = d.shape;
   CropToLiveTaps(d);
   std::unique_ptr<EdgeTaps> edges = d.int8 ? nullptr : EdgeTaps::Plan(op_shape);
-  if (!edges || !OnIm2col(d.shape)) return;
+  if (!edges || !OnIm2col(d.shape) || !edges->BuildProducts()) return;
   d.shape = op_shape;
   d.first_row = d.first_col = 0;
   CropTo(d, edges->full_rows(), edges->full_cols());

@@ -87,7 +87,7 @@ std::unique_ptr<EdgeTaps> EdgeTaps::Plan(const Conv2DShape& s) {
   if (e->taps_.empty()) return nullptr;  // every live tap is live everywhere: a crop, no bands
   e->gathered_.resize(static_cast<size_t>(gathered * s.C));
   e->sums_.resize(static_cast<size_t>(gathered * s.M));
-  return e->BuildProducts() ? std::move(e) : nullptr;
+  return e;
 }
 
 bool EdgeTaps::BuildProducts() try {

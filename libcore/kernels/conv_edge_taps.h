@@ -29,10 +29,11 @@ struct TapRange {
 
 class EdgeTaps {
  public:
-  // Null where the conv is not one of these (fp32 with one group, some taps live for every output, and the live
-  // (tap, output) pairs at most kMaxLiveShare of all of them), or oneDNN offers only its reference kernel for a
-  // band's product.
+  // Null where the conv is not one of these: one group, some taps live for every output, and the live (tap,
+  // output) pairs at most kMaxLiveShare of all of them.
   static std::unique_ptr<EdgeTaps> Plan(const Conv2DShape& s);
+  // The bands' fp32 product primitives; false where oneDNN offers only its reference kernel for one.
+  bool BuildProducts();
   // The kernel's taps live for every output: the caller's conv, cropped to them.
   TapRange full_rows() const { return full_rows_; }
   TapRange full_cols() const { return full_cols_; }
@@ -49,7 +50,6 @@ class EdgeTaps {
     int64_t gathered_at;         // its inputs' first row in gathered_ (pixels of all images, C floats each)
   };
   explicit EdgeTaps(const Conv2DShape& s);
-  bool BuildProducts();
   void MakeTapWeights(const Tensor& w);
   void Gather(const float* x, ThreadPool& pool);
   void AddBand(const Tap& tap, float* y, ThreadPool& pool) const;
