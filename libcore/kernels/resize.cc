@@ -142,7 +142,7 @@ TapColumns ByColumn(const std::vector<std::vector<Tap>>& taps) {
   size_t per = 0;
   for (const std::vector<Tap>& t : taps) per = std::max(per, t.size());
   const size_t stride = ow + kRunLanes - 1;
-  TapColumns c{per, std::vector<int64_t>(per * ow), std::vector<double>(per * stride, 0.0), stride, ow};
+  TapColumns c{per, std::vector<int64_t>(per * ow), std::vector<double>(per * stride, 0.0), stride, ow, {}};
   for (size_t x = 0; x < ow; ++x)
     for (size_t j = 0; j < per; ++j) c.index[j * ow + x] = taps[x][std::min(j, taps[x].size() - 1)].index;
   for (size_t x = 0; x < ow; ++x)
