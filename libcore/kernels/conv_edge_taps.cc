@@ -76,17 +76,17 @@ std::unique_ptr<EdgeTaps> EdgeTaps::Plan(const Conv2DShape& s) {
   auto e = std::make_unique<EdgeTaps>(EdgeTaps(s));  // the constructor is private: only Plan makes one
   e->full_rows_ = rows.full;
   e->full_cols_ = cols.full;
-  int64_t gathered = 0;
+  int64_t most = 0;  // pixels of the largest band
   for (int64_t ky = 0; ky < s.KH; ++ky)
     for (int64_t kx = 0; kx < s.KW; ++kx) {
       const TapRange r = rows.live[static_cast<size_t>(ky)], c = cols.live[static_cast<size_t>(kx)];
       if ((Inside(ky, rows.full) && Inside(kx, cols.full)) || r.count == 0 || c.count == 0) continue;
-      e->taps_.push_back({ky, kx, r.first, r.count, c.first, c.count, gathered});
-      gathered += s.N * r.count * c.count;
+      e->taps_.push_back({ky, kx, r.first, r.count, c.first, c.count});
+      most = std::max(most, s.N * r.count * c.count);
     }
   if (e->taps_.empty()) return nullptr;  // every live tap is live everywhere: a crop, no bands
-  e->gathered_.resize(static_cast<size_t>(gathered * s.C));
-  e->sums_.resize(static_cast<size_t>(gathered * s.M));
+  e->gathered_.resize(static_cast<size_t>(most * s.C));
+  e->sums_.resize(static_cast<size_t>(most * s.M));
   return e;
 }
 
@@ -124,50 +124,55 @@ void EdgeTaps::MakeTapWeights(const Tensor& w) {
   weights_from_ = w;
 }
 
-// Each tap's input pixels, image by image, row by row of its outputs, into gathered_.
-void EdgeTaps::Gather(const float* x, ThreadPool& pool) {
-  const auto rows = static_cast<size_t>(gathered_.size() / static_cast<size_t>(s_.C));
+// Output pixel i of a tap's band (image by image, row by row): its image, row and column.
+struct BandPixel {
+  int64_t n, oy, ox;
+};
+BandPixel PixelOf(const EdgeTaps::Tap& tap, int64_t i) {
+  const int64_t per_image = tap.rows * tap.cols;
+  return {i / per_image, tap.row0 + i % per_image / tap.cols, tap.col0 + i % tap.cols};
+}
+
+// The tap's input pixels for its band, in band order, into gathered_.
+void EdgeTaps::Gather(const Tap& tap, const float* x, ThreadPool& pool) {
   const size_t bytes = static_cast<size_t>(s_.C) * sizeof(float);
-  pool.ParallelFor(rows, kPixelGrain, [&](size_t first, size_t last) {
-    size_t t = 0;
-    for (size_t p = first; p < last; ++p) {
-      while (t + 1 < taps_.size() && static_cast<int64_t>(p) >= taps_[t + 1].gathered_at) ++t;
-      const Tap& tap = taps_[t];
-      const int64_t i = static_cast<int64_t>(p) - tap.gathered_at, per_image = tap.rows * tap.cols;
-      const int64_t n = i / per_image, oy = tap.row0 + i % per_image / tap.cols, ox = tap.col0 + i % tap.cols;
-      const int64_t iy = oy * s_.SH + tap.ky * s_.DH - s_.PT, ix = ox * s_.SW + tap.kx * s_.DW - s_.PL;
-      std::memcpy(&gathered_[p * static_cast<size_t>(s_.C)], x + ((n * s_.H + iy) * s_.W + ix) * s_.C, bytes);
+  pool.ParallelFor(static_cast<size_t>(s_.N * tap.rows * tap.cols), kPixelGrain, [&](size_t first, size_t last) {
+    for (auto i = static_cast<int64_t>(first); i < static_cast<int64_t>(last); ++i) {
+      const BandPixel p = PixelOf(tap, i);
+      const int64_t iy = p.oy * s_.SH + tap.ky * s_.DH - s_.PT, ix = p.ox * s_.SW + tap.kx * s_.DW - s_.PL;
+      std::memcpy(&gathered_[static_cast<size_t>(i * s_.C)], x + ((p.n * s_.H + iy) * s_.W + ix) * s_.C, bytes);
     }
   });
 }
 
 // Adds the tap's sums to its band of y; its pixels are distinct, so the tasks write apart.
 void EdgeTaps::AddBand(const Tap& tap, float* y, ThreadPool& pool) const {
-  const int64_t per_image = tap.rows * tap.cols, M = s_.M;
-  pool.ParallelFor(static_cast<size_t>(s_.N * per_image), kPixelGrain, [&](size_t first, size_t last) {
+  const int64_t M = s_.M;
+  pool.ParallelFor(static_cast<size_t>(s_.N * tap.rows * tap.cols), kPixelGrain, [&](size_t first, size_t last) {
     for (auto i = static_cast<int64_t>(first); i < static_cast<int64_t>(last); ++i) {
-      const int64_t n = i / per_image, oy = tap.row0 + i % per_image / tap.cols, ox = tap.col0 + i % tap.cols;
-      float* out = y + ((n * s_.OH + oy) * s_.OW + ox) * M;
-      const float* add = &sums_[static_cast<size_t>((tap.gathered_at + i) * M)];
+      const BandPixel p = PixelOf(tap, i);
+      float* out = y + ((p.n * s_.OH + p.oy) * s_.OW + p.ox) * M;
+      const float* add = &sums_[static_cast<size_t>(i * M)];
       for (int64_t m = 0; m < M; ++m) out[m] += add[m];
     }
   });
 }
 
+// Tap by tap, in one order (an output in two bands, a corner, gets their sums in that order on any thread count),
+// through one pair of buffers the size of the largest band.
 void EdgeTaps::Run(const float* x, const Tensor& w, float* y, ThreadPool& pool) {
   if (!(weights_from_.defined() && weights_from_.raw() == w.raw())) MakeTapWeights(w);
-  Gather(x, pool);
   dnnl::stream& st = DnnlStream();
   for (size_t t = 0; t < taps_.size(); ++t) {
+    Gather(taps_[t], x, pool);
     BandProduct& p = products_[t];
     p.weights.Update(tap_weights_[t], st);
-    p.src.set_data_handle(&gathered_[static_cast<size_t>(taps_[t].gathered_at * s_.C)]);
-    p.dst.set_data_handle(&sums_[static_cast<size_t>(taps_[t].gathered_at * s_.M)]);
+    p.src.set_data_handle(gathered_.data());
+    p.dst.set_data_handle(sums_.data());
     p.prim.execute(st, p.args);
+    st.wait();
+    AddBand(taps_[t], y, pool);
   }
-  st.wait();
-  // Tap by tap, in one order: an output in two bands (a corner) gets their sums in that order on any thread count.
-  for (const Tap& tap : taps_) AddBand(tap, y, pool);
 }
 
 }  // namespace npu

@@ -12,6 +12,8 @@
 // (C x M) product per tap on oneDNN's matmul, added to the band tap by tap. The sum then runs tap by tap where the
 // im2col product ran over all taps at once: the same products, added in another order
 // (Kernels.ConvTapsLiveOnBandsAreTheExactSum).
+// What it costs: each tap's (C, M) weights reordered once, and a buffer of the largest band's inputs and sums
+// (N x band pixels x (C + M) floats), where oneDNN's im2col held all taps' inputs (N x OH x OW x KH KW C).
 #pragma once
 #include <memory>
 #include <vector>
@@ -43,23 +45,24 @@ class EdgeTaps {
   EdgeTaps(EdgeTaps&&) noexcept;
   ~EdgeTaps();
 
- private:
+  // A tap that reads the map for a band of outputs only.
   struct Tap {
-    int64_t ky, kx;              // in the op's kernel
+    int64_t ky, kx;                  // in the op's kernel
     int64_t row0, rows, col0, cols;  // its outputs: rows [row0, row0 + rows) x columns [col0, col0 + cols)
-    int64_t gathered_at;         // its inputs' first row in gathered_ (pixels of all images, C floats each)
   };
+
+ private:
   explicit EdgeTaps(const Conv2DShape& s);
   void MakeTapWeights(const Tensor& w);
-  void Gather(const float* x, ThreadPool& pool);
+  void Gather(const Tap& tap, const float* x, ThreadPool& pool);
   void AddBand(const Tap& tap, float* y, ThreadPool& pool) const;
 
   Conv2DShape s_;
   TapRange full_rows_, full_cols_;
   std::vector<Tap> taps_;
   std::vector<BandProduct> products_;  // one per tap, built on the first run
-  std::vector<float> gathered_;        // every tap's input pixels, in taps_ order
-  std::vector<float> sums_;            // every tap's products, in taps_ order
+  std::vector<float> gathered_;        // one tap's input pixels (N x band pixels, C)
+  std::vector<float> sums_;            // its products (N x band pixels, M)
   std::vector<Tensor> tap_weights_;    // tap t's weights as a (C, M) matrix
   Tensor weights_from_;                // the tensor tap_weights_ came from (held: its storage cannot be reused meanwhile)
 };
