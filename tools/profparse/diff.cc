@@ -23,6 +23,7 @@ Result<std::vector<OpTime>> OpTimes(const std::string& output, const std::string
   NPU_ASSIGN_OR_RETURN(auto dirs, FindProfDirs(output, param));
   NPU_ASSIGN_OR_RETURN(RawProfile p, LoadProfile(dirs.front()));
   NPU_ASSIGN_OR_RETURN(TaskStream tasks, TaskStream::Open(p, false));
+  NoteIncomplete(p, tasks.incomplete());
   std::map<std::pair<uint32_t, uint32_t>, OpTime> by_task;
   const PmuSample* none = nullptr;
   for (DeviceTask h; tasks.Next(h, none);) {

@@ -331,7 +331,8 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
   };
 
   // The timeline side (task_time and msprof_*.json) reads the task records on its own thread; the summary
-  // side (op_summary with the PMU records, op_statistic) on this one. Each streams the slices itself.
+  // side (op_summary with the PMU records, op_statistic) on this one. Each streams the slices itself. Only the
+  // summary side writes p (its warnings: its stream opens every file the timeline's does).
   std::vector<std::string> timeline_files;
   Status timeline_status;
   std::thread timeline_side([&] {
@@ -372,6 +373,7 @@ Result<ExportResult> ExportProfile(const std::string& prof_dir, const Options& o
   });
   auto summary_side = [&]() -> Status {
     NPU_ASSIGN_OR_RETURN(TaskStream tasks, TaskStream::Open(p, true));
+    NoteIncomplete(p, tasks.incomplete());
     res.raw_bytes = tasks.raw_bytes();
     const PmuSample* pmu = nullptr;
     for (DeviceTask h; tasks.Next(h, pmu);) {

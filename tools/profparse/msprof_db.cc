@@ -177,6 +177,7 @@ Result<ExportResult> ExportDb(const std::string& prof_dir, const Options& o) {
   }
 
   NPU_ASSIGN_OR_RETURN(TaskStream tasks, TaskStream::Open(p, true));
+  NoteIncomplete(p, tasks.incomplete());
   res.raw_bytes = tasks.raw_bytes();
   uint64_t global_task = 0, first_ns = UINT64_MAX;
   const PmuSample* pmu = nullptr;

@@ -221,9 +221,13 @@ Status LoadIterations(RawProfile& p) {
 
 }  // namespace
 
+void NoteIncomplete(RawProfile& p, const std::vector<std::string>& files) {
+  for (const auto& f : files) p.warnings.push_back(f + " is incomplete (no matching .done marker): its records are read as far as they are whole");
+}
+
 Result<prof::SliceReader> OpenSlices(RawProfile& p, const std::string& dir, const std::string& name) {
   NPU_ASSIGN_OR_RETURN(prof::SliceReader r, prof::SliceReader::Open(dir, name));
-  for (const auto& f : r.incomplete()) p.warnings.push_back(f + " is incomplete (no matching .done marker): its records are read as far as they are whole");
+  NoteIncomplete(p, r.incomplete());
   return r;
 }
 
@@ -310,18 +314,20 @@ uint32_t RawProfile::IterationOf(uint64_t ticks) const {
   return ticks <= it->end ? it->index : kNoIteration;
 }
 
-Result<TaskStream> TaskStream::Open(RawProfile& p, bool with_pmu) {
+Result<TaskStream> TaskStream::Open(const RawProfile& p, bool with_pmu) {
   TaskStream t;
   t.p_ = &p;
   const char* log_name = p.device.stars ? "stars_soc.data.0" : "hwts.data.0";
-  NPU_ASSIGN_OR_RETURN(auto log, OpenSlices(p, p.device_dir, log_name));
+  NPU_ASSIGN_OR_RETURN(prof::SliceReader log, prof::SliceReader::Open(p.device_dir, log_name));
+  t.incomplete_ = log.incomplete();
   if (log.empty())
     return Status::Error("EP0001", "--output", p.device_dir + "/" + log_name + ".slice_0", "no task records", "Re-run the collection with task_time on.");
   t.raw_bytes_ = log.total_bytes();
   t.log_reader_ = std::make_unique<prof::SliceReader>(std::move(log));
   t.log_ = std::make_unique<prof::RecordStream<Record64>>(*t.log_reader_);
   if (with_pmu) {
-    NPU_ASSIGN_OR_RETURN(auto pmu, OpenSlices(p, p.device_dir, p.device.stars ? "ffts_profile.data.0" : "aicore.data.0"));
+    NPU_ASSIGN_OR_RETURN(prof::SliceReader pmu, prof::SliceReader::Open(p.device_dir, p.device.stars ? "ffts_profile.data.0" : "aicore.data.0"));
+    t.incomplete_.insert(t.incomplete_.end(), pmu.incomplete().begin(), pmu.incomplete().end());
     t.raw_bytes_ += pmu.total_bytes();
     t.pmu_reader_ = std::make_unique<prof::SliceReader>(std::move(pmu));
     t.pmus_ = std::make_unique<prof::RecordStream<Record128>>(*t.pmu_reader_);

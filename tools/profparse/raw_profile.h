@@ -103,9 +103,15 @@ struct PmuSample {
 
 // The executed tasks in the order their ends were logged, each with its PMU record(s) when asked for (AI Core
 // tasks; records are matched first in, first out by stream and task). Streams the files slice by slice.
+// Adds a warning to p for each slice file without its .done marker (read as far as its records are whole).
+void NoteIncomplete(RawProfile& p, const std::vector<std::string>& files);
+
 class TaskStream {
  public:
-  static Result<TaskStream> Open(RawProfile& p, bool with_pmu);
+  // Reads p and writes nothing to it, so that two streams can run on two threads: the slices without a .done
+  // marker are in incomplete(), for NoteIncomplete on one thread.
+  static Result<TaskStream> Open(const RawProfile& p, bool with_pmu);
+  const std::vector<std::string>& incomplete() const { return incomplete_; }
   // The next task; `pmu` is null for tasks without PMU records (AI CPU, control tasks, a lost record).
   bool Next(DeviceTask& t, const PmuSample*& pmu);
   Status status() const;
@@ -132,6 +138,7 @@ class TaskStream {
   PmuSample current_;
   std::map<uint32_t, DeviceTask> open_;  // (stream << 16 | task) -> the start not yet ended
   uint64_t raw_bytes_ = 0, unmatched_pmu_ = 0, unpaired_ends_ = 0, garbage_ = 0;
+  std::vector<std::string> incomplete_;
 };
 
 // A clock rate a device could have, in MHz (100 GHz is far past any).
