@@ -83,12 +83,9 @@ struct DnnlConv final : KernelState {
 TapRange LiveKernelTaps(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation, int64_t pad) {
   int64_t first = -1, last = -1;
   for (int64_t t = 0; t < k; ++t) {
-    const int64_t at = t * dilation - pad;                             // the input index output 0 reads
-    const int64_t o = at >= 0 ? 0 : (-at + stride - 1) / stride;      // the first output reading at or past index 0
-    if (o < out && at + o * stride < in) {
-      if (first < 0) first = t;
-      last = t;
-    }
+    if (LiveOutputs(in, out, t, stride, dilation, pad).count == 0) continue;
+    if (first < 0) first = t;
+    last = t;
   }
   return first < 0 ? TapRange{0, k} : TapRange{first, last - first + 1};
 }

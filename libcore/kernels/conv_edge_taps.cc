@@ -30,14 +30,6 @@ constexpr size_t kPixelGrain = 256;
 
 int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
-// The outputs [first, first + count) that tap t of a dim reads the map for: 0 <= o * stride + t * dilation - pad < in.
-TapRange LiveOutputs(int64_t in, int64_t out, int64_t t, int64_t stride, int64_t dilation, int64_t pad) {
-  const int64_t offset = t * dilation - pad;
-  const int64_t first = std::max<int64_t>(0, FloorDiv(-offset + stride - 1, stride));
-  const int64_t last = std::min(out - 1, FloorDiv(in - 1 - offset, stride));
-  return last < first ? TapRange{0, 0} : TapRange{first, last - first + 1};
-}
-
 // Per tap of a dim, its live outputs; and the taps live for every output (a range: the live outputs shift with t).
 struct DimTaps {
   std::vector<TapRange> live;
@@ -62,6 +54,13 @@ DimTaps TapsAlong(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t di
 bool Inside(int64_t t, TapRange r) { return t >= r.first && t < r.first + r.count; }
 
 }  // namespace
+
+TapRange LiveOutputs(int64_t in, int64_t out, int64_t t, int64_t stride, int64_t dilation, int64_t pad) {
+  const int64_t offset = t * dilation - pad;
+  const int64_t first = std::max<int64_t>(0, FloorDiv(-offset + stride - 1, stride));
+  const int64_t last = std::min(out - 1, FloorDiv(in - 1 - offset, stride));
+  return last < first ? TapRange{0, 0} : TapRange{first, last - first + 1};
+}
 
 EdgeTaps::EdgeTaps(const Conv2DShape& s) : s_(s) {}
 EdgeTaps::EdgeTaps(EdgeTaps&&) noexcept = default;

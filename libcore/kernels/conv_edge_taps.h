@@ -24,10 +24,13 @@ namespace npu {
 
 struct BandProduct;  // one tap's product primitive and its weights (conv_edge_taps.cc)
 
-// A range of kernel taps [first, first + count) along one dim.
+// A range [first, first + count) of kernel taps, or of outputs, along one dim.
 struct TapRange {
   int64_t first = 0, count = 0;
 };
+
+// The outputs that tap t of a dim reads the map for: 0 <= o * stride + t * dilation - pad < in.
+TapRange LiveOutputs(int64_t in, int64_t out, int64_t t, int64_t stride, int64_t dilation, int64_t pad);
 
 class EdgeTaps {
  public:
