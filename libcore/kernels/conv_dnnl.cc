@@ -270,14 +270,20 @@ void GatherWindows(const float* x, const Conv2DShape& s, float* windows, ThreadP
   });
 }
 
+// The direct conv of shape `s` (its strides, dilations and padding, the bottom and right as PadAfter counts them)
+// from `src` to `dst`; `bias` may be empty.
+dnnl::convolution_forward::desc ConvDesc(const Conv2DShape& s, const memory::desc& src, const memory::desc& weights, const memory::desc& bias,
+                                         const memory::desc& dst) {
+  const int64_t pb = PadAfter(s.H, s.OH, s.KH, s.SH, s.DH, s.PT), pr = PadAfter(s.W, s.OW, s.KW, s.SW, s.DW, s.PL);
+  return dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, weights, bias, dst,
+                                         {s.SH, s.SW}, {s.DH - 1, s.DW - 1}, {s.PT, s.PL}, {pb, pr});
+}
+
 // Whether oneDNN runs the fp32 conv of shape `s` on its im2col path (as it does large dilations on AVX2).
 bool OnIm2col(const Conv2DShape& s) try {
-  const int64_t pb = PadAfter(s.H, s.OH, s.KH, s.SH, s.DH, s.PT), pr = PadAfter(s.W, s.OW, s.KW, s.SW, s.DW, s.PL);
   const memory::desc src({s.N, s.C, s.H, s.W}, kF32, Tag::nhwc), dst({s.N, s.M, s.OH, s.OW}, kF32, Tag::nhwc);
-  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
-                                       memory::desc({s.M, s.C / s.G, s.KH, s.KW}, kF32, Tag::any), memory::desc(), dst, {s.SH, s.SW},
-                                       {s.DH - 1, s.DW - 1}, {s.PT, s.PL}, {pb, pr});
-  return GemmBased(dnnl::convolution_forward::primitive_desc(desc, DnnlEngine()));
+  const memory::desc weights({s.M, s.C / s.G, s.KH, s.KW}, kF32, Tag::any);
+  return GemmBased(dnnl::convolution_forward::primitive_desc(ConvDesc(s, src, weights, memory::desc(), dst), DnnlEngine()));
 } catch (const dnnl::error&) {
   return false;
 }
@@ -367,7 +373,6 @@ Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Con
   // With taps' bands added after the primitive, the activation comes after them: the op's own pass.
   if (!d.edge_taps) d.activation = InPrimitiveActivation(c);
   d.threads = c.pool.size();
-  const int64_t pb = PadAfter(s.H, s.OH, s.KH, s.SH, s.DH, s.PT), pr = PadAfter(s.W, s.OW, s.KW, s.SW, s.DW, s.PL);
   d.usable = false;
   const auto x_dt = d.int8 ? memory::data_type::s8 : kF32, acc_dt = d.int8 ? memory::data_type::s32 : kF32;
   const memory::desc src({s.N, s.C, s.H, s.W}, x_dt, Tag::nhwc), dst({s.N, s.M, s.OH, s.OW}, acc_dt, Tag::nhwc), bias({s.M}, acc_dt, Tag::a);
@@ -398,10 +403,8 @@ Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Con
     return groups == 1 ? memory::dims{s.M, s.C, s.KH, s.KW} : memory::dims{groups, s.M / groups, s.C / groups, s.KH, s.KW};
   };
   auto primitive = [&](int64_t groups) {
-    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
-                                         memory::desc(weights_dims(groups), x_dt, Tag::any), d.has_bias ? bias : memory::desc(), dst,
-                                         {s.SH, s.SW}, {s.DH - 1, s.DW - 1}, {s.PT, s.PL}, {pb, pr});
-    return dnnl::convolution_forward::primitive_desc(desc, attr, DnnlEngine());
+    const memory::desc weights(weights_dims(groups), x_dt, Tag::any);
+    return dnnl::convolution_forward::primitive_desc(ConvDesc(s, src, weights, d.has_bias ? bias : memory::desc(), dst), attr, DnnlEngine());
   };
   auto plain_weights = [&](int64_t groups) { return memory::desc(weights_dims(groups), x_dt, groups == 1 ? Tag::oihw : Tag::goihw); };
   try {
@@ -472,13 +475,9 @@ struct SplitInt8Conv final : KernelState {
 };
 
 FloatConv BuildFloatConv(const Conv2DShape& s, int64_t outputs) {
-  const int64_t pb = PadAfter(s.H, s.OH, s.KH, s.SH, s.DH, s.PT), pr = PadAfter(s.W, s.OW, s.KW, s.SW, s.DW, s.PL);
   const memory::desc src({s.N, s.C, s.H, s.W}, kF32, Tag::nhwc), dst({s.N, outputs, s.OH, s.OW}, kF32, Tag::nhwc);
   const memory::dims wdims{s.G, outputs / s.G, s.C / s.G, s.KH, s.KW};
-  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
-                                       memory::desc(wdims, kF32, Tag::any), memory::desc(), dst, {s.SH, s.SW},
-                                       {s.DH - 1, s.DW - 1}, {s.PT, s.PL}, {pb, pr});
-  dnnl::convolution_forward::primitive_desc pd(desc, DnnlEngine());
+  dnnl::convolution_forward::primitive_desc pd(ConvDesc(s, src, memory::desc(wdims, kF32, Tag::any), memory::desc(), dst), DnnlEngine());
   FloatConv f;
   if (IsReferenceImpl(pd)) return f;
   f.prim = dnnl::convolution_forward(pd);

@@ -474,22 +474,31 @@ TEST(Kernels, Int8MatMulsGiveTheExactIntegerSums) {
 // Dilated convs whose outer taps read only padding (deeplabv3's ASPP: dilation 24 and 36 on 14 x 14 maps) run with
 // the kernel cropped to the taps that read the map (conv_dnnl.cc CropToLiveTaps): every output within fp32's
 // rounding of the exact sum, with strides, rows and columns cropped differently, and kernels with no dead taps.
+// A dilated 3x3 conv's geometry, with symmetric padding, as the dilation tests run it.
+struct DilatedCase {
+  int64_t H, W, dh, dw, ph, pw, stride;
+  int64_t OH() const { return (H + 2 * ph - 2 * dh - 1) / stride + 1; }
+  int64_t OW() const { return (W + 2 * pw - 2 * dw - 1) / stride + 1; }
+  AttrMap Attrs() const {
+    return {{"dilations", std::vector<int64_t>{dh, dw}}, {"pads", std::vector<int64_t>{ph, pw, ph, pw}}, {"strides", std::vector<int64_t>{stride, stride}}};
+  }
+  ExactConv Exact(const Tensor& x, const Tensor& w, const Tensor& b) const {
+    return ExactConvSum(x, w, &b, {ph, pw, ph, pw}, {.stride = stride, .dh = dh, .dw = dw});
+  }
+  std::string Name() const { return std::to_string(H) + "x" + std::to_string(W) + " dilation " + std::to_string(dh) + "," + std::to_string(dw); }
+};
+
 TEST(Kernels, DilatedConvsWithTapsOnlyInThePaddingAreTheExactSum) {
   RegisterBuiltinOps();
-  struct Case {
-    int64_t H, W, dh, dw, ph, pw, stride;
-  };
-  for (const Case& k : {Case{14, 14, 24, 24, 24, 24, 1}, Case{14, 14, 36, 12, 36, 12, 1}, Case{9, 9, 6, 6, 6, 6, 2}, Case{5, 11, 4, 1, 4, 1, 1},
-                        Case{6, 6, 7, 7, 7, 7, 1}}) {
+  for (const DilatedCase& k : {DilatedCase{14, 14, 24, 24, 24, 24, 1}, DilatedCase{14, 14, 36, 12, 36, 12, 1}, DilatedCase{9, 9, 6, 6, 6, 6, 2},
+                               DilatedCase{5, 11, 4, 1, 4, 1, 1}, DilatedCase{6, 6, 7, 7, 7, 7, 1}}) {
     const int64_t C = 16, M = 8;
-    const int64_t OH = (k.H + 2 * k.ph - 2 * k.dh - 1) / k.stride + 1, OW = (k.W + 2 * k.pw - 2 * k.dw - 1) / k.stride + 1;
     const Tensor x = Random({1, C, k.H, k.W}, 81), w = Random({M, C, 3, 3}, 82), b = Random({M}, 83);
-    const Tensor y = RunOp("Conv", {x, w, b}, {{"dilations", std::vector<int64_t>{k.dh, k.dw}}, {"pads", std::vector<int64_t>{k.ph, k.pw, k.ph, k.pw}},
-                                               {"strides", std::vector<int64_t>{k.stride, k.stride}}})[0];
-    ASSERT_EQ(y.shape(), (Shape{1, M, OH, OW}));
-    const ExactConv want = ExactConvSum(x, w, &b, {k.ph, k.pw, k.ph, k.pw}, {.stride = k.stride, .dh = k.dh, .dw = k.dw});
+    const Tensor y = RunOp("Conv", {x, w, b}, k.Attrs())[0];
+    ASSERT_EQ(y.shape(), (Shape{1, M, k.OH(), k.OW()}));
+    const ExactConv want = k.Exact(x, w, b);
     for (size_t i = 0; i < want.y.size(); ++i)
-      EXPECT_LE(std::abs(y.data<float>()[i] - want.y[i]), want.scale[i] * 1e-6 + 1e-30) << k.H << "x" << k.W << " dilation " << k.dh << "," << k.dw << " output " << i;
+      EXPECT_LE(std::abs(y.data<float>()[i] - want.y[i]), want.scale[i] * 1e-6 + 1e-30) << k.Name() << " output " << i;
   }
 }
 
@@ -499,20 +508,14 @@ TEST(Kernels, DilatedConvsWithTapsOnlyInThePaddingAreTheExactSum) {
 // residual and Relu, which come after every tap's products.
 TEST(Kernels, ConvTapsLiveOnBandsAreTheExactSum) {
   RegisterBuiltinOps();
-  struct Case {
-    int64_t H, W, dh, dw, ph, pw, stride;
-  };
-  for (const Case& k : {Case{14, 14, 12, 12, 12, 12, 1}, Case{14, 14, 6, 6, 6, 6, 1}, Case{14, 14, 12, 1, 12, 1, 1}, Case{13, 13, 6, 6, 6, 6, 2},
-                        Case{28, 28, 4, 4, 4, 4, 1}}) {
+  for (const DilatedCase& k : {DilatedCase{14, 14, 12, 12, 12, 12, 1}, DilatedCase{14, 14, 6, 6, 6, 6, 1}, DilatedCase{14, 14, 12, 1, 12, 1, 1},
+                               DilatedCase{13, 13, 6, 6, 6, 6, 2}, DilatedCase{28, 28, 4, 4, 4, 4, 1}}) {
     const int64_t N = 2, C = 24, M = 200;
-    const int64_t OH = (k.H + 2 * k.ph - 2 * k.dh - 1) / k.stride + 1, OW = (k.W + 2 * k.pw - 2 * k.dw - 1) / k.stride + 1;
-    const std::string what = std::to_string(k.H) + "x" + std::to_string(k.W) + " dilation " + std::to_string(k.dh) + "," + std::to_string(k.dw);
-    ASSERT_NE(EdgeTaps::Plan({N, C, k.H, k.W, M, 1, 3, 3, k.stride, k.stride, k.dh, k.dw, k.ph, k.pw, OH, OW}), nullptr) << what;
-    const Tensor x = Random({N, C, k.H, k.W}, 91), w = Random({M, C, 3, 3}, 92), b = Random({M}, 93), r = Random({N, M, OH, OW}, 94);
-    AttrMap attrs = {{"dilations", std::vector<int64_t>{k.dh, k.dw}},
-                     {"pads", std::vector<int64_t>{k.ph, k.pw, k.ph, k.pw}},
-                     {"strides", std::vector<int64_t>{k.stride, k.stride}}};
-    const ExactConv want = ExactConvSum(x, w, &b, {k.ph, k.pw, k.ph, k.pw}, {.stride = k.stride, .dh = k.dh, .dw = k.dw});
+    const std::string what = k.Name();
+    ASSERT_NE(EdgeTaps::Plan({N, C, k.H, k.W, M, 1, 3, 3, k.stride, k.stride, k.dh, k.dw, k.ph, k.pw, k.OH(), k.OW()}), nullptr) << what;
+    const Tensor x = Random({N, C, k.H, k.W}, 91), w = Random({M, C, 3, 3}, 92), b = Random({M}, 93), r = Random({N, M, k.OH(), k.OW()}, 94);
+    AttrMap attrs = k.Attrs();
+    const ExactConv want = k.Exact(x, w, b);
     ExpectTheExactSum(RunOp("Conv", {x, w, b}, attrs)[0], want, 1e-6, false, what);
     attrs[kEpilogueOp] = std::string("Relu");
     attrs[kEpilogueResidualInput] = int64_t{3};
