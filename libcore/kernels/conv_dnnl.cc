@@ -13,6 +13,7 @@
 
 #include "kernels/channels_last.h"
 #include "kernels/conv_edge_taps.h"
+#include "kernels/conv_grouped_avx2.h"
 #include "kernels/conv_winograd.h"
 #include "kernels/conv_winograd_avx2.h"
 #include "kernels/dnnl_engine.h"
@@ -61,6 +62,8 @@ struct DnnlConv final : KernelState {
   // Set: the conv runs as npukit's own Winograd kernel (conv_winograd_avx2.h), and `prim` only where its result is
   // not finite.
   std::unique_ptr<Avx2WinogradConv> avx2_winograd;
+  // Set: the conv runs as npukit's own grouped kernel (conv_grouped_avx2.h); `prim` is unused.
+  std::unique_ptr<Avx2GroupedConv> grouped;
   // Set: the conv's taps read the map for bands of outputs (conv_edge_taps.h); `prim` is the conv of the taps
   // live for every output (the crop below), with the bias, and `edge_taps` adds the others' products after it.
   std::unique_ptr<EdgeTaps> edge_taps;
@@ -376,6 +379,12 @@ Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Con
   d.usable = false;
   const auto x_dt = d.int8 ? memory::data_type::s8 : kF32, acc_dt = d.int8 ? memory::data_type::s32 : kF32;
   const memory::desc src({s.N, s.C, s.H, s.W}, x_dt, Tag::nhwc), dst({s.N, s.M, s.OH, s.OW}, acc_dt, Tag::nhwc), bias({s.M}, acc_dt, Tag::a);
+  if (!d.int8 && !d.edge_taps) d.grouped = Avx2GroupedConv::Build(s);
+  if (d.grouped) {
+    d.activation.reset();  // its tasks run the op's own activation on their pixels
+    d.usable = true;
+    return Status::Ok();
+  }
   const WinogradChoice choice = WinogradSetting();
   const bool winograd = !d.int8 && !d.edge_taps && choice != WinogradChoice::kNever;
   if (winograd && choice == WinogradChoice::kWherePays && !d.has_residual && WinogradPays(s, d.threads)) {
@@ -630,6 +639,9 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
     BindMaps(*d, d->windows.raw(), y.mutable_raw(), c.has(2) ? &c.in(2) : nullptr, residual);
     d->patches->execute(st, d->args);
     st.wait();
+  } else if (d->grouped) {
+    d->grouped->Run(x.data<float>(), w, d->has_bias ? c.in(2).data<float>() : nullptr, d->has_residual ? residual.data<float>() : nullptr,
+                    y.mutable_data<float>(), WinogradFinish(c, stays_channels_last), c.pool);
   } else if (d->avx2_winograd) {
     const ChunkFinish finish = WinogradFinish(c, stays_channels_last);
     const auto unfinished = d->avx2_winograd->Run(x.data<float>(), w, d->has_bias ? c.in(2).data<float>() : nullptr,

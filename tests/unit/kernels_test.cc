@@ -9,6 +9,7 @@
 #include "ir/op_schema.h"
 #include "kernels/conv_dnnl.h"
 #include "kernels/conv_edge_taps.h"
+#include "kernels/conv_grouped_avx2.h"
 #include "kernels/kernel_util.h"
 #include "kernels/registry.h"
 #include "test_util.h"
@@ -358,7 +359,8 @@ TEST(Kernels, WinogradAddsAFusedResidualBeforeTheActivation) {
 }
 
 // Grouped convs with 2-4 channels per group, which oneDNN computes with neighbouring groups merged and zeros
-// between them (conv_dnnl.cc MergedGroups): every output within fp32's rounding of the exact grouped sum, and an Inf
+// between them (conv_dnnl.cc MergedGroups), and npukit's own kernel on AVX2 hosts where the groups have 4 channels
+// in and out (conv_grouped_avx2.h): every output within fp32's rounding of the exact grouped sum, and an Inf
 // or a NaN in one group's input reaches that group's outputs only (the zeros of the merged weights would carry
 // it to the others).
 TEST(Kernels, NarrowGroupedConvsKeepTheirGroupsApart) {
@@ -523,6 +525,50 @@ TEST(Kernels, ConvTapsLiveOnBandsAreTheExactSum) {
     ASSERT_EQ(y.numel(), static_cast<int64_t>(want.y.size())) << what;
     for (size_t i = 0; i < want.y.size(); ++i)
       ASSERT_NEAR(y.data<float>()[i], std::max(0.0, want.y[i] + r.data<float>()[i]), want.scale[i] * 1e-6 + 1e-6) << what << " fused, output " << i;
+  }
+}
+
+// Grouped convs of 4 channels per group in and out, which npukit's own kernel computes on AVX2 hosts
+// (conv_grouped_avx2.h), two groups to a register: every output within fp32's rounding of the exact grouped sum, on
+// 1-3 threads, batch 2, strided, dilated, with asymmetric padding, rows of outputs that are not whole tiles of 8
+// (13, 7, 8 and 3 wide), 1x1 and 5x3 kernels; and with a fused residual and Relu.
+TEST(Kernels, GroupsOfFourChannelsAreTheExactSum) {
+  RegisterBuiltinOps();
+  struct Case {
+    int64_t G, H, W, KH, KW, stride, dilation;
+    std::vector<int64_t> pads;
+  };
+  const bool avx2_only = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !__builtin_cpu_supports("avx512f");
+  for (const Case& k : {Case{32, 13, 13, 3, 3, 1, 1, {1, 1, 1, 1}}, Case{8, 14, 15, 3, 3, 2, 1, {1, 1, 1, 1}}, Case{4, 9, 7, 3, 3, 1, 2, {2, 0, 1, 3}},
+                        Case{6, 5, 3, 1, 1, 1, 1, {0, 0, 0, 0}}, Case{2, 11, 10, 5, 3, 1, 1, {2, 1, 2, 1}}}) {
+    const int64_t N = 2, C = 4 * k.G;
+    const int64_t OH = (k.H + k.pads[0] + k.pads[2] - (k.KH - 1) * k.dilation - 1) / k.stride + 1;
+    const int64_t OW = (k.W + k.pads[1] + k.pads[3] - (k.KW - 1) * k.dilation - 1) / k.stride + 1;
+    const std::string what = std::to_string(k.G) + " groups, " + std::to_string(k.KH) + "x" + std::to_string(k.KW) + " on " + std::to_string(k.H) + "x" +
+                             std::to_string(k.W) + ", stride " + std::to_string(k.stride) + ", dilation " + std::to_string(k.dilation);
+    if (avx2_only) {
+      const Conv2DShape geometry{N, C, k.H, k.W, C, k.G, k.KH, k.KW, k.stride, k.stride, k.dilation, k.dilation, k.pads[0], k.pads[1], OH, OW};
+      ASSERT_NE(Avx2GroupedConv::Build(geometry), nullptr) << what << ": the case must take npukit's kernel";
+    }
+    const Tensor x = Random({N, C, k.H, k.W}, 101), w = Random({C, 4, k.KH, k.KW}, 102), b = Random({C}, 103), r = Random({N, C, OH, OW}, 104);
+    AttrMap attrs = {{"group", k.G},
+                     {"pads", k.pads},
+                     {"strides", std::vector<int64_t>{k.stride, k.stride}},
+                     {"dilations", std::vector<int64_t>{k.dilation, k.dilation}}};
+    const ExactConv want = ExactConvSum(x, w, &b, k.pads, {.group = k.G, .stride = k.stride, .dh = k.dilation, .dw = k.dilation});
+    AttrMap fused = attrs;
+    fused[kEpilogueOp] = std::string("Relu");
+    fused[kEpilogueResidualInput] = int64_t{3};
+    for (int threads : {1, 2, 3}) {
+      ThreadPool pool(threads);
+      std::vector<Tensor> out;
+      ASSERT_TRUE(RunKernel(MakeNode("Conv", 3, attrs), {x, w, b}, out, pool).ok()) << what;
+      ExpectTheExactSum(out[0], want, 1e-6, false, what + ", threads " + std::to_string(threads));
+      ASSERT_TRUE(RunKernel(MakeNode("Conv", 4, fused), {x, w, b, r}, out, pool).ok()) << what;
+      ASSERT_EQ(out[0].numel(), static_cast<int64_t>(want.y.size())) << what;
+      for (size_t i = 0; i < want.y.size(); ++i)
+        ASSERT_NEAR(out[0].data<float>()[i], std::max(0.0, want.y[i] + r.data<float>()[i]), want.scale[i] * 1e-6 + 1e-6) << what << " fused, output " << i;
+    }
   }
 }
 
