@@ -232,9 +232,12 @@ void ResizeRowByColumns(const T* in, int64_t iw, const std::vector<Tap>& rows, c
 // the weights (w_h * w_w, fp64 sums) of the general loop below, so the result is the same bits; without its
 // per-element index arithmetic and allocation (an lraspp head's two upsamplings were 76% of the net's time), and
 // by whole rows with the W taps in columns over finite inputs (lraspp_mobilenet_v3_large's final 21 x 224 x 224 bilinear upsampling: the kernel's share of the net's samples 26% -> 18%, AVX2, 2 threads).
+// `finish` (fp32 only) runs on each task's rows as it writes them: the runtime's 16-bit rounding while they are in
+// cache (lraspp's two upsamplings to 21 x 224 x 224 with force_fp16, each with its rounding: 0.83 -> 0.67 ms, where
+// the rounding was a pass of its own after the kernel; a per-task timer, 2 threads).
 template <class T>
 void ResizeSpatial2D(ThreadPool& pool, const T* src, T* dst, int64_t planes, int64_t ih, int64_t iw,
-                     const std::vector<std::vector<Tap>>& th, const std::vector<std::vector<Tap>>& tw) {
+                     const std::vector<std::vector<Tap>>& th, const std::vector<std::vector<Tap>>& tw, const ChunkFinish& finish) {
   const auto oh = static_cast<int64_t>(th.size()), ow = static_cast<int64_t>(tw.size());
   // By columns only over finite inputs: a padded tap's 0 * Inf would turn an infinite output into NaN.
   const std::optional<TapColumns> columns = AllFinite(src, planes * ih * iw) && !tw.empty() ? std::optional(ByColumn(tw)) : std::nullopt;
@@ -255,6 +258,8 @@ void ResizeSpatial2D(ThreadPool& pool, const T* src, T* dst, int64_t planes, int
         out[x] = StoreAs<T>(acc_x);
       }
     }
+    if constexpr (std::is_same_v<T, float>)
+      if (finish) finish({dst + b * static_cast<size_t>(ow), (e - b) * static_cast<size_t>(ow)}, b * static_cast<size_t>(ow));
   });
 }
 
@@ -281,7 +286,8 @@ Status ResizeKernel(KernelContext& c) {
     bool known = DispatchAll(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
       if constexpr (!std::is_same_v<T, bool>)
-        ResizeSpatial2D(c.pool, x.data<T>(), y.mutable_data<T>(), p.out[0] * p.out[1], x.shape()[2], x.shape()[3], taps[2], taps[3]);
+        ResizeSpatial2D(c.pool, x.data<T>(), y.mutable_data<T>(), p.out[0] * p.out[1], x.shape()[2], x.shape()[3], taps[2], taps[3],
+                        std::is_same_v<T, float> ? c.TakeChunkFinish(false) : ChunkFinish{});
     });
     if (!known) return c.Fail("dtype " + std::string(DTypeName(x.dtype())) + " is not supported");
     c.outputs[0] = std::move(y);
