@@ -449,10 +449,10 @@ void ApplyEpilogue(KernelContext& c, Tensor& y) {
   c.epilogue_applied = true;
 }
 
-// What the Winograd bands run on their rows as they finish them: the fused activation, and the runtime's 16-bit
-// rounding when the result is returned in the order the bands wrote it (the rounding records the first
-// exception by its index in the result).
-ChunkFinish WinogradFinish(KernelContext& c, bool stays_channels_last) {
+// What npukit's own kernels (the Winograd bands and kernel, the grouped kernel) run on their rows as they finish
+// them: the fused activation, and the runtime's 16-bit rounding when the result is returned in the order they wrote
+// it (the rounding records the first exception by its index in the result).
+ChunkFinish RowsFinish(KernelContext& c, bool stays_channels_last) {
   if (stays_channels_last) return c.TakeChunkFinish(true);
   ChunkFinish f;
   if (c.epilogue) {
@@ -627,7 +627,7 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
   const Tensor& w = ConvWeights(*d, c.in(1));
   if (d->winograd) {
     d->winograd->Run(x.data<float>(), w, d->has_bias ? c.in(2).data<float>() : nullptr, y.mutable_data<float>(),
-                     WinogradFinish(c, stays_channels_last), c.pool);
+                     RowsFinish(c, stays_channels_last), c.pool);
   } else if (d->patches) {
     if (!(d->patch_from.defined() && d->patch_from.raw() == w.raw())) {
       d->patch_w = PatchWeights(w, s);
@@ -641,9 +641,9 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
     st.wait();
   } else if (d->grouped) {
     d->grouped->Run(x.data<float>(), w, d->has_bias ? c.in(2).data<float>() : nullptr, d->has_residual ? residual.data<float>() : nullptr,
-                    y.mutable_data<float>(), WinogradFinish(c, stays_channels_last), c.pool);
+                    y.mutable_data<float>(), RowsFinish(c, stays_channels_last), c.pool);
   } else if (d->avx2_winograd) {
-    const ChunkFinish finish = WinogradFinish(c, stays_channels_last);
+    const ChunkFinish finish = RowsFinish(c, stays_channels_last);
     const auto unfinished = d->avx2_winograd->Run(x.data<float>(), w, d->has_bias ? c.in(2).data<float>() : nullptr,
                                                   d->has_residual ? residual.data<float>() : nullptr, y.mutable_data<float>(), finish, c.pool);
     if (!unfinished.empty()) FinishByDirectKernel(*d, x, w, c.has(2) ? &c.in(2) : nullptr, residual, y, unfinished, finish);
