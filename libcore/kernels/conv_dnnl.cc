@@ -642,7 +642,7 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
   } else if (d->grouped) {
     d->grouped->Run(x.data<float>(), w, d->has_bias ? c.in(2).data<float>() : nullptr, d->has_residual ? residual.data<float>() : nullptr,
                     y.mutable_data<float>(), RowsFinish(c, stays_channels_last), c.pool);
-  } else if (d->avx2_winograd) {
+  } else if (d->avx2_winograd && !c.options.inputs_may_hold_non_finite) {  // else the direct kernel, not both
     const ChunkFinish finish = RowsFinish(c, stays_channels_last);
     const auto unfinished = d->avx2_winograd->Run(x.data<float>(), w, d->has_bias ? c.in(2).data<float>() : nullptr,
                                                   d->has_residual ? residual.data<float>() : nullptr, y.mutable_data<float>(), finish, c.pool);

@@ -59,6 +59,10 @@ struct KernelRunOptions {
   // Input 0 as the strided selection that would have been copied into it, which the runtime left to this task
   // (KernelDef::reads_strided_input); input 0 itself is then undefined. Null: input 0 is as given.
   const StridedSource* strided_input = nullptr;
+  // An input may hold an Inf or a NaN: a task before this one met one in its result (the runtime's 16-bit rounding
+  // records them). Kernels whose fast path spreads them over whole tiles (npukit's Winograd kernel) take their direct
+  // path instead of computing both.
+  bool inputs_may_hold_non_finite = false;
 };
 
 // What a kernel that writes output 0 (fp32) chunk by chunk runs on each chunk right after writing it, while it is

@@ -391,6 +391,7 @@ Status Session::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outp
   std::vector<Tensor> vals(g.values.size());
   for (size_t i = 0; i < g.values.size(); ++i)
     if (g.values[i].constant) vals[i] = *g.values[i].constant;
+  may_hold_non_finite_.assign(g.values.size(), 0);
   for (size_t k = 0; k < inputs.size(); ++k) {
     NPU_RETURN_IF_ERROR(CheckInput(k, inputs[k]));
     const Value& v = g.values[g.inputs[k]];
@@ -423,11 +424,18 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
   const Task& task = model_.tasks[k];
   const Node& n = g.nodes[task.op_index];
   const TaskPlan& plan = plans_[k];
+  const bool inputs_non_finite = std::any_of(n.inputs.begin(), n.inputs.end(), [&](int i) { return i >= 0 && may_hold_non_finite_[i]; });
+  const auto flag_outputs = [&](bool non_finite) {
+    for (int o : n.outputs)
+      if (o >= 0) may_hold_non_finite_[o] = non_finite;
+  };
+  flag_outputs(inputs_non_finite);  // what a task read in place by its reader passes on
   if (plan.runs_in_next && observers_.empty()) return Status::Ok();  // computed by the next task (PlanSiluPairs)
   ThreadPool& pool = ThreadPool::Global();
   std::vector<Tensor> ins;
   ins.reserve(n.inputs.size());
   KernelRunOptions options{&states_[k], plan.channels_last_out};
+  options.inputs_may_hold_non_finite = inputs_non_finite;
   if (!n.outputs.empty() && n.outputs[0] >= 0) options.output_dtype = g.values[n.outputs[0]].dtype;
   for (int i : n.inputs) {
     if (i >= 0 && !plan.takes_channels_last) vals[i] = ToChannelsFirst(vals[i], pool);  // converted once, for every later reader
@@ -513,6 +521,7 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
     }
   }
   bool overflow = exec_.soc && (st.out_of_range || (st.non_finite && AllFinite(ins) && AllFinite(pieces)));
+  flag_outputs(inputs_non_finite || st.out_of_range > 0 || st.non_finite > 0);
   if (st.first_index >= 0 && st.first_output >= 0 && static_cast<size_t>(st.first_output) < outs.size() && outs[st.first_output].channels_last)
     st.first_index = ChannelsFirstIndex(outs[st.first_output].shape(), st.first_index);  // recorded in memory order
   if (!observers_.empty()) {

@@ -222,6 +222,35 @@ TEST(Kernels, WinogradConvIsTheDirectSumWithinItsRounding) {
   }
 }
 
+// A conv whose input may hold an Inf (the runtime saw a task before it produce one) runs the direct kernel alone on
+// hosts where npukit's AVX2 Winograd kernel would take it: its result is the direct kernel's, bit for bit, where the
+// Winograd kernel would have computed the map and then the direct kernel for the chunks the Inf reaches.
+TEST(Kernels, ConvOfInputsThatMayHoldInfsIsTheDirectKernels) {
+  RegisterBuiltinOps();
+  const Shape xs = {1, 32, 60, 28};
+  const int64_t M = 48;
+  const Conv2DShape geometry{1, 32, 60, 28, M, 1, 3, 3, 1, 1, 1, 1, 1, 1, 60, 28};
+  if (Avx2WinogradTiling(geometry) == WinogradTiling::kNone) GTEST_SKIP() << "npukit's AVX2 Winograd kernel does not run on this host";
+  Tensor x = Random(xs, 111), w = Random({M, 32, 3, 3}, 112), b = Random({M}, 113);
+  x.mutable_data<float>()[40 * 28 + 5] = INFINITY;
+  const Node conv = MakeNode("Conv", 3, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  ThreadPool pool(2);
+  const auto run = [&](bool may_hold_non_finite) {
+    std::vector<Tensor> out;
+    KernelRunOptions options;
+    options.inputs_may_hold_non_finite = may_hold_non_finite;
+    EXPECT_TRUE(RunKernel(conv, {x, w, b}, out, pool, ExecContext{}, nullptr, options).ok());
+    return out[0];
+  };
+  setenv("NPUKIT_WINOGRAD", "0", 1);  // read when the conv's primitive is built: every conv the direct sum
+  const Tensor direct = run(false);
+  unsetenv("NPUKIT_WINOGRAD");
+  const Tensor flagged = run(true), winograd = run(false);
+  ASSERT_EQ(flagged.nbytes(), direct.nbytes());
+  EXPECT_EQ(std::memcmp(flagged.raw(), direct.raw(), direct.nbytes()), 0) << "the flagged conv must be the direct kernel's";
+  EXPECT_NE(std::memcmp(winograd.raw(), direct.raw(), direct.nbytes()), 0) << "unflagged, Winograd's bits must show where no Inf reaches";
+}
+
 // 1x7 and 7x1 convs (inception's factorised 7x7s), and 1x3 and 3x1 ones, which npukit's AVX2 kernel computes by
 // F(4, 7) or F(4, 3) along the rows or the columns: every output within the transform's rounding of the exact sum,
 // on maps whose rows divide into whole tiles (12x12, 16x16) and do not (17x17, 15x15), with the padding on either side, on 1 and 2 threads; where an input is NaN
