@@ -521,7 +521,9 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
     }
   }
   bool overflow = exec_.soc && (st.out_of_range || (st.non_finite && AllFinite(ins) && AllFinite(pieces)));
-  flag_outputs(inputs_non_finite || st.out_of_range > 0 || st.non_finite > 0);
+  // A saturating SoC's rounding (and SettleFloat32) leaves no Inf or NaN in a result: nothing to pass on there, else
+  // every conv after a saturated value would leave its fast path.
+  flag_outputs(!exec_.saturate() && (inputs_non_finite || st.out_of_range > 0 || st.non_finite > 0));
   if (st.first_index >= 0 && st.first_output >= 0 && static_cast<size_t>(st.first_output) < outs.size() && outs[st.first_output].channels_last)
     st.first_index = ChannelsFirstIndex(outs[st.first_output].shape(), st.first_index);  // recorded in memory order
   if (!observers_.empty()) {

@@ -97,7 +97,8 @@ class Session {
   void EndIteration();
   std::vector<int> last_use_;  // per value: index of the last task reading it (to free early)
   std::vector<Tensor> widened_;  // per value: fp16/bf16 constants widened to fp32 once, for the kernels
-  // Per value, this run: it may hold an Inf or a NaN (its task's rounding met one, or one of that task's inputs may).
+  // Per value, this run: it may hold an Inf or a NaN (its task's rounding met one, or one of that task's inputs may;
+  // never on a saturating SoC).
   std::vector<uint8_t> may_hold_non_finite_;
   std::vector<std::unique_ptr<KernelState>> states_;  // per task: what its kernel keeps between runs
   // Per task, what RunTask would otherwise look up by op type and attribute name on every run.
