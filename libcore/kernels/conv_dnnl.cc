@@ -187,7 +187,7 @@ bool ClipGivesOurRelu() {
 // A fused activation oneDNN computes as an eltwise post-op: on the values while they are in registers, where
 // our own pass would read and write the whole result again (30% of efficientnet_b0's time for Swish). Only
 // those whose results agree with the ops' own kernels, NaN, Inf and -0 included: Swish (oneDNN's exp differs
-// from Eigen's by an ulp or two), HardSwish (x * relu6(x + 3) / 6, the op's x * clamp(x / 6 + 1/2, 0, 1)
+// from ours, kernels/logistic.h, by an ulp or two), HardSwish (x * relu6(x + 3) / 6, the op's x * clamp(x / 6 + 1/2, 0, 1)
 // within an ulp) and Relu as a clip to [0, inf) where that gives its values bit for bit (ClipGivesOurRelu).
 // The others keep our pass: oneDNN's relu keeps NaN and -0, and its clip turns NaN into the lower bound
 // where our Clip keeps NaN.

@@ -13,6 +13,7 @@
 
 #include "kernels/channels_last.h"
 #include "kernels/kernel_util.h"
+#include "kernels/logistic.h"
 
 namespace npu {
 namespace {
@@ -153,27 +154,9 @@ void RegisterUnary(const char* name, Make make, MakeBulk make_bulk = {}) {
   RegisterKernel(name, {.fn = kernel, .halves = Halves::kWiden, .channels_last = true, .in_place = in_place});
 }
 
-// Sigmoid's fp32 values as an Eigen expression: the kernel, its in-place form and the SiLU pair's one pass
-// (SiluValues) all evaluate this one, so they give the same bits.
-template <class A>
-auto SigmoidOf(const A& x) {
-  return (1 + (-x).exp()).inverse();
-}
-
-}  // namespace
-
-void SigmoidValues(std::span<const float> x, std::span<float> y) {
-  const auto n = static_cast<Eigen::Index>(x.size());
-  OutF(y.data(), n) = SigmoidOf(InF(x.data(), n));
-}
-
-void SiluValues(std::span<const float> x, std::span<float> y) {
-  const auto n = static_cast<Eigen::Index>(x.size());
-  const InF in(x.data(), n);
-  OutF(y.data(), n) = in * SigmoidOf(in);  // per element the Sigmoid's value, then the Mul's product
-}
-
-namespace {
+// The logistic ops' bulk forms (kernels/logistic.h), which write their output themselves.
+auto SpanOf(InF x) { return std::span<const float>(x.data(), static_cast<size_t>(x.size())); }
+auto SpanOf(OutF y) { return std::span<float>(y.data(), static_cast<size_t>(y.size())); }
 
 void RegisterUnaryOps() {
   auto plain = [](auto fn) { return [fn](const Node&) { return fn; }; };
@@ -185,7 +168,7 @@ void RegisterUnaryOps() {
   }));
   RegisterUnary<UnaryTypes::kSigned>("Sign", plain([](auto x) { return decltype(x)((x > 0) - (x < 0)); }));
   RegisterUnary<UnaryTypes::kFloat>("Sigmoid", plain([](auto x) { return 1 / (1 + std::exp(-x)); }),
-                                    plain([](const auto& x) { return SigmoidOf(x); }));
+                                    plain([](InF x, OutF y) { SigmoidValues(SpanOf(x), SpanOf(y)); }));
   // Swish, x * sigmoid(alpha * x) (ONNX opset 24; CANN's Swish op, attribute `scale`, as aclnnSwish documents
   // it), as GE and TF models carry it. torch's SiLU stays Sigmoid -> Mul: CANN documents no graph fusion of the
   // pair. At alpha 1 the fp32 arithmetic is the pair's (x * 1 is exact): the Sigmoid above, one multiply.
@@ -197,7 +180,7 @@ void RegisterUnaryOps() {
       },
       [](const Node& n) {
         float alpha = n.attr_float("alpha", 1.0f);
-        return [alpha](const auto& x) { return x * (1 + (-(x * alpha)).exp()).inverse(); };
+        return [alpha](InF x, OutF y) { SwishValues(SpanOf(x), SpanOf(y), alpha); };
       });
   // Tanh, Erf and Gelu on fp32 take Eigen's SIMD forms, rational approximations (measured over [-10, 10]
   // against double: erf within 5.5 ulp / 3.8e-7, tanh within 4.6 ulp / 2.7e-7): the scalar erff loop of Gelu

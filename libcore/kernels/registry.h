@@ -167,10 +167,6 @@ Status RunEpilogue(const Node& act, const InPlaceFn& in_place, std::vector<Tenso
 // it in the same pass, its exceptions recorded in `status` as the runtime's rounding would (the
 // runtime then does not round it again).
 Tensor SigmoidTimesInput(const Tensor& x, DType sigmoid_dtype, DType out_dtype, const ExecContext& exec, FloatStatus* status, ThreadPool& pool);
-// The Sigmoid kernel's fp32 values of a chunk (y may be x), and x * Sigmoid(x) in one pass with the bits of
-// SigmoidValues followed by the Mul (kernels/elementwise.cc).
-void SigmoidValues(std::span<const float> x, std::span<float> y);
-void SiluValues(std::span<const float> x, std::span<float> y);
 
 // Registers the kernel of an op type (what each family file does per op; its schema is ops/'s): a plain function
 // (Halves::kNative, channels-first inputs, no in-place form), or the whole definition.

@@ -5,6 +5,7 @@
 
 #include "kernels/channels_last.h"
 #include "kernels/kernel_util.h"
+#include "kernels/logistic.h"
 #include "kernels/quant.h"
 #include "kernels/registry.h"
 
@@ -107,7 +108,8 @@ Tensor SigmoidTimesInput(const Tensor& x, DType sigmoid_dtype, DType out_dtype, 
   float* out = y.mutable_data<float>();
   const bool round = IsHalfLike(sigmoid_dtype);  // as the runtime rounds every 16-bit result, with or without a SoC
   // On the Sigmoid kernel's own chunks (its ParallelFor over the elements with this grain) and written to the
-  // same places, so that Eigen's vectorised exp sees the same ranges, heads and tails as there. Unrounded, the
+  // same places: where Eigen's exp computes them (hosts without AVX2), a value's bits depend on whether it falls
+  // in a chunk's vectorised body or its tail. Unrounded, the
   // product is taken in the same pass (x read once); a rounded Sigmoid needs its values first. A rounded product
   // is rounded while the chunk is in cache; the chunks' exceptions are merged in index order, so the record keeps
   // the first element as the runtime's pass would.

@@ -11,6 +11,7 @@
 #include "kernels/conv_edge_taps.h"
 #include "kernels/conv_grouped_avx2.h"
 #include "kernels/kernel_util.h"
+#include "kernels/logistic.h"
 #include "kernels/registry.h"
 #include "test_util.h"
 
@@ -861,6 +862,76 @@ TEST(Inference, ReshapeWithConstantShapeIsStatic) {
   g.outputs = {y};
   ASSERT_TRUE(InferGraph(g).ok());
   EXPECT_EQ(g.values[y].shape, (Shape{6, 4}));
+}
+
+// The logistic function (Sigmoid, Swish and the runtime's SiLU pair, kernels/logistic.h) against double over a
+// sweep of fp32 values in [-104, 104]: within 2 ulp wherever the exact sigmoid is an fp32 normal number on hosts
+// running npukit's AVX2 form (3 where Eigen's exp is used), the products within 3; NaN stays NaN, +-inf give 1
+// and 0, -0 gives 0.5 and a SiLU of -0; and each value is the same bits whatever chunk it is computed in.
+int64_t OrderedBits(float f) {
+  int32_t i;
+  std::memcpy(&i, &f, sizeof i);
+  return i < 0 ? -static_cast<int64_t>(i & 0x7fffffff) : i;
+}
+
+TEST(Kernels, LogisticIsWithinTwoUlpAndTheSameInAnyChunk) {
+#if defined(__AVX2__) && defined(__FMA__)
+  constexpr int64_t kSigmoidUlp = 2;
+#else
+  constexpr int64_t kSigmoidUlp = 3;
+#endif
+  constexpr int64_t kProductUlp = 3;
+  constexpr float kAlpha = 1.702f;  // QuickGelu's, a Swish whose product rounds x * alpha first
+  std::vector<float> x;
+  for (uint32_t bits = 0;; bits += 997) {  // every 997th fp32 bit pattern, both signs
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    if (f > 104) break;
+    x.push_back(f);
+    x.push_back(-f);
+  }
+  std::vector<float> s(x.size()), silu(x.size()), swish(x.size());
+  SigmoidValues(x, s);
+  SiluValues(x, silu);
+  SwishValues(x, swish, kAlpha);
+  auto ulps = [](float got, double want) { return std::abs(OrderedBits(got) - OrderedBits(static_cast<float>(want))); };
+  int64_t worst_s = 0, worst_silu = 0, worst_swish = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i], exact = 1 / (1 + std::exp(-v));
+    const double u = static_cast<float>(x[i] * kAlpha), exact_a = 1 / (1 + std::exp(-u));
+    if (static_cast<float>(exact) >= std::numeric_limits<float>::min()) {
+      worst_s = std::max(worst_s, ulps(s[i], exact));
+      worst_silu = std::max(worst_silu, ulps(silu[i], v * exact));
+    }
+    if (static_cast<float>(exact_a) >= std::numeric_limits<float>::min()) worst_swish = std::max(worst_swish, ulps(swish[i], v * exact_a));
+  }
+  EXPECT_LE(worst_s, kSigmoidUlp);
+  EXPECT_LE(worst_silu, kProductUlp);
+  EXPECT_LE(worst_swish, kProductUlp);
+
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> special = {NAN, inf, -inf, -0.0f, 0.0f};
+  std::vector<float> ss(special.size()), sp(special.size());
+  SigmoidValues(special, ss);
+  SiluValues(special, sp);
+  EXPECT_TRUE(std::isnan(ss[0]));
+  EXPECT_EQ(ss[1], 1.0f);
+  EXPECT_EQ(ss[2], 0.0f);
+  EXPECT_EQ(ss[3], 0.5f);
+  EXPECT_TRUE(std::isnan(sp[0]));
+  EXPECT_EQ(sp[1], inf);
+  EXPECT_TRUE(std::isnan(sp[2]));  // -inf * 0, as the Mul after a Sigmoid gives it
+  EXPECT_TRUE(std::signbit(sp[3]) && sp[3] == 0.0f);
+
+  // Chunks of 1-12 values at every offset modulo a register: the same bits as the whole sweep.
+  std::vector<float> chunked(x.size()), chunked_silu(x.size());
+  for (size_t b = 0, len = 1; b < x.size(); b += len, len = len % 12 + 1) {
+    const size_t n = std::min(len, x.size() - b);
+    SigmoidValues(std::span(x).subspan(b, n), std::span(chunked).subspan(b, n));
+    SiluValues(std::span(x).subspan(b, n), std::span(chunked_silu).subspan(b, n));
+  }
+  EXPECT_EQ(std::memcmp(chunked.data(), s.data(), s.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(chunked_silu.data(), silu.data(), silu.size() * sizeof(float)), 0);
 }
 
 }  // namespace

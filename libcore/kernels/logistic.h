@@ -1,0 +1,20 @@
+// The logistic function's fp32 values, as the Sigmoid kernel, its in-place form, Swish and the runtime's SiLU pair
+// (Sigmoid -> Mul, kernels/registry.h SigmoidTimesInput) all compute them: one function, so the same bits.
+//
+// On hosts with AVX2 and FMA, npukit's own vector form (logistic.cc): sigmoid(x) = 1 / (1 + e^-|x|) for x >= 0
+// and e^-|x| / (1 + e^-|x|) below, so e^ never overflows; within 2 ulp of the exact value wherever that is an
+// fp32 normal number, and each value is the same whatever chunk of a tensor it is computed in. Values below fp32's
+// normal range (x < -87.7) are 0. Elsewhere Eigen's vectorised exp in 1 / (1 + e^-x).
+#pragma once
+#include <span>
+
+namespace npu {
+
+// y = sigmoid(x); y may be x.
+void SigmoidValues(std::span<const float> x, std::span<float> y);
+// y = x * sigmoid(alpha * x) (Swish; torch's SiLU at alpha 1, where x * 1 is exact); y may be x.
+void SwishValues(std::span<const float> x, std::span<float> y, float alpha = 1.0f);
+// y = x * sigmoid(x): the Sigmoid's value, then the Mul's product.
+inline void SiluValues(std::span<const float> x, std::span<float> y) { SwishValues(x, y, 1.0f); }
+
+}  // namespace npu
