@@ -25,7 +25,7 @@ namespace {
 using dnnl::memory;
 using Tag = memory::format_tag;
 constexpr auto kF32 = memory::data_type::f32;
-// Output elements per task when the fused activation runs over the result (see ApplyEpilogue).
+// Output elements per task when the finish runs over a primitive's result (see FinishResult).
 constexpr size_t kEpilogueGrain = 1 << 14;
 
 // A fused activation the primitive computes as an eltwise post-op (see InPrimitiveActivation).
@@ -442,24 +442,29 @@ Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Con
   return Status::Ok();
 }
 
-// The fused activation over the result, in memory order (elementwise, so the order does not matter).
-void ApplyEpilogue(KernelContext& c, Tensor& y) {
-  float* p = y.mutable_data<float>();
-  c.pool.ParallelFor(static_cast<size_t>(y.numel()), kEpilogueGrain, [&](size_t b, size_t e) { c.epilogue({p + b, e - b}); });
-  c.epilogue_applied = true;
-}
-
 // What npukit's own kernels (the Winograd bands and kernel, the grouped kernel) run on their rows as they finish
-// them: the fused activation, and the runtime's 16-bit rounding when the result is returned in the order they wrote
-// it (the rounding records the first exception by its index in the result).
+// them: the fused activation, and the runtime's 16-bit rounding and a merged next activation
+// (KernelRunOptions::then_act) when the result is returned in the order they wrote it (the rounding records the
+// first exception by its index in the result).
 ChunkFinish RowsFinish(KernelContext& c, bool stays_channels_last) {
   if (stays_channels_last) return c.TakeChunkFinish(true);
   ChunkFinish f;
-  if (c.epilogue) {
+  if (c.epilogue && !c.epilogue_applied) {
     f.act = &c.epilogue;
     c.epilogue_applied = true;
   }
   return f;
+}
+
+// What is left to run over a primitive's result, in one pass in memory order (elementwise, so the order does not
+// matter): the fused activation oneDNN did not compute and, as RowsFinish gives them, the rounding and a merged
+// next activation. A residual oneDNN did not add comes first: the runtime adds it, then runs the rest.
+void FinishResult(KernelContext& c, Tensor& y, bool stays_channels_last) {
+  if (c.residual.defined() && !c.residual_applied) return;
+  const ChunkFinish f = RowsFinish(c, stays_channels_last);
+  if (!f) return;
+  float* p = y.mutable_data<float>();
+  c.pool.ParallelFor(static_cast<size_t>(y.numel()), kEpilogueGrain, [&](size_t b, size_t e) { f({p + b, e - b}, b); });
 }
 
 // An fp32 conv primitive of `outputs` channels over an int8 conv's geometry, without bias, with its weights.
@@ -668,7 +673,7 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
   // y's channel is innermost (NHWC); not exact: the caller's integer GEMM is, at any size
   if (d->int8 && !FinishInt8Sums(y, c.has(2) ? &c.in(2) : nullptr, c.pool)) return false;
   if (d->activation) c.epilogue_applied = true;
-  else if (c.epilogue && !c.epilogue_applied && (!c.residual.defined() || c.residual_applied)) ApplyEpilogue(c, y);
+  FinishResult(c, y, stays_channels_last && !d->int8);  // an int8 conv's int32 sums are not the result yet
   if (!OrdersDiffer(y.shape())) y.channels_last = false;
   // An int8 conv's int32 result stays channels-last for its fused dequant/requant (ConvInt8 converts after it).
   c.outputs[0] = c.options.channels_last_out || d->int8 ? std::move(y) : ToChannelsFirst(y, c.pool);

@@ -443,11 +443,13 @@ Status ClipKernel(KernelContext& c) {
       }
       if (c.has(1)) lo = c.in(1).data<T>()[0];
       if (c.has(2)) hi = c.in(2).data<T>()[0];
+      // fp32 takes the runtime's 16-bit rounding in the same pass (a ReLU6 after a depthwise conv is a task).
+      const ChunkFinish finish = std::is_same_v<T, float> ? c.TakeChunkFinish(kTakeNoActivation) : ChunkFinish{};
       MapUnary(c.pool, x.data<T>(), y.mutable_data<T>(), x.numel(), [lo, hi](T v) {
         const T clipped = std::min(hi, std::max(lo, v));
         if constexpr (std::is_floating_point_v<T>) return v != v ? v : clipped;  // NaN stays (a select: vectorises)
         else return clipped;
-      });
+      }, finish);
     }
   });
   if (!ok) return c.Fail("dtype not supported");

@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "kernels/families.h"
+#include "kernels/kernel_util.h"
 #include "ops/schemas.h"
 
 namespace npu {
@@ -17,13 +18,22 @@ Status KernelContext::Fault(std::string reason) const {
 
 ChunkFinish KernelContext::TakeChunkFinish(bool take_act) {
   ChunkFinish f;
-  if (take_act && epilogue) {
+  if (take_act && epilogue && !epilogue_applied) {
     f.act = &epilogue;
     epilogue_applied = true;
   }
-  if (round_output && (f.act || !epilogue)) {  // the rounding comes last: not before an activation still to run
+  if (round_output && !output_rounded && (!epilogue || epilogue_applied)) {  // last: not before an activation still to run
     f.round = round_output;
     output_rounded = true;
+  }
+  // This task's result is final once its activation, residual and rounding are done: the next task's activation may
+  // follow in the same pass.
+  const bool result_final = (!epilogue || epilogue_applied) && (!residual.defined() || residual_applied) &&
+                            (!IsHalfLike(options.round_output_to) || output_rounded);
+  if (options.then_act && result_final && !then_applied) {
+    f.then_act = options.then_act;
+    f.then_round = then_round;
+    then_applied = true;
   }
   return f;
 }
@@ -31,6 +41,8 @@ ChunkFinish KernelContext::TakeChunkFinish(bool take_act) {
 void ChunkFinish::operator()(std::span<float> chunk, size_t at) const {
   if (act) (*act)(chunk);
   if (round) round->Round(chunk, at);
+  if (then_act) (*then_act)(chunk);
+  if (then_round) then_round->Round(chunk, at);
 }
 
 KernelRegistry& KernelRegistry::Get() {

@@ -63,14 +63,24 @@ struct KernelRunOptions {
   // records them). Kernels whose fast path spreads them over whole tiles (npukit's Winograd kernel) take their direct
   // path instead of computing both.
   bool inputs_may_hold_non_finite = false;
+  // The next task's activation, when the runtime runs it inside this task (Session::PlanActivationsInProducers): a
+  // kernel that finishes output 0 chunk by chunk runs it on each chunk after this task's own activation and
+  // rounding, then rounds the chunk to then_round_to (a 16-bit dtype; else none), and *then_applied is set. Else
+  // the next task runs as it is.
+  const InPlaceFn* then_act = nullptr;
+  DType then_round_to = DType::kUndefined;
+  bool* then_applied = nullptr;
 };
 
 // What a kernel that writes output 0 (fp32) chunk by chunk runs on each chunk right after writing it, while it is
-// in cache: the fused activation it took, then the runtime's 16-bit rounding it took. Empty: nothing.
+// in cache: the fused activation it took, then the runtime's 16-bit rounding it took, then the next task's
+// activation and its rounding (KernelRunOptions::then_act). Empty: nothing.
 struct ChunkFinish {
   const InPlaceFn* act = nullptr;
   ChunkRounding* round = nullptr;
-  explicit operator bool() const { return act || round; }
+  const InPlaceFn* then_act = nullptr;
+  ChunkRounding* then_round = nullptr;
+  explicit operator bool() const { return act || round || then_act; }
   void operator()(std::span<float> chunk, size_t at) const;  // `at`: the chunk's first flat index in output 0
 };
 
@@ -94,10 +104,14 @@ struct KernelContext {
   // the kernel; a kernel that took it (TakeChunkFinish) sets output_rounded.
   ChunkRounding* round_output = nullptr;
   bool output_rounded = false;
+  // The rounding of the next task's result (options.then_round_to); then_applied: a kernel took options.then_act.
+  ChunkRounding* then_round = nullptr;
+  bool then_applied = false;
 
   // For a kernel that writes output 0 in fp32 chunk by chunk: the fused activation (when `take_act` and one is
   // offered) and after it the 16-bit rounding (when offered and no activation is left for later), to run on every
-  // chunk. Taking them commits the kernel to run the result on every element of output 0.
+  // chunk; and once all of that is in the finish, the next task's activation and rounding (options.then_act).
+  // Taking them commits the kernel to run the result on every element of output 0.
   ChunkFinish TakeChunkFinish(bool take_act);
 
   bool has(size_t i) const { return i < inputs.size() && inputs[i].defined(); }

@@ -75,6 +75,11 @@ Status RunPrepared(const Node& node, const PreparedKernel& kernel, std::vector<T
     rounding.emplace(options.round_output_to, exec);
     ctx.round_output = &*rounding;
   }
+  std::optional<ChunkRounding> then_rounding;
+  if (options.then_act && IsHalfLike(options.then_round_to)) {
+    then_rounding.emplace(options.then_round_to, exec);
+    ctx.then_round = &*then_rounding;
+  }
   // The half-precision policy of the kernel's definition: one place, not one wrapper per registration.
   Status s = kernel.def->halves == Halves::kWiden ? WithWidenedHalves(ctx, kernel.def->fn) : kernel.def->fn(ctx);
   if (!s.ok()) {
@@ -91,6 +96,10 @@ Status RunPrepared(const Node& node, const PreparedKernel& kernel, std::vector<T
   if (ctx.output_rounded) {
     if (status) rounding->MergeInto(*status);
     if (options.output_rounded) *options.output_rounded = true;
+  }
+  if (ctx.then_applied) {
+    if (status && then_rounding) then_rounding->MergeInto(*status);
+    if (options.then_applied) *options.then_applied = true;
   }
   if (residual.defined() && !ctx.residual_applied) {
     const InPlaceFn* act = kernel.act && !ctx.epilogue_applied && kernel.in_place ? &kernel.in_place : nullptr;

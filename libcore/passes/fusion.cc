@@ -417,6 +417,16 @@ std::vector<int> MatchSoftmax(Graph& g, int k, const std::vector<bool>& dead) {
 // Elementwise activations a cube op can apply on its way out of the core (types as the kernels name them).
 constexpr std::string_view kUbActivations[] = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Swish", "Elu", "Clip", "Gelu"};
 
+// A depthwise conv: one input channel per group (CANN's DepthwiseConv2D).
+bool IsDepthwiseConv(const Graph& g, const Node& n) {
+  if (n.op_type != "Conv" || n.inputs.size() < 2 || n.inputs[1] < 0) return false;
+  const Value& w = g.values[n.inputs[1]];
+  return n.attr_int("group", 1) > 1 && w.has_shape && w.shape.size() == 4 && w.shape[1] == 1;
+}
+
+// A Relu, or a LeakyRelu of slope 0: the one activation CANN fuses into a DepthwiseConv2D.
+bool IsZeroSlopeRelu(const Node& act) { return act.op_type == "Relu" || (act.op_type == "LeakyRelu" && act.attr_float("alpha", 0.01f) == 0.0f); }
+
 std::vector<int> MatchUbActivation(Graph& g, int k, const std::vector<bool>& dead, std::initializer_list<std::string_view> producers) {
   Node& op = g.nodes[k];
   if (std::find(producers.begin(), producers.end(), op.op_type) == producers.end() || op.has_attr(kEpilogueOp)) return {};
@@ -424,6 +434,10 @@ std::vector<int> MatchUbActivation(Graph& g, int k, const std::vector<bool>& dea
   if (act_i < 0 || dead[act_i]) return {};
   const Node& act = g.nodes[act_i];
   if (std::find(std::begin(kUbActivations), std::end(kUbActivations), act.op_type) == std::end(kUbActivations)) return {};
+  // TbeDepthwiseConvElemwiseFusionPass (CANN's UB fusion reference, Atlas inference and training products): "the
+  // ElementWise type supports only LeakyRelu, and the coefficient is 0". A depthwise conv's HardSwish, Clip
+  // (ReLU6), Sigmoid or Swish is a task of its own.
+  if (IsDepthwiseConv(g, op) && !IsZeroSlopeRelu(act)) return {};
   // A UB fusion never crosses a dtype change: an activation precision put in another dtype runs as its own task.
   if (g.values[act.outputs[0]].dtype != g.values[op.outputs[0]].dtype) return {};
   AttrMap epilogue;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <mutex>
 
+#include "ir/graph_edit.h"
 #include "ir/node_attrs.h"
 #include "kernels/channels_last.h"
 #include "kernels/kernel_util.h"
@@ -220,6 +221,7 @@ void Session::PlanTasks() {
   PlanSiluPairs();
   PlanConcatPairs();
   PlanStridedViews();
+  PlanActivationsInProducers();
 }
 
 namespace {
@@ -298,6 +300,60 @@ void Session::PlanStridedViews() {
       continue;
     plans_[k].view_to_reader = true;
     plans_[r].reads_view = true;
+  }
+}
+
+namespace {
+
+// Activations whose in-place form gives the bits of their kernel on any chunks (scalar functions of one element).
+constexpr std::string_view kMergeableActivations[] = {"Relu", "LeakyRelu", "Clip", "HardSwish"};
+
+// An activation task as an in-place function of its one computed input: its kernel's in-place form, a Clip's
+// constant bounds (inputs from opset 11) given as its opset-6 attributes, as UB fusion takes them. Empty: none.
+InPlaceFn ActivationInPlace(const Graph& g, const Node& a) {
+  if (std::find(std::begin(kMergeableActivations), std::end(kMergeableActivations), a.op_type) == std::end(kMergeableActivations)) return {};
+  Node op = a;
+  if (a.op_type == "Clip" && a.opset >= 11) {
+    constexpr const char* kBound[] = {"", "min", "max"};
+    for (size_t j = 1; j < a.inputs.size() && j < std::size(kBound); ++j) {
+      const Tensor* bound = ConstantOf(g, a.inputs[j]);
+      if (a.inputs[j] >= 0 && (!bound || bound->numel() != 1 || !IsFloat(bound->dtype()))) return {};
+      if (bound) op.attrs[kBound[j]] = ToF32(*bound).data<float>()[0];
+    }
+    op.opset = 6;
+    op.inputs.resize(1);
+  }
+  return op.inputs.size() == 1 ? KernelRegistry::Get().InPlaceForm(op) : InPlaceFn{};
+}
+
+}  // namespace
+
+// CANN fuses only a Relu into a depthwise conv (passes/fusion.cc), so MobileNet's ReLU6 and HardSwish after one are
+// tasks of their own, and their dumps show them. On the host an activation task whose input is the previous task's
+// only result, read by nothing else, runs inside that task (KernelRunOptions::then_act): on each chunk of the
+// result after its own rounding, then rounded as the activation's task would round it. The same bits, one pass
+// instead of two; only when no observer is attached (RunTask checks), and only where the producer's kernel finishes
+// its result chunk by chunk (else the activation runs as it is).
+void Session::PlanActivationsInProducers() {
+  const Graph& g = model_.graph;
+  const std::vector<int> readers = ReaderCounts(g);
+  for (size_t k = 0; k + 1 < model_.tasks.size(); ++k) {
+    TaskPlan &p = plans_[k], &a = plans_[k + 1];
+    const Node& producer = g.nodes[model_.tasks[k].op_index];
+    const Node& act = g.nodes[model_.tasks[k + 1].op_index];
+    if (p.runs_in_next || p.concat_to_next || p.view_to_reader || p.pair_sigmoid || p.moves_bytes || a.pair_sigmoid || a.reads_concat ||
+        a.reads_view || !RunsAsIs(producer, p.kernel) || !RunsAsIs(act, a.kernel) || producer.outputs.size() != 1 || act.outputs.size() != 1)
+      continue;
+    const int y = producer.outputs[0], z = act.outputs[0];
+    if (y < 0 || z < 0 || act.inputs.empty() || act.inputs[0] != y || readers[y] != 1) continue;
+    const Value &vy = g.values[y], &vz = g.values[z];
+    if (vy.dtype != vz.dtype || (vy.dtype != DType::kF32 && !IsHalfLike(vy.dtype)) || !vy.has_shape || !vz.has_shape || vy.shape != vz.shape) continue;
+    InPlaceFn fn = ActivationInPlace(g, act);
+    if (!fn) continue;
+    p.then_act = std::move(fn);
+    p.then_round_to = IsHalfLike(vz.dtype) && !a.result_is_rounded ? vz.dtype : DType::kUndefined;
+    a.runs_in_producer = true;
+    ++k;  // the activation is taken
   }
 }
 
@@ -383,6 +439,8 @@ Status Session::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outp
   faulted_.reset();
   concats_read_in_place_ = 0;
   views_read_in_place_ = 0;
+  activations_in_producers_ = 0;
+  activation_done_by_ = -1;
   concat_pieces_.clear();  // nothing a failed run left behind reaches this one's tasks
   views_.clear();
   if (inputs.size() != g.inputs.size())
@@ -431,6 +489,13 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
   };
   flag_outputs(inputs_non_finite);  // what a task read in place by its reader passes on
   if (plan.runs_in_next && observers_.empty()) return Status::Ok();  // computed by the next task (PlanSiluPairs)
+  if (activation_done_by_ == static_cast<int>(k)) {  // computed by the task before it (PlanActivationsInProducers)
+    activation_done_by_ = -1;
+    ++activations_in_producers_;
+    for (int i : n.inputs)
+      if (i >= 0 && last_use_[i] == static_cast<int>(k) && !g.values[i].constant) vals[i] = Tensor();
+    return Status::Ok();
+  }
   ThreadPool& pool = ThreadPool::Global();
   std::vector<Tensor> ins;
   ins.reserve(n.inputs.size());
@@ -493,6 +558,12 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
     options.round_output_to = g.values[n.outputs[0]].dtype;
     options.output_rounded = &rounded_by_kernel;
   }
+  bool ran_next_activation = false;
+  if (plan.then_act && observers_.empty()) {
+    options.then_act = &plan.then_act;
+    options.then_round_to = plan.then_round_to;
+    options.then_applied = &ran_next_activation;
+  }
   if (pair) {
     const DType sigmoid_dtype = g.values[n.inputs[static_cast<size_t>(1 - plan.pair_x)]].dtype;
     outs.push_back(SigmoidTimesInput(compute[static_cast<size_t>(plan.pair_x)], sigmoid_dtype, g.values[n.outputs[0]].dtype, exec_, &st, pool));
@@ -534,6 +605,12 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
     for (TaskObserver* o : observers_) o->AfterTask(done);
   }
   for (size_t j = 0; j < n.outputs.size(); ++j) vals[n.outputs[j]] = std::move(outs[j]);
+  if (ran_next_activation) {  // output 0 holds the next task's result: its only reader was that task
+    const int z = g.nodes[model_.tasks[k + 1].op_index].outputs[0];
+    vals[z] = vals[n.outputs[0]];
+    may_hold_non_finite_[z] = may_hold_non_finite_[n.outputs[0]];
+    activation_done_by_ = static_cast<int>(k + 1);
+  }
   for (int i : n.inputs)  // release intermediates after their last reader
     if (i >= 0 && last_use_[i] == static_cast<int>(k) && !g.values[i].constant) vals[i] = Tensor();
   return Status::Ok();

@@ -81,6 +81,8 @@ class Session {
   int concats_read_in_place() const { return concats_read_in_place_; }
   // Slices of the last Run that their reader read where they lie instead (PlanStridedViews).
   int views_read_in_place() const { return views_read_in_place_; }
+  // Activation tasks of the last Run computed inside the task before them instead (PlanActivationsInProducers).
+  int activations_in_producers() const { return activations_in_producers_; }
 
  private:
   OmModel model_;
@@ -119,6 +121,10 @@ class Session {
     // A strided selection whose only reader copies anyway and may take it in place of a copy (PlanStridedViews).
     bool view_to_reader = false;       // on the Slice
     bool reads_view = false;           // on its reader
+    // An activation task run inside the task before it (PlanActivationsInProducers).
+    InPlaceFn then_act;                // on the producer: the activation, then_round_to its result's rounding
+    DType then_round_to = DType::kUndefined;
+    bool runs_in_producer = false;     // on the activation
   };
   std::vector<TaskPlan> plans_;
   void PlanLifetimes();
@@ -126,6 +132,9 @@ class Session {
   void PlanSiluPairs();
   void PlanConcatPairs();
   void PlanStridedViews();
+  void PlanActivationsInProducers();
+  int activation_done_by_ = -1;  // this run: the task whose producer computed it (RunTask)
+  int activations_in_producers_ = 0;
   std::vector<Tensor> concat_pieces_;  // a paired Concat's inputs, handed to the next task (RunTask)
   int concats_read_in_place_ = 0;
   std::unordered_map<int, StridedSource> views_;  // per value: the selection a Slice left to its reader (RunTask)

@@ -512,6 +512,47 @@ TEST(ChannelsLast, SlicesReadInPlaceGiveTheBitsOfTheCopies) {
   ExpectReadsInPlaceKeepTheBits(g, x, Random({6, 1, 48}, 71, -1, 1), &Session::views_read_in_place, 6);
 }
 
+// CANN runs a depthwise conv's HardSwish or ReLU6 as a task of its own (passes/fusion.cc); on the host, unobserved,
+// an activation task whose input is the task before it's only result runs in that task's finish
+// (PlanActivationsInProducers): a HardSwish after a depthwise conv (oneDNN's kernel), a Clip with constant bounds
+// (opset 13) after a 1x1 conv, and a LeakyRelu after a 3x3 conv (npukit's Winograd kernel on AVX2 hosts). The
+// results are the bits of the ops run one by one and of an observed run, in fp32 and with 16-bit results (each
+// rounded after the conv and again after the activation), on the reference path and on an Inf/NaN SoC.
+TEST(ChannelsLast, ActivationsRunInTheTaskBeforeThemGiveTheirBits) {
+  Builder b;
+  const int x = b.In("x", {1, 16, 14, 14});
+  const AttrMap pad1 = {{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  AttrMap depthwise = pad1;
+  depthwise["group"] = int64_t{16};
+  const int dw = b.Op("Conv", {x, b.Const("dw", Random({16, 1, 3, 3}, 80)), b.Const("db", Random({16}, 81))}, depthwise);
+  const int pw = b.Op("Conv", {b.Op("HardSwish", {dw}), b.Const("pw", Random({32, 16, 1, 1}, 82))});
+  const int r6 = b.Op("Clip", {pw, b.Const("lo", F32({}, {0.0f})), b.Const("hi", F32({}, {6.0f}))});
+  const int c3 = b.Op("Conv", {r6, b.Const("w3", Random({32, 32, 3, 3}, 83)), b.Const("b3", Random({32}, 84))}, pad1);
+  Graph g = b.Done(b.Op("LeakyRelu", {c3}, {{"alpha", 0.1f}}));
+  const Tensor in = Random({1, 16, 14, 14}, 85, -8, 8);
+  ExpectReadsInPlaceKeepTheBits(g, x, in, &Session::activations_in_producers, 3);
+
+  for (Value& v : g.values)
+    if (!v.constant && v.dtype == DType::kF32 && &v != &g.values[x]) v.dtype = DType::kF16;
+  for (const char* soc : {"", "Ascend910B1"}) {
+    SCOPED_TRACE(*soc ? soc : "reference path");
+    auto session = Session::FromGraph(g);
+    ASSERT_TRUE(session.ok());
+    if (*soc) session.value().SetSoc(std::shared_ptr<const SocSpec>(FindSoc(soc), [](const SocSpec*) {}));
+    std::vector<Tensor> unobserved, observed;
+    ASSERT_TRUE(session.value().Run({in}, unobserved).ok());
+    EXPECT_EQ(session.value().activations_in_producers(), 3);
+    TaskObserver watcher;
+    session.value().AddObserver(&watcher);
+    ASSERT_TRUE(session.value().Run({in}, observed).ok());
+    EXPECT_EQ(session.value().activations_in_producers(), 0);
+    ASSERT_EQ(unobserved.size(), 1u);
+    ASSERT_EQ(observed.size(), 1u);
+    EXPECT_EQ(unobserved[0].dtype(), DType::kF16);
+    ExpectSameBits(unobserved[0], observed[0]);
+  }
+}
+
 // The strides that walk a strided view as another shape without a copy, as numpy reshapes one.
 TEST(ChannelsLast, ReshapedStridesSplitAndMergeOnlyEvenlyStridedDims) {
   using V = std::vector<int64_t>;

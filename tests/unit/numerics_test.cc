@@ -511,11 +511,40 @@ TEST(Fusion, HardSwishFromHardSigmoidMulAndActivationsInsideTheConv) {
   ASSERT_TRUE(HardSwishFusionPass(g).ok());
   ASSERT_TRUE(ConvElemwiseUbFusionPass(g).ok());
   std::vector<std::string> types = OpTypes(g);
-  EXPECT_EQ(types, (std::vector<std::string>{"Conv", "Conv", "HardSigmoid", "Mul"}));
+  // The depthwise conv keeps its ReLU6 as a task of its own (CANN fuses only a Relu into a DepthwiseConv2D).
+  EXPECT_EQ(types, (std::vector<std::string>{"Conv", "Conv", "Clip", "HardSigmoid", "Mul"}));
   EXPECT_EQ(g.nodes[0].attr_string(kEpilogueOp), "HardSwish");
-  EXPECT_EQ(g.nodes[1].attr_string(kEpilogueOp), "Clip");
+  EXPECT_FALSE(g.nodes[1].has_attr(kEpilogueOp));
   EXPECT_TRUE(g.Verify().ok());
   ExpectClose(Execute(g, {in}), want, 1e-6f);
+}
+
+// TbeDepthwiseConvElemwiseFusionPass (CANN's UB fusion reference): a DepthwiseConv2D takes only a LeakyRelu of
+// slope 0 (a Relu). A depthwise conv's Relu joins it; its HardSwish, Sigmoid or LeakyRelu of another slope stays a
+// task; a grouped conv of several channels per group, like any other conv, takes the HardSwish.
+TEST(Fusion, ADepthwiseConvTakesOnlyARelu) {
+  struct Case {
+    const char* act;
+    AttrMap act_attrs;
+    int64_t in_per_group;  // 1: depthwise
+    bool fused;
+  };
+  const Case cases[] = {{"Relu", {}, 1, true},       {"LeakyRelu", {{"alpha", 0.0f}}, 1, true}, {"HardSwish", {}, 1, false},
+                        {"Sigmoid", {}, 1, false},   {"LeakyRelu", {{"alpha", 0.1f}}, 1, false}, {"HardSwish", {}, 2, true}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.act) + " after a conv of " + std::to_string(c.in_per_group) + " input channels per group");
+    Builder b;
+    int x = b.In("x", {1, 8, 7, 7});
+    const int64_t groups = 8 / c.in_per_group;
+    int conv = b.Op("Conv", {x, b.Const("w", Random({8, c.in_per_group, 3, 3}, 5))}, {{"group", groups}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    Graph g = b.Done(b.Op(c.act, {conv}, c.act_attrs));
+    Tensor in = Random({1, 8, 7, 7}, 6);
+    auto want = Execute(g, {in});
+    ASSERT_TRUE(ConvElemwiseUbFusionPass(g).ok());
+    EXPECT_EQ(OpTypes(g).size(), c.fused ? 1u : 2u);
+    EXPECT_EQ(g.nodes[0].has_attr(kEpilogueOp), c.fused);
+    ExpectClose(Execute(g, {in}), want, 1e-6f);
+  }
 }
 
 // torch's SiLU (x * Sigmoid(x)) stays Sigmoid and Mul: CANN documents no graph fusion of the pair, and the conv
