@@ -111,4 +111,24 @@ Status SortTopologically(Graph& g) {
   return Status::Ok();
 }
 
+std::optional<double> ScalarConst(const Graph& g, int v) {
+  const Tensor* t = ConstantOf(g, v);
+  if (!t || t->numel() != 1 || !IsFloat(t->dtype())) return std::nullopt;
+  return t->ToDoubleVector()[0];
+}
+
+std::optional<Node> ClipWithBoundAttributes(const Graph& g, const Node& clip) {
+  if (clip.op_type != "Clip" || clip.opset < 11) return clip;
+  Node n = clip;
+  for (size_t j = 1; j < clip.inputs.size(); ++j) {
+    if (clip.inputs[j] < 0) continue;
+    const std::optional<double> bound = ScalarConst(g, clip.inputs[j]);
+    if (!bound) return std::nullopt;
+    n.attrs[j == 1 ? "min" : "max"] = static_cast<float>(*bound);
+  }
+  n.opset = 6;
+  n.inputs.resize(1);
+  return n;
+}
+
 }  // namespace npu

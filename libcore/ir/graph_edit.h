@@ -1,6 +1,7 @@
 // Graph-edit helpers for passes: find consumers, rewire uses, add nodes and constants, drop nodes, and
 // restore topological order afterwards. Passes edit through these instead of touching indices by hand.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,5 +31,11 @@ void EraseNodes(Graph& g, const std::vector<bool>& dead);
 Status SortTopologically(Graph& g);
 // The constant behind value v, or nullptr.
 inline const Tensor* ConstantOf(const Graph& g, int v) { return v >= 0 && g.values[v].constant ? &*g.values[v].constant : nullptr; }
+// The value of a constant float scalar v, or nullopt.
+std::optional<double> ScalarConst(const Graph& g, int v);
+// A Clip as a one-input node: from opset 11 its bounds are inputs; given as constant scalars they become the
+// opset-6 `min`/`max` attributes (as a fused epilogue or an in-place form takes them). Nullopt: a bound is computed.
+// Any other node comes back as it is.
+std::optional<Node> ClipWithBoundAttributes(const Graph& g, const Node& clip);
 
 }  // namespace npu

@@ -1,12 +1,13 @@
 #include "kernels/logistic.h"
 
-#include <Eigen/Core>
 #include <cstring>
 #include <iterator>
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 #define NPUKIT_LOGISTIC_AVX2 1
+#else
+#include <Eigen/Core>
 #endif
 
 namespace npu {

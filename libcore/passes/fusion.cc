@@ -34,12 +34,6 @@ int OnlyReader(const Graph& g, int v, std::string_view type) {
   return c >= 0 && g.nodes[c].op_type == type ? c : -1;
 }
 
-std::optional<double> ScalarConst(const Graph& g, int v) {
-  const Tensor* t = ConstantOf(g, v);
-  if (!t || t->numel() != 1 || !IsFloat(t->dtype())) return std::nullopt;
-  return t->ToDoubleVector()[0];
-}
-
 bool IsScalar(const Graph& g, int v, double want, double rel_tol = 1e-4) {
   auto s = ScalarConst(g, v);
   return s && std::fabs(*s - want) <= rel_tol * std::max(1.0, std::fabs(want));
@@ -440,22 +434,12 @@ std::vector<int> MatchUbActivation(Graph& g, int k, const std::vector<bool>& dea
   if (IsDepthwiseConv(g, op) && !IsZeroSlopeRelu(act)) return {};
   // A UB fusion never crosses a dtype change: an activation precision put in another dtype runs as its own task.
   if (g.values[act.outputs[0]].dtype != g.values[op.outputs[0]].dtype) return {};
+  const std::optional<Node> one_input = ClipWithBoundAttributes(g, act);  // a Clip's bound inputs as attributes
+  if (!one_input || one_input->inputs.size() != 1) return {};
   AttrMap epilogue;
-  int opset = act.opset;
-  for (const auto& [key, v] : act.attrs) epilogue[kEpilogueAttrPrefix + key] = v;
-  if (act.op_type == "Clip" && act.opset >= 11) {  // min/max inputs become the opset-6 attributes
-    for (size_t j = 1; j < act.inputs.size(); ++j) {
-      if (act.inputs[j] < 0) continue;
-      auto bound = ScalarConst(g, act.inputs[j]);
-      if (!bound) return {};
-      epilogue[std::string(kEpilogueAttrPrefix) + (j == 1 ? "min" : "max")] = static_cast<float>(*bound);
-    }
-    opset = 6;
-  } else if (act.inputs.size() != 1) {
-    return {};
-  }
+  for (const auto& [key, v] : one_input->attrs) epilogue[kEpilogueAttrPrefix + key] = v;
   op.attrs[kEpilogueOp] = act.op_type;
-  op.attrs[kEpilogueOpset] = int64_t{opset};
+  op.attrs[kEpilogueOpset] = int64_t{one_input->opset};
   op.attrs.insert(epilogue.begin(), epilogue.end());
   return {k, act_i};
 }

@@ -308,22 +308,12 @@ namespace {
 // Activations whose in-place form gives the bits of their kernel on any chunks (scalar functions of one element).
 constexpr std::string_view kMergeableActivations[] = {"Relu", "LeakyRelu", "Clip", "HardSwish"};
 
-// An activation task as an in-place function of its one computed input: its kernel's in-place form, a Clip's
-// constant bounds (inputs from opset 11) given as its opset-6 attributes, as UB fusion takes them. Empty: none.
+// An activation task as an in-place function of its one computed input: its kernel's in-place form (a Clip's
+// constant bounds given as attributes, as UB fusion takes them). Empty: none.
 InPlaceFn ActivationInPlace(const Graph& g, const Node& a) {
   if (std::find(std::begin(kMergeableActivations), std::end(kMergeableActivations), a.op_type) == std::end(kMergeableActivations)) return {};
-  Node op = a;
-  if (a.op_type == "Clip" && a.opset >= 11) {
-    constexpr const char* kBound[] = {"", "min", "max"};
-    for (size_t j = 1; j < a.inputs.size() && j < std::size(kBound); ++j) {
-      const Tensor* bound = ConstantOf(g, a.inputs[j]);
-      if (a.inputs[j] >= 0 && (!bound || bound->numel() != 1 || !IsFloat(bound->dtype()))) return {};
-      if (bound) op.attrs[kBound[j]] = ToF32(*bound).data<float>()[0];
-    }
-    op.opset = 6;
-    op.inputs.resize(1);
-  }
-  return op.inputs.size() == 1 ? KernelRegistry::Get().InPlaceForm(op) : InPlaceFn{};
+  const std::optional<Node> op = ClipWithBoundAttributes(g, a);
+  return op && op->inputs.size() == 1 ? KernelRegistry::Get().InPlaceForm(*op) : InPlaceFn{};
 }
 
 }  // namespace
@@ -352,7 +342,6 @@ void Session::PlanActivationsInProducers() {
     if (!fn) continue;
     p.then_act = std::move(fn);
     p.then_round_to = IsHalfLike(vz.dtype) && !a.result_is_rounded ? vz.dtype : DType::kUndefined;
-    a.runs_in_producer = true;
     ++k;  // the activation is taken
   }
 }

@@ -121,10 +121,10 @@ class Session {
     // A strided selection whose only reader copies anyway and may take it in place of a copy (PlanStridedViews).
     bool view_to_reader = false;       // on the Slice
     bool reads_view = false;           // on its reader
-    // An activation task run inside the task before it (PlanActivationsInProducers).
-    InPlaceFn then_act;                // on the producer: the activation, then_round_to its result's rounding
+    // An activation task run inside this task, the one before it (PlanActivationsInProducers): its in-place form
+    // and the rounding of its result (RunTask then skips it: activation_done_by_).
+    InPlaceFn then_act;
     DType then_round_to = DType::kUndefined;
-    bool runs_in_producer = false;     // on the activation
   };
   std::vector<TaskPlan> plans_;
   void PlanLifetimes();
