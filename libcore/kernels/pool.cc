@@ -1,6 +1,9 @@
 // Pooling: MaxPool (with optional Indices), AveragePool, GlobalAveragePool, GlobalMaxPool, over 1 to 3
 // spatial dims. Windows are clipped to the input once per axis and output index, so the inner loops carry no
 // bounds checks.
+#include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -160,14 +163,52 @@ struct ChannelRun {
   int64_t channels, at;
 };
 
+typedef int32_t Mask16 __attribute__((vector_size(64)));
+
+// The maximum of `taps` channel runs of `C` floats `step` apart (one input row's taps of one output column's window)
+// into `to`, the first tap as it is and later ones where greater; lanes of `nan` are set where the first tap holds a
+// NaN (the caller reduces them once per row). Only there does a NaN make the rows' order differ from the taps':
+// a later tap's NaN is passed over by both, but a row whose maximum is its first tap's NaN would hide its other
+// taps from the rows below. Channels in 16-lane vectors outermost, so the maximum stays in a register
+// over the taps (taps outermost, with the flag reduced to a scalar per tap, was a third of squeezenet1_1's 3x3
+// stride-2 pool time on AVX-512).
+void WindowRowMax(const float* v, int64_t step, int64_t taps, int64_t C, float* to, Mask16& nan) {
+  constexpr int64_t kLanes = sizeof(Lanes16) / sizeof(float);
+  if (taps <= 0) {
+    std::fill(to, to + C, -std::numeric_limits<float>::infinity());
+    return;
+  }
+  int64_t c = 0;
+  for (; c + kLanes <= C; c += kLanes) {
+    Lanes16 m;
+    std::memcpy(&m, v + c, sizeof m);
+    nan |= m != m;
+    for (int64_t k = 1; k < taps; ++k) {
+      Lanes16 x;
+      std::memcpy(&x, v + k * step + c, sizeof x);
+      m = x > m ? x : m;
+    }
+    std::memcpy(to + c, &m, sizeof m);
+  }
+  for (; c < C; ++c) {
+    float m = v[c];
+    nan[0] |= m != m;
+    for (int64_t k = 1; k < taps; ++k) {
+      const float x = v[k * step + c];
+      m = x > m ? x : m;
+    }
+    to[c] = m;
+  }
+}
+
 // A max pool whose windows overlap down the map (GoogLeNet's stride-1 pool branches, the 3x3 stride-2 pools of
 // most CNNs) by rows: each input row's maxima over every output column's window are made once and combined
 // top-down for every output row whose window holds that row: kw + kh taps per output instead of kw * kh at
 // stride 1 (the same count at stride 2, in plain loops over whole rows: googlenet's three 3x3 stride-2 pools
 // 0.34 -> 0.28 ms by a per-task timer). Within a row the leftmost, and across rows the topmost, of equal
 // maxima is kept: without NaNs that is the tap order's result, ties of -0 and +0 included. A NaN changes the
-// result by where it lies (the first tap's NaN stays, later ones are passed over), so a band whose windows read
-// one returns false and is done tap by tap.
+// result by where it lies (the first tap's NaN stays, later ones are passed over), so a band where one starts a
+// row of a window returns false and is done tap by tap.
 class MaxRowsBand {
  public:
   MaxRowsBand(std::span<const ChannelRun<float>> runs, const Pool3& p, int64_t C, const std::vector<AxisWindow>& w1, const std::vector<AxisWindow>& w2)
@@ -181,14 +222,13 @@ class MaxRowsBand {
       const int64_t n = r / OH;
       const AxisWindow& a1 = w1_[static_cast<size_t>(r % OH)];
       float* out = y + r * row_floats_;
-      if (a1.hi <= a1.lo) std::fill(out, out + row_floats_, -std::numeric_limits<float>::infinity());  // no tap
+      rows_read_.clear();
       for (int64_t k1 = a1.lo; k1 < a1.hi; ++k1) {
-        const float* row = RowMaxima(n, a1.start + k1 * p_.d[1]);
-        if (!row) return false;
-        if (k1 == a1.lo) std::copy(row, row + row_floats_, out);
-        else
-          for (int64_t i = 0; i < row_floats_; ++i) out[i] = row[i] > out[i] ? row[i] : out[i];
+        rows_read_.push_back(RowMaxima(n, a1.start + k1 * p_.d[1]));
+        if (!rows_read_.back()) return false;
       }
+      if (rows_read_.empty()) std::fill(out, out + row_floats_, -std::numeric_limits<float>::infinity());  // no tap
+      else CombineRows(out);
     }
     return true;
   }
@@ -199,34 +239,35 @@ class MaxRowsBand {
     const int64_t key = n * p_.in[1] + ih, slot = ih % slots_;
     float* out = rows_.data() + slot * row_floats_;
     if (held_[static_cast<size_t>(slot)] == key) return out;
-    // NaNs are looked for in the taps as they are read: a pass of its own over the row, the first to touch it,
-    // was 40% of the pool's samples (squeezenet1_1's 3x3 stride-2 pools 17% faster without it).
-    int nan = 0;
+    // NaNs are looked for in the taps as they are read (WindowRowMax): a pass of its own over the row, the first to
+    // touch it, was 40% of the pool's samples (squeezenet1_1's 3x3 stride-2 pools 17% faster without it).
+    Mask16 nan{};
     for (const ChannelRun<float>& run : runs_) {
-      const int64_t C = run.channels;
-      const float* src = run.x + key * p_.in[2] * C;
+      const float* src = run.x + key * p_.in[2] * run.channels;
       float* to = out + run.at;
       for (const AxisWindow& a2 : w2_) {
-        if (a2.hi <= a2.lo) std::fill(to, to + C, -std::numeric_limits<float>::infinity());
-        for (int64_t k2 = a2.lo; k2 < a2.hi; ++k2) {
-          const float* v = src + (a2.start + k2 * p_.d[2]) * C;
-          if (k2 == a2.lo)
-            for (int64_t c = 0; c < C; ++c) {
-              nan |= v[c] != v[c];
-              to[c] = v[c];
-            }
-          else
-            for (int64_t c = 0; c < C; ++c) {
-              nan |= v[c] != v[c];
-              to[c] = v[c] > to[c] ? v[c] : to[c];
-            }
-        }
+        WindowRowMax(src + (a2.start + a2.lo * p_.d[2]) * run.channels, p_.d[2] * run.channels, a2.hi - a2.lo, run.channels, to, nan);
         to += C_;
       }
     }
-    if (nan) return nullptr;
+    for (int32_t lane : std::bit_cast<std::array<int32_t, sizeof nan / sizeof(int32_t)>>(nan))
+      if (lane) return nullptr;
     held_[static_cast<size_t>(slot)] = key;
     return rows_.data() + slot * row_floats_;
+  }
+
+  // out = the maxima of rows_read_, the topmost of equal ones kept, in blocks that stay in L1 while every row is
+  // combined into them (a pass per row over the whole output row was a fifth of a 3x3 stride-2 pool's time).
+  void CombineRows(float* out) const {
+    constexpr int64_t kBlock = 512;  // 2 KB of output per block
+    for (int64_t i0 = 0; i0 < row_floats_; i0 += kBlock) {
+      const int64_t end = std::min(row_floats_, i0 + kBlock);
+      std::copy(rows_read_[0] + i0, rows_read_[0] + end, out + i0);
+      for (size_t r = 1; r < rows_read_.size(); ++r) {
+        const float* row = rows_read_[r];
+        for (int64_t i = i0; i < end; ++i) out[i] = row[i] > out[i] ? row[i] : out[i];
+      }
+    }
   }
 
   std::span<const ChannelRun<float>> runs_;
@@ -236,6 +277,7 @@ class MaxRowsBand {
   const int64_t slots_, row_floats_;  // input rows a window spans; floats per row of maxima (OW * C)
   std::vector<float> rows_;           // the maxima of the last `slots_` input rows, row ih in slot ih % slots_
   std::vector<int64_t> held_;         // per slot: n * IH + ih of the row it holds, or -1
+  std::vector<const float*> rows_read_;  // the rows of maxima an output row's windows span
 };
 
 // Channels-last 2-D pooling (max without indices, or average): each output pixel in blocks of kPoolLanes

@@ -381,32 +381,40 @@ TEST(ChannelsLast, MaxAndAveragePoolsOfWideMapsGiveTheChannelsFirstBits) {
 // clipped, dilated and strided windows, on maps whose maxima are ties of -0 and +0, and with a NaN in one image
 // (its rows are done tap by tap), they give the channels-first bits, on one thread and on several.
 TEST(ChannelsLast, MaxPoolsByRowsGiveTheChannelsFirstBits) {
-  Tensor noise = Random({2, 48, 20, 13}, 33);
-  Tensor zeros = Random({2, 48, 20, 13}, 34);
-  for (float& v : std::span(zeros.mutable_data<float>(), static_cast<size_t>(zeros.numel())))
-    v = v < -0.3f ? -1.f : v < 0.3f ? -0.f : 0.f;  // every window's maximum a tie of zeros of either sign
-  Tensor with_nan = noise.Clone();
-  with_nan.mutable_data<float>()[48 * 20 * 13 + 7 * 13 + 4] = std::numeric_limits<float>::quiet_NaN();  // image 1
-  struct Case {
-    std::vector<int64_t> kernel, pads, strides, dilations;
-    int64_t ceil;
-  };
-  const Case cases[] = {{{3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1},   // GoogLeNet's pool branch
-                        {{3, 2}, {0, 1, 2, 0}, {1, 2}, {1, 1}, 1},   // asymmetric pads, strided across
-                        {{2, 3}, {1, 0, 0, 1}, {1, 1}, {3, 2}, 0},   // dilated
-                        {{3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1}, 1}};  // stride 2 down the map (rows shared by two)
-  for (const Tensor* x : {&noise, &zeros, &with_nan}) {
-    const Tensor x_last = ToChannelsLast(*x, Pool());
-    for (const Case& c : cases) {
-      const Node pool = MakeNode("MaxPool", 1, {{"kernel_shape", c.kernel}, {"pads", c.pads}, {"strides", c.strides}, {"dilations", c.dilations},
-                                                 {"ceil_mode", c.ceil}});
-      const Tensor want = RunNode(pool, {*x});
-      for (int threads : {1, 3}) {
-        ThreadPool pool_of(threads);
-        std::vector<Tensor> out;
-        ASSERT_TRUE(RunKernel(pool, {x_last}, out, pool_of).ok());
-        ASSERT_TRUE(out[0].channels_last);
-        ExpectSameBits(ToChannelsFirst(out[0], Pool()), want);
+  for (int64_t channels : {48, 21}) {  // whole 16-lane vectors, and a tail of 5 lanes
+    Tensor noise = Random({2, channels, 20, 13}, 33);
+    Tensor zeros = Random({2, channels, 20, 13}, 34);
+    for (float& v : std::span(zeros.mutable_data<float>(), static_cast<size_t>(zeros.numel())))
+      v = v < -0.3f ? -1.f : v < 0.3f ? -0.f : 0.f;  // every window's maximum a tie of zeros of either sign
+    Tensor with_nan = noise.Clone();
+    with_nan.mutable_data<float>()[channels * 20 * 13 + 7 * 13 + 4] = std::numeric_limits<float>::quiet_NaN();  // image 1
+    // In the last channel (past the whole vectors where there is a tail), a NaN that starts a window's middle row,
+    // beside that window's maximum: taken row by row, the row's maximum would be the NaN and hide the 100.
+    Tensor with_tail_nan = noise.Clone();
+    float* last_channel = with_tail_nan.mutable_data<float>() + (channels - 1) * 20 * 13;
+    last_channel[12 * 13 + 6] = std::numeric_limits<float>::quiet_NaN();
+    last_channel[12 * 13 + 7] = 100.f;
+    struct Case {
+      std::vector<int64_t> kernel, pads, strides, dilations;
+      int64_t ceil;
+    };
+    const Case cases[] = {{{3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1},   // GoogLeNet's pool branch
+                          {{3, 2}, {0, 1, 2, 0}, {1, 2}, {1, 1}, 1},   // asymmetric pads, strided across
+                          {{2, 3}, {1, 0, 0, 1}, {1, 1}, {3, 2}, 0},   // dilated
+                          {{3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1}, 1}};  // stride 2 down the map (rows shared by two)
+    for (const Tensor* x : {&noise, &zeros, &with_nan, &with_tail_nan}) {
+      const Tensor x_last = ToChannelsLast(*x, Pool());
+      for (const Case& c : cases) {
+        const Node pool = MakeNode("MaxPool", 1, {{"kernel_shape", c.kernel}, {"pads", c.pads}, {"strides", c.strides}, {"dilations", c.dilations},
+                                                   {"ceil_mode", c.ceil}});
+        const Tensor want = RunNode(pool, {*x});
+        for (int threads : {1, 3}) {
+          ThreadPool pool_of(threads);
+          std::vector<Tensor> out;
+          ASSERT_TRUE(RunKernel(pool, {x_last}, out, pool_of).ok());
+          ASSERT_TRUE(out[0].channels_last);
+          ExpectSameBits(ToChannelsFirst(out[0], Pool()), want);
+        }
       }
     }
   }
