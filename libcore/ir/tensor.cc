@@ -1,13 +1,10 @@
 #include "ir/tensor.h"
 
-#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <mutex>
 #include <new>
-#include <unordered_map>
-#include <vector>
 
 #include "base/half.h"
 
@@ -46,78 +43,10 @@ std::string ShapeToString(const Shape& s) {
 namespace {
 // Aligned so vector kernels and the .om weight layout agree.
 constexpr size_t kTensorAlign = 64;
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kUnderAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kUnderAddressSanitizer = true;
-#else
-constexpr bool kUnderAddressSanitizer = false;
-#endif
-#else
-constexpr bool kUnderAddressSanitizer = false;
-#endif
-
-void* NewAligned(size_t bytes) { return ::operator new(bytes, std::align_val_t(kTensorAlign)); }
-void DeleteAligned(void* p) { ::operator delete(p, std::align_val_t(kTensorAlign)); }
-
-// A session frees its activations op by op and asks for blocks of the same sizes again in the next inference.
-// glibc sorts and coalesces such chunks on every free and request (_int_free, _int_malloc, malloc_consolidate:
-// 1.8% of shufflenet_v2's samples, on the thread the other one waits for at the next fork). Freed blocks of
-// kCachedFromBytes and more wait here by exact size for the next request of that size, the most recently freed
-// first (the likeliest still in cache), up to kMaxCachedBytes in all; smaller ones go to glibc's own caches.
-class BlockCache {
- public:
-  static constexpr size_t kCachedFromBytes = 64 << 10;
-  static constexpr size_t kMaxCachedBytes = kUnderAddressSanitizer ? 0 : 64 << 20;  // under it, a use after free is caught
-
-  static BlockCache& Get() {
-    static BlockCache cache;
-    return cache;
-  }
-  ~BlockCache() {
-    gone_ = true;  // tensors of static storage destroyed after this go straight to the heap
-    for (auto& [bytes, blocks] : free_)
-      for (void* p : blocks) DeleteAligned(p);
-  }
-  void* Take(size_t bytes) {
-    if (bytes < kCachedFromBytes) return NewAligned(bytes);
-    {
-      std::lock_guard lock(mu_);
-      if (auto it = free_.find(bytes); it != free_.end() && !it->second.empty()) {
-        void* p = it->second.back();
-        it->second.pop_back();
-        held_ -= bytes;
-        return p;
-      }
-    }
-    return NewAligned(bytes);
-  }
-  static void Give(void* p, size_t bytes) {
-    if (bytes >= kCachedFromBytes && !gone_ && Get().Keep(p, bytes)) return;
-    DeleteAligned(p);
-  }
-
- private:
-  bool Keep(void* p, size_t bytes) {
-    std::lock_guard lock(mu_);
-    if (held_ + bytes > kMaxCachedBytes) return false;
-    free_[bytes].push_back(p);
-    held_ += bytes;
-    return true;
-  }
-
-  static inline std::atomic<bool> gone_{false};
-  std::mutex mu_;
-  std::unordered_map<size_t, std::vector<void*>> free_;
-  size_t held_ = 0;
-};
-
 std::shared_ptr<void> AllocAligned(size_t n) {
   size_t bytes = std::max(kTensorAlign, (n + kTensorAlign - 1) / kTensorAlign * kTensorAlign);
-  void* p = BlockCache::Get().Take(bytes);
-  return std::shared_ptr<void>(p, [bytes](void* q) { BlockCache::Give(q, bytes); });
+  void* p = ::operator new(bytes, std::align_val_t(kTensorAlign));
+  return std::shared_ptr<void>(p, [](void* q) { ::operator delete(q, std::align_val_t(kTensorAlign)); });
 }
 }  // namespace
 

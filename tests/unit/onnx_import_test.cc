@@ -124,34 +124,6 @@ TEST(Tensor, ViewAnyAlignmentCopiesOnceAndOnlyWhenComputedOn) {
   EXPECT_EQ(aligned.raw(), t.raw());
 }
 
-// Activation-sized blocks a session frees come back to the next request of the same size, the last freed first;
-// a block of another size never gets one of them while they wait.
-// Under AddressSanitizer every block goes back to its heap instead (ir/tensor.cc), so there is nothing to test.
-#if defined(__SANITIZE_ADDRESS__)
-#define NPUKIT_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define NPUKIT_TEST_ASAN 1
-#endif
-#endif
-TEST(Tensor, FreedActivationBlocksComeBackForTheSameSizeLastFirst) {
-#ifndef NPUKIT_TEST_ASAN
-  const Shape size = {1 << 16};  // 256 KB of fp32
-  Tensor first = Tensor::Empty(DType::kF32, size), second = Tensor::Empty(DType::kF32, size);
-  const void* first_at = first.raw();
-  const void* second_at = second.raw();
-  first = Tensor();
-  second = Tensor();
-  const Tensor other = Tensor::Empty(DType::kF32, {(1 << 16) + 16});
-  EXPECT_NE(other.raw(), first_at);
-  EXPECT_NE(other.raw(), second_at);
-  const Tensor again = Tensor::Empty(DType::kF32, size), then = Tensor::Empty(DType::kF32, size);
-  EXPECT_EQ(again.raw(), second_at);
-  EXPECT_EQ(then.raw(), first_at);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(again.raw()) % 64, 0u);
-#endif
-}
-
 }  // namespace
 }  // namespace npu
 
