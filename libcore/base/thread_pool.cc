@@ -59,6 +59,24 @@ void ThreadPool::ParallelFor(size_t n, size_t grain, const std::function<void(si
   fn(0, n);
 }
 
+void ThreadPool::SplitEvenly(size_t n, size_t min_parallel, const std::function<void(size_t, size_t)>& fn) {
+  if (n == 0) return;
+#ifdef _OPENMP
+  if (threads_ > 1 && n >= min_parallel && !omp_in_parallel()) {
+#pragma omp parallel num_threads(threads_)
+    {
+      const auto t = static_cast<size_t>(omp_get_thread_num()), parts = static_cast<size_t>(omp_get_num_threads());
+      const size_t begin = n * t / parts, end = n * (t + 1) / parts;
+      if (begin < end) fn(begin, end);
+    }
+    return;
+  }
+#else
+  (void)min_parallel;
+#endif
+  fn(0, n);
+}
+
 ThreadPool& ThreadPool::Global() {
   static ThreadPool pool(DefaultThreads());
   return pool;

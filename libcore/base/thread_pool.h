@@ -14,6 +14,10 @@ class ThreadPool {
   // Calls fn(begin, end) over [0, n) split into chunks of at least `grain` items; returns when all are done.
   // Runs inline when there is only one chunk. Nested calls from a worker run inline too.
   void ParallelFor(size_t n, size_t grain, const std::function<void(size_t, size_t)>& fn);
+  // Calls fn(begin, end) once on each thread t with the t-th of size() even parts of [0, n), as OpenMP's static
+  // schedule deals a oneDNN primitive's work: a pass over its result then reads what the same core wrote. Runs
+  // inline when n < min_parallel or when nested.
+  void SplitEvenly(size_t n, size_t min_parallel, const std::function<void(size_t, size_t)>& fn);
 
   static ThreadPool& Global();
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -107,6 +108,24 @@ TEST(ThreadPool, CoversEveryIndexOnce) {
     for (size_t i = b; i < e; ++i) hits[i]++;
   });
   for (int h : hits) ASSERT_EQ(h, 1);
+}
+
+// SplitEvenly: one even part per thread, in order (thread t the t-th), every index once; inline below its minimum.
+TEST(ThreadPool, SplitEvenlyGivesThreadTItsPart) {
+  ThreadPool pool(3);
+  std::vector<int> hits(10007, 0);
+  std::mutex lock;
+  std::map<int, std::pair<size_t, size_t>> by_thread;
+  pool.SplitEvenly(hits.size(), 1000, [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) hits[i]++;
+    std::lock_guard guard(lock);
+    by_thread[omp_get_thread_num()] = {b, e};
+  });
+  for (int h : hits) ASSERT_EQ(h, 1);
+  EXPECT_EQ(by_thread, (std::map<int, std::pair<size_t, size_t>>{{0, {0, 3335}}, {1, {3335, 6671}}, {2, {6671, 10007}}}));
+  std::vector<std::pair<size_t, size_t>> parts;
+  pool.SplitEvenly(999, 1000, [&](size_t b, size_t e) { parts.emplace_back(b, e); });
+  EXPECT_EQ(parts, (std::vector<std::pair<size_t, size_t>>{{0, 999}}));
 }
 
 // Back-to-back jobs (workers still spinning), jobs after pauses longer than the spin (workers asleep, woken
