@@ -461,7 +461,7 @@ ChunkFinish RowsFinish(KernelContext& c, bool stays_channels_last) {
 // next activation. A residual oneDNN did not add comes first: the runtime adds it, then runs the rest. Each thread
 // takes the even part of the result its own core is likeliest to have written (ThreadPool::SplitEvenly): dealt
 // in chunks to whichever thread came first, the force_fp16 rounding read half of them from the other core
-// (mnasnet1_0, squeezenet1_1 and regnet_y_800mf force_fp16 0.95, 0.94 and 0.97 of their time, AVX-512 machine).
+// (mnasnet1_0, squeezenet1_1 and regnet_y_800mf force_fp16 0.936, 0.975 and 0.977 of their time, AVX-512 machine).
 void FinishResult(KernelContext& c, Tensor& y, bool stays_channels_last) {
   if (c.residual.defined() && !c.residual_applied) return;
   const ChunkFinish f = RowsFinish(c, stays_channels_last);
