@@ -481,8 +481,7 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
   if (activation_done_by_ == static_cast<int>(k)) {  // computed by the task before it (PlanActivationsInProducers)
     activation_done_by_ = -1;
     ++activations_in_producers_;
-    for (int i : n.inputs)
-      if (i >= 0 && last_use_[i] == static_cast<int>(k) && !g.values[i].constant) vals[i] = Tensor();
+    ReleaseLastUses(n, k, vals);
     return Status::Ok();
   }
   ThreadPool& pool = ThreadPool::Global();
@@ -600,9 +599,14 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
     may_hold_non_finite_[z] = may_hold_non_finite_[n.outputs[0]];
     activation_done_by_ = static_cast<int>(k + 1);
   }
-  for (int i : n.inputs)  // release intermediates after their last reader
-    if (i >= 0 && last_use_[i] == static_cast<int>(k) && !g.values[i].constant) vals[i] = Tensor();
+  ReleaseLastUses(n, k, vals);
   return Status::Ok();
+}
+
+// Releases the intermediates task k (node n) was the last reader of.
+void Session::ReleaseLastUses(const Node& n, size_t k, std::vector<Tensor>& vals) const {
+  for (int i : n.inputs)
+    if (i >= 0 && last_use_[i] == static_cast<int>(k) && !model_.graph.values[i].constant) vals[i] = Tensor();
 }
 
 }  // namespace npu

@@ -144,6 +144,7 @@ class Session {
   bool HeldInF32(const std::vector<Tensor>& vals, int v) const;
   Tensor AsStored(Tensor t, int v) const;
   Status RunTask(size_t k, std::vector<Tensor>& vals);
+  void ReleaseLastUses(const Node& n, size_t k, std::vector<Tensor>& vals) const;
 };
 
 }  // namespace npu
