@@ -28,6 +28,13 @@ Tensor FromF32(const Tensor& t, DType target) {
   return out;
 }
 
+Tensor ResultOver(const Tensor& x, Shape shape) {
+  if (!x.sole_owner() || x.numel() != NumElements(shape)) return Tensor::Empty(x.dtype(), std::move(shape));
+  Tensor y = x.Reshaped(std::move(shape));  // row-major, as Tensor::Empty's
+  y.format = Format::kND;
+  return y;
+}
+
 Status WithWidenedHalves(KernelContext& c, const std::function<Status(KernelContext&)>& body) {
   DType narrow = DType::kUndefined;
   for (auto& t : c.inputs)

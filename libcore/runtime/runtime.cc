@@ -428,6 +428,7 @@ Status Session::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outp
   faulted_.reset();
   concats_read_in_place_ = 0;
   views_read_in_place_ = 0;
+  results_over_inputs_ = 0;
   activations_in_producers_ = 0;
   activation_done_by_ = -1;
   concat_pieces_.clear();  // nothing a failed run left behind reaches this one's tasks
@@ -532,10 +533,18 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
   // Compute kernels read fp32. An op that only moves bytes runs on the 16-bit tensors as they are, unless
   // one of them is held in fp32 (see RunTask's end): then on all of them in fp32, which moves the same values.
   bool widen = !moves_bytes || std::any_of(n.inputs.begin(), n.inputs.end(), [&](int i) { return HeldInF32(vals, i); });
-  std::vector<Tensor> compute = ins;
+  // Without observers the kernel gets the last reference to each intermediate read by nothing after this task, so
+  // that a kernel that writes its result element for element over an input may (ResultOver).
+  std::vector<Tensor> compute = observers_.empty() ? std::move(ins) : ins;
   for (size_t j = 0; widen && j < compute.size(); ++j)
     if (compute[j].defined() && IsHalfLike(compute[j].dtype()) && (moves_bytes || static_cast<int>(j) != residual))
       compute[j] = widened_[n.inputs[j]].defined() ? widened_[n.inputs[j]] : ToF32(compute[j]);
+  std::vector<const std::byte*> handed_over;  // the storage of the inputs this task reads last
+  if (observers_.empty() && !moves_bytes) {
+    for (size_t j = 0; j < compute.size() && j < n.inputs.size(); ++j)
+      if (compute[j].defined() && ReadsLast(n.inputs[j], k)) handed_over.push_back(compute[j].raw());
+    ReleaseLastUses(n, k, vals);
+  }
   std::vector<Tensor> outs;
   FloatStatus st;
   const bool pair = plan.pair_sigmoid && observers_.empty();
@@ -579,7 +588,6 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
       SettleFloat32(outs[j], exec_, &st, static_cast<int>(j));
     }
   }
-  bool overflow = exec_.soc && (st.out_of_range || (st.non_finite && AllFinite(ins) && AllFinite(pieces)));
   // A saturating SoC's rounding (and SettleFloat32) leaves no Inf or NaN in a result: nothing to pass on there, else
   // every conv after a saturated value would leave its fast path.
   flag_outputs(!exec_.saturate() && (inputs_non_finite || st.out_of_range > 0 || st.non_finite > 0));
@@ -589,9 +597,11 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
     std::vector<Tensor> outs_seen = seen(outs, n.outputs);
     TaskEvent done = EventFor(k, ins_seen, outs_seen);
     done.status = &st;
-    done.overflow = overflow;
+    done.overflow = exec_.soc && (st.out_of_range || (st.non_finite && AllFinite(ins) && AllFinite(pieces)));
     for (TaskObserver* o : observers_) o->AfterTask(done);
   }
+  if (!outs.empty() && outs[0].defined() && std::find(handed_over.begin(), handed_over.end(), outs[0].raw()) != handed_over.end())
+    ++results_over_inputs_;
   for (size_t j = 0; j < n.outputs.size(); ++j) vals[n.outputs[j]] = std::move(outs[j]);
   if (ran_next_activation) {  // output 0 holds the next task's result: its only reader was that task
     const int z = g.nodes[model_.tasks[k + 1].op_index].outputs[0];
@@ -603,10 +613,14 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
   return Status::Ok();
 }
 
+bool Session::ReadsLast(int value, size_t k) const {
+  return value >= 0 && last_use_[value] == static_cast<int>(k) && !model_.graph.values[value].constant;
+}
+
 // Releases the intermediates task k (node n) was the last reader of.
 void Session::ReleaseLastUses(const Node& n, size_t k, std::vector<Tensor>& vals) const {
   for (int i : n.inputs)
-    if (i >= 0 && last_use_[i] == static_cast<int>(k) && !model_.graph.values[i].constant) vals[i] = Tensor();
+    if (ReadsLast(i, k)) vals[i] = Tensor();
 }
 
 }  // namespace npu

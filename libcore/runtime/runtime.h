@@ -83,6 +83,8 @@ class Session {
   int views_read_in_place() const { return views_read_in_place_; }
   // Activation tasks of the last Run computed inside the task before them instead (PlanActivationsInProducers).
   int activations_in_producers() const { return activations_in_producers_; }
+  // Tasks of the last Run whose kernel wrote its result over an input the task read last (kernel_util.h ResultOver).
+  int results_over_inputs() const { return results_over_inputs_; }
 
  private:
   OmModel model_;
@@ -139,11 +141,13 @@ class Session {
   int concats_read_in_place_ = 0;
   std::unordered_map<int, StridedSource> views_;  // per value: the selection a Slice left to its reader (RunTask)
   int views_read_in_place_ = 0;
+  int results_over_inputs_ = 0;
   void WidenConstants();
   // A 16-bit value the runtime holds in fp32 (RunTask rounds compute results so), and that value as stored.
   bool HeldInF32(const std::vector<Tensor>& vals, int v) const;
   Tensor AsStored(Tensor t, int v) const;
   Status RunTask(size_t k, std::vector<Tensor>& vals);
+  bool ReadsLast(int value, size_t k) const;  // task k is the last to read the intermediate `value`
   void ReleaseLastUses(const Node& n, size_t k, std::vector<Tensor>& vals) const;
 };
 

@@ -656,6 +656,34 @@ TEST(Kernels, SoftmaxRowsAreTheDoubleSoftmaxForEveryWidth) {
   }
 }
 
+// A kernel that writes its result element for element over an input (ResultOver) does so only when it holds the
+// input's only reference, as the runtime hands a task the last read of an intermediate: a tensor something else holds
+// keeps its values and the result is new. Softmax, an elementwise op, a same-shape Add (over either operand) and
+// LayerNorm give the same bits either way.
+TEST(Kernels, ResultsOverInputsNothingElseHoldsGiveTheSameBits) {
+  const Tensor x = Random({4, 197}, 5, -8, 8), other = Random({4, 197}, 6), before = x.Clone();
+  auto same_bits = [](const Tensor& a, const Tensor& b) { return a.nbytes() == b.nbytes() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0; };
+  for (const char* op : {"Softmax", "Sigmoid", "Add", "LayerNormalization"}) {
+    SCOPED_TRACE(op);
+    auto inputs = [&](Tensor a) { return std::string(op) == "Add" ? std::vector<Tensor>{std::move(a), other} : std::vector<Tensor>{std::move(a)}; };
+    const Tensor shared = RunOp(op, inputs(x))[0];  // x is held here too
+    EXPECT_NE(shared.raw(), x.raw());
+    EXPECT_TRUE(same_bits(x, before));
+    Tensor sole = x.Clone();
+    const std::byte* storage = sole.raw();
+    const Tensor over = RunOp(op, inputs(std::move(sole)))[0];
+    EXPECT_EQ(over.raw(), storage);
+    EXPECT_TRUE(same_bits(over, shared));
+  }
+  // The second operand, where it has the result's shape and the first (a broadcast row) does not.
+  const Tensor row = Random({197}, 7), want = RunOp("Add", {row, other})[0];
+  std::vector<Tensor> ins = {row, other.Clone()};  // (an initializer list would hold a copy of its own during the call)
+  const std::byte* storage = ins[1].raw();
+  const Tensor sum = RunOp("Add", std::move(ins))[0];
+  EXPECT_EQ(sum.raw(), storage);
+  EXPECT_TRUE(same_bits(sum, want));
+}
+
 // A selection that is one aligned run of its input (a Gather of one slab, a Slice or Split along the outermost
 // axis) shares the input's storage; one that is not (a strided Slice, a run off the 64-byte boundary) is a copy.
 // Either way the values are the selected ones.
