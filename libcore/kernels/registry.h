@@ -179,8 +179,8 @@ Status RunEpilogue(const Node& act, const InPlaceFn& in_place, std::vector<Tenso
 // rounded to `sigmoid_dtype` when that is a 16-bit dtype as its task's result would be, then multiplied by x.
 // `x` is fp32 (16-bit values widened). The result is the Mul's; with a 16-bit `out_dtype` it is also rounded to
 // it in the same pass, its exceptions recorded in `status` as the runtime's rounding would (the
-// runtime then does not round it again).
-Tensor SigmoidTimesInput(const Tensor& x, DType sigmoid_dtype, DType out_dtype, const ExecContext& exec, FloatStatus* status, ThreadPool& pool);
+// runtime then does not round it again). Given the only reference to x (moved in), it is written over x.
+Tensor SigmoidTimesInput(Tensor x, DType sigmoid_dtype, DType out_dtype, const ExecContext& exec, FloatStatus* status, ThreadPool& pool);
 
 // Registers the kernel of an op type (what each family file does per op; its schema is ops/'s): a plain function
 // (Halves::kNative, channels-first inputs, no in-place form), or the whole definition.

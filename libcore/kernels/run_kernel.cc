@@ -111,8 +111,9 @@ Status RunPrepared(const Node& node, const PreparedKernel& kernel, std::vector<T
   return Status::Ok();
 }
 
-Tensor SigmoidTimesInput(const Tensor& x, DType sigmoid_dtype, DType out_dtype, const ExecContext& exec, FloatStatus* status, ThreadPool& pool) {
-  Tensor y = Tensor::EmptyLike(DType::kF32, x);
+Tensor SigmoidTimesInput(Tensor x, DType sigmoid_dtype, DType out_dtype, const ExecContext& exec, FloatStatus* status, ThreadPool& pool) {
+  Tensor y = ResultOver(x, x.shape());  // over x when it was moved in (an element's x is read before it is written)
+  y.channels_last = x.channels_last;
   const float* in = x.data<float>();
   float* out = y.mutable_data<float>();
   const bool round = IsHalfLike(sigmoid_dtype);  // as the runtime rounds every 16-bit result, with or without a SoC
@@ -129,10 +130,11 @@ Tensor SigmoidTimesInput(const Tensor& x, DType sigmoid_dtype, DType out_dtype, 
     const std::span<float> s(out + b, e - b);
     if (!round) {
       SiluValues(xs, s);
-    } else {
-      SigmoidValues(xs, s);
-      RoundValuesInPlace(s, sigmoid_dtype, exec);
-      for (size_t i = 0; i < s.size(); ++i) s[i] = in[b + i] * s[i];
+    } else {  // the Sigmoid's rounded values apart, as s may be x
+      const std::span<float> sig(ThreadScratch(e - b), e - b);
+      SigmoidValues(xs, sig);
+      RoundValuesInPlace(sig, sigmoid_dtype, exec);
+      for (size_t i = 0; i < s.size(); ++i) s[i] = xs[i] * sig[i];
     }
     if (round_out) round_out->Round(s, b);
   });

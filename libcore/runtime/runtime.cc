@@ -563,7 +563,7 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
   }
   if (pair) {
     const DType sigmoid_dtype = g.values[n.inputs[static_cast<size_t>(1 - plan.pair_x)]].dtype;
-    outs.push_back(SigmoidTimesInput(compute[static_cast<size_t>(plan.pair_x)], sigmoid_dtype, g.values[n.outputs[0]].dtype, exec_, &st, pool));
+    outs.push_back(SigmoidTimesInput(std::move(compute[static_cast<size_t>(plan.pair_x)]), sigmoid_dtype, g.values[n.outputs[0]].dtype, exec_, &st, pool));
   }
   if (Status run = pair ? Status::Ok() : RunPrepared(n, plan.kernel, std::move(compute), outs, pool, exec_, &st, options); !run.ok()) {
     if (run.code() != kTaskFaultCode) return run;

@@ -521,19 +521,21 @@ TEST(ChannelsLast, SlicesReadInPlaceGiveTheBitsOfTheCopies) {
 }
 
 // Unobserved, a task gets the last reference to each intermediate that nothing after it reads, and a kernel may write
-// its result over it (ResultOver): here the Add over y, the LayerNorm over the Add's sum... but not over a value read
-// again later (y, by the Add after the Sigmoid), one that is also a graph output (s) or the caller's input. The
-// outputs are the bits of the ops run one by one and of an observed run, and the caller's input keeps its values.
+// its result over it (ResultOver): here the Add over y, the Div, the Softmax and a SiLU pair over their inputs, but not
+// over a value read again later (y, by the Add after the Sigmoid), one that is also a graph output (s, which the
+// LayerNorm reads) or the caller's input. The outputs are the bits of the ops run one by one and of an observed run,
+// and the caller's input keeps its values.
 TEST(ChannelsLast, ResultsOverLastReadIntermediatesKeepEveryOtherValue) {
   Builder b;
   const int x = b.In("x", {4, 197});
   const int y = b.Op("Relu", {x});  // not over x: the caller holds it
   const int s = b.Op("Add", {y, b.Op("Sigmoid", {y})});  // the Sigmoid not over y, read again; the Add over y
   const int scaled = b.Op("Div", {b.Op("LayerNormalization", {s}, {{"axis", int64_t{-1}}}), b.Const("c", F32({}, {8.0f}))});
-  Graph g = b.Done(b.Op("Softmax", {scaled}, {{"axis", int64_t{-1}}}));
+  const int p = b.Op("Softmax", {scaled}, {{"axis", int64_t{-1}}});
+  Graph g = b.Done(b.Op("Mul", {p, b.Op("Sigmoid", {p})}));  // a SiLU pair (SigmoidTimesInput), over p
   g.outputs.push_back(s);  // also read by the LayerNorm: not over s
   const Tensor in = Random({4, 197}, 95, -4, 4), kept = in.Clone();
-  ExpectReadsInPlaceKeepTheBits(g, x, in, &Session::results_over_inputs, 3);  // the Add, the Div and the Softmax
+  ExpectReadsInPlaceKeepTheBits(g, x, in, &Session::results_over_inputs, 4);  // the Add, the Div, the Softmax, the pair
   ExpectSameBits(in, kept);
 }
 

@@ -195,6 +195,13 @@ TEST(Numerics, SigmoidTimesInputGivesTheBitsOfTheTwoKernels) {
       EXPECT_EQ(got_status.first_index, want_status.first_index);
       EXPECT_EQ(got_status.first_output, want_status.first_output);
       EXPECT_EQ(std::memcmp(&got_status.first_value, &want_status.first_value, sizeof(float)), 0);
+      // Given the only reference to x (moved in, as the runtime hands over its last read), the product is written over
+      // x, with the same bits; `in`, passed as a copy, kept its values for the runs above.
+      Tensor sole = in.Clone();
+      const std::byte* storage = sole.raw();
+      const Tensor over = SigmoidTimesInput(std::move(sole), held, held, ctx, nullptr, ThreadPool::Global());
+      EXPECT_EQ(over.raw(), storage);
+      EXPECT_EQ(std::memcmp(over.data<float>(), y[0].data<float>(), static_cast<size_t>(over.numel()) * sizeof(float)), 0) << soc << " " << DTypeName(held);
       // On the Inf/NaN SoC the held input keeps NaN and the infinities, whose products the record must hold (a
       // saturating SoC held them as finite values, and a product of fp16 values cannot pass 65504).
       if (held == DType::kF16 && *soc && !ctx.saturate()) EXPECT_TRUE(want_status.any()) << "the values must exercise the record";
