@@ -120,8 +120,7 @@ void RegisterUnary(const char* name, Make make, MakeBulk make_bulk = {}) {
   auto kernel = [make, make_bulk](KernelContext& c) {
     const Tensor& x = c.in(0);
     auto f = make(c.node);
-    Tensor y = ResultOver(x, x.shape());  // element for element
-    y.channels_last = x.channels_last;
+    Tensor y = ResultOver(x);  // element for element
     bool supported = true;
     bool ok = DispatchAll(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
@@ -281,8 +280,9 @@ Status BinaryKernel(KernelContext& c, const Tensor& a, const Tensor& b, F f, boo
     c.outputs[0].channels_last = OrdersDiffer(s);
     return Status::Ok();
   }
-  // Over an operand of the result's shape (a residual add's): each element is read before its own is written.
-  Tensor out = a.shape() == s ? ResultOver(a, s) : b.shape() == s ? ResultOver(b, s) : Tensor::Empty(a.dtype(), s);
+  // Over an operand of the result's shape (a residual add's; channels-first here, as the result): each element is
+  // read before its own is written.
+  Tensor out = a.shape() == s ? ResultOver(a) : b.shape() == s ? ResultOver(b) : Tensor::Empty(a.dtype(), s);
   bool supported = true;
   bool known = DispatchAll(a.dtype(), [&](auto tag) {
     using T = decltype(tag);

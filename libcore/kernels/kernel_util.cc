@@ -28,10 +28,10 @@ Tensor FromF32(const Tensor& t, DType target) {
   return out;
 }
 
-Tensor ResultOver(const Tensor& x, Shape shape) {
-  if (!x.sole_owner() || x.numel() != NumElements(shape)) return Tensor::Empty(x.dtype(), std::move(shape));
-  Tensor y = x.Reshaped(std::move(shape));  // row-major, as Tensor::Empty's
-  y.format = Format::kND;
+Tensor ResultOver(const Tensor& x) {
+  if (!x.sole_owner()) return Tensor::EmptyLike(x.dtype(), x);
+  Tensor y = x;
+  y.format = Format::kND;  // as a new tensor's
   return y;
 }
 

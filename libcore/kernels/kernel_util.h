@@ -89,13 +89,13 @@ class BroadcastRowWalk {
   std::vector<int64_t> offs_;  // per input
 };
 
-// Storage for a result of x's dtype and element count, shaped `shape`, that a kernel writes element for element
-// from x (each element read before its own is written): x's own bytes when no other tensor holds them, else new
-// memory. The runtime hands a task the last reference to an intermediate that nothing after it reads
+// Storage for a result of x's dtype, shape and memory order that a kernel writes element for element from x (each
+// element read before its own is written): x's own bytes when no other tensor holds them, else new memory
+// (Tensor::EmptyLike). The runtime hands a task the last reference to an intermediate that nothing after it reads
 // (Session::RunTask), so a softmax, an elementwise op or a residual add writes over its input instead of into
 // memory no cache holds (ONNX Runtime's MayInplace). The bits are the same either way. x must be the caller's to
 // overwrite: a kernel's input (KernelContext holds them; RunKernel takes them by value) or a by-value parameter.
-Tensor ResultOver(const Tensor& x, Shape shape);
+Tensor ResultOver(const Tensor& x);
 
 // Casts between any supported dtypes (fp16/bf16 through fp32); returns x itself when no cast is needed.
 Tensor CastTensor(const Tensor& x, DType to);

@@ -240,7 +240,7 @@ Status LayerNormKernel(KernelContext& c) {
   std::vector<T> scale = expand(1, 1.f), bias = expand(2, 0.f);
   Shape stat_shape = x.shape();
   for (int64_t d = axis; d < x.rank(); ++d) stat_shape[d] = 1;
-  Tensor y = ResultOver(x, x.shape());  // a row's statistics are taken before it is written
+  Tensor y = ResultOver(x);  // a row's statistics are taken before it is written
   Tensor mean = Tensor::Empty(DType::kF32, stat_shape), inv_std = Tensor::Empty(DType::kF32, stat_shape);  // stash_type float
   // Eigen's packet reductions, two passes (mean, then centred squares: no cancellation): a serial double
   // accumulator per row was 10% of convnext_tiny, a LayerNorm over the channels of every pixel. A row is at most a
@@ -333,7 +333,7 @@ Status SoftmaxKernel(KernelContext& c) {
   }
   if constexpr (kKind == SoftmaxKind::kSoftmax && std::is_same_v<T, float>) {
     if (inner == 1 && n > 0) {
-      Tensor y = ResultOver(x, x.shape());  // a row is read before it is written (SoftmaxRowF32)
+      Tensor y = ResultOver(x);  // a row is read before it is written (SoftmaxRowF32)
       SoftmaxRowsF32(c.pool, x.data<float>(), y.mutable_data<float>(), outer, n);
       c.outputs[0] = std::move(y);
       return Status::Ok();

@@ -324,7 +324,8 @@ void PoolChannelsLast(ThreadPool& pool, std::span<const ChannelRun<T>> runs, T* 
       for (int64_t ow = 0; ow < OW; ++ow) {
         const AxisWindow& a2 = w2[static_cast<size_t>(ow)];
         WindowPixels(p, n, a1, a2, pixels);
-        const auto count = static_cast<float>(include_pad ? a1.padded * a2.padded : (a1.hi - a1.lo) * (a2.hi - a2.lo));
+        [[maybe_unused]] float count = 0;  // an average's divisor
+        if constexpr (kKind == PoolKind::kAverage) count = static_cast<float>(include_pad ? a1.padded * a2.padded : (a1.hi - a1.lo) * (a2.hi - a2.lo));
         for (const ChannelRun<T>& run : runs) {
           const T* x = run.x;
           const int64_t Cr = run.channels;

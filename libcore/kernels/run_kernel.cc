@@ -112,8 +112,7 @@ Status RunPrepared(const Node& node, const PreparedKernel& kernel, std::vector<T
 }
 
 Tensor SigmoidTimesInput(Tensor x, DType sigmoid_dtype, DType out_dtype, const ExecContext& exec, FloatStatus* status, ThreadPool& pool) {
-  Tensor y = ResultOver(x, x.shape());  // over x when it was moved in (an element's x is read before it is written)
-  y.channels_last = x.channels_last;
+  Tensor y = ResultOver(x);  // over x when it was moved in (an element's x is read before it is written)
   const float* in = x.data<float>();
   float* out = y.mutable_data<float>();
   const bool round = IsHalfLike(sigmoid_dtype);  // as the runtime rounds every 16-bit result, with or without a SoC

@@ -539,10 +539,10 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
   for (size_t j = 0; widen && j < compute.size(); ++j)
     if (compute[j].defined() && IsHalfLike(compute[j].dtype()) && (moves_bytes || static_cast<int>(j) != residual))
       compute[j] = widened_[n.inputs[j]].defined() ? widened_[n.inputs[j]] : ToF32(compute[j]);
-  std::vector<const std::byte*> handed_over;  // the storage of the inputs this task reads last
+  handed_over_.clear();
   if (observers_.empty() && !moves_bytes) {
     for (size_t j = 0; j < compute.size() && j < n.inputs.size(); ++j)
-      if (compute[j].defined() && ReadsLast(n.inputs[j], k)) handed_over.push_back(compute[j].raw());
+      if (compute[j].defined() && ReadsLast(n.inputs[j], k)) handed_over_.push_back(compute[j].raw());
     ReleaseLastUses(n, k, vals);
   }
   std::vector<Tensor> outs;
@@ -600,7 +600,7 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
     done.overflow = exec_.soc && (st.out_of_range || (st.non_finite && AllFinite(ins) && AllFinite(pieces)));
     for (TaskObserver* o : observers_) o->AfterTask(done);
   }
-  if (!outs.empty() && outs[0].defined() && std::find(handed_over.begin(), handed_over.end(), outs[0].raw()) != handed_over.end())
+  if (!outs.empty() && outs[0].defined() && std::find(handed_over_.begin(), handed_over_.end(), outs[0].raw()) != handed_over_.end())
     ++results_over_inputs_;
   for (size_t j = 0; j < n.outputs.size(); ++j) vals[n.outputs[j]] = std::move(outs[j]);
   if (ran_next_activation) {  // output 0 holds the next task's result: its only reader was that task

@@ -142,6 +142,7 @@ class Session {
   std::unordered_map<int, StridedSource> views_;  // per value: the selection a Slice left to its reader (RunTask)
   int views_read_in_place_ = 0;
   int results_over_inputs_ = 0;
+  std::vector<const std::byte*> handed_over_;  // RunTask: the storage of the inputs the task reads last (kept: no allocation per task)
   void WidenConstants();
   // A 16-bit value the runtime holds in fp32 (RunTask rounds compute results so), and that value as stored.
   bool HeldInF32(const std::vector<Tensor>& vals, int v) const;
