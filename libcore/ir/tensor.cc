@@ -123,8 +123,10 @@ void Tensor::Detach() {
   realign_ = nullptr;  // owner_ still holds the copy
 }
 
-Tensor Tensor::Reshaped(Shape shape) const {
-  Tensor x = *this;
+Tensor Tensor::Reshaped(Shape shape) const& { return Tensor(*this).Reshaped(std::move(shape)); }
+
+Tensor Tensor::Reshaped(Shape shape) && {
+  Tensor x = std::move(*this);
   x.shape_ = std::move(shape);
   x.channels_last = false;
   return x;

@@ -70,7 +70,9 @@ class Tensor {
   std::span<const std::byte> stored_bytes() const { return {static_cast<const std::byte*>(data_), nbytes()}; }
 
   // Same bytes, new shape (numel must match); row-major (a channels-last tensor is converted before any reshape).
-  Tensor Reshaped(Shape shape) const;
+  // The rvalue form hands this tensor's reference on, so a sole owner's view stays the sole one (kernels' ResultOver).
+  Tensor Reshaped(Shape shape) const&;
+  Tensor Reshaped(Shape shape) &&;
   // The run of this tensor's bytes from `byte_offset` as a tensor of `shape`, sharing its storage (no copy);
   // undefined when the run does not start on the 64-byte boundary every tensor's storage keeps, or does not fit.
   Tensor Part(Shape shape, size_t byte_offset) const;

@@ -254,29 +254,37 @@ void RegisterUnaryOps() {
 
 // ---- binary -------------------------------------------------------------------------------------
 
-// The (N, H, W, C) view of an operand of a broadcasting op with a channels-last operand: a channels-last
-// tensor, or one whose two memory orders agree (shapes of rank < 4 count with leading 1s). None otherwise.
-std::optional<Tensor> NhwcView(const Tensor& t) {
-  if (t.rank() > 4) return std::nullopt;
+// An operand of rank <= 4 with leading 1s added.
+Shape AsRank4(const Tensor& t) {
   Shape s = t.shape();
   s.insert(s.begin(), 4 - s.size(), 1);
-  if (!t.channels_last && OrdersDiffer(s)) return std::nullopt;
-  return t.Reshaped({s[0], s[2], s[3], s[1]});
+  return s;
 }
 
-// `finish_output`: the result is the kernel's output 0, which may take the runtime's 16-bit rounding.
+// Whether an operand of a broadcasting op with a channels-last operand has an (N, H, W, C) view: a channels-last
+// tensor, or one whose two memory orders agree.
+bool HasNhwcView(const Tensor& t) { return t.rank() <= 4 && (t.channels_last || !OrdersDiffer(AsRank4(t))); }
+
+// That view. By value: the view of a moved-in sole reference is itself the sole one, so a result may still go over
+// it (ResultOver).
+Tensor NhwcView(Tensor t) {
+  const Shape s = AsRank4(t);
+  return std::move(t).Reshaped({s[0], s[2], s[3], s[1]});
+}
+
+// `finish_output`: the result is the kernel's output 0, which may take the runtime's 16-bit rounding. a and b by
+// value: the result goes over an operand of its shape that the caller moved in and nothing else holds (ResultOver).
 template <UnaryTypes kTypes, class F>
-Status BinaryKernel(KernelContext& c, const Tensor& a, const Tensor& b, F f, bool finish_output = false) {
+Status BinaryKernel(KernelContext& c, Tensor a, Tensor b, F f, bool finish_output = false) {
   if (a.dtype() != b.dtype()) return c.Fail("input dtypes differ: " + std::string(DTypeName(a.dtype())) + " vs " + std::string(DTypeName(b.dtype())));
   Shape s;
   NPU_RETURN_IF_ERROR(OutShape(c, a, b, s));
   if (a.channels_last || b.channels_last) {
     // Channels-last operands broadcast as (N, H, W, C) views, so per-channel scales (SE blocks) and
     // same-shape sums (residuals, SiLU) need no conversion; any other mix computes channels-first.
-    std::optional<Tensor> va = NhwcView(a), vb = NhwcView(b);
-    if (!va || !vb) return BinaryKernel<kTypes>(c, ToChannelsFirst(a, c.pool), ToChannelsFirst(b, c.pool), f, finish_output);
-    NPU_RETURN_IF_ERROR(BinaryKernel<kTypes>(c, *va, *vb, f, finish_output));
-    c.outputs[0] = c.outputs[0].Reshaped(s);
+    if (!HasNhwcView(a) || !HasNhwcView(b)) return BinaryKernel<kTypes>(c, ToChannelsFirst(a, c.pool), ToChannelsFirst(b, c.pool), f, finish_output);
+    NPU_RETURN_IF_ERROR(BinaryKernel<kTypes>(c, NhwcView(std::move(a)), NhwcView(std::move(b)), f, finish_output));
+    c.outputs[0] = std::move(c.outputs[0]).Reshaped(s);
     c.outputs[0].channels_last = OrdersDiffer(s);
     return Status::Ok();
   }
@@ -296,7 +304,7 @@ Status BinaryKernel(KernelContext& c, const Tensor& a, const Tensor& b, F f, boo
 
 template <UnaryTypes kTypes, class F>
 void RegisterBinary(const char* name, F f) {
-  RegisterKernel(name, {.fn = [f](KernelContext& c) { return BinaryKernel<kTypes>(c, c.in(0), c.in(1), f, /*finish_output=*/true); },
+  RegisterKernel(name, {.fn = [f](KernelContext& c) { return BinaryKernel<kTypes>(c, std::move(c.inputs[0]), std::move(c.inputs[1]), f, /*finish_output=*/true); },
                         .halves = Halves::kWiden,
                         .channels_last = true});  // see BinaryKernel
 }
@@ -307,7 +315,7 @@ void RegisterVariadic(const char* name, F f, bool mean = false) {
   auto kernel = [f, mean](KernelContext& c) {
     Tensor acc = c.in(0);
     for (size_t i = 1; i < c.inputs.size(); ++i) {
-      NPU_RETURN_IF_ERROR(BinaryKernel<UnaryTypes::kAll>(c, acc, c.in(i), f));
+      NPU_RETURN_IF_ERROR(BinaryKernel<UnaryTypes::kAll>(c, std::move(acc), c.in(i), f));
       acc = std::move(c.outputs[0]);
     }
     if (mean) {

@@ -539,6 +539,26 @@ TEST(ChannelsLast, ResultsOverLastReadIntermediatesKeepEveryOtherValue) {
   ExpectSameBits(in, kept);
 }
 
+// A squeeze-excitation block and a residual sum on conv results, which the runtime holds channels-last: the scale
+// (the map times a per-channel vector, either operand order) and the sum go over the map they read last through
+// BinaryKernel's (N, H, W, C) views. A map read again later and a map that is a graph output keep their values.
+TEST(ChannelsLast, ScalesAndSumsOfChannelsLastMapsGoOverTheMapTheyReadLast) {
+  Builder b;
+  const int x = b.In("x", {1, 8, 9, 9});
+  auto conv = [&](int in, int64_t c_in, int64_t c_out, unsigned seed) {
+    return b.Op("Conv", {in, b.Const("w" + std::to_string(seed), Random({c_out, c_in, 1, 1}, seed)), b.Const("b" + std::to_string(seed), Random({c_out}, seed + 1))});
+  };
+  const int y = conv(x, 8, 24, 100);
+  const int gate = b.Op("Sigmoid", {b.Op("GlobalAveragePool", {y})});  // (1, 24, 1, 1): the Sigmoid over the pool's result
+  const int scaled = b.Op("Mul", {y, gate});                            // over y
+  const int again = b.Op("Mul", {gate, conv(scaled, 24, 24, 102)});     // over the conv's result (the second operand)
+  const int kept = conv(x, 8, 24, 104);                                 // a graph output too
+  const int sum = b.Op("Add", {again, kept});                           // over `again`
+  Graph g = b.Done(b.Op("Add", {sum, scaled}));                         // over `sum`; `scaled` was read again
+  g.outputs.push_back(kept);
+  ExpectReadsInPlaceKeepTheBits(g, x, Random({1, 8, 9, 9}, 106), &Session::results_over_inputs, 5);
+}
+
 // CANN runs a depthwise conv's HardSwish or ReLU6 as a task of its own (passes/fusion.cc); on the host, unobserved,
 // an activation task whose input is the task before it's only result runs in that task's finish
 // (PlanActivationsInProducers): a HardSwish after a depthwise conv (oneDNN's kernel), a Clip with constant bounds
