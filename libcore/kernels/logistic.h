@@ -1,10 +1,11 @@
 // The logistic function's fp32 values, as the Sigmoid kernel, its in-place form, Swish and the runtime's SiLU pair
 // (Sigmoid -> Mul, kernels/registry.h SigmoidTimesInput) all compute them: one function, so the same bits.
 //
-// On hosts with AVX2 and FMA, npukit's own vector form (logistic.cc): sigmoid(x) = 1 / (1 + e^-|x|) for x >= 0
-// and e^-|x| / (1 + e^-|x|) below, so e^ never overflows; within 2 ulp of the exact value wherever that is an
-// fp32 normal number, and each value is the same whatever chunk of a tensor it is computed in. Values below fp32's
-// normal range (x < -87.7) are 0. Elsewhere Eigen's vectorised exp in 1 / (1 + e^-x).
+// On hosts with AVX2 and FMA, npukit's own vector form (logistic.cc; in 16 lanes with AVX-512, the same bits):
+// sigmoid(x) = 1 / (1 + e^-|x|) for x >= 0 and e^-|x| / (1 + e^-|x|) below, so e^ never overflows; within 2 ulp of
+// the exact value wherever that is an fp32 normal number, and each value is the same whatever chunk of a tensor it
+// is computed in. Values below fp32's normal range (x < -87.7) are 0. Elsewhere Eigen's vectorised exp in
+// 1 / (1 + e^-x).
 #pragma once
 #include <span>
 
