@@ -50,7 +50,10 @@ struct Avx2 {
   static V Add(V a, V b) { return _mm256_add_ps(a, b); }
   static V Sub(V a, V b) { return _mm256_sub_ps(a, b); }
   // 2^n from n + kRoundingShift (see there).
-  static V Pow2Shifted(V t) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(kExponentBias)), kMantissaBits)); }
+  static V Pow2Shifted(V t) {
+    const __m256i biased = _mm256_add_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(kExponentBias));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(biased, kMantissaBits));
+  }
   static V Mul(V a, V b) { return _mm256_mul_ps(a, b); }
   static V Div(V a, V b) { return _mm256_div_ps(a, b); }
   static V Or(V a, V b) { return _mm256_or_ps(a, b); }
@@ -81,7 +84,10 @@ struct Avx512 {
   static V Max(V a, V b) { return _mm512_max_ps(a, b); }
   static V Add(V a, V b) { return _mm512_add_ps(a, b); }
   static V Sub(V a, V b) { return _mm512_sub_ps(a, b); }
-  static V Pow2Shifted(V t) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(kExponentBias)), kMantissaBits)); }
+  static V Pow2Shifted(V t) {
+    const __m512i biased = _mm512_add_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(kExponentBias));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(biased, kMantissaBits));
+  }
   static V Mul(V a, V b) { return _mm512_mul_ps(a, b); }
   static V Div(V a, V b) { return _mm512_div_ps(a, b); }
   static V Or(V a, V b) { return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), _mm512_castps_si512(b))); }

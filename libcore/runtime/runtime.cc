@@ -1,8 +1,12 @@
 #include "runtime/runtime.h"
 
 #include <malloc.h>
+#include <sys/mman.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <mutex>
 
 #include "ir/graph_edit.h"
@@ -10,6 +14,7 @@
 #include "kernels/channels_last.h"
 #include "kernels/kernel_util.h"
 #include "kernels/registry.h"
+#include "lower/lower.h"
 
 namespace npu {
 namespace {
@@ -141,11 +146,46 @@ void KeepFreedActivationsInHeap() {
   });
 }
 
+// The heap the activations come from is advised huge (MADV_HUGEPAGE, as glibc's glibc.malloc.hugetlb=1 tunable
+// does for a whole process): a conv writing a map of megabytes then walks a few 2 MiB pages rather than a thousand
+// 4 KiB ones. Interleaved rounds, AVX-512 machine: mnasnet1_0 0.93-0.97 of its time, efficientnet_b2 0.95-0.96,
+// resnet50 and googlenet 0.98-0.99. Where the kernel's THP setting is "never" the advice changes nothing.
+constexpr size_t kHeapGrowthBlock = 16 << 20;  // under the mmap threshold, so served from the heap
+constexpr size_t kHugePage = 2 << 20;          // x86-64's transparent huge page
+// The host holds a 16-bit activation in fp32: up to twice the device's feature-map bytes (FeatureMapBytes), and
+// kernels' scratch beside it.
+constexpr size_t kHostBytesPerDeviceByte = 2;
+constexpr size_t kScratchBytes = 64 << 20;
+
+// Grows the heap to hold `bytes` of activations, advises the new part huge and frees it again: the trim threshold
+// keeps it, and later allocations are carved from it. Each process reserves once per size it has not reached yet.
+void ReserveHugePageHeap(size_t bytes) {
+  static std::mutex mu;
+  static size_t reserved = 0;
+  std::lock_guard lock(mu);
+  if (bytes <= reserved) return;
+  std::vector<void*> blocks;
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  for (size_t got = reserved; got < bytes; got += kHeapGrowthBlock) {
+    void* p = std::malloc(kHeapGrowthBlock);
+    if (!p) break;
+    blocks.push_back(p);
+    lo = std::min(lo, reinterpret_cast<uintptr_t>(p));
+    hi = std::max(hi, reinterpret_cast<uintptr_t>(p) + kHeapGrowthBlock);
+  }
+  lo = (lo + kHugePage - 1) / kHugePage * kHugePage;  // whole huge pages inside the blocks
+  hi = hi / kHugePage * kHugePage;
+  if (hi > lo) (void)madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);  // advice: a refusal costs speed only
+  for (void* p : blocks) std::free(p);
+  reserved = bytes;
+}
+
 }  // namespace
 
 void Session::PlanLifetimes() {
   KeepFreedActivationsInHeap();
   const Graph& g = model_.graph;
+  ReserveHugePageHeap(kHostBytesPerDeviceByte * FeatureMapBytes(g, model_.tasks) + kScratchBytes);
   last_use_.assign(g.values.size(), -1);
   for (size_t k = 0; k < model_.tasks.size(); ++k)
     for (int i : g.nodes[model_.tasks[k].op_index].inputs)
