@@ -148,8 +148,8 @@ void KeepFreedActivationsInHeap() {
 
 // The heap the activations come from is advised huge (MADV_HUGEPAGE, as glibc's glibc.malloc.hugetlb=1 tunable
 // does for a whole process): a conv writing a map of megabytes then walks a few 2 MiB pages rather than a thousand
-// 4 KiB ones. Interleaved rounds, AVX-512 machine: mnasnet1_0 0.93-0.97 of its time, efficientnet_b2 0.95-0.96,
-// resnet50 and googlenet 0.98-0.99. Where the kernel's THP setting is "never" the advice changes nothing.
+// 4 KiB ones. Interleaved rounds, AVX-512 machine: mnasnet1_0 0.96-0.99 of its time, efficientnet_b2 and resnet50
+// 0.98 (docs/performance.md). Where the kernel's THP setting is "never" the advice changes nothing.
 constexpr size_t kHeapGrowthBlock = 16 << 20;  // under the mmap threshold, so served from the heap
 constexpr size_t kHugePage = 2 << 20;          // x86-64's transparent huge page
 // The host holds a 16-bit activation in fp32: up to twice the device's feature-map bytes (FeatureMapBytes), and
