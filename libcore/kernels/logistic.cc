@@ -1,5 +1,6 @@
 // GCC 12 flags the AVX-512 intrinsics' _mm512_undefined operands as uninitialized: false positives.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include "kernels/logistic.h"
 
 #include <cstring>
@@ -104,14 +105,16 @@ struct Avx512 {
   static V LoadPart(const float* p, size_t n) { return _mm512_maskz_loadu_ps(Lanes(n), p); }  // zeros beyond n
   static void StorePart(float* p, size_t n, V v) { _mm512_mask_storeu_ps(p, Lanes(n), v); }
 };
-using Isa = Avx512;
+using Widest = Avx512;
 #else
-using Isa = Avx2;
+using Widest = Avx2;
 #endif
-using V = Isa::V;
 
-// e^a for a <= 0 (or NaN, which passes the clamp: max returns its second operand when either is NaN).
-inline V ExpOfNonPositive(V a) {
+// e^a for a <= 0 (or NaN, which passes the clamp: max returns its second operand when either is NaN). `inline` on
+// these templates is for GCC's heuristics: without it the loop called them, 0.34 ns per value instead of 0.28.
+template <class Isa>
+inline typename Isa::V ExpOfNonPositive(typename Isa::V a) {
+  using V = typename Isa::V;
   a = Isa::Max(Isa::Set(kExpFloor), a);
   const V shifted = Isa::MulAdd(a, Isa::Set(kLog2E), Isa::Set(kRoundingShift));
   const V n = Isa::Sub(shifted, Isa::Set(kRoundingShift));
@@ -126,21 +129,39 @@ inline V ExpOfNonPositive(V a) {
 // sigmoid(u) of a register: e = e^-|u|, then 1 / (1 + e) where u >= 0 and e / (1 + e) where u's sign bit is set
 // (-0 gives 0.5 either way); +-inf give 1 and 0. A NaN gives u itself, sign and payload: then x * sigmoid(x)
 // is that NaN whichever operand the multiply takes it from, as the Mul kernel after a Sigmoid gives it.
-inline V SigmoidOf(V u) {
+template <class Isa>
+inline typename Isa::V SigmoidOf(typename Isa::V u) {
+  using V = typename Isa::V;
   const V one = Isa::Set(1.0f);
-  const V e = ExpOfNonPositive(Isa::Or(u, Isa::Set(-0.0f)));
+  const V e = ExpOfNonPositive<Isa>(Isa::Or(u, Isa::Set(-0.0f)));
   const V s = Isa::Div(Isa::WhereSignSet(u, e, one), Isa::Add(one, e));
   return Isa::WhereNaN(u, u, s);
 }
 
 // Applies `f` to x a register at a time; the tail goes through a zero-padded register, so that every value is
 // computed by the same instructions wherever a chunk boundary falls.
-template <class F>
+template <class Isa, class F>
 void MapRegisters(std::span<const float> x, std::span<float> y, F f) {
   const size_t n = x.size();
   size_t i = 0;
   for (; i + Isa::kLanes <= n; i += Isa::kLanes) Isa::Store(y.data() + i, f(Isa::Load(x.data() + i)));
   if (i < n) Isa::StorePart(y.data() + i, n - i, f(Isa::LoadPart(x.data() + i, n - i)));
+}
+
+template <class Isa>
+void SigmoidIn(std::span<const float> x, std::span<float> y) {
+  MapRegisters<Isa>(x, y, [](typename Isa::V v) { return SigmoidOf<Isa>(v); });
+}
+
+template <class Isa>
+void SwishIn(std::span<const float> x, std::span<float> y, float alpha) {
+  using V = typename Isa::V;
+  if (alpha == 1.0f) {  // x * 1 is x: the same values without the multiply
+    MapRegisters<Isa>(x, y, [](V v) { return Isa::Mul(v, SigmoidOf<Isa>(v)); });
+    return;
+  }
+  const V a = Isa::Set(alpha);
+  MapRegisters<Isa>(x, y, [a](V v) { return Isa::Mul(v, SigmoidOf<Isa>(Isa::Mul(v, a))); });
 }
 #else
 using ArrayF = Eigen::Array<float, Eigen::Dynamic, 1>;
@@ -152,7 +173,7 @@ Eigen::Map<ArrayF> Out(std::span<float> y) { return {y.data(), static_cast<Eigen
 
 void SigmoidValues(std::span<const float> x, std::span<float> y) {
 #if NPUKIT_LOGISTIC_AVX2
-  MapRegisters(x, y, SigmoidOf);
+  SigmoidIn<Widest>(x, y);
 #else
   Out(y) = (1 + (-In(x)).exp()).inverse();
 #endif
@@ -160,15 +181,21 @@ void SigmoidValues(std::span<const float> x, std::span<float> y) {
 
 void SwishValues(std::span<const float> x, std::span<float> y, float alpha) {
 #if NPUKIT_LOGISTIC_AVX2
-  if (alpha == 1.0f) {  // x * 1 is x: the same values without the multiply
-    MapRegisters(x, y, [](V v) { return Isa::Mul(v, SigmoidOf(v)); });
-    return;
-  }
-  const V a = Isa::Set(alpha);
-  MapRegisters(x, y, [a](V v) { return Isa::Mul(v, SigmoidOf(Isa::Mul(v, a))); });
+  SwishIn<Widest>(x, y, alpha);
 #else
   const auto in = In(x);
   Out(y) = in * (1 + (-(in * alpha)).exp()).inverse();
+#endif
+}
+
+bool SigmoidAndSwishIn8Lanes(std::span<const float> x, std::span<float> sigmoid, std::span<float> swish, float alpha) {
+#if NPUKIT_LOGISTIC_AVX2
+  SigmoidIn<Avx2>(x, sigmoid);
+  SwishIn<Avx2>(x, swish, alpha);
+  return true;
+#else
+  (void)x, (void)sigmoid, (void)swish, (void)alpha;
+  return false;
 #endif
 }
 

@@ -895,7 +895,8 @@ TEST(Inference, ReshapeWithConstantShapeIsStatic) {
 // The logistic function (Sigmoid, Swish and the runtime's SiLU pair, kernels/logistic.h) against double over a
 // sweep of fp32 values in [-104, 104]: within 2 ulp wherever the exact sigmoid is an fp32 normal number on hosts
 // running npukit's AVX2 form (3 where Eigen's exp is used), the products within 3; NaN stays NaN, +-inf give 1
-// and 0, -0 gives 0.5 and a SiLU of -0; and each value is the same bits whatever chunk it is computed in.
+// and 0, -0 gives 0.5 and a SiLU of -0; each value is the same bits whatever chunk it is computed in, and in the
+// form's 8 lanes as in its 16.
 int64_t OrderedBits(float f) {
   int32_t i;
   std::memcpy(&i, &f, sizeof i);
@@ -960,6 +961,20 @@ TEST(Kernels, LogisticIsWithinTwoUlpAndTheSameInAnyChunk) {
   }
   EXPECT_EQ(std::memcmp(chunked.data(), s.data(), s.size() * sizeof(float)), 0);
   EXPECT_EQ(std::memcmp(chunked_silu.data(), silu.data(), silu.size() * sizeof(float)), 0);
+
+  // The AVX2 form gives the same bits (on an AVX-512 host the values above come from the 16-lane form), the
+  // specials included, for Swish and for the SiLU (alpha 1 skips a multiply): a model's results do not depend on
+  // which of the two a host runs. Hosts without the form have nothing to compare.
+  std::vector<float> all = x;
+  all.insert(all.end(), special.begin(), special.end());
+  for (float alpha : {kAlpha, 1.0f}) {
+    std::vector<float> wide_s(all.size()), wide_swish(all.size()), narrow_s(all.size()), narrow_swish(all.size());
+    if (!SigmoidAndSwishIn8Lanes(all, narrow_s, narrow_swish, alpha)) break;
+    SigmoidValues(all, wide_s);
+    SwishValues(all, wide_swish, alpha);
+    EXPECT_EQ(std::memcmp(wide_s.data(), narrow_s.data(), all.size() * sizeof(float)), 0);
+    EXPECT_EQ(std::memcmp(wide_swish.data(), narrow_swish.data(), all.size() * sizeof(float)), 0) << "alpha " << alpha;
+  }
 }
 
 }  // namespace
