@@ -6,7 +6,9 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
+#include <span>
 #include <vector>
 
 #include "kernels/channels_last.h"
@@ -45,6 +47,14 @@ enum class PoolKind { kMax, kAverage };
 struct AxisWindow {
   int64_t lo, hi, start, padded;
 };
+
+// An average's divisor over a window's axes: the taps inside the padded input (count_include_pad), else inside
+// the input.
+int64_t AverageDivisor(bool include_pad, std::initializer_list<const AxisWindow*> axes) {
+  int64_t n = 1;
+  for (const AxisWindow* a : axes) n *= include_pad ? a->padded : a->hi - a->lo;
+  return n;
+}
 
 std::vector<AxisWindow> AxisWindows(const Pool3& p, int a) {
   std::vector<AxisWindow> w(static_cast<size_t>(p.out[a]));
@@ -101,36 +111,29 @@ void WindowPixels(const Pool3& p, int64_t n, const AxisWindow& a1, const AxisWin
     for (int64_t k2 = a2.lo; k2 < a2.hi; ++k2) pixels.push_back((n * p.in[1] + a1.start + k1 * p.d[1]) * p.in[2] + a2.start + k2 * p.d[2]);
 }
 
-void MaxWindowFullBlock(const float* x, float* out, int64_t C, std::span<const int64_t> pixels) {
-  Lanes16 lo = Lanes16{} - std::numeric_limits<float>::infinity(), hi = lo;  // no tap inside the input: -inf
+// A full block's max or average over one window, in two 16-lane vectors: the first tap as it is, then each later one
+// taken where greater (max) or added in fp32 in tap order (average, then one division by `count`: PoolWindowBlock's
+// arithmetic; ONNX Runtime's MLAS sums in fp32 too). inception_v3's nine 3x3 AveragePools per inference, AVX-512, 2
+// threads, three interleaved runs: 0.57-0.70 ms with the sums in fp64 (as they were), 0.90 with fp32 sums in
+// PoolWindowBlock's lanes (left scalar by GCC 12), 0.52-0.55 so; ONNX Runtime's profile gives 0.15.
+template <PoolKind kKind>
+void WindowFullBlock(const float* x, float* out, int64_t C, std::span<const int64_t> pixels, float count) {
+  // No tap inside the input: -inf for a max, 0 for an average.
+  Lanes16 lo = kKind == PoolKind::kMax ? Lanes16{} - std::numeric_limits<float>::infinity() : Lanes16{}, hi = lo;
   for (size_t t = 0; t < pixels.size(); ++t) {
     const float* v = x + pixels[t] * C;
     Lanes16 vlo, vhi;
     std::memcpy(&vlo, v, sizeof vlo);
     std::memcpy(&vhi, v + kPoolLanes / 2, sizeof vhi);
-    lo = t == 0 || vlo > lo ? vlo : lo;
-    hi = t == 0 || vhi > hi ? vhi : hi;
+    if constexpr (kKind == PoolKind::kMax) {
+      lo = t == 0 || vlo > lo ? vlo : lo;
+      hi = t == 0 || vhi > hi ? vhi : hi;
+    } else {
+      lo = t == 0 ? vlo : lo + vlo;
+      hi = t == 0 ? vhi : hi + vhi;
+    }
   }
-  std::memcpy(out, &lo, sizeof lo);
-  std::memcpy(out + kPoolLanes / 2, &hi, sizeof hi);
-}
-
-// A full block's average over one window, in two 16-lane vectors for the same reason: the sum in fp32 from the first
-// tap on, in tap order, then one division by `count` (PoolWindowBlock's arithmetic; ONNX Runtime's MLAS sums in fp32
-// too). inception_v3's nine 3x3 AveragePools per inference, AVX-512, 2 threads, three interleaved runs: 0.57-0.70 ms
-// with the sums in fp64 (as they were), 0.90 with fp32 sums in PoolWindowBlock's lanes (left scalar by GCC 12),
-// 0.52-0.55 so; ONNX Runtime's profile gives 0.15.
-void AverageWindowFullBlock(const float* x, float* out, int64_t C, std::span<const int64_t> pixels, float count) {
-  Lanes16 lo{}, hi{};  // no tap inside the input: 0
-  for (size_t t = 0; t < pixels.size(); ++t) {
-    const float* v = x + pixels[t] * C;
-    Lanes16 vlo, vhi;
-    std::memcpy(&vlo, v, sizeof vlo);
-    std::memcpy(&vhi, v + kPoolLanes / 2, sizeof vhi);
-    lo = t == 0 ? vlo : lo + vlo;
-    hi = t == 0 ? vhi : hi + vhi;
-  }
-  if (!pixels.empty()) {
+  if (kKind == PoolKind::kAverage && !pixels.empty()) {
     lo /= count;
     hi /= count;
   }
@@ -169,7 +172,7 @@ void PoolWindowBlock(const T* x, T* out, int64_t width, int64_t C, const Pool3& 
   if (first) {  // no tap inside the input
     std::fill(out, out + width, kKind == PoolKind::kMax ? -std::numeric_limits<T>::infinity() : T(0));
   } else if constexpr (kKind == PoolKind::kAverage) {
-    const T div = static_cast<T>(include_pad ? a1.padded * a2.padded : (a1.hi - a1.lo) * (a2.hi - a2.lo));
+    const auto div = static_cast<T>(AverageDivisor(include_pad, {&a1, &a2}));
 #pragma GCC unroll 32
     for (int64_t j = 0; j < width; ++j) out[j] = acc[j] / div;
   } else {
@@ -324,16 +327,14 @@ void PoolChannelsLast(ThreadPool& pool, std::span<const ChannelRun<T>> runs, T* 
       for (int64_t ow = 0; ow < OW; ++ow) {
         const AxisWindow& a2 = w2[static_cast<size_t>(ow)];
         WindowPixels(p, n, a1, a2, pixels);
-        [[maybe_unused]] float count = 0;  // an average's divisor
-        if constexpr (kKind == PoolKind::kAverage) count = static_cast<float>(include_pad ? a1.padded * a2.padded : (a1.hi - a1.lo) * (a2.hi - a2.lo));
+        const auto count = static_cast<float>(kKind == PoolKind::kAverage ? AverageDivisor(include_pad, {&a1, &a2}) : 1);
         for (const ChannelRun<T>& run : runs) {
           const T* x = run.x;
           const int64_t Cr = run.channels;
           T* out = y + (r * OW + ow) * C + run.at;
           int64_t c0 = 0;
           for (; c0 + kPoolLanes <= Cr; c0 += kPoolLanes) {
-            if constexpr (kKind == PoolKind::kMax && std::is_same_v<T, float>) MaxWindowFullBlock(x + c0, out + c0, Cr, pixels);
-            else if constexpr (std::is_same_v<T, float>) AverageWindowFullBlock(x + c0, out + c0, Cr, pixels, count);
+            if constexpr (std::is_same_v<T, float>) WindowFullBlock<kKind>(x + c0, out + c0, Cr, pixels, count);
             else PoolWindowBlock<kKind, kPoolLanes>(x + c0, out + c0, kPoolLanes, Cr, p, n, a1, a2, include_pad);
           }
           if (c0 < Cr) PoolWindowBlock<kKind, 0>(x + c0, out + c0, Cr - c0, Cr, p, n, a1, a2, include_pad);
@@ -421,7 +422,7 @@ Status PoolCompute(KernelContext& c) {
               dst[o] = best;
               if (want_idx) idx.mutable_data<int64_t>()[nc * out_sz + o] = static_cast<int64_t>(nc) * in_sz + best_i;
             } else {
-              int64_t div = include_pad ? a0.padded * a1.padded * a2.padded : (a0.hi - a0.lo) * (a1.hi - a1.lo) * (a2.hi - a2.lo);
+              const int64_t div = AverageDivisor(include_pad, {&a0, &a1, &a2});
               dst[o] = div ? sum / static_cast<T>(div) : T(0);
             }
             ++o;

@@ -166,9 +166,9 @@ void ReserveHugePageHeap(size_t bytes) {
   if (bytes <= reserved) return;
   std::vector<void*> blocks;
   uintptr_t lo = UINTPTR_MAX, hi = 0;
-  for (size_t got = reserved; got < bytes; got += kHeapGrowthBlock) {
+  for (; reserved < bytes; reserved += kHeapGrowthBlock) {
     void* p = std::malloc(kHeapGrowthBlock);
-    if (!p) break;
+    if (!p) break;  // what was reserved stays so; a later session tries for the rest
     blocks.push_back(p);
     lo = std::min(lo, reinterpret_cast<uintptr_t>(p));
     hi = std::max(hi, reinterpret_cast<uintptr_t>(p) + kHeapGrowthBlock);
@@ -177,7 +177,6 @@ void ReserveHugePageHeap(size_t bytes) {
   hi = hi / kHugePage * kHugePage;
   if (hi > lo) (void)madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);  // advice: a refusal costs speed only
   for (void* p : blocks) std::free(p);
-  reserved = bytes;
 }
 
 }  // namespace
