@@ -7,6 +7,7 @@
 #include <new>
 
 #include "base/half.h"
+#include "ir/buffer_pool.h"
 
 namespace npu {
 
@@ -45,6 +46,8 @@ namespace {
 constexpr size_t kTensorAlign = 64;
 std::shared_ptr<void> AllocAligned(size_t n) {
   size_t bytes = std::max(kTensorAlign, (n + kTensorAlign - 1) / kTensorAlign * kTensorAlign);
+  if (BufferPool* pool = BufferPool::current(); pool && bytes >= BufferPool::kMinPooledBytes)
+    return pool->Take(bytes, kTensorAlign);
   void* p = ::operator new(bytes, std::align_val_t(kTensorAlign));
   return std::shared_ptr<void>(p, [](void* q) { ::operator delete(q, std::align_val_t(kTensorAlign)); });
 }

@@ -464,6 +464,7 @@ Status Session::CheckInput(size_t k, const Tensor& t) const {
 
 Status Session::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) {
   const Graph& g = model_.graph;
+  BufferPool::Use activations(pool_);
   faulted_.reset();
   concats_read_in_place_ = 0;
   views_read_in_place_ = 0;

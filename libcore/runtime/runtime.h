@@ -10,6 +10,7 @@
 
 #include "base/status.h"
 #include "base/thread_pool.h"
+#include "ir/buffer_pool.h"
 #include "sim/schedule.h"
 #include "kernels/numerics.h"
 #include "om/om_model.h"
@@ -89,6 +90,7 @@ class Session {
  private:
   OmModel model_;
   std::vector<TaskObserver*> observers_;
+  BufferPool pool_;  // the activations' storage, reused most recently freed first (buffer_pool.h says why)
   ExecContext exec_;  // the .om's SoC; the reference path has none
   std::shared_ptr<const SocSpec> own_soc_;  // a --soc_spec chip (exec_.soc points at it)
   std::optional<IterationTiming> timing_;

@@ -26,6 +26,8 @@
 #include "base/shard.h"
 #include "base/status.h"
 #include "base/thread_pool.h"
+#include "ir/buffer_pool.h"
+#include "ir/tensor.h"
 
 namespace npu {
 
@@ -438,3 +440,79 @@ TEST(Shard, RangesCoverEveryItemOnce) {
       EXPECT_EQ(next, count);
     }
 }
+
+namespace npu {
+namespace {
+
+constexpr size_t kMiB = 1 << 20;
+constexpr size_t kAlign = 64;
+
+TEST(BufferPool, ReusesTheMostRecentlyFreedBlockThatFits) {
+  BufferPool pool;
+  auto a = pool.Take(kMiB, kAlign), b = pool.Take(kMiB, kAlign), c = pool.Take(kMiB, kAlign);
+  void *pa = a.get(), *pb = b.get(), *pc = c.get();
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(pa) % kAlign, 0u);
+  a.reset();
+  c.reset();
+  EXPECT_EQ(pool.idle_bytes(), 2 * kMiB);
+  EXPECT_EQ(pool.in_use_bytes(), kMiB);
+  auto d = pool.Take(kMiB - 4096, kAlign);  // c was freed last: its memory is the warmest
+  EXPECT_EQ(d.get(), pc);
+  auto e = pool.Take(kMiB, kAlign);
+  EXPECT_EQ(e.get(), pa);
+  b.reset();
+  auto small = pool.Take(kMiB / 4, kAlign);  // b would waste more than the request: fresh storage instead
+  EXPECT_NE(small.get(), pb);
+  auto half = pool.Take(kMiB / 2, kAlign);
+  EXPECT_EQ(half.get(), pb);
+  EXPECT_EQ(pool.idle_bytes(), 0u);
+}
+
+TEST(BufferPool, KeepsAtMostItsFactorOfThePeakIdle) {
+  BufferPool pool;
+  // Phase j holds 2^j blocks of a little under 1 MiB / 2^j at once (never more than 1 MiB in use), each too small
+  // for the earlier phases' blocks, then lets them go: idle grows by nearly 1 MiB a phase.
+  size_t idle_after_first = 0;
+  for (int j = 0; j <= static_cast<int>(BufferPool::kMaxIdleFactor); ++j) {
+    const size_t bytes = (kMiB >> j) - (j ? 4096 : 0);
+    std::vector<std::shared_ptr<void>> held;
+    for (int k = 0; k < (1 << j); ++k) held.push_back(pool.Take(bytes, kAlign));
+    EXPECT_EQ(pool.in_use_bytes(), bytes << j);
+    held.clear();
+    if (j == 0) idle_after_first = pool.idle_bytes();
+  }
+  EXPECT_EQ(idle_after_first, kMiB);
+  size_t later_phases = 0;  // the first phase's 1 MiB block, the oldest, went back to the heap
+  for (int j = 1; j <= static_cast<int>(BufferPool::kMaxIdleFactor); ++j) later_phases += kMiB - (4096u << j);
+  EXPECT_EQ(pool.idle_bytes(), later_phases);
+  EXPECT_LE(pool.idle_bytes(), BufferPool::kMaxIdleFactor * kMiB);
+  EXPECT_EQ(pool.in_use_bytes(), 0u);
+}
+
+TEST(BufferPool, TensorsTakeFromItOnlyInsideAUseAndOutliveIt) {
+  auto pool = std::make_unique<BufferPool>();
+  Tensor outside = Tensor::Empty(DType::kF32, {1, 64, 64, 64});
+  EXPECT_EQ(pool->in_use_bytes(), 0u);
+  Tensor big, tiny;
+  {
+    BufferPool::Use use(*pool);
+    EXPECT_EQ(BufferPool::current(), pool.get());
+    big = Tensor::Zeros(DType::kF32, {1, 64, 64, 64});
+    tiny = Tensor::Empty(DType::kF32, {16});  // below kMinPooledBytes: malloc's
+    EXPECT_EQ(pool->in_use_bytes(), big.nbytes());
+    {
+      BufferPool inner;
+      BufferPool::Use nested(inner);
+      EXPECT_EQ(BufferPool::current(), &inner);
+    }
+    EXPECT_EQ(BufferPool::current(), pool.get());
+  }
+  EXPECT_EQ(BufferPool::current(), nullptr);
+  std::thread([&] { EXPECT_EQ(BufferPool::current(), nullptr); }).join();  // per thread
+  pool.reset();  // the tensor keeps its storage; it goes to the heap when the tensor lets go
+  EXPECT_EQ(big.ToDoubleVector()[big.numel() - 1], 0.0);
+  big = Tensor();
+}
+
+}  // namespace
+}  // namespace npu
