@@ -57,7 +57,7 @@ Status RunPrepared(const Node& node, const PreparedKernel& kernel, std::vector<T
   if (kernel.residual_at) {
     const int64_t at = *kernel.residual_at;
     if (at <= 0 || at >= static_cast<int64_t>(inputs.size())) return Status::Error("EH0002", "node", node.name, "the residual input index is out of range");
-    residual = inputs[static_cast<size_t>(at)];
+    residual = std::move(inputs[static_cast<size_t>(at)]);
     inputs.resize(static_cast<size_t>(at));
   }
   KernelContext ctx{node, std::move(inputs), {}, pool, exec, {}, {}, false, {}, false, options};
@@ -66,12 +66,14 @@ Status RunPrepared(const Node& node, const PreparedKernel& kernel, std::vector<T
   // and an fp32 residual (with 16-bit ones the kernel's result is rounded before they see it).
   bool all_f32 = std::all_of(ctx.inputs.begin(), ctx.inputs.end(), [](const Tensor& t) { return !t.defined() || t.dtype() == DType::kF32; });
   DType residual_dtype = IsHalfLike(options.residual_dtype) ? options.residual_dtype : residual.dtype();
-  if (residual.defined() && all_f32 && residual_dtype == DType::kF32) ctx.residual = residual;
-  if (kernel.act && all_f32 && (!residual.defined() || ctx.residual.defined())) ctx.epilogue = kernel.in_place;
+  // Moved in: a kernel holding the last reference may write its result over it (conv_dnnl.cc SumDestination).
+  const bool has_residual = residual.defined();
+  if (has_residual && all_f32 && residual_dtype == DType::kF32) ctx.residual = std::move(residual);
+  if (kernel.act && all_f32 && (!has_residual || ctx.residual.defined())) ctx.epilogue = kernel.in_place;
   // The 16-bit rounding goes inside the kernel only where it comes last: no residual or dual output after the
   // kernel, and the activation (if any) offered to the kernel too.
   std::optional<ChunkRounding> rounding;
-  if (IsHalfLike(options.round_output_to) && all_f32 && !residual.defined() && !node.has_attr(kDualQuantOutput) && (!kernel.act || ctx.epilogue)) {
+  if (IsHalfLike(options.round_output_to) && all_f32 && !has_residual && !node.has_attr(kDualQuantOutput) && (!kernel.act || ctx.epilogue)) {
     rounding.emplace(options.round_output_to, exec);
     ctx.round_output = &*rounding;
   }
@@ -87,7 +89,7 @@ Status RunPrepared(const Node& node, const PreparedKernel& kernel, std::vector<T
     if (!s.param().ends_with(" node")) s.with_context("in " + node.op_type + " node '" + node.name + "'");
     return s;
   }
-  if (ctx.epilogue_applied && residual.defined() && !ctx.residual_applied)
+  if (ctx.epilogue_applied && has_residual && !ctx.residual_applied)
     return Status::Error("EH0002", "node", node.name, "internal error: the kernel applied the activation before the residual");
   if (ctx.output_rounded && kernel.act && !ctx.epilogue_applied)
     return Status::Error("EH0002", "node", node.name, "internal error: the kernel rounded its result before the activation");
@@ -101,9 +103,10 @@ Status RunPrepared(const Node& node, const PreparedKernel& kernel, std::vector<T
     if (status && then_rounding) then_rounding->MergeInto(*status);
     if (options.then_applied) *options.then_applied = true;
   }
-  if (residual.defined() && !ctx.residual_applied) {
+  if (has_residual && !ctx.residual_applied) {
     const InPlaceFn* act = kernel.act && !ctx.epilogue_applied && kernel.in_place ? &kernel.in_place : nullptr;
-    NPU_ASSIGN_OR_RETURN(bool act_applied, AddResidual(node, outputs, residual, residual_dtype, pool, exec, status, act));
+    const Tensor& pending = ctx.residual.defined() ? ctx.residual : residual;
+    NPU_ASSIGN_OR_RETURN(bool act_applied, AddResidual(node, outputs, pending, residual_dtype, pool, exec, status, act));
     ctx.epilogue_applied |= act_applied;
   }
   if (kernel.act && !ctx.epilogue_applied) NPU_RETURN_IF_ERROR(RunEpilogue(*kernel.act, kernel.in_place, outputs, pool, exec, status));
