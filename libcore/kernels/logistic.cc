@@ -188,6 +188,14 @@ void SwishValues(std::span<const float> x, std::span<float> y, float alpha) {
 #endif
 }
 
+bool LogisticSameInAnyChunk() {
+#if NPUKIT_LOGISTIC_AVX2
+  return true;
+#else
+  return false;  // Eigen's: a value's bits depend on whether it falls in a chunk's vectorised body or its tail
+#endif
+}
+
 bool SigmoidAndSwishIn8Lanes(std::span<const float> x, std::span<float> sigmoid, std::span<float> swish, float alpha) {
 #if NPUKIT_LOGISTIC_AVX2
   SigmoidIn<Avx2>(x, sigmoid);

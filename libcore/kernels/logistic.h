@@ -18,6 +18,10 @@ void SwishValues(std::span<const float> x, std::span<float> y, float alpha = 1.0
 // y = x * sigmoid(x): the Sigmoid's value, then the Mul's product.
 inline void SiluValues(std::span<const float> x, std::span<float> y) { SwishValues(x, y, 1.0f); }
 
+// True where each logistic value is the same whatever chunk of a tensor it is computed in (npukit's own form is
+// built): then a pass may compute them on chunks of its own.
+bool LogisticSameInAnyChunk();
+
 // The AVX2 form's values, for tests: on an AVX-512 host the functions above run the same form in 16 lanes and must
 // give these bits. False where the form is not built (hosts without AVX2 and FMA).
 bool SigmoidAndSwishIn8Lanes(std::span<const float> x, std::span<float> sigmoid, std::span<float> swish, float alpha);

@@ -181,6 +181,10 @@ Status RunEpilogue(const Node& act, const InPlaceFn& in_place, std::vector<Tenso
 // it in the same pass, its exceptions recorded in `status` as the runtime's rounding would (the
 // runtime then does not round it again). Given the only reference to x (moved in), it is written over x.
 Tensor SigmoidTimesInput(Tensor x, DType sigmoid_dtype, DType out_dtype, const ExecContext& exec, FloatStatus* status, ThreadPool& pool);
+// The same pair on any chunk, in place and before the Mul's rounding: for the task that produces x to run it as it
+// finishes its result (KernelRunOptions::then_act; the caller rounds to the Mul's dtype). Its bits are
+// SigmoidTimesInput's only where the logistic values are the same in any chunk (LogisticSameInAnyChunk).
+InPlaceFn SigmoidTimesInputInPlace(DType sigmoid_dtype, const ExecContext& exec);
 
 // Registers the kernel of an op type (what each family file does per op; its schema is ops/'s): a plain function
 // (Halves::kNative, channels-first inputs, no in-place form), or the whole definition.

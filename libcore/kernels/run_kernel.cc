@@ -114,11 +114,26 @@ Status RunPrepared(const Node& node, const PreparedKernel& kernel, std::vector<T
   return Status::Ok();
 }
 
+namespace {
+// out = x * sigmoid(x), the Sigmoid's values rounded to `sigmoid_dtype` first when it is a 16-bit dtype (as the
+// runtime rounds every 16-bit result, with or without a SoC); out may be x.
+void SigmoidTimesValues(std::span<const float> x, std::span<float> out, DType sigmoid_dtype, const ExecContext& exec) {
+  if (!IsHalfLike(sigmoid_dtype)) return SiluValues(x, out);
+  const std::span<float> sig(ThreadScratch(x.size()), x.size());  // apart, as out may be x
+  SigmoidValues(x, sig);
+  RoundValuesInPlace(sig, sigmoid_dtype, exec);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = x[i] * sig[i];
+}
+}  // namespace
+
+InPlaceFn SigmoidTimesInputInPlace(DType sigmoid_dtype, const ExecContext& exec) {
+  return [sigmoid_dtype, &exec](std::span<float> v) { SigmoidTimesValues(v, v, sigmoid_dtype, exec); };
+}
+
 Tensor SigmoidTimesInput(Tensor x, DType sigmoid_dtype, DType out_dtype, const ExecContext& exec, FloatStatus* status, ThreadPool& pool) {
   Tensor y = ResultOver(x);  // over x when it was moved in (an element's x is read before it is written)
   const float* in = x.data<float>();
   float* out = y.mutable_data<float>();
-  const bool round = IsHalfLike(sigmoid_dtype);  // as the runtime rounds every 16-bit result, with or without a SoC
   // On the Sigmoid kernel's own chunks (its ParallelFor over the elements with this grain) and written to the
   // same places: where Eigen's exp computes them (hosts without AVX2), a value's bits depend on whether it falls
   // in a chunk's vectorised body or its tail. Unrounded, the
@@ -128,16 +143,8 @@ Tensor SigmoidTimesInput(Tensor x, DType sigmoid_dtype, DType out_dtype, const E
   std::optional<ChunkRounding> round_out;
   if (IsHalfLike(out_dtype)) round_out.emplace(out_dtype, exec);
   pool.ParallelFor(static_cast<size_t>(x.numel()), kElementwiseGrain, [&](size_t b, size_t e) {
-    const std::span<const float> xs(in + b, e - b);
     const std::span<float> s(out + b, e - b);
-    if (!round) {
-      SiluValues(xs, s);
-    } else {  // the Sigmoid's rounded values apart, as s may be x
-      const std::span<float> sig(ThreadScratch(e - b), e - b);
-      SigmoidValues(xs, sig);
-      RoundValuesInPlace(sig, sigmoid_dtype, exec);
-      for (size_t i = 0; i < s.size(); ++i) s[i] = xs[i] * sig[i];
-    }
+    SigmoidTimesValues({in + b, e - b}, s, sigmoid_dtype, exec);
     if (round_out) round_out->Round(s, b);
   });
   if (round_out && status) round_out->MergeInto(*status);

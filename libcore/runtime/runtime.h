@@ -129,6 +129,10 @@ class Session {
     // and the rounding of its result (RunTask then skips it: activation_done_by_).
     InPlaceFn then_act;
     DType then_round_to = DType::kUndefined;
+    // Set instead of then_act: the SiLU pair of the two tasks after this one runs inside it (SigmoidTimesInputInPlace,
+    // made per run: it reads the session's current overflow mode), its Sigmoid's result rounded to this dtype.
+    std::optional<DType> then_silu_sigmoid;
+    size_t TasksTaken() const { return then_silu_sigmoid ? 2 : then_act ? 1 : 0; }
   };
   std::vector<TaskPlan> plans_;
   void PlanLifetimes();
@@ -137,6 +141,7 @@ class Session {
   void PlanConcatPairs();
   void PlanStridedViews();
   void PlanActivationsInProducers();
+  void PlanSiluPairsInProducers(const std::vector<int>& readers);
   int activation_done_by_ = -1;  // this run: the task whose producer computed it (RunTask)
   int activations_in_producers_ = 0;
   std::vector<Tensor> concat_pieces_;  // a paired Concat's inputs, handed to the next task (RunTask)

@@ -8,6 +8,7 @@
 
 #include "kernels/channels_last.h"
 #include "kernels/kernel_util.h"
+#include "kernels/logistic.h"
 #include "kernels/registry.h"
 #include "test_util.h"
 
@@ -593,6 +594,48 @@ TEST(ChannelsLast, ActivationsRunInTheTaskBeforeThemGiveTheirBits) {
     session.value().AddObserver(&watcher);
     ASSERT_TRUE(session.value().Run({in}, observed).ok());
     EXPECT_EQ(session.value().activations_in_producers(), 0);
+    ASSERT_EQ(unobserved.size(), 1u);
+    ASSERT_EQ(observed.size(), 1u);
+    EXPECT_EQ(unobserved[0].dtype(), DType::kF16);
+    ExpectSameBits(unobserved[0], observed[0]);
+  }
+}
+
+// EfficientNet's SiLU pairs (Sigmoid -> Mul(x, Sigmoid(x)), which the runtime already runs as one task) run in the
+// finish of the conv before them where the conv's result is read by the pair alone (PlanSiluPairsInProducers): after
+// a depthwise conv (oneDNN's kernel), a 1x1 conv and a 3x3 conv (npukit's Winograd kernel on AVX2 hosts). A conv
+// whose result another op reads too keeps its pair a task of its own. The results are the bits of the ops run one by
+// one and of an observed run, in fp32 and with 16-bit results (the conv's result rounded, the Sigmoid's, then the
+// product), on the reference path and on an Inf/NaN SoC; none where the logistic values depend on their chunk.
+TEST(ChannelsLast, SiluPairsRunInTheTaskBeforeThemGiveTheirBits) {
+  Builder b;
+  const int x = b.In("x", {1, 16, 14, 14});
+  const AttrMap pad1 = {{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  AttrMap depthwise = pad1;
+  depthwise["group"] = int64_t{16};
+  auto silu = [&](int v) { return b.Op("Mul", {v, b.Op("Sigmoid", {v})}); };
+  const int dw = silu(b.Op("Conv", {x, b.Const("dw", Random({16, 1, 3, 3}, 90)), b.Const("db", Random({16}, 91))}, depthwise));
+  const int pw = silu(b.Op("Conv", {dw, b.Const("pw", Random({32, 16, 1, 1}, 92))}));
+  const int c3 = b.Op("Conv", {pw, b.Const("w3", Random({32, 32, 3, 3}, 93)), b.Const("b3", Random({32}, 94))}, pad1);
+  const int shared = b.Op("Conv", {silu(c3), b.Const("w4", Random({32, 32, 1, 1}, 95))});
+  Graph g = b.Done(b.Op("Add", {silu(shared), shared}));  // `shared` is read by its pair and the Add
+  const Tensor in = Random({1, 16, 14, 14}, 96, -8, 8);
+  const int taken = LogisticSameInAnyChunk() ? 3 : 0;
+  ExpectReadsInPlaceKeepTheBits(g, x, in, &Session::activations_in_producers, taken);
+
+  for (Value& v : g.values)
+    if (!v.constant && v.dtype == DType::kF32 && &v != &g.values[x]) v.dtype = DType::kF16;
+  for (const char* soc : {"", "Ascend910B1"}) {
+    SCOPED_TRACE(*soc ? soc : "reference path");
+    auto session = Session::FromGraph(g);
+    ASSERT_TRUE(session.ok());
+    if (*soc) session.value().SetSoc(std::shared_ptr<const SocSpec>(FindSoc(soc), [](const SocSpec*) {}));
+    std::vector<Tensor> unobserved, observed;
+    ASSERT_TRUE(session.value().Run({in}, unobserved).ok());
+    EXPECT_EQ(session.value().activations_in_producers(), taken);
+    TaskObserver watcher;
+    session.value().AddObserver(&watcher);
+    ASSERT_TRUE(session.value().Run({in}, observed).ok());
     ASSERT_EQ(unobserved.size(), 1u);
     ASSERT_EQ(observed.size(), 1u);
     EXPECT_EQ(unobserved[0].dtype(), DType::kF16);
