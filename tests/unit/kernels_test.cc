@@ -388,6 +388,42 @@ TEST(Kernels, WinogradAddsAFusedResidualBeforeTheActivation) {
   }
 }
 
+// A fused residual where an infinite input makes some rows' sums infinite: on AVX2 hosts npukit's Winograd kernel hands
+// those rows to oneDNN's direct primitive, which adds the residual by its sum post-op into a destination holding it
+// (conv_dnnl.cc SumDestination); elsewhere the primitive computes every row so. Every output is the exact sum plus the
+// residual, the infinite ones with their sign, whether the residual is the conv's to write over or held elsewhere too.
+TEST(Kernels, AFusedResidualReachesRowsTheDirectPrimitiveFinishes) {
+  RegisterBuiltinOps();
+  const int64_t C = 32, M = 48, H = 60, W = 28;
+  Tensor x = Random({1, C, H, W}, 121), w = Random({M, C, 3, 3}, 122), b = Random({M}, 123);
+  x.mutable_data<float>()[40 * W + 5] = INFINITY;  // channel 0: one tap of each window around it, so +-inf sums
+  const Tensor r = Random({1, M, H, W}, 124, -4, 4);
+  const ExactConv want = ExactConvSum(x, w, &b, {1, 1, 1, 1});
+  const Node conv = MakeNode("Conv", 4, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {kEpilogueResidualInput, int64_t{3}}});
+  for (bool shared : {false, true}) {
+    ThreadPool pool(2);
+    std::vector<Tensor> out;
+    Tensor residual = r.Clone();
+    const Tensor other_holder = shared ? residual : Tensor();
+    ASSERT_TRUE(RunKernel(conv, {x, w, b, std::move(residual)}, out, pool).ok());
+    const float* got = out[0].data<float>();
+    int64_t infinite = 0;
+    double worst = 0;
+    for (size_t i = 0; i < want.y.size(); ++i) {
+      const double rv = r.data<float>()[i];
+      if (!std::isfinite(want.y[i])) {
+        ++infinite;
+        EXPECT_EQ(got[i], static_cast<float>(want.y[i])) << i;
+        continue;
+      }
+      worst = std::max(worst, std::abs(got[i] - (want.y[i] + rv)) / (want.scale[i] + std::abs(rv)));
+    }
+    EXPECT_GT(infinite, 0);
+    EXPECT_LT(worst, 5e-6) << (shared ? "shared residual" : "residual written over");
+    if (shared) EXPECT_EQ(std::memcmp(other_holder.raw(), r.raw(), r.nbytes()), 0) << "a residual held elsewhere keeps its values";
+  }
+}
+
 // Grouped convs with 2-4 channels per group, which oneDNN computes with neighbouring groups merged and zeros
 // between them (conv_dnnl.cc MergedGroups), and npukit's own kernel on AVX2 hosts where the groups have 4 channels
 // in and out (conv_grouped_avx2.h): every output within fp32's rounding of the exact grouped sum, and an Inf
