@@ -165,10 +165,16 @@ class KernelRegistry {
 };
 
 // UB fusion's epilogue and fused residual: see kEpilogueOp and kEpilogueResidualInput in ir/node_attrs.h.
-// AddResidual may apply the activation's in-place form `act` (may be null) in the same pass; it returns whether
-// it did.
-Result<bool> AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor& residual, DType residual_dtype, ThreadPool& pool,
-                         const ExecContext& exec, FloatStatus* status, const InPlaceFn* act);
+// AddResidual may apply the activation's in-place form `act` (may be null) in the same pass, and then round the sum to
+// the output's 16-bit dtype (`round_out`, may be null; given only when nothing runs on the result after it); it says
+// which it did.
+struct ResidualAdded {
+  bool act_applied = false;
+  bool rounded = false;  // round_out took every element; the caller merges its exceptions
+};
+Result<ResidualAdded> AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor& residual, DType residual_dtype,
+                                  ThreadPool& pool, const ExecContext& exec, FloatStatus* status, const InPlaceFn* act,
+                                  ChunkRounding* round_out = nullptr);
 // Runs a fused op's absorbed activation, `act` (built from the op's _epilogue attributes), on its output 0: in place
 // with `in_place` (its in-place form, when it has one) on an fp32 result nothing else holds, else as a kernel.
 Status RunEpilogue(const Node& act, const InPlaceFn& in_place, std::vector<Tensor>& outputs, ThreadPool& pool, const ExecContext& exec,

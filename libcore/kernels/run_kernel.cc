@@ -106,8 +106,18 @@ Status RunPrepared(const Node& node, const PreparedKernel& kernel, std::vector<T
   if (has_residual && !ctx.residual_applied) {
     const InPlaceFn* act = kernel.act && !ctx.epilogue_applied && kernel.in_place ? &kernel.in_place : nullptr;
     const Tensor& pending = ctx.residual.defined() ? ctx.residual : residual;
-    NPU_ASSIGN_OR_RETURN(bool act_applied, AddResidual(node, outputs, pending, residual_dtype, pool, exec, status, act));
-    ctx.epilogue_applied |= act_applied;
+    // The runtime's rounding of the result in the residual's pass, where nothing runs on the result after it.
+    std::optional<ChunkRounding> round_sum;
+    if (IsHalfLike(options.round_output_to) && options.output_rounded && !ctx.output_rounded && !node.has_attr(kDualQuantOutput) &&
+        (!kernel.act || ctx.epilogue_applied || act))
+      round_sum.emplace(options.round_output_to, exec);
+    NPU_ASSIGN_OR_RETURN(const ResidualAdded added, AddResidual(node, outputs, pending, residual_dtype, pool, exec, status, act,
+                                                                round_sum ? &*round_sum : nullptr));
+    ctx.epilogue_applied |= added.act_applied;
+    if (added.rounded) {
+      if (status) round_sum->MergeInto(*status);
+      *options.output_rounded = true;
+    }
   }
   if (kernel.act && !ctx.epilogue_applied) NPU_RETURN_IF_ERROR(RunEpilogue(*kernel.act, kernel.in_place, outputs, pool, exec, status));
   if (node.has_attr(kDualQuantOutput)) return QuantizeDualOutput(node, outputs, options.output_dtype, pool, exec, status);
@@ -154,8 +164,9 @@ Tensor SigmoidTimesInput(Tensor x, DType sigmoid_dtype, DType out_dtype, const E
 // UB fusion with a residual. The cube's fp32 result reaches the UB in the residual's dtype (L0C -> UB
 // converts), and the vector unit adds in that dtype: a 16-bit residual means the result rounds to 16 bits
 // first, then the sum rounds again (in the runtime). An fp32 residual adds exactly.
-Result<bool> AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor& residual, DType residual_dtype, ThreadPool& pool,
-                         const ExecContext& exec, FloatStatus* status, const InPlaceFn* act) {
+Result<ResidualAdded> AddResidual(const Node& fused, std::vector<Tensor>& outputs, const Tensor& residual, DType residual_dtype,
+                                  ThreadPool& pool, const ExecContext& exec, FloatStatus* status, const InPlaceFn* act,
+                                  ChunkRounding* round_out) {
   Tensor result = std::move(outputs[0]), other = residual;
   if (IsHalfLike(residual_dtype)) {
     other = ToF32(residual);  // a no-op when the runtime holds it in fp32 already
@@ -166,9 +177,10 @@ Result<bool> AddResidual(const Node& fused, std::vector<Tensor>& outputs, const 
       const RoundedChunkFn add = [&](std::span<float> y, size_t at) {
         for (size_t i = 0; i < y.size(); ++i) y[i] += r[at + i];
         if (act) (*act)(y);
+        if (round_out) round_out->Round(y, at);
       };
       outputs[0] = RoundToDTypeValues(std::move(result), residual_dtype, exec, status, 0, &add);  // in place when it may
-      return act != nullptr;
+      return ResidualAdded{act != nullptr, round_out != nullptr};
     }
     result = RoundToDTypeValues(std::move(result), residual_dtype, exec, status);
   }
@@ -182,7 +194,7 @@ Result<bool> AddResidual(const Node& fused, std::vector<Tensor>& outputs, const 
       for (size_t i = b; i < e; ++i) y[i] += r[i];
     });
     outputs[0] = std::move(result);
-    return false;
+    return ResidualAdded{};
   }
   Node add;
   add.name = fused.name;
@@ -193,7 +205,7 @@ Result<bool> AddResidual(const Node& fused, std::vector<Tensor>& outputs, const 
   std::vector<Tensor> out;
   NPU_RETURN_IF_ERROR(RunKernel(add, {result, other}, out, pool, exec, status));
   outputs[0] = std::move(out[0]);
-  return false;
+  return ResidualAdded{};
 }
 
 // UB fusion: the absorbed elementwise op (`act`, see EpilogueNode) runs on the fused op's result before it

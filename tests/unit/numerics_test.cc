@@ -153,6 +153,50 @@ TEST(Numerics, FusedHalfResidualAndReluInOnePassGiveTheStepwiseBits) {
     ASSERT_EQ(out.data<float>()[i], std::max(rounded.data<float>()[i] + r.data<float>()[i], 0.0f)) << "element " << i;
 }
 
+// A conv with a fused 16-bit residual, offered the runtime's rounding of its result: the residual's pass rounds the sum
+// as well (with and without a fused Relu), and the values and the exception record are those of the runtime's own
+// pass after it; with an activation that has no in-place form left to run after the sum, the rounding is declined.
+// Values past fp16's range, an infinity and a NaN among the inputs, over several rounding chunks, on the reference
+// path, an Inf/NaN SoC and a saturating one.
+TEST(Numerics, FusedHalfResidualRoundsTheSumAsTheRuntimeWould) {
+  RegisterBuiltinOps();
+  ThreadPool& pool = ThreadPool::Global();
+  Tensor x = Random({1, 8, 48, 48}, 51, -40, 40);
+  x.mutable_data<float>()[100] = 3e5f;  // sums past 65504 near it
+  x.mutable_data<float>()[5000] = NAN;
+  x.mutable_data<float>()[9000] = INFINITY;
+  const Tensor w = Random({8, 8, 3, 3}, 52);
+  for (const char* soc : {"", "Ascend910B1", "Ascend910A"}) {
+    const ExecContext ctx = *soc ? ExecContext::ForSoc(FindSoc(soc), false) : ExecContext{};
+    const Tensor r = ToChannelsLast(RoundToDTypeValues(Random({1, 8, 48, 48}, 53, -4, 4), DType::kF16, ctx, nullptr), pool);
+    for (const char* act : {"", "Relu"}) {
+      Node fused = MakeNode("Conv", 4, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {kEpilogueResidualInput, int64_t{3}}});
+      if (*act) fused.attrs[kEpilogueOp] = std::string(act);
+      KernelRunOptions plain;
+      plain.residual_dtype = DType::kF16;
+      plain.channels_last_out = true;
+      std::vector<Tensor> want, got;
+      FloatStatus want_status, got_status;
+      ASSERT_TRUE(RunKernel(fused, {x, w, Tensor(), r}, want, pool, ctx, &want_status, plain).ok());
+      want[0] = RoundToDTypeValues(want[0], DType::kF16, ctx, &want_status);
+      bool rounded = false;
+      KernelRunOptions offered = plain;
+      offered.round_output_to = DType::kF16;
+      offered.output_rounded = &rounded;
+      ASSERT_TRUE(RunKernel(fused, {x, w, Tensor(), r}, got, pool, ctx, &got_status, offered).ok());
+      const std::string what = std::string(*soc ? soc : "reference path") + (*act ? " +Relu" : "");
+      EXPECT_TRUE(rounded) << what;
+      ASSERT_EQ(got[0].shape(), want[0].shape()) << what;
+      EXPECT_EQ(std::memcmp(got[0].raw(), want[0].raw(), want[0].nbytes()), 0) << what;
+      EXPECT_EQ(got_status.out_of_range, want_status.out_of_range) << what;
+      EXPECT_EQ(got_status.non_finite, want_status.non_finite) << what;
+      EXPECT_EQ(got_status.first_index, want_status.first_index) << what;
+      EXPECT_EQ(got_status.first_output, want_status.first_output) << what;
+      if (*soc && !ctx.saturate()) EXPECT_GT(want_status.out_of_range, 0u) << what << ": the values must exercise the record";
+    }
+  }
+}
+
 // torch's SiLU as the runtime runs it unobserved: one pass giving the bits of the Sigmoid kernel, its rounding
 // as its own task's result, the Mul kernel and the runtime's rounding of the Mul's result, with the same exception
 // record. Over several chunks, a length that is no multiple of a vector, and values the rounding must settle (NaN,
