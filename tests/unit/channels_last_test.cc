@@ -560,6 +560,31 @@ TEST(ChannelsLast, ScalesAndSumsOfChannelsLastMapsGoOverTheMapTheyReadLast) {
   ExpectReadsInPlaceKeepTheBits(g, x, Random({1, 8, 9, 9}, 106), &Session::results_over_inputs, 5);
 }
 
+// The graph with every computed value fp16: run unobserved, `expected` tasks run in the task before them
+// (activations_in_producers), none with an observer attached, and the two runs give the same fp16 bits; on the
+// reference path and on an Inf/NaN SoC.
+void ExpectHalfRunsInProducersKeepTheBits(Graph g, int x, const Tensor& in, int expected) {
+  for (Value& v : g.values)
+    if (!v.constant && v.dtype == DType::kF32 && &v != &g.values[x]) v.dtype = DType::kF16;
+  for (const char* soc : {"", "Ascend910B1"}) {
+    SCOPED_TRACE(*soc ? soc : "reference path");
+    auto session = Session::FromGraph(g);
+    ASSERT_TRUE(session.ok());
+    if (*soc) session.value().SetSoc(std::shared_ptr<const SocSpec>(FindSoc(soc), [](const SocSpec*) {}));
+    std::vector<Tensor> unobserved, observed;
+    ASSERT_TRUE(session.value().Run({in}, unobserved).ok());
+    EXPECT_EQ(session.value().activations_in_producers(), expected);
+    TaskObserver watcher;
+    session.value().AddObserver(&watcher);
+    ASSERT_TRUE(session.value().Run({in}, observed).ok());
+    EXPECT_EQ(session.value().activations_in_producers(), 0);
+    ASSERT_EQ(unobserved.size(), 1u);
+    ASSERT_EQ(observed.size(), 1u);
+    EXPECT_EQ(unobserved[0].dtype(), DType::kF16);
+    ExpectSameBits(unobserved[0], observed[0]);
+  }
+}
+
 // CANN runs a depthwise conv's HardSwish or ReLU6 as a task of its own (passes/fusion.cc); on the host, unobserved,
 // an activation task whose input is the task before it's only result runs in that task's finish
 // (PlanActivationsInProducers): a HardSwish after a depthwise conv (oneDNN's kernel), a Clip with constant bounds
@@ -580,25 +605,7 @@ TEST(ChannelsLast, ActivationsRunInTheTaskBeforeThemGiveTheirBits) {
   const Tensor in = Random({1, 16, 14, 14}, 85, -8, 8);
   ExpectReadsInPlaceKeepTheBits(g, x, in, &Session::activations_in_producers, 3);
 
-  for (Value& v : g.values)
-    if (!v.constant && v.dtype == DType::kF32 && &v != &g.values[x]) v.dtype = DType::kF16;
-  for (const char* soc : {"", "Ascend910B1"}) {
-    SCOPED_TRACE(*soc ? soc : "reference path");
-    auto session = Session::FromGraph(g);
-    ASSERT_TRUE(session.ok());
-    if (*soc) session.value().SetSoc(std::shared_ptr<const SocSpec>(FindSoc(soc), [](const SocSpec*) {}));
-    std::vector<Tensor> unobserved, observed;
-    ASSERT_TRUE(session.value().Run({in}, unobserved).ok());
-    EXPECT_EQ(session.value().activations_in_producers(), 3);
-    TaskObserver watcher;
-    session.value().AddObserver(&watcher);
-    ASSERT_TRUE(session.value().Run({in}, observed).ok());
-    EXPECT_EQ(session.value().activations_in_producers(), 0);
-    ASSERT_EQ(unobserved.size(), 1u);
-    ASSERT_EQ(observed.size(), 1u);
-    EXPECT_EQ(unobserved[0].dtype(), DType::kF16);
-    ExpectSameBits(unobserved[0], observed[0]);
-  }
+  ExpectHalfRunsInProducersKeepTheBits(g, x, in, 3);
 }
 
 // EfficientNet's SiLU pairs (Sigmoid -> Mul(x, Sigmoid(x)), which the runtime already runs as one task) run in the
@@ -623,24 +630,7 @@ TEST(ChannelsLast, SiluPairsRunInTheTaskBeforeThemGiveTheirBits) {
   const int taken = LogisticSameInAnyChunk() ? 3 : 0;
   ExpectReadsInPlaceKeepTheBits(g, x, in, &Session::activations_in_producers, taken);
 
-  for (Value& v : g.values)
-    if (!v.constant && v.dtype == DType::kF32 && &v != &g.values[x]) v.dtype = DType::kF16;
-  for (const char* soc : {"", "Ascend910B1"}) {
-    SCOPED_TRACE(*soc ? soc : "reference path");
-    auto session = Session::FromGraph(g);
-    ASSERT_TRUE(session.ok());
-    if (*soc) session.value().SetSoc(std::shared_ptr<const SocSpec>(FindSoc(soc), [](const SocSpec*) {}));
-    std::vector<Tensor> unobserved, observed;
-    ASSERT_TRUE(session.value().Run({in}, unobserved).ok());
-    EXPECT_EQ(session.value().activations_in_producers(), taken);
-    TaskObserver watcher;
-    session.value().AddObserver(&watcher);
-    ASSERT_TRUE(session.value().Run({in}, observed).ok());
-    ASSERT_EQ(unobserved.size(), 1u);
-    ASSERT_EQ(observed.size(), 1u);
-    EXPECT_EQ(unobserved[0].dtype(), DType::kF16);
-    ExpectSameBits(unobserved[0], observed[0]);
-  }
+  ExpectHalfRunsInProducersKeepTheBits(g, x, in, taken);
 }
 
 // The strides that walk a strided view as another shape without a copy, as numpy reshapes one.
