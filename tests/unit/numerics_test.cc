@@ -197,6 +197,48 @@ TEST(Numerics, FusedHalfResidualRoundsTheSumAsTheRuntimeWould) {
   }
 }
 
+// A Cast of fp32 values to fp16 offered the runtime's rounding (a net's input with force_fp16): the narrowed values
+// held in fp32, with the bits of the 16-bit result the Cast gives unoffered and the same exception record. Values
+// past fp16's range, infinities, a NaN, -0 and fp16 subnormals over several chunks, on the reference path, an
+// Inf/NaN SoC and a saturating one.
+TEST(Numerics, ACastToHalfOfferedTheRoundingHoldsTheNarrowedValuesInFp32) {
+  RegisterBuiltinOps();
+  ThreadPool& pool = ThreadPool::Global();
+  Tensor x = Random({1, 3, 97, 131}, 61, -8, 8);  // 38,121 elements: three chunks
+  ASSERT_GT(x.numel(), 2 * static_cast<int64_t>(kElementwiseGrain));
+  float* p = x.mutable_data<float>();
+  p[7] = 1e5f;
+  p[20000] = -70000.0f;
+  p[20001] = 65519.0f;  // rounds to 65504
+  p[30000] = NAN;
+  p[30001] = -INFINITY;
+  p[30002] = -0.0f;
+  p[30003] = 3e-6f;  // an fp16 subnormal
+  Node cast = MakeNode("Cast", 1, {{"to", static_cast<int64_t>(DType::kF16)}});
+  for (const char* soc : {"", "Ascend910B1", "Ascend910A"}) {
+    const ExecContext ctx = *soc ? ExecContext::ForSoc(FindSoc(soc), false) : ExecContext{};
+    const std::string what = *soc ? soc : "reference path";
+    std::vector<Tensor> want, got;
+    FloatStatus want_status, got_status;
+    ASSERT_TRUE(RunKernel(cast, {x}, want, pool, ctx, &want_status).ok()) << what;
+    ASSERT_EQ(want[0].dtype(), DType::kF16) << what;
+    bool rounded = false;
+    KernelRunOptions offered;
+    offered.round_output_to = DType::kF16;
+    offered.output_rounded = &rounded;
+    ASSERT_TRUE(RunKernel(cast, {x}, got, pool, ctx, &got_status, offered).ok()) << what;
+    EXPECT_TRUE(rounded) << what;
+    ASSERT_EQ(got[0].dtype(), DType::kF32) << what;
+    const Tensor stored = FromF32(got[0], DType::kF16);
+    EXPECT_EQ(std::memcmp(stored.raw(), want[0].raw(), want[0].nbytes()), 0) << what;
+    EXPECT_EQ(got_status.out_of_range, want_status.out_of_range) << what;
+    EXPECT_EQ(got_status.non_finite, want_status.non_finite) << what;
+    EXPECT_EQ(got_status.first_index, want_status.first_index) << what;
+    if (*soc) EXPECT_GT(want_status.out_of_range, 0u) << what << ": the values must exercise the record";
+    EXPECT_EQ(x.data<float>()[20001], 65519.0f) << what << ": the input is not written over";
+  }
+}
+
 // torch's SiLU as the runtime runs it unobserved: one pass giving the bits of the Sigmoid kernel, its rounding
 // as its own task's result, the Mul kernel and the runtime's rounding of the Mul's result, with the same exception
 // record. Over several chunks, a length that is no multiple of a vector, and values the rounding must settle (NaN,
