@@ -11,5 +11,6 @@ build=${1:-build}
 "$build/tests/cost_model_bench"
 "$build/tests/fork_join"
 "$build/tests/conv3x3"
+"$build/tests/depthwise"
 "$build/tests/logistic"
 /usr/bin/python3 "$(dirname "$0")/bench_profparse.py" "$build"

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/channels_last.h"
+#include "kernels/conv_depthwise_avx512.h"
 #include "kernels/conv_edge_taps.h"
 #include "kernels/conv_grouped_avx2.h"
 #include "kernels/conv_winograd.h"
@@ -28,9 +29,6 @@ using Tag = memory::format_tag;
 constexpr auto kF32 = memory::data_type::f32;
 // Output elements from which the finish over a primitive's result runs on every thread (see FinishResult).
 constexpr size_t kEpilogueGrain = 1 << 14;
-// FinishResult's steps (activation, rounding, the next task's activation and rounding) each walk a chunk of this
-// many values before the next step does: 16 KiB, which the L1 cache holds through all of them.
-constexpr size_t kFinishChunk = 1 << 12;
 
 // A fused activation the primitive computes as an eltwise post-op (see InPrimitiveActivation).
 struct PostOpActivation {
@@ -73,6 +71,8 @@ struct DnnlConv final : KernelState {
   std::unique_ptr<Avx2WinogradConv> avx2_winograd;
   // Set: the conv runs as npukit's own grouped kernel (conv_grouped_avx2.h); `prim` is unused.
   std::unique_ptr<Avx2GroupedConv> grouped;
+  // Set: the conv runs as npukit's own depthwise kernel (conv_depthwise_avx512.h); `prim` is unused.
+  std::unique_ptr<Avx512DepthwiseConv> depthwise;
   // Set: the conv's taps read the map for bands of outputs (conv_edge_taps.h); `prim` is the conv of the taps
   // live for every output (the crop below), with the bias, and `edge_taps` adds the others' products after it.
   std::unique_ptr<EdgeTaps> edge_taps;
@@ -372,6 +372,12 @@ Status BuildPatches(DnnlConv& d, const dnnl::primitive_attr& attr, const memory:
   return Status::Ok();  // a geometry oneDNN does not take: the caller's path
 }
 
+// NPUKIT_DEPTHWISE=0 runs depthwise convs on oneDNN's kernel instead of npukit's (to compare them: bench/depthwise).
+bool OwnDepthwiseKernel() {
+  const char* setting = std::getenv("NPUKIT_DEPTHWISE");
+  return !(setting && std::string_view(setting) == "0");
+}
+
 Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Conv2DShape>()>& geometry) {
   NPU_ASSIGN_OR_RETURN(d.shape, geometry());
   d.int8 = c.in(0).dtype() == DType::kI8;
@@ -391,6 +397,12 @@ Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Con
   if (!d.int8 && !d.edge_taps) d.grouped = Avx2GroupedConv::Build(s);
   if (d.grouped) {
     d.activation.reset();  // its tasks run the op's own activation on their pixels
+    d.usable = true;
+    return Status::Ok();
+  }
+  if (!d.int8 && !d.edge_taps && OwnDepthwiseKernel()) d.depthwise = Avx512DepthwiseConv::Build(s);
+  if (d.depthwise) {
+    d.activation.reset();  // it runs a Relu in its registers, any other activation on its rows (DepthwiseFinishFor)
     d.usable = true;
     return Status::Ok();
   }
@@ -463,6 +475,23 @@ ChunkFinish RowsFinish(KernelContext& c, bool stays_channels_last) {
   if (c.epilogue && !c.epilogue_applied) {
     f.act = &c.epilogue;
     c.epilogue_applied = true;
+  }
+  return f;
+}
+
+// What the depthwise kernel runs on its results: a fused Relu and then the fp16 rounding in its registers, where
+// they are what is left to run in that order; the rest (another activation, a bf16 rounding, the next task's
+// activation) on its rows after it stores them.
+DepthwiseFinish DepthwiseFinishFor(KernelContext& c, bool stays_channels_last) {
+  DepthwiseFinish f;
+  if (c.epilogue && !c.epilogue_applied && c.node.attr_string(kEpilogueOp) == "Relu") {
+    f.relu = true;
+    c.epilogue_applied = true;
+  }
+  f.rest = RowsFinish(c, stays_channels_last);
+  if (!f.rest.act && f.rest.round && f.rest.round->to() == DType::kF16) {
+    f.half = f.rest.round;
+    f.rest.round = nullptr;
   }
   return f;
 }
@@ -680,6 +709,9 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
   } else if (d->grouped) {
     d->grouped->Run(x.data<float>(), w, d->has_bias ? c.in(2).data<float>() : nullptr, d->has_residual ? residual.data<float>() : nullptr,
                     y.mutable_data<float>(), RowsFinish(c, stays_channels_last), c.pool);
+  } else if (d->depthwise) {
+    d->depthwise->Run(x.data<float>(), w, d->has_bias ? c.in(2).data<float>() : nullptr, d->has_residual ? residual.data<float>() : nullptr,
+                      y.mutable_data<float>(), DepthwiseFinishFor(c, stays_channels_last), c.pool);
   } else if (avx2_winograd) {
     const ChunkFinish finish = RowsFinish(c, stays_channels_last);
     const auto unfinished = d->avx2_winograd->Run(x.data<float>(), w, d->has_bias ? c.in(2).data<float>() : nullptr,

@@ -36,11 +36,14 @@ uint16_t MaxFinite16(DType to) { return to == DType::kF16 ? kHalfMaxFinite : kBF
 // The `to` value nearest v, in fp32.
 float Round16(DType to, float v) { return Widen16(to, to == DType::kF16 ? FloatToHalf(v) : FloatToBF16(v)); }
 
-// The smallest magnitude that rounds past `to`'s largest finite value (to ±inf): that value plus half its ulp.
+}  // namespace
+
 float RoundsToInfinity(DType to) {
   float max = Widen16(to, MaxFinite16(to));
   return max + (max - Widen16(to, MaxFinite16(to) - 1)) / 2;
 }
+
+namespace {
 
 // Records an element of output `output` whose value `v` has no finite `to` value: out of range, or Inf/NaN.
 void RecordException(FloatStatus* st, DType to, int output, int64_t index, float v) {

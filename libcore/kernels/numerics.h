@@ -46,6 +46,9 @@ constexpr size_t kRoundGrain = 1 << 14;
 // The overflow predicate: a finite fp32 value the target float dtype cannot represent (rounds past its
 // largest finite value). Non-finite values are not range overflows; the runtime judges them by the inputs.
 bool ExceedsRange(float v, DType to);
+// The smallest magnitude that rounds past the 16-bit float dtype's largest finite value (to ±inf): that value plus
+// half its ulp.
+float RoundsToInfinity(DType to);
 // Narrows an fp32 tensor to fp16/bf16 (round to nearest even). Out-of-range and non-finite elements are
 // recorded in `status` as output `output`; under saturation they become ±max finite (NaN -> 0).
 Tensor NarrowFloat(const Tensor& f32, DType to, const ExecContext& ctx, FloatStatus* status, int output = 0);
@@ -77,6 +80,7 @@ class ChunkRounding {
  public:
   ChunkRounding(DType to, const ExecContext& exec) : to_(to), exec_(exec) {}
   void Round(std::span<float> chunk, size_t at);  // output 0's elements [at, at + chunk.size()), from any thread
+  DType to() const { return to_; }
   void MergeInto(FloatStatus& status) { statuses_.MergeInto(status); }
 
  private:

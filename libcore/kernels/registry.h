@@ -75,6 +75,10 @@ struct KernelRunOptions {
 // What a kernel that writes output 0 (fp32) chunk by chunk runs on each chunk right after writing it, while it is
 // in cache: the fused activation it took, then the runtime's 16-bit rounding it took, then the next task's
 // activation and its rounding (KernelRunOptions::then_act). Empty: nothing.
+// A kernel running a ChunkFinish over more values than this calls it on pieces of this many, so that each step
+// (activation, rounding, the next task's activation and rounding) walks a piece before the next step does: 16 KiB,
+// which the L1 cache holds through all of them.
+constexpr size_t kFinishChunk = 1 << 12;
 struct ChunkFinish {
   const InPlaceFn* act = nullptr;
   ChunkRounding* round = nullptr;

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "ir/op_schema.h"
+#include "kernels/conv_depthwise_avx512.h"
 #include "kernels/conv_dnnl.h"
 #include "kernels/conv_edge_taps.h"
 #include "kernels/conv_grouped_avx2.h"
@@ -461,6 +462,78 @@ TEST(Kernels, NarrowGroupedConvsKeepTheirGroupsApart) {
         }
         EXPECT_EQ(any_non_finite, non_finite && m / out == poisoned / in) << "output channel " << m;
       }
+    }
+  }
+}
+
+// Depthwise convs (npukit's own kernel on AVX-512 hosts, conv_depthwise_avx512.h; oneDNN's elsewhere, and for 3x3
+// at stride 2): 3x3, 5x5 and 7x7 windows at stride 1 and 2, channel counts that leave a partial register, maps whose
+// rows take tiles of 7 and of 8 and a map of 7 rows whose channels are split between tasks, padding on one side
+// only and none, a batch of two, with bias or without, a fused residual and Relu: every output within fp32's
+// rounding of the exact sum, the same bits on 1 and 2 threads, and a NaN or an Inf in one channel's input in that
+// channel's outputs only.
+TEST(Kernels, DepthwiseConvsGiveTheExactSumsChannelByChannel) {
+  RegisterBuiltinOps();
+  struct Case {
+    int64_t N, C, H, W, K, stride;
+    std::vector<int64_t> pads;
+    bool bias, relu, residual;
+    bool ours = true;  // npukit's kernel takes it on AVX-512 hosts (3x3 at stride 2 stays oneDNN's)
+  };
+  const Case cases[] = {
+      {1, 24, 15, 15, 3, 1, {1, 1, 1, 1}, true, true, false},  {1, 40, 13, 17, 5, 2, {2, 2, 2, 2}, true, false, false},
+      {1, 72, 14, 14, 5, 1, {2, 2, 2, 2}, true, true, false},  {1, 48, 28, 28, 5, 2, {2, 2, 2, 2}, false, false, false},
+      {1, 40, 7, 7, 7, 1, {3, 3, 3, 3}, true, false, true},    {2, 33, 9, 23, 3, 1, {0, 0, 0, 0}, true, true, true},
+      {1, 32, 16, 16, 5, 2, {1, 1, 2, 2}, true, true, false},  {1, 32, 16, 16, 3, 2, {0, 0, 1, 1}, true, true, false, false},
+  };
+  constexpr int64_t kPoisoned = 5;  // the input channel given a NaN and an Inf
+  for (const Case& k : cases) {
+    Tensor x = Random({k.N, k.C, k.H, k.W}, 91);
+    const Tensor w = Random({k.C, 1, k.K, k.K}, 92), b = Random({k.C}, 93);
+    const int64_t OH = (k.H + k.pads[0] + k.pads[2] - k.K) / k.stride + 1, OW = (k.W + k.pads[1] + k.pads[3] - k.K) / k.stride + 1;
+    const Tensor r = Random({k.N, k.C, OH, OW}, 94, -4, 4);
+    const std::string what = "C " + std::to_string(k.C) + " " + std::to_string(k.H) + "x" + std::to_string(k.W) + " k" + std::to_string(k.K) + " s" +
+                             std::to_string(k.stride);
+    const Conv2DShape geometry{k.N, k.C, k.H, k.W, k.C, k.C, k.K, k.K, k.stride, k.stride, 1, 1, k.pads[0], k.pads[1], OH, OW};
+    if (__builtin_cpu_supports("avx512f")) ASSERT_EQ(Avx512DepthwiseConv::Build(geometry) != nullptr, k.ours) << what << ": the kernel that takes it";
+    AttrMap attrs = {{"group", k.C}, {"pads", k.pads}, {"strides", std::vector<int64_t>{k.stride, k.stride}}};
+    if (k.relu) attrs.emplace(kEpilogueOp, std::string("Relu"));
+    if (k.residual) attrs.emplace(kEpilogueResidualInput, int64_t{3});
+    const Node conv = MakeNode("Conv", k.residual ? 4 : k.bias ? 3 : 2, attrs);
+    for (bool non_finite : {false, true}) {
+      if (non_finite) {
+        x.mutable_data<float>()[(kPoisoned * k.H + 2) * k.W + 3] = NAN;
+        x.mutable_data<float>()[(kPoisoned * k.H + k.H - 2) * k.W + k.W / 2] = INFINITY;
+      }
+      const ExactConv want = ExactConvSum(x, w, k.bias ? &b : nullptr, k.pads, {.group = k.C, .stride = k.stride});
+      std::vector<Tensor> ins = {x, w};
+      if (k.bias) ins.push_back(b);
+      if (k.residual) ins.push_back(r);
+      std::vector<std::vector<Tensor>> outs(2);
+      for (int threads : {1, 2}) {
+        ThreadPool pool(threads);
+        ASSERT_TRUE(RunKernel(conv, ins, outs[threads - 1], pool).ok()) << what;
+      }
+      const Tensor& y = outs[0][0];
+      ASSERT_EQ(y.shape(), (Shape{k.N, k.C, OH, OW})) << what;
+      EXPECT_EQ(std::memcmp(y.raw(), outs[1][0].raw(), y.nbytes()), 0) << what << ": 1 and 2 threads";
+      const float* got = y.data<float>();
+      double worst = 0;
+      for (size_t i = 0; i < want.y.size(); ++i) {
+        const int64_t channel = static_cast<int64_t>(i) / (OH * OW) % k.C;
+        const double rv = k.residual ? r.data<float>()[i] : 0.0, sum = want.y[i] + rv;
+        if (!std::isfinite(sum)) {
+          EXPECT_EQ(channel, kPoisoned) << what << " output " << i;
+          if (k.relu) EXPECT_EQ(got[i], sum > 0 ? INFINITY : 0.0f) << what << " output " << i;  // NaN gives +0
+          else if (std::isnan(sum)) EXPECT_TRUE(std::isnan(got[i])) << what << " output " << i;
+          else EXPECT_EQ(static_cast<double>(got[i]), sum) << what << " output " << i;
+          continue;
+        }
+        ASSERT_TRUE(std::isfinite(got[i])) << what << " output " << i;
+        const double expected = k.relu ? std::max(0.0, sum) : sum;
+        worst = std::max(worst, std::abs(got[i] - expected) / (want.scale[i] + std::abs(rv)));
+      }
+      EXPECT_LT(worst, 5e-6) << what;
     }
   }
 }

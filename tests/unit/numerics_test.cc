@@ -13,6 +13,7 @@
 #include "ir/ascend_types.h"
 #include "ir/graph_edit.h"
 #include "kernels/channels_last.h"
+#include "kernels/conv_depthwise_avx512.h"
 #include "kernels/conv_dnnl.h"
 #include "kernels/kernel_util.h"
 #include "kernels/numerics.h"
@@ -301,10 +302,15 @@ Conv2DShape Conv3x3Geometry(const Tensor& x, const Tensor& w) {
   return {d[0], d[1], d[2], d[3], w.shape()[0], 1, 3, 3, 1, 1, 1, 1, 1, 1, d[2], d[3]};
 }
 
-// Whether a conv of that geometry runs as Winograd bands or over the whole map (oneDNN's kernel, AVX-512), or as
-// npukit's AVX2 one: the forms that round their rows.
+// Whether a conv of that geometry runs as Winograd bands or over the whole map (oneDNN's kernel, AVX-512), as
+// npukit's AVX2 one, or (a depthwise conv, w of one input channel) as npukit's depthwise kernel (AVX-512): the forms
+// that round their rows.
 bool ConvTakesRounding(const Tensor& x, const Tensor& w, int threads) {
-  const Conv2DShape g = Conv3x3Geometry(x, w);
+  Conv2DShape g = Conv3x3Geometry(x, w);
+  if (w.shape()[1] == 1 && x.shape()[1] > 1) {
+    g.G = g.C;
+    return Avx512DepthwiseConv::Build(g) != nullptr;
+  }
   return (WinogradPays(g, threads) && WinogradBuilds(g, threads)) || Avx2WinogradTiling(g) != WinogradTiling::kNone;
 }
 
@@ -340,6 +346,21 @@ TEST(Numerics, KernelsRoundTheirOutputAsTheRuntimeWould) {
   Tensor x256 = Random({1, 256, 14, 14}, 40, -12, 12);
   x256.mutable_data<float>()[1000] = 1e5f;
   const Tensor w256 = Random({256, 256, 3, 3}, 41), b256 = Random({256}, 42);
+  // Depthwise convs (npukit's own kernel on AVX-512 hosts, which rounds in its registers and leaves values past
+  // fp16's range and NaN to the runtime's rounding of their rows): on x, and on a 7x7 map of 40 channels, whose rows'
+  // channels are split between tasks.
+  const Tensor w7 = Random({7, 1, 3, 3}, 44), b7 = Random({7}, 45);
+  Tensor x40 = Random({1, 40, 7, 7}, 46, -12, 12);
+  x40.mutable_data<float>()[100] = NAN;
+  x40.mutable_data<float>()[1000] = INFINITY;
+  x40.mutable_data<float>()[1500] = 1e5f;
+  const Tensor w40 = Random({40, 1, 3, 3}, 47), b40 = Random({40}, 48);
+  AttrMap depthwise7 = pads, depthwise40 = pads;
+  depthwise7.emplace("group", int64_t{7});
+  depthwise40.emplace("group", int64_t{40});
+  AttrMap depthwise7_relu = depthwise7, depthwise40_relu = depthwise40;
+  depthwise7_relu.emplace(kEpilogueOp, std::string("Relu"));
+  depthwise40_relu.emplace(kEpilogueOp, std::string("Relu"));
   struct Case {
     Node op;
     std::vector<Tensor> extra;  // the inputs after x
@@ -349,6 +370,10 @@ TEST(Numerics, KernelsRoundTheirOutputAsTheRuntimeWould) {
       {MakeNode("Conv", 3, pads), {w32, b32}, x32},
       {MakeNode("Conv", 3, pads_relu), {w32, b32}, x32},
       {MakeNode("Conv", 3, pads_relu), {w256, b256}, x256},
+      {MakeNode("Conv", 3, depthwise7), {w7, b7}},
+      {MakeNode("Conv", 3, depthwise7_relu), {w7, b7}},
+      {MakeNode("Conv", 3, depthwise40), {w40, b40}, x40},
+      {MakeNode("Conv", 3, depthwise40_relu), {w40, b40}, x40},
       {MakeNode("BatchNormalization", 5), bn_params},
       {MakeNode("BatchNormalization", 5, {{kEpilogueOp, std::string("Relu")}}), bn_params},
       {MakeNode("Exp", 1), {}},
