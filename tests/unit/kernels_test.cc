@@ -494,8 +494,8 @@ TEST(Kernels, DepthwiseConvsGiveTheExactSumsChannelByChannel) {
     const Tensor r = Random({k.N, k.C, OH, OW}, 94, -4, 4);
     const std::string what = "C " + std::to_string(k.C) + " " + std::to_string(k.H) + "x" + std::to_string(k.W) + " k" + std::to_string(k.K) + " s" +
                              std::to_string(k.stride);
-    const Conv2DShape geometry{k.N, k.C, k.H, k.W, k.C, k.C, k.K, k.K, k.stride, k.stride, 1, 1, k.pads[0], k.pads[1], OH, OW};
 #if defined(__AVX512F__)  // the kernel is built where this file is (an AVX2 build on an AVX-512 CPU has none)
+    const Conv2DShape geometry{k.N, k.C, k.H, k.W, k.C, k.C, k.K, k.K, k.stride, k.stride, 1, 1, k.pads[0], k.pads[1], OH, OW};
     ASSERT_EQ(Avx512DepthwiseConv::Build(geometry) != nullptr, k.ours) << what << ": the kernel that takes it";
 #endif
     AttrMap attrs = {{"group", k.C}, {"pads", k.pads}, {"strides", std::vector<int64_t>{k.stride, k.stride}}};
