@@ -10,50 +10,30 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <memory>
-#include <random>
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "kernel_timing.h"
 #include "kernels/registry.h"
 #include "ops/schemas.h"
 
 namespace {
+
+using npu::bench::Median;
+using npu::bench::RandomTensor;
 
 struct Layer {
   const char* net;
   int64_t C, M, H, W, pad, N = 1, KH = 3, KW = 3;  // pad: on each side of a 3x3 kernel (1x7, 7x1: half the kernel)
 };
 
-npu::Tensor Random(npu::Shape s, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1, 1);
-  npu::Tensor t = npu::Tensor::Empty(npu::DType::kF32, std::move(s));
-  for (float& v : std::span(t.mutable_data<float>(), static_cast<size_t>(t.numel()))) v = d(rng);
-  return t;
-}
-
 // Milliseconds per run of the conv, median of `runs`, with `setting` as NPUKIT_WINOGRAD (null: unset) when built.
 double Time(const npu::Node& node, const std::vector<npu::Tensor>& ins, const char* setting, int runs, npu::ThreadPool& pool) {
   if (setting) setenv("NPUKIT_WINOGRAD", setting, 1);
   else unsetenv("NPUKIT_WINOGRAD");
-  std::unique_ptr<npu::KernelState> state;
-  npu::KernelRunOptions options;
-  options.state = &state;
-  options.channels_last_out = true;
-  const npu::ExecContext exec;
-  std::vector<double> ms;
-  for (int i = 0; i <= runs; ++i) {
-    std::vector<npu::Tensor> out;
-    const auto t0 = std::chrono::steady_clock::now();
-    if (!npu::RunKernel(node, ins, out, pool, exec, nullptr, options).ok()) std::exit(1);
-    if (i > 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
-  return ms[ms.size() / 2];
+  return npu::bench::MedianKernelMs(node, ins, {}, runs, pool);
 }
 
 }  // namespace
@@ -88,7 +68,7 @@ int main(int argc, char** argv) {
               rounds, "net", "N", "C", "M", "H", "W", "direct ms", "default", "4x4", "2x2");
   unsigned seed = 1;
   for (const Layer& l : layers) {
-    npu::Tensor x = Random({l.N, l.C, l.H, l.W}, seed++), w = Random({l.M, l.C, l.KH, l.KW}, seed++), b = Random({l.M}, seed++);
+    npu::Tensor x = RandomTensor({l.N, l.C, l.H, l.W}, seed++), w = RandomTensor({l.M, l.C, l.KH, l.KW}, seed++), b = RandomTensor({l.M}, seed++);
     x.channels_last = true;  // as the nets hand it over; the values' order does not matter here
     npu::Node node;
     node.name = "conv";
@@ -102,10 +82,7 @@ int main(int argc, char** argv) {
     for (int r = 0; r < rounds; ++r)
       for (size_t k = 0; k < settings.size(); ++k) ms[k].push_back(Time(node, {x, w, b}, settings[k], 10, pool));
     std::vector<double> median;
-    for (std::vector<double>& m : ms) {
-      std::sort(m.begin(), m.end());
-      median.push_back(m[m.size() / 2]);
-    }
+    for (const std::vector<double>& m : ms) median.push_back(Median(m));
     std::printf("%-14s %3lld %5lld %5lld %4lld %4lld %10.3f %8.2f %8.2f %8.2f\n", l.net, static_cast<long long>(l.N), static_cast<long long>(l.C),
                 static_cast<long long>(l.M), static_cast<long long>(l.H), static_cast<long long>(l.W), median[0], median[1] / median[0],
                 median[2] / median[0], median[3] / median[0]);

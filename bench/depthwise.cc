@@ -7,62 +7,40 @@
 // the input was just written by the conv before it (docs/performance.md has both measurements).
 // usage: depthwise [ROUNDS]   (NPUKIT_NUM_THREADS: the pool's size)
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <memory>
-#include <random>
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "kernel_timing.h"
 #include "kernels/numerics.h"
 #include "kernels/registry.h"
 #include "ops/schemas.h"
 
 namespace {
 
+using npu::bench::Median;
+using npu::bench::RandomTensor;
+
 struct Layer {
   const char* net;
   int64_t C, H, K, stride;  // a square H x H map, a K x K kernel padded by K / 2
 };
 
-npu::Tensor Random(npu::Shape s, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1, 1);
-  npu::Tensor t = npu::Tensor::Empty(npu::DType::kF32, std::move(s));
-  for (float& v : std::span(t.mutable_data<float>(), static_cast<size_t>(t.numel()))) v = d(rng);
-  return t;
-}
-
-// Milliseconds per run of the conv, median of `runs`, on oneDNN's kernel or ours, with the fp16 rounding offered or not.
+// Milliseconds per run of the conv, median of `runs`, on oneDNN's kernel or ours, with the fp16 rounding offered or not
+// (where the kernel does not take it, the runtime's pass after it is timed too).
 double Time(const npu::Node& node, const std::vector<npu::Tensor>& ins, bool ours, bool half, int runs, npu::ThreadPool& pool) {
   if (ours) unsetenv("NPUKIT_DEPTHWISE");
   else setenv("NPUKIT_DEPTHWISE", "0", 1);
-  std::unique_ptr<npu::KernelState> state;
   npu::KernelRunOptions options;
-  options.state = &state;
-  options.channels_last_out = true;
   bool rounded = false;
   if (half) {
     options.round_output_to = npu::DType::kF16;
     options.output_rounded = &rounded;
   }
-  const npu::ExecContext exec;
-  std::vector<double> ms;
-  for (int i = 0; i <= runs; ++i) {
-    std::vector<npu::Tensor> out;
-    const auto t0 = std::chrono::steady_clock::now();
-    if (!npu::RunKernel(node, ins, out, pool, exec, nullptr, options).ok()) std::exit(1);
-    if (half && !rounded) out[0] = npu::RoundToDTypeValues(std::move(out[0]), npu::DType::kF16, exec, nullptr);  // the runtime's pass
-    if (i > 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
-  return ms[ms.size() / 2];
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  return npu::bench::MedianKernelMs(node, ins, options, runs, pool, [&](std::vector<npu::Tensor>& out) {
+    if (half && !rounded) out[0] = npu::RoundToDTypeValues(std::move(out[0]), npu::DType::kF16, npu::ExecContext{}, nullptr);
+  });
 }
 
 }  // namespace
@@ -83,7 +61,7 @@ int main(int argc, char** argv) {
               pool.size(), rounds, "net", "C", "H", "K", "S", "fp32 ms", "ours", "fp16 ms", "ours");
   unsigned seed = 1;
   for (const Layer& l : layers) {
-    npu::Tensor x = Random({1, l.C, l.H, l.H}, seed++), w = Random({l.C, 1, l.K, l.K}, seed++), b = Random({l.C}, seed++);
+    npu::Tensor x = RandomTensor({1, l.C, l.H, l.H}, seed++), w = RandomTensor({l.C, 1, l.K, l.K}, seed++), b = RandomTensor({l.C}, seed++);
     x.channels_last = true;  // as the nets hand it over; the values' order does not matter here
     npu::Node node;
     node.name = "depthwise";
