@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>  // renameat2
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -53,6 +54,15 @@ void MappedFile::DropResidentPages(const std::shared_ptr<const void>& owner, std
   const auto begin = reinterpret_cast<uintptr_t>(bytes.data()), end = begin + bytes.size();
   const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;  // whole pages only
   if (first < last) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
+std::shared_ptr<void> HugePageStorage(size_t bytes) {
+  if (bytes < kHugePage) return {};
+  const size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = std::aligned_alloc(kHugePage, rounded);
+  if (!p) return {};
+  (void)::madvise(p, rounded, MADV_HUGEPAGE);  // advice: a refusal costs speed only
+  return std::shared_ptr<void>(p, std::free);
 }
 
 Result<MappedFile> MappedFile::Open(const std::string& path) {

@@ -33,6 +33,12 @@ class MappedFile {
   std::string path_;
 };
 
+// x86-64's transparent huge page: memory advised huge (MADV_HUGEPAGE) is walked 2 MiB at a time rather than 4 KiB.
+constexpr size_t kHugePage = 2 << 20;
+// Heap storage for `bytes` that start on a huge-page boundary, its whole huge pages advised huge (the kernel may
+// decline: then it is ordinary memory); null below one huge page or when the allocation fails.
+std::shared_ptr<void> HugePageStorage(size_t bytes);
+
 Result<std::string> ReadFileToString(const std::string& path);
 bool FileExists(const std::string& path);
 // The lines of a small config file with their 1-based numbers, trimmed; blank lines and '#' comments dropped.

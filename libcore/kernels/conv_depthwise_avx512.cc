@@ -1,3 +1,6 @@
+// GCC 12 flags the AVX-512 intrinsics' _mm512_undefined operands as uninitialized: false positives.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include "kernels/conv_depthwise_avx512.h"
 
 #include <algorithm>

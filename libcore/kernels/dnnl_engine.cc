@@ -22,7 +22,9 @@ dnnl::stream& DnnlStream() {
 dnnl::memory Unbound(const dnnl::memory::desc& desc) { return dnnl::memory(desc, DnnlEngine(), DNNL_MEMORY_NONE); }
 
 ReorderedWeights::ReorderedWeights(const dnnl::memory::desc& layout, const dnnl::memory::desc& plain)
-    : memory_(layout, DnnlEngine()), plain_(plain) {}
+    : storage_(HugePageStorage(layout.get_size())),
+      memory_(storage_ ? dnnl::memory(layout, DnnlEngine(), storage_.get()) : dnnl::memory(layout, DnnlEngine())),
+      plain_(plain) {}
 
 void ReorderedWeights::Update(const Tensor& w, dnnl::stream& st) {
   if (from_.defined() && from_.raw() == w.raw()) return;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "base/file_io.h"
 #include "ir/graph_edit.h"
 #include "ir/node_attrs.h"
 #include "kernels/channels_last.h"
@@ -152,7 +153,6 @@ void KeepFreedActivationsInHeap() {
 // 4 KiB ones. Interleaved rounds, AVX-512 machine: mnasnet1_0 0.96-0.99 of its time, efficientnet_b2 and resnet50
 // 0.98 (docs/performance.md). Where the kernel's THP setting is "never" the advice changes nothing.
 constexpr size_t kHeapGrowthBlock = 16 << 20;  // under the mmap threshold, so served from the heap
-constexpr size_t kHugePage = 2 << 20;          // x86-64's transparent huge page
 // The host holds a 16-bit activation in fp32: up to twice the device's feature-map bytes (FeatureMapBytes), and
 // kernels' scratch beside it.
 constexpr size_t kHostBytesPerDeviceByte = 2;

@@ -421,7 +421,9 @@ TEST(Kernels, AFusedResidualReachesRowsTheDirectPrimitiveFinishes) {
     }
     EXPECT_GT(infinite, 0);
     EXPECT_LT(worst, 5e-6) << (shared ? "shared residual" : "residual written over");
-    if (shared) EXPECT_EQ(std::memcmp(other_holder.raw(), r.raw(), r.nbytes()), 0) << "a residual held elsewhere keeps its values";
+    if (shared) {
+      EXPECT_EQ(std::memcmp(other_holder.raw(), r.raw(), r.nbytes()), 0) << "a residual held elsewhere keeps its values";
+    }
   }
 }
 

@@ -193,7 +193,9 @@ TEST(Numerics, FusedHalfResidualRoundsTheSumAsTheRuntimeWould) {
       EXPECT_EQ(got_status.non_finite, want_status.non_finite) << what;
       EXPECT_EQ(got_status.first_index, want_status.first_index) << what;
       EXPECT_EQ(got_status.first_output, want_status.first_output) << what;
-      if (*soc && !ctx.saturate()) EXPECT_GT(want_status.out_of_range, 0u) << what << ": the values must exercise the record";
+      if (*soc && !ctx.saturate()) {
+        EXPECT_GT(want_status.out_of_range, 0u) << what << ": the values must exercise the record";
+      }
     }
   }
 }
@@ -235,7 +237,9 @@ TEST(Numerics, ACastToHalfOfferedTheRoundingHoldsTheNarrowedValuesInFp32) {
     EXPECT_EQ(got_status.out_of_range, want_status.out_of_range) << what;
     EXPECT_EQ(got_status.non_finite, want_status.non_finite) << what;
     EXPECT_EQ(got_status.first_index, want_status.first_index) << what;
-    if (*soc) EXPECT_GT(want_status.out_of_range, 0u) << what << ": the values must exercise the record";
+    if (*soc) {
+      EXPECT_GT(want_status.out_of_range, 0u) << what << ": the values must exercise the record";
+    }
     EXPECT_EQ(x.data<float>()[20001], 65519.0f) << what << ": the input is not written over";
   }
 }
@@ -291,7 +295,9 @@ TEST(Numerics, SigmoidTimesInputGivesTheBitsOfTheTwoKernels) {
       EXPECT_EQ(std::memcmp(over.data<float>(), y[0].data<float>(), static_cast<size_t>(over.numel()) * sizeof(float)), 0) << soc << " " << DTypeName(held);
       // On the Inf/NaN SoC the held input keeps NaN and the infinities, whose products the record must hold (a
       // saturating SoC held them as finite values, and a product of fp16 values cannot pass 65504).
-      if (held == DType::kF16 && *soc && !ctx.saturate()) EXPECT_TRUE(want_status.any()) << "the values must exercise the record";
+      if (held == DType::kF16 && *soc && !ctx.saturate()) {
+        EXPECT_TRUE(want_status.any()) << "the values must exercise the record";
+      }
     }
   }
 }
@@ -364,7 +370,7 @@ TEST(Numerics, KernelsRoundTheirOutputAsTheRuntimeWould) {
   struct Case {
     Node op;
     std::vector<Tensor> extra;  // the inputs after x
-    Tensor x_instead;           // the input in place of x
+    Tensor x_instead = {};      // the input in place of x
   };
   const std::vector<Case> cases = {
       {MakeNode("Conv", 3, pads), {w32, b32}, x32},
@@ -418,7 +424,9 @@ TEST(Numerics, KernelsRoundTheirOutputAsTheRuntimeWould) {
         EXPECT_EQ(got_status.first_index, want_status.first_index) << what;
         EXPECT_EQ(got_status.first_output, want_status.first_output) << what;
         EXPECT_EQ(std::memcmp(&got_status.first_value, &want_status.first_value, sizeof(float)), 0) << what;
-        if (*soc && !ctx.saturate()) EXPECT_TRUE(want_status.any()) << what << ": the values must exercise the record";
+        if (*soc && !ctx.saturate()) {
+          EXPECT_TRUE(want_status.any()) << what << ": the values must exercise the record";
+        }
       }
     }
   }
@@ -464,7 +472,9 @@ TEST(Numerics, SettleFloat32FindsEveryNonFiniteValueInOrder) {
       EXPECT_EQ(std::memcmp(&st.first_value, &want.first_value, sizeof(float)), 0) << what;
       EXPECT_EQ(std::memcmp(settled.raw(), expect.raw(), expect.nbytes()), 0) << what;
       EXPECT_EQ(std::memcmp(t.raw(), before.raw(), before.nbytes()), 0) << what << ": the input tensor changed";
-      if (w.put.empty()) EXPECT_EQ(settled.raw(), t.raw()) << what << ": a finite result is not copied";
+      if (w.put.empty()) {
+        EXPECT_EQ(settled.raw(), t.raw()) << what << ": a finite result is not copied";
+      }
     }
   }
 }
