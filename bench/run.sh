@@ -12,5 +12,6 @@ build=${1:-build}
 "$build/tests/fork_join"
 "$build/tests/conv3x3"
 "$build/tests/depthwise"
+"$build/tests/gemv"
 "$build/tests/logistic"
 /usr/bin/python3 "$(dirname "$0")/bench_profparse.py" "$build"

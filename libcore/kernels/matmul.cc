@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 
+#include "kernels/gemv.h"
 #include "kernels/kernel_util.h"
 #include "kernels/matmul_dnnl.h"
 #include "kernels/quant.h"
@@ -103,7 +104,9 @@ Status MatMulKernel(KernelContext& c) {
     if (!done) NPU_RETURN_IF_ERROR(MatMulTensors(c, CastTensor(c.in(0), DType::kI32), CastTensor(c.in(1), DType::kI32), c.outputs[0]));
     return ApplyFusedQuantization(c);
   }
-  NPU_ASSIGN_OR_RETURN(bool done, RunDnnlMatMul(c, c.in(0), c.in(1), false, nullptr, c.outputs[0]));
+  NPU_ASSIGN_OR_RETURN(bool done, RunRowProduct(c, c.in(0), c.in(1), false, nullptr, c.outputs[0]));
+  if (done) return Status::Ok();
+  NPU_ASSIGN_OR_RETURN(done, RunDnnlMatMul(c, c.in(0), c.in(1), false, nullptr, c.outputs[0]));
   if (done) return Status::Ok();
   NPU_ASSIGN_OR_RETURN(done, RunDnnlBatchedMatMul(c, c.in(0), c.in(1), c.outputs[0]));
   return done ? Status::Ok() : MatMulTensors(c, c.in(0), c.in(1), c.outputs[0]);
@@ -111,7 +114,9 @@ Status MatMulKernel(KernelContext& c) {
 
 // MatMul + bias over the last dim: what MatMulBiasAddFusionPass makes of MatMul -> Add(const).
 Status MatMulBiasKernel(KernelContext& c) {
-  NPU_ASSIGN_OR_RETURN(bool done, RunDnnlMatMul(c, c.in(0), c.in(1), false, &c.in(2), c.outputs[0]));
+  NPU_ASSIGN_OR_RETURN(bool done, RunRowProduct(c, c.in(0), c.in(1), false, &c.in(2), c.outputs[0]));
+  if (done) return Status::Ok();
+  NPU_ASSIGN_OR_RETURN(done, RunDnnlMatMul(c, c.in(0), c.in(1), false, &c.in(2), c.outputs[0]));
   if (done) return Status::Ok();
   NPU_RETURN_IF_ERROR(MatMulTensors(c, c.in(0), c.in(1), c.outputs[0]));
   Tensor& y = c.outputs[0];
@@ -171,11 +176,15 @@ Status GemmKernel(KernelContext& c) {
   int64_t M = ta ? a.shape()[1] : a.shape()[0], K = ta ? a.shape()[0] : a.shape()[1];
   int64_t N = tb ? b.shape()[0] : b.shape()[1], Kb = tb ? b.shape()[1] : b.shape()[0];
   if (K != Kb) return c.Fail("inner dimensions differ: " + std::to_string(K) + " vs " + std::to_string(Kb));
-  // A fully connected layer (no transA or alpha; C absent or a per-column bias added once) goes to oneDNN.
+  // A fully connected layer (no transA or alpha; C absent or a per-column bias added once) goes to our row product
+  // (one row, weights of megabytes: gemv.h) or to oneDNN.
   const bool column_bias = c.has(2) && beta == 1.f && c.in(2).numel() == N && c.in(2).rank() >= 1 &&
                            c.in(2).rank() <= 2 && c.in(2).shape().back() == N;
   if (!ta && alpha == 1.f && (!c.has(2) || beta == 0.f || column_bias)) {
-    NPU_ASSIGN_OR_RETURN(bool done, RunDnnlMatMul(c, a, b, tb, column_bias ? &c.in(2) : nullptr, c.outputs[0]));
+    const Tensor* bias = column_bias ? &c.in(2) : nullptr;
+    NPU_ASSIGN_OR_RETURN(bool done, RunRowProduct(c, a, b, tb, bias, c.outputs[0]));
+    if (done) return Status::Ok();
+    NPU_ASSIGN_OR_RETURN(done, RunDnnlMatMul(c, a, b, tb, bias, c.outputs[0]));
     if (done) return Status::Ok();
   }
   Tensor y = Tensor::Empty(a.dtype(), {M, N});

@@ -11,6 +11,7 @@
 #include "kernels/conv_dnnl.h"
 #include "kernels/conv_edge_taps.h"
 #include "kernels/conv_grouped_avx2.h"
+#include "kernels/gemv.h"
 #include "kernels/kernel_util.h"
 #include "kernels/logistic.h"
 #include "kernels/registry.h"
@@ -937,6 +938,30 @@ TEST(Kernels, MatrixProductsMatchADirectSum) {
     Tensor a2 = a.Reshaped({2 * M, K});
     ExpectNear(RunOp("Gemm", {a2, bt, bias}, {{"transB", int64_t{1}}})[0], DirectProduct(a2, bt, true, &bias), tol);
     ExpectNear(RunOp("Gemm", {a2, b})[0], DirectProduct(a2, b, false, nullptr), tol);
+  }
+}
+
+// Fully connected layers at batch 1 whose weights pass kRowProductMinWeightBytes (gemv.h): Gemm with its weights as
+// (N, K) and as (K, N), with a bias, MatMul and MatMulBias, against a direct sum; and the product itself on sizes
+// that fill no register or group of rows, the same bits on one thread and on two.
+TEST(Kernels, FullyConnectedLayersAtBatchOneMatchADirectSum) {
+  const int64_t K = 2053, N = 1031;  // 8.5 MB of weights
+  ASSERT_GE(K * N * 4, kRowProductMinWeightBytes);
+  Tensor a = Random({1, K}, 5), b = Random({K, N}, 6), bt = Random({N, K}, 7), bias = Random({N}, 8);
+  const double tol = 1e-5 * K;
+  ExpectNear(RunOp("Gemm", {a, bt, bias}, {{"transB", int64_t{1}}})[0], DirectProduct(a, bt, true, &bias), tol);
+  ExpectNear(RunOp("Gemm", {a, b, bias})[0], DirectProduct(a, b, false, &bias), tol);
+  ExpectNear(RunOp("MatMul", {a.Reshaped({1, 1, K}), b})[0], DirectProduct(a, b, false, nullptr), tol);
+  ExpectNear(RunOp("MatMulBias", {a, b, bias})[0], DirectProduct(a, b, false, &bias), tol);
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 1}, {3, 15}, {4, 16}, {7, 17}, {1000, 300}}) {
+    Tensor x = Random({cols}, 9), w = Random({rows, cols}, 10), c = Random({rows}, 11);
+    const std::vector<double> want = DirectProduct(x.Reshaped({1, cols}), w, true, &c);
+    std::vector<float> one(static_cast<size_t>(rows)), two(one.size());
+    ThreadPool pool1(1), pool2(2);
+    RowTimesWeightRows(x.data<float>(), w.data<float>(), c.data<float>(), one.data(), rows, cols, pool1);
+    RowTimesWeightRows(x.data<float>(), w.data<float>(), c.data<float>(), two.data(), rows, cols, pool2);
+    for (size_t i = 0; i < one.size(); ++i) ASSERT_NEAR(one[i], want[i], 1e-5 * cols) << rows << " x " << cols << ", row " << i;
+    EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0) << rows << " x " << cols;
   }
 }
 
