@@ -1,10 +1,17 @@
 #include "kernels/gemv.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <span>
+
+#if defined(__AVX512F__) || defined(__F16C__)
+#include <immintrin.h>
+#endif
 
 #include "base/file_io.h"
+#include "base/half.h"
 
 namespace npu {
 namespace {
@@ -33,6 +40,25 @@ Lanes Load(const float* p) {
   return v;
 }
 
+// kLanes weights stored as fp16, widened (exactly) in registers.
+Lanes Load(const uint16_t* p) {
+  Lanes v;
+#if defined(__AVX512F__)
+  const __m512 w = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  std::memcpy(&v, &w, sizeof v);
+#elif defined(__F16C__)
+  const __m256 lo = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  const __m256 hi = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kLanes / 2)));
+  std::memcpy(&v, &lo, sizeof lo);
+  std::memcpy(reinterpret_cast<char*>(&v) + sizeof lo, &hi, sizeof hi);
+#else
+  float w[kLanes];
+  HalfToFloat(std::span(p, kLanes), std::span(w, kLanes));
+  std::memcpy(&v, w, sizeof v);
+#endif
+  return v;
+}
+
 // The lanes' sum in a fixed order: halves added pairwise.
 float Sum(Lanes v) {
   float s[kLanes];
@@ -42,9 +68,10 @@ float Sum(Lanes v) {
   return s[0];
 }
 
-// y[r] = row r of w (rows of K) times x, for R rows; a tail of K below kLanes goes through zero-padded registers.
-template <int64_t R>
-void SumRows(const float* x, const float* w, int64_t K, float* y) {
+// y[r] = row r of w (rows of K, fp32 or fp16) times x, for R rows; a tail of K below kLanes goes through zero-padded
+// registers. The weights' values are the same either way, and so is each sum.
+template <int64_t R, class W>
+void SumRows(const float* x, const W* w, int64_t K, float* y) {
   Lanes acc[R] = {};
   int64_t k = 0;
   for (; k + kLanes <= K; k += kLanes) {
@@ -57,30 +84,56 @@ void SumRows(const float* x, const float* w, int64_t K, float* y) {
     std::memcpy(xt, x + k, tail);
     const Lanes xv = Load(xt);
     for (int64_t r = 0; r < R; ++r) {
-      float wt[kLanes] = {};
-      std::memcpy(wt, w + r * K + k, tail);
+      W wt[kLanes] = {};
+      std::memcpy(wt, w + r * K + k, static_cast<size_t>(K - k) * sizeof(W));
       acc[r] += Load(wt) * xv;
     }
   }
   for (int64_t r = 0; r < R; ++r) y[r] = Sum(acc[r]);
 }
 
-// The weights as N rows of K, copied once per weights tensor, in storage advised huge.
+// The weights as N rows of K, copied once per weights tensor, in storage advised huge: as fp16 when every weight is an
+// fp16 value (a force_fp16 model's, which the runtime hands over widened), which halves what each inference reads.
 struct RowProductState final : KernelState {
   int64_t N = 0, K = 0;
   bool b_transposed = false;
   std::shared_ptr<void> rows;
+  bool rows_are_halves = false;
   // The weights copied last, held so that their storage cannot be freed and reused for other bytes at the same
   // address (as ReorderedWeights holds its source).
   Tensor from;
 };
 
-void CopyRows(RowProductState& s, const Tensor& b, ThreadPool& pool) {
-  auto* rows = static_cast<float*>(s.rows.get());
-  const float* w = b.data<float>();
+// Storage for the rows: advised huge where it spans huge pages.
+std::shared_ptr<void> RowStorage(size_t bytes) {
+  std::shared_ptr<void> p = HugePageStorage(bytes);
+  return p ? p : std::shared_ptr<void>(std::malloc(bytes), std::free);
+}
+
+// Whether every value is an fp16 value: its fp16 form widens to its bits (an fp32 model's weights fail at once).
+bool AllHalves(std::span<const float> w) {
+  constexpr size_t kChunk = 4096;
+  uint16_t h[kChunk];
+  float back[kChunk];
+  for (size_t i = 0; i < w.size(); i += kChunk) {
+    const size_t n = std::min(kChunk, w.size() - i);
+    FloatToHalf(w.subspan(i, n), std::span(h, n));
+    HalfToFloat(std::span<const uint16_t>(h, n), std::span(back, n));
+    if (std::memcmp(back, w.data() + i, n * sizeof(float)) != 0) return false;
+  }
+  return true;
+}
+
+// False when memory for the rows is not to be had.
+bool CopyRows(RowProductState& s, const Tensor& b, ThreadPool& pool) {
   const int64_t N = s.N, K = s.K;
+  const auto count = static_cast<size_t>(N * K);
+  std::shared_ptr<void> storage = RowStorage(count * sizeof(float));
+  if (!storage) return false;
+  auto* rows = static_cast<float*>(storage.get());
+  const float* w = b.data<float>();
   if (s.b_transposed) {
-    std::memcpy(rows, w, static_cast<size_t>(N * K) * sizeof(float));
+    std::memcpy(rows, w, count * sizeof(float));
   } else {  // (K, N) -> (N, K), block by block
     const int64_t blocks = (N + kTransposeBlock - 1) / kTransposeBlock;
     pool.SplitEvenly(static_cast<size_t>(blocks), 2, [&](size_t b0, size_t b1) {
@@ -90,8 +143,17 @@ void CopyRows(RowProductState& s, const Tensor& b, ThreadPool& pool) {
             for (int64_t k = k0; k < std::min(K, k0 + kTransposeBlock); ++k) rows[n * K + k] = w[k * N + n];
     });
   }
+  s.rows_are_halves = false;
+  if (AllHalves(std::span<const float>(rows, count)))
+    if (std::shared_ptr<void> halves = RowStorage(count * sizeof(uint16_t))) {
+      FloatToHalf(std::span<const float>(rows, count), std::span(static_cast<uint16_t*>(halves.get()), count));
+      storage = std::move(halves);
+      s.rows_are_halves = true;
+    }
+  s.rows = std::move(storage);
   s.from = b;
   MappedFile::DropResidentPages(b.owner(), b.bytes());  // the copy is what is read: not resident twice
+  return true;
 }
 
 RowProductState* StateFor(KernelContext& c, std::unique_ptr<KernelState>& local, int64_t N, int64_t K, bool b_transposed) {
@@ -102,17 +164,12 @@ RowProductState* StateFor(KernelContext& c, std::unique_ptr<KernelState>& local,
   fresh->N = N;
   fresh->K = K;
   fresh->b_transposed = b_transposed;
-  const auto bytes = static_cast<size_t>(N * K) * sizeof(float);
-  fresh->rows = HugePageStorage(bytes);
-  if (!fresh->rows) fresh->rows = std::shared_ptr<void>(std::malloc(bytes), std::free);
-  if (!fresh->rows) return nullptr;
   slot = std::move(fresh);
   return static_cast<RowProductState*>(slot.get());
 }
 
-}  // namespace
-
-void RowTimesWeightRows(const float* x, const float* w, const float* bias, float* y, int64_t N, int64_t K, ThreadPool& pool) {
+template <class W>
+void RowsTimes(const float* x, const W* w, const float* bias, float* y, int64_t N, int64_t K, ThreadPool& pool) {
   const auto min_parallel = static_cast<size_t>(std::max<int64_t>(1, kParallelMultiplyAdds / std::max<int64_t>(1, K)));
   pool.SplitEvenly(static_cast<size_t>(N), min_parallel, [&](size_t b, size_t e) {
     auto n = static_cast<int64_t>(b);
@@ -124,6 +181,16 @@ void RowTimesWeightRows(const float* x, const float* w, const float* bias, float
   });
 }
 
+}  // namespace
+
+void RowTimesWeightRows(const float* x, const float* w, const float* bias, float* y, int64_t N, int64_t K, ThreadPool& pool) {
+  RowsTimes(x, w, bias, y, N, K, pool);
+}
+
+void RowTimesWeightRows(const float* x, const uint16_t* w, const float* bias, float* y, int64_t N, int64_t K, ThreadPool& pool) {
+  RowsTimes(x, w, bias, y, N, K, pool);
+}
+
 Result<bool> RunRowProduct(KernelContext& c, const Tensor& a, const Tensor& b, bool b_transposed, const Tensor* bias, Tensor& out) {
   if (a.dtype() != DType::kF32 || b.dtype() != DType::kF32 || a.rank() < 1 || b.rank() != 2) return false;
   const int64_t K = a.shape().back(), N = b_transposed ? b.shape()[0] : b.shape()[1];
@@ -133,12 +200,15 @@ Result<bool> RunRowProduct(KernelContext& c, const Tensor& a, const Tensor& b, b
   std::unique_ptr<KernelState> local;
   RowProductState* s = StateFor(c, local, N, K, b_transposed);
   if (!s) return false;
-  if (!(s->from.defined() && s->from.raw() == b.raw())) CopyRows(*s, b, c.pool);
+  if (!(s->from.defined() && s->from.raw() == b.raw()) && !CopyRows(*s, b, c.pool)) return false;
   Shape out_shape = a.shape();
   out_shape.back() = N;
   out = Tensor::Empty(DType::kF32, out_shape);
-  RowTimesWeightRows(a.data<float>(), static_cast<const float*>(s->rows.get()), bias ? bias->data<float>() : nullptr,
-                     out.mutable_data<float>(), N, K, c.pool);
+  const float* x = a.data<float>();
+  const float* bias_values = bias ? bias->data<float>() : nullptr;
+  float* y = out.mutable_data<float>();
+  if (s->rows_are_halves) RowTimesWeightRows(x, static_cast<const uint16_t*>(s->rows.get()), bias_values, y, N, K, c.pool);
+  else RowTimesWeightRows(x, static_cast<const float*>(s->rows.get()), bias_values, y, N, K, c.pool);
   return true;
 }
 

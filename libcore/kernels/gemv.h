@@ -5,6 +5,7 @@
 // weights are copied once into rows of K, one per output, in huge-page storage; each thread takes an even part of
 // the rows, so each row is summed alike on any number of threads.
 #pragma once
+#include <cstdint>
 #include <memory>
 
 #include "kernels/registry.h"
@@ -21,7 +22,9 @@ constexpr int64_t kRowProductMinWeightBytes = 6 << 20;
 // under kRowProductMinWeightBytes): the caller's path.
 Result<bool> RunRowProduct(KernelContext& c, const Tensor& a, const Tensor& b, bool b_transposed, const Tensor* bias, Tensor& out);
 
-// The product itself, for tests and bench/gemv: y (N) = w (N rows of K) x (K) (+ bias when not null).
+// The product itself, for tests and bench/gemv: y (N) = w (N rows of K) x (K) (+ bias when not null); w as fp32 or
+// as fp16 (where every weight is an fp16 value, RunRowProduct keeps them so: half the bytes to read, the same sums).
 void RowTimesWeightRows(const float* x, const float* w, const float* bias, float* y, int64_t N, int64_t K, ThreadPool& pool);
+void RowTimesWeightRows(const float* x, const uint16_t* w, const float* bias, float* y, int64_t N, int64_t K, ThreadPool& pool);
 
 }  // namespace npu

@@ -6,6 +6,7 @@
 #include <limits>
 #include <random>
 
+#include "base/half.h"
 #include "ir/op_schema.h"
 #include "kernels/conv_depthwise_avx512.h"
 #include "kernels/conv_dnnl.h"
@@ -962,7 +963,26 @@ TEST(Kernels, FullyConnectedLayersAtBatchOneMatchADirectSum) {
     RowTimesWeightRows(x.data<float>(), w.data<float>(), c.data<float>(), two.data(), rows, cols, pool2);
     for (size_t i = 0; i < one.size(); ++i) ASSERT_NEAR(one[i], want[i], 1e-5 * cols) << rows << " x " << cols << ", row " << i;
     EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0) << rows << " x " << cols;
+    // Weights that are fp16 values, read as fp16: the same sums.
+    std::vector<uint16_t> halves(static_cast<size_t>(w.numel()));
+    FloatToHalf(std::span(w.data<float>(), halves.size()), std::span(halves));
+    std::vector<float> widened(halves.size()), from_floats(one.size()), from_halves(one.size());
+    HalfToFloat(std::span<const uint16_t>(halves), std::span(widened));
+    RowTimesWeightRows(x.data<float>(), widened.data(), c.data<float>(), from_floats.data(), rows, cols, pool2);
+    RowTimesWeightRows(x.data<float>(), halves.data(), c.data<float>(), from_halves.data(), rows, cols, pool2);
+    EXPECT_EQ(std::memcmp(from_floats.data(), from_halves.data(), one.size() * sizeof(float)), 0) << rows << " x " << cols;
   }
+  // A force_fp16 model's weights reach the kernel widened: it keeps them as fp16, with the same results.
+  Tensor bh = Tensor::Empty(DType::kF32, {N, K});
+  std::vector<uint16_t> h(static_cast<size_t>(N * K));
+  FloatToHalf(std::span(bt.data<float>(), h.size()), std::span(h));
+  HalfToFloat(std::span<const uint16_t>(h), std::span(bh.mutable_data<float>(), h.size()));
+  const Tensor y = RunOp("Gemm", {a, bh, bias}, {{"transB", int64_t{1}}})[0];
+  std::vector<float> want(static_cast<size_t>(N));
+  ThreadPool& pool = ThreadPool::Global();
+  RowTimesWeightRows(a.data<float>(), bh.data<float>(), bias.data<float>(), want.data(), N, K, pool);
+  EXPECT_EQ(std::memcmp(y.data<float>(), want.data(), want.size() * sizeof(float)), 0);
+  ExpectNear(y, DirectProduct(a, bh, true, &bias), tol);
 }
 
 // Stacks of products of two activations (attention's Q x K^T and P x V, on oneDNN's batched matmul where the
