@@ -12,10 +12,11 @@
 
 namespace npu {
 
-// Weights from this size on go to the product here. Smaller ones stay oneDNN's: on layers of 2-5 MB (the heads of
-// MobileNet v3, EfficientNet and ViT) ours took 0.85-1.37 of its time, at 8 MB (ResNet's head) 0.77-0.98, from 16 MB
-// on 0.67-0.82 (bench/gemv, two Zen 4 cores, three runs).
-constexpr int64_t kRowProductMinWeightBytes = 6 << 20;
+// Weights from this size on go to the product here, smaller ones to oneDNN's matmul. In a net, where the layers
+// between two inferences push the weights out of cache, ours took 0.68-0.96 of oneDNN's time on the 4-5 MB heads of
+// MobileNet v2 and v3 and EfficientNet, and 1.3 on MobileNet v3 small's 2.4 MB layer (per-task timer, four
+// interleaved runs of 40 inferences); bench/gemv has the larger layers.
+constexpr int64_t kRowProductMinWeightBytes = 3 << 20;
 
 // out = a x b (+ bias), a of shape (..., K) holding one row, b of shape (K, N), or (N, K) when `b_transposed`,
 // all fp32, bias (N) fp32. False, with nothing written, for anything else (more rows, other dtypes, weights
