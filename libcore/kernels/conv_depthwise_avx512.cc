@@ -24,9 +24,6 @@ constexpr int kPixels = 8;
 // A map whose width is a multiple of 7 and not of 8 (7, 14, 28: MobileNet's last stages) takes tiles of 7, so that no
 // tile computes outputs past the row's end.
 constexpr int kPixelsOfSevens = 7;
-// Multiply-adds from which a conv runs on every thread: below it the fork (about 2 us, bench/fork_join) costs more
-// than the split saves. oneDNN splits even ShuffleNet's 14 x 14 x 116 (204K), 7 us on 2 threads, where one took 13.
-constexpr int64_t kParallelMultiplyAdds = 1 << 16;
 // Parts of rows per thread at least: on a map of few rows each row's channels are split into parts, so that the
 // threads' even shares differ by a small part (7 rows: 3 and 4 without).
 constexpr int64_t kPartsPerThread = 4;

@@ -28,9 +28,6 @@ constexpr int64_t kRowsAtOnce = 8;
 #else
 constexpr int64_t kRowsAtOnce = 4;
 #endif
-// From this many multiply-adds on, both threads take part (a 256 x 256 layer on one thread took as long as the
-// fork and join of two).
-constexpr int64_t kParallelMultiplyAdds = 1 << 16;
 // Rows and columns of the blocks a (K, N) weight matrix is transposed in, so that reads and writes both stay in cache.
 constexpr int64_t kTransposeBlock = 64;
 

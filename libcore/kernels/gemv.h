@@ -1,7 +1,7 @@
 // A fully connected layer at batch 1 (one row times 2-D weights) as npukit's own matrix-vector product. Such a
 // layer does two flops per weight it reads, so its time is the time to stream its weights from memory once per
 // inference: AlexNet's first classifier layer reads 151 MB. oneDNN's matmul (its brgemm kernel on a blocked
-// layout) streamed it at 28 GB/s on two Zen 4 cores, a plain walk over rows of weights at 39 (bench/gemv). The
+// layout) streamed it at 28-29 GB/s on two Zen 4 cores, a plain walk over rows of weights at 38 (bench/gemv). The
 // weights are copied once into rows of K, one per output, in huge-page storage; each thread takes an even part of
 // the rows, so each row is summed alike on any number of threads.
 #pragma once

@@ -79,6 +79,10 @@ struct KernelRunOptions {
 // (activation, rounding, the next task's activation and rounding) walks a piece before the next step does: 16 KiB,
 // which the L1 cache holds through all of them.
 constexpr size_t kFinishChunk = 1 << 12;
+// Multiply-adds from which a kernel of npukit's own (the depthwise conv, the row product) runs on every thread: below
+// it the fork (about 2 us, bench/fork_join) costs more than the split saves. oneDNN splits even ShuffleNet's
+// 14 x 14 x 116 depthwise conv (204K), 7 us on 2 threads, where one took 13.
+constexpr int64_t kParallelMultiplyAdds = 1 << 16;
 struct ChunkFinish {
   const InPlaceFn* act = nullptr;
   ChunkRounding* round = nullptr;
