@@ -1,3 +1,6 @@
+// Without AVX-512 GCC notes that a 64-byte vector passed by value has another ABI there: these functions are internal
+// to this file, so no caller of another ABI exists.
+#pragma GCC diagnostic ignored "-Wpsabi"
 #include "kernels/gemv.h"
 
 #include <algorithm>
