@@ -199,7 +199,6 @@ Result<bool> RunRowProduct(KernelContext& c, const Tensor& a, const Tensor& b, b
   if (bias && (bias->dtype() != DType::kF32 || bias->numel() != N)) return false;
   std::unique_ptr<KernelState> local;
   RowProductState* s = StateFor(c, local, N, K, b_transposed);
-  if (!s) return false;
   if (!(s->from.defined() && s->from.raw() == b.raw()) && !CopyRows(*s, b, c.pool)) return false;
   Shape out_shape = a.shape();
   out_shape.back() = N;
