@@ -4,6 +4,8 @@ the cost model's calibration test (timing depends on shapes and dtypes only, so 
 
 usage: export_calibration_models.py OUT_DIR NAME...   (resnet18, resnet101, vgg16, bert_base, encoder, gpt_block, or
 any torchvision classifier)
+       export_calibration_models.py OUT_DIR -        (names on stdin, one a line; each answered with its path on stdout
+                                                     once written, so a caller can use and delete one model at a time)
 Writes OUT_DIR/<name>.onnx unless it exists.
 """
 import math
@@ -96,7 +98,7 @@ class SegmentationOut(torch.nn.Module):
 def export(out_dir, name):
     path = os.path.join(out_dir, name + ".onnx")
     if os.path.exists(path):
-        return
+        return path
     torch.manual_seed(0)
     tmp = path + ".tmp"
     if name in ("bert_base", "encoder"):  # encoder: a 2-layer d=256 model of the same shape, for quick tests
@@ -118,10 +120,15 @@ def export(out_dir, name):
         torch.onnx.export(model, torch.zeros(1, 3, 224, 224), tmp, opset_version=13, input_names=["input"],
                           output_names=["output"], dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
     os.replace(tmp, path)
+    return path
 
 
 if __name__ == "__main__":
     torch.set_num_threads(2)
     os.makedirs(sys.argv[1], exist_ok=True)
-    for n in sys.argv[2:]:
-        export(sys.argv[1], n)
+    if sys.argv[2:] == ["-"]:
+        for line in sys.stdin:
+            print(export(sys.argv[1], line.strip()), flush=True)
+    else:
+        for n in sys.argv[2:]:
+            export(sys.argv[1], n)
