@@ -27,8 +27,15 @@ void TransposeRect(const std::byte* src, int64_t src_stride, std::byte* dst, int
 void TransposeMatrices(const std::byte* src, std::byte* dst, size_t elem_bytes, int64_t batches, int64_t rows, int64_t cols, ThreadPool& pool);
 // The mean of each image's channel over its pixels, for a channels-last 4-D fp32/fp64 x, into y's N x C values (any
 // shape of that size and x's dtype): GlobalAveragePool's channels-last path, which ReduceMean over (H, W) shares
-// bit for bit (both add in pixel order in double). False, with y untouched, for any other x.
+// bit for bit (both add in double, in the parts of MeanParts). False, with y untouched, for any other x.
 bool MeanOverPixelsOfChannelsLast(const Tensor& x, Tensor& y, ThreadPool& pool);
+// A mean (or global max) over n values is taken in MeanParts(n) parts of consecutive values, part k holding
+// [n k / parts, n (k + 1) / parts): each part summed in order, then the parts added in order. The global pools in
+// either memory order and ReduceMean all do so, so that they give the same bits, on any number of threads; a
+// channels-last pool's threads each take a run of parts, the pixels the conv before it wrote on their core.
+constexpr int64_t kMeanPartValues = 8;  // the fewest values in a part
+constexpr int64_t kMeanMaxParts = 16;
+constexpr int64_t MeanParts(int64_t n) { return n / kMeanPartValues < 1 ? 1 : n / kMeanPartValues > kMeanMaxParts ? kMeanMaxParts : n / kMeanPartValues; }
 // The logical (N, C, H, W) flat index of the element at flat memory index `i` of a channels-last tensor.
 int64_t ChannelsFirstIndex(const Shape& s, int64_t i);
 

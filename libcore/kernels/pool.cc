@@ -443,40 +443,58 @@ struct GlobalAcc {
     if constexpr (kKind == PoolKind::kMax) v = std::max(v, x);
     else v += x;
   }
+  void Join(const GlobalAcc& other) {
+    if constexpr (kKind == PoolKind::kMax) v = std::max(v, other.v);
+    else v += other.v;
+  }
   T Result(int64_t count) const {
     if constexpr (kKind == PoolKind::kMax) return v;
     else return static_cast<T>(v / static_cast<double>(count));
   }
 };
 
-// Channels per task of a global pool over a channels-last map: 16, so that the threads share the squeeze-excitation
-// pools of few channels evenly (blocks of 32 dealt 96 channels 2 + 1, 144 channels 3 + 2): efficientnet_b0's pools
-// 0.252 -> 0.232 ms per inference, those of 96 and 144 channels 0.71-0.80 of their time (per-task timer, six
-// interleaved runs of 40 inferences); its first, of 32 channels on 112 x 112 pixels, stayed at 41-45 us.
+// Values below which a global pool runs on one thread.
+constexpr size_t kGlobalPoolParallelValues = 1 << 14;
+// Channels a part's sums hold in registers at a time.
 constexpr int64_t kGlobalPoolLanes = 16;
 
-// Channels-last input: a task is one image's block of kGlobalPoolLanes channels, walked over every pixel, each
-// channel's values still added in pixel order, so the results equal the channels-first ones bit for bit (walking a
-// run of channels of any length was 7% of efficientnet_b0's time at 2 threads, this 5.5%).
+// Channels-last input: each part's pixels (MeanParts) summed in blocks of kGlobalPoolLanes channels, then each
+// channel's parts added in order. Each thread takes an even run
+// of the parts: the pixels the conv before the pool wrote on its core. Dealt by blocks of 16 channels over every
+// pixel (4522ceb), the squeeze-excitation Mul after the pool took 2.3-2.8 times as long (efficientnet_b0, per-task
+// timer: its scales 1.54-1.67 -> 0.66-0.75 ms per inference, the pools 0.37-0.39 -> 0.42-0.45 ms).
 template <PoolKind kKind, class T>
 void GlobalPoolChannelsLast(ThreadPool& pool, const T* x, T* y, int64_t N, int64_t C, int64_t HW) {
-  const int64_t blocks = (C + kGlobalPoolLanes - 1) / kGlobalPoolLanes;
-  pool.ParallelFor(static_cast<size_t>(N * blocks), 1, [&](size_t b, size_t e) {
+  using Acc = GlobalAcc<kKind, T>;
+  const int64_t parts = MeanParts(HW);
+  std::vector<Acc> partial(static_cast<size_t>(N * parts * C));
+  const auto sum_parts = [&](size_t b, size_t e) {
     for (auto t = static_cast<int64_t>(b); t < static_cast<int64_t>(e); ++t) {
-      const int64_t n = t / blocks, c0 = t % blocks * kGlobalPoolLanes, width = std::min(kGlobalPoolLanes, C - c0);
-      const T* in = x + n * HW * C + c0;
-      GlobalAcc<kKind, T> acc[kGlobalPoolLanes];
-      if (width == kGlobalPoolLanes) {
-        for (int64_t p = 0; p < HW; ++p)
+      const int64_t n = t / parts, part = t % parts, p0 = n * HW + HW * part / parts, p1 = n * HW + HW * (part + 1) / parts;
+      for (int64_t c0 = 0; c0 < C; c0 += kGlobalPoolLanes) {
+        Acc acc[kGlobalPoolLanes];
+        const int64_t width = std::min(kGlobalPoolLanes, C - c0);
+        if (width == kGlobalPoolLanes) {
+          for (int64_t p = p0; p < p1; ++p)
 #pragma GCC unroll 16  // unrolled, the accumulators stay in registers (else each add goes through the stack)
-          for (int64_t j = 0; j < kGlobalPoolLanes; ++j) acc[j].Add(in[p * C + j]);
-      } else {
-        for (int64_t p = 0; p < HW; ++p)
-          for (int64_t j = 0; j < width; ++j) acc[j].Add(in[p * C + j]);
+            for (int64_t j = 0; j < kGlobalPoolLanes; ++j) acc[j].Add(x[p * C + c0 + j]);
+        } else {
+          for (int64_t p = p0; p < p1; ++p)
+            for (int64_t j = 0; j < width; ++j) acc[j].Add(x[p * C + c0 + j]);
+        }
+        std::copy(acc, acc + width, partial.data() + t * C + c0);
       }
-      for (int64_t j = 0; j < width; ++j) y[n * C + c0 + j] = acc[j].Result(HW);
     }
-  });
+  };
+  const auto tasks = static_cast<size_t>(N * parts);
+  if (static_cast<size_t>(N * HW * C) < kGlobalPoolParallelValues) sum_parts(0, tasks);
+  else pool.SplitEvenly(tasks, 1, sum_parts);
+  for (int64_t n = 0; n < N; ++n) {
+    Acc* sum = partial.data() + n * parts * C;
+    for (int64_t part = 1; part < parts; ++part)
+      for (int64_t c = 0; c < C; ++c) sum[c].Join(sum[part * C + c]);
+    for (int64_t c = 0; c < C; ++c) y[n * C + c] = sum[c].Result(HW);
+  }
 }
 
 template <PoolKind kKind, class T>
@@ -492,12 +510,18 @@ Status GlobalPoolCompute(KernelContext& c) {
     c.outputs[0] = std::move(y);
     return Status::Ok();
   }
+  const int64_t parts = MeanParts(inner);
   c.pool.ParallelFor(static_cast<size_t>(NC), 16, [&](size_t b, size_t e) {
     for (size_t nc = b; nc < e; ++nc) {
       const T* s = x.data<T>() + nc * inner;
-      GlobalAcc<kKind, T> acc;
-      for (int64_t i = 0; i < inner; ++i) acc.Add(s[i]);
-      y.mutable_data<T>()[nc] = acc.Result(inner);
+      GlobalAcc<kKind, T> sum;
+      for (int64_t part = 0; part < parts; ++part) {
+        GlobalAcc<kKind, T> acc;
+        for (int64_t i = inner * part / parts; i < inner * (part + 1) / parts; ++i) acc.Add(s[i]);
+        if (part == 0) sum = acc;
+        else sum.Join(acc);
+      }
+      y.mutable_data<T>()[nc] = sum.Result(inner);
     }
   });
   c.outputs[0] = std::move(y);

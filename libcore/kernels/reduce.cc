@@ -36,6 +36,15 @@ T ReduceRow(const T* x, int64_t n) {
     acc = 0;
     for (int64_t i = 0; i < n; ++i) acc += std::exp(double(x[i]) - mx);
     return static_cast<T>(std::log(acc) + mx);
+  } else if constexpr (kOp == Reduce::kMean) {  // in the global pools' parts (MeanParts): their bits
+    const int64_t parts = MeanParts(n);
+    acc = 0;
+    for (int64_t part = 0; part < parts; ++part) {
+      double sum = 0;
+      for (int64_t i = n * part / parts; i < n * (part + 1) / parts; ++i) sum += static_cast<double>(x[i]);
+      acc = part == 0 ? sum : acc + sum;
+    }
+    acc = n ? acc / static_cast<double>(n) : std::nan("");
   } else {
     acc = 0;
     for (int64_t i = 0; i < n; ++i) {
@@ -44,7 +53,6 @@ T ReduceRow(const T* x, int64_t n) {
       else if constexpr (kOp == Reduce::kL2 || kOp == Reduce::kSumSquare) acc += v * v;
       else acc += v;
     }
-    if constexpr (kOp == Reduce::kMean) acc = n ? acc / static_cast<double>(n) : std::nan("");
     if constexpr (kOp == Reduce::kL2) acc = std::sqrt(acc);
     if constexpr (kOp == Reduce::kLogSum) acc = std::log(acc);
   }

@@ -421,6 +421,40 @@ TEST(ChannelsLast, MaxPoolsByRowsGiveTheChannelsFirstBits) {
   }
 }
 
+// Global pools over maps large enough to be shared by the threads (parts of the pixels, MeanParts): the same bits
+// in either memory order, from ReduceMean over the pixels, and on 1, 2 and 3 threads; each mean that of a double
+// sum in pixel order, rounded once. Pixel counts that split into parts unevenly, fewer pixels than parts, channels
+// that fill no block of 16.
+TEST(ChannelsLast, GlobalPoolsOfLargeMapsGiveTheSameBitsOnAnyThreadCount) {
+  const Node mean = MakeNode("ReduceMean", 1, {{"axes", std::vector<int64_t>{2, 3}}, {"keepdims", int64_t{1}}});
+  for (const Shape& shape : std::vector<Shape>{{1, 144, 56, 56}, {2, 37, 23, 29}, {1, 1280, 7, 7}, {1, 40, 3, 5}}) {
+    SCOPED_TRACE(ShapeToString(shape));
+    const Tensor x = Random(shape, 23);
+    const Tensor x_last = ToChannelsLast(x, Pool());
+    for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) {
+      const Tensor want = RunNode(MakeNode(op, 1), {x});
+      for (int threads : {1, 2, 3}) {
+        ThreadPool pool_of(threads);
+        std::vector<Tensor> out;
+        ASSERT_TRUE(RunKernel(MakeNode(op, 1), {x_last}, out, pool_of).ok());
+        ExpectSameBits(out[0], want);
+        if (std::string_view(op) == "GlobalAveragePool") {
+          out.clear();
+          ASSERT_TRUE(RunKernel(mean, {x_last}, out, pool_of).ok());
+          ExpectSameBits(out[0], want);
+        }
+      }
+    }
+    const Tensor avg = RunNode(MakeNode("GlobalAveragePool", 1), {x});
+    const int64_t hw = shape[2] * shape[3];
+    for (int64_t nc = 0; nc < shape[0] * shape[1]; ++nc) {
+      double sum = 0;
+      for (int64_t i = 0; i < hw; ++i) sum += x.data<float>()[nc * hw + i];
+      EXPECT_EQ(avg.data<float>()[nc], static_cast<float>(sum / static_cast<double>(hw))) << "channel " << nc;
+    }
+  }
+}
+
 // A session hands channels-last tensors only to readers that take them, and its outputs leave in (N, C, H, W).
 TEST(ChannelsLast, SessionResultsEqualOpByOpOnes) {
   Builder b;
