@@ -4,6 +4,7 @@
 // ops, Add/Mul with per-channel broadcasting and global pooling take it without a conversion; the runtime
 // converts it back for every other reader, for dumps and for the net's outputs.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 #include "base/thread_pool.h"
@@ -35,7 +36,7 @@ bool MeanOverPixelsOfChannelsLast(const Tensor& x, Tensor& y, ThreadPool& pool);
 // channels-last pool's threads each take a run of parts, the pixels the conv before it wrote on their core.
 constexpr int64_t kMeanPartValues = 8;  // the fewest values in a part
 constexpr int64_t kMeanMaxParts = 16;
-constexpr int64_t MeanParts(int64_t n) { return n / kMeanPartValues < 1 ? 1 : n / kMeanPartValues > kMeanMaxParts ? kMeanMaxParts : n / kMeanPartValues; }
+constexpr int64_t MeanParts(int64_t n) { return std::clamp<int64_t>(n / kMeanPartValues, 1, kMeanMaxParts); }
 // The logical (N, C, H, W) flat index of the element at flat memory index `i` of a channels-last tensor.
 int64_t ChannelsFirstIndex(const Shape& s, int64_t i);
 

@@ -1,6 +1,9 @@
 // Without AVX-512 GCC notes that a 64-byte vector passed by value has another ABI there: these functions are internal
 // to this file, so no caller of another ABI exists.
 #pragma GCC diagnostic ignored "-Wpsabi"
+// GCC 12 flags the AVX-512 intrinsics' _mm512_undefined operands as uninitialized: false positives.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include "kernels/gemv.h"
 
 #include <algorithm>

@@ -459,10 +459,11 @@ constexpr size_t kGlobalPoolParallelValues = 1 << 14;
 constexpr int64_t kGlobalPoolLanes = 16;
 
 // Channels-last input: each part's pixels (MeanParts) summed in blocks of kGlobalPoolLanes channels, then each
-// channel's parts added in order. Each thread takes an even run
-// of the parts: the pixels the conv before the pool wrote on its core. Dealt by blocks of 16 channels over every
-// pixel (4522ceb), the squeeze-excitation Mul after the pool took 2.3-2.8 times as long (efficientnet_b0, per-task
-// timer: its scales 1.54-1.67 -> 0.66-0.75 ms per inference, the pools 0.37-0.39 -> 0.42-0.45 ms).
+// channel's parts added in order. Each thread takes an even run of the parts: the pixels the conv before the pool
+// wrote on its core. Dealt by blocks of 16 channels over every pixel (4522ceb), each core read a slice of every
+// pixel, and the squeeze-excitation Mul after the pool, which reads whole pixels, took longer (efficientnet_b0,
+// per-task timer, in two states of the machine: its scales 0.45 -> 0.32 and 1.72 -> 0.71 ms per inference, its
+// pools 0.20 -> 0.27 and 0.41 -> 0.41 ms).
 template <PoolKind kKind, class T>
 void GlobalPoolChannelsLast(ThreadPool& pool, const T* x, T* y, int64_t N, int64_t C, int64_t HW) {
   using Acc = GlobalAcc<kKind, T>;
