@@ -39,7 +39,7 @@ double Time(const npu::Node& node, const std::vector<npu::Tensor>& ins, const ch
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int rounds = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
+  const int rounds = npu::bench::RoundsArg(argc, argv);
   npu::RegisterBuiltinOps();
   npu::ThreadPool& pool = npu::ThreadPool::Global();
   const std::vector<Layer> layers = {

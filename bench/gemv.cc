@@ -42,8 +42,7 @@ double Time(bool ours, const npu::Node& node, const npu::Tensor& a, const npu::T
   const int64_t N = w.shape()[0], K = w.shape()[1];
   std::shared_ptr<void> rows;
   if (ours) {
-    rows = npu::HugePageStorage(static_cast<size_t>(w.nbytes()));
-    if (!rows) rows = std::shared_ptr<void>(std::malloc(static_cast<size_t>(w.nbytes())), std::free);
+    rows = npu::HugePageOrHeapStorage(static_cast<size_t>(w.nbytes()));
     std::memcpy(rows.get(), w.raw(), static_cast<size_t>(w.nbytes()));
   }
   std::vector<double> ms;
@@ -65,7 +64,7 @@ double Time(bool ours, const npu::Node& node, const npu::Tensor& a, const npu::T
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int rounds = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
+  const int rounds = npu::bench::RoundsArg(argc, argv);
   npu::RegisterBuiltinOps();
   npu::ThreadPool& pool = npu::ThreadPool::Global();
   const std::vector<Layer> layers = {

@@ -1,5 +1,5 @@
-// What the kernel benchmarks (conv3x3, depthwise) share: random inputs, and a kernel timed as the runtime runs it in
-// a net (the task's state kept, a channels-last result), the median of its runs.
+// What the kernel benchmarks (conv3x3, depthwise, gemv) share: their rounds argument, random inputs, and a kernel
+// timed as the runtime runs it in a net (the task's state kept, a channels-last result), the median of its runs.
 #pragma once
 #include <algorithm>
 #include <chrono>
@@ -14,6 +14,9 @@
 #include "kernels/registry.h"
 
 namespace npu::bench {
+
+// The benchmarks' one argument: interleaved rounds to run, 5 when not given.
+inline int RoundsArg(int argc, char** argv) { return argc > 1 ? std::max(1, std::atoi(argv[1])) : 5; }
 
 inline Tensor RandomTensor(Shape s, unsigned seed) {
   std::mt19937 rng(seed);

@@ -65,6 +65,11 @@ std::shared_ptr<void> HugePageStorage(size_t bytes) {
   return std::shared_ptr<void>(p, std::free);
 }
 
+std::shared_ptr<void> HugePageOrHeapStorage(size_t bytes) {
+  std::shared_ptr<void> p = HugePageStorage(bytes);
+  return p ? p : std::shared_ptr<void>(std::malloc(bytes), std::free);
+}
+
 Result<MappedFile> MappedFile::Open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {

@@ -38,6 +38,8 @@ constexpr size_t kHugePage = 2 << 20;
 // Heap storage for `bytes` that start on a huge-page boundary, its whole huge pages advised huge (the kernel may
 // decline: then it is ordinary memory); null below one huge page or when the allocation fails.
 std::shared_ptr<void> HugePageStorage(size_t bytes);
+// HugePageStorage where it gives storage, else plain heap storage: null only when the allocation fails.
+std::shared_ptr<void> HugePageOrHeapStorage(size_t bytes);
 
 Result<std::string> ReadFileToString(const std::string& path);
 bool FileExists(const std::string& path);

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <span>
 
@@ -18,6 +17,7 @@
 
 #include "base/file_io.h"
 #include "base/half.h"
+#include "kernels/numerics.h"
 
 namespace npu {
 namespace {
@@ -107,22 +107,15 @@ struct RowProductState final : KernelState {
   Tensor from;
 };
 
-// Storage for the rows: advised huge where it spans huge pages.
-std::shared_ptr<void> RowStorage(size_t bytes) {
-  std::shared_ptr<void> p = HugePageStorage(bytes);
-  return p ? p : std::shared_ptr<void>(std::malloc(bytes), std::free);
-}
-
-// Whether every value is an fp16 value: its fp16 form widens to its bits (an fp32 model's weights fail at once).
+// Whether every value is an fp16 value: rounded to one, it keeps its bits, and none is at or past fp16's range (an
+// fp32 model's weights fail at once).
 bool AllHalves(std::span<const float> w) {
   constexpr size_t kChunk = 4096;
-  uint16_t h[kChunk];
-  float back[kChunk];
+  float rounded[kChunk];
   for (size_t i = 0; i < w.size(); i += kChunk) {
     const size_t n = std::min(kChunk, w.size() - i);
-    FloatToHalf(w.subspan(i, n), std::span(h, n));
-    HalfToFloat(std::span<const uint16_t>(h, n), std::span(back, n));
-    if (std::memcmp(back, w.data() + i, n * sizeof(float)) != 0) return false;
+    if (RoundToHalf(w.subspan(i, n), std::span(rounded, n), RoundsToInfinity(DType::kF16)) != n) return false;
+    if (std::memcmp(rounded, w.data() + i, n * sizeof(float)) != 0) return false;
   }
   return true;
 }
@@ -131,7 +124,7 @@ bool AllHalves(std::span<const float> w) {
 bool CopyRows(RowProductState& s, const Tensor& b, ThreadPool& pool) {
   const int64_t N = s.N, K = s.K;
   const auto count = static_cast<size_t>(N * K);
-  std::shared_ptr<void> storage = RowStorage(count * sizeof(float));
+  std::shared_ptr<void> storage = HugePageOrHeapStorage(count * sizeof(float));
   if (!storage) return false;
   auto* rows = static_cast<float*>(storage.get());
   const float* w = b.data<float>();
@@ -148,7 +141,7 @@ bool CopyRows(RowProductState& s, const Tensor& b, ThreadPool& pool) {
   }
   s.rows_are_halves = false;
   if (AllHalves(std::span<const float>(rows, count)))
-    if (std::shared_ptr<void> halves = RowStorage(count * sizeof(uint16_t))) {
+    if (std::shared_ptr<void> halves = HugePageOrHeapStorage(count * sizeof(uint16_t))) {
       FloatToHalf(std::span<const float>(rows, count), std::span(static_cast<uint16_t*>(halves.get()), count));
       storage = std::move(halves);
       s.rows_are_halves = true;
