@@ -3,6 +3,7 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include "kernels/logistic.h"
 
+#include <algorithm>
 #include <cstring>
 #include <iterator>
 
@@ -62,6 +63,14 @@ struct Avx2 {
   static V NegMulAdd(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }
   static V WhereSignSet(V sign_of, V then, V otherwise) { return _mm256_blendv_ps(otherwise, then, sign_of); }
   static V WhereNaN(V u, V then, V otherwise) { return _mm256_blendv_ps(otherwise, then, _mm256_cmp_ps(u, u, _CMP_UNORD_Q)); }
+#if defined(__F16C__)
+  static V RoundToHalf(V v) { return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT)); }
+#endif
+  // Whether every lane is below `limit` in magnitude (a NaN is not).
+  static bool AllBelow(V v, V limit) {
+    const V abs = _mm256_andnot_ps(Set(-0.0f), v);
+    return _mm256_movemask_ps(_mm256_cmp_ps(abs, limit, _CMP_LT_OQ)) == 0xff;
+  }
   static V Load(const float* p) { return _mm256_loadu_ps(p); }
   static void Store(float* p, V v) { _mm256_storeu_ps(p, v); }
   // The tail through a zero-padded register.
@@ -99,6 +108,8 @@ struct Avx512 {
     return _mm512_mask_blend_ps(_mm512_test_epi32_mask(_mm512_castps_si512(sign_of), sign), otherwise, then);
   }
   static V WhereNaN(V u, V then, V otherwise) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(u, u, _CMP_UNORD_Q), otherwise, then); }
+  static V RoundToHalf(V v) { return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT)); }
+  static bool AllBelow(V v, V limit) { return _mm512_cmp_ps_mask(_mm512_abs_ps(v), limit, _CMP_LT_OQ) == 0xffff; }
   static V Load(const float* p) { return _mm512_loadu_ps(p); }
   static void Store(float* p, V v) { _mm512_storeu_ps(p, v); }
   static __mmask16 Lanes(size_t n) { return static_cast<__mmask16>((1u << n) - 1); }
@@ -163,6 +174,45 @@ void SwishIn(std::span<const float> x, std::span<float> y, float alpha) {
   const V a = Isa::Set(alpha);
   MapRegisters<Isa>(x, y, [a](V v) { return Isa::Mul(v, SigmoidOf<Isa>(Isa::Mul(v, a))); });
 }
+
+#if defined(__F16C__)
+#define NPUKIT_HALF_SILU 1
+// The SiLU pair on fp16 values in one walk (see HalfSiluWhileFinite): each step is the instruction its own pass
+// runs (RoundToHalf's vcvtps2ph / vcvtph2ps, SigmoidOf, the Mul kernel's fp32 multiply), so the same bits. A
+// register with a value not below the limit (or a NaN) stops it: the passes then settle what such values record.
+template <class Isa>
+size_t HalfSiluIn(std::span<const float> x, std::span<float> y, float limit) {
+  using V = typename Isa::V;
+  const V lim = Isa::Set(limit);
+  // Two short loops over a block in L1: the rounded input and its sigmoid, then the sigmoid's rounding, the product
+  // and its rounding. All of it in one loop made one long chain of dependent instructions per register, and the core
+  // waited on it: efficientnet_b1 force_fp16's 33 convs with a SiLU after them took 1.00-1.01 of the time of the five
+  // passes (per-task timer), and 0.94-0.95 in blocks.
+  constexpr size_t kBlock = 1024;
+  alignas(64) float x16[kBlock], s16[kBlock];
+  const size_t n = x.size();
+  for (size_t b = 0; b < n; b += kBlock) {
+    const size_t m = std::min(kBlock, n - b);
+    size_t i = 0;
+    for (; i < m; i += Isa::kLanes) {
+      const size_t lanes = std::min(Isa::kLanes, m - i);
+      const V v = lanes == Isa::kLanes ? Isa::Load(x.data() + b + i) : Isa::LoadPart(x.data() + b + i, lanes);  // zeros beyond
+      if (!Isa::AllBelow(v, lim)) break;
+      const V r = Isa::RoundToHalf(v);
+      Isa::Store(x16 + i, r);
+      Isa::Store(s16 + i, SigmoidOf<Isa>(r));
+    }
+    for (size_t k = 0; k < i; k += Isa::kLanes) {
+      const V p = Isa::RoundToHalf(Isa::Mul(Isa::Load(x16 + k), Isa::RoundToHalf(Isa::Load(s16 + k))));
+      const size_t lanes = std::min(Isa::kLanes, m - k);
+      if (lanes == Isa::kLanes) Isa::Store(y.data() + b + k, p);
+      else Isa::StorePart(y.data() + b + k, lanes, p);
+    }
+    if (i < m) return b + i;
+  }
+  return n;
+}
+#endif
 #else
 using ArrayF = Eigen::Array<float, Eigen::Dynamic, 1>;
 Eigen::Map<const ArrayF> In(std::span<const float> x) { return {x.data(), static_cast<Eigen::Index>(x.size())}; }
@@ -185,6 +235,15 @@ void SwishValues(std::span<const float> x, std::span<float> y, float alpha) {
 #else
   const auto in = In(x);
   Out(y) = in * (1 + (-(in * alpha)).exp()).inverse();
+#endif
+}
+
+size_t HalfSiluWhileFinite(std::span<const float> x, std::span<float> y, float limit) {
+#if NPUKIT_LOGISTIC_AVX2 && NPUKIT_HALF_SILU
+  return HalfSiluIn<Widest>(x, y, limit);
+#else
+  (void)x, (void)y, (void)limit;
+  return 0;
 #endif
 }
 

@@ -7,6 +7,7 @@
 // is computed in. Values below fp32's normal range (x < -87.7) are 0. Elsewhere Eigen's vectorised exp in
 // 1 / (1 + e^-x).
 #pragma once
+#include <cstddef>
 #include <span>
 
 namespace npu {
@@ -17,6 +18,13 @@ void SigmoidValues(std::span<const float> x, std::span<float> y);
 void SwishValues(std::span<const float> x, std::span<float> y, float alpha = 1.0f);
 // y = x * sigmoid(x): the Sigmoid's value, then the Mul's product.
 inline void SiluValues(std::span<const float> x, std::span<float> y) { SwishValues(x, y, 1.0f); }
+
+// torch's SiLU pair as force_fp16 runs it, on an fp16 result: x rounded to fp16 (its task's rounding), its sigmoid
+// rounded to fp16 (the Sigmoid task's), their product rounded to fp16 (the Mul task's), in one walk over the values
+// (blocks in L1) and with the bits of those passes. From the start of x, while every value is below `limit` in magnitude (RoundsToInfinity: then
+// no rounding meets an Inf or a NaN, whose record the passes keep); returns how many values it wrote to y (y may be
+// x), and the caller runs the passes on the rest. 0 where the form is not built (hosts without AVX2, FMA and F16C).
+size_t HalfSiluWhileFinite(std::span<const float> x, std::span<float> y, float limit);
 
 // True where each logistic value is the same whatever chunk of a tensor it is computed in (npukit's own form is
 // built): then a pass may compute them on chunks of its own.

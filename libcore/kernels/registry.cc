@@ -4,6 +4,7 @@
 
 #include "kernels/families.h"
 #include "kernels/kernel_util.h"
+#include "kernels/logistic.h"
 #include "ops/schemas.h"
 
 namespace npu {
@@ -33,6 +34,7 @@ ChunkFinish KernelContext::TakeChunkFinish(bool take_act) {
   if (options.then_act && result_final && !then_applied) {
     f.then_act = options.then_act;
     f.then_round = then_round;
+    f.then_half_silu = options.then_act_is_half_silu;
     then_applied = true;
   }
   return f;
@@ -40,6 +42,14 @@ ChunkFinish KernelContext::TakeChunkFinish(bool take_act) {
 
 void ChunkFinish::operator()(std::span<float> chunk, size_t at) const {
   if (act) (*act)(chunk);
+  // The rounding, the SiLU pair and its rounding in one walk where all three are fp16 (without `round` the result
+  // is rounded already, and rounding it again changes nothing); the passes below take what it leaves.
+  if (then_half_silu && then_round && then_round->to() == DType::kF16 && (!round || round->to() == DType::kF16)) {
+    const size_t done = HalfSiluWhileFinite(chunk, chunk, RoundsToInfinity(DType::kF16));
+    if (done == chunk.size()) return;
+    chunk = chunk.subspan(done);
+    at += done;
+  }
   if (round) round->Round(chunk, at);
   if (then_act) (*then_act)(chunk);
   if (then_round) then_round->Round(chunk, at);

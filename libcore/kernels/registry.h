@@ -70,6 +70,9 @@ struct KernelRunOptions {
   const InPlaceFn* then_act = nullptr;
   DType then_round_to = DType::kUndefined;
   bool* then_applied = nullptr;
+  // then_act is the SiLU pair with an fp16 Sigmoid and then_round_to fp16: a finish may run it and the roundings
+  // around it in one walk (HalfSiluWhileFinite, kernels/logistic.h).
+  bool then_act_is_half_silu = false;
 };
 
 // What a kernel that writes output 0 (fp32) chunk by chunk runs on each chunk right after writing it, while it is
@@ -88,6 +91,7 @@ struct ChunkFinish {
   ChunkRounding* round = nullptr;
   const InPlaceFn* then_act = nullptr;
   ChunkRounding* then_round = nullptr;
+  bool then_half_silu = false;  // KernelRunOptions::then_act_is_half_silu
   explicit operator bool() const { return act || round || then_act; }
   void operator()(std::span<float> chunk, size_t at) const;  // `at`: the chunk's first flat index in output 0
 };

@@ -627,6 +627,7 @@ Status Session::RunTask(size_t k, std::vector<Tensor>& vals) {
     options.then_act = plan.then_silu_sigmoid ? &silu : &plan.then_act;
     options.then_round_to = plan.then_round_to;
     options.then_applied = &ran_next_activation;
+    options.then_act_is_half_silu = plan.then_silu_sigmoid == DType::kF16 && plan.then_round_to == DType::kF16;
   }
   if (pair) {
     const DType sigmoid_dtype = g.values[n.inputs[static_cast<size_t>(1 - plan.pair_x)]].dtype;

@@ -16,6 +16,7 @@
 #include "kernels/conv_depthwise_avx512.h"
 #include "kernels/conv_dnnl.h"
 #include "kernels/kernel_util.h"
+#include "kernels/logistic.h"
 #include "kernels/numerics.h"
 #include "kernels/registry.h"
 #include "test_util.h"
@@ -241,6 +242,73 @@ TEST(Numerics, ACastToHalfOfferedTheRoundingHoldsTheNarrowedValuesInFp32) {
       EXPECT_GT(want_status.out_of_range, 0u) << what << ": the values must exercise the record";
     }
     EXPECT_EQ(x.data<float>()[20001], 65519.0f) << what << ": the input is not written over";
+  }
+}
+
+// force_fp16's SiLU pair after a conv in one pass (HalfSiluWhileFinite): the bits of the three passes it stands for
+// (the conv result's rounding, the Sigmoid and its rounding, the product and its rounding) on every finite fp16 value
+// and on fp32 values between them, ties included; it stops at the register holding a value the rounding would
+// settle (65520 and past, NaN). In a chunk finish with such values the passes take the rest: the same bits and the
+// same exception record as the passes alone, on an Inf/NaN and a saturating SoC.
+TEST(Numerics, HalfSiluPassGivesTheBitsOfItsThreePasses) {
+  const float limit = RoundsToInfinity(DType::kF16);
+  std::vector<float> x;
+  for (uint32_t h = 0; h < 0x7c00; ++h)  // the finite fp16 values of both signs, a tie above each, and a value past it
+    for (float sign : {1.0f, -1.0f}) {
+      const float v = HalfToFloat(static_cast<uint16_t>(h)) * sign;
+      x.push_back(v);
+      x.push_back(std::nextafter(v, 2 * v));
+      x.push_back(v + (HalfToFloat(static_cast<uint16_t>(h + 1)) * sign - v) / 2);  // a tie: rounds to the even one
+    }
+  x.resize(x.size() - 5);  // a tail that fills no register
+  std::vector<float> want(x.size()), sig(x.size()), got(x.size());
+  want = x;
+  RoundValuesInPlace(want, DType::kF16, ExecContext{});
+  SigmoidValues(want, sig);
+  RoundValuesInPlace(sig, DType::kF16, ExecContext{});
+  for (size_t i = 0; i < x.size(); ++i) want[i] *= sig[i];
+  RoundValuesInPlace(want, DType::kF16, ExecContext{});
+  const size_t done = HalfSiluWhileFinite(x, got, limit);
+  if (done == 0) GTEST_SKIP() << "the one-pass form is not built on this host (it needs AVX2, FMA and F16C)";
+  ASSERT_EQ(done, x.size());
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), x.size() * sizeof(float)), 0);
+
+  // Values the rounding settles stop it at their register; nothing after that register is written.
+  for (float stop : {limit, -1e5f, NAN, INFINITY}) {
+    std::vector<float> y(1000, 7.0f), out(1000, -1.0f);
+    y[613] = stop;
+    const size_t n = HalfSiluWhileFinite(y, out, limit);
+    EXPECT_LE(n, 613u) << stop;
+    EXPECT_GT(n + 16, 613u) << stop;
+    EXPECT_EQ(out[n], -1.0f) << stop;
+  }
+
+  // A chunk finish over a conv's result with such values: the one pass, then the passes from the stop.
+  std::vector<float> y(5000);
+  for (size_t i = 0; i < y.size(); ++i) y[i] = static_cast<float>((i * 7919) % 4001) / 50.0f - 40.0f;
+  y[1237] = 70000.0f;
+  y[1300] = NAN;
+  y[4000] = -INFINITY;
+  for (const char* soc : {"Ascend910B1", "Ascend910A"}) {
+    const ExecContext ctx = ExecContext::ForSoc(FindSoc(soc), false);
+    const InPlaceFn silu = SigmoidTimesInputInPlace(DType::kF16, ctx);
+    std::vector<float> results[2];
+    FloatStatus statuses[2];
+    for (bool one_pass : {false, true}) {
+      ChunkRounding round(DType::kF16, ctx), then_round(DType::kF16, ctx);
+      const ChunkFinish finish{.round = &round, .then_act = &silu, .then_round = &then_round, .then_half_silu = one_pass};
+      std::vector<float>& r = results[one_pass];
+      r = y;
+      for (size_t at = 0; at < r.size(); at += kFinishChunk) finish(std::span(r).subspan(at, std::min(kFinishChunk, r.size() - at)), at);
+      round.MergeInto(statuses[one_pass]);
+      then_round.MergeInto(statuses[one_pass]);
+    }
+    EXPECT_EQ(std::memcmp(results[0].data(), results[1].data(), y.size() * sizeof(float)), 0) << soc;
+    EXPECT_TRUE(statuses[0].any()) << soc << ": the values must exercise the record";
+    EXPECT_EQ(statuses[1].out_of_range, statuses[0].out_of_range) << soc;
+    EXPECT_EQ(statuses[1].non_finite, statuses[0].non_finite) << soc;
+    EXPECT_EQ(statuses[1].first_index, statuses[0].first_index) << soc;
+    EXPECT_EQ(std::memcmp(&statuses[1].first_value, &statuses[0].first_value, sizeof(float)), 0) << soc;
   }
 }
 
