@@ -22,7 +22,9 @@ class AclRunner : public Runner {
   ~AclRunner() override { (void)Release(); }  // an error run: Finish was not reached, its error was printed
   Status Open(const MsameOptions& o, const std::vector<std::string>& first_files, uint64_t first_step, std::ostream& out);
   const Session& session() const override { return *session_; }
-  Status Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) override;
+  Status SetInputs(const std::vector<Tensor>& inputs) override;
+  Status Infer() override { return Check(aclmdlExecute(model_id_, input_, output_)); }
+  Result<std::vector<Tensor>> Outputs() override;
   Status Finish(std::ostream& out) override;
 
  private:
@@ -154,18 +156,21 @@ Status AclRunner::Open(const MsameOptions& o, const std::vector<std::string>& fi
   return Check(acl::SetDumpStep(model_id_, first_step));
 }
 
-Status AclRunner::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) {
+Status AclRunner::SetInputs(const std::vector<Tensor>& inputs) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     NPU_RETURN_IF_ERROR(session_->CheckInput(i, inputs[i]));  // a device buffer holds bytes: what they are is checked here
     if (i != selector_) NPU_RETURN_IF_ERROR(PutInput(i, inputs[i]));  // SelectProfile wrote the selector
   }
-  NPU_RETURN_IF_ERROR(Check(aclmdlExecute(model_id_, input_, output_)));
-  outputs.clear();
+  return Status::Ok();
+}
+
+Result<std::vector<Tensor>> AclRunner::Outputs() {
+  std::vector<Tensor> outputs;
   for (size_t i = 0; i < aclmdlGetDatasetNumBuffers(output_); ++i) {
     NPU_ASSIGN_OR_RETURN(Tensor t, TakeOutput(i));
     outputs.push_back(std::move(t));
   }
-  return Status::Ok();
+  return outputs;
 }
 
 Status AclRunner::Finish(std::ostream& out) {

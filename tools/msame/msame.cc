@@ -196,26 +196,30 @@ int RunMsame(const MsameOptions& o, std::ostream& out) {
   const Graph& g = s.graph();
   if (log::ShowInfo()) out << "[INFO] model " << o.model << " loaded: " << g.nodes.size() << " ops, " << g.inputs.size() << " input(s), "
       << g.outputs.size() << " output(s)\n";
-  std::vector<Tensor> outputs;
   double total = 0, first = 0;
   uint64_t runs = 0;
   for (const InputSet& set : mine.value()) {
     auto inputs = ReadInputSet(s, set);
     if (!inputs.ok()) return fail(inputs.status());
+    // As CANN's msame: the inputs go to the device before the loop, and each loop times the inference alone.
+    if (Status st = r.SetInputs(inputs.value()); !st.ok()) return fail(st);
     for (long l = 0; l < loops; ++l, ++runs) {
       auto t0 = std::chrono::steady_clock::now();
-      Status st = r.Run(inputs.value(), outputs);
+      Status st = r.Infer();
       double ms = log::MsSince(t0);
       if (!st.ok()) return fail(st);
       if (runs == 0) first = ms;
       total += ms;
       if (log::ShowInfo()) out << "[INFO] " << (mine.value().size() > 1 ? set.name + " " : "") << "loop " << l + 1 << " inference time: " << ms << " ms\n";
     }
+    auto outputs = r.Outputs();  // taken whether written or not: an output the runtime allocated is freed here
+    if (!outputs.ok()) return fail(outputs.status());
     if (!o.output.empty())
-      for (size_t i = 0; i < outputs.size(); ++i) {
-        auto p = WriteOutput(o.output, set.name, i, outputs[i], o.outfmt);
+      for (size_t i = 0; i < outputs->size(); ++i) {
+        const Tensor& t = (*outputs)[i];
+        auto p = WriteOutput(o.output, set.name, i, t, o.outfmt);
         if (!p.ok()) return fail(p.status());
-        if (log::ShowInfo()) out << "[INFO] output " << i << " " << DTypeName(outputs[i].dtype()) << ShapeToString(outputs[i].shape()) << " -> " << p.value() << "\n";
+        if (log::ShowInfo()) out << "[INFO] output " << i << " " << DTypeName(t.dtype()) << ShapeToString(t.shape()) << " -> " << p.value() << "\n";
       }
   }
   // What the run timed on the simulated device, read before Finish releases the model.

@@ -15,7 +15,12 @@ class ReferenceRunner : public Runner {
  public:
   Status Open(const MsameOptions& o, uint64_t first_step, std::ostream& out);
   const Session& session() const override { return session_; }
-  Status Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) override;
+  Status SetInputs(const std::vector<Tensor>& inputs) override {
+    inputs_ = inputs;
+    return Status::Ok();
+  }
+  Status Infer() override;
+  Result<std::vector<Tensor>> Outputs() override { return outputs_; }
   Status Finish(std::ostream& out) override;
 
  private:
@@ -24,6 +29,7 @@ class ReferenceRunner : public Runner {
   std::unique_ptr<debug::DumpObserver> dumper_, exception_dumper_;
   std::unique_ptr<prof::Collector> profiler_;
   uint64_t step_ = 0;
+  std::vector<Tensor> inputs_, outputs_;
 };
 
 Status ReferenceRunner::Open(const MsameOptions& o, uint64_t first_step, std::ostream& out) {
@@ -51,10 +57,10 @@ Status ReferenceRunner::Open(const MsameOptions& o, uint64_t first_step, std::os
   return Status::Ok();
 }
 
-Status ReferenceRunner::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) {
-  if (dumper_) dumper_->BeginStep(step_, inputs);
+Status ReferenceRunner::Infer() {
+  if (dumper_) dumper_->BeginStep(step_, inputs_);
   ++step_;
-  NPU_RETURN_IF_ERROR(session_.Run(inputs, outputs));
+  NPU_RETURN_IF_ERROR(session_.Run(inputs_, outputs_));
   return dumper_ ? dumper_->status() : Status::Ok();
 }
 

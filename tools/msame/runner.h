@@ -16,7 +16,13 @@ class Runner {
   virtual ~Runner() = default;
   // The session of the shape profile that runs: inputs are read for its graph.
   virtual const Session& session() const = 0;
-  virtual Status Run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) = 0;
+  // Hands an input set to the model for the inferences that follow: an .om's are copied into its device buffers
+  // once, as CANN's msame copies its input files before its loop.
+  virtual Status SetInputs(const std::vector<Tensor>& inputs) = 0;
+  // One inference of the inputs set last: what msame times (CANN's msame times aclmdlExecute alone).
+  virtual Status Infer() = 0;
+  // The outputs of the last inference.
+  virtual Result<std::vector<Tensor>> Outputs() = 0;
   // After the last inference: prints what the dumps wrote, finishes the profile and releases the model.
   virtual Status Finish(std::ostream& out) = 0;
 };
