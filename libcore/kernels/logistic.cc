@@ -180,7 +180,7 @@ void SwishIn(std::span<const float> x, std::span<float> y, float alpha) {
 // The SiLU pair on fp16 values in one walk (see HalfSiluWhileFinite): each step is the instruction its own pass
 // runs (RoundToHalf's vcvtps2ph / vcvtph2ps, SigmoidOf, the Mul kernel's fp32 multiply), so the same bits. A
 // register with a value not below the limit (or a NaN) stops it: the passes then settle what such values record.
-template <class Isa>
+template <class Isa, bool kRoundX>
 size_t HalfSiluIn(std::span<const float> x, std::span<float> y, float limit) {
   using V = typename Isa::V;
   const V lim = Isa::Set(limit);
@@ -198,7 +198,7 @@ size_t HalfSiluIn(std::span<const float> x, std::span<float> y, float limit) {
       const size_t lanes = std::min(Isa::kLanes, m - i);
       const V v = lanes == Isa::kLanes ? Isa::Load(x.data() + b + i) : Isa::LoadPart(x.data() + b + i, lanes);  // zeros beyond
       if (!Isa::AllBelow(v, lim)) break;
-      const V r = Isa::RoundToHalf(v);
+      const V r = kRoundX ? Isa::RoundToHalf(v) : v;
       Isa::Store(x16 + i, r);
       Isa::Store(s16 + i, SigmoidOf<Isa>(r));
     }
@@ -238,11 +238,11 @@ void SwishValues(std::span<const float> x, std::span<float> y, float alpha) {
 #endif
 }
 
-size_t HalfSiluWhileFinite(std::span<const float> x, std::span<float> y, float limit) {
+size_t HalfSiluWhileFinite(std::span<const float> x, std::span<float> y, float limit, bool x_is_half) {
 #if NPUKIT_LOGISTIC_AVX2 && NPUKIT_HALF_SILU
-  return HalfSiluIn<Widest>(x, y, limit);
+  return x_is_half ? HalfSiluIn<Widest, false>(x, y, limit) : HalfSiluIn<Widest, true>(x, y, limit);
 #else
-  (void)x, (void)y, (void)limit;
+  (void)x, (void)y, (void)limit, (void)x_is_half;
   return 0;
 #endif
 }

@@ -43,9 +43,9 @@ ChunkFinish KernelContext::TakeChunkFinish(bool take_act) {
 void ChunkFinish::operator()(std::span<float> chunk, size_t at) const {
   if (act) (*act)(chunk);
   // The rounding, the SiLU pair and its rounding in one walk where all three are fp16 (without `round` the result
-  // is rounded already, and rounding it again changes nothing); the passes below take what it leaves.
+  // is rounded already: npukit's depthwise kernel rounds in its registers); the passes below take what it leaves.
   if (then_half_silu && then_round && then_round->to() == DType::kF16 && (!round || round->to() == DType::kF16)) {
-    const size_t done = HalfSiluWhileFinite(chunk, chunk, RoundsToInfinity(DType::kF16));
+    const size_t done = HalfSiluWhileFinite(chunk, chunk, RoundsToInfinity(DType::kF16), /*x_is_half=*/!round);
     if (done == chunk.size()) return;
     chunk = chunk.subspan(done);
     at += done;

@@ -155,7 +155,7 @@ Tensor SigmoidTimesInput(Tensor x, DType sigmoid_dtype, DType out_dtype, const E
   // fp16 values throughout (the runtime holds 16-bit values rounded): one walk does the three steps, the passes the rest.
   const bool half = sigmoid_dtype == DType::kF16 && out_dtype == DType::kF16;
   pool.ParallelFor(static_cast<size_t>(x.numel()), kElementwiseGrain, [&](size_t b, size_t e) {
-    if (half) b += HalfSiluWhileFinite({in + b, e - b}, {out + b, e - b}, RoundsToInfinity(DType::kF16));
+    if (half) b += HalfSiluWhileFinite({in + b, e - b}, {out + b, e - b}, RoundsToInfinity(DType::kF16), /*x_is_half=*/true);
     if (b == e) return;
     const std::span<float> s(out + b, e - b);
     SigmoidTimesValues({in + b, e - b}, s, sigmoid_dtype, exec);

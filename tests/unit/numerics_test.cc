@@ -272,6 +272,11 @@ TEST(Numerics, HalfSiluPassGivesTheBitsOfItsThreePasses) {
   if (done == 0) GTEST_SKIP() << "the one-pass form is not built on this host (it needs AVX2, FMA and F16C)";
   ASSERT_EQ(done, x.size());
   EXPECT_EQ(std::memcmp(got.data(), want.data(), x.size() * sizeof(float)), 0);
+  // Given fp16 values (a kernel rounded them), the same bits without rounding them again.
+  std::vector<float> x16 = x, got16(x.size());
+  RoundValuesInPlace(x16, DType::kF16, ExecContext{});
+  ASSERT_EQ(HalfSiluWhileFinite(x16, got16, limit, /*x_is_half=*/true), x.size());
+  EXPECT_EQ(std::memcmp(got16.data(), want.data(), x.size() * sizeof(float)), 0);
 
   // Values the rounding settles stop it at their register; nothing after that register is written.
   for (float stop : {limit, -1e5f, NAN, INFINITY}) {
