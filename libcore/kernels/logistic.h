@@ -21,10 +21,11 @@ inline void SiluValues(std::span<const float> x, std::span<float> y) { SwishValu
 
 // torch's SiLU pair as force_fp16 runs it, on an fp16 result: x rounded to fp16 (its task's rounding), its sigmoid
 // rounded to fp16 (the Sigmoid task's), their product rounded to fp16 (the Mul task's), in one walk over the values
-// (blocks in L1) and with the bits of those passes. From the start of x, while every value is below `limit` in magnitude (RoundsToInfinity: then
-// no rounding meets an Inf or a NaN, whose record the passes keep); returns how many values it wrote to y (y may be
-// x), and the caller runs the passes on the rest. 0 where the form is not built (hosts without AVX2, FMA and F16C).
-// `x_is_half`: x holds fp16 values already (rounded by the kernel that wrote them), so its rounding is skipped.
+// (blocks in L1) and with the bits of those passes. From the start of x, while every value is below `limit` in
+// magnitude (RoundsToInfinity: then no rounding meets an Inf or a NaN, whose record the passes keep); returns how
+// many values it wrote to y (y may be x), and the caller runs the passes on the rest. 0 where the form is not built
+// (hosts without AVX2, FMA and F16C). `x_is_half`: x holds fp16 values already (the kernel that wrote them rounded
+// them), so its rounding is skipped.
 size_t HalfSiluWhileFinite(std::span<const float> x, std::span<float> y, float limit, bool x_is_half = false);
 
 // True where each logistic value is the same whatever chunk of a tensor it is computed in (npukit's own form is
