@@ -45,9 +45,9 @@ struct OpSchema {
   // Its attributes decide its outputs' dtype (AscendDequant's `dtype`): precision modes leave the outputs alone.
   bool output_dtype_from_attrs = false;
   // Each float output element is one of its float inputs' elements, or a value every float dtype holds (0, -inf):
-  // MaxPool, Relu, Max, ReduceMax, Abs... Where its float inputs already hold its output's 16-bit dtype, the
-  // result is already that dtype's values and the runtime does not round it again. Last, and set by name:
-  // schemas initialise the fields above by position.
+  // MaxPool, Relu, Max, ReduceMax, Abs, Clip (of bounds the dtype holds)... Where its float inputs already hold its
+  // output's 16-bit dtype, the result is already that dtype's values and the runtime does not round it again.
+  // Last, and set by name: schemas initialise the fields above by position.
   bool selects_values = false;
 };
 

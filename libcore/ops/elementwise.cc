@@ -6,7 +6,8 @@ namespace npu {
 void RegisterElementwiseSchemas() {
   auto schema = [](const char* name, int min_in, int max_in, InferFn infer) {
     OpSchema s{name, min_in, max_in, 1, 1, Engine::kVector, std::move(infer)};
-    for (std::string_view selecting : {"Relu", "Neg", "Abs", "Max", "Min"}) s.selects_values |= selecting == name;
+    // Clip picks its input or a bound: a value when its bounds are (the runtime checks them, SelectsHeldValues).
+    for (std::string_view selecting : {"Relu", "Neg", "Abs", "Max", "Min", "Clip"}) s.selects_values |= selecting == name;
     return s;
   };
   for (const char* name : {"Relu", "Neg", "Abs", "Sign", "Sigmoid", "Swish", "Tanh", "Erf", "Gelu", "Sqrt", "Exp", "Log", "Reciprocal", "Floor", "Ceil", "Round", "Sin", "Cos", "Softsign", "Softplus", "HardSwish", "LeakyRelu", "Elu", "Celu", "Selu", "ThresholdedRelu", "HardSigmoid"})

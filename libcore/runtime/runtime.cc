@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "base/file_io.h"
+#include "base/half.h"
 #include "ir/graph_edit.h"
 #include "ir/node_attrs.h"
 #include "kernels/channels_last.h"
@@ -201,6 +202,19 @@ namespace {
 // The op runs as it is: no fused activation, residual or requant.
 bool RunsAsIs(const Node& n, const PreparedKernel& kernel) { return !kernel.act && !kernel.residual_at && !n.has_attr(kDualQuantOutput); }
 
+// Whether a Clip's bounds are both given and values of `held`: then it gives its input's value or a bound. A bound
+// left out is fp32's extreme (the kernel computes in fp32), which clips an infinity to a value fp16 does not hold.
+// Bounds given as inputs are checked with the other inputs (they must hold `held`); opset 6 gives them as attributes.
+bool ClipBoundsHeld(const Node& n, DType held) {
+  if (n.opset >= 11) return n.inputs.size() == 3 && n.inputs[1] >= 0 && n.inputs[2] >= 0;
+  for (const char* bound : {"min", "max"}) {
+    if (!n.has_attr(bound)) return false;
+    const float v = n.attr_float(bound, 0.0f);
+    if ((held == DType::kF16 ? HalfToFloat(FloatToHalf(v)) : BF16ToFloat(FloatToBF16(v))) != v) return false;  // NaN too
+  }
+  return true;
+}
+
 // A value-selecting op (OpSchema::selects_values) run as it is on float inputs that all hold its float outputs'
 // dtype: its results are values of that dtype already (a MaxPool of fp16 values), so rounding them would be a
 // pass that changes nothing.
@@ -213,6 +227,7 @@ bool SelectsHeldValues(const Graph& g, const Node& n, const PreparedKernel& kern
     held = g.values[o].dtype;
   }
   if (!held || !IsHalfLike(*held)) return false;
+  if (n.op_type == "Clip" && !ClipBoundsHeld(n, *held)) return false;
   return std::all_of(n.inputs.begin(), n.inputs.end(), [&](int i) { return i < 0 || !IsFloat(g.values[i].dtype) || g.values[i].dtype == *held; });
 }
 

@@ -27,12 +27,6 @@ Tensor RunNode(const Node& n, std::vector<Tensor> ins, bool channels_last_out = 
   return out.empty() ? Tensor() : out[0];
 }
 
-void ExpectSameBits(const Tensor& a, const Tensor& b) {
-  ASSERT_EQ(a.shape(), b.shape());
-  ASSERT_EQ(a.channels_last, b.channels_last);
-  EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.nbytes()), 0);
-}
-
 // Every value of a one-input graph, its nodes run one by one on (N, C, H, W) tensors (RunKernel, as listed).
 std::vector<Tensor> OpByOp(const Graph& g, int x, const Tensor& in) {
   std::vector<Tensor> vals(g.values.size());

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <random>
 
 #include "base/half.h"
@@ -243,6 +244,56 @@ TEST(Numerics, ACastToHalfOfferedTheRoundingHoldsTheNarrowedValuesInFp32) {
     }
     EXPECT_EQ(x.data<float>()[20001], 65519.0f) << what << ": the input is not written over";
   }
+}
+
+// A Clip picks its input or a bound, so on fp16 values between bounds that fp16 holds its results are fp16 values and
+// the runtime does not round them again (SelectsHeldValues): the same bits as the Clip rounded, NaN, infinities and
+// -0 included. Bounds fp16 does not hold (an opset-6 attribute of 0.1) or a bound left out (fp32's largest value
+// clips +inf) leave the rounding in place. An op after the Clip reads its result (a net's output is stored as fp16
+// whatever the runtime held): a Sub that tells 0.1 from its fp16 value, a Mul by 0 that tells fp32's largest value
+// from +inf.
+TEST(Numerics, AClipBetweenValuesOfItsDtypeIsNotRoundedAgain) {
+  Tensor x32 = Random({1, 4, 9, 11}, 31, -9, 9);
+  float* p = x32.mutable_data<float>();
+  p[3] = NAN, p[4] = INFINITY, p[5] = -INFINITY, p[6] = -0.0f, p[7] = 6.0f, p[8] = 0.0999f;
+  const Tensor x = CastTensor(x32, DType::kF16);
+  const float tenth16 = HalfToFloat(FloatToHalf(0.1f));
+  struct Then {
+    const char* op;
+    float operand;
+  };
+  auto run = [&](std::vector<std::optional<float>> bounds, int opset, Then then) {
+    Builder b;
+    const int in = b.In("x", {1, 4, 9, 11});
+    std::vector<int> ins = {in};
+    AttrMap attrs;
+    for (size_t k = 0; k < bounds.size(); ++k) {
+      if (opset < 11 && bounds[k]) attrs[k == 0 ? "min" : "max"] = *bounds[k];
+      if (opset >= 11) ins.push_back(bounds[k] ? b.Const(k == 0 ? "lo" : "hi", CastTensor(F32({}, {*bounds[k]}), DType::kF16)) : -1);
+    }
+    const int clip = b.Op("Clip", ins, attrs);
+    Graph g = b.Done(b.Op(then.op, {clip, b.Const("c", CastTensor(F32({}, {then.operand}), DType::kF16))}));
+    g.nodes[0].opset = opset;
+    for (Value& v : g.values) v.dtype = DType::kF16;
+    auto session = Session::FromGraph(g);
+    EXPECT_TRUE(session.ok());
+    std::vector<Tensor> out;
+    EXPECT_TRUE(session.value().Run({x}, out).ok());
+    return out.empty() ? Tensor() : out[0];
+  };
+  // The Clip of the widened values rounded to fp16, then the op, rounded (the reference path: +-inf past the range).
+  auto want = [&](float lo, float hi, Then then) {
+    Tensor w = ToF32(x);
+    for (float& v : std::span(w.mutable_data<float>(), static_cast<size_t>(w.numel()))) {
+      v = HalfToFloat(FloatToHalf(v != v ? v : std::min(hi, std::max(lo, v))));
+      v = std::string_view(then.op) == "Sub" ? v - then.operand : v * then.operand;
+    }
+    return CastTensor(w, DType::kF16);
+  };
+  const Then sub{"Sub", tenth16}, times0{"Mul", 0.0f};
+  ExpectSameBits(run({0.0f, 6.0f}, 13, sub), want(0.0f, 6.0f, sub));
+  ExpectSameBits(run({0.1f, 6.0f}, 6, sub), want(0.1f, 6.0f, sub));  // 0.1 - its fp16 value would be 2.4e-5
+  ExpectSameBits(run({0.0f, std::nullopt}, 13, times0), want(0.0f, std::numeric_limits<float>::max(), times0));  // +inf: NaN, not 0
 }
 
 // force_fp16's SiLU pair after a conv in one pass (HalfSiluWhileFinite): the bits of the three passes it stands for

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <span>
 #include <string>
@@ -15,6 +16,13 @@
 #include "runtime/runtime.h"
 
 namespace npu {
+
+// The same shape, memory order and bytes.
+inline void ExpectSameBits(const Tensor& a, const Tensor& b) {
+  ASSERT_EQ(a.shape(), b.shape());
+  ASSERT_EQ(a.channels_last, b.channels_last);
+  EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.nbytes()), 0);
+}
 
 // An fp32 tensor with the given shape and values.
 inline Tensor F32(Shape s, std::vector<float> v) {
