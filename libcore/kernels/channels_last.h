@@ -37,6 +37,8 @@ bool MeanOverPixelsOfChannelsLast(const Tensor& x, Tensor& y, ThreadPool& pool);
 constexpr int64_t kMeanPartValues = 8;  // the fewest values in a part
 constexpr int64_t kMeanMaxParts = 16;
 constexpr int64_t MeanParts(int64_t n) { return std::clamp<int64_t>(n / kMeanPartValues, 1, kMeanMaxParts); }
+// Where part `part` of `parts` over n values starts (part `parts` gives n, the end of the last).
+constexpr int64_t MeanPartStart(int64_t n, int64_t part, int64_t parts) { return n * part / parts; }
 // The logical (N, C, H, W) flat index of the element at flat memory index `i` of a channels-last tensor.
 int64_t ChannelsFirstIndex(const Shape& s, int64_t i);
 

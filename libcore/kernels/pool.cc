@@ -471,7 +471,8 @@ void GlobalPoolChannelsLast(ThreadPool& pool, const T* x, T* y, int64_t N, int64
   std::vector<Acc> partial(static_cast<size_t>(N * parts * C));
   const auto sum_parts = [&](size_t b, size_t e) {
     for (auto t = static_cast<int64_t>(b); t < static_cast<int64_t>(e); ++t) {
-      const int64_t n = t / parts, part = t % parts, p0 = n * HW + HW * part / parts, p1 = n * HW + HW * (part + 1) / parts;
+      const int64_t n = t / parts, part = t % parts, p0 = n * HW + MeanPartStart(HW, part, parts),
+                    p1 = n * HW + MeanPartStart(HW, part + 1, parts);
       for (int64_t c0 = 0; c0 < C; c0 += kGlobalPoolLanes) {
         Acc acc[kGlobalPoolLanes];
         const int64_t width = std::min(kGlobalPoolLanes, C - c0);
@@ -518,7 +519,7 @@ Status GlobalPoolCompute(KernelContext& c) {
       GlobalAcc<kKind, T> sum;
       for (int64_t part = 0; part < parts; ++part) {
         GlobalAcc<kKind, T> acc;
-        for (int64_t i = inner * part / parts; i < inner * (part + 1) / parts; ++i) acc.Add(s[i]);
+        for (int64_t i = MeanPartStart(inner, part, parts); i < MeanPartStart(inner, part + 1, parts); ++i) acc.Add(s[i]);
         if (part == 0) sum = acc;
         else sum.Join(acc);
       }

@@ -41,7 +41,7 @@ T ReduceRow(const T* x, int64_t n) {
     acc = 0;
     for (int64_t part = 0; part < parts; ++part) {
       double sum = 0;
-      for (int64_t i = n * part / parts; i < n * (part + 1) / parts; ++i) sum += static_cast<double>(x[i]);
+      for (int64_t i = MeanPartStart(n, part, parts); i < MeanPartStart(n, part + 1, parts); ++i) sum += static_cast<double>(x[i]);
       acc = part == 0 ? sum : acc + sum;
     }
     acc = n ? acc / static_cast<double>(n) : std::nan("");
