@@ -278,6 +278,10 @@ Status ConvKernel(KernelContext& c) {
     if (done) return Status::Ok();
   }
   NPU_ASSIGN_OR_RETURN(ConvGeom p, MakeConv(c.node, x.shape(), w.shape(), false));
+  if (x.rank() != 4) {
+    NPU_ASSIGN_OR_RETURN(bool done, RunDnnlConvNd(c, p));
+    if (done) return Status::Ok();
+  }
   c.inputs[0] = ToChannelsFirst(c.in(0), c.pool);  // the paths below read (N, C, H, W)
   Tensor y = Tensor::Empty(x.dtype(), p.OutShape(x.shape()[0]));
   DispatchFloat(x.dtype(), [&](auto t) { ConvCompute<decltype(t)>(c, p, y); });

@@ -22,6 +22,11 @@
 #include "kernels/numerics.h"
 
 namespace npu {
+
+int64_t PadAfter(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation, int64_t pad) {
+  return std::max<int64_t>(0, (out - 1) * stride + (k - 1) * dilation + 1 - in - pad);
+}
+
 namespace {
 
 using dnnl::memory;
@@ -100,12 +105,6 @@ TapRange LiveKernelTaps(int64_t in, int64_t out, int64_t k, int64_t stride, int6
     last = t;
   }
   return first < 0 ? TapRange{0, k} : TapRange{first, last - first + 1};
-}
-
-// A dim's padding at the bottom (or right) as oneDNN counts it: the least that yields the output size (its output
-// size rounds down, so windows never reach input rows past the last one), never negative.
-int64_t PadAfter(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation, int64_t pad) {
-  return std::max<int64_t>(0, (out - 1) * stride + (k - 1) * dilation + 1 - in - pad);
 }
 
 // Whether a dim's output size is what oneDNN derives from PadAfter's padding: a crop that leaves input rows unread
@@ -331,13 +330,7 @@ bool SameBuild(const DnnlConv& d, const KernelContext& c) {
 // The primitive's memory objects without data, and its arguments; each run sets their handles (BindMaps; creating
 // them per run was 4% of a small net). `src` and `dst` are the maps as the primitive reads and writes them.
 void MakeArgs(DnnlConv& d, const memory::desc& src, const memory::desc& dst, const memory::desc& bias) {
-  d.src = Unbound(src);
-  d.dst = Unbound(dst);
-  d.args = {{DNNL_ARG_SRC, d.src}, {DNNL_ARG_WEIGHTS, d.weights.memory()}, {DNNL_ARG_DST, d.dst}};
-  if (d.has_bias) {
-    d.bias = Unbound(bias);
-    d.args.emplace(DNNL_ARG_BIAS, d.bias);
-  }
+  MakeConvArgs(d, src, dst, bias);
   if (ResidualInPrimitive(d) && !d.residual_as_sum) {
     d.residual = Unbound(dst);
     d.args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, d.residual);

@@ -5,12 +5,17 @@
 // im2col path, against 85 GFLOP/s for Eigen's GEMM under our im2col (docs/performance.md).
 #pragma once
 #include "kernels/registry.h"
+#include "ops/conv.h"
 
 namespace npu {
 
 struct Conv2DShape {
   int64_t N, C, H, W, M, G, KH, KW, SH, SW, DH, DW, PT, PL, OH, OW;  // PT/PL: padding at the top and left
 };
+
+// A dim's padding at the end (bottom, right) as oneDNN counts it: the least that yields the output size (its output
+// size rounds down, so windows never reach input rows past the last one), never negative.
+int64_t PadAfter(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation, int64_t pad);
 
 // Computes the conv of c.in(0..2) into c.outputs[0], adding c.residual and applying c.epilogue when given.
 // False, with nothing written, when oneDNN has no direct kernel for it (the caller takes its own path).
@@ -23,6 +28,11 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
 // sums plus bias into c.outputs[0], channels-last as RunDnnlConv's int8 result. False, with nothing written, where
 // the sums could pass 2^24 (more than 8738 products per output) or oneDNN has no direct kernel.
 Result<bool> RunSplitInt8Conv(KernelContext& c, const std::function<Result<Conv2DShape>()>& geometry);
+
+// An fp32 1-D or 3-D conv (c.in(0) of rank 3 or 5) on oneDNN's kernels into c.outputs[0], in (N, C, ...) order;
+// the residual, the activation and the rounding are left to the runtime. False, with nothing written, when oneDNN
+// offers only its reference kernel (the caller's im2col path then).
+Result<bool> RunDnnlConvNd(KernelContext& c, const ConvGeom& p);
 
 // Whether RunDnnlConv computes an fp32 conv of this geometry by Winograd's transform (conv_winograd.h) rather than
 // the direct kernel on `threads` threads: 3x3, stride 1, one group, 8M+ multiply-adds, and bands large enough to pay

@@ -1,4 +1,4 @@
-// What the oneDNN kernels (conv_dnnl.cc, matmul_dnnl.cc) share: the one CPU engine, the test for a
+// What the oneDNN kernels (conv_dnnl.cc, conv_nd_dnnl.cc, matmul_dnnl.cc) share: the one CPU engine, the test for a
 // reference-only build, and weights reordered once into a primitive's layout. Included only by those
 // files: dnnl.hpp is a large header.
 #pragma once
@@ -17,6 +17,18 @@ dnnl::stream& DnnlStream();
 // A memory object on the engine without data: a kernel keeps it with its primitive and points it at each
 // run's tensor (set_data_handle), instead of creating one per run.
 dnnl::memory Unbound(const dnnl::memory::desc& desc);
+// A conv primitive's maps as such memory objects (src, dst and, where `state.has_bias`, bias: members of `state`)
+// and its arguments with `state.weights`, in `state.args`. For the states of RunDnnlConv and RunDnnlConvNd.
+template <class ConvState>
+void MakeConvArgs(ConvState& state, const dnnl::memory::desc& src, const dnnl::memory::desc& dst, const dnnl::memory::desc& bias) {
+  state.src = Unbound(src);
+  state.dst = Unbound(dst);
+  state.args = {{DNNL_ARG_SRC, state.src}, {DNNL_ARG_WEIGHTS, state.weights.memory()}, {DNNL_ARG_DST, state.dst}};
+  if (state.has_bias) {
+    state.bias = Unbound(bias);
+    state.args.emplace(DNNL_ARG_BIAS, state.bias);
+  }
+}
 
 // Whether oneDNN's s8 x s8 -> s32 kernels compute exact integer sums on this CPU (they do with VNNI).
 bool ExactInt8Products();

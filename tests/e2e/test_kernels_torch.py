@@ -30,6 +30,27 @@ class Conv3dNet(torch.nn.Module):
         return self.pool(self.up(torch.relu(self.depthwise(self.grouped(x)))))
 
 
+class VideoSpeechNet(torch.nn.Module):
+    """An r3d-style residual block (dense Conv3d, BatchNorm, ReLU, the residual add, then a strided Conv3d with
+    asymmetric kernel and padding) and a Conv1d with stride and dilation over the flattened map: the fp32 1-D and
+    3-D convs oneDNN runs (kernels/conv_nd_dnnl.cc), with the fused activation and residual left to the runtime."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv3d(8, 8, 3, padding=1, bias=False)
+        self.bn1 = torch.nn.BatchNorm3d(8)
+        self.conv2 = torch.nn.Conv3d(8, 8, 3, padding=1, bias=False)
+        self.bn2 = torch.nn.BatchNorm3d(8)
+        self.down = torch.nn.Conv3d(8, 16, (1, 3, 2), stride=(1, 2, 2), padding=(0, 1, 0))
+        self.conv1d = torch.nn.Conv1d(16, 12, 5, stride=2, dilation=2, padding=3)
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = torch.relu(self.bn2(self.conv2(y)) + x)
+        z = self.down(y)
+        return self.conv1d(z.flatten(2))
+
+
 class Float64Net(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -107,6 +128,15 @@ class KernelParity(unittest.TestCase):
         print(f"{what}: max abs error {err:.3e}", file=sys.stderr)
         self.assertLessEqual(err, atol, what)
 
+    def check_om_modes(self, name, path, files, want, atol_of_mode, what):
+        """Converts the .onnx with atc in each precision mode and checks msame's output within that mode's tolerance."""
+        om = os.path.join(WORK, name)
+        for mode, atol in atol_of_mode.items():
+            r = run(ATC, "--framework=5", f"--model={path}", f"--output={om}_{mode}", "--soc_version=Ascend310P3",
+                    f"--precision_mode={mode}")
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.check(self.msame(f"{om}_{mode}.om", files, f"{name}_{mode}"), want, atol, f"{what}, .om, {mode}")
+
     def test_conv3d_fp32_reference_and_om(self):
         torch.manual_seed(0)
         path, files, want = self.export("conv3d", Conv3dNet(), [torch.randn(2, 4, 7, 9, 8)])
@@ -116,6 +146,18 @@ class KernelParity(unittest.TestCase):
                 "--precision_mode=must_keep_origin_dtype")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.check(self.msame(om + ".om", files, "conv3d_om"), want, 1e-4, "3-D conv, .om")
+
+    def test_conv3d_block_and_conv1d_fp32_and_fp16(self):
+        torch.manual_seed(5)
+        model = VideoSpeechNet()
+        with torch.no_grad():  # non-trivial running statistics for the inference-mode BatchNorms
+            for bn in (model.bn1, model.bn2):
+                bn.running_mean.uniform_(-0.5, 0.5)
+                bn.running_var.uniform_(0.5, 2)
+        path, files, want = self.export("video_speech", model, [torch.randn(2, 8, 5, 9, 10)])
+        self.check(self.msame(path, files, "video_speech_ref"), want, 1e-4, "Conv3d block + Conv1d, .onnx reference path")
+        self.check_om_modes("video_speech", path, files, want, {"must_keep_origin_dtype": 1e-4, "force_fp16": 3e-2},
+                            "Conv3d block + Conv1d")
 
     def test_float64_conv_pool_norm(self):
         torch.manual_seed(1)
@@ -132,12 +174,7 @@ class KernelParity(unittest.TestCase):
         torch.manual_seed(4)
         path, files, want = self.export("recurrent", RecurrentNet(), [torch.randn(3, 10, 12)])
         self.check(self.msame(path, files, "recurrent_ref"), want, 1e-5, "LSTM + GRU, .onnx reference path")
-        om = os.path.join(WORK, "recurrent")
-        for mode, atol in (("must_keep_origin_dtype", 1e-5), ("force_fp16", 3e-3)):
-            r = run(ATC, "--framework=5", f"--model={path}", f"--output={om}_{mode}", "--soc_version=Ascend310P3",
-                    f"--precision_mode={mode}")
-            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-            self.check(self.msame(f"{om}_{mode}.om", files, f"recurrent_{mode}"), want, atol, f"LSTM + GRU, .om, {mode}")
+        self.check_om_modes("recurrent", path, files, want, {"must_keep_origin_dtype": 1e-5, "force_fp16": 3e-3}, "LSTM + GRU")
 
     def test_einsum_diagonal_and_three_operands(self):
         torch.manual_seed(2)
