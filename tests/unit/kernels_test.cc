@@ -1135,5 +1135,57 @@ TEST(Kernels, LogisticIsWithinTwoUlpAndTheSameInAnyChunk) {
   }
 }
 
+
+// A bidirectional LSTM with peepholes, biases, initial states and a shorter second sequence: the kernel's recurrent
+// products split over the threads (RowDots) and its vector gates give the same bits on 1, 2 and 3 threads, and the
+// values of the ONNX equations computed here one by one, in double.
+TEST(Kernels, LstmGivesTheSameBitsOnAnyThreadCountAndTheEquations) {
+  RegisterBuiltinOps();
+  const int64_t T = 5, B = 2, I = 7, H = 128, D = 2;  // 4H x H multiply-adds per step and entry: past the parallel threshold
+  const Tensor x = Random({T, B, I}, 61), w = Random({D, 4 * H, I}, 62, -0.3f, 0.3f), r = Random({D, 4 * H, H}, 63, -0.1f, 0.1f);
+  const Tensor bias = Random({D, 8 * H}, 64, -0.5f, 0.5f), h0 = Random({D, B, H}, 65), c0 = Random({D, B, H}, 66);
+  const Tensor p = Random({D, 3 * H}, 67, -0.5f, 0.5f);
+  Tensor lens = Tensor::Empty(DType::kI32, {B});
+  lens.mutable_data<int32_t>()[0] = static_cast<int32_t>(T);
+  lens.mutable_data<int32_t>()[1] = 3;
+  Node node = MakeNode("LSTM", 8, {{"hidden_size", H}, {"direction", std::string("bidirectional")}});
+  node.opset = 14;
+  const std::vector<Tensor> ins = {x, w, r, bias, lens, h0, c0, p};
+  std::vector<Tensor> want;
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    std::vector<Tensor> out;
+    const Status st = RunKernel(node, ins, out, pool);
+    ASSERT_TRUE(st.ok()) << st.message();
+    if (want.empty()) want = out;
+    else ExpectSameBits(out[0], want[0]);
+  }
+  // The equations (gates i, o, f, c in ONNX's order), each direction over its entries' own lengths.
+  auto sigmoid = [](double v) { return 1 / (1 + std::exp(-v)); };
+  const float* y = want[0].data<float>();  // (T, D, B, H)
+  for (int64_t k = 0; k < D; ++k)
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t len = lens.data<int32_t>()[b];
+      std::vector<double> h(H), c(H), next(H);
+      for (int64_t j = 0; j < H; ++j) h[j] = h0.data<float>()[(k * B + b) * H + j], c[j] = c0.data<float>()[(k * B + b) * H + j];
+      for (int64_t s = 0; s < len; ++s) {
+        const int64_t t = k == 0 ? s : len - 1 - s;
+        auto pre = [&](int64_t g, int64_t j) {
+          double v = bias.data<float>()[k * 8 * H + g * H + j] + bias.data<float>()[k * 8 * H + 4 * H + g * H + j];
+          for (int64_t q = 0; q < I; ++q) v += double(x.data<float>()[(t * B + b) * I + q]) * w.data<float>()[(k * 4 * H + g * H + j) * I + q];
+          for (int64_t q = 0; q < H; ++q) v += h[q] * r.data<float>()[(k * 4 * H + g * H + j) * H + q];
+          return v;
+        };
+        const float* pk = p.data<float>() + k * 3 * H;
+        for (int64_t j = 0; j < H; ++j) {
+          const double i = sigmoid(pre(0, j) + pk[j] * c[j]), f = sigmoid(pre(2, j) + pk[2 * H + j] * c[j]), g = std::tanh(pre(3, j));
+          c[j] = f * c[j] + i * g;
+          next[j] = sigmoid(pre(1, j) + pk[H + j] * c[j]) * std::tanh(c[j]);
+        }
+        h = next;
+        for (int64_t j = 0; j < H; ++j) EXPECT_NEAR(y[((t * D + k) * B + b) * H + j], h[j], 2e-5) << "t " << t << " dir " << k << " b " << b << " j " << j;
+      }
+    }
+}
 }  // namespace
 }  // namespace npu
