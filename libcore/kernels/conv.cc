@@ -368,6 +368,8 @@ Status ConvTransposeKernel(KernelContext& c) {
     return c.Fail("dtype " + std::string(DTypeName(x.dtype())) + " is not supported");
   if (x.rank() < 3 || w.rank() != x.rank()) return c.Fail("input and weight ranks must match and be >= 3");
   NPU_ASSIGN_OR_RETURN(ConvGeom p, MakeConvTranspose(c.node, x.shape(), w.shape()));
+  NPU_ASSIGN_OR_RETURN(bool done, RunDnnlConvNd(c, p, /*transposed=*/true));
+  if (done) return Status::Ok();
   Tensor y = Tensor::Zeros(x.dtype(), p.OutShape(x.shape()[0]));
   DispatchFloat(x.dtype(), [&](auto t) { ConvTransposeCompute<decltype(t)>(c, p, y); });
   c.outputs[0] = std::move(y);

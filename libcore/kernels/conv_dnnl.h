@@ -29,10 +29,11 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
 // the sums could pass 2^24 (more than 8738 products per output) or oneDNN has no direct kernel.
 Result<bool> RunSplitInt8Conv(KernelContext& c, const std::function<Result<Conv2DShape>()>& geometry);
 
-// An fp32 1-D or 3-D conv (c.in(0) of rank 3 or 5) on oneDNN's kernels into c.outputs[0], in (N, C, ...) order;
-// the residual, the activation and the rounding are left to the runtime. False, with nothing written, when oneDNN
-// offers only its reference kernel (the caller's im2col path then).
-Result<bool> RunDnnlConvNd(KernelContext& c, const ConvGeom& p);
+// An fp32 1-D or 3-D Conv (c.in(0) of rank 3 or 5), or with `transposed` a 2-D or 3-D ConvTranspose (rank 4 or 5),
+// on oneDNN's kernels into c.outputs[0], in (N, C, ...) order; the residual, the activation and the rounding are left
+// to the runtime. False, with nothing written, when oneDNN offers only its reference kernel or none (the caller's
+// im2col path then).
+Result<bool> RunDnnlConvNd(KernelContext& c, const ConvGeom& p, bool transposed = false);
 
 // Whether RunDnnlConv computes an fp32 conv of this geometry by Winograd's transform (conv_winograd.h) rather than
 // the direct kernel on `threads` threads: 3x3, stride 1, one group, 8M+ multiply-adds, and bands large enough to pay

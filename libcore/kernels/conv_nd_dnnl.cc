@@ -1,9 +1,11 @@
-// 1-D and 3-D fp32 convolutions (speech nets' Conv1d, video nets' Conv3d) on oneDNN's direct kernels. They read
-// channels-last maps, which the runtime keeps for 4-D tensors only, so the input goes to (N, D, H, W, C) order and
-// the result comes back around the primitive. Why: the im2col matrix and Eigen's GEMM (ConvCompute) took r3d_18,
-// 8 frames of 112 x 112, 355 ms against ONNX Runtime's 224, a fifth of it packing the im2col matrix again; oneDNN's
-// brgemm kernel takes its 64 -> 64 3x3x3 conv on 8 x 56 x 56 in 22 ms channels-last, 52 ms on (N, C, D, H, W)
-// through its own im2col (2 threads, AVX-512 host).
+// fp32 convolutions outside RunDnnlConv's 2-D path on oneDNN's direct kernels: 1-D and 3-D Conv (speech nets'
+// Conv1d, video nets' Conv3d) and 2-D and 3-D ConvTranspose (GAN generators, segmentation decoders). oneDNN's kernels
+// read channels-last maps, which the runtime keeps for 4-D Conv results only, so the input goes to (N, spatial..., C)
+// order and the result comes back around the primitive. Why: the im2col matrix and Eigen's GEMM (ConvCompute) took
+// r3d_18, 8 frames of 112 x 112, 355 ms against ONNX Runtime's 224, a fifth of it packing the im2col matrix again;
+// oneDNN's brgemm kernel takes its 64 -> 64 3x3x3 conv on 8 x 56 x 56 in 22 ms channels-last, 52 ms on
+// (N, C, D, H, W) through its own im2col (2 threads, AVX-512 host). ConvTranspose was a GEMM and a scatter-add
+// (Col2Im): a DCGAN generator took 3.3 times ONNX Runtime's time (docs/performance.md).
 #include <omp.h>
 
 #include <memory>
@@ -25,8 +27,8 @@ struct DnnlConvNd final : KernelState {
   Shape x_shape, w_shape;
   bool has_bias = false;
   int threads = 0;
-  bool usable = false;  // false: oneDNN offers only its reference kernel here
-  dnnl::convolution_forward prim;
+  bool usable = false;  // false: oneDNN offers only its reference kernel here, or no kernel
+  dnnl::primitive prim;  // a convolution_forward, or a deconvolution_forward for ConvTranspose
   ReorderedWeights weights;
   memory src, dst, bias;
   std::unordered_map<int, memory> args;
@@ -36,35 +38,67 @@ bool SameBuild(const DnnlConvNd& d, const KernelContext& c) {
   return d.x_shape == c.in(0).shape() && d.w_shape == c.in(1).shape() && d.has_bias == c.has(2) && d.threads == c.pool.size();
 }
 
-// (N, C, D, H, W) dims of a map with `channels` channels and `extent` pixels per spatial dim.
-memory::dims MapDims(int64_t n, int64_t channels, const Dims3& extent) { return {n, channels, extent[0], extent[1], extent[2]}; }
+// The memory layouts of one spatial rank: the maps channels-last, the weights as ONNX stores them (Conv's
+// (M, C/G, k...), ConvTranspose's (C, M/G, k...)), without and with groups.
+struct RankTags {
+  Tag map, conv_weights, grouped_conv_weights, transposed_weights, grouped_transposed_weights;
+};
+// Spatial rank 1 is run as 3-D with leading extents of 1 (oneDNN has no (C, M, w) weights tag for ConvTranspose).
+RankTags TagsOf(size_t rank) {
+  if (rank == 2) return {Tag::nhwc, Tag::oihw, Tag::goihw, Tag::iohw, Tag::giohw};
+  return {Tag::ndhwc, Tag::oidhw, Tag::goidhw, Tag::iodhw, Tag::giodhw};
+}
 
-void Build(DnnlConvNd& d, const KernelContext& c, const ConvGeom& p) {
+// (N, channels, spatial...) dims of a map of the geometry's rank (3-D for rank 1), `extent` per spatial dim.
+memory::dims MapDims(int64_t n, int64_t channels, const Dims3& extent, size_t rank) {
+  memory::dims dims = {n, channels};
+  for (size_t i = rank == 2 ? 1 : 0; i < 3; ++i) dims.push_back(extent[i]);
+  return dims;
+}
+
+// Takes the primitive of `pd` and its weights' layout, unless oneDNN offers only its reference kernel.
+template <class Primitive>
+bool Adopt(DnnlConvNd& d, const typename Primitive::primitive_desc& pd, const memory::desc& plain_weights) {
+  if (IsReferenceImpl(pd)) return false;
+  d.prim = Primitive(pd);
+  d.weights = ReorderedWeights(pd.weights_desc(), plain_weights);
+  return true;
+}
+
+void Build(DnnlConvNd& d, const KernelContext& c, const ConvGeom& p, bool transposed) {
   d.x_shape = c.in(0).shape();
   d.w_shape = c.in(1).shape();
   d.has_bias = c.has(2);
   d.threads = c.pool.size();
   d.usable = false;
   const int64_t N = d.x_shape[0];
-  const memory::desc src(MapDims(N, p.C, p.in), kF32, Tag::ndhwc), dst(MapDims(N, p.M, p.out), kF32, Tag::ndhwc);
+  const RankTags tags = TagsOf(p.rank);
+  const memory::desc src(MapDims(N, p.C, p.in, p.rank), kF32, tags.map), dst(MapDims(N, p.M, p.out, p.rank), kF32, tags.map);
   const memory::desc bias({p.M}, kF32, Tag::a);
-  const memory::dims w_dims = p.G == 1 ? memory::dims{p.M, p.C, p.k[0], p.k[1], p.k[2]}
-                                       : memory::dims{p.G, p.Mg(), p.Cg(), p.k[0], p.k[1], p.k[2]};
+  memory::dims w_dims = p.G == 1 ? memory::dims{p.M, p.C} : memory::dims{p.G, p.Mg(), p.Cg()};
   memory::dims strides, dilations, pad_before, pad_after;
-  for (size_t i = 0; i < 3; ++i) {
+  for (size_t i = p.rank == 2 ? 1 : 0; i < 3; ++i) {
+    w_dims.push_back(p.k[i]);
     strides.push_back(p.stride[i]);
     dilations.push_back(p.dil[i] - 1);  // oneDNN counts the taps skipped
     pad_before.push_back(p.pad[i]);
-    pad_after.push_back(PadAfter(p.in[i], p.out[i], p.k[i], p.stride[i], p.dil[i], p.pad[i]));
+    // ConvTranspose: what makes oneDNN's output size the op's (output_padding lowers it; oneDNN may refuse below 0).
+    pad_after.push_back(transposed ? (p.in[i] - 1) * p.stride[i] + (p.k[i] - 1) * p.dil[i] + 1 - p.pad[i] - p.out[i]
+                                   : PadAfter(p.in[i], p.out[i], p.k[i], p.stride[i], p.dil[i], p.pad[i]));
   }
+  const memory::desc any_weights(w_dims, kF32, Tag::any), none;
   try {
-    const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
-                                               memory::desc(w_dims, kF32, Tag::any), d.has_bias ? bias : memory::desc(), dst, strides,
-                                               dilations, pad_before, pad_after);
-    const dnnl::convolution_forward::primitive_desc pd(desc, DnnlEngine());
-    if (IsReferenceImpl(pd)) return;
-    d.prim = dnnl::convolution_forward(pd);
-    d.weights = ReorderedWeights(pd.weights_desc(), memory::desc(w_dims, kF32, p.G == 1 ? Tag::oidhw : Tag::goidhw));
+    if (transposed) {
+      const memory::desc plain(w_dims, kF32, p.G == 1 ? tags.transposed_weights : tags.grouped_transposed_weights);
+      const dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct, src, any_weights,
+                                                   d.has_bias ? bias : none, dst, strides, dilations, pad_before, pad_after);
+      if (!Adopt<dnnl::deconvolution_forward>(d, {desc, DnnlEngine()}, plain)) return;
+    } else {
+      const memory::desc plain(w_dims, kF32, p.G == 1 ? tags.conv_weights : tags.grouped_conv_weights);
+      const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, any_weights,
+                                                 d.has_bias ? bias : none, dst, strides, dilations, pad_before, pad_after);
+      if (!Adopt<dnnl::convolution_forward>(d, {desc, DnnlEngine()}, plain)) return;
+    }
   } catch (const dnnl::error&) {
     return;  // a geometry oneDNN does not take: the caller's path
   }
@@ -74,10 +108,10 @@ void Build(DnnlConvNd& d, const KernelContext& c, const ConvGeom& p) {
 
 }  // namespace
 
-Result<bool> RunDnnlConvNd(KernelContext& c, const ConvGeom& p) try {
+Result<bool> RunDnnlConvNd(KernelContext& c, const ConvGeom& p, bool transposed) try {
   const Tensor &x = c.in(0), &w = c.in(1);
   if (x.dtype() != DType::kF32 || w.dtype() != DType::kF32 || (c.has(2) && c.in(2).dtype() != DType::kF32)) return false;
-  if (x.rank() != 3 && x.rank() != 5) return false;
+  if (transposed ? x.rank() != 4 && x.rank() != 5 : x.rank() != 3 && x.rank() != 5) return false;
   omp_set_num_threads(c.pool.size());  // before the build: the primitive plans its work for the threads it sees
   std::unique_ptr<KernelState> local;
   std::unique_ptr<KernelState>& slot = c.options.state ? *c.options.state : local;
@@ -85,14 +119,15 @@ Result<bool> RunDnnlConvNd(KernelContext& c, const ConvGeom& p) try {
   if (!d || !SameBuild(*d, c)) {
     slot = std::make_unique<DnnlConvNd>();
     d = static_cast<DnnlConvNd*>(slot.get());
-    Build(*d, c, p);
+    Build(*d, c, p, transposed);
   }
   if (!d->usable) return false;
-  const int64_t N = x.shape()[0];
+  const Tensor in = ToChannelsFirst(x, c.pool);
+  const int64_t N = in.shape()[0];
   const size_t elem = sizeof(float);
   // (N, C, pixels) -> (N, pixels, C), and back for the result.
   Tensor x_last = Tensor::Empty(DType::kF32, {N, p.InSize(), p.C});
-  TransposeMatrices(x.raw(), x_last.mutable_raw(), elem, N, p.C, p.InSize(), c.pool);
+  TransposeMatrices(in.raw(), x_last.mutable_raw(), elem, N, p.C, p.InSize(), c.pool);
   Tensor y_last = Tensor::Empty(DType::kF32, {N, p.OutSize(), p.M});
   dnnl::stream& st = DnnlStream();
   d->weights.Update(w, st);

@@ -51,6 +51,20 @@ class VideoSpeechNet(torch.nn.Module):
         return self.conv1d(z.flatten(2))
 
 
+class GeneratorNet(torch.nn.Module):
+    """A DCGAN generator's upsampling (ConvTranspose2d 4x4 stride 2 without bias, BatchNorm, ReLU), then a grouped
+    ConvTranspose2d with output_padding, dilation and a bias: oneDNN's deconvolution (kernels/conv_nd_dnnl.cc)."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = torch.nn.ConvTranspose2d(32, 16, 4, 2, 1, bias=False)
+        self.bn = torch.nn.BatchNorm2d(16)
+        self.grouped = torch.nn.ConvTranspose2d(16, 12, 3, stride=2, padding=1, output_padding=1, groups=4, dilation=2)
+
+    def forward(self, x):
+        return self.grouped(torch.relu(self.bn(self.up(x))))
+
+
 class Float64Net(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -158,6 +172,16 @@ class KernelParity(unittest.TestCase):
         self.check(self.msame(path, files, "video_speech_ref"), want, 1e-4, "Conv3d block + Conv1d, .onnx reference path")
         self.check_om_modes("video_speech", path, files, want, {"must_keep_origin_dtype": 1e-4, "force_fp16": 3e-2},
                             "Conv3d block + Conv1d")
+
+    def test_conv_transpose_2d_fp32_and_fp16(self):
+        torch.manual_seed(6)
+        model = GeneratorNet()
+        with torch.no_grad():
+            model.bn.running_mean.uniform_(-0.5, 0.5)
+            model.bn.running_var.uniform_(0.5, 2)
+        path, files, want = self.export("generator", model, [torch.randn(2, 32, 6, 7)])
+        self.check(self.msame(path, files, "generator_ref"), want, 1e-4, "ConvTranspose2d, .onnx reference path")
+        self.check_om_modes("generator", path, files, want, {"must_keep_origin_dtype": 1e-4, "force_fp16": 3e-2}, "ConvTranspose2d")
 
     def test_float64_conv_pool_norm(self):
         torch.manual_seed(1)
