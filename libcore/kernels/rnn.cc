@@ -173,7 +173,7 @@ struct RnnRun {
   std::vector<int64_t> lens = {};  // per batch entry
   float clip = 0;             // 0: none
   bool input_forget = false, linear_before_reset = false;
-  bool vector_gates = false;  // LSTM with its default activations and no clip: StepLstmVector
+  bool vector_gates = false;  // LSTM or GRU with its default activations and no clip: StepLstmVector, StepGruVector
   const float* x = nullptr;  // (seq, batch, input), time-major
   float* y = nullptr;        // (seq, dirs, batch, H), time-major
 
@@ -234,7 +234,8 @@ struct RnnRun {
         const float* xr = xw.data() + (t * B + b) * G * H;
         const float* hrow = hr.data() + b * G * H;
         float* hb = h + b * H;
-        if (vector_gates) StepLstmVector(dir, xr, hrow, hb, c + b * H, gates.data());
+        if (vector_gates && node.op_type == "LSTM") StepLstmVector(dir, xr, hrow, hb, c + b * H, gates.data());
+        else if (vector_gates) StepGruVector(dir, xr, hrow, candidate.data() + b * H, hb, gates.data());
         else if (node.op_type == "LSTM") StepLstm(dir, xr, hrow, hb, c + b * H);
         else if (node.op_type == "GRU") StepGru(dir, xr, hrow, candidate.data() + b * H, hb);
         else
@@ -282,6 +283,24 @@ struct RnnRun {
     SigmoidValues({out, n}, {out, n});
     TanhValues({c, n}, {cell, n});
     for (int64_t j = 0; j < H; ++j) h[j] = out[j] * cell[j];
+  }
+
+  // StepGru with the default activations (Sigmoid, Tanh) and no clip, as StepLstmVector. `gates`: 3H floats of scratch.
+  void StepGruVector(const Direction& dir, const float* xr, const float* hr, const float* candidate, float* h, float* gates) const {
+    const int64_t H = d.hidden;
+    const auto n = static_cast<size_t>(H);
+    float *update = gates, *reset = gates + H, *hidden = gates + 2 * H;
+    for (int64_t j = 0; j < H; ++j) update[j] = xr[j] + hr[j];
+    SigmoidValues({update, n}, {update, n});
+    if (linear_before_reset) {
+      for (int64_t j = 0; j < H; ++j) reset[j] = xr[H + j] + hr[H + j];
+      SigmoidValues({reset, n}, {reset, n});
+      for (int64_t j = 0; j < H; ++j) hidden[j] = xr[2 * H + j] + reset[j] * (hr[2 * H + j] + (dir.rb ? dir.rb[2 * H + j] : 0));
+    } else {
+      for (int64_t j = 0; j < H; ++j) hidden[j] = xr[2 * H + j] + candidate[j] + (dir.rb ? dir.rb[2 * H + j] : 0);
+    }
+    TanhValues({hidden, n}, {hidden, n});
+    for (int64_t j = 0; j < H; ++j) h[j] = (1 - update[j]) * hidden[j] + update[j] * h[j];
   }
 
   // Gates z, r, h; `candidate` holds (r ⊙ H) Rhᵀ when the reset comes first (linear_before_reset = 0).
@@ -341,7 +360,7 @@ Status RnnKernel(KernelContext& c) {
   run.clip = c.node.attr_float("clip", 0.f);
   run.input_forget = c.node.attr_int("input_forget", 0) != 0;
   run.linear_before_reset = c.node.attr_int("linear_before_reset", 0) != 0;
-  run.vector_gates = lstm && run.clip <= 0 && DefaultActivations(c.node);
+  run.vector_gates = (lstm || c.node.op_type == "GRU") && run.clip <= 0 && DefaultActivations(c.node);
   const Tensor x = TimeMajor(c.in(0), d.batch_first, c.pool);
   run.x = x.data<float>();
   Tensor y = Tensor::Zeros(DType::kF32, {T, D, B, H}), yh = Tensor::Empty(DType::kF32, {D, B, H}), yc = Tensor::Empty(DType::kF32, {D, B, H});

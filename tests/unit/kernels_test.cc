@@ -1136,6 +1136,28 @@ TEST(Kernels, LogisticIsWithinTwoUlpAndTheSameInAnyChunk) {
 }
 
 
+// A GRU of each reset placement (linear_before_reset 0 and 1): its recurrent products split over the threads and its
+// vector gates give the same bits on 1, 2 and 3 threads.
+TEST(Kernels, GruGivesTheSameBitsOnAnyThreadCount) {
+  RegisterBuiltinOps();
+  const int64_t T = 4, B = 2, I = 5, H = 160;  // 3H x H multiply-adds per step and entry: past the parallel threshold
+  const std::vector<Tensor> ins = {Random({T, B, I}, 71), Random({1, 3 * H, I}, 72, -0.3f, 0.3f), Random({1, 3 * H, H}, 73, -0.1f, 0.1f),
+                                   Random({1, 6 * H}, 74, -0.5f, 0.5f)};
+  for (int64_t linear_before_reset : {0, 1}) {
+    Node node = MakeNode("GRU", 4, {{"hidden_size", H}, {"linear_before_reset", linear_before_reset}});
+    node.opset = 14;
+    std::vector<Tensor> want;
+    for (int threads : {1, 2, 3}) {
+      ThreadPool pool(threads);
+      std::vector<Tensor> out;
+      const Status st = RunKernel(node, ins, out, pool);
+      ASSERT_TRUE(st.ok()) << st.message();
+      if (want.empty()) want = out;
+      else ExpectSameBits(out[0], want[0]);
+    }
+  }
+}
+
 // A bidirectional LSTM with peepholes, biases, initial states and a shorter second sequence: the kernel's recurrent
 // products split over the threads (RowDots) and its vector gates give the same bits on 1, 2 and 3 threads, and the
 // values of the ONNX equations computed here one by one, in double.
