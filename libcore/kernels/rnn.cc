@@ -1,7 +1,8 @@
 // LSTM, GRU and RNN (ONNX opsets 7-14) in fp32: every direction, sequence_lens, initial states, LSTM peepholes,
 // input_forget and clip, GRU's linear_before_reset, opset 14's batch-first layout, and the activation lists.
 // The input projection of all time steps is one GEMM (X·Wᵀ, in blocks of columns over the threads); each step then
-// multiplies the state by Rᵀ, R's rows split over the threads. The results are the same on any number of threads.
+// multiplies the state by Rᵀ, R's rows split over the threads (a bidirectional op instead runs its two directions
+// at once). The results are the same on any number of threads.
 // A 2-layer bidirectional LSTM (hidden 256, 200 steps) took 41 ms single-threaded with a scalar call per gate value,
 // against ONNX Runtime's 9-11 ms; 11-14 ms so (docs/performance.md).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // Eigen's AVX-512 kernels, as in matmul.cc
@@ -371,7 +372,10 @@ Status RnnKernel(KernelContext& c) {
   std::copy_n(c0.data<float>(), D * B * H, yc.mutable_data<float>());
   run.y = y.mutable_data<float>();
   const std::string direction = c.node.attr_string("direction", "forward");
-  for (int64_t k = 0; k < D; ++k) {
+  // The two directions of a bidirectional op at once, one per thread, where there are two: a direction's steps then
+  // run without a parallel region each (its loops run inline on its thread), and its R stays in its core's cache.
+  // Each direction computes the same values either way.
+  auto run_direction = [&](int64_t k) {
     Direction dir;
     dir.w = c.in(1).data<float>() + k * G * H * d.input;
     dir.r = c.in(2).data<float>() + k * G * H * H;
@@ -380,7 +384,13 @@ Status RnnKernel(KernelContext& c) {
     dir.reverse = direction == "reverse" || k == 1;
     dir.act = acts.data() + k * static_cast<int64_t>(per_direction);
     run.Run(dir, k, yh.mutable_data<float>() + k * B * H, yc.mutable_data<float>() + k * B * H);
-  }
+  };
+  if (D == 2 && c.pool.size() >= 2)
+    c.pool.ParallelFor(2, 1, [&](size_t b, size_t e) {
+      for (size_t k = b; k < e; ++k) run_direction(static_cast<int64_t>(k));
+    });
+  else
+    for (int64_t k = 0; k < D; ++k) run_direction(k);
   auto layout = [&](Tensor t, std::vector<int64_t> perm) { return d.batch_first ? TransposeTensor(t, perm, c.pool) : t; };
   std::vector<Tensor> outs = {layout(y, {2, 0, 1, 3}), layout(yh, {1, 0, 2}), layout(yc, {1, 0, 2})};
   for (size_t i = 0; i < c.outputs.size() && i < outs.size(); ++i) c.outputs[i] = outs[i];
