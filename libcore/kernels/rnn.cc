@@ -211,7 +211,7 @@ struct RnnRun {
     Eigen::Map<RowMat> state(h, B, H);
     const auto r = Eigen::Map<const RowMat>(dir.r, G * H, H);
     RowMat hr(B, G * H), reset_h = RowMat::Zero(B, H), candidate = RowMat::Zero(B, H);
-    std::vector<float> gates(static_cast<size_t>(4 * H));  // StepLstmVector's scratch
+    std::vector<float> gates(static_cast<size_t>(4 * H));  // StepLstmVector's and StepGruVector's scratch
     for (int64_t s = 0; s < T; ++s) {
       // hr = state · Rᵀ: R's rows split evenly over the threads, so each keeps its part of R in its cache from step
       // to step; the same sums on any number of threads (RowDots).
