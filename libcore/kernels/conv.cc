@@ -278,7 +278,9 @@ Status ConvKernel(KernelContext& c) {
     if (done) return Status::Ok();
   }
   NPU_ASSIGN_OR_RETURN(ConvGeom p, MakeConv(c.node, x.shape(), w.shape(), false));
-  if (x.rank() != 4) {
+  // A pointwise conv is one product per image in (N, C, ...) order as it is (GemmBias below); oneDNN's path would
+  // convert the maps around it for no saving (PointNet's 1 x 1 Conv1d stack: 1.48x ONNX Runtime's time so, 1.29x without).
+  if (x.rank() != 4 && !p.pointwise()) {
     NPU_ASSIGN_OR_RETURN(bool done, RunDnnlConvNd(c, p));
     if (done) return Status::Ok();
   }
