@@ -661,13 +661,9 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
   // work split for the thread count it sees then.
   omp_set_num_threads(c.pool.size());
   std::unique_ptr<KernelState> local;
-  std::unique_ptr<KernelState>& slot = c.options.state ? *c.options.state : local;
-  auto* d = dynamic_cast<DnnlConv*>(slot.get());
-  if (!d || !SameBuild(*d, c)) {
-    slot = std::make_unique<DnnlConv>();
-    d = static_cast<DnnlConv*>(slot.get());
-    NPU_RETURN_IF_ERROR(Build(*d, c, geometry));
-  }
+  bool fresh = false;
+  auto* d = TaskState<DnnlConv>(c.options.state, local, [&](const DnnlConv& kept) { return SameBuild(kept, c); }, fresh);
+  if (fresh) NPU_RETURN_IF_ERROR(Build(*d, c, geometry));
   if (!d->usable) return false;
   const Conv2DShape& s = d->shape;
   Tensor x = ToChannelsLast(c.in(0), c.pool);

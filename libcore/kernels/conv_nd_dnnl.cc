@@ -114,13 +114,9 @@ Result<bool> RunDnnlConvNd(KernelContext& c, const ConvGeom& p, bool transposed)
   if (transposed ? x.rank() != 4 && x.rank() != 5 : x.rank() != 3 && x.rank() != 5) return false;
   omp_set_num_threads(c.pool.size());  // before the build: the primitive plans its work for the threads it sees
   std::unique_ptr<KernelState> local;
-  std::unique_ptr<KernelState>& slot = c.options.state ? *c.options.state : local;
-  auto* d = dynamic_cast<DnnlConvNd*>(slot.get());
-  if (!d || !SameBuild(*d, c)) {
-    slot = std::make_unique<DnnlConvNd>();
-    d = static_cast<DnnlConvNd*>(slot.get());
-    Build(*d, c, p, transposed);
-  }
+  bool fresh = false;
+  auto* d = TaskState<DnnlConvNd>(c.options.state, local, [&](const DnnlConvNd& kept) { return SameBuild(kept, c); }, fresh);
+  if (fresh) Build(*d, c, p, transposed);
   if (!d->usable) return false;
   const Tensor in = ToChannelsFirst(x, c.pool);
   const int64_t N = in.shape()[0];

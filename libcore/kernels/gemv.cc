@@ -153,15 +153,15 @@ bool CopyRows(RowProductState& s, const Tensor& b, ThreadPool& pool) {
 }
 
 RowProductState* StateFor(KernelContext& c, std::unique_ptr<KernelState>& local, int64_t N, int64_t K, bool b_transposed) {
-  std::unique_ptr<KernelState>& slot = c.options.state ? *c.options.state : local;
-  auto* s = dynamic_cast<RowProductState*>(slot.get());
-  if (s && s->N == N && s->K == K && s->b_transposed == b_transposed) return s;
-  auto fresh = std::make_unique<RowProductState>();
-  fresh->N = N;
-  fresh->K = K;
-  fresh->b_transposed = b_transposed;
-  slot = std::move(fresh);
-  return static_cast<RowProductState*>(slot.get());
+  bool fresh = false;
+  auto* s = TaskState<RowProductState>(
+      c.options.state, local, [&](const RowProductState& kept) { return kept.N == N && kept.K == K && kept.b_transposed == b_transposed; }, fresh);
+  if (fresh) {
+    s->N = N;
+    s->K = K;
+    s->b_transposed = b_transposed;
+  }
+  return s;
 }
 
 template <class W>

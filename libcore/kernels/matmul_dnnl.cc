@@ -81,13 +81,9 @@ void Build(DnnlMatMul& d, const Geometry& g) {
 
 // The kernel state for geometry `g`, built on first use or when the geometry changed (a dynamic shape).
 DnnlMatMul* StateFor(KernelContext& c, std::unique_ptr<KernelState>& local, const Geometry& g) {
-  std::unique_ptr<KernelState>& slot = c.options.state ? *c.options.state : local;
-  auto* d = dynamic_cast<DnnlMatMul*>(slot.get());
-  if (!d || d->geometry != g) {
-    slot = std::make_unique<DnnlMatMul>();
-    d = static_cast<DnnlMatMul*>(slot.get());
-    Build(*d, g);
-  }
+  bool fresh = false;
+  auto* d = TaskState<DnnlMatMul>(c.options.state, local, [&](const DnnlMatMul& kept) { return kept.geometry == g; }, fresh);
+  if (fresh) Build(*d, g);
   return d->usable ? d : nullptr;
 }
 
@@ -127,11 +123,9 @@ void MakeFloatWeights(SplitInt8MatMul& d, const Tensor& b) {
 Result<bool> RunSplitInt8MatMul(KernelContext& c, const Tensor& a, const Tensor& b, const Geometry& g, const Tensor* bias, Tensor& out) {
   if (g.K > kMaxSplitProducts) return false;
   std::unique_ptr<KernelState> local;
-  std::unique_ptr<KernelState>& slot = c.options.state ? *c.options.state : local;
-  auto* d = dynamic_cast<SplitInt8MatMul*>(slot.get());
-  if (!d || d->geometry != g) {
-    slot = std::make_unique<SplitInt8MatMul>();
-    d = static_cast<SplitInt8MatMul*>(slot.get());
+  bool fresh = false;
+  auto* d = TaskState<SplitInt8MatMul>(c.options.state, local, [&](const SplitInt8MatMul& kept) { return kept.geometry == g; }, fresh);
+  if (fresh) {
     d->geometry = g;
     Build(d->whole, {0, g.M, g.K, g.N, false, false, false, g.threads});
     Build(d->split, {0, g.M, g.K, 2 * g.N, false, false, false, g.threads});

@@ -33,6 +33,20 @@ struct KernelState {
   virtual ~KernelState() = default;
 };
 
+// The task's state of type S (KernelRunOptions::state; without a slot, `local`, for this run only): the one kept
+// there when it is an S that `fits` takes, else a new S in its place, which `fresh` flags for the caller to build.
+template <class S, class Fits>
+S* TaskState(std::unique_ptr<KernelState>* task_slot, std::unique_ptr<KernelState>& local, Fits fits, bool& fresh) {
+  std::unique_ptr<KernelState>& slot = task_slot ? *task_slot : local;
+  auto* kept = dynamic_cast<S*>(slot.get());
+  fresh = !kept || !fits(*kept);
+  if (fresh) {
+    slot = std::make_unique<S>();
+    kept = static_cast<S*>(slot.get());
+  }
+  return kept;
+}
+
 // The elements of `base` that a strided selection (a Slice's) picks, as a tensor of `shape` would hold them:
 // element i of that tensor, at index (i_0, ..., i_n), is base's element offset + sum of i_d * strides[d].
 struct StridedSource {
