@@ -197,8 +197,11 @@ def main():
         put(out, "acl_json", "profiler.json", json.dumps(prof))
         put(out, "acl_json", "both.json", json.dumps({**acl, **prof}))
         # aclInit's configuration: the same file, read by libascendcl (dump, profiler, the exception dump).
-        for name, cfg in (("dump.json", acl), ("profiler.json", prof), ("both.json", {**acl, **prof}),
-                          ("exception.json", {"dump": {"dump_path": f"{work}/exc", "dump_scene": "lite_exception"}}), ("empty.json", {})):
+        # Its paths are relative: the target runs in its scratch folder and skips inputs that could leave it.
+        init_acl = {"dump": {**acl["dump"], "dump_path": "dump"}}
+        init_prof = {"profiler": {**prof["profiler"], "output": "prof"}}
+        for name, cfg in (("dump.json", init_acl), ("profiler.json", init_prof), ("both.json", {**init_acl, **init_prof}),
+                          ("exception.json", {"dump": {"dump_path": "exc", "dump_scene": "lite_exception"}}), ("empty.json", {})):
             put(out, "acl_init", name, json.dumps(cfg))
         # The aclprofGetOp* readers: two op records as a subscription writes them (ascendcl/src/subscribe.h).
         def op_record(model, start, end, op_type, name):

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/thread_pool.h"
+
 namespace npu {
 namespace {
 
@@ -52,6 +54,11 @@ std::string ChildOutcome::Describe() const {
   return "exited with " + std::to_string(exit_code);
 }
 
+void EndChild(int code) {
+  ThreadPool::ReleaseRuntimeInChild();
+  ::_exit(code);
+}
+
 ChildOutcome RunInChild(const std::function<std::string()>& work) {
   ChildOutcome out;
   int pipe_fds[2];
@@ -70,7 +77,7 @@ ChildOutcome RunInChild(const std::function<std::string()>& work) {
     int null = ::open("/dev/null", O_WRONLY);
     if (null >= 0) ::dup2(null, STDOUT_FILENO), ::dup2(null, STDERR_FILENO);
     bool sent = WriteAll(pipe_fds[1], work());
-    ::_exit(sent ? 0 : 126);  // no atexit handlers, no flushing of the parent's buffers a second time
+    EndChild(sent ? 0 : 126);
   }
   ::close(pipe_fds[1]);
   std::string output = ReadAll(pipe_fds[0]);  // until the child's end closes the pipe

@@ -25,9 +25,13 @@ bool ReadExact(int fd, void* to, size_t n);
 // Waits for child `pid` to end and says how it did (`output` empty).
 ChildOutcome WaitForChild(int pid);
 
+// Ends a forked child with `code` the way _exit does (no atexit handlers, no second flush of the parent's
+// buffers), after releasing the OpenMP runtime's hold outside the process (ThreadPool::ReleaseRuntimeInChild).
+[[noreturn]] void EndChild(int code);
+
 // Runs `work` in a forked child with stdout and stderr sent to /dev/null, and waits for it; the string `work`
 // returns comes back in `output`. The child must not take a lock the parent holds (only the forking thread exists
-// in it); it may end itself with _exit(code) to say something other than success.
+// in it); it may end itself with EndChild(code) to say something other than success.
 ChildOutcome RunInChild(const std::function<std::string()>& work);
 
 }  // namespace npu

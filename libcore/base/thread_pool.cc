@@ -37,6 +37,12 @@ constexpr const char* kIdleSpinMs = "1";
 // on the calling thread.
 ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {}
 
+void ThreadPool::ReleaseRuntimeInChild() {
+#ifdef _OPENMP
+  (void)omp_pause_resource_all(omp_pause_hard);  // OpenMP 5.0's full release; libgomp answers "not supported"
+#endif
+}
+
 void ThreadPool::ParallelFor(size_t n, size_t grain, const std::function<void(size_t, size_t)>& fn) {
   if (n == 0) return;
 #ifdef _OPENMP

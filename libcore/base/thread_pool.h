@@ -21,6 +21,11 @@ class ThreadPool {
 
   static ThreadPool& Global();
 
+  // For a forked child about to _exit: hands back what the OpenMP runtime holds outside the process. libomp
+  // registers each process it runs in, a forked child too, by a file in /dev/shm that only its shutdown removes,
+  // and _exit skips that shutdown, so every child would leave one file behind.
+  static void ReleaseRuntimeInChild();
+
  private:
   int threads_;
 };

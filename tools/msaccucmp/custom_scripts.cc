@@ -1,6 +1,7 @@
 #include "custom_scripts.h"
 
 #include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -148,19 +149,23 @@ Result<std::unique_ptr<CustomScripts>> CustomScripts::Launch(const std::string& 
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  m->pid_ = ::fork();
-  if (m->pid_ == 0) {
-    ::dup2(in[0], 0), ::dup2(out[1], 1);
-    close_all();
-    ::execv(kPython, argv.data());
-    ::_exit(127);
-  }
+  // posix_spawn, not fork and exec: a forked child runs the OpenMP runtime's fork handler, which registers the
+  // child in /dev/shm, and the exec'd interpreter never removes that file.
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  for (int fd : {in[0], in[1], out[0], out[1]}) posix_spawn_file_actions_addclose(&actions, fd);
+  pid_t pid = -1;
+  const int failed = ::posix_spawn(&pid, kPython, &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
   ::close(in[0]), ::close(out[1]);
   in[0] = out[1] = -1;
-  if (m->pid_ < 0) {
+  if (failed) {
     close_all();
-    return Bad(dir, "cannot start the Python worker: " + std::string(std::strerror(errno)));
+    return Bad(dir, std::string("cannot start the Python worker (") + kPython + "): " + std::strerror(failed));
   }
+  m->pid_ = pid;
   m->to_ = ::fdopen(in[1], "w");
   if (m->to_) in[1] = -1;
   m->from_ = ::fdopen(out[0], "r");

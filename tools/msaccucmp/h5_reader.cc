@@ -247,7 +247,7 @@ Result<std::vector<H5Dataset>> ListH5DatasetsIsolated(const std::string& file) {
   std::lock_guard lock(H5Lock());  // held across the fork: the child calls the unlocked functions
   ChildOutcome child = RunInChild([&] {
     auto sets = ListUnlocked(file);
-    if (!sets.ok()) ::_exit(kListingFailed);
+    if (!sets.ok()) EndChild(kListingFailed);
     return Serialize(*sets);
   });
   if (!child.started || child.exit_code == kListingFailed) return ListUnlocked(file);  // the same listing, in-process
@@ -331,13 +331,13 @@ class H5Server {
   [[noreturn]] static void Serve(const std::string& file) {
     for (;;) {
       uint32_t n = 0;
-      if (!ReadExact(STDIN_FILENO, &n, sizeof n) || n > (1u << 20)) ::_exit(0);
+      if (!ReadExact(STDIN_FILENO, &n, sizeof n) || n > (1u << 20)) EndChild(0);
       std::string name(n, '\0');
-      if (!ReadExact(STDIN_FILENO, name.data(), n)) ::_exit(0);
+      if (!ReadExact(STDIN_FILENO, name.data(), n)) EndChild(0);
       const std::string reply = SerializeRead(ReadUnlocked(file, name));
       const uint64_t len = reply.size();
       if (!WriteAll(STDOUT_FILENO, {reinterpret_cast<const char*>(&len), sizeof len}) || !WriteAll(STDOUT_FILENO, reply))
-        ::_exit(0);
+        EndChild(0);
     }
   }
 
