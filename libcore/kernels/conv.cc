@@ -1,6 +1,6 @@
 // Conv and ConvTranspose (1-D, 2-D and 3-D; groups, dilations, pads, auto_pad; fp32 and fp64, fp16/bf16
-// widened to fp32). Convolution is lowered to GEMM on Eigen (im2col, skipped for 1x1 stride-1 kernels),
-// split across the thread pool; depthwise convolution has a direct kernel because its per-group GEMM would
+// widened to fp32). Where oneDNN's convolutions do not take it, a convolution is lowered to GEMM (im2col, skipped
+// for 1x1 stride-1 kernels): fp32 on oneDNN's sgemm in tiles, fp64 and int32 on Eigen; depthwise convolution has a direct kernel because its per-group GEMM would
 // be a single row. Every spatial rank is handled as 3-D with leading extents of 1.
 // GCC 12 flags Eigen's AVX-512 double kernels with -Wmaybe-uninitialized (a known false positive).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -10,6 +10,7 @@
 
 #include "kernels/channels_last.h"
 #include "kernels/conv_dnnl.h"
+#include "kernels/gemm_tiles.h"
 #include "kernels/quant.h"
 #include "kernels/kernel_util.h"
 #include "ops/conv.h"
@@ -68,28 +69,30 @@ void Im2ColRows(const ConvGeom& p, const T* in, T* col, int64_t r0, int64_t r1) 
   }
 }
 
-// out[Mg x osz] = w[Mg x K] * col[K x osz] + bias, split over columns or rows. Each thread packs its share of
-// the split operand and all of the other, so the wider side is split (while it gives every thread a chunk).
-// The fused activation (`act`, may be null) runs on each thread's block of rows as soon as it is computed.
+// out[Mg x osz] = w[Mg x K] * col[K x osz] + bias, then the fused activation (`act`, may be null). fp32 runs in
+// oneDNN's tiles (kernels/gemm_tiles.h). fp64 and the int8 path's int32 run on Eigen, split over columns or rows:
+// each thread packs its share of the split operand and all of the other, so the wider side is split (while it
+// gives every thread a chunk).
 template <class T>
 void GemmBias(ThreadPool& pool, const T* w, const T* col, const T* bias, T* out, int64_t Mg, int64_t K, int64_t osz, const InPlaceFn* act) {
-  int threads = pool.size();
-  bool cols_split_well = osz >= 64 * threads, rows_split_well = Mg >= 8 * threads;
-  bool split_cols = cols_split_well && (osz >= Mg || !rows_split_well);
-  size_t n = static_cast<size_t>(split_cols ? osz : Mg);
-  size_t grain = split_cols ? std::max<size_t>(64, (n + threads - 1) / threads) : std::max<size_t>(8, (n + threads - 1) / threads);
-  pool.ParallelFor(n, grain, [&](size_t b, size_t e) {
-    int64_t m0 = split_cols ? 0 : b, m1 = split_cols ? Mg : e;
-    int64_t c0 = split_cols ? b : 0, c1 = split_cols ? e : osz;
-    MapRM<T> o(out + m0 * osz + c0, m1 - m0, c1 - c0, Eigen::OuterStride<>(osz));
-    for (int64_t m = m0; m < m1; ++m) std::fill(&o(m - m0, 0), &o(m - m0, 0) + (c1 - c0), bias ? bias[m] : T(0));
-    CMapRM<T> a(w + m0 * K, m1 - m0, K, Eigen::OuterStride<>(K));
-    CMapRM<T> x(col + c0, K, c1 - c0, Eigen::OuterStride<>(osz));
-    o.noalias() += a * x;
-    if constexpr (std::is_same_v<T, float>)
-      if (act)
-        for (int64_t m = m0; m < m1; ++m) (*act)({&o(m - m0, 0), static_cast<size_t>(c1 - c0)});
-  });
+  if constexpr (std::is_same_v<T, float>) {
+    GemmBiasTiles(pool, w, col, osz, bias, out, osz, Mg, K, osz, act);
+  } else {
+    int threads = pool.size();
+    bool cols_split_well = osz >= 64 * threads, rows_split_well = Mg >= 8 * threads;
+    bool split_cols = cols_split_well && (osz >= Mg || !rows_split_well);
+    size_t n = static_cast<size_t>(split_cols ? osz : Mg);
+    size_t grain = split_cols ? std::max<size_t>(64, (n + threads - 1) / threads) : std::max<size_t>(8, (n + threads - 1) / threads);
+    pool.ParallelFor(n, grain, [&](size_t b, size_t e) {
+      int64_t m0 = split_cols ? 0 : b, m1 = split_cols ? Mg : e;
+      int64_t c0 = split_cols ? b : 0, c1 = split_cols ? e : osz;
+      MapRM<T> o(out + m0 * osz + c0, m1 - m0, c1 - c0, Eigen::OuterStride<>(osz));
+      for (int64_t m = m0; m < m1; ++m) std::fill(&o(m - m0, 0), &o(m - m0, 0) + (c1 - c0), bias ? bias[m] : T(0));
+      CMapRM<T> a(w + m0 * K, m1 - m0, K, Eigen::OuterStride<>(K));
+      CMapRM<T> x(col + c0, K, c1 - c0, Eigen::OuterStride<>(osz));
+      o.noalias() += a * x;
+    });
+  }
 }
 
 // Taps one depthwise output row gathers at most in DepthwiseConv2D (8x8 kernels); larger ones take the

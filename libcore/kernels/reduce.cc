@@ -1,6 +1,7 @@
 // Reductions (ReduceMean/Sum/Max/Min/Prod/L1/L2/SumSquare/LogSum/LogSumExp), ArgMax/ArgMin, TopK, CumSum.
 // Reductions move the reduced axes last (one transpose) and then reduce contiguous rows in double.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -15,18 +16,49 @@ namespace {
 
 enum class Reduce { kMean, kSum, kMax, kMin, kProd, kL1, kL2, kSumSquare, kLogSum, kLogSumExp };
 
+// The max or min of a row, or its first NaN if it holds one. The row runs as kLanes interleaved running results,
+// with a NaN flag per lane, so that the loop vectorises: the one-value loop, which stopped at a NaN, took 13% of
+// PointNet's time in its ReduceMax over 2500 points. Which of two equal values (+0 and -0) wins may differ from
+// the one-value loop; no other result does.
+template <Reduce kOp, class T>
+T ExtremeOfRow(const T* x, int64_t n) {
+  constexpr int64_t kLanes = 16;
+  using Flag = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;  // as wide as T: one vector per compare
+  auto better = [](T a, T b) { return kOp == Reduce::kMax ? a > b : a < b; };
+  if (n == 0) return kOp == Reduce::kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+  T m = x[0];
+  Flag nan = 0;
+  int64_t i = 1;
+  if (n >= kLanes) {
+    std::array<T, kLanes> lane;
+    std::array<Flag, kLanes> lane_nan{};
+    std::copy(x, x + kLanes, lane.begin());
+    for (i = kLanes; i + kLanes <= n; i += kLanes)
+      for (int64_t j = 0; j < kLanes; ++j) {
+        const T v = x[i + j];
+        lane[j] = better(v, lane[j]) ? v : lane[j];
+        if constexpr (std::is_floating_point_v<T>) lane_nan[j] |= Flag(v != v);
+      }
+    m = lane[0];
+    for (int64_t j = 0; j < kLanes; ++j) {
+      m = better(lane[j], m) ? lane[j] : m;
+      nan |= lane_nan[j] | Flag(lane[j] != lane[j]);
+    }
+  }
+  for (; i < n; ++i) {
+    m = better(x[i], m) ? x[i] : m;
+    if constexpr (std::is_floating_point_v<T>) nan |= Flag(x[i] != x[i]);
+  }
+  if (m != m) nan = 1;
+  if (nan) return *std::find_if(x, x + n, [](T v) { return v != v; });
+  return m;
+}
+
 template <Reduce kOp, class T>
 T ReduceRow(const T* x, int64_t n) {
   double acc;
   if constexpr (kOp == Reduce::kMax || kOp == Reduce::kMin) {
-    if (n == 0) return kOp == Reduce::kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
-    T m = x[0];
-    for (int64_t i = 1; i < n; ++i) {
-      if constexpr (std::is_floating_point_v<T>)
-        if (std::isnan(x[i])) return x[i];
-      m = kOp == Reduce::kMax ? std::max(m, x[i]) : std::min(m, x[i]);
-    }
-    return m;
+    return ExtremeOfRow<kOp>(x, n);
   } else if constexpr (kOp == Reduce::kProd) {
     acc = 1;
     for (int64_t i = 0; i < n; ++i) acc *= x[i];

@@ -1,6 +1,7 @@
 // Kernel checks against small hand-computed cases; the ONNX node tests cover the rest.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -1207,6 +1208,45 @@ TEST(Kernels, LstmGivesTheSameBitsOnAnyThreadCountAndTheEquations) {
         }
         h = next;
         for (int64_t j = 0; j < H; ++j) EXPECT_NEAR(y[((t * D + k) * B + b) * H + j], h[j], 2e-5) << "t " << t << " dir " << k << " b " << b << " j " << j;
+      }
+    }
+}
+// A pointwise Conv1d is one product per image in fixed tiles of 256 x 256 results (kernels/gemm_tiles.cc): over
+// several tiles each way and ragged edges, the sums with the bias, the same bits on 1, 2 and 3 threads.
+TEST(Kernels, PointwiseConv1dTilesGiveTheSumOnAnyThreadCount) {
+  RegisterBuiltinOps();
+  const int64_t N = 2, C = 70, M = 300, L = 600;
+  const Tensor x = Random({N, C, L}, 81), w = Random({M, C, 1}, 82, -0.2f, 0.2f), bias = Random({M}, 83);
+  const std::vector<Tensor> got = RunOnOneToThreeThreads(MakeNode("Conv", 3), {x, w, bias});
+  ASSERT_FALSE(got.empty());
+  ASSERT_EQ(got[0].shape(), (Shape{N, M, L}));
+  const float* y = got[0].data<float>();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; m += 7)  // every seventh row and column: across every tile edge
+      for (int64_t l = 0; l < L; l += 7) {
+        double want = bias.data<float>()[m];
+        for (int64_t c = 0; c < C; ++c) want += double(w.data<float>()[m * C + c]) * x.data<float>()[(n * C + c) * L + l];
+        ASSERT_NEAR(y[(n * M + m) * L + l], want, 1e-5) << n << " " << m << " " << l;
+      }
+}
+
+// ReduceMax and ReduceMin over rows shorter and longer than their 16 lanes: the extreme wherever it lies, and a row
+// with NaNs gives its first NaN, payload and all, as the one-value loop did.
+TEST(Kernels, ReduceMaxAndMinFindTheExtremeAndTheFirstNaNAnywhere) {
+  const float first_nan = std::bit_cast<float>(0x7fc00001u), later_nan = std::bit_cast<float>(0x7fc00002u);
+  for (int64_t n : {1, 15, 16, 17, 40, 100})
+    for (int64_t at = 0; at < n; ++at) {
+      std::vector<float> row(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) row[i] = static_cast<float>((i * 37) % 11) - 5;  // within [-5, 5]
+      row[at] = 9;
+      EXPECT_EQ(RunOp("ReduceMax", {F32({1, n}, row)}, {{"axes", std::vector<int64_t>{1}}})[0].data<float>()[0], 9) << n << " " << at;
+      row[at] = -9;
+      EXPECT_EQ(RunOp("ReduceMin", {F32({1, n}, row)}, {{"axes", std::vector<int64_t>{1}}})[0].data<float>()[0], -9) << n << " " << at;
+      row[at] = first_nan;
+      if (at + 1 < n) row[n - 1] = later_nan;
+      for (const char* op : {"ReduceMax", "ReduceMin"}) {
+        const float got = RunOp(op, {F32({1, n}, row)}, {{"axes", std::vector<int64_t>{1}}})[0].data<float>()[0];
+        EXPECT_EQ(std::bit_cast<uint32_t>(got), 0x7fc00001u) << op << " " << n << " " << at;
       }
     }
 }

@@ -1,0 +1,63 @@
+#include "kernels/gemm_tiles.h"
+
+#include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <span>
+
+namespace npu {
+namespace {
+
+// 256 x 256 results (256 KB): the tile's bias and activation pass reads it from L2. Measured in isolation on
+// PointNet's 1024 x 128 x 2500 layer with a ReLU (2 threads, median of 35 runs): tiles of 128-256 rows by 256-512
+// columns all took 3.2-3.6 ms. Eigen's product over each thread's half of the columns, with a bias fill before
+// and the activation after, each a pass over 5 MB, took 5.7 ms; oneDNN's sgemm on both threads with one pass
+// after, 6.3 ms. On its 128 x 64 x 2500 layer: 0.20 ms against Eigen's 0.65 ms.
+constexpr int64_t kTileRows = 256, kTileCols = 256;
+
+// oneDNN's sgemm runs on the calling thread inside our parallel loop (it sees a parallel region); when the loop
+// runs inline, it would take every OpenMP thread and might split K among them, and the bits would follow the
+// thread count.
+class OneThreadSgemm {
+ public:
+  OneThreadSgemm() : threads_(omp_get_max_threads()) { omp_set_num_threads(1); }
+  ~OneThreadSgemm() { omp_set_num_threads(threads_); }
+  OneThreadSgemm(const OneThreadSgemm&) = delete;
+  OneThreadSgemm& operator=(const OneThreadSgemm&) = delete;
+
+ private:
+  int threads_;
+};
+
+// One tile: rows [m0, m1), columns [c0, c1). The sum of K products per result is oneDNN's, in its order.
+void Tile(const float* w, const float* col, int64_t ld_col, const float* bias, float* out, int64_t ld_out, int64_t K,
+          int64_t m0, int64_t m1, int64_t c0, int64_t c1, const InPlaceFn* act) {
+  float* o = out + m0 * ld_out + c0;
+  const OneThreadSgemm one_thread;
+  // sgemm fails only on arguments out of range (negative sizes, a leading dim below its width), which the tiling
+  // cannot make: a failure is a bug in this file, not a bad input.
+  if (dnnl_sgemm('N', 'N', m1 - m0, c1 - c0, K, 1.f, w + m0 * K, K, col + c0, ld_col, 0.f, o, ld_out) != dnnl_success) std::abort();
+  for (int64_t m = m0; m < m1; ++m, o += ld_out) {
+    std::span<float> row(o, static_cast<size_t>(c1 - c0));
+    if (bias)
+      for (float& v : row) v += bias[m];
+    if (act) (*act)(row);
+  }
+}
+
+}  // namespace
+
+void GemmBiasTiles(ThreadPool& pool, const float* w, const float* col, int64_t ld_col, const float* bias, float* out,
+                   int64_t ld_out, int64_t M, int64_t K, int64_t cols, const InPlaceFn* act) {
+  const int64_t row_tiles = (M + kTileRows - 1) / kTileRows, col_tiles = (cols + kTileCols - 1) / kTileCols;
+  pool.ParallelFor(static_cast<size_t>(row_tiles * col_tiles), 1, [&](size_t b, size_t e) {
+    for (auto t = static_cast<int64_t>(b); t < static_cast<int64_t>(e); ++t) {
+      const int64_t m0 = t / col_tiles * kTileRows, c0 = t % col_tiles * kTileCols;
+      Tile(w, col, ld_col, bias, out, ld_out, K, m0, std::min(M, m0 + kTileRows), c0, std::min(cols, c0 + kTileCols), act);
+    }
+  });
+}
+
+}  // namespace npu
