@@ -1,5 +1,5 @@
-// fp32 convolutions outside RunDnnlConv's 2-D path on oneDNN's direct kernels: 1-D and 3-D Conv (speech nets'
-// Conv1d, video nets' Conv3d) and 2-D and 3-D ConvTranspose (GAN generators, segmentation decoders). oneDNN's kernels
+// fp32 convolutions outside RunDnnlConv's 2-D path on oneDNN's direct kernels: 3-D Conv (video nets' Conv3d; 1-D
+// runs here too, though conv.cc keeps speech nets' Conv1d on its own path) and 2-D and 3-D ConvTranspose (GAN generators, segmentation decoders). oneDNN's kernels
 // read channels-last maps, which the runtime keeps for 4-D Conv results only, so the input goes to (N, spatial..., C)
 // order and the result comes back around the primitive. Why: the im2col matrix and Eigen's GEMM (ConvCompute) took
 // r3d_18, 8 frames of 112 x 112, 355 ms against ONNX Runtime's 224, a fifth of it packing the im2col matrix again;
