@@ -7,6 +7,11 @@
 
 namespace npu {
 
+// c[M x N] = a[M x K] x b, b being [K x N], or [N x K] when `b_transposed`, all row-major with the leading dims
+// given, by oneDNN's sgemm on the calling thread alone: its sums then do not depend on the number of threads.
+void SgemmOnThisThread(bool b_transposed, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* b,
+                       int64_t ldb, float* c, int64_t ldc);
+
 // out[M x cols] (rows `ld_out` apart) = w[M x K] (rows K apart) x col[K x cols] (rows `ld_col` apart) + bias[M]
 // (may be null), then `act` (may be null) on each tile's rows. The tiles are the same on any thread count, and so
 // are the bits.

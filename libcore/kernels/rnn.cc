@@ -1,10 +1,10 @@
 // LSTM, GRU and RNN (ONNX opsets 7-14) in fp32: every direction, sequence_lens, initial states, LSTM peepholes,
 // input_forget and clip, GRU's linear_before_reset, opset 14's batch-first layout, and the activation lists.
-// The input projection of all time steps is one GEMM (X·Wᵀ, in blocks of columns over the threads); each step then
-// multiplies the state by Rᵀ, R's rows split over the threads (a bidirectional op instead runs its two directions
-// at once). The results are the same on any number of threads.
+// The input projection of all time steps is one product (X·Wᵀ on oneDNN's sgemm, in blocks of columns over the
+// threads); each step then multiplies the state by Rᵀ, R's panels split over the threads (a bidirectional op
+// instead runs its two directions at once). The results are the same on any number of threads.
 // A 2-layer bidirectional LSTM (hidden 256, 200 steps) took 41 ms single-threaded with a scalar call per gate value,
-// against ONNX Runtime's 9-11 ms; 11-14 ms so (docs/performance.md).
+// against ONNX Runtime's 8-11 ms; 9-10 ms so (docs/performance.md).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // Eigen's AVX-512 kernels, as in matmul.cc
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <Eigen/Core>
@@ -13,6 +13,7 @@
 #include <cstring>
 #include <functional>
 
+#include "kernels/gemm_tiles.h"
 #include "kernels/kernel_util.h"
 #include "kernels/logistic.h"
 #include "ops/rnn.h"
@@ -24,8 +25,7 @@ using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMa
 using Activation = std::function<float(float)>;
 
 // Columns (gate units) of the input projection X·Wᵀ per task: fixed, so that every value's sums are the same on any
-// number of threads (Eigen's blocking of a product depends on its size), and each task packs only its rows of W
-// (in blocks of rows, every task packed all of W again: a quarter of a 2-layer LSTM's time).
+// number of threads, and each task reads only its rows of W.
 constexpr int64_t kProjectionColumns = 128;
 // Multiply-adds of one step's recurrent product below which it runs on the calling thread.
 constexpr int64_t kParallelStepMacs = 1 << 16;
@@ -35,39 +35,45 @@ constexpr int64_t kDotLanes = 16;
 // which GCC 12 does not do for an array of per-lane sums (it multiplied lane by lane and spilled the sums).
 typedef float Lanes16 __attribute__((vector_size(kDotLanes * sizeof(float))));
 
-// out[q] = row q of `kRows` rows of n floats (from r, one after another) · x: each row's products summed in
-// kDotLanes lanes in order, then the lanes in order and the tail, so a row's value does not depend on which
-// rows it is taken with (or on which thread).
-template <int kRows>
-void RowDots(const float* r, int64_t n, const float* x, float* out) {
-  Lanes16 acc[kRows] = {};
-  int64_t i = 0;
-  for (; i + kDotLanes <= n; i += kDotLanes) {
-    Lanes16 xv;
-    std::memcpy(&xv, x + i, sizeof xv);
-#pragma GCC unroll 4
-    for (int q = 0; q < kRows; ++q) {
-      Lanes16 rv;
-      std::memcpy(&rv, r + q * n + i, sizeof rv);
-      acc[q] += rv * xv;
-    }
+// R's rows in panels of kPanelRows, each stored column by column: panel p holds R[p * kPanelRows + j][i] at
+// (p * n + i) * kPanelRows + j, rows past R's end as zeros. A step's product reads each panel front to back into
+// kPanelRows sums held in registers. Dot products of R's rows instead ended each 256-wide row in a horizontal sum
+// that cost as much as its products: on one LSTM direction's 1024 x 256 R, 200 steps took 20 us per step against
+// 13 us so (two directions at once, one per thread).
+constexpr int64_t kPanelRows = 4 * kDotLanes;
+
+std::vector<float> RowPanels(const float* r, int64_t rows, int64_t n) {
+  const int64_t panels = (rows + kPanelRows - 1) / kPanelRows;
+  std::vector<float> out(static_cast<size_t>(panels * n * kPanelRows), 0.f);
+  for (int64_t q = 0; q < rows; ++q) {
+    float* to = out.data() + (q / kPanelRows * n) * kPanelRows + q % kPanelRows;
+    for (int64_t i = 0; i < n; ++i) to[i * kPanelRows] = r[q * n + i];
   }
-  for (int q = 0; q < kRows; ++q) {
-    float sum = 0;
-    for (int64_t j = 0; j < kDotLanes; ++j) sum += acc[q][j];
-    for (int64_t t = i; t < n; ++t) sum += r[q * n + t] * x[t];
-    out[q] = sum;
-  }
+  return out;
 }
 
-// hr (B, rows) = state (B, n) · R[first .. first + rows)ᵀ for R's rows of n floats, four rows at a time.
-void RecurrentRows(const float* state, const float* r, int64_t B, int64_t n, int64_t total_rows, int64_t first, int64_t rows, float* hr) {
-  for (int64_t b = 0; b < B; ++b) {
-    const float* x = state + b * n;
-    float* out = hr + b * total_rows;
-    int64_t q = first;
-    for (; q + 4 <= first + rows; q += 4) RowDots<4>(r + q * n, n, x, out + q);
-    for (; q < first + rows; ++q) RowDots<1>(r + q * n, n, x, out + q);
+// hr (B, rows) = state (B, n) · Rᵀ for R's panels [p0, p1) (RowPanels of R's `rows` rows). Each value is the sum of
+// its n products in order of i, whichever panels it is computed with, on whichever thread.
+void PanelProducts(const float* panels, const float* state, int64_t B, int64_t n, int64_t rows, int64_t p0, int64_t p1, float* hr) {
+  for (int64_t p = p0; p < p1; ++p) {
+    const float* panel = panels + p * n * kPanelRows;
+    const int64_t q0 = p * kPanelRows, valid = std::min(kPanelRows, rows - q0);
+    for (int64_t b = 0; b < B; ++b) {  // the panel stays in L1 across the batch
+      const float* x = state + b * n;
+      Lanes16 acc[kPanelRows / kDotLanes] = {};
+      for (int64_t i = 0; i < n; ++i) {
+        const Lanes16 xv = Lanes16{} + x[i];
+#pragma GCC unroll 4
+        for (int64_t k = 0; k < kPanelRows / kDotLanes; ++k) {
+          Lanes16 rv;
+          std::memcpy(&rv, panel + i * kPanelRows + k * kDotLanes, sizeof rv);
+          acc[k] += rv * xv;
+        }
+      }
+      float sums[kPanelRows];
+      std::memcpy(sums, acc, sizeof sums);
+      std::copy_n(sums, valid, hr + b * rows + q0);
+    }
   }
 }
 
@@ -163,8 +169,15 @@ bool DefaultActivations(const Node& n) {
 // What one direction needs, its weights viewed in place: W (G·H, I), R (G·H, H), biases Wb, Rb (G·H each).
 struct Direction {
   const float *w, *r, *wb = nullptr, *rb = nullptr, *p = nullptr;
+  const float* r_panels;  // R as RowPanels
   bool reverse = false;
   const Activation* act;  // its activations, per_direction of them
+};
+
+// R of each direction as RowPanels, kept from run to run while R is the same tensor (a constant's is).
+struct RnnPanels final : KernelState {
+  Tensor r_from;  // held, so that its storage is not handed to another tensor meanwhile
+  std::vector<std::vector<float>> per_direction;
 };
 
 struct RnnRun {
@@ -191,35 +204,36 @@ struct RnnRun {
     const int64_t B = d.batch, H = d.hidden, G = d.gates, I = d.input, T = d.seq;
     // All steps' input projections at once: XW = X Wᵀ + Wb (+ Rb, but GRU's candidate keeps its Rb apart), in
     // blocks of columns over the threads.
-    Eigen::Matrix<float, 1, Eigen::Dynamic> bias(G * H);
+    std::vector<float> bias(static_cast<size_t>(G * H));
     for (int64_t g = 0; g < G; ++g) {
       const bool candidate = node.op_type == "GRU" && g == 2;
-      for (int64_t j = 0; j < H; ++j) bias(g * H + j) = (dir.wb ? dir.wb[g * H + j] : 0) + (dir.rb && !candidate ? dir.rb[g * H + j] : 0);
+      for (int64_t j = 0; j < H; ++j) bias[g * H + j] = (dir.wb ? dir.wb[g * H + j] : 0) + (dir.rb && !candidate ? dir.rb[g * H + j] : 0);
     }
     RowMat xw(T * B, G * H);
-    const auto w = Eigen::Map<const RowMat>(dir.w, G * H, I);
-    const auto xs = Eigen::Map<const RowMat>(x, T * B, I);
     const int64_t blocks = (G * H + kProjectionColumns - 1) / kProjectionColumns;
     pool.ParallelFor(static_cast<size_t>(blocks), 1, [&](size_t b0, size_t b1) {
       for (auto blk = static_cast<int64_t>(b0); blk < static_cast<int64_t>(b1); ++blk) {
         const int64_t col = blk * kProjectionColumns, cols = std::min(kProjectionColumns, G * H - col);
-        auto out = xw.middleCols(col, cols);
-        out.noalias() = xs * w.middleRows(col, cols).transpose();
-        out.rowwise() += bias.segment(col, cols);
+        SgemmOnThisThread(/*b_transposed=*/true, T * B, cols, I, x, I, dir.w + col * I, I, xw.data() + col, G * H);
+        for (int64_t row = 0; row < T * B; ++row) {
+          float* out = xw.data() + row * G * H + col;
+          for (int64_t j = 0; j < cols; ++j) out[j] += bias[col + j];
+        }
       }
     });
     Eigen::Map<RowMat> state(h, B, H);
     const auto r = Eigen::Map<const RowMat>(dir.r, G * H, H);
+    const int64_t panel_count = (G * H + kPanelRows - 1) / kPanelRows;
     RowMat hr(B, G * H), reset_h = RowMat::Zero(B, H), candidate = RowMat::Zero(B, H);
     std::vector<float> gates(static_cast<size_t>(4 * H));  // StepLstmVector's and StepGruVector's scratch
     for (int64_t s = 0; s < T; ++s) {
-      // hr = state · Rᵀ: R's rows split evenly over the threads, so each keeps its part of R in its cache from step
-      // to step; the same sums on any number of threads (RowDots).
+      // hr = state · Rᵀ: R's panels split evenly over the threads, so each keeps its part of R in its cache from
+      // step to step; the same sums on any number of threads (PanelProducts).
       auto recurrent = [&](size_t first, size_t end) {
-        RecurrentRows(h, dir.r, B, H, G * H, static_cast<int64_t>(first), static_cast<int64_t>(end - first), hr.data());
+        PanelProducts(dir.r_panels, h, B, H, G * H, static_cast<int64_t>(first), static_cast<int64_t>(end), hr.data());
       };
-      if (B * G * H * H < kParallelStepMacs) recurrent(0, static_cast<size_t>(G * H));
-      else pool.SplitEvenly(static_cast<size_t>(G * H), 1, recurrent);
+      if (B * G * H * H < kParallelStepMacs) recurrent(0, static_cast<size_t>(panel_count));
+      else pool.SplitEvenly(static_cast<size_t>(panel_count), 1, recurrent);
       if (node.op_type == "GRU" && !linear_before_reset) {  // the candidate multiplies (r ⊙ H) by Rh: r first
         for (int64_t b = 0; b < B; ++b) {
           const int64_t t = TimeOf(dir, s, b);
@@ -375,8 +389,18 @@ Status RnnKernel(KernelContext& c) {
   // The two directions of a bidirectional op at once, one per thread, where there are two: a direction's steps then
   // run without a parallel region each (its loops run inline on its thread), and its R stays in its core's cache.
   // Each direction computes the same values either way.
+  std::unique_ptr<KernelState> local;
+  bool fresh = false;
+  auto* panels = TaskState<RnnPanels>(c.options.state, local, [&](const RnnPanels& kept) { return kept.r_from.raw() == c.in(2).raw(); }, fresh);
+  if (fresh) {
+    panels->r_from = c.in(2);
+    panels->per_direction.resize(static_cast<size_t>(D));
+  }
   auto run_direction = [&](int64_t k) {
     Direction dir;
+    std::vector<float>& r_panels = panels->per_direction[static_cast<size_t>(k)];
+    if (fresh) r_panels = RowPanels(c.in(2).data<float>() + k * G * H * H, G * H, H);  // each direction on its thread
+    dir.r_panels = r_panels.data();
     dir.w = c.in(1).data<float>() + k * G * H * d.input;
     dir.r = c.in(2).data<float>() + k * G * H * H;
     if (c.has(3)) dir.wb = c.in(3).data<float>() + k * 2 * G * H, dir.rb = dir.wb + G * H;
