@@ -52,27 +52,50 @@ std::vector<float> RowPanels(const float* r, int64_t rows, int64_t n) {
   return out;
 }
 
+// Batch entries whose sums one pass over a panel keeps in registers: each load of R then feeds as many products.
+// Four take 16 of AVX-512's 32 vector registers; with 16 (AVX2), where a Lanes16 is two, one entry fits.
+#ifdef __AVX512F__
+constexpr int64_t kEntriesAtOnce = 4;
+#else
+constexpr int64_t kEntriesAtOnce = 1;
+#endif
+
+// sums[e][j] = panel row j · state row e, for kEntries rows of the state (n floats each, `ld` apart). The sums are
+// one flat array, copied out vector by vector in an unrolled loop: read back any other way (lane by lane, or as a
+// 2-D array), GCC 12 kept them in memory and stored them at every step.
+template <int64_t kEntries>
+void PanelPass(const float* panel, int64_t n, const float* state, int64_t ld, float (*sums)[kPanelRows]) {
+  constexpr int64_t kVectors = kPanelRows / kDotLanes;
+  Lanes16 acc[kEntries * kVectors] = {};
+  for (int64_t i = 0; i < n; ++i) {
+#pragma GCC unroll 4
+    for (int64_t e = 0; e < kEntries; ++e) {
+      const Lanes16 xv = Lanes16{} + state[e * ld + i];
+#pragma GCC unroll 4
+      for (int64_t k = 0; k < kVectors; ++k) {
+        Lanes16 rv;  // one load per vector: the entries' loads of it are the same expression, which GCC merges
+        std::memcpy(&rv, panel + i * kPanelRows + k * kDotLanes, sizeof rv);
+        acc[e * kVectors + k] += rv * xv;
+      }
+    }
+  }
+#pragma GCC unroll 16
+  for (int64_t q = 0; q < kEntries * kVectors; ++q) std::memcpy(sums[q / kVectors] + q % kVectors * kDotLanes, &acc[q], sizeof acc[q]);
+}
+
 // hr (B, rows) = state (B, n) · Rᵀ for R's panels [p0, p1) (RowPanels of R's `rows` rows). Each value is the sum of
-// its n products in order of i, whichever panels it is computed with, on whichever thread.
+// its n products in order of i, whichever panels and batch entries it is computed with, on whichever thread.
 void PanelProducts(const float* panels, const float* state, int64_t B, int64_t n, int64_t rows, int64_t p0, int64_t p1, float* hr) {
+  float sums[kEntriesAtOnce][kPanelRows];
   for (int64_t p = p0; p < p1; ++p) {
     const float* panel = panels + p * n * kPanelRows;
     const int64_t q0 = p * kPanelRows, valid = std::min(kPanelRows, rows - q0);
-    for (int64_t b = 0; b < B; ++b) {  // the panel stays in L1 across the batch
-      const float* x = state + b * n;
-      Lanes16 acc[kPanelRows / kDotLanes] = {};
-      for (int64_t i = 0; i < n; ++i) {
-        const Lanes16 xv = Lanes16{} + x[i];
-#pragma GCC unroll 4
-        for (int64_t k = 0; k < kPanelRows / kDotLanes; ++k) {
-          Lanes16 rv;
-          std::memcpy(&rv, panel + i * kPanelRows + k * kDotLanes, sizeof rv);
-          acc[k] += rv * xv;
-        }
-      }
-      float sums[kPanelRows];
-      std::memcpy(sums, acc, sizeof sums);
-      std::copy_n(sums, valid, hr + b * rows + q0);
+    for (int64_t b = 0; b < B;) {  // the panel stays in L1 across the batch
+      const int64_t entries = B - b >= kEntriesAtOnce ? kEntriesAtOnce : 1;
+      if (entries == kEntriesAtOnce) PanelPass<kEntriesAtOnce>(panel, n, state + b * n, n, sums);
+      else PanelPass<1>(panel, n, state + b * n, n, sums);
+      for (int64_t e = 0; e < entries; ++e) std::copy_n(sums[e], valid, hr + (b + e) * rows + q0);
+      b += entries;
     }
   }
 }
