@@ -11,9 +11,10 @@ the machine's speed between rounds cancels). Peak RSS is each process's maximum 
 
 With `zoo`, the models are instead a zoo of other shapes of work (issues 40 and 54): concat-heavy, grouped and depthwise,
 channel shuffles, large kernels, windowed attention, a segmentation head and a GPT-2-style decoder block (causal
-attention, seq 256).
+attention, seq 256). With `families`, the families outside it (bench/export_families.py: 1-D and 3-D convs,
+ConvTranspose, LSTM and GRU, a Conformer block, a transformer decoder, an MLP at batch 256), against the zoo's limits.
 
-usage: bench_ort.py BUILD_DIR [zoo] [THREADS...]   (NPUKIT_BENCH_ROUNDS: interleaved rounds per row, 3 by default)"""
+usage: bench_ort.py BUILD_DIR [zoo|families] [THREADS...]   (NPUKIT_BENCH_ROUNDS: interleaved rounds per row, 3 by default)"""
 import json
 import os
 import statistics
@@ -27,7 +28,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 BUILD = sys.argv[1]
 ZOO_RUN = "zoo" in sys.argv[2:]
-THREADS = [int(t) for t in sys.argv[2:] if t != "zoo"] or [1, 2]
+FAMILIES_RUN = "families" in sys.argv[2:]
+THREADS = [int(t) for t in sys.argv[2:] if t not in ("zoo", "families")] or [1, 2]
 ATC = os.path.join(BUILD, "tools/atc/atc")
 MSAME = os.path.join(BUILD, "tools/msame/msame")
 ORT_VERSION = "1.30.0"
@@ -44,6 +46,12 @@ ZOO["lraspp_mobilenet_v3_large"] = "input:1,3,224,224"  # segmentation: bilinear
 ZOO["gpt_block"] = "input:1,256,768"  # one GPT-2-small decoder block, causal attention at seq 256
 if ZOO_RUN:
     MODELS = ZOO
+INT64_INPUT = {}  # model: the bound of its int64 input's values (an embedding's vocabulary)
+if FAMILIES_RUN:  # their table, read from the exporter's process: torch here would swell every child's peak RSS
+    FAMILIES = json.loads(subprocess.run(["/usr/bin/python3", os.path.join(HERE, "export_families.py"), "--specs"],
+                                         check=True, capture_output=True, text=True).stdout)
+    MODELS = {name: spec for name, (spec, _) in FAMILIES.items()}
+    INT64_INPUT = {name: vocab for name, (_, vocab) in FAMILIES.items() if vocab}
 
 
 def ort_module():
@@ -63,9 +71,11 @@ def inputs_for(model, work):
     if model == "bert_base":
         arrays = {"input_ids": rng.integers(0, 30522, (1, 128), dtype=np.int64),
                   "attention_mask": np.ones((1, 128), np.int64), "token_type_ids": np.zeros((1, 128), np.int64)}
-    else:  # one float input, of the shape given to atc
+    else:  # one input, of the shape given to atc: float, or an embedding's int64 word ids
         name, dims = MODELS[model].split(":")
-        arrays = {name: rng.standard_normal(tuple(int(d) for d in dims.split(",")), dtype=np.float32)}
+        shape = tuple(int(d) for d in dims.split(","))
+        vocab = INT64_INPUT.get(model)
+        arrays = {name: rng.integers(0, vocab, shape, dtype=np.int64) if vocab else rng.standard_normal(shape, dtype=np.float32)}
     npys, spec = [], []
     for name, a in arrays.items():
         base = os.path.join(work, f"{model}_{name}")
@@ -112,7 +122,8 @@ def main():
 
 
 def run_all(module, work):
-    subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests/e2e/export_calibration_models.py"), work, *MODELS], check=True)
+    exporter = os.path.join(HERE, "export_families.py") if FAMILIES_RUN else os.path.join(ROOT, "tests/e2e/export_calibration_models.py")
+    subprocess.run(["/usr/bin/python3", exporter, work, *MODELS], check=True)
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     print(f"msame vs ONNX Runtime {ORT_VERSION} (onnxruntime-node), batch 1, median of {LOOPS} in-process runs, "
           f"the median of {ROUNDS} interleaved rounds (ratio: the median of the rounds' ratios); {cpu}")
@@ -146,7 +157,7 @@ def run_all(module, work):
             ratios.append((threads, r32, r16, model))
             print(f"{model:20s} {threads:3d} {fp32:9.2f}ms {ort:7.2f}ms {r32:5.2f}x {fp16:7.2f}ms {r16:5.2f}x "
                   f"{rss32:8.0f}MB {rss_ort:6.0f}MB {rss32 / rss_ort:5.2f}x", flush=True)
-    if ZOO_RUN:
+    if ZOO_RUN or FAMILIES_RUN:
         for threads in THREADS:
             rows = [r for r in ratios if r[0] == threads]
             if not rows:
