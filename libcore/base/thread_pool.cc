@@ -37,6 +37,14 @@ constexpr const char* kIdleSpinMs = "1";
 // on the calling thread.
 ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {}
 
+#ifdef _OPENMP
+OneOpenMpThread::OneOpenMpThread() : threads_(omp_get_max_threads()) { omp_set_num_threads(1); }
+OneOpenMpThread::~OneOpenMpThread() { omp_set_num_threads(threads_); }
+#else
+OneOpenMpThread::OneOpenMpThread() = default;
+OneOpenMpThread::~OneOpenMpThread() = default;
+#endif
+
 void ThreadPool::ReleaseRuntimeInChild() {
 #ifdef _OPENMP
   (void)omp_pause_resource_all(omp_pause_hard);  // OpenMP 5.0's full release; libgomp answers "not supported"

@@ -30,4 +30,18 @@ class ThreadPool {
   int threads_;
 };
 
+// While alive, the OpenMP regions the calling thread opens run on that thread alone; the count before comes back
+// at its end. For oneDNN, whose primitives plan their split for the threads they see and whose sgemm would take
+// every thread outside a parallel region (kernels/conv_winograd.cc, kernels/gemm_tiles.cc).
+class OneOpenMpThread {
+ public:
+  OneOpenMpThread();
+  ~OneOpenMpThread();
+  OneOpenMpThread(const OneOpenMpThread&) = delete;
+  OneOpenMpThread& operator=(const OneOpenMpThread&) = delete;
+
+ private:
+  int threads_ = 1;
+};
+
 }  // namespace npu

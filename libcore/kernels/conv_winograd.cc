@@ -1,7 +1,5 @@
 #include "kernels/conv_winograd.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -107,19 +105,6 @@ bool AllFrom(const Conv2DShape& s, int64_t channels, int64_t side) { return s.C 
 bool LargeMapPays(const Conv2DShape& s) { return AllFrom(s, kLargeMapMinChannels, kLargeMapMinSide) && s.OH * s.OW <= kLargeMapMaxPixels; }
 bool WholeMapPays(const Conv2DShape& s) { return AllFrom(s, kWholeMapMinChannels, kWholeMapMinSide) || LargeMapPays(s); }
 
-// Builds oneDNN objects as one thread would run them: the band primitives run inside our parallel loop, where
-// oneDNN runs them on the calling thread, so they are planned for one.
-class OneThreadPlanning {
- public:
-  OneThreadPlanning() : threads_(omp_get_max_threads()) { omp_set_num_threads(1); }
-  ~OneThreadPlanning() { omp_set_num_threads(threads_); }
-  OneThreadPlanning(const OneThreadPlanning&) = delete;
-  OneThreadPlanning& operator=(const OneThreadPlanning&) = delete;
-
- private:
-  int threads_;
-};
-
 }  // namespace
 
 // A band computed by the direct kernel: where the Winograd result has an Inf or a NaN. The transform mixes each
@@ -155,7 +140,8 @@ std::unique_ptr<WinogradConv> WinogradConv::Build(const Conv2DShape& s, int thre
   auto conv = std::make_unique<WinogradConv>();
   // One band on oneDNN's threads: on large maps with channels enough for it, and where bands are too small.
   conv->whole_map_ = LargeMapPays(s) || !BandsPay(s, threads);
-  std::optional<OneThreadPlanning> planning;
+  // Band primitives run inside our parallel loop, where oneDNN runs them on the calling thread: planned for one.
+  std::optional<OneOpenMpThread> planning;
   if (!conv->whole_map_) planning.emplace();
   if (s.C % kBlock != 0 || s.M % kBlock != 0) return nullptr;  // the blocked layout's; oneDNN's kernel needs it too
   conv->shape_ = s;
@@ -278,7 +264,7 @@ void WinogradConv::RunWholeMap(const float* x, const Tensor& w, const float* bia
 void WinogradConv::RunDirect(Band& b, const float* x, const Tensor& w, const float* bias, float* y, dnnl::stream& st) try {
   const Conv2DShape& s = shape_;
   if (!b.direct) {
-    const OneThreadPlanning planning;
+    const OneOpenMpThread planning;  // a band's primitive, run on the calling thread
     auto d = std::make_unique<DirectBand>();
     const memory::desc src({1, s.C, b.in_pixels / s.W, s.W}, kF32, Tag::nhwc), dst({1, s.M, b.out_pixels / s.OW, s.OW}, kF32, Tag::nhwc);
     const memory::desc bias_desc({s.M}, kF32, Tag::a);

@@ -1,7 +1,6 @@
 #include "kernels/gemm_tiles.h"
 
 #include <oneapi/dnnl/dnnl.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -16,19 +15,6 @@ namespace {
 // and the activation after, each a pass over 5 MB, took 5.7 ms; oneDNN's sgemm on both threads with one pass
 // after, 6.3 ms. On its 128 x 64 x 2500 layer: 0.20 ms against Eigen's 0.65 ms.
 constexpr int64_t kTileRows = 256, kTileCols = 256;
-
-// oneDNN's sgemm runs on the calling thread inside a parallel region; outside one, it would take every OpenMP
-// thread and might split K among them, and the bits would follow the thread count.
-class OneThreadSgemm {
- public:
-  OneThreadSgemm() : threads_(omp_get_max_threads()) { omp_set_num_threads(1); }
-  ~OneThreadSgemm() { omp_set_num_threads(threads_); }
-  OneThreadSgemm(const OneThreadSgemm&) = delete;
-  OneThreadSgemm& operator=(const OneThreadSgemm&) = delete;
-
- private:
-  int threads_;
-};
 
 // One tile: rows [m0, m1), columns [c0, c1).
 void Tile(const float* w, const float* col, int64_t ld_col, const float* bias, float* out, int64_t ld_out, int64_t K,
@@ -47,7 +33,9 @@ void Tile(const float* w, const float* col, int64_t ld_col, const float* bias, f
 
 void SgemmOnThisThread(bool b_transposed, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* b,
                        int64_t ldb, float* c, int64_t ldc) {
-  const OneThreadSgemm one_thread;
+  // Inside a parallel region sgemm runs on the calling thread; outside one, it would take every OpenMP thread and
+  // might split K among them, and the bits would follow the thread count.
+  const OneOpenMpThread one_thread;
   // sgemm fails only on arguments out of range (negative sizes, a leading dim below its width), which no caller
   // can pass: a failure is a bug, not a bad input.
   if (dnnl_sgemm('N', b_transposed ? 'T' : 'N', M, N, K, 1.f, a, lda, b, ldb, 0.f, c, ldc) != dnnl_success) std::abort();
