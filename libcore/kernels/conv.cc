@@ -69,14 +69,15 @@ void Im2ColRows(const ConvGeom& p, const T* in, T* col, int64_t r0, int64_t r1) 
   }
 }
 
-// out[Mg x osz] = w[Mg x K] * col[K x osz] + bias, then the fused activation (`act`, may be null). fp32 runs in
-// oneDNN's tiles (kernels/gemm_tiles.h). fp64 and the int8 path's int32 run on Eigen, split over columns or rows:
-// each thread packs its share of the split operand and all of the other, so the wider side is split (while it
-// gives every thread a chunk).
+// out[Mg x osz] = w[Mg x K] * col[K x osz] + bias. fp32 runs in oneDNN's tiles (kernels/gemm_tiles.h), `finish`
+// on each tile, `first` being out's first flat index in output 0. fp64 and the int8 path's int32 (no finish) run on
+// Eigen, split over columns or rows: each thread packs its share of the split operand and all of the other, so the
+// wider side is split (while it gives every thread a chunk).
 template <class T>
-void GemmBias(ThreadPool& pool, const T* w, const T* col, const T* bias, T* out, int64_t Mg, int64_t K, int64_t osz, const InPlaceFn* act) {
+void GemmBias(ThreadPool& pool, const T* w, const T* col, const T* bias, T* out, int64_t Mg, int64_t K, int64_t osz,
+              const ChunkFinish& finish, size_t first) {
   if constexpr (std::is_same_v<T, float>) {
-    GemmBiasTiles(pool, w, col, osz, bias, out, osz, Mg, K, osz, act);
+    GemmBiasTiles(pool, w, col, osz, bias, out, osz, Mg, K, osz, finish, first);
   } else {
     int threads = pool.size();
     bool cols_split_well = osz >= 64 * threads, rows_split_well = Mg >= 8 * threads;
@@ -200,13 +201,16 @@ void ConvCompute(KernelContext& c, const ConvGeom& p, Tensor& y) {
   const Tensor &x = c.in(0), &w = c.in(1);
   const T* bias = c.has(2) ? c.in(2).data<T>() : nullptr;
   const int64_t N = x.shape()[0], osz = p.OutSize();
-  // Every path below applies the activation; none adds the residual, which must come first.
-  const InPlaceFn* act = std::is_same_v<T, float> && c.epilogue && !c.residual.defined() ? &c.epilogue : nullptr;
+  // Every path below applies the activation; none adds the residual, which must come first. The fp32 products also
+  // take the runtime's 16-bit rounding and the next task's activation (a ChunkFinish), tile by tile.
+  const bool depthwise = p.Cg() == 1 && p.G > 1;
+  const InPlaceFn* act = std::is_same_v<T, float> && depthwise && c.epilogue && !c.residual.defined() ? &c.epilogue : nullptr;
   c.epilogue_applied = act != nullptr;
+  const ChunkFinish finish = std::is_same_v<T, float> && !depthwise ? c.TakeChunkFinish(!c.residual.defined()) : ChunkFinish{};
   for (int64_t n = 0; n < N; ++n) {
     const T* xin = x.data<T>() + n * p.C * p.InSize();
     T* yout = y.mutable_data<T>() + n * p.M * osz;
-    if (p.Cg() == 1 && p.G > 1) {
+    if (depthwise) {
       DepthwiseConv(c.pool, p, xin, w.data<T>(), bias, yout, act);
       continue;
     }
@@ -219,7 +223,7 @@ void ConvCompute(KernelContext& c, const ConvGeom& p, Tensor& y) {
         col = buf;
       }
       GemmBias(c.pool, w.data<T>() + g * p.Mg() * p.K(), col, bias ? bias + g * p.Mg() : nullptr, yout + g * p.Mg() * osz,
-               p.Mg(), p.K(), osz, act);
+               p.Mg(), p.K(), osz, finish, static_cast<size_t>((n * p.M + g * p.Mg()) * osz));
     }
   }
 }

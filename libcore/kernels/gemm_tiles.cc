@@ -18,14 +18,14 @@ constexpr int64_t kTileRows = 256, kTileCols = 256;
 
 // One tile: rows [m0, m1), columns [c0, c1).
 void Tile(const float* w, const float* col, int64_t ld_col, const float* bias, float* out, int64_t ld_out, int64_t K,
-          int64_t m0, int64_t m1, int64_t c0, int64_t c1, const InPlaceFn* act) {
+          int64_t m0, int64_t m1, int64_t c0, int64_t c1, const ChunkFinish& finish, size_t first) {
   float* o = out + m0 * ld_out + c0;
   SgemmOnThisThread(false, m1 - m0, c1 - c0, K, w + m0 * K, K, col + c0, ld_col, o, ld_out);
   for (int64_t m = m0; m < m1; ++m, o += ld_out) {
     std::span<float> row(o, static_cast<size_t>(c1 - c0));
     if (bias)
       for (float& v : row) v += bias[m];
-    if (act) (*act)(row);
+    if (finish) finish(row, first + static_cast<size_t>(m * ld_out + c0));
   }
 }
 
@@ -42,12 +42,12 @@ void SgemmOnThisThread(bool b_transposed, int64_t M, int64_t N, int64_t K, const
 }
 
 void GemmBiasTiles(ThreadPool& pool, const float* w, const float* col, int64_t ld_col, const float* bias, float* out,
-                   int64_t ld_out, int64_t M, int64_t K, int64_t cols, const InPlaceFn* act) {
+                   int64_t ld_out, int64_t M, int64_t K, int64_t cols, const ChunkFinish& finish, size_t first) {
   const int64_t row_tiles = (M + kTileRows - 1) / kTileRows, col_tiles = (cols + kTileCols - 1) / kTileCols;
   pool.ParallelFor(static_cast<size_t>(row_tiles * col_tiles), 1, [&](size_t b, size_t e) {
     for (auto t = static_cast<int64_t>(b); t < static_cast<int64_t>(e); ++t) {
       const int64_t m0 = t / col_tiles * kTileRows, c0 = t % col_tiles * kTileCols;
-      Tile(w, col, ld_col, bias, out, ld_out, K, m0, std::min(M, m0 + kTileRows), c0, std::min(cols, c0 + kTileCols), act);
+      Tile(w, col, ld_col, bias, out, ld_out, K, m0, std::min(M, m0 + kTileRows), c0, std::min(cols, c0 + kTileCols), finish, first);
     }
   });
 }

@@ -434,8 +434,9 @@ Conv2DShape Conv3x3Geometry(const Tensor& x, const Tensor& w) {
 
 // Whether a conv of that geometry runs as Winograd bands or over the whole map (oneDNN's kernel, AVX-512), as
 // npukit's AVX2 one, or (a depthwise conv, w of one input channel) as npukit's depthwise kernel (AVX-512): the forms
-// that round their rows.
+// that round their rows. A 1-D conv is always a tiled product (kernels/gemm_tiles.h), which rounds its tiles.
 bool ConvTakesRounding(const Tensor& x, const Tensor& w, int threads) {
+  if (x.rank() == 3) return true;
   Conv2DShape g = Conv3x3Geometry(x, w);
   if (w.shape()[1] == 1 && x.shape()[1] > 1) {
     g.G = g.C;
@@ -447,7 +448,7 @@ bool ConvTakesRounding(const Tensor& x, const Tensor& w, int threads) {
 // A kernel offered the runtime's 16-bit rounding of its output (KernelRunOptions::round_output_to) rounds each chunk
 // as it writes it: the values and the exception record must be those of the runtime's own pass after the kernel,
 // for BatchNormalization (with and without its fused Relu), the unary and the broadcasting binary kernels, an image
-// Resize, on
+// Resize, 1-D convs (tiled products), on
 // (N, C, H, W) and channels-last maps, and Winograd convs (bands, and the whole map on oneDNN's threads; AVX-512 only), with NaN,
 // infinities and values past fp16's range among the inputs.
 TEST(Numerics, KernelsRoundTheirOutputAsTheRuntimeWould) {
@@ -491,6 +492,13 @@ TEST(Numerics, KernelsRoundTheirOutputAsTheRuntimeWould) {
   AttrMap depthwise7_relu = depthwise7, depthwise40_relu = depthwise40;
   depthwise7_relu.emplace(kEpilogueOp, std::string("Relu"));
   depthwise40_relu.emplace(kEpilogueOp, std::string("Relu"));
+  // 1-D convs (im2col and pointwise), tiled products that round their tiles: 300 x 260 results per image, more
+  // than a tile each way, over 120 channels, with the same special values.
+  Tensor x1d = Random({2, 120, 260}, 49, -2, 2);
+  for (int64_t i : {5, 30000, 60001}) x1d.mutable_data<float>()[i] = x.data<float>()[i % x.numel()];
+  x1d.mutable_data<float>()[100] = 1e5f;
+  const Tensor w1d = Random({300, 120, 3}, 50, -1, 1), w1x1 = Random({300, 120, 1}, 51, -1, 1), b1d = Random({300}, 52);
+  AttrMap pads1d = {{"pads", std::vector<int64_t>{1, 1}}}, relu = {{kEpilogueOp, std::string("Relu")}};
   struct Case {
     Node op;
     std::vector<Tensor> extra;  // the inputs after x
@@ -504,6 +512,8 @@ TEST(Numerics, KernelsRoundTheirOutputAsTheRuntimeWould) {
       {MakeNode("Conv", 3, depthwise7_relu), {w7, b7}},
       {MakeNode("Conv", 3, depthwise40), {w40, b40}, x40},
       {MakeNode("Conv", 3, depthwise40_relu), {w40, b40}, x40},
+      {MakeNode("Conv", 3, pads1d), {w1d, b1d}, x1d},
+      {MakeNode("Conv", 3, relu), {w1x1, b1d}, x1d},
       {MakeNode("BatchNormalization", 5), bn_params},
       {MakeNode("BatchNormalization", 5, {{kEpilogueOp, std::string("Relu")}}), bn_params},
       {MakeNode("Exp", 1), {}},
@@ -519,7 +529,8 @@ TEST(Numerics, KernelsRoundTheirOutputAsTheRuntimeWould) {
     for (const Case& c : cases) {
       for (bool last : {false, true}) {
         const Tensor& in = c.x_instead.defined() ? c.x_instead : x;
-        if (c.op.op_type == "Conv" && !last) continue;  // a channels-first result is rounded by the runtime
+        if (in.rank() != 4 && last) continue;  // a channels-last map is 4-D
+        if (c.op.op_type == "Conv" && in.rank() == 4 && !last) continue;  // a channels-first result is rounded by the runtime
         if (c.op.op_type == "Resize" && last) continue;  // it reads (N, C, H, W) only
         std::vector<Tensor> ins = {last ? ToChannelsLast(in, pool) : in};
         for (const Tensor& t : c.extra) ins.push_back(last && t.shape() == x.shape() ? ToChannelsLast(t, pool) : t);
