@@ -33,6 +33,11 @@ void Tile(const float* w, const float* col, int64_t ld_col, const float* bias, f
 
 void SgemmOnThisThread(bool b_transposed, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* b,
                        int64_t ldb, float* c, int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {  // an empty sum (a conv of no input channels): sgemm would refuse its leading dims of 0
+    for (int64_t i = 0; i < M; ++i) std::fill_n(c + i * ldc, N, 0.f);
+    return;
+  }
   // Inside a parallel region sgemm runs on the calling thread; outside one, it would take every OpenMP thread and
   // might split K among them, and the bits would follow the thread count.
   const OneOpenMpThread one_thread;

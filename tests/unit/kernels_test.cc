@@ -1251,5 +1251,12 @@ TEST(Kernels, ReduceMaxAndMinFindTheExtremeAndTheFirstNaNAnywhere) {
       }
     }
 }
+// A 1-D conv of no input channels is its bias: an empty sum, which oneDNN's sgemm would refuse (gemm_tiles.cc).
+TEST(Kernels, ConvOfNoInputChannelsIsItsBias) {
+  const Tensor y = RunOp("Conv", {Tensor::Zeros(DType::kF32, {1, 0, 10}), Tensor::Zeros(DType::kF32, {4, 0, 1}), F32({4}, {0, 1, 2, 3})})[0];
+  ASSERT_EQ(y.shape(), (Shape{1, 4, 10}));
+  for (int64_t m = 0; m < 4; ++m)
+    for (int64_t l = 0; l < 10; ++l) EXPECT_EQ(y.data<float>()[m * 10 + l], static_cast<float>(m)) << m << " " << l;
+}
 }  // namespace
 }  // namespace npu
