@@ -4,7 +4,7 @@
 // threads); each step then multiplies the state by Rᵀ, R's panels split over the threads (a bidirectional op
 // instead runs its two directions at once). The results are the same on any number of threads.
 // A 2-layer bidirectional LSTM (hidden 256, 200 steps) took 41 ms single-threaded with a scalar call per gate value,
-// against ONNX Runtime's 8-11 ms; 9-10 ms so (docs/performance.md).
+// against ONNX Runtime's 8.6-11 ms; 8.7-10 ms so (docs/performance.md).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // Eigen's AVX-512 kernels, as in matmul.cc
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <Eigen/Core>
@@ -90,7 +90,7 @@ void PanelProducts(const float* panels, const float* state, int64_t B, int64_t n
   for (int64_t p = p0; p < p1; ++p) {
     const float* panel = panels + p * n * kPanelRows;
     const int64_t q0 = p * kPanelRows, valid = std::min(kPanelRows, rows - q0);
-    for (int64_t b = 0; b < B;) {  // the panel stays in L1 across the batch
+    for (int64_t b = 0; b < B;) {  // the panel (64 KB at n = 256) stays in L2 across the batch
       const int64_t entries = B - b >= kEntriesAtOnce ? kEntriesAtOnce : 1;
       if (entries == kEntriesAtOnce) PanelPass<kEntriesAtOnce>(panel, n, state + b * n, n, sums);
       else PanelPass<1>(panel, n, state + b * n, n, sums);
