@@ -518,20 +518,23 @@ DepthwiseFinish DepthwiseFinishFor(KernelContext& c, bool stays_channels_last) {
   return f;
 }
 
+// `f` over out[0, count), element `first` of output 0 onwards. Each thread takes the even part of the result its own
+// core is likeliest to have written (ThreadPool::SplitEvenly): dealt in chunks to whichever thread came first, the
+// force_fp16 rounding read half of them from the other core (mnasnet1_0, squeezenet1_1 and regnet_y_800mf
+// force_fp16 0.936, 0.975 and 0.977 of their time, AVX-512 machine).
+void FinishSpan(const ChunkFinish& f, float* out, size_t count, size_t first, ThreadPool& pool) {
+  pool.SplitEvenly(count, kEpilogueGrain, [&](size_t b, size_t e) {
+    for (size_t at = b; at < e; at += kFinishChunk) f({out + at, std::min(e, at + kFinishChunk) - at}, first + at);
+  });
+}
+
 // What is left to run over a primitive's result, in one pass in memory order (elementwise, so the order does not
 // matter): the fused activation oneDNN did not compute and, as RowsFinish gives them, the rounding and a merged
-// next activation. A residual oneDNN did not add comes first: the runtime adds it, then runs the rest. Each thread
-// takes the even part of the result its own core is likeliest to have written (ThreadPool::SplitEvenly): dealt
-// in chunks to whichever thread came first, the force_fp16 rounding read half of them from the other core
-// (mnasnet1_0, squeezenet1_1 and regnet_y_800mf force_fp16 0.936, 0.975 and 0.977 of their time, AVX-512 machine).
+// next activation. A residual oneDNN did not add comes first: the runtime adds it, then runs the rest.
 void FinishResult(KernelContext& c, Tensor& y, bool stays_channels_last) {
   if (c.residual.defined() && !c.residual_applied) return;
   const ChunkFinish f = RowsFinish(c, stays_channels_last);
-  if (!f) return;
-  float* p = y.mutable_data<float>();
-  c.pool.SplitEvenly(static_cast<size_t>(y.numel()), kEpilogueGrain, [&](size_t b, size_t e) {
-    for (size_t at = b; at < e; at += kFinishChunk) f({p + at, std::min(e, at + kFinishChunk) - at}, at);
-  });
+  if (f) FinishSpan(f, y.mutable_data<float>(), static_cast<size_t>(y.numel()), 0, c.pool);
 }
 
 // The plain primitive over one image at a time, each image's finish (FinishResult's pass) right after it while its
@@ -548,11 +551,7 @@ void RunByImage(DnnlConv& d, KernelContext& c, const Tensor& x, const Tensor& w,
     BindMaps(d, x.data<float>() + static_cast<size_t>(n) * in_image, out, c.has(2) ? &c.in(2) : nullptr, residual);
     d.prim.execute(st, d.args);
     st.wait();
-    if (!f) continue;
-    const size_t first = static_cast<size_t>(n) * out_image;
-    c.pool.SplitEvenly(out_image, kEpilogueGrain, [&](size_t b, size_t e) {
-      for (size_t at = b; at < e; at += kFinishChunk) f({out + at, std::min(e, at + kFinishChunk) - at}, first + at);
-    });
+    if (f) FinishSpan(f, out, out_image, static_cast<size_t>(n) * out_image, c.pool);
   }
 }
 

@@ -29,8 +29,8 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
 // the sums could pass 2^24 (more than 8738 products per output) or oneDNN has no direct kernel.
 Result<bool> RunSplitInt8Conv(KernelContext& c, const std::function<Result<Conv2DShape>()>& geometry);
 
-// An fp32 1-D or 3-D Conv (c.in(0) of rank 3 or 5; the Conv kernel sends it 3-D ones, conv.cc says why), or with
-// `transposed` a 2-D or 3-D ConvTranspose (rank 4 or 5), on oneDNN's kernels into c.outputs[0], in (N, C, ...) order; the residual, the activation and the rounding are left
+// An fp32 3-D Conv (c.in(0) of rank 5), or with `transposed` a 2-D or 3-D ConvTranspose (rank 4 or 5), on
+// oneDNN's kernels into c.outputs[0], in (N, C, ...) order; the residual, the activation and the rounding are left
 // to the runtime. False, with nothing written, when oneDNN offers only its reference kernel or none (the caller's
 // im2col path then).
 Result<bool> RunDnnlConvNd(KernelContext& c, const ConvGeom& p, bool transposed = false);

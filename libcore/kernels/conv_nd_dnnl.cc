@@ -1,5 +1,5 @@
-// fp32 convolutions outside RunDnnlConv's 2-D path on oneDNN's direct kernels: 3-D Conv (video nets' Conv3d; 1-D
-// runs here too, though conv.cc keeps speech nets' Conv1d on its own path) and 2-D and 3-D ConvTranspose (GAN generators, segmentation decoders). oneDNN's kernels
+// fp32 convolutions outside RunDnnlConv's 2-D path on oneDNN's direct kernels: 3-D Conv (video nets' Conv3d; conv.cc
+// keeps 1-D ones on its own path, and says why) and 2-D and 3-D ConvTranspose (GAN generators, segmentation decoders). oneDNN's kernels
 // read channels-last maps, which the runtime keeps for 4-D Conv results only, so the input goes to (N, spatial..., C)
 // order and the result comes back around the primitive. Why: the im2col matrix and Eigen's GEMM (ConvCompute) took
 // r3d_18, 8 frames of 112 x 112, 355 ms against ONNX Runtime's 224, a fifth of it packing the im2col matrix again;
@@ -43,13 +43,12 @@ bool SameBuild(const DnnlConvNd& d, const KernelContext& c) {
 struct RankTags {
   Tag map, conv_weights, grouped_conv_weights, transposed_weights, grouped_transposed_weights;
 };
-// Spatial rank 1 is run as 3-D with leading extents of 1 (oneDNN has no (C, M, w) weights tag for ConvTranspose).
 RankTags TagsOf(size_t rank) {
   if (rank == 2) return {Tag::nhwc, Tag::oihw, Tag::goihw, Tag::iohw, Tag::giohw};
   return {Tag::ndhwc, Tag::oidhw, Tag::goidhw, Tag::iodhw, Tag::giodhw};
 }
 
-// (N, channels, spatial...) dims of a map of the geometry's rank (3-D for rank 1), `extent` per spatial dim.
+// (N, channels, spatial...) dims of a map of the geometry's rank, `extent` per spatial dim.
 memory::dims MapDims(int64_t n, int64_t channels, const Dims3& extent, size_t rank) {
   memory::dims dims = {n, channels};
   for (size_t i = rank == 2 ? 1 : 0; i < 3; ++i) dims.push_back(extent[i]);
@@ -111,7 +110,7 @@ void Build(DnnlConvNd& d, const KernelContext& c, const ConvGeom& p, bool transp
 Result<bool> RunDnnlConvNd(KernelContext& c, const ConvGeom& p, bool transposed) try {
   const Tensor &x = c.in(0), &w = c.in(1);
   if (x.dtype() != DType::kF32 || w.dtype() != DType::kF32 || (c.has(2) && c.in(2).dtype() != DType::kF32)) return false;
-  if (transposed ? x.rank() != 4 && x.rank() != 5 : x.rank() != 3 && x.rank() != 5) return false;
+  if (transposed ? x.rank() != 4 && x.rank() != 5 : x.rank() != 5) return false;
   omp_set_num_threads(c.pool.size());  // before the build: the primitive plans its work for the threads it sees
   std::unique_ptr<KernelState> local;
   bool fresh = false;

@@ -27,7 +27,7 @@ T ExtremeOfRow(const T* x, int64_t n) {
   auto better = [](T a, T b) { return kOp == Reduce::kMax ? a > b : a < b; };
   if (n == 0) return kOp == Reduce::kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
   T m = x[0];
-  Flag nan = 0;
+  Flag nan = Flag(x[0] != x[0]);
   int64_t i = 1;
   if (n >= kLanes) {
     std::array<T, kLanes> lane;
@@ -49,7 +49,6 @@ T ExtremeOfRow(const T* x, int64_t n) {
     m = better(x[i], m) ? x[i] : m;
     if constexpr (std::is_floating_point_v<T>) nan |= Flag(x[i] != x[i]);
   }
-  if (m != m) nan = 1;
   if (nan) return *std::find_if(x, x + n, [](T v) { return v != v; });
   return m;
 }
