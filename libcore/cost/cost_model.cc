@@ -105,10 +105,15 @@ TaskCost CubeCost(const Work& w, const Tiling& t, const SocSpec& soc, const L2St
   // DRAM supplies each operand's bytes once per task (what L2 does not already hold); every other load
   // (the same B columns on the cores that split M, reloads) is served by L2 when the operand fits in it.
   double share = batch_c / static_cast<double>(w.batch);
-  double a_core = static_cast<double>(w.a_bytes) * share / t.block_m, b_core = static_cast<double>(w.b_bytes) * share / t.block_n;
+  double a_core = static_cast<double>(w.a_bytes) * share / t.block_m;
+  double b_core = static_cast<double>(w.b_bytes) * (w.b_shared ? 1 : share) / t.block_n;
   bool full_k = double(t.step_k) * t.base_k >= kp;
   double a_loads = t.n_inner && full_k ? 1 : CeilDiv(n_tiles, t.step_n);
   double b_loads = !t.n_inner && full_k ? 1 : CeilDiv(m_tiles, t.step_m);
+  // A B shared by all batches: the batch is the outermost loop, so a core loads its part of B for every batch it
+  // runs, unless that part fits in half of L1 (the other half stages A's tiles) and stays there [U: the tiling's
+  // full-load choice for B, not read from CANN's].
+  if (w.b_shared) b_loads = kp * np * e <= static_cast<double>(soc.l1) / 2 ? 1 : b_loads * batch_c;
   double half_l2 = static_cast<double>(soc.l2) / 2;
   auto split = [&](double bytes_core, double loads, double operand, double hit, Reads& r) {
     double unique_dram = operand * (1 - hit) / t.block_dim;

@@ -133,7 +133,7 @@ std::string TilingToString(const Work& w, const Tiling& t) {
 std::string TilingKey(const Work& w) {
   std::ostringstream os;
   os << WorkKindName(w.kind) << ":" << DTypeName(w.dtype) << ">" << DTypeName(w.out_dtype);
-  if (w.kind == WorkKind::kCube) os << ":b" << w.batch << "m" << w.m << "k" << w.k << "n" << w.n << "e" << w.epilogue_ops;
+  if (w.kind == WorkKind::kCube) os << ":b" << w.batch << (w.b_shared ? "s" : "") << "m" << w.m << "k" << w.k << "n" << w.n << "e" << w.epilogue_ops;
   else os << ":e" << w.elements << "x" << w.ops_per_element << ":in" << w.in_bytes << ":out" << w.out_bytes;
   return os.str();
 }

@@ -92,6 +92,19 @@ void DescribeConv(const Graph& g, const Node& n, Work& w, bool transpose) {
   w.b_bytes = Bytes(wt);
 }
 
+// A MatMul of a 3-D or higher A by a 2-D B is CANN's BatchMatMulV2: one GEMM per matrix of A, each padded to the
+// fractal in its FRACTAL_NZ layout, all by the same B. Its BatchMatMulV2ReshapeFusionPass reshapes A to 2-D (one
+// GEMM, the batch folded into M) only for a 3-D A that is not transposed (an ONNX MatMul never is), in two cases: a
+// bias Add follows and there are at least 50 matrices of at most 32 rows; or there are 4096 or more of at most 64
+// rows (canndev, June 2022: ops/built-in/fusion_pass/graph_fusion/ai_core/batch_matmul_v2_reshape_fusion_pass.cc,
+// kBatchMinValue, kMaxValue, kBigBatchBatchDim, kBigBatchMDim). A 2-D A is one GEMM already.
+bool FoldsBatchIntoM(size_t a_rank, int64_t batch, int64_t m, bool has_bias) {
+  constexpr int64_t kBiasBatchMin = 50, kBiasRowsMax = 32, kBigBatchMin = 4096, kBigBatchRowsMax = 64;
+  if (a_rank <= 2) return true;
+  if (a_rank != 3) return false;
+  return (has_bias && batch >= kBiasBatchMin && m <= kBiasRowsMax) || (batch >= kBigBatchMin && m <= kBigBatchRowsMax);
+}
+
 void DescribeMatMul(const Graph& g, const Node& n, Work& w) {
   const Value& a = g.values[n.inputs[0]];
   const Value& b = g.values[n.inputs[1]];
@@ -103,9 +116,14 @@ void DescribeMatMul(const Graph& g, const Node& n, Work& w) {
   w.n = tb ? Dim(b, -2) : Dim(b, -1);
   if (a.has_shape && a.shape.size() == 1) w.m = 1;
   int64_t out_batch = std::max<int64_t>(OriginElements(y) / std::max<int64_t>(w.m * w.n, 1), 1);
-  // A 2-D B (weights) is shared by every batch of A: the batch folds into M, one GEMM.
-  if (b.has_shape && b.shape.size() <= 2) w.m *= out_batch;
-  else w.batch = out_batch;
+  bool b_is_matrix = b.has_shape && b.shape.size() <= 2;
+  bool has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+  if (b_is_matrix && (out_batch == 1 || FoldsBatchIntoM(a.has_shape ? a.shape.size() : 2, out_batch, w.m, has_bias))) {
+    w.m *= out_batch;
+  } else {
+    w.batch = out_batch;
+    w.b_shared = b_is_matrix;
+  }
   w.flops = 2.0 * static_cast<double>(w.batch) * static_cast<double>(w.m) * static_cast<double>(w.k) * static_cast<double>(w.n);
   w.a_bytes = Bytes(a);
   w.b_bytes = Bytes(b);

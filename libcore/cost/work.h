@@ -25,6 +25,7 @@ struct Work {
   int64_t steps = 1;    // cube: that GEMM runs this many times one after another (an RNN's time steps)
   int64_t a_bytes = 0;  // cube: bytes of the A operand in GM (a conv reads its feature map once, im2col is in L1)
   int64_t b_bytes = 0;  // cube: bytes of B (the weights)
+  bool b_shared = false;  // cube: every batch multiplies the same B (b_bytes is one copy): BatchMatMulV2 by 2-D weights
   // Vector: output elements and the vector instructions each costs (per 16-bit lane group, see cost_model.cc).
   int64_t elements = 0;
   double ops_per_element = 1;

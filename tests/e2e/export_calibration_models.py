@@ -2,8 +2,8 @@
 """Exports the models of the calibration test (test_calibration.py, whose rows cite their ModelZoo READMEs) with random weights and a dynamic batch axis, for
 the cost model's calibration test (timing depends on shapes and dtypes only, so random weights are faithful).
 
-usage: export_calibration_models.py OUT_DIR NAME...   (resnet18, resnet101, vgg16, bert_base, encoder, gpt_block, or
-any torchvision classifier)
+usage: export_calibration_models.py OUT_DIR NAME...   (resnet18, resnet101, vgg16, bert_base, encoder, gpt_block,
+convnext_tiny_fb, swin_t_tokens, or any torchvision classifier)
        export_calibration_models.py OUT_DIR -        (names on stdin, one a line; each answered with its path on stdout
                                                      once written, so a caller can use and delete one model at a time)
 Writes OUT_DIR/<name>.onnx unless it exists.
@@ -84,6 +84,75 @@ class GptBlock(torch.nn.Module):
         return x + self.out(torch.nn.functional.gelu(self.fc(self.ln2(x)), approximate="tanh"))
 
 
+class ChannelsFirstNorm(torch.nn.Module):
+    """facebookresearch/ConvNeXt's LayerNorm over the channels of an NCHW map, written out (mean, variance, scale)."""
+
+    def __init__(self, c, eps=1e-6):
+        super().__init__()
+        self.weight, self.bias, self.eps = torch.nn.Parameter(torch.ones(c)), torch.nn.Parameter(torch.zeros(c)), eps
+
+    def forward(self, x):
+        mean = x.mean(1, keepdim=True)
+        var = (x - mean).pow(2).mean(1, keepdim=True)
+        return self.weight[:, None, None] * ((x - mean) / torch.sqrt(var + self.eps)) + self.bias[:, None, None]
+
+
+class ConvNeXtBlock(torch.nn.Module):
+    """A ConvNeXt block as facebookresearch/ConvNeXt writes it: 7x7 depthwise conv, then channels-last LayerNorm and
+    the two Linear layers on the (N, H, W, C) map, a per-channel scale, and the residual."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.dwconv, self.norm = torch.nn.Conv2d(c, c, 7, padding=3, groups=c), torch.nn.LayerNorm(c, eps=1e-6)
+        self.pwconv1, self.pwconv2 = torch.nn.Linear(c, 4 * c), torch.nn.Linear(4 * c, c)
+        self.gamma = torch.nn.Parameter(torch.full((c,), 1e-6))
+
+    def forward(self, x):
+        y = self.norm(self.dwconv(x).permute(0, 2, 3, 1))
+        y = self.gamma * self.pwconv2(torch.nn.functional.gelu(self.pwconv1(y)))
+        return x + y.permute(0, 3, 1, 2)
+
+
+class ConvNeXtTiny(torch.nn.Module):
+    """ConvNeXt-T as the ModelZoo guide exports it (facebookresearch/ConvNeXt, not torchvision's: its stem and
+    downsampling norms are ChannelsFirstNorm, not a LayerNorm between two transposes)."""
+
+    def __init__(self, depths=(3, 3, 9, 3), dims=(96, 192, 384, 768)):
+        super().__init__()
+        layers = [torch.nn.Conv2d(3, dims[0], 4, stride=4), ChannelsFirstNorm(dims[0])]
+        for i, (depth, c) in enumerate(zip(depths, dims)):
+            if i:
+                layers += [ChannelsFirstNorm(dims[i - 1]), torch.nn.Conv2d(dims[i - 1], c, 2, stride=2)]
+            layers += [ConvNeXtBlock(c) for _ in range(depth)]
+        self.features = torch.nn.Sequential(*layers)
+        self.norm, self.head = torch.nn.LayerNorm(dims[-1], eps=1e-6), torch.nn.Linear(dims[-1], 1000)
+
+    def forward(self, x):
+        return self.head(self.norm(self.features(x).mean([2, 3])))
+
+
+def swin_t_tokens():
+    """torchvision's swin_t with the MLP and the patch merging on (N, H*W, C) tokens, as microsoft/Swin-Transformer
+    (the ModelZoo guide's model) runs them; torchvision runs them on the (N, H, W, C) map. The attention is the same."""
+    from torchvision.models import swin_transformer as swin
+
+    class Block(swin.SwinTransformerBlock):
+        def forward(self, x):
+            b, h, w, c = x.shape
+            x = x + self.stochastic_depth(self.attn(self.norm1(x)))
+            t = x.reshape(b, h * w, c)
+            return (t + self.stochastic_depth(self.mlp(self.norm2(t)))).reshape(b, h, w, c)
+
+    class Merging(swin.PatchMerging):
+        def forward(self, x):
+            x = swin._patch_merging_pad(x)
+            b, h, w, c4 = x.shape
+            return self.reduction(self.norm(x.reshape(b, h * w, c4))).reshape(b, h, w, -1)
+
+    return swin.SwinTransformer(patch_size=[4, 4], embed_dim=96, depths=[2, 2, 6, 2], num_heads=[3, 6, 12, 24],
+                                window_size=[7, 7], stochastic_depth_prob=0.2, block=Block, downsample_layer=Merging)
+
+
 class SegmentationOut(torch.nn.Module):
     """A torchvision segmentation net returns a dict; ONNX export wants its "out" tensor."""
 
@@ -111,6 +180,11 @@ def export(out_dir, name):
     elif name == "gpt_block":  # seq 256, the states of a GPT-2-small-sized model
         torch.onnx.export(GptBlock().eval(), torch.zeros(1, 256, 768), tmp, opset_version=13, input_names=["input"],
                           output_names=["output"], dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
+    elif name in ("convnext_tiny_fb", "swin_t_tokens"):  # the guides' own definitions, at their opset (11)
+        model = (ConvNeXtTiny() if name == "convnext_tiny_fb" else swin_t_tokens()).eval()
+        torch.onnx.export(model, torch.zeros(1, 3, 224, 224), tmp, opset_version=11 if name == "convnext_tiny_fb" else 13,
+                          input_names=["input"], output_names=["output"],
+                          dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
     elif hasattr(torchvision.models.segmentation, name):  # a segmentation net: its "out" map
         model = SegmentationOut(getattr(torchvision.models.segmentation, name)(weights=None, weights_backbone=None).eval())
         torch.onnx.export(model, torch.zeros(1, 3, 224, 224), tmp, opset_version=13, input_names=["input"],

@@ -329,3 +329,68 @@ TEST(ConcatInPlace, ConvOutputsAreWrittenIntoTheirSlicesAtAnyBatch) {
 
 }  // namespace
 }  // namespace npu
+
+// ---- BatchMatMulV2 by 2-D weights (CANN keeps one GEMM per matrix of A; cost/work.cc FoldsBatchIntoM) ----------
+
+namespace npu {
+namespace {
+
+// The work of MatMul(x, W) (+ a bias when `bias`), x of shape `x_shape`, W of K x n, all fp16.
+Work WeightsMatMul(std::vector<int64_t> x_shape, int64_t n, bool bias) {
+  Builder b;
+  int x = b.In("x", x_shape);
+  int mm = b.Op("MatMul", {x, b.Const("w", Random({x_shape.back(), n}, 1))});
+  if (bias) mm = b.Op("Add", {mm, b.Const("b", Random({n}, 2))});
+  Graph g = b.Done(mm);
+  if (bias) EXPECT_TRUE(MatMulBiasAddFusionPass(g).ok());
+  for (Value& v : g.values) v.dtype = DType::kF16;
+  for (const Node& node : g.nodes)
+    if (node.op_type == "MatMul" || node.op_type == "MatMulBias") return DescribeWork(g, node, Engine::kCube);
+  ADD_FAILURE() << "no MatMul left";
+  return Work{};
+}
+
+TEST(CostModel, AMatMulByWeightsKeepsOneGemmPerMatrixOfA) {
+  // ConvNeXt's channels-last Linear: a 4-D A is never reshaped, so 8 x 56 matrices of 56 rows, each padded to 64.
+  Work convnext = WeightsMatMul({8, 56, 56, 96}, 384, true);
+  EXPECT_EQ(convnext.batch, 8 * 56);
+  EXPECT_EQ(convnext.m, 56);
+  EXPECT_TRUE(convnext.b_shared);
+  // A 3-D A folds when a bias follows and there are >= 50 matrices of <= 32 rows, or >= 4096 of <= 64 rows.
+  Work tokens = WeightsMatMul({64, 16, 96}, 384, true);
+  EXPECT_EQ(tokens.batch, 1);
+  EXPECT_EQ(tokens.m, 64 * 16);
+  EXPECT_FALSE(tokens.b_shared);
+  EXPECT_EQ(WeightsMatMul({64, 16, 96}, 384, false).batch, 64);  // no bias Add: stays batched
+  EXPECT_EQ(WeightsMatMul({4096, 64, 96}, 384, false).batch, 1);
+  EXPECT_EQ(WeightsMatMul({4096, 65, 96}, 384, false).batch, 4096);
+  Work bert = WeightsMatMul({8, 128, 768}, 3072, true);  // BERT's FFN: 8 matrices of 128 rows
+  EXPECT_EQ(bert.batch, 8);
+  EXPECT_EQ(bert.m, 128);
+  Work flat = WeightsMatMul({448, 96}, 384, true);  // a 2-D A is one GEMM
+  EXPECT_EQ(flat.batch, 1);
+  EXPECT_EQ(flat.m, 448);
+}
+
+// Each core loads the shared B for every matrix it runs unless B stays in L1: ConvNeXt's stage-3 Linear (B 1.2 MB, more
+// than L1) reads B 14 times per core, the stage-1 one (B 72 KB) once.
+TEST(CostModel, ASharedBLargerThanL1IsLoadedOncePerMatrix) {
+  const SocSpec& s = *FindSoc("Ascend310P3");
+  auto b_reads = [&](std::vector<int64_t> x_shape, int64_t n) {
+    Work w = WeightsMatMul(x_shape, n, true);
+    TaskCost c = Cost(w, s);
+    Work none = w;  // the same GEMMs with a B of no bytes: what is left is A's reads
+    none.b_bytes = 0;
+    return (c.gm_read_bytes - Cost(none, s).gm_read_bytes) / static_cast<double>(w.b_bytes);
+  };
+  EXPECT_NEAR(b_reads({8, 14, 14, 384}, 1536), 8 * 14, 1e-6);  // 112 matrices over 8 cores, each loading all of B
+  EXPECT_NEAR(b_reads({8, 56, 56, 96}, 384), 8, 1e-6);         // every core once
+  // And the padding: 7-row matrices cost as 16-row ones on the cube.
+  Work stage4 = WeightsMatMul({8, 7, 7, 768}, 3072, true);
+  Work padded = stage4;
+  padded.m = 16;
+  EXPECT_DOUBLE_EQ(Cost(stage4, s).cube_fractals, Cost(padded, s).cube_fractals);
+}
+
+}  // namespace
+}  // namespace npu
