@@ -3,9 +3,15 @@
 MAKEFLAGS += --no-print-directory
 JOBS  ?= $(shell nproc)
 # SANITIZE=1: ASan + UBSan in build-sanitize/ (make check SANITIZE=1 runs the whole suite under them).
+# AVX2=1: the kernels as a host without AVX-512 runs them, on any x86-64 host with AVX2: a Haswell build in
+# build-avx2/ and oneDNN held to AVX2 (make check AVX2=1; docs/testing.md).
 ifeq ($(SANITIZE),1)
 BUILD ?= build-sanitize
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPUKIT_SANITIZE=ON
+else ifeq ($(AVX2),1)
+BUILD ?= build-avx2
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release -DNPUKIT_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=haswell
+export ONEDNN_MAX_CPU_ISA := AVX2
 else
 BUILD ?= build
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release

@@ -73,7 +73,8 @@ struct DnnlConv final : KernelState {
   // The primitive adds the residual by a sum post-op, into a destination that holds it already (SumDestination).
   // Why not a binary add reading it as a second map: oneDNN then leaves its brgemm 1x1 kernels for older ones
   // (AVX-512 host, 2 threads: 64 -> 256 channels at 56x56 224 us by sum against 314 us by binary add, 32 -> 16 at
-  // 112x112 41 against 58 us; the same as without a residual within 5%). The window-product path keeps the binary add.
+  // 112x112 41 against 58 us; the same as without a residual within 5%). Only where the kernel is a brgemm one
+  // (SumAfterProducts); the window-product path keeps the binary add too.
   bool residual_as_sum = false;
   bool has_epilogue = false;  // a fused activation was offered (which one is the task's node's, fixed)
   std::optional<PostOpActivation> activation;  // the fused activation, when the primitive computes it
@@ -243,6 +244,12 @@ constexpr int64_t kMergedChannelsMax = 16;
 
 bool GemmBased(const dnnl::convolution_forward::primitive_desc& pd) { return std::string_view(pd.impl_info_str()).find("gemm") != std::string_view::npos; }
 
+// Whether the kernel adds a sum post-op's destination to its finished sums of products, so that the result has the
+// bits of the conv's result plus the residual: oneDNN 2.6's brgemm kernels (AVX-512) do; its jit:avx2 kernel starts
+// its sums from the destination instead, another order of the same additions (other bits: seen in
+// ChannelsLast.FusedResidualAndActivationComeInThatOrder under ONEDNN_MAX_CPU_ISA=AVX2).
+bool SumAfterProducts(const dnnl::convolution_forward::primitive_desc& pd) { return std::string_view(pd.impl_info_str()).starts_with("brg"); }
+
 // How many neighbouring groups to merge into one so that oneDNN runs a direct kernel instead of its GEMM, with
 // weights that are zero between the merged groups (1: none). Merged groups read contiguous channels of the
 // channels-last maps, so the maps are unchanged; the extra products are of zeros and change no finite sum.
@@ -361,13 +368,16 @@ void MakeArgs(DnnlConv& d, const memory::desc& src, const memory::desc& dst, con
   }
 }
 
-// Points the memory objects at one run's maps (bias and residual where the primitive takes them).
-void BindMaps(DnnlConv& d, const void* src, void* dst, const Tensor* bias, const Tensor& residual) {
+// Points the memory objects at one run's maps (bias and residual where the primitive takes them; `residual` is
+// where the part of it that matches `dst` starts).
+void BindMaps(DnnlConv& d, const void* src, void* dst, const Tensor* bias, const float* residual) {
   d.src.set_data_handle(const_cast<void*>(src));
   d.dst.set_data_handle(dst);
   if (d.has_bias) d.bias.set_data_handle(const_cast<std::byte*>(bias->raw()));
-  if (ResidualInPrimitive(d) && !d.residual_as_sum) d.residual.set_data_handle(const_cast<std::byte*>(residual.raw()));
+  if (ResidualInPrimitive(d) && !d.residual_as_sum) d.residual.set_data_handle(const_cast<float*>(residual));
 }
+
+const float* FloatsOrNull(const Tensor& t) { return t.defined() ? t.data<float>() : nullptr; }
 
 // The product PatchesPay takes the conv as: windows (pixels, KH KW C) x weights (KH KW C, M) + bias, with the
 // conv's post-ops on the (pixels, M) result.
@@ -438,21 +448,25 @@ Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Con
     if (d.avx2_winograd) d.activation.reset();  // its tasks run the op's own activation on their rows, as the bands do
   }
   const bool patches = !d.int8 && !d.avx2_winograd && !d.edge_taps && PatchesPay(s);
-  dnnl::primitive_attr attr;
-  dnnl::post_ops ops;  // in the fused op's order: the residual, then the activation
-  const int64_t pixels = s.N * s.OH * s.OW;
-  const memory::desc rows({pixels, s.M}, kF32, Tag::ab);  // the channels-last result as the product's
-  d.residual_as_sum = ResidualInPrimitive(d) && !patches;
-  if (d.residual_as_sum) ops.append_sum(1.0f);
-  else if (ResidualInPrimitive(d)) ops.append_binary(dnnl::algorithm::binary_add, rows);
-  if (d.activation) ops.append_eltwise(1.0f, d.activation->algorithm, d.activation->alpha, d.activation->beta);
-  attr.set_post_ops(ops);
-  if (patches) return BuildPatches(d, attr, rows);
   // A batch whose result is larger than the caches goes image by image (RunByImage): one group (no merged groups),
   // and not the fallback of npukit's AVX2 Winograd kernel, which runs the whole batch.
-  d.by_image = !d.int8 && !d.avx2_winograd && !d.edge_taps && s.G == 1 && s.N > 1 && s.N * s.OH * s.OW * s.M * int64_t{sizeof(float)} >= ByImageBytes();
+  d.by_image = !patches && !d.int8 && !d.avx2_winograd && !d.edge_taps && s.G == 1 && s.N > 1 &&
+               s.N * s.OH * s.OW * s.M * int64_t{sizeof(float)} >= ByImageBytes();
   const memory::desc run_src = d.by_image ? memory::desc({1, s.C, s.H, s.W}, x_dt, Tag::nhwc) : src;
   const memory::desc run_dst = d.by_image ? memory::desc({1, s.M, s.OH, s.OW}, acc_dt, Tag::nhwc) : dst;
+  const int64_t pixels = s.N * s.OH * s.OW;
+  const memory::desc rows({pixels, s.M}, kF32, Tag::ab);  // the channels-last result as the product's
+  dnnl::primitive_attr attr;
+  auto set_post_ops = [&](bool residual_as_sum) {
+    dnnl::post_ops ops;  // in the fused op's order: the residual, then the activation
+    if (residual_as_sum) ops.append_sum(1.0f);
+    else if (ResidualInPrimitive(d)) ops.append_binary(dnnl::algorithm::binary_add, patches ? rows : run_dst);
+    if (d.activation) ops.append_eltwise(1.0f, d.activation->algorithm, d.activation->alpha, d.activation->beta);
+    attr.set_post_ops(ops);
+    d.residual_as_sum = residual_as_sum;
+  };
+  set_post_ops(ResidualInPrimitive(d) && !patches);
+  if (patches) return BuildPatches(d, attr, rows);
   auto weights_dims = [&](int64_t groups) {
     return groups == 1 ? memory::dims{s.M, s.C, s.KH, s.KW} : memory::dims{groups, s.M / groups, s.C / groups, s.KH, s.KW};
   };
@@ -462,7 +476,11 @@ Status Build(DnnlConv& d, const KernelContext& c, const std::function<Result<Con
   };
   auto plain_weights = [&](int64_t groups) { return memory::desc(weights_dims(groups), x_dt, groups == 1 ? Tag::oihw : Tag::goihw); };
   try {
-    const auto pd = primitive(s.G);
+    auto pd = primitive(s.G);
+    if (d.residual_as_sum && !SumAfterProducts(pd)) {
+      set_post_ops(false);
+      pd = primitive(s.G);
+    }
     if (IsReferenceImpl(pd)) return Status::Ok();
     d.merged = !d.int8 && GemmBased(pd) ? MergedGroups(s, primitive) : 1;
     if (d.merged > 1) {
@@ -548,7 +566,8 @@ void RunByImage(DnnlConv& d, KernelContext& c, const Tensor& x, const Tensor& w,
   d.weights.Update(w, st);
   for (int64_t n = 0; n < s.N; ++n) {
     float* out = y.mutable_data<float>() + static_cast<size_t>(n) * out_image;
-    BindMaps(d, x.data<float>() + static_cast<size_t>(n) * in_image, out, c.has(2) ? &c.in(2) : nullptr, residual);
+    const float* image_residual = residual.defined() ? residual.data<float>() + static_cast<size_t>(n) * out_image : nullptr;
+    BindMaps(d, x.data<float>() + static_cast<size_t>(n) * in_image, out, c.has(2) ? &c.in(2) : nullptr, image_residual);
     d.prim.execute(st, d.args);
     st.wait();
     if (f) FinishSpan(f, out, out_image, static_cast<size_t>(n) * out_image, c.pool);
@@ -693,7 +712,7 @@ void FinishByDirectKernel(DnnlConv& d, const Tensor& x, const Tensor& w, const T
   Tensor direct = d.residual_as_sum ? residual.Clone() : Tensor::Empty(DType::kF32, y.shape());
   dnnl::stream& st = DnnlStream();
   d.weights.Update(w, st);
-  BindMaps(d, x.raw(), direct.mutable_raw(), bias, residual);
+  BindMaps(d, x.raw(), direct.mutable_raw(), bias, FloatsOrNull(residual));
   d.prim.execute(st, d.args);
   st.wait();
   float* to = y.mutable_data<float>();
@@ -742,7 +761,7 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
     dnnl::stream& st = DnnlStream();
     d->weights.Update(d->patch_w, st);
     GatherWindows(x.data<float>(), s, d->windows.mutable_data<float>(), c.pool);
-    BindMaps(*d, d->windows.raw(), y.mutable_raw(), c.has(2) ? &c.in(2) : nullptr, residual);
+    BindMaps(*d, d->windows.raw(), y.mutable_raw(), c.has(2) ? &c.in(2) : nullptr, FloatsOrNull(residual));
     d->patches->execute(st, d->args);
     st.wait();
   } else if (d->grouped) {
@@ -760,7 +779,7 @@ Result<bool> RunDnnlConv(KernelContext& c, const std::function<Result<Conv2DShap
     RunByImage(*d, c, x, w, y, residual, stays_channels_last);
   } else {
     dnnl::stream& st = DnnlStream();
-    BindMaps(*d, x.raw(), y.mutable_raw(), c.has(2) ? &c.in(2) : nullptr, residual);
+    BindMaps(*d, x.raw(), y.mutable_raw(), c.has(2) ? &c.in(2) : nullptr, FloatsOrNull(residual));
     // Merged groups multiply the other groups' inputs by zeros: an Inf or a NaN would reach their outputs.
     if (d->merged > 1 && AnyNonFinite(std::span(x.data<float>(), static_cast<size_t>(x.numel())))) {
       d->exact_weights.Update(w, st);
