@@ -546,42 +546,53 @@ TEST(Numerics, KernelsRoundTheirOutputAsTheRuntimeWould) {
 
 // A conv whose batch's result passes half the last-level cache runs image by image, each image's Relu and 16-bit
 // rounding right after it (conv_dnnl.cc RunByImage): each image's bits and exception record are those of the image
-// run alone, rounded by the runtime's pass.
+// run alone, rounded by the runtime's pass, with and without a fused residual (each image adds its own part).
 TEST(Numerics, AConvOfALargeBatchGivesEachImageItsOwnResult) {
   RegisterBuiltinOps();
   ThreadPool& pool = ThreadPool::Global();
   const int64_t N = 2, C = 4, M = 32, S = 512;  // 2 x 32 MB of results: by image wherever the L3 is below 128 MB
   Tensor x = Random({N, C, S, S}, 61, -3, 3);
   x.mutable_data<float>()[S * S * C + 77] = 1e5f;  // image 1: past fp16's range, so the record has an entry
-  const Tensor w = Random({M, C, 3, 3}, 62), b = Random({M}, 63);
-  const Node conv = MakeNode("Conv", 3, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {kEpilogueOp, std::string("Relu")}});
-  const ExecContext ctx = ExecContext::ForSoc(FindSoc("Ascend910B1"), false);
-  KernelRunOptions plain{nullptr, /*channels_last_out=*/true};
-  KernelRunOptions offered = plain;
-  bool rounded = false;
-  offered.round_output_to = DType::kF16;
-  offered.output_rounded = &rounded;
-  std::vector<Tensor> got;
-  FloatStatus got_status;
-  ASSERT_TRUE(RunKernel(conv, {ToChannelsLast(x, pool), w, b}, got, pool, ctx, &got_status, offered).ok());
-  if (!rounded) got[0] = RoundToDTypeValues(got[0], DType::kF16, ctx, &got_status);
-  ASSERT_TRUE(got[0].channels_last);
+  const Tensor w = Random({M, C, 3, 3}, 62), b = Random({M}, 63), r = Random({N, M, S, S}, 64, -2, 2);
   const size_t image = static_cast<size_t>(S * S * M);
-  FloatStatus want_status;
-  for (int64_t n = 0; n < N; ++n) {
-    Tensor xn = Tensor::Empty(DType::kF32, {1, C, S, S});
-    std::memcpy(xn.mutable_raw(), x.data<float>() + n * C * S * S, xn.nbytes());
-    std::vector<Tensor> one;
-    FloatStatus status;
-    ASSERT_TRUE(RunKernel(conv, {ToChannelsLast(xn, pool), w, b}, one, pool, ctx, &status, plain).ok());
-    one[0] = RoundToDTypeValues(one[0], DType::kF16, ctx, &status);
-    EXPECT_EQ(std::memcmp(got[0].data<float>() + n * image, one[0].data<float>(), image * sizeof(float)), 0) << "image " << n;
-    want_status.out_of_range += status.out_of_range;
-    if (want_status.first_index < 0 && status.first_index >= 0) want_status.first_index = status.first_index + n * static_cast<int64_t>(image);
+  const ExecContext ctx = ExecContext::ForSoc(FindSoc("Ascend910B1"), false);
+  for (bool with_residual : {false, true}) {  // the residual by a sum post-op (brgemm kernels) or a binary add
+    SCOPED_TRACE(with_residual ? "with a fused residual" : "no residual");
+    AttrMap attrs = {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {kEpilogueOp, std::string("Relu")}};
+    if (with_residual) attrs[kEpilogueResidualInput] = int64_t{3};
+    const Node conv = MakeNode("Conv", with_residual ? 4 : 3, attrs);
+    auto inputs = [&](const Tensor& xs, const Tensor& rs) {
+      std::vector<Tensor> ins = {ToChannelsLast(xs, pool), w, b};
+      if (with_residual) ins.push_back(ToChannelsLast(rs, pool));
+      return ins;
+    };
+    KernelRunOptions plain{nullptr, /*channels_last_out=*/true};
+    KernelRunOptions offered = plain;
+    bool rounded = false;
+    offered.round_output_to = DType::kF16;
+    offered.output_rounded = &rounded;
+    std::vector<Tensor> got;
+    FloatStatus got_status;
+    ASSERT_TRUE(RunKernel(conv, inputs(x, r), got, pool, ctx, &got_status, offered).ok());
+    if (!rounded) got[0] = RoundToDTypeValues(got[0], DType::kF16, ctx, &got_status);
+    ASSERT_TRUE(got[0].channels_last);
+    FloatStatus want_status;
+    for (int64_t n = 0; n < N; ++n) {
+      Tensor xn = Tensor::Empty(DType::kF32, {1, C, S, S}), rn = Tensor::Empty(DType::kF32, {1, M, S, S});
+      std::memcpy(xn.mutable_raw(), x.data<float>() + n * C * S * S, xn.nbytes());
+      std::memcpy(rn.mutable_raw(), r.data<float>() + n * static_cast<int64_t>(image), rn.nbytes());
+      std::vector<Tensor> one;
+      FloatStatus status;
+      ASSERT_TRUE(RunKernel(conv, inputs(xn, rn), one, pool, ctx, &status, plain).ok());
+      one[0] = RoundToDTypeValues(one[0], DType::kF16, ctx, &status);
+      EXPECT_EQ(std::memcmp(got[0].data<float>() + n * image, one[0].data<float>(), image * sizeof(float)), 0) << "image " << n;
+      want_status.out_of_range += status.out_of_range;
+      if (want_status.first_index < 0 && status.first_index >= 0) want_status.first_index = status.first_index + n * static_cast<int64_t>(image);
+    }
+    EXPECT_GT(want_status.out_of_range, 0) << "the values must exercise the record";
+    EXPECT_EQ(got_status.out_of_range, want_status.out_of_range);
+    EXPECT_EQ(got_status.first_index, want_status.first_index);
   }
-  EXPECT_GT(want_status.out_of_range, 0) << "the values must exercise the record";
-  EXPECT_EQ(got_status.out_of_range, want_status.out_of_range);
-  EXPECT_EQ(got_status.first_index, want_status.first_index);
 }
 
 // An fp32 result on a saturating SoC (or with overflow detection on) is scanned for Inf/NaN on all threads; the
