@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <span>
 #include <nlohmann/json.hpp>
 
 #include "base/file_io.h"
@@ -409,7 +410,22 @@ std::vector<int> MatchSoftmax(Graph& g, int k, const std::vector<bool>& dead) {
 // ---- UB fusion ---------------------------------------------------------------------------------------
 
 // Elementwise activations a cube op can apply on its way out of the core (types as the kernels name them).
-constexpr std::string_view kUbActivations[] = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Swish", "Elu", "Clip", "Gelu"};
+constexpr std::string_view kUbActivations[] = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Swish", "Elu", "Clip", "Relu6", "Gelu"};
+// A matrix product takes fewer, in one of two UB fusions, each with its own list of the element-wise op types it
+// fuses; of the activations above:
+// - TbeBatchMatmulElementWiseFusionPass (CANN's UB fusion reference, Atlas inference products: FusedMulAdd, Add, Div,
+//   RealDiv, Relu, ReluGrad): Relu.
+// - TbeFullyconnectionElemwiseFusionPass (canndev 2022, ops/built-in/fusion_pass/buffer_fusion/ub_fusion/ai_core/
+//   matmul/tbe_fullyconnection_elemwise_fusion_pass.cc, elemWiseWhiteList, for MatMul/MatMulV2/BatchMatMul/
+//   BatchMatMulV2): Relu, LeakyRelu, Sigmoid, Tanh, Elu, Gelu, Relu6 (TensorFlow's; a real A3C .om of CANN's has its
+//   MatMulV2 + Relu6 as one task: tests/frontends/test_tensorflow.py).
+// Neither takes HardSwish, HardSigmoid, Swish or ClipByValue (ONNX Clip): after a product, those run as tasks of their own.
+constexpr std::string_view kBatchMatmulElemwiseActivations[] = {"Relu"};
+constexpr std::string_view kFullyconnectionActivations[] = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "Gelu", "Relu6"};
+
+// An activation's type as those lists name it: TensorFlow's Relu6 is a Clip here (frontend/tf/tf_ops.cc), Ascend IR's
+// Relu6 there, and an ONNX Clip is CANN's ClipByValue.
+std::string_view UbActivationType(const Node& act) { return act.op_type == "Clip" && act.ascend_type == "Relu6" ? "Relu6" : act.op_type; }
 
 // A depthwise conv: one input channel per group (CANN's DepthwiseConv2D).
 bool IsDepthwiseConv(const Graph& g, const Node& n) {
@@ -421,13 +437,14 @@ bool IsDepthwiseConv(const Graph& g, const Node& n) {
 // A Relu, or a LeakyRelu of slope 0: the one activation CANN fuses into a DepthwiseConv2D.
 bool IsZeroSlopeRelu(const Node& act) { return act.op_type == "Relu" || (act.op_type == "LeakyRelu" && act.attr_float("alpha", 0.01f) == 0.0f); }
 
-std::vector<int> MatchUbActivation(Graph& g, int k, const std::vector<bool>& dead, std::initializer_list<std::string_view> producers) {
+std::vector<int> MatchUbActivation(Graph& g, int k, const std::vector<bool>& dead, std::initializer_list<std::string_view> producers,
+                                   std::span<const std::string_view> activations = kUbActivations) {
   Node& op = g.nodes[k];
   if (std::find(producers.begin(), producers.end(), op.op_type) == producers.end() || op.has_attr(kEpilogueOp)) return {};
   int act_i = SoleConsumer(g, op.outputs[0]);
   if (act_i < 0 || dead[act_i]) return {};
   const Node& act = g.nodes[act_i];
-  if (std::find(std::begin(kUbActivations), std::end(kUbActivations), act.op_type) == std::end(kUbActivations)) return {};
+  if (std::find(activations.begin(), activations.end(), UbActivationType(act)) == activations.end()) return {};
   // TbeDepthwiseConvElemwiseFusionPass (CANN's UB fusion reference, Atlas inference and training products): "the
   // ElementWise type supports only LeakyRelu, and the coefficient is 0". A depthwise conv's HardSwish, Clip
   // (ReLU6), Sigmoid or Swish is a task of its own.
@@ -655,8 +672,15 @@ Status ConvDequantQuantUbFusionPass(Graph& g) {
 Status ConvDequantVaddReluQuantUbFusionPass(Graph& g) {
   return FuseAll(g, "TbeConvDequantVaddReluQuantFusionPass", [&](int k, auto& d) { return MatchDualQuant(g, k, d); });
 }
+// A matrix product and the activation after it, in the pass named `pass` that fuses those `activations`.
+static Status MatMulActivationUbFusion(Graph& g, const char* pass, std::span<const std::string_view> activations) {
+  return FuseAll(g, pass, [&](int k, auto& d) { return MatchUbActivation(g, k, d, {"MatMul", "MatMulBias", "Gemm"}, activations); });
+}
 Status MatMulElemwiseUbFusionPass(Graph& g) {
-  return FuseAll(g, "TbeBatchMatmulElementWiseFusionPass", [&](int k, auto& d) { return MatchUbActivation(g, k, d, {"MatMul", "MatMulBias", "Gemm"}); });
+  return MatMulActivationUbFusion(g, "TbeBatchMatmulElementWiseFusionPass", kBatchMatmulElemwiseActivations);
+}
+Status FullyconnectionElemwiseUbFusionPass(Graph& g) {
+  return MatMulActivationUbFusion(g, "TbeFullyconnectionElemwiseFusionPass", kFullyconnectionActivations);
 }
 
 Status EltwiseUbFusionPass(Graph& g) {
@@ -722,6 +746,7 @@ const std::vector<FusionPassInfo>& FusionPasses() {
       {"TbeConvElemwiseFusionPass", FusionKind::kUB, ConvElemwiseUbFusionPass},
       {"TbeConvDequantVaddReluQuantFusionPass", FusionKind::kUB, ConvDequantVaddReluQuantUbFusionPass},
       {"TbeBatchMatmulElementWiseFusionPass", FusionKind::kUB, MatMulElemwiseUbFusionPass},
+      {"TbeFullyconnectionElemwiseFusionPass", FusionKind::kUB, FullyconnectionElemwiseUbFusionPass},
       {"TbeEltwiseFusionPass", FusionKind::kUB, EltwiseUbFusionPass},
       {"ConvConcatFusionPass", FusionKind::kUB, ConvConcatFusionPass},  // a graph fusion in CANN: see its matcher
   };

@@ -48,7 +48,8 @@ Status SoftmaxFusionPass(Graph& g);
 Status ConfusionTransposeFusionPass(Graph& g);  // ReshapeTransposeFusionPass: -> ConfusionTransposeD
 Status ConvDequantQuantUbFusionPass(Graph& g);
 Status ConvElemwiseUbFusionPass(Graph& g);
-Status MatMulElemwiseUbFusionPass(Graph& g);
+Status MatMulElemwiseUbFusionPass(Graph& g);           // TbeBatchMatmulElementWiseFusionPass: a product + Relu
+Status FullyconnectionElemwiseUbFusionPass(Graph& g);  // TbeFullyconnectionElemwiseFusionPass: + Gelu, Sigmoid, ...
 Status EltwiseUbFusionPass(Graph& g);  // TbeEltwiseFusionPass: Add/Sub/Mul + activation in one vector task
 Status ConvConcatFusionPass(Graph& g);  // convs write their C slices of a ConcatD (StridedWrite): no concat task
 

@@ -838,6 +838,45 @@ TEST(Fusion, ADepthwiseConvTakesOnlyARelu) {
   }
 }
 
+// A matrix product takes its activation in the one of CANN's two UB fusions that lists it (passes/fusion.cc
+// kBatchMatmulElemwiseActivations, kFullyconnectionActivations): a Relu in TbeBatchMatmulElementWiseFusionPass, a Gelu
+// or a Sigmoid or TensorFlow's Relu6 in TbeFullyconnectionElemwiseFusionPass, a HardSwish or an ONNX Clip (CANN's
+// ClipByValue) in neither; the results are unchanged.
+TEST(Fusion, AMatrixProductTakesItsActivationInThePassThatListsIt) {
+  struct Case {
+    const char* act;
+    bool by_batch_matmul_pass, by_fullyconnection_pass;
+  };
+  const Case cases[] = {{"Relu", true, true},         {"Gelu", false, true}, {"Sigmoid", false, true},
+                        {"HardSwish", false, false},  {"Clip", false, false}, {"Relu6", false, true}};
+  for (const Case& c : cases) {
+    for (bool batch_matmul_pass_first : {true, false}) {
+      SCOPED_TRACE(std::string(c.act) + (batch_matmul_pass_first ? ", the batch-matmul pass first" : ", the fully-connection pass alone"));
+      Builder b;
+      int x = b.In("x", {2, 5, 16});
+      int mm = b.Op("MatMul", {x, b.Const("w", Random({16, 8}, 7))});
+      const bool relu6 = std::string_view(c.act) == "Relu6";  // a Clip of Ascend IR type Relu6, as tf_ops.cc gives it
+      std::vector<int> act_inputs = {mm};
+      if (relu6 || std::string_view(c.act) == "Clip") act_inputs = {mm, b.Const("lo", F32({}, {0.0f})), b.Const("hi", F32({}, {6.0f}))};
+      Graph g = b.Done(b.Op(relu6 ? "Clip" : c.act, act_inputs));
+      if (relu6) g.nodes.back().ascend_type = "Relu6";
+      Tensor in = Random({2, 5, 16}, 8);
+      auto want = Execute(g, {in});
+      bool fused = false;
+      if (batch_matmul_pass_first) {
+        ASSERT_TRUE(MatMulElemwiseUbFusionPass(g).ok());
+        fused = OpTypes(g).size() == 1;
+        EXPECT_EQ(fused, c.by_batch_matmul_pass);
+      }
+      if (!fused) {
+        ASSERT_TRUE(FullyconnectionElemwiseUbFusionPass(g).ok());
+        EXPECT_EQ(OpTypes(g).size() == 1, c.by_fullyconnection_pass);
+      }
+      ExpectClose(Execute(g, {in}), want, 1e-6f);
+    }
+  }
+}
+
 // torch's SiLU (x * Sigmoid(x)) stays Sigmoid and Mul: CANN documents no graph fusion of the pair, and the conv
 // before it cannot take either into its epilogue, since both read its output (CANN's conv UB fusions take a
 // chain; the Sigmoid-Mul ones are int8: TbeConvSigmoidMulQuantFusionPass). A real Swish op joins the conv.
