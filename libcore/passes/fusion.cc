@@ -425,7 +425,10 @@ constexpr std::string_view kFullyconnectionActivations[] = {"Relu", "LeakyRelu",
 
 // An activation's type as those lists name it: TensorFlow's Relu6 is a Clip here (frontend/tf/tf_ops.cc), Ascend IR's
 // Relu6 there, and an ONNX Clip is CANN's ClipByValue.
-std::string_view UbActivationType(const Node& act) { return act.op_type == "Clip" && act.ascend_type == "Relu6" ? "Relu6" : act.op_type; }
+std::string_view UbActivationType(const Node& act) {
+  if (act.op_type == "Clip" && act.ascend_type == "Relu6") return "Relu6";
+  return act.op_type;
+}
 
 // A depthwise conv: one input channel per group (CANN's DepthwiseConv2D).
 bool IsDepthwiseConv(const Graph& g, const Node& n) {
