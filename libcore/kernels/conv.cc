@@ -1,7 +1,8 @@
 // Conv and ConvTranspose (1-D, 2-D and 3-D; groups, dilations, pads, auto_pad; fp32 and fp64, fp16/bf16
 // widened to fp32). Where oneDNN's convolutions do not take it, a convolution is lowered to GEMM (im2col, skipped
-// for 1x1 stride-1 kernels): fp32 on oneDNN's sgemm in tiles, fp64 and int32 on Eigen; depthwise convolution has a direct kernel because its per-group GEMM would
-// be a single row. Every spatial rank is handled as 3-D with leading extents of 1.
+// for 1x1 stride-1 kernels): fp32 on oneDNN's sgemm in tiles, fp64 and int32 on Eigen; depthwise convolution has
+// a direct kernel because its per-group GEMM would be a single row. Every spatial rank is handled as 3-D with
+// leading extents of 1.
 // GCC 12 flags Eigen's AVX-512 double kernels with -Wmaybe-uninitialized (a known false positive).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <Eigen/Core>

@@ -409,7 +409,8 @@ std::vector<int> MatchSoftmax(Graph& g, int k, const std::vector<bool>& dead) {
 
 // ---- UB fusion ---------------------------------------------------------------------------------------
 
-// Elementwise activations a cube op can apply on its way out of the core (types as the kernels name them).
+// Elementwise activations a cube op can apply on its way out of the core (types as the kernels name them, but
+// Relu6: TensorFlow's, a Clip whose Ascend IR type is Relu6, as UbActivationType below names it).
 constexpr std::string_view kUbActivations[] = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Swish", "Elu", "Clip", "Relu6", "Gelu"};
 // A matrix product takes fewer, in one of two UB fusions, each with its own list of the element-wise op types it
 // fuses; of the activations above:
