@@ -3,13 +3,15 @@
 the cost model's calibration test (timing depends on shapes and dtypes only, so random weights are faithful).
 
 usage: export_calibration_models.py OUT_DIR NAME...   (resnet18, resnet101, vgg16, bert_base, encoder, gpt_block,
-convnext_tiny_fb, swin_t_tokens, or any torchvision classifier)
+convnext_tiny_fb, swin_t_tokens, mobilenet_v1, vit_base_patch{8,16,32}_{224,384}_b<batch> (a fixed batch), or any
+torchvision classifier)
        export_calibration_models.py OUT_DIR -        (names on stdin, one a line; each answered with its path on stdout
                                                      once written, so a caller can use and delete one model at a time)
 Writes OUT_DIR/<name>.onnx unless it exists.
 """
 import math
 import os
+import re
 import sys
 
 import torch
@@ -153,6 +155,76 @@ def swin_t_tokens():
                                 window_size=[7, 7], stochastic_depth_prob=0.2, block=Block, downsample_layer=Merging)
 
 
+class VitBlock(torch.nn.Module):
+    """A pre-LayerNorm ViT encoder block (timm's vision_transformer) on the guide's padded 2-D token matrix: the
+    LayerNorms, Linears and residuals run on (batch x padded tokens, d), the attention on the unpadded tokens."""
+
+    def __init__(self, d=768, heads=12):
+        super().__init__()
+        self.heads = heads
+        self.norm1, self.norm2 = torch.nn.LayerNorm(d, eps=1e-6), torch.nn.LayerNorm(d, eps=1e-6)
+        self.qkv, self.proj = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
+        self.fc1, self.fc2 = torch.nn.Linear(d, 4 * d), torch.nn.Linear(4 * d, d)
+
+    def forward(self, x, batch, tokens, pad):
+        d = x.shape[-1]
+        qkv = self.qkv(self.norm1(x))[: batch * tokens].reshape(batch, tokens, 3, self.heads, d // self.heads)
+        qkv = qkv.permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        attn = torch.softmax(q @ k.transpose(-2, -1) * (d // self.heads) ** -0.5, dim=-1)
+        x = x + torch.cat([self.proj((attn @ v).transpose(1, 2).reshape(batch * tokens, d)), pad], 0)
+        return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.norm2(x))))
+
+
+class VitBase(torch.nn.Module):
+    """ViT-Base (12 blocks, width 768, 12 heads) as the ModelZoo ViT_base guide converts timm's vit_base_patch*:
+    exported at a fixed batch, then its opt_vit.py merges the token axis into the rows of 2-D matrices and pads the
+    tokens of each image (197 at patch 16) to a multiple of 16 outside the attention."""
+
+    def __init__(self, patch, size, d=768, depth=12):
+        super().__init__()
+        self.embed = torch.nn.Conv2d(3, d, patch, stride=patch)
+        self.tokens = (size // patch) ** 2 + 1
+        self.pad = -self.tokens % 16
+        self.cls = torch.nn.Parameter(torch.zeros(1, 1, d))
+        self.pos = torch.nn.Parameter(torch.zeros(1, self.tokens, d))
+        self.blocks = torch.nn.ModuleList(VitBlock(d) for _ in range(depth))
+        self.norm, self.head = torch.nn.LayerNorm(d, eps=1e-6), torch.nn.Linear(d, 1000)
+
+    def forward(self, image):
+        b, t = image.shape[0], self.tokens
+        x = torch.cat([self.cls.expand(b, -1, -1), self.embed(image).flatten(2).transpose(1, 2)], 1)
+        d = x.shape[-1]
+        pad = torch.zeros(b * self.pad, d)
+        x = torch.cat([x.reshape(b * t, d), pad], 0) + torch.cat([self.pos.expand(b, -1, -1).reshape(b * t, d), pad], 0)
+        for block in self.blocks:
+            x = block(x, b, t, pad)
+        return self.head(self.norm(x[: b * t].reshape(b, t, d))[:, 0])
+
+
+class MobileNetV1(torch.nn.Module):
+    """MobileNet v1 (width 1.0) as the ModelZoo MobileNet-v1 guide defines it: a 3x3 conv, then 13 depthwise 3x3 +
+    pointwise 1x1 pairs, each conv followed by BatchNorm and ReLU, a 7x7 average pool and the classifier."""
+
+    def __init__(self):
+        super().__init__()
+        widths = [(32, 64, 1), (64, 128, 2), (128, 128, 1), (128, 256, 2), (256, 256, 1), (256, 512, 2)]
+        widths += [(512, 512, 1)] * 5 + [(512, 1024, 2), (1024, 1024, 1)]
+        layers = self.conv(3, 32, 3, 2)
+        for cin, cout, stride in widths:
+            layers += self.conv(cin, cin, 3, stride, groups=cin) + self.conv(cin, cout, 1, 1)
+        self.features = torch.nn.Sequential(*layers, torch.nn.AvgPool2d(7))
+        self.fc = torch.nn.Linear(1024, 1000)
+
+    @staticmethod
+    def conv(cin, cout, k, stride, groups=1):
+        return [torch.nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups, bias=False), torch.nn.BatchNorm2d(cout),
+                torch.nn.ReLU()]
+
+    def forward(self, x):
+        return self.fc(self.features(x).flatten(1))
+
+
 class SegmentationOut(torch.nn.Module):
     """A torchvision segmentation net returns a dict; ONNX export wants its "out" tensor."""
 
@@ -183,6 +255,14 @@ def export(out_dir, name):
     elif name in ("convnext_tiny_fb", "swin_t_tokens"):  # the guides' own definitions, at their opset (11)
         model = (ConvNeXtTiny() if name == "convnext_tiny_fb" else swin_t_tokens()).eval()
         torch.onnx.export(model, torch.zeros(1, 3, 224, 224), tmp, opset_version=11 if name == "convnext_tiny_fb" else 13,
+                          input_names=["input"], output_names=["output"],
+                          dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
+    elif re.fullmatch(r"vit_base_patch(8|16|32)_(224|384)_b\d+", name):  # the guide's graph is fixed to its batch
+        patch, size, batch = (int(v) for v in re.findall(r"\d+", name))
+        torch.onnx.export(VitBase(patch, size).eval(), torch.zeros(batch, 3, size, size), tmp, opset_version=11,
+                          input_names=["input"], output_names=["output"])
+    elif name == "mobilenet_v1":
+        torch.onnx.export(MobileNetV1().eval(), torch.zeros(1, 3, 224, 224), tmp, opset_version=11,
                           input_names=["input"], output_names=["output"],
                           dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
     elif hasattr(torchvision.models.segmentation, name):  # a segmentation net: its "out" map

@@ -96,8 +96,26 @@ HELD_OUT = [
     ("alexnet", "Ascend310P3", 8, 7266), ("alexnet", "Ascend310P3", 16, 9975),
     ("vgg19", "Ascend310P3", 1, 419.18), ("vgg19", "Ascend310P3", 4, 855.93),
     ("vgg19", "Ascend310P3", 8, 970.49), ("vgg19", "Ascend310P3", 16, 1142.91),
+    # ViT_base/performances.md (snapshot ddb86ab2): timm's vit_base_patch{8,16,32}_{224,384}, each exported at its
+    # batch and reshaped by the guide's opt_vit.py (tokens merged into 2-D rows, padded to 16 outside the attention)
+    ("vit_base_patch8_224", "Ascend310P3", 1, 76.42), ("vit_base_patch8_224", "Ascend310P3", 4, 93.78),
+    ("vit_base_patch8_224", "Ascend310P3", 8, 98.48), ("vit_base_patch8_224", "Ascend310P3", 16, 92.32),
+    ("vit_base_patch16_224", "Ascend310P3", 1, 342.34), ("vit_base_patch16_224", "Ascend310P3", 4, 541.11),
+    ("vit_base_patch16_224", "Ascend310P3", 8, 655.67), ("vit_base_patch16_224", "Ascend310P3", 16, 660.64),
+    ("vit_base_patch16_384", "Ascend310P3", 1, 108.87), ("vit_base_patch16_384", "Ascend310P3", 4, 129.80),
+    ("vit_base_patch16_384", "Ascend310P3", 8, 151.01), ("vit_base_patch16_384", "Ascend310P3", 16, 141.72),
+    ("vit_base_patch32_224", "Ascend310P3", 1, 431.89), ("vit_base_patch32_224", "Ascend310P3", 4, 1118.96),
+    ("vit_base_patch32_224", "Ascend310P3", 8, 1439.61), ("vit_base_patch32_224", "Ascend310P3", 16, 1569.50),
+    ("vit_base_patch32_384", "Ascend310P3", 1, 267.01), ("vit_base_patch32_384", "Ascend310P3", 4, 468.30),
+    ("vit_base_patch32_384", "Ascend310P3", 8, 587.07), ("vit_base_patch32_384", "Ascend310P3", 16, 576.49),
+    # MobileNet-v1/README.md on Ascend310, per chip (benchmark's per-device ave_throughputRate; the guide's own
+    # net, wjc852456/pytorch-mobilenet-v1)
+    ("mobilenet_v1", "Ascend310", 1, 953.503), ("mobilenet_v1", "Ascend310", 4, 1578.61),
+    ("mobilenet_v1", "Ascend310", 8, 1695.87), ("mobilenet_v1", "Ascend310", 16, 1679.95),
 ]
-IMAGE_SIZE = {"inception_v3": 299, "efficientnet_b1": 240, "efficientnet_b3": 300}  # the guide's input; the others take 224
+# The guide's input; the others take 224.
+IMAGE_SIZE = {"inception_v3": 299, "efficientnet_b1": 240, "efficientnet_b3": 300, "vit_base_patch16_384": 384,
+              "vit_base_patch32_384": 384}
 # The guide's RGB image through static AIPP (mean/std of ImageNet) into a conv of 3 channels in C04.
 AIPP_224 = """aipp_op {
   aipp_mode: static
@@ -114,6 +132,9 @@ AIPP_224 = """aipp_op {
 """
 GUIDE_AIPP = ["--enable_small_channel=1", "--insert_op_conf={work}/aipp_224.cfg"]
 GUIDE_FLAGS = {(m, "Ascend310P3"): GUIDE_AIPP for m in ("squeezenet1_1", "mobilenet_v3_large", "resnext50_32x4d", "resnet152")}
+GUIDE_FLAGS |= {(m, "Ascend310P3"): ["--enable_small_channel=1", "--optypelist_for_implmode=Gelu",
+                                     "--op_select_implmode=high_performance"]
+                for m in dict.fromkeys(r[0] for r in HELD_OUT if r[0].startswith("vit_base_"))}
 
 
 def input_shape(model, batch):
@@ -123,10 +144,10 @@ def input_shape(model, batch):
     return f"input:{batch},3,{side},{side}"
 
 
-def simulate(build, work, model, soc, batch):
+def simulate(build, work, onnx, model, soc, batch):
     om = os.path.join(work, f"{model}_{soc}_b{batch}")
     flags = [f.format(work=work) for f in GUIDE_FLAGS.get((model, soc), [])]
-    T.call([T.tool(build, "atc"), f"--model={work}/{model}.onnx", "--framework=5", f"--output={om}", f"--soc_version={soc}",
+    T.call([T.tool(build, "atc"), f"--model={onnx}", "--framework=5", f"--output={om}", f"--soc_version={soc}",
             f"--input_shape={input_shape(model, batch)}", "--log=error", *flags])
     try:
         out = T.call([T.tool(build, "msame"), f"--model={om}.om", "--sim_mode=timing"]).stdout
@@ -140,19 +161,28 @@ def simulate(build, work, model, soc, batch):
 
 def simulate_by_model(build, work, rows):
     """{(model, soc, batch): simulated fps}. The models are exported one at a time and deleted after their rows:
-    the 22 together take 3.5 GB of disk, the largest one 0.6 GB."""
+    the 28 together take 4 GB of disk, the largest one 0.6 GB. A ViT is exported once per batch, as its guide does."""
     fps_of = {}
     with subprocess.Popen([T.PY, f"{HERE}/export_calibration_models.py", work, "-"], stdin=subprocess.PIPE,
                           stdout=subprocess.PIPE, text=True) as exporter:
-        for model in dict.fromkeys(r[0] for r in rows):
-            exporter.stdin.write(model + "\n")
+        def export(name):
+            exporter.stdin.write(name + "\n")
             exporter.stdin.flush()
             path = exporter.stdout.readline().strip()
-            assert path, f"the exporter stopped before writing {model} (its error is above)"
+            assert path, f"the exporter stopped before writing {name} (its error is above)"
+            return path
+
+        for model in dict.fromkeys(r[0] for r in rows):
+            per_batch = model.startswith("vit_base_")
+            path = None if per_batch else export(model)
             for m, soc, batch, _ in rows:
                 if m == model:
-                    fps_of[m, soc, batch] = simulate(build, work, m, soc, batch)[1]
-            os.remove(path)
+                    onnx = export(f"{m}_b{batch}") if per_batch else path
+                    fps_of[m, soc, batch] = simulate(build, work, onnx, m, soc, batch)[1]
+                    if per_batch:
+                        os.remove(onnx)
+            if path:
+                os.remove(path)
         exporter.stdin.close()
     assert exporter.returncode == 0, f"the exporter exited {exporter.returncode}"
     return fps_of
