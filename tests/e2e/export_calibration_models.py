@@ -3,8 +3,8 @@
 the cost model's calibration test (timing depends on shapes and dtypes only, so random weights are faithful).
 
 usage: export_calibration_models.py OUT_DIR NAME...   (resnet18, resnet101, vgg16, bert_base, encoder, gpt_block,
-convnext_tiny_fb, swin_t_tokens, mobilenet_v1, vit_base_patch{8,16,32}_{224,384}_b<batch> (a fixed batch), or any
-torchvision classifier)
+convnext_tiny_fb, swin_t_tokens, mobilenet_v1, repvgg_a0, vit_base_patch{8,16,32}_{224,384}_b<batch> (a fixed
+batch), or any torchvision classifier)
        export_calibration_models.py OUT_DIR -        (names on stdin, one a line; each answered with its path on stdout
                                                      once written, so a caller can use and delete one model at a time)
 Writes OUT_DIR/<name>.onnx unless it exists.
@@ -225,6 +225,39 @@ class MobileNetV1(torch.nn.Module):
         return self.fc(self.features(x).flatten(1))
 
 
+class RepVggBlock(torch.nn.Module):
+    """A RepVGG block in its training form, as the guide exports it: 3x3 conv + BN, 1x1 conv + BN and (same width,
+    stride 1) a BN of the input, summed, then ReLU."""
+
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        bn = torch.nn.BatchNorm2d
+        self.dense = torch.nn.Sequential(torch.nn.Conv2d(cin, cout, 3, stride, 1, bias=False), bn(cout))
+        self.point = torch.nn.Sequential(torch.nn.Conv2d(cin, cout, 1, stride, 0, bias=False), bn(cout))
+        self.identity = bn(cin) if cin == cout and stride == 1 else None
+
+    def forward(self, x):
+        y = self.dense(x) + self.point(x)
+        return torch.relu(y + self.identity(x) if self.identity is not None else y)
+
+
+class RepVggA0(torch.nn.Module):
+    """RepVGG-A0 (DingXiaoH/RepVGG, deploy=False): a stride-2 block of 48, then stages of 2, 4, 14 and 1 blocks of
+    48, 96, 192 and 1280 channels, each opening with stride 2, global average pool and the classifier."""
+
+    def __init__(self, depths=(2, 4, 14, 1), widths=(48, 96, 192, 1280)):
+        super().__init__()
+        blocks, cin = [RepVggBlock(3, 48, 2)], 48
+        for depth, width in zip(depths, widths):
+            for i in range(depth):
+                blocks.append(RepVggBlock(cin, width, 2 if i == 0 else 1))
+                cin = width
+        self.features, self.fc = torch.nn.Sequential(*blocks), torch.nn.Linear(cin, 1000)
+
+    def forward(self, x):
+        return self.fc(self.features(x).mean([2, 3]))
+
+
 class SegmentationOut(torch.nn.Module):
     """A torchvision segmentation net returns a dict; ONNX export wants its "out" tensor."""
 
@@ -261,8 +294,8 @@ def export(out_dir, name):
         patch, size, batch = (int(v) for v in re.findall(r"\d+", name))
         torch.onnx.export(VitBase(patch, size).eval(), torch.zeros(batch, 3, size, size), tmp, opset_version=11,
                           input_names=["input"], output_names=["output"])
-    elif name == "mobilenet_v1":
-        torch.onnx.export(MobileNetV1().eval(), torch.zeros(1, 3, 224, 224), tmp, opset_version=11,
+    elif name in ("mobilenet_v1", "repvgg_a0"):  # the guides' own definitions, at their opset (11)
+        torch.onnx.export((MobileNetV1() if name == "mobilenet_v1" else RepVggA0()).eval(), torch.zeros(1, 3, 224, 224), tmp, opset_version=11,
                           input_names=["input"], output_names=["output"],
                           dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
     elif hasattr(torchvision.models.segmentation, name):  # a segmentation net: its "out" map

@@ -108,6 +108,9 @@ HELD_OUT = [
     ("vit_base_patch32_224", "Ascend310P3", 8, 1439.61), ("vit_base_patch32_224", "Ascend310P3", 16, 1569.50),
     ("vit_base_patch32_384", "Ascend310P3", 1, 267.01), ("vit_base_patch32_384", "Ascend310P3", 4, 468.30),
     ("vit_base_patch32_384", "Ascend310P3", 8, 587.07), ("vit_base_patch32_384", "Ascend310P3", 16, 576.49),
+    # RepVGG/README.md (revision e5550ef3, CANN 6.0.RC1): RepVGG-A0 in its training form (deploy=False)
+    ("repvgg_a0", "Ascend310P3", 1, 1938.0), ("repvgg_a0", "Ascend310P3", 4, 4694.8),
+    ("repvgg_a0", "Ascend310P3", 8, 6739.7), ("repvgg_a0", "Ascend310P3", 16, 8933.6),
     # MobileNet-v1/README.md on Ascend310, per chip (benchmark's per-device ave_throughputRate; the guide's own
     # net, wjc852456/pytorch-mobilenet-v1)
     ("mobilenet_v1", "Ascend310", 1, 953.503), ("mobilenet_v1", "Ascend310", 4, 1578.61),
@@ -161,7 +164,7 @@ def simulate(build, work, onnx, model, soc, batch):
 
 def simulate_by_model(build, work, rows):
     """{(model, soc, batch): simulated fps}. The models are exported one at a time and deleted after their rows:
-    the 28 together take 4 GB of disk, the largest one 0.6 GB. A ViT is exported once per batch, as its guide does."""
+    the 29 together take 4 GB of disk, the largest one 0.6 GB. A ViT is exported once per batch, as its guide does."""
     fps_of = {}
     with subprocess.Popen([T.PY, f"{HERE}/export_calibration_models.py", work, "-"], stdin=subprocess.PIPE,
                           stdout=subprocess.PIPE, text=True) as exporter:
