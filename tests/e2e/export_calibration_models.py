@@ -295,9 +295,9 @@ def export(out_dir, name):
         torch.onnx.export(VitBase(patch, size).eval(), torch.zeros(batch, 3, size, size), tmp, opset_version=11,
                           input_names=["input"], output_names=["output"])
     elif name in ("mobilenet_v1", "repvgg_a0"):  # the guides' own definitions, at their opset (11)
-        torch.onnx.export((MobileNetV1() if name == "mobilenet_v1" else RepVggA0()).eval(), torch.zeros(1, 3, 224, 224), tmp, opset_version=11,
-                          input_names=["input"], output_names=["output"],
-                          dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
+        model = (MobileNetV1() if name == "mobilenet_v1" else RepVggA0()).eval()
+        torch.onnx.export(model, torch.zeros(1, 3, 224, 224), tmp, opset_version=11, input_names=["input"],
+                          output_names=["output"], dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
     elif hasattr(torchvision.models.segmentation, name):  # a segmentation net: its "out" map
         model = SegmentationOut(getattr(torchvision.models.segmentation, name)(weights=None, weights_backbone=None).eval())
         torch.onnx.export(model, torch.zeros(1, 3, 224, 224), tmp, opset_version=13, input_names=["input"],

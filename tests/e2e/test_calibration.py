@@ -163,8 +163,9 @@ def simulate(build, work, onnx, model, soc, batch):
 
 
 def simulate_by_model(build, work, rows):
-    """{(model, soc, batch): simulated fps}. The models are exported one at a time and deleted after their rows:
-    the 29 together take 4 GB of disk, the largest one 0.6 GB. A ViT is exported once per batch, as its guide does."""
+    """{(model, soc, batch): simulated fps}. The models are exported one at a time and deleted after their rows
+    (together they would take 10 GB of disk, the largest one 0.6 GB). A ViT is exported once per batch, as its guide
+    does."""
     fps_of = {}
     with subprocess.Popen([T.PY, f"{HERE}/export_calibration_models.py", work, "-"], stdin=subprocess.PIPE,
                           stdout=subprocess.PIPE, text=True) as exporter:
