@@ -290,8 +290,8 @@ def export(out_dir, name):
         torch.onnx.export(model, torch.zeros(1, 3, 224, 224), tmp, opset_version=11 if name == "convnext_tiny_fb" else 13,
                           input_names=["input"], output_names=["output"],
                           dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
-    elif re.fullmatch(r"vit_base_patch(8|16|32)_(224|384)_b\d+", name):  # the guide's graph is fixed to its batch
-        patch, size, batch = (int(v) for v in re.findall(r"\d+", name))
+    elif vit := re.fullmatch(r"vit_base_patch(8|16|32)_(224|384)_b(\d+)", name):  # a graph fixed to its batch
+        patch, size, batch = (int(v) for v in vit.groups())
         torch.onnx.export(VitBase(patch, size).eval(), torch.zeros(batch, 3, size, size), tmp, opset_version=11,
                           input_names=["input"], output_names=["output"])
     elif name in ("mobilenet_v1", "repvgg_a0"):  # the guides' own definitions, at their opset (11)
